@@ -1,0 +1,1 @@
+//! redlua runtime.

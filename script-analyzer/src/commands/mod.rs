@@ -1,0 +1,1 @@
+//! Redis's command table.

@@ -1,0 +1,180 @@
+//! Static analysis of Redis Lua scripts.
+//!
+//! `redlua-analyzer` reads a Redis Lua script (Lua 5.1, as embedded by Redis),
+//! and reports what would go wrong when Redis runs it: syntax errors, `KEYS` /
+//! `ARGV` indices that the caller does not supply, globals that Redis's sandbox
+//! forbids, unknown Redis commands, wrong argument counts, writes from
+//! read-only scripts, keys written as string literals, and non-integer return
+//! values.
+//!
+//! It is the plain library behind the `#[redis_script]` macro and the
+//! `lockctl lint` command: everything here is ordinary Rust, with no
+//! procedural-macro or Redis connection involved.
+//!
+//! ```
+//! use redlua_analyzer::{analyze, Options, Declared};
+//!
+//! let source = "return redis.call('GET', KEYS[1])";
+//! let options = Options { declared: Some(Declared::exact(1, 0)), ..Options::default() };
+//! let report = analyze(source, &options);
+//! assert!(report.is_ok(), "{:?}", report.diagnostics);
+//! assert!(report.info.keys_read.contains(&1));
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod commands;
+mod diagnostic;
+pub mod lints;
+mod parse;
+mod sandbox;
+mod scope;
+mod similar;
+
+pub use diagnostic::{Diagnostic, Label, Position, Severity, Span, Target};
+pub use lints::Lint;
+pub use parse::MAX_NESTING;
+
+use std::collections::BTreeSet;
+
+/// What the Rust side declares about a script's inputs.
+///
+/// `keys` and `args` count the fixed `KEYS` / `ARGV` entries. A variadic tail
+/// (a trailing `Vec` field) means the script may read any index past the fixed
+/// ones, and may read `KEYS` / `ARGV` dynamically (`#KEYS`, `ipairs(ARGV)`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Declared {
+    /// Number of fixed keys (`KEYS[1]..=KEYS[keys]`).
+    pub keys: usize,
+    /// Whether a variadic list of keys follows the fixed ones.
+    pub keys_variadic: bool,
+    /// Number of fixed arguments (`ARGV[1]..=ARGV[args]`).
+    pub args: usize,
+    /// Whether a variadic list of arguments follows the fixed ones.
+    pub args_variadic: bool,
+}
+
+impl Declared {
+    /// Exactly `keys` keys and `args` arguments, no variadic tail.
+    pub fn exact(keys: usize, args: usize) -> Self {
+        Declared {
+            keys,
+            keys_variadic: false,
+            args,
+            args_variadic: false,
+        }
+    }
+}
+
+/// The Rust type a script's result is converted to, as far as the analyzer
+/// can tell what the script may return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReturnKind {
+    /// An integer (`i64`, `u32`, `bool`, ...): the script must not return a
+    /// table or a string literal.
+    Integer,
+    /// A string or bytes: the script must not return a table or number literal.
+    String,
+    /// A list (`Vec<T>`, tuples): the script must not return a scalar literal.
+    Array,
+    /// Anything else (`redis::Value`, `Option<T>` of the above is mapped to its
+    /// inner kind by the caller): not checked.
+    Any,
+}
+
+/// How to analyze a script.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The declared keys and arguments; `None` skips the arity checks that
+    /// need them (as `lockctl lint` does for a bare file).
+    pub declared: Option<Declared>,
+    /// The script is run with `EVALSHA_RO`: it must not call write commands.
+    /// A `#!lua flags=no-writes` shebang implies it.
+    pub read_only: bool,
+    /// Lints switched off for this script.
+    pub allow: Vec<Lint>,
+    /// The expected result type, if known.
+    pub returns: Option<ReturnKind>,
+}
+
+/// What the analyzer learned about a script, errors or not.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScriptInfo {
+    /// The `KEYS` indices read with a literal index (1-based).
+    pub keys_read: BTreeSet<u32>,
+    /// The `ARGV` indices read with a literal index (1-based).
+    pub args_read: BTreeSet<u32>,
+    /// `KEYS` is read with a computed index, its length, or as a whole.
+    pub keys_dynamic: bool,
+    /// `ARGV` is read with a computed index, its length, or as a whole.
+    pub args_dynamic: bool,
+    /// The Redis commands called with a literal name, lower-case.
+    pub commands: BTreeSet<String>,
+    /// The script may write: it calls a write command, or a command whose name
+    /// is computed at run time.
+    pub writes: bool,
+    /// The flags of a `#!lua flags=...` shebang, if any.
+    pub shebang_flags: Option<Vec<String>>,
+}
+
+/// The result of [`analyze`].
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// Errors and warnings, in source order.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Facts about the script.
+    pub info: ScriptInfo,
+}
+
+impl Report {
+    /// True when no diagnostic is an error.
+    pub fn is_ok(&self) -> bool {
+        !self
+            .diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+    }
+
+    /// The errors only.
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+    }
+}
+
+/// Analyzes a Redis Lua script.
+///
+/// Never panics, whatever `source` holds: input that cannot be parsed (or is
+/// nested deeper than [`MAX_NESTING`] levels, which Redis refuses too) yields a
+/// `syntax` diagnostic.
+pub fn analyze(source: &str, options: &Options) -> Report {
+    let mut report = Report::default();
+    let ast = match parse::parse(source) {
+        Ok(ast) => ast,
+        Err(diagnostics) => {
+            report.diagnostics = diagnostics;
+            return report;
+        }
+    };
+    report.info.shebang_flags = parse::shebang_flags(source);
+    let read_only = options.read_only
+        || report
+            .info
+            .shebang_flags
+            .as_ref()
+            .is_some_and(|flags| flags.iter().any(|f| f == "no-writes"));
+    let model = scope::Model::build(&ast);
+    let cx = lints::Context {
+        source,
+        ast: &ast,
+        model: &model,
+        options,
+        read_only,
+    };
+    lints::run_all(&cx, &mut report);
+    report
+        .diagnostics
+        .sort_by_key(|d| d.primary_span().map(|s| (s.start.offset, s.end.offset)));
+    report
+}

@@ -1,0 +1,166 @@
+//! The lints, one per file. Each has a `check` function that reads the
+//! [`Context`] and pushes its diagnostics into the [`Report`](crate::Report).
+
+use crate::scope::Model;
+use crate::{Options, Report};
+use full_moon::ast::Ast;
+
+mod arity;
+mod calls;
+mod command_arity;
+mod dynamic_access;
+mod global_assignment;
+mod literal_key;
+mod non_integer_return;
+mod return_type;
+mod undefined_global;
+mod unknown_command;
+mod unknown_member;
+mod write_in_read_only;
+
+pub use calls::{CallArg, RedisCall, redis_calls};
+
+/// Everything a lint may read.
+pub struct Context<'a> {
+    /// The script text.
+    pub source: &'a str,
+    /// The parsed script.
+    pub ast: &'a Ast,
+    /// Which names are locals, upvalues or globals.
+    pub model: &'a Model,
+    /// What the caller asked for.
+    pub options: &'a Options,
+    /// `options.read_only`, or a `no-writes` shebang.
+    pub read_only: bool,
+}
+
+impl Context<'_> {
+    /// Whether `lint` was switched off by the caller.
+    pub fn allowed(&self, lint: Lint) -> bool {
+        lint != Lint::Syntax && self.options.allow.contains(&lint)
+    }
+}
+
+macro_rules! lints {
+    ($($(#[doc = $doc:literal])* $variant:ident => $name:literal,)*) => {
+        /// The checks the analyzer runs. Each has a snake_case name, used in
+        /// `#[redis_script(..., allow(name))]` and in diagnostics.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Lint {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        impl Lint {
+            /// Every lint, in a fixed order.
+            pub const ALL: &'static [Lint] = &[$(Lint::$variant,)*];
+
+            /// The lint's snake_case name.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Lint::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+lints! {
+    /// The script is not valid Lua 5.1 (cannot be allowed).
+    Syntax => "syntax",
+    /// `KEYS[n]` / `ARGV[n]` past the declared fields, a declared field the
+    /// script never reads, or an index that is not a positive integer.
+    Arity => "arity",
+    /// `KEYS` / `ARGV` read with a computed index, by length or as a whole,
+    /// without a variadic field to match.
+    DynamicAccess => "dynamic_access",
+    /// Assigning a global variable (Redis forbids it).
+    GlobalAssignment => "global_assignment",
+    /// Reading a global that Redis's Lua sandbox does not provide.
+    UndefinedGlobal => "undefined_global",
+    /// A member of a sandbox library that does not exist (`redis.cal`, `os.time`).
+    UnknownMember => "unknown_member",
+    /// `redis.call` with a literal command name Redis does not have.
+    UnknownCommand => "unknown_command",
+    /// `redis.call` with a literal argument count the command does not accept.
+    CommandArity => "command_arity",
+    /// A write command in a read-only script.
+    WriteInReadOnly => "write_in_read_only",
+    /// A key passed as a string literal instead of through `KEYS`.
+    LiteralKey => "literal_key",
+    /// The main chunk returning a non-integer number (Redis truncates it).
+    NonIntegerReturn => "non_integer_return",
+    /// A result the declared `returns` type cannot hold.
+    ReturnType => "return_type",
+}
+
+impl Lint {
+    /// The lint with this name (`"literal_key"`; `-` is accepted for `_`).
+    pub fn from_name(name: &str) -> Option<Lint> {
+        let name = name.replace('-', "_");
+        Lint::ALL.iter().copied().find(|l| l.name() == name)
+    }
+}
+
+impl std::fmt::Display for Lint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Runs every lint that is not allowed.
+pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
+    let calls = redis_calls(cx);
+    let checks: &[(Lint, fn(&Context<'_>, &[RedisCall], &mut Report))] = &[
+        (Lint::Arity, arity::check),
+        (Lint::DynamicAccess, dynamic_access::check),
+        (Lint::GlobalAssignment, global_assignment::check),
+        (Lint::UndefinedGlobal, undefined_global::check),
+        (Lint::UnknownMember, unknown_member::check),
+        (Lint::UnknownCommand, unknown_command::check),
+        (Lint::CommandArity, command_arity::check),
+        (Lint::WriteInReadOnly, write_in_read_only::check),
+        (Lint::LiteralKey, literal_key::check),
+        (Lint::NonIntegerReturn, non_integer_return::check),
+        (Lint::ReturnType, return_type::check),
+    ];
+    calls::record_info(cx, &calls, report);
+    for (lint, check) in checks {
+        let before = report.diagnostics.len();
+        check(cx, &calls, report);
+        if cx.allowed(*lint) {
+            report.diagnostics.truncate(before);
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    //! Helpers for the lints' tests.
+    use crate::{Declared, Diagnostic, Lint, Options, analyze};
+
+    /// The diagnostics of `lint` on `source` with `options`.
+    pub fn lint_with(lint: Lint, source: &str, options: &Options) -> Vec<Diagnostic> {
+        analyze(source, options)
+            .diagnostics
+            .into_iter()
+            .filter(|d| d.lint == lint)
+            .collect()
+    }
+
+    /// The diagnostics of `lint` on `source`, declaring `keys` keys and `args` args.
+    pub fn lint(lint: Lint, source: &str, keys: usize, args: usize) -> Vec<Diagnostic> {
+        let options = Options {
+            declared: Some(Declared::exact(keys, args)),
+            ..Options::default()
+        };
+        lint_with(lint, source, &options)
+    }
+
+    /// The messages of `lint` on `source`.
+    pub fn messages(lint: Lint, source: &str, keys: usize, args: usize) -> Vec<String> {
+        self::lint(lint, source, keys, args)
+            .into_iter()
+            .map(|d| d.message)
+            .collect()
+    }
+}

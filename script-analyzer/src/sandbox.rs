@@ -1,0 +1,1 @@
+//! What Redis's Lua sandbox provides.
