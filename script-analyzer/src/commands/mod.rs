@@ -1,1 +1,703 @@
 //! Redis's command table.
+//!
+//! The table is data, generated from a real server's `COMMAND` reply by
+//! `script-analyzer/tools/gen-commands` (see [`REDIS_VERSION`] for the Redis
+//! it came from). For every command it holds the arity, the flags, the key
+//! specifications and the subcommands, which is what the analyzer needs to
+//! check a `redis.call`: does the command exist, may a script call it, does
+//! it write, does it accept this many arguments, and which arguments are keys.
+//!
+//! ```
+//! use redlua_analyzer::commands::{self, ArgShape};
+//!
+//! let hset = commands::lookup("HSET").unwrap();
+//! assert!(hset.is_write());
+//! assert!(hset.accepts(4)); // HSET key field value
+//! assert!(!hset.accepts(2)); // HSET key
+//!
+//! // In `ZUNIONSTORE dest 2 a b`, the keys are `dest`, `a` and `b`.
+//! let zunionstore = commands::lookup("zunionstore").unwrap();
+//! let args = ["dest", "2", "a", "b"].map(ArgShape::Literal);
+//! assert_eq!(zunionstore.key_positions(&args), vec![0, 2, 3]);
+//!
+//! assert_eq!(commands::suggest("hincrbyy"), Some("hincrby"));
+//! ```
+
+#[rustfmt::skip]
+mod table;
+
+use std::fmt;
+
+/// The Redis version the command table was generated from.
+pub const REDIS_VERSION: &str = table::REDIS_VERSION;
+
+macro_rules! bit_flags {
+    (
+        $(#[$meta:meta])*
+        $ty:ident { $($(#[doc = $doc:literal])* $name:ident = $bit:literal => $text:literal,)* }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+        pub struct $ty(u32);
+
+        impl $ty {
+            /// No flag set.
+            pub const EMPTY: $ty = $ty(0);
+            $(
+                $(#[doc = $doc])*
+                pub const $name: $ty = $ty(1 << $bit);
+            )*
+
+            /// Every flag of `self` and of `other`.
+            pub const fn union(self, other: $ty) -> $ty {
+                $ty(self.0 | other.0)
+            }
+
+            /// Whether every flag of `other` is set in `self`.
+            pub const fn contains(self, other: $ty) -> bool {
+                self.0 & other.0 == other.0
+            }
+
+            /// Whether any flag of `other` is set in `self`.
+            pub const fn intersects(self, other: $ty) -> bool {
+                self.0 & other.0 != 0
+            }
+
+            /// The names of the flags set, as Redis spells them.
+            pub fn names(self) -> impl Iterator<Item = &'static str> {
+                const ALL: &[($ty, &str)] = &[$(($ty::$name, $text),)*];
+                ALL.iter()
+                    .filter(move |(flag, _)| self.contains(*flag))
+                    .map(|(_, text)| *text)
+            }
+        }
+
+        impl fmt::Debug for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_set().entries(self.names()).finish()
+            }
+        }
+    };
+}
+
+bit_flags! {
+    /// A command's flags, as listed by `COMMAND`.
+    ///
+    /// Redis 7.0 does not list `may_replicate`; the generator finds those
+    /// commands by asking the server which ones a read-only script refuses.
+    Flags {
+        /// Changes data.
+        WRITE = 0 => "write",
+        /// Only reads data.
+        READONLY = 1 => "readonly",
+        /// May grow memory use; refused when over `maxmemory`.
+        DENYOOM = 2 => "denyoom",
+        /// Implemented by a module.
+        MODULE = 3 => "module",
+        /// An administrative command.
+        ADMIN = 4 => "admin",
+        /// A Pub/Sub command.
+        PUBSUB = 5 => "pubsub",
+        /// Not allowed from scripts.
+        NOSCRIPT = 6 => "noscript",
+        /// May block the client.
+        BLOCKING = 7 => "blocking",
+        /// Allowed while the database loads.
+        LOADING = 8 => "loading",
+        /// Allowed on a replica with stale data.
+        STALE = 9 => "stale",
+        /// Not shown by `MONITOR`.
+        SKIP_MONITOR = 10 => "skip_monitor",
+        /// Not shown by `SLOWLOG`.
+        SKIP_SLOWLOG = 11 => "skip_slowlog",
+        /// Allowed in a cluster's importing slot after `ASKING`.
+        ASKING = 12 => "asking",
+        /// Fast (O(1) or O(log N)).
+        FAST = 13 => "fast",
+        /// Allowed before authentication.
+        NO_AUTH = 14 => "no_auth",
+        /// May replicate (PUBLISH, SPUBLISH, PFCOUNT): scripts treat it as a write.
+        MAY_REPLICATE = 15 => "may_replicate",
+        /// Sentinel command.
+        SENTINEL = 16 => "sentinel",
+        /// Sentinel-only command.
+        ONLY_SENTINEL = 17 => "only_sentinel",
+        /// Key arguments are optional.
+        NO_MANDATORY_KEYS = 18 => "no_mandatory_keys",
+        /// Refused unless enabled in the configuration.
+        PROTECTED = 19 => "protected",
+        /// Refused while the database loads asynchronously.
+        NO_ASYNC_LOADING = 20 => "no_async_loading",
+        /// Not allowed inside `MULTI`.
+        NO_MULTI = 21 => "no_multi",
+        /// Which arguments are keys depends on the other arguments.
+        MOVABLEKEYS = 22 => "movablekeys",
+        /// Allowed while a script is busy.
+        ALLOW_BUSY = 23 => "allow_busy",
+        /// A module command that cannot run in a cluster.
+        MODULE_NO_CLUSTER = 24 => "module_no_cluster",
+    }
+}
+
+bit_flags! {
+    /// The flags of a [`KeySpec`], as listed by `COMMAND`.
+    KeySpecFlags {
+        /// Read-only access to the key.
+        RO = 0 => "RO",
+        /// Read-write access.
+        RW = 1 => "RW",
+        /// Overwrites the key.
+        OW = 2 => "OW",
+        /// Removes the key.
+        RM = 3 => "RM",
+        /// Returns or copies user data.
+        ACCESS = 4 => "access",
+        /// Updates data in the key.
+        UPDATE = 5 => "update",
+        /// Adds data to the key.
+        INSERT = 6 => "insert",
+        /// Deletes data from the key.
+        DELETE = 7 => "delete",
+        /// The argument is not a key, though it hashes like one.
+        NOT_KEY = 8 => "not_key",
+        /// The spec may not find every key.
+        INCOMPLETE = 9 => "incomplete",
+        /// The flags depend on the arguments.
+        VARIABLE_FLAGS = 10 => "variable_flags",
+    }
+}
+
+/// Where a key specification starts looking for keys. Argument indices count
+/// the command name as index 0, as Redis does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BeginSearch {
+    /// At this argument index.
+    Index(i32),
+    /// After the first argument equal (ignoring ASCII case) to `keyword`,
+    /// searching forwards from index `start_from`, or backwards from the end
+    /// when `start_from` is negative.
+    Keyword {
+        /// The keyword, as Redis spells it (`STREAMS`).
+        keyword: &'static str,
+        /// The index to search from; negative counts from the end.
+        start_from: i32,
+    },
+    /// The command's own code finds the keys.
+    Unknown,
+}
+
+/// How a key specification finds its keys from where the search began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FindKeys {
+    /// A range of arguments.
+    Range {
+        /// The last key, relative to the first; negative counts from the end
+        /// of the arguments (`-1` is the last argument).
+        last_key: i32,
+        /// The distance between two keys.
+        key_step: i32,
+        /// When `last_key` is `-1` and this is not 0: the keys are the first
+        /// `1/limit` of the remaining arguments (XREAD's streams, then IDs).
+        limit: i32,
+    },
+    /// An argument tells how many keys follow (`EVAL`, `ZUNIONSTORE`).
+    KeyNum {
+        /// Where the number of keys is, relative to the first argument.
+        key_num_index: i32,
+        /// Where the first key is, relative to the first argument.
+        first_key: i32,
+        /// The distance between two keys.
+        key_step: i32,
+    },
+    /// The command's own code finds the keys.
+    Unknown,
+}
+
+/// One key specification of a command: where some of its keys are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KeySpec {
+    /// How the keys are accessed.
+    pub flags: KeySpecFlags,
+    /// Where the search starts.
+    pub begin_search: BeginSearch,
+    /// How keys are found from there.
+    pub find_keys: FindKeys,
+}
+
+/// A Redis command or subcommand, as described by `COMMAND`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Command {
+    name: &'static str,
+    arity: i32,
+    flags: Flags,
+    legacy_keys: (i32, i32, i32),
+    key_specs: &'static [KeySpec],
+    subcommands: &'static [Command],
+}
+
+/// What the analyzer knows about one argument of a command, to find which
+/// arguments are keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ArgShape<'a> {
+    /// A string or number literal with this value.
+    Literal(&'a str),
+    /// One value not known before run time.
+    Value,
+    /// Any number of values not known before run time (`unpack(ARGV)` or a
+    /// call in last position); the arguments after it are not known either.
+    Spread,
+}
+
+/// The command named `name` (any ASCII case), if Redis has it.
+///
+/// `name` is a top-level command (`"OBJECT"`); use [`Command::subcommand`]
+/// for `OBJECT ENCODING`.
+pub fn lookup(name: &str) -> Option<&'static Command> {
+    let lower = name.to_ascii_lowercase();
+    table::COMMANDS
+        .binary_search_by(|c| c.name.cmp(lower.as_str()))
+        .ok()
+        .map(|i| &table::COMMANDS[i])
+}
+
+/// Every top-level command, sorted by name.
+pub fn all() -> &'static [Command] {
+    table::COMMANDS
+}
+
+/// The known command closest to the unknown `name`, for a "did you mean"
+/// hint, or `None` when nothing is close.
+pub fn suggest(name: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    crate::similar::best_match(&lower, table::COMMANDS.iter().map(|c| c.name))
+}
+
+impl Command {
+    /// The name in lower case; a subcommand's is `container|sub`
+    /// (`"object|encoding"`).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The name as written in a call, upper case, a subcommand's with a space
+    /// (`"OBJECT ENCODING"`).
+    pub fn display_name(&self) -> String {
+        self.name.replace('|', " ").to_ascii_uppercase()
+    }
+
+    /// The arity as Redis reports it: it counts the command name (and a
+    /// subcommand's name); positive means exactly, negative at least.
+    pub fn arity(&self) -> i32 {
+        self.arity
+    }
+
+    /// The command's flags.
+    pub fn flags(&self) -> Flags {
+        self.flags
+    }
+
+    /// The key specifications.
+    pub fn key_specs(&self) -> &'static [KeySpec] {
+        self.key_specs
+    }
+
+    /// The legacy `(first key, last key, step)` of `COMMAND` (indices count
+    /// the command name as 0; a negative last key counts from the end).
+    pub fn legacy_key_range(&self) -> (i32, i32, i32) {
+        self.legacy_keys
+    }
+
+    /// The subcommands (`OBJECT ENCODING`, `XINFO STREAM`, ...), sorted by name.
+    pub fn subcommands(&self) -> &'static [Command] {
+        self.subcommands
+    }
+
+    /// The subcommand `name` (`"encoding"`, any ASCII case) of this command.
+    pub fn subcommand(&self, name: &str) -> Option<&'static Command> {
+        let prefix_len = self.name.len() + 1;
+        self.subcommands.iter().find(|sub| {
+            sub.name
+                .get(prefix_len..)
+                .is_some_and(|s| s.eq_ignore_ascii_case(name))
+        })
+    }
+
+    /// Whether scripts treat the command as a write: it has the `write` or
+    /// the `may_replicate` flag (PUBLISH, SPUBLISH, PFCOUNT). A read-only
+    /// script (`EVAL_RO`, `#!lua flags=no-writes`) may not call it.
+    pub fn is_write(&self) -> bool {
+        self.flags
+            .intersects(Flags::WRITE.union(Flags::MAY_REPLICATE))
+    }
+
+    /// Whether the command, or one of its subcommands, is a write: what to
+    /// assume when the subcommand is not known.
+    pub fn may_write(&self) -> bool {
+        self.is_write() || self.subcommands.iter().any(Command::is_write)
+    }
+
+    /// Whether scripts may call the command (it has no `noscript` flag).
+    pub fn allowed_in_scripts(&self) -> bool {
+        !self.flags.contains(Flags::NOSCRIPT)
+    }
+
+    /// Whether the command accepts `argc` words in all, counting the command
+    /// name (and a subcommand's name): the number of arguments given to
+    /// `redis.call`.
+    pub fn accepts(&self, argc: usize) -> bool {
+        let arity = self.arity.unsigned_abs() as usize;
+        if self.arity >= 0 {
+            argc == arity
+        } else {
+            argc >= arity
+        }
+    }
+
+    /// Which of `args` are keys, as 0-based indices into `args`, sorted.
+    ///
+    /// `args` are the arguments after the command's name. When this command
+    /// has subcommands and `args[0]` is a literal naming one, the
+    /// subcommand's key specifications are used.
+    ///
+    /// Only positions that are keys whatever the unknown values turn out to
+    /// be are returned: nothing past a [`ArgShape::Spread`], and nothing for a
+    /// key count that is not a literal. A [`ArgShape::Value`] is assumed not
+    /// to be a keyword such as `STREAMS` (it would make the call malformed).
+    pub fn key_positions(&self, args: &[ArgShape<'_>]) -> Vec<usize> {
+        if let Some(ArgShape::Literal(sub)) = args.first()
+            && let Some(sub) = self.subcommand(sub)
+        {
+            return sub.key_positions(args);
+        }
+        let known = args
+            .iter()
+            .position(|a| *a == ArgShape::Spread)
+            .unwrap_or(args.len());
+        let open = known < args.len();
+        // In Redis's numbering, the command name is argument 0 and the known
+        // arguments are 1..=known.
+        let argc = known as i64 + 1;
+        let shape = |i: i64| -> Option<ArgShape<'_>> {
+            usize::try_from(i - 1)
+                .ok()
+                .filter(|&i| i < known)
+                .map(|i| args[i])
+        };
+        let mut keys = Vec::new();
+        for spec in self.key_specs {
+            if spec.flags.contains(KeySpecFlags::NOT_KEY) {
+                continue;
+            }
+            let first = match spec.begin_search {
+                BeginSearch::Index(i) => i64::from(i),
+                BeginSearch::Keyword {
+                    keyword,
+                    start_from,
+                } => {
+                    let is_keyword = |i: i64| matches!(shape(i), Some(ArgShape::Literal(s)) if s.eq_ignore_ascii_case(keyword));
+                    let start = i64::from(start_from);
+                    let found = if start > 0 {
+                        // Redis searches up to the last argument but one.
+                        (start..argc - 1).find(|&i| is_keyword(i))
+                    } else if open {
+                        // Searching back from an unknown end.
+                        None
+                    } else {
+                        (2..=argc + start).rev().find(|&i| is_keyword(i))
+                    };
+                    match found {
+                        Some(i) => i + 1,
+                        None => continue,
+                    }
+                }
+                BeginSearch::Unknown => continue,
+            };
+            let (start, last, step) = match spec.find_keys {
+                FindKeys::Range {
+                    last_key,
+                    key_step,
+                    limit,
+                } => {
+                    let last_key = i64::from(last_key);
+                    // With a spread, `argc` is the least the call can have;
+                    // more arguments only move the last key further.
+                    let last = if last_key >= 0 {
+                        first + last_key
+                    } else if limit <= 0 {
+                        argc + last_key
+                    } else {
+                        first + (argc - first) / i64::from(limit) + last_key
+                    };
+                    (first, last, i64::from(key_step))
+                }
+                FindKeys::KeyNum {
+                    key_num_index,
+                    first_key,
+                    key_step,
+                } => {
+                    let Some(ArgShape::Literal(count)) = shape(first + i64::from(key_num_index))
+                    else {
+                        continue;
+                    };
+                    let Ok(count) = count.trim().parse::<i64>() else {
+                        continue;
+                    };
+                    let start = first + i64::from(first_key);
+                    let step = i64::from(key_step);
+                    (start, start + (count - 1) * step, step)
+                }
+                FindKeys::Unknown => continue,
+            };
+            if step < 1 {
+                continue;
+            }
+            let mut i = start.max(1);
+            while i <= last {
+                if shape(i).is_none() {
+                    break;
+                }
+                // `shape(i)` is `Some`, so `1 <= i <= known`.
+                keys.push((i - 1) as usize);
+                i += step;
+            }
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ArgShape::{Literal as L, Spread, Value};
+
+    fn keys(command: &str, args: &[ArgShape<'_>]) -> Vec<usize> {
+        lookup(command).unwrap().key_positions(args)
+    }
+
+    #[test]
+    fn table_is_sorted_and_complete() {
+        assert_eq!(REDIS_VERSION, "7.0.15");
+        assert!(all().windows(2).all(|w| w[0].name < w[1].name));
+        for command in all() {
+            assert!(
+                command
+                    .subcommands
+                    .windows(2)
+                    .all(|w| w[0].name < w[1].name)
+            );
+            for sub in command.subcommands {
+                assert!(
+                    sub.name.starts_with(&format!("{}|", command.name)),
+                    "{}",
+                    sub.name
+                );
+            }
+        }
+        assert!(all().len() > 200, "{}", all().len());
+    }
+
+    #[test]
+    fn lookups_ignore_case() {
+        assert_eq!(lookup("GET").unwrap().name(), "get");
+        assert_eq!(lookup("hIncrBy").unwrap().name(), "hincrby");
+        assert!(lookup("hincrbyy").is_none());
+        assert!(lookup("").is_none());
+        assert!(
+            lookup("object|encoding").is_none(),
+            "a subcommand is not a command"
+        );
+        let object = lookup("object").unwrap();
+        let encoding = object.subcommand("ENCODING").unwrap();
+        assert_eq!(encoding.name(), "object|encoding");
+        assert_eq!(encoding.display_name(), "OBJECT ENCODING");
+        assert!(object.subcommand("nope").is_none());
+        assert_eq!(
+            lookup("xinfo")
+                .unwrap()
+                .subcommand("stream")
+                .unwrap()
+                .arity(),
+            -3
+        );
+        assert!(lookup("client").unwrap().subcommand("kill").is_some());
+    }
+
+    #[test]
+    fn flags() {
+        let set = lookup("set").unwrap();
+        assert!(set.is_write() && set.allowed_in_scripts());
+        assert!(set.flags().contains(Flags::WRITE.union(Flags::DENYOOM)));
+        assert_eq!(format!("{:?}", set.flags()), r#"{"write", "denyoom"}"#);
+        assert!(!lookup("get").unwrap().is_write());
+        // Scripts treat these as writes though COMMAND does not say so.
+        for name in ["publish", "spublish", "pfcount"] {
+            let c = lookup(name).unwrap();
+            assert!(c.is_write() && !c.flags().contains(Flags::WRITE), "{name}");
+        }
+        for name in [
+            "subscribe",
+            "multi",
+            "exec",
+            "eval",
+            "evalsha",
+            "fcall",
+            "wait",
+        ] {
+            assert!(!lookup(name).unwrap().allowed_in_scripts(), "{name}");
+        }
+        let script = lookup("script").unwrap();
+        assert!(script.allowed_in_scripts());
+        assert!(!script.subcommand("load").unwrap().allowed_in_scripts());
+        let xgroup = lookup("xgroup").unwrap();
+        assert!(!xgroup.is_write() && xgroup.may_write());
+        assert!(xgroup.subcommand("create").unwrap().is_write());
+    }
+
+    #[test]
+    fn arity_counts_the_name() {
+        let get = lookup("get").unwrap();
+        assert_eq!(get.arity(), 2);
+        assert!(get.accepts(2) && !get.accepts(1) && !get.accepts(3));
+        let hset = lookup("hset").unwrap();
+        assert_eq!(hset.arity(), -4);
+        assert!(!hset.accepts(3) && hset.accepts(4) && hset.accepts(10));
+        let encoding = lookup("object").unwrap().subcommand("encoding").unwrap();
+        assert!(encoding.accepts(3) && !encoding.accepts(2));
+    }
+
+    #[test]
+    fn simple_key_positions() {
+        assert_eq!(keys("get", &[L("k")]), [0]);
+        assert_eq!(keys("set", &[Value, L("v"), L("PX"), L("100")]), [0]);
+        assert_eq!(keys("mset", &[L("a"), L("1"), L("b"), L("2")]), [0, 2]);
+        assert_eq!(keys("del", &[L("a"), Value, L("c")]), [0, 1, 2]);
+        assert_eq!(keys("del", &[L("a"), Spread]), [0]);
+        assert_eq!(keys("del", &[Spread]), Vec::<usize>::new());
+        assert_eq!(keys("rename", &[L("a"), L("b")]), [0, 1]);
+        assert_eq!(
+            keys("publish", &[L("channel"), L("msg")]),
+            Vec::<usize>::new()
+        );
+        assert_eq!(
+            keys("spublish", &[L("channel"), L("msg")]),
+            Vec::<usize>::new()
+        );
+        assert_eq!(keys("blpop", &[L("a"), L("b"), L("0")]), [0, 1]);
+        // With a spread, only what is a key however long it is.
+        assert_eq!(keys("blpop", &[L("a"), L("b"), Spread]), [0]);
+        assert_eq!(keys("ping", &[]), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn keynum_key_positions() {
+        assert_eq!(
+            keys("zunionstore", &[L("dest"), L("2"), L("a"), L("b")]),
+            [0, 2, 3]
+        );
+        assert_eq!(
+            keys(
+                "zunionstore",
+                &[
+                    L("dest"),
+                    L("2"),
+                    L("a"),
+                    L("b"),
+                    L("WEIGHTS"),
+                    L("1"),
+                    L("2")
+                ]
+            ),
+            [0, 2, 3]
+        );
+        // An unknown count: only the destination is surely a key.
+        assert_eq!(
+            keys("zunionstore", &[L("dest"), Value, L("a"), L("b")]),
+            [0]
+        );
+        assert_eq!(
+            keys("zunionstore", &[L("dest"), L("2"), L("a"), Spread]),
+            [0, 2]
+        );
+        assert_eq!(keys("lmpop", &[L("2"), L("a"), L("b"), L("LEFT")]), [1, 2]);
+        assert_eq!(
+            keys("eval_ro", &[L("return 1"), L("1"), L("k"), L("arg")]),
+            [2]
+        );
+        assert_eq!(keys("zunionstore", &[L("dest"), L("x"), L("a")]), [0]);
+        assert_eq!(keys("zunionstore", &[L("dest"), L("-3"), L("a")]), [0]);
+    }
+
+    #[test]
+    fn keyword_key_positions() {
+        // XREAD COUNT 10 STREAMS a b 0 0
+        let args = [
+            L("COUNT"),
+            L("10"),
+            L("STREAMS"),
+            L("a"),
+            L("b"),
+            L("0"),
+            L("0"),
+        ];
+        assert_eq!(keys("xread", &args), [3, 4]);
+        let args = [L("count"), L("10"), L("streams"), Value, L("0")];
+        assert_eq!(keys("xread", &args), [3]);
+        // 'COUNT' is no key, and no STREAMS means no known keys.
+        assert_eq!(
+            keys("xread", &[L("COUNT"), L("1"), Spread]),
+            Vec::<usize>::new()
+        );
+        let args = [L("GROUP"), L("g"), L("c"), L("STREAMS"), L("s"), L(">")];
+        assert_eq!(keys("xreadgroup", &args), [4]);
+        // GEORADIUS key lon lat radius m STORE dest
+        let args = [
+            L("k"),
+            L("0"),
+            L("0"),
+            L("1"),
+            L("m"),
+            L("STORE"),
+            L("dest"),
+        ];
+        assert_eq!(keys("georadius", &args), [0, 6]);
+        // MIGRATE host port "" 0 5000 KEYS a b
+        let args = [
+            L("h"),
+            L("1"),
+            L(""),
+            L("0"),
+            L("5000"),
+            L("KEYS"),
+            L("a"),
+            L("b"),
+        ];
+        assert_eq!(keys("migrate", &args), [2, 6, 7]);
+        // Searching back from an unknown end finds nothing.
+        let args = [L("h"), L("1"), L(""), L("0"), L("5000"), L("KEYS"), Spread];
+        assert_eq!(keys("migrate", &args), [2]);
+    }
+
+    #[test]
+    fn subcommand_key_positions() {
+        assert_eq!(keys("object", &[L("ENCODING"), L("k")]), [1]);
+        assert_eq!(keys("object", &[L("encoding"), Value]), [1]);
+        assert_eq!(keys("xinfo", &[L("STREAM"), L("s"), L("FULL")]), [1]);
+        assert_eq!(keys("xgroup", &[L("CREATE"), L("s"), L("g"), L("$")]), [1]);
+        assert_eq!(
+            keys("client", &[L("KILL"), L("ID"), L("1")]),
+            Vec::<usize>::new()
+        );
+        // An unknown subcommand: nothing is known.
+        assert_eq!(keys("object", &[Value, L("k")]), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(suggest("hincrbyy"), Some("hincrby"));
+        assert_eq!(suggest("HGTE"), Some("hget"));
+        assert_eq!(suggest("zzzzzzzzzzz"), None);
+        assert_eq!(suggest("get"), None);
+    }
+}
