@@ -175,6 +175,10 @@ pub fn analyze(source: &str, options: &Options) -> Report {
     lints::run_all(&cx, &mut report);
     report
         .diagnostics
-        .sort_by_key(|d| d.primary_span().map(|s| (s.start.offset, s.end.offset)));
+        .sort_by_key(|d| match d.primary_span() {
+            // Places in the script first, in order; then the Rust side.
+            Some(span) => (0, span.start.offset, span.end.offset),
+            None => (1, 0, 0),
+        });
     report
 }

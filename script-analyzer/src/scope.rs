@@ -12,7 +12,6 @@ use full_moon::ast::{
     Ast, Block, Call, Expression, Field, FunctionArgs, FunctionBody, Index, LastStmt, Parameter,
     Prefix, Stmt, Suffix, Var,
 };
-use full_moon::node::Node;
 use full_moon::tokenizer::TokenReference;
 use std::collections::HashMap;
 
@@ -384,12 +383,6 @@ impl Builder {
             _ => {}
         }
     }
-}
-
-/// The byte range a node covers, if it has a position.
-pub(crate) fn node_range(node: &impl Node) -> Option<(usize, usize)> {
-    let (start, end) = node.range()?;
-    Some((start.bytes(), end.bytes()))
 }
 
 #[cfg(test)]
