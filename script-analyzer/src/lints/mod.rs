@@ -10,6 +10,7 @@ mod calls;
 mod command_arity;
 mod dynamic_access;
 mod global_assignment;
+mod inputs;
 mod literal_key;
 mod non_integer_return;
 mod return_type;
