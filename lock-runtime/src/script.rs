@@ -1,0 +1,339 @@
+//! Invocation of Lua scripts by SHA1, with `NOSCRIPT` recovery.
+//!
+//! A [`ScriptDef`] is the static description of one Lua script: its source, its
+//! SHA1 (computed at compile time by `#[redis_script]`) and whether it is
+//! read-only. [`ScriptDef::call`] starts a [`ScriptCall`], to which keys and
+//! arguments are appended in order before it is sent with
+//! [`ScriptCall::invoke_async`], [`ScriptCall::invoke`] or
+//! [`ScriptCall::add_to_pipeline`].
+//!
+//! # Wire protocol
+//!
+//! An invocation is sent as
+//! `EVALSHA <sha1> <numkeys> <key>... <arg>...`, or `EVALSHA_RO` (Redis 7.0
+//! and later) when the script is declared read-only. The source is never sent
+//! with the call itself: when the server answers `NOSCRIPT` (its script cache
+//! was flushed, it restarted, or it is a new node), the source is loaded with
+//! `SCRIPT LOAD` and the call is retried exactly once.
+//!
+//! # Redis Cluster
+//!
+//! With redis-rs' cluster connections, `EVALSHA` and `EVALSHA_RO` are routed by
+//! their first key (`EVALSHA_RO` is a read-only command, so it may go to a
+//! replica when the connection reads from replicas); a script without keys
+//! goes to a random node. `SCRIPT LOAD` is sent to every node of the cluster,
+//! so the retry after `NOSCRIPT` finds the script wherever it is routed. As
+//! always in a cluster, all keys of one invocation must hash to the same slot
+//! (use a hash tag such as `{user42}`), or the server answers `CROSSSLOT`.
+
+use redis::{ErrorKind, RedisError, RedisResult, ServerErrorKind, ToRedisArgs, Value};
+
+/// Static description of one Lua script.
+///
+/// Values of this type are normally emitted as constants by the
+/// `#[redis_script]` macro; they can also be written by hand, in which case
+/// `sha1` must be the lowercase hexadecimal SHA1 of `source` (a wrong value is
+/// detected by [`load`](Self::load), which then fails).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ScriptDef {
+    /// Name of the Rust type the script was attached to, for messages.
+    pub name: &'static str,
+    /// Path of the Lua file, relative to the crate that declared the script,
+    /// e.g. `"scripts/unlock.lua"`.
+    pub path: &'static str,
+    /// Lua source of the script, exactly as sent by `SCRIPT LOAD`.
+    pub source: &'static str,
+    /// Lowercase hexadecimal SHA1 of [`source`](Self::source), as Redis
+    /// computes it.
+    pub sha1: &'static str,
+    /// Whether the script only reads: it is then invoked with `EVALSHA_RO`,
+    /// which Redis rejects if the script attempts a write.
+    pub read_only: bool,
+}
+
+impl ScriptDef {
+    /// Starts building an invocation of this script, with no keys and no
+    /// arguments yet.
+    pub fn call(&'static self) -> ScriptCall {
+        ScriptCall {
+            def: self,
+            keys: Vec::new(),
+            args: Vec::new(),
+        }
+    }
+
+    /// The `SCRIPT LOAD <source>` command for this script.
+    fn load_cmd(&self) -> redis::Cmd {
+        let mut cmd = redis::cmd("SCRIPT");
+        cmd.arg("LOAD").arg(self.source);
+        cmd
+    }
+
+    /// Checks the SHA1 answered by `SCRIPT LOAD` against [`Self::sha1`].
+    fn check_loaded_sha(&self, value: Value) -> RedisResult<()> {
+        let answered: String = redis::from_redis_value(value.extract_error()?)?;
+        if answered.eq_ignore_ascii_case(self.sha1) {
+            Ok(())
+        } else {
+            Err(RedisError::from((
+                ErrorKind::Client,
+                "SCRIPT LOAD answered a different SHA1 than the one compiled in",
+                format!(
+                    "script `{}` ({}): expected {}, server answered {}",
+                    self.name, self.path, self.sha1, answered
+                ),
+            )))
+        }
+    }
+
+    /// Loads the script into the server's script cache with `SCRIPT LOAD`,
+    /// and checks that the SHA1 the server answers equals [`Self::sha1`].
+    ///
+    /// On a cluster connection, redis-rs sends `SCRIPT LOAD` to every node.
+    /// Calling this is never required before [`ScriptCall::invoke_async`]
+    /// (which recovers from `NOSCRIPT` by itself), but it is before sending a
+    /// pipeline built with [`ScriptCall::add_to_pipeline`].
+    ///
+    /// # Errors
+    ///
+    /// Any error of the connection or the server (e.g. a Lua compilation
+    /// error), and an error of kind [`ErrorKind::Client`] if the server's SHA1
+    /// differs from [`Self::sha1`].
+    ///
+    /// # Cancellation
+    ///
+    /// If the future is dropped before it completes, the command may or may
+    /// not have reached the server, so the script may or may not be loaded.
+    /// Loading is idempotent, so calling `load` again is always safe.
+    pub async fn load<C>(&self, con: &mut C) -> RedisResult<()>
+    where
+        C: redis::aio::ConnectionLike + ?Sized,
+    {
+        let value = con.req_packed_command(&self.load_cmd()).await?;
+        self.check_loaded_sha(value)
+    }
+
+    /// Blocking twin of [`load`](Self::load): `SCRIPT LOAD`, then checks the
+    /// SHA1 the server answers.
+    ///
+    /// # Errors
+    ///
+    /// As [`load`](Self::load).
+    pub fn load_blocking<C>(&self, con: &mut C) -> RedisResult<()>
+    where
+        C: redis::ConnectionLike + ?Sized,
+    {
+        let value = con.req_command(&self.load_cmd())?;
+        self.check_loaded_sha(value)
+    }
+}
+
+/// Keys and arguments of one invocation of a [`ScriptDef`].
+///
+/// Built by [`ScriptDef::call`], filled with [`key`](Self::key) and
+/// [`arg`](Self::arg), then sent with [`invoke_async`](Self::invoke_async),
+/// [`invoke`](Self::invoke) or [`add_to_pipeline`](Self::add_to_pipeline).
+/// A call can be sent any number of times.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptCall {
+    def: &'static ScriptDef,
+    keys: Vec<Vec<u8>>,
+    args: Vec<Vec<u8>>,
+}
+
+impl ScriptCall {
+    /// Appends keys: every Redis argument that `key` writes becomes one entry
+    /// of `KEYS` (so a `Vec` or slice of keys appends several, in order).
+    ///
+    /// redis-rs implements `ToRedisArgs` for `&str` and `&[T]`, not for `str`
+    /// or `[T]`: a literal is passed as `.key(&"name")`.
+    pub fn key<T: ToRedisArgs>(&mut self, key: &T) -> &mut Self {
+        key.write_redis_args(&mut self.keys);
+        self
+    }
+
+    /// Appends arguments: every Redis argument that `arg` writes becomes one
+    /// entry of `ARGV` (so a `Vec` or slice appends several, in order).
+    pub fn arg<T: ToRedisArgs>(&mut self, arg: &T) -> &mut Self {
+        arg.write_redis_args(&mut self.args);
+        self
+    }
+
+    /// The script this call invokes.
+    pub fn def(&self) -> &'static ScriptDef {
+        self.def
+    }
+
+    /// The keys appended so far (`KEYS[1]`, `KEYS[2]`, ...).
+    pub fn keys(&self) -> &[Vec<u8>] {
+        &self.keys
+    }
+
+    /// The arguments appended so far (`ARGV[1]`, `ARGV[2]`, ...).
+    pub fn args(&self) -> &[Vec<u8>] {
+        &self.args
+    }
+
+    /// The `EVALSHA` (or `EVALSHA_RO`) command of this call.
+    fn eval_cmd(&self) -> redis::Cmd {
+        let mut cmd = redis::cmd(if self.def.read_only {
+            "EVALSHA_RO"
+        } else {
+            "EVALSHA"
+        });
+        cmd.arg(self.def.sha1).arg(self.keys.len());
+        for key in &self.keys {
+            cmd.arg(key.as_slice());
+        }
+        for arg in &self.args {
+            cmd.arg(arg.as_slice());
+        }
+        cmd
+    }
+
+    /// Invokes the script with `EVALSHA` (`EVALSHA_RO` for a read-only
+    /// script) and converts its reply to `T`.
+    ///
+    /// If the server answers `NOSCRIPT`, the script is loaded with
+    /// [`ScriptDef::load`] and the call is retried exactly once.
+    ///
+    /// The returned future is `Send` whenever `C` is `Send` (as
+    /// `MultiplexedConnection` and `cluster_async::ClusterConnection` are), so
+    /// it can be passed to `tokio::spawn`; generic code that needs a `Send`
+    /// future must require `C: Send`.
+    ///
+    /// # Errors
+    ///
+    /// Errors of the connection, errors raised by the script (the server's
+    /// error, e.g. a failed `redis.call` or, for a read-only script, a write
+    /// command), a reply that does not convert to `T`, or the errors of
+    /// [`ScriptDef::load`] when recovering from `NOSCRIPT`.
+    ///
+    /// # Cancellation
+    ///
+    /// If the future is dropped before it completes, the command may or may
+    /// not have reached the server: the script may or may not have run
+    /// (at most once, since a retry only follows a `NOSCRIPT` answer, which
+    /// means the script did not run).
+    pub async fn invoke_async<T, C>(&self, con: &mut C) -> RedisResult<T>
+    where
+        T: redis::FromRedisValue,
+        C: redis::aio::ConnectionLike + ?Sized,
+    {
+        let cmd = self.eval_cmd();
+        match con
+            .req_packed_command(&cmd)
+            .await
+            .and_then(Value::extract_error)
+        {
+            Err(err) if is_noscript(&err) => {
+                self.def.load(con).await?;
+                let value = con.req_packed_command(&cmd).await?.extract_error()?;
+                Ok(redis::from_redis_value(value)?)
+            }
+            result => Ok(redis::from_redis_value(result?)?),
+        }
+    }
+
+    /// Blocking twin of [`invoke_async`](Self::invoke_async): `EVALSHA` (or
+    /// `EVALSHA_RO`), and on `NOSCRIPT` a `SCRIPT LOAD` followed by exactly
+    /// one retry.
+    ///
+    /// # Errors
+    ///
+    /// As [`invoke_async`](Self::invoke_async).
+    pub fn invoke<T, C>(&self, con: &mut C) -> RedisResult<T>
+    where
+        T: redis::FromRedisValue,
+        C: redis::ConnectionLike + ?Sized,
+    {
+        let cmd = self.eval_cmd();
+        match con.req_command(&cmd).and_then(Value::extract_error) {
+            Err(err) if is_noscript(&err) => {
+                self.def.load_blocking(con)?;
+                let value = con.req_command(&cmd)?.extract_error()?;
+                Ok(redis::from_redis_value(value)?)
+            }
+            result => Ok(redis::from_redis_value(result?)?),
+        }
+    }
+
+    /// Adds this call's `EVALSHA` (or `EVALSHA_RO`) command to `pipe`, and
+    /// returns `pipe` for chaining.
+    ///
+    /// A pipeline cannot recover from `NOSCRIPT`: its commands are sent
+    /// together, and a `NOSCRIPT` answer surfaces as an error of the whole
+    /// pipeline (or, in a transaction, aborts it). Call [`ScriptDef::load`]
+    /// on the same connection (or cluster) first.
+    pub fn add_to_pipeline<'p>(&self, pipe: &'p mut redis::Pipeline) -> &'p mut redis::Pipeline {
+        pipe.add_command(self.eval_cmd())
+    }
+}
+
+/// Whether `err` is the server's `NOSCRIPT` answer.
+fn is_noscript(err: &RedisError) -> bool {
+    err.kind() == ErrorKind::Server(ServerErrorKind::NoScript) || err.code() == Some("NOSCRIPT")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static DEF: ScriptDef = ScriptDef {
+        name: "Demo",
+        path: "scripts/demo.lua",
+        source: "return 1",
+        sha1: "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
+        read_only: false,
+    };
+
+    static RO: ScriptDef = ScriptDef {
+        read_only: true,
+        ..DEF
+    };
+
+    fn args_of(cmd: &redis::Cmd) -> Vec<Vec<u8>> {
+        cmd.args_iter()
+            .map(|a| match a {
+                redis::Arg::Simple(s) => s.to_vec(),
+                _ => b"<other>".to_vec(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn keys_and_args_are_expanded_in_order() {
+        let mut call = DEF.call();
+        call.key(&"a")
+            .key(&vec!["b", "c"])
+            .arg(&5)
+            .arg(&&["x", "y"][..]);
+        assert_eq!(call.keys(), &[b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+        assert_eq!(call.args(), &[b"5".to_vec(), b"x".to_vec(), b"y".to_vec()]);
+        let expected: Vec<Vec<u8>> = ["EVALSHA", DEF.sha1, "3", "a", "b", "c", "5", "x", "y"]
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect();
+        assert_eq!(args_of(&call.eval_cmd()), expected);
+    }
+
+    #[test]
+    fn read_only_uses_evalsha_ro_and_zero_keys() {
+        let call = RO.call();
+        let expected: Vec<Vec<u8>> = ["EVALSHA_RO", RO.sha1, "0"]
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect();
+        assert_eq!(args_of(&call.eval_cmd()), expected);
+    }
+
+    #[test]
+    fn sha_check_accepts_any_case_and_rejects_mismatch() {
+        let upper = Value::BulkString(DEF.sha1.to_uppercase().into_bytes());
+        assert!(DEF.check_loaded_sha(upper).is_ok());
+        let other = Value::BulkString(b"0000000000000000000000000000000000000000".to_vec());
+        let err = DEF.check_loaded_sha(other).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Client);
+        assert!(err.to_string().contains("scripts/demo.lua"), "{err}");
+    }
+}

@@ -1,0 +1,2 @@
+-- No keys: returns a constant.
+return 'hello'

@@ -1,0 +1,580 @@
+//! Test helpers of redlua: throwaway `redis-server` processes.
+//!
+//! [`RedisServer::start`] spawns a private `redis-server` on a free loopback
+//! port with its own temporary directory and no persistence, waits until it
+//! answers `PING`, and kills it when dropped. [`RedisCluster::start`] does the
+//! same for a cluster of several primaries with all 16384 slots assigned.
+//!
+//! The binary is taken from the `REDIS_SERVER_BIN` environment variable, or
+//! else looked up as `redis-server` on `PATH`. When it cannot be found, the
+//! helpers panic with a message saying how to install it: tests that need
+//! Redis fail loudly instead of being skipped.
+//!
+//! These helpers panic on failure, which is what a test wants; they are not
+//! meant for production code.
+#![warn(missing_docs)]
+
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Environment variable naming the `redis-server` binary to use.
+pub const REDIS_SERVER_BIN_ENV: &str = "REDIS_SERVER_BIN";
+
+/// How long a server may take to answer its first `PING`.
+const READY_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long a cluster may take to report `cluster_state:ok` on every node.
+const CLUSTER_TIMEOUT: Duration = Duration::from_secs(30);
+/// How many times a start is retried when the chosen port was taken meanwhile.
+const PORT_ATTEMPTS: usize = 10;
+/// Number of hash slots of a Redis Cluster.
+const CLUSTER_SLOTS: usize = 16384;
+/// Offset of the cluster bus port (Redis uses `port + 10000` by default).
+const CLUSTER_BUS_OFFSET: u16 = 10000;
+
+/// Looks for `redis-server`: `env_value` (the value of `REDIS_SERVER_BIN`)
+/// if given, else the directories of `path_value` (a `PATH`-style list).
+///
+/// Returns a message explaining how to install Redis when nothing is found.
+/// This is the pure part of [`redis_server_bin`], exposed for testing.
+pub fn find_redis_server(
+    env_value: Option<&OsStr>,
+    path_value: Option<&OsStr>,
+) -> Result<PathBuf, String> {
+    const HOW: &str =
+        "redis-server not found: run tools/ensure-redis or apt-get install redis-server";
+    if let Some(bin) = env_value.filter(|v| !v.is_empty()) {
+        let bin = PathBuf::from(bin);
+        return if bin.is_file() {
+            Ok(bin)
+        } else {
+            Err(format!(
+                "{HOW} ({REDIS_SERVER_BIN_ENV} is set to `{}`, which is not a file)",
+                bin.display()
+            ))
+        };
+    }
+    if let Some(path) = path_value {
+        for dir in std::env::split_paths(path) {
+            let candidate = dir.join("redis-server");
+            if candidate.is_file() {
+                return Ok(candidate);
+            }
+        }
+    }
+    Err(format!(
+        "{HOW} (looked on PATH; or set {REDIS_SERVER_BIN_ENV})"
+    ))
+}
+
+/// The `redis-server` binary to use: `$REDIS_SERVER_BIN`, else `redis-server`
+/// on `PATH`.
+///
+/// # Panics
+///
+/// When no binary is found, with a message saying how to install one.
+pub fn redis_server_bin() -> PathBuf {
+    let env_value: Option<OsString> = std::env::var_os(REDIS_SERVER_BIN_ENV);
+    let path_value: Option<OsString> = std::env::var_os("PATH");
+    match find_redis_server(env_value.as_deref(), path_value.as_deref()) {
+        Ok(bin) => bin,
+        Err(msg) => panic!("\n\n*** {msg} ***\n\n"),
+    }
+}
+
+/// Picks a loopback port that is free right now (and, for a cluster node,
+/// whose bus port `port + 10000` is free too). Another process may still take
+/// it before the server binds it; callers retry in that case.
+fn pick_free_port(cluster_bus: bool) -> u16 {
+    for _ in 0..100 {
+        let listener = TcpListener::bind(("127.0.0.1", 0))
+            .unwrap_or_else(|e| panic!("cannot bind a loopback port: {e}"));
+        let port = listener
+            .local_addr()
+            .unwrap_or_else(|e| panic!("cannot read a bound port: {e}"))
+            .port();
+        if !cluster_bus {
+            return port;
+        }
+        let Some(bus) = port.checked_add(CLUSTER_BUS_OFFSET) else {
+            continue;
+        };
+        if TcpListener::bind(("127.0.0.1", bus)).is_ok() {
+            return port;
+        }
+    }
+    panic!("cannot find a free loopback port (with a free cluster bus port)");
+}
+
+/// A private `redis-server` process on a free loopback port, killed on drop.
+///
+/// It runs with `--save "" --appendonly no --bind 127.0.0.1 --daemonize no`,
+/// its working directory (`--dir`) is a fresh temporary directory removed on
+/// drop, and it logs to a file in that directory (see [`log`](Self::log)).
+#[derive(Debug)]
+pub struct RedisServer {
+    child: Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl RedisServer {
+    /// Starts a server with the default configuration and waits until it
+    /// answers `PING`.
+    ///
+    /// # Panics
+    ///
+    /// When `redis-server` is not found, cannot be spawned, exits early, or
+    /// does not answer `PING` in time (the message includes its log).
+    pub fn start() -> RedisServer {
+        Self::start_with(std::iter::empty::<&str>())
+    }
+
+    /// Starts a server with extra command-line configuration appended after
+    /// the defaults (e.g. `["--maxmemory", "10mb"]`; later options override
+    /// earlier ones), and waits until it answers `PING`.
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_with<I, S>(args: I) -> RedisServer
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let extra: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        Self::spawn(&extra, false)
+    }
+
+    fn spawn(extra: &[OsString], cluster_bus: bool) -> RedisServer {
+        let bin = redis_server_bin();
+        let mut last_log = String::new();
+        for _ in 0..PORT_ATTEMPTS {
+            let port = pick_free_port(cluster_bus);
+            let dir = tempfile::Builder::new()
+                .prefix("redlua-redis-")
+                .tempdir()
+                .unwrap_or_else(|e| panic!("cannot create a temporary directory: {e}"));
+            let log_file = dir.path().join("redis.log");
+            let stdio_file = dir.path().join("stdio.log");
+            let stdio = File::create(&stdio_file)
+                .unwrap_or_else(|e| panic!("cannot create {}: {e}", stdio_file.display()));
+            let stdio_err = stdio
+                .try_clone()
+                .unwrap_or_else(|e| panic!("cannot duplicate a file handle: {e}"));
+            let child = Command::new(&bin)
+                .arg("--port")
+                .arg(port.to_string())
+                .arg("--bind")
+                .arg("127.0.0.1")
+                .arg("--save")
+                .arg("")
+                .arg("--appendonly")
+                .arg("no")
+                .arg("--daemonize")
+                .arg("no")
+                .arg("--dir")
+                .arg(dir.path())
+                .arg("--logfile")
+                .arg(&log_file)
+                .args(extra)
+                .current_dir(dir.path())
+                .stdin(Stdio::null())
+                .stdout(stdio)
+                .stderr(stdio_err)
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot spawn {}: {e}", bin.display()));
+            let mut server = RedisServer { child, port, dir };
+            match server.wait_ready() {
+                Ok(()) => return server,
+                Err(Exit::PortTaken) => {
+                    last_log = server.log();
+                    // Dropping `server` kills it (if still alive); try another port.
+                }
+                Err(Exit::Failed(why)) => {
+                    let log = server.log();
+                    drop(server);
+                    panic!(
+                        "redis-server ({}) on port {port} {why}\n--- server log ---\n{log}",
+                        bin.display()
+                    );
+                }
+            }
+        }
+        panic!(
+            "redis-server could not bind a free port in {PORT_ATTEMPTS} attempts\n\
+             --- last server log ---\n{last_log}"
+        );
+    }
+
+    /// Waits until the server answers `PING`, or it exits, or time runs out.
+    fn wait_ready(&mut self) -> Result<(), Exit> {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        let client = redis::Client::open(self.url())
+            .map_err(|e| Exit::Failed(format!("has an invalid URL: {e}")))?;
+        loop {
+            if let Ok(mut con) = client.get_connection_with_timeout(Duration::from_millis(500))
+                && let Ok(pong) = redis::cmd("PING").query::<String>(&mut con)
+                && pong == "PONG"
+            {
+                return Ok(());
+            }
+            match self.child.try_wait() {
+                Ok(Some(status)) => {
+                    let log = self.log();
+                    return Err(if log.contains("Address already in use") {
+                        Exit::PortTaken
+                    } else {
+                        Exit::Failed(format!("exited early ({status})"))
+                    });
+                }
+                Ok(None) => {}
+                Err(e) => return Err(Exit::Failed(format!("cannot be waited on: {e}"))),
+            }
+            if Instant::now() >= deadline {
+                return Err(Exit::Failed(format!(
+                    "did not answer PING within {READY_TIMEOUT:?}"
+                )));
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The TCP port the server listens on (on 127.0.0.1).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The connection URL of the server: `redis://127.0.0.1:<port>/`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// A redis-rs client for this server.
+    ///
+    /// # Panics
+    ///
+    /// Never in practice (the URL is always valid).
+    pub fn client(&self) -> redis::Client {
+        redis::Client::open(self.url()).expect("a valid redis URL")
+    }
+
+    /// A new blocking connection to this server.
+    ///
+    /// # Panics
+    ///
+    /// When the server cannot be reached.
+    pub fn connection(&self) -> redis::Connection {
+        self.client()
+            .get_connection_with_timeout(Duration::from_secs(5))
+            .unwrap_or_else(|e| panic!("cannot connect to {}: {e}", self.url()))
+    }
+
+    /// The server's working directory (a temporary directory removed on drop).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The operating-system process id of the server.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The server's log so far (its log file, then anything it printed on
+    /// stdout/stderr), for diagnostics.
+    pub fn log(&self) -> String {
+        let read =
+            |name: &str| std::fs::read_to_string(self.dir.path().join(name)).unwrap_or_default();
+        let mut log = read("redis.log");
+        let stdio = read("stdio.log");
+        if !stdio.trim().is_empty() {
+            log.push_str("--- stdout/stderr ---\n");
+            log.push_str(&stdio);
+        }
+        log
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        // The process may already have exited; both errors are then harmless.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Why a started server is not usable.
+enum Exit {
+    /// The port was taken between picking it and the server binding it.
+    PortTaken,
+    /// Any other failure, described.
+    Failed(String),
+}
+
+/// A throwaway Redis Cluster of primaries (no replicas) on free loopback
+/// ports, with all 16384 slots assigned evenly; every node is killed on drop.
+#[derive(Debug)]
+pub struct RedisCluster {
+    nodes: Vec<RedisServer>,
+}
+
+impl RedisCluster {
+    /// Starts `masters` cluster-enabled servers, assigns the slots evenly
+    /// (node `i` gets the `i`-th contiguous range), joins them with
+    /// `CLUSTER MEET`, and waits until every node reports `cluster_state:ok`.
+    ///
+    /// # Panics
+    ///
+    /// When `masters` is 0, when a server fails to start (see
+    /// [`RedisServer::start`]), or when the cluster does not become healthy
+    /// in time (the message includes each node's `CLUSTER INFO`).
+    pub fn start(masters: usize) -> RedisCluster {
+        assert!(masters > 0, "a cluster needs at least one primary");
+        let nodes: Vec<RedisServer> = (0..masters)
+            .map(|_| {
+                let extra: Vec<OsString> = [
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    "5000",
+                ]
+                .iter()
+                .map(OsString::from)
+                .collect();
+                RedisServer::spawn(&extra, true)
+            })
+            .collect();
+        let cluster = RedisCluster { nodes };
+        cluster.assign_slots_and_meet();
+        cluster.wait_ok();
+        cluster
+    }
+
+    fn assign_slots_and_meet(&self) {
+        let n = self.nodes.len();
+        for (i, node) in self.nodes.iter().enumerate() {
+            let mut con = node.connection();
+            // Distinct config epochs avoid a round of epoch collision handling.
+            let epoch = i + 1;
+            let _: () = redis::cmd("CLUSTER")
+                .arg("SET-CONFIG-EPOCH")
+                .arg(epoch)
+                .query(&mut con)
+                .unwrap_or_else(|e| panic!("CLUSTER SET-CONFIG-EPOCH on {}: {e}", node.url()));
+            let first = i * CLUSTER_SLOTS / n;
+            let end = (i + 1) * CLUSTER_SLOTS / n;
+            let mut add = redis::cmd("CLUSTER");
+            add.arg("ADDSLOTS");
+            for slot in first..end {
+                add.arg(slot);
+            }
+            let _: () = add
+                .query(&mut con)
+                .unwrap_or_else(|e| panic!("CLUSTER ADDSLOTS on {}: {e}", node.url()));
+        }
+        let mut first = self.nodes[0].connection();
+        for node in &self.nodes[1..] {
+            let _: () = redis::cmd("CLUSTER")
+                .arg("MEET")
+                .arg("127.0.0.1")
+                .arg(node.port())
+                .query(&mut first)
+                .unwrap_or_else(|e| panic!("CLUSTER MEET {}: {e}", node.url()));
+        }
+    }
+
+    fn wait_ok(&self) {
+        let deadline = Instant::now() + CLUSTER_TIMEOUT;
+        loop {
+            let infos: Vec<String> = self
+                .nodes
+                .iter()
+                .map(|node| {
+                    redis::cmd("CLUSTER")
+                        .arg("INFO")
+                        .query::<String>(&mut node.connection())
+                        .unwrap_or_else(|e| format!("CLUSTER INFO failed: {e}"))
+                })
+                .collect();
+            let known = format!("cluster_known_nodes:{}", self.nodes.len());
+            if infos
+                .iter()
+                .all(|info| info.contains("cluster_state:ok") && info.contains(&known))
+            {
+                return;
+            }
+            if Instant::now() >= deadline {
+                let report: Vec<String> = self
+                    .nodes
+                    .iter()
+                    .zip(&infos)
+                    .map(|(node, info)| format!("--- {} ---\n{info}", node.url()))
+                    .collect();
+                panic!(
+                    "the cluster did not reach cluster_state:ok within {CLUSTER_TIMEOUT:?}\n{}",
+                    report.join("\n")
+                );
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The connection URLs of all nodes, in start order.
+    pub fn urls(&self) -> Vec<String> {
+        self.nodes.iter().map(RedisServer::url).collect()
+    }
+
+    /// The nodes, in start order (node `i` owns the `i`-th slot range).
+    pub fn nodes(&self) -> &[RedisServer] {
+        &self.nodes
+    }
+
+    /// A redis-rs cluster client seeded with every node.
+    ///
+    /// # Panics
+    ///
+    /// Never in practice (the URLs are always valid).
+    pub fn client(&self) -> redis::cluster::ClusterClient {
+        redis::cluster::ClusterClient::new(self.urls()).expect("valid cluster URLs")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_binary_from_env_then_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("redis-server");
+        std::fs::write(&bin, b"").unwrap();
+        assert_eq!(
+            find_redis_server(Some(bin.as_os_str()), None),
+            Ok(bin.clone())
+        );
+        assert_eq!(
+            find_redis_server(None, Some(dir.path().as_os_str())),
+            Ok(bin.clone())
+        );
+        // An empty variable counts as unset.
+        assert_eq!(
+            find_redis_server(Some(OsStr::new("")), Some(dir.path().as_os_str())),
+            Ok(bin)
+        );
+    }
+
+    #[test]
+    fn missing_binary_says_how_to_install() {
+        let empty = tempfile::tempdir().unwrap();
+        let err = find_redis_server(None, Some(empty.path().as_os_str())).unwrap_err();
+        assert!(
+            err.starts_with("redis-server not found: run tools/ensure-redis"),
+            "{err}"
+        );
+        let err =
+            find_redis_server(Some(OsStr::new("/nonexistent/redis-server")), None).unwrap_err();
+        assert!(err.contains("apt-get install redis-server"), "{err}");
+        assert!(err.contains("/nonexistent/redis-server"), "{err}");
+    }
+
+    #[test]
+    fn server_starts_answers_and_dies_on_drop() {
+        let server = RedisServer::start();
+        assert_eq!(
+            server.url(),
+            format!("redis://127.0.0.1:{}/", server.port())
+        );
+        assert_ne!(server.port(), 6379);
+        let mut con = server.connection();
+        let _: () = redis::cmd("SET").arg("k").arg("v").query(&mut con).unwrap();
+        let v: String = redis::cmd("GET").arg("k").query(&mut con).unwrap();
+        assert_eq!(v, "v");
+        let save: Vec<String> = redis::cmd("CONFIG")
+            .arg("GET")
+            .arg("save")
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(save, ["save", ""]);
+        let dir: Vec<String> = redis::cmd("CONFIG")
+            .arg("GET")
+            .arg("dir")
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(
+            std::fs::canonicalize(&dir[1]).unwrap(),
+            std::fs::canonicalize(server.dir()).unwrap()
+        );
+        let path = server.dir().to_owned();
+        let port = server.port();
+        drop(con);
+        drop(server);
+        assert!(!path.exists(), "temporary directory should be removed");
+        let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap();
+        assert!(
+            client
+                .get_connection_with_timeout(Duration::from_millis(500))
+                .is_err(),
+            "server should be gone after drop"
+        );
+    }
+
+    #[test]
+    fn servers_get_distinct_ports_and_extra_config() {
+        let a = RedisServer::start();
+        let b = RedisServer::start_with(["--maxmemory", "10mb", "--databases", "3"]);
+        assert_ne!(a.port(), b.port());
+        let mut con = b.connection();
+        let maxmemory: Vec<String> = redis::cmd("CONFIG")
+            .arg("GET")
+            .arg("maxmemory")
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(maxmemory, ["maxmemory", "10485760"]);
+        let err = redis::cmd("SELECT")
+            .arg(3)
+            .query::<()>(&mut con)
+            .unwrap_err();
+        assert!(err.to_string().contains("out of range"), "{err}");
+    }
+
+    #[test]
+    fn bad_config_panics_with_the_log() {
+        let panic = std::panic::catch_unwind(|| RedisServer::start_with(["--no-such-option", "1"]))
+            .expect_err("an unknown option must make the start fail");
+        let msg = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(msg.contains("exited early"), "{msg}");
+        assert!(msg.contains("no-such-option"), "{msg}");
+    }
+
+    #[test]
+    fn cluster_serves_keys_on_every_node() {
+        let cluster = RedisCluster::start(3);
+        assert_eq!(cluster.urls().len(), 3);
+        for node in cluster.nodes() {
+            let info: String = redis::cmd("CLUSTER")
+                .arg("INFO")
+                .query(&mut node.connection())
+                .unwrap();
+            assert!(info.contains("cluster_state:ok"), "{info}");
+            assert!(info.contains("cluster_slots_assigned:16384"), "{info}");
+        }
+        let mut con = cluster.client().get_connection().unwrap();
+        // Slots: "a" = 15495 (node 2), "b" = 3300 (node 0), "c" = 7365 (node 1).
+        for key in ["a", "b", "c"] {
+            let _: () = redis::cmd("SET").arg(key).arg(key).query(&mut con).unwrap();
+        }
+        for (i, key) in ["b", "c", "a"].iter().enumerate() {
+            let mut direct = cluster.nodes()[i].connection();
+            let n: usize = redis::cmd("DBSIZE").query(&mut direct).unwrap();
+            assert_eq!(n, 1, "node {i} should hold exactly `{key}`");
+            let v: String = redis::cmd("GET").arg(*key).query(&mut direct).unwrap();
+            assert_eq!(&v, key);
+        }
+    }
+}
