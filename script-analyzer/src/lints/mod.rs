@@ -7,6 +7,7 @@ use full_moon::ast::Ast;
 
 mod arity;
 mod calls;
+mod chunk_returns;
 mod command_arity;
 mod dynamic_access;
 mod global_assignment;

@@ -1,6 +1,84 @@
-//! TODO
+//! `non_integer_return`: the script's reply is a number that is not an integer.
+//!
+//! Redis converts a Lua number to an integer reply by truncating it:
+//! `return 3.5` answers 3, `return 1 / 2` answers 0. Return a string
+//! (`tostring(x)`) or round on purpose (`math.floor(x)`). Local functions may
+//! return what they like; only the main chunk's reply is checked, and the
+//! elements of an array it returns.
 
+use super::chunk_returns::{main_chunk_returns, unparenthesized};
+use super::inputs::number;
 use super::{Context, RedisCall};
-use crate::Report;
+use crate::{Diagnostic, Lint, Report, Span};
+use full_moon::ast::{BinOp, Expression, Field};
+use full_moon::node::Node;
 
-pub(crate) fn check(_cx: &Context<'_>, _calls: &[RedisCall], _report: &mut Report) {}
+pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
+    for expr in main_chunk_returns(cx.ast.nodes()) {
+        check_value(cx, expr, report);
+    }
+}
+
+fn check_value(cx: &Context<'_>, expr: &Expression, report: &mut Report) {
+    let expr = unparenthesized(expr);
+    let why = match expr {
+        Expression::Number(token) => match number(token) {
+            Some(n) if n.fract() != 0.0 => format!("{} is not an integer", token.token()),
+            _ => return,
+        },
+        Expression::BinaryOperator { binop: BinOp::Slash(_), .. } => {
+            "a division gives a fractional number".to_string()
+        }
+        Expression::BinaryOperator { binop: BinOp::Caret(_), .. } => {
+            "`^` gives a fractional number".to_string()
+        }
+        Expression::TableConstructor(table) => {
+            for field in table.fields() {
+                if let Field::NoKey(value) = field {
+                    check_value(cx, value, report);
+                }
+            }
+            return;
+        }
+        _ => return,
+    };
+    let Some((start, end)) = expr.range() else {
+        return;
+    };
+    let span = Span::from_offsets(cx.source, start.bytes(), end.bytes());
+    report.diagnostics.push(
+        Diagnostic::error(Lint::NonIntegerReturn, span, format!("the script returns a non-integer number: {why}"))
+            .with_label("Redis truncates this to an integer")
+            .with_help("return `tostring(...)` to keep the fraction, or `math.floor(...)` to round on purpose"),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Lint;
+    use crate::lints::test_util::messages;
+
+    fn errors(source: &str) -> Vec<String> {
+        messages(Lint::NonIntegerReturn, source, 0, 1)
+    }
+
+    #[test]
+    fn fractional_replies_are_errors() {
+        assert_eq!(errors("return 3.5"), ["the script returns a non-integer number: 3.5 is not an integer"]);
+        assert_eq!(
+            errors("local a = tonumber(ARGV[1])\nreturn (a / 2)"),
+            ["the script returns a non-integer number: a division gives a fractional number"]
+        );
+        assert_eq!(errors("if ARGV[1] then return {1, 0.25} end return 2 ^ 0.5").len(), 2);
+    }
+
+    #[test]
+    fn integers_strings_and_functions_pass() {
+        assert!(errors("return 3").is_empty());
+        assert!(errors("return 3.0").is_empty(), "an integral float converts exactly");
+        assert!(errors("return math.floor(tonumber(ARGV[1]) / 2)").is_empty());
+        assert!(errors("return tostring(1.5)").is_empty());
+        assert!(errors("local function half(x) return x / 2 end\nreturn math.floor(half(3))").is_empty());
+        assert!(errors("return {ok = 1.5}").is_empty(), "hash parts are dropped by Redis anyway");
+    }
+}

@@ -1,6 +1,93 @@
-//! TODO
+//! `return_type`: the declared `returns` type cannot hold what the script
+//! evidently returns, e.g. a table or a string literal where `returns = i64`.
+//!
+//! Only literal replies are judged (a table constructor, a string or number
+//! literal, `true`): what a `redis.call` returns depends on the data.
 
+use super::chunk_returns::{main_chunk_returns, unparenthesized};
 use super::{Context, RedisCall};
-use crate::Report;
+use crate::{Diagnostic, Lint, Report, ReturnKind, Span};
+use full_moon::ast::Expression;
+use full_moon::node::Node;
 
-pub(crate) fn check(_cx: &Context<'_>, _calls: &[RedisCall], _report: &mut Report) {}
+pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
+    let Some(expected) = cx.options.returns else {
+        return;
+    };
+    for expr in main_chunk_returns(cx.ast.nodes()) {
+        let expr = unparenthesized(expr);
+        let (found, reply) = match expr {
+            Expression::TableConstructor(_) => (ReturnKind::Array, "an array"),
+            Expression::String(_) => (ReturnKind::String, "a string"),
+            Expression::Number(_) => (ReturnKind::Integer, "an integer"),
+            Expression::Symbol(token) if token.token().to_string() == "true" => {
+                (ReturnKind::Integer, "the integer 1")
+            }
+            _ => continue,
+        };
+        let compatible = match expected {
+            ReturnKind::Any => true,
+            // redis-rs parses integers from strings that hold one.
+            ReturnKind::Integer => found == ReturnKind::Integer,
+            // An integer reply converts to a string.
+            ReturnKind::String => found != ReturnKind::Array,
+            ReturnKind::Array => found == ReturnKind::Array,
+        };
+        if compatible {
+            continue;
+        }
+        let Some((start, end)) = expr.range() else {
+            continue;
+        };
+        let wanted = match expected {
+            ReturnKind::Integer => "an integer",
+            ReturnKind::String => "a string",
+            ReturnKind::Array => "an array",
+            ReturnKind::Any => "anything",
+        };
+        let span = Span::from_offsets(cx.source, start.bytes(), end.bytes());
+        report.diagnostics.push(
+            Diagnostic::error(
+                Lint::ReturnType,
+                span,
+                format!("the script returns {reply}, but `returns` expects {wanted}"),
+            )
+            .with_label(format!("Redis replies with {reply} here"))
+            .with_help("change `returns = ...` to a type that holds this reply, or `redis::Value`"),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lints::test_util::lint_with;
+    use crate::{Lint, Options, ReturnKind};
+
+    fn errors(source: &str, returns: ReturnKind) -> Vec<String> {
+        let options = Options { returns: Some(returns), ..Options::default() };
+        lint_with(Lint::ReturnType, source, &options).into_iter().map(|d| d.message).collect()
+    }
+
+    #[test]
+    fn mismatches_are_errors() {
+        assert_eq!(
+            errors("return {1, 2}", ReturnKind::Integer),
+            ["the script returns an array, but `returns` expects an integer"]
+        );
+        assert_eq!(
+            errors("if x then return 'ok' end return 1", ReturnKind::Integer),
+            ["the script returns a string, but `returns` expects an integer"]
+        );
+        assert_eq!(errors("return 5", ReturnKind::Array).len(), 1);
+        assert_eq!(errors("return {}", ReturnKind::String).len(), 1);
+    }
+
+    #[test]
+    fn compatible_or_unknown_replies_pass() {
+        assert!(errors("return redis.call('GET', KEYS[1])", ReturnKind::Integer).is_empty());
+        assert!(errors("return 1", ReturnKind::String).is_empty());
+        assert!(errors("return nil", ReturnKind::Integer).is_empty());
+        assert!(errors("return {1}", ReturnKind::Any).is_empty());
+        assert!(errors("local function f() return {} end return 1", ReturnKind::Integer).is_empty());
+    }
+}
