@@ -1,1 +1,184 @@
-//! `#[redis_script]`.
+//! The `#[redis_script]` attribute of [redlua](https://example.invalid/redlua):
+//! Redis Lua scripts as typed, compile-time checked Rust items.
+//!
+//! Use it through the `redlua` crate (`use redlua::redis_script;`), which
+//! re-exports it together with the runtime the generated code calls. The
+//! attribute is documented on [`redis_script`].
+#![warn(missing_docs)]
+
+mod attr;
+mod diagnostics;
+mod expand;
+mod fields;
+
+use proc_macro::TokenStream;
+
+/// Turns a struct into a typed, compile-time checked Redis Lua script.
+///
+/// ```ignore
+/// use redlua::redis_script;
+///
+/// /// Releases a lock if `owner` holds it, and notifies waiters.
+/// #[redis_script("scripts/unlock.lua", returns = Option<i64>)]
+/// pub struct Unlock<'a> {
+///     #[key] pub lock: &'a str,    // KEYS[1]
+///     #[key] pub channel: &'a str, // KEYS[2]
+///     #[arg] pub message: i64,     // ARGV[1]
+///     #[arg] pub owner: &'a str,   // ARGV[2]
+/// }
+///
+/// # async fn demo(con: &mut redlua::redis::aio::MultiplexedConnection) -> redlua::redis::RedisResult<()> {
+/// let released: Option<i64> = Unlock { lock: "l", channel: "c", message: 0, owner: "me" }
+///     .invoke(con)
+///     .await?;
+/// # Ok(()) }
+/// ```
+///
+/// (The examples on this page are not compiled here, as a procedural-macro
+/// crate cannot use itself; the `redlua` crate's documentation and tests
+/// compile the same code.)
+///
+/// At compile time the macro reads the Lua file, computes its SHA1, and runs
+/// the analyzer of `redlua-analyzer` on it with what the struct declares. Any
+/// problem is a compile error that names the `.lua` file, line and column and
+/// quotes the offending line, e.g.:
+///
+/// ```text
+/// error: unknown Redis command `hincrbyy` [unknown_command]
+///         --> scripts/count.lua:1:19
+///          |
+///        1 | return redis.call('hincrbyy', KEYS[1], 'n', 1)
+///          |                   ^^^^^^^^^^ did you mean `hincrby`?
+///  --> src/lib.rs:3:16
+///   |
+/// 3 | #[redis_script("scripts/count.lua", returns = i64)]
+///   |                ^^^^^^^^^^^^^^^^^^^
+/// ```
+///
+/// # Syntax
+///
+/// `#[redis_script("path.lua" [, returns = Type] [, read_only] [, allow(lint, ...)] [, crate = path])]`
+/// on a struct (named fields, tuple fields, or none).
+///
+/// - **`"path.lua"`** (required): the script, relative to the directory of
+///   the invoking crate's `Cargo.toml` (`CARGO_MANIFEST_DIR`), whichever
+///   directory Cargo is run from. The file is included with `include_str!`,
+///   so editing it rebuilds the crate.
+/// - **`returns = Type`**: the Rust type of the script's result, any
+///   `redis::FromRedisValue` type; the default is `redis::Value`. When the
+///   type tells what kind of reply is expected, the script's `return`
+///   statements are checked against it (lint `return_type`): integers
+///   (`i64`, `u32`, `usize`, `bool`, ...), strings (`String`, `Vec<u8>`),
+///   lists (`Vec<T>`, tuples, sets); `Option<T>` is checked as `T`; other types
+///   (aliases, `redis::Value`, your own types) are not checked.
+/// - **`read_only`**: the script only reads. It is invoked with `EVALSHA_RO`
+///   (Redis 7 and later), so that it may run on replicas, and calling a
+///   write command from it is a compile error (lint `write_in_read_only`).
+///   A `#!lua flags=no-writes` first line of the script implies it.
+/// - **`allow(lint, ...)`**: switches off the named lints for this script
+///   (names as listed below). An unknown name is a compile error that lists
+///   the valid ones.
+/// - **`crate = path`**: where the `redlua` crate is, if not at `::redlua`
+///   (when it is renamed or re-exported). Generated code refers to
+///   `path::__private::{ScriptDef, ScriptCall, redis}`.
+///
+/// # Fields
+///
+/// Every field is marked with exactly one of:
+///
+/// - **`#[key]`**: passed in `KEYS`. Keys are numbered in field order:
+///   the first `#[key]` field is `KEYS[1]`, and so on.
+/// - **`#[arg]`**: passed in `ARGV`, numbered the same way among `#[arg]`
+///   fields. Keys and arguments may be interleaved in the struct.
+/// - **`#[key(variadic)]`** / **`#[arg(variadic)]`**: a list (`Vec<T>`,
+///   slice, set...) whose items follow the fixed keys (resp. arguments). It
+///   must be the last `#[key]` (resp. `#[arg]`) field. The script may then
+///   read `KEYS` / `ARGV` past the fixed entries, and dynamically
+///   (`#KEYS`, `ipairs(ARGV)`, `KEYS[i]`).
+///
+/// Fields take any `redis::ToRedisArgs` type (`&str`, `String`, integers,
+/// `Vec<u8>`, ...). A field type that writes several Redis arguments (a `Vec`
+/// of strings, a tuple) or none (`Option::None`) shifts the following
+/// entries: use a variadic field for lists. The attributes `#[key]` and
+/// `#[arg]` are removed from the struct, which is otherwise emitted as
+/// written; its documentation gains a section naming the script and the
+/// `KEYS` / `ARGV` index of each field.
+///
+/// A field without either attribute, a field with both, and a variadic field
+/// followed by another of its kind are compile errors spanned at the field.
+///
+/// # Generated items
+///
+/// An inherent `impl` on the struct (with the struct's generics) holding,
+/// with `T` the `returns` type:
+///
+/// | item | what |
+/// |---|---|
+/// | `pub const SOURCE: &'static str` | the Lua source, `include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", path))` |
+/// | `pub const SHA1: &'static str` | lowercase hexadecimal SHA1 of the source, computed at compile time |
+/// | `pub const KEY_COUNT: usize` | number of fixed `#[key]` fields |
+/// | `pub const ARG_COUNT: usize` | number of fixed `#[arg]` fields |
+/// | `pub const SCRIPT: ScriptDef` | the runtime's description: name, path, source, SHA1, read-only flag |
+/// | `pub fn call(&self) -> ScriptCall` | an invocation with this value's keys and arguments |
+/// | `pub async fn invoke<C>(&self, con: &mut C) -> RedisResult<T>` | runs the script on an async connection (`C: redis::aio::ConnectionLike`, e.g. `MultiplexedConnection`, `ConnectionManager`, cluster connections) |
+/// | `pub fn invoke_blocking<C>(&self, con: &mut C) -> RedisResult<T>` | the same on a blocking connection (`C: redis::ConnectionLike`) |
+/// | `pub fn add_to_pipeline<'p>(&self, pipe: &'p mut Pipeline) -> &'p mut Pipeline` | adds the invocation to a pipeline |
+/// | `pub async fn load<C>(con: &mut C) -> RedisResult<()>` | `SCRIPT LOAD`, checking the SHA1 |
+/// | `pub fn load_blocking<C>(con: &mut C) -> RedisResult<()>` | the same, blocking |
+///
+/// Scripts are sent with `EVALSHA` (`EVALSHA_RO` when read-only): the source
+/// only travels when the server answers `NOSCRIPT`, after which `invoke`
+/// loads it and retries once. Pipelines cannot recover that way: call
+/// `load` first.
+///
+/// # Lints
+///
+/// Errors refuse compilation; all are reported at once (of syntax errors,
+/// only the first, as what follows is mostly its fallout). `syntax` cannot
+/// be allowed; the others can, with `allow(...)`.
+///
+/// | lint | finds |
+/// |---|---|
+/// | `syntax` | the script is not valid Lua 5.1 (e.g. `goto`, `//`) |
+/// | `arity` | `KEYS[n]` / `ARGV[n]` past the declared fields; a declared field the script never reads (error at the field); a non-positive-integer index |
+/// | `dynamic_access` | `KEYS` / `ARGV` read with a computed index, by length or as a whole, without a variadic field |
+/// | `global_assignment` | assigning a global variable (Redis forbids it) |
+/// | `undefined_global` | reading a global the Redis sandbox does not have, with a "did you mean" suggestion |
+/// | `unknown_member` | a member of a sandbox library that does not exist (`redis.cal`, `os.time`) |
+/// | `unknown_command` | `redis.call` with a literal command name Redis does not have |
+/// | `command_arity` | `redis.call` with a number of arguments the command does not accept |
+/// | `write_in_read_only` | a write command in a `read_only` script |
+/// | `literal_key` | a key passed as a string literal instead of through `KEYS` |
+/// | `non_integer_return` | the script returning a non-integer number (Redis truncates it) |
+/// | `return_type` | a `return` the `returns` type cannot hold |
+///
+/// Diagnostics about the script are spanned at the path string; those about
+/// a declared key or argument that the script never reads, at that field.
+/// A missing or unreadable file is an error at the path string that shows
+/// where the path was resolved.
+///
+/// # More examples
+///
+/// A read-only script with a variadic list of keys, checked return type,
+/// and a lint switched off:
+///
+/// ```ignore
+/// #[redis_script("scripts/sum.lua", returns = i64, read_only, allow(literal_key))]
+/// struct Sum {
+///     #[key(variadic)]
+///     counters: Vec<String>,
+/// }
+///
+/// let total = Sum { counters: vec!["a".into(), "b".into()] }.invoke_blocking(&mut con)?;
+/// ```
+///
+/// A script without keys or arguments:
+///
+/// ```ignore
+/// #[redis_script("scripts/time.lua", returns = (i64, i64))]
+/// struct ServerTime;
+/// ```
+#[proc_macro_attribute]
+pub fn redis_script(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::expand(attr.into(), item.into()).into()
+}

@@ -1,0 +1,354 @@
+//! Code generation of `#[redis_script]`.
+
+use crate::attr::{Attr, combine};
+use crate::diagnostics;
+use crate::fields::{self, ScriptField, ScriptFields};
+use proc_macro2::TokenStream;
+use quote::{ToTokens, quote};
+use redlua_analyzer::{Declared, Options};
+use std::path::{Path, PathBuf};
+use syn::{Item, ItemStruct};
+
+/// Expands `#[redis_script(attr)] item`.
+///
+/// Never fails: errors become `compile_error!`s, emitted next to the struct
+/// (stripped of its `#[key]` / `#[arg]` attributes) so that they are the only
+/// errors the user sees.
+pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut item = match syn::parse2::<Item>(item.clone()) {
+        Ok(Item::Struct(item)) => item,
+        Ok(other) => {
+            let error = syn::Error::new_spanned(
+                item_keyword(&other),
+                "`#[redis_script]` goes on a struct whose fields are the script's keys and \
+                 arguments",
+            );
+            return with_errors(other.into_token_stream(), Some(error));
+        }
+        Err(e) => return with_errors(item, Some(e)),
+    };
+    let mut errors = None;
+    let fields = fields::extract(&mut item).map_err(|e| combine(&mut errors, e));
+    let attr = syn::parse2::<Attr>(attr).map_err(|e| combine(&mut errors, e));
+    let (Ok(fields), Ok(attr)) = (fields, attr) else {
+        return with_errors(item.into_token_stream(), errors);
+    };
+    let script = load_and_check(&attr, &fields, &mut errors);
+    add_struct_docs(&mut item, &attr, &fields);
+    let methods = generate_impl(&item, &attr, &fields, &script);
+    with_errors(quote!(#item #methods), errors)
+}
+
+/// What the macro learned from the script file.
+struct Script {
+    /// The SHA1 of the source, or empty if the file could not be read.
+    sha1: String,
+    /// Whether the file could be read (else `SOURCE` is generated empty).
+    readable: bool,
+    /// `read_only`, or a `no-writes` shebang.
+    read_only: bool,
+}
+
+/// Reads the script, computes its SHA1 and runs the analyzer on it; errors go
+/// into `errors`.
+fn load_and_check(attr: &Attr, fields: &ScriptFields, errors: &mut Option<syn::Error>) -> Script {
+    let written = attr.path.value();
+    let mut script = Script {
+        sha1: String::new(),
+        readable: false,
+        read_only: attr.read_only,
+    };
+    let source = match read_script(&written) {
+        Ok(source) => source,
+        Err(message) => {
+            combine(errors, syn::Error::new(attr.path.span(), message));
+            return script;
+        }
+    };
+    script.readable = true;
+    script.sha1 = sha1_smol::Sha1::from(source.as_bytes())
+        .digest()
+        .to_string();
+    let options = Options {
+        declared: Some(Declared {
+            keys: fields.fixed_keys(),
+            keys_variadic: fields.keys_variadic(),
+            args: fields.fixed_args(),
+            args_variadic: fields.args_variadic(),
+        }),
+        read_only: attr.read_only,
+        allow: attr.allow.iter().map(|(lint, _)| *lint).collect(),
+        returns: attr.returns.as_ref().map(diagnostics::return_kind),
+    };
+    let report = redlua_analyzer::analyze(&source, &options);
+    if report
+        .info
+        .shebang_flags
+        .as_ref()
+        .is_some_and(|flags| flags.iter().any(|f| f == "no-writes"))
+    {
+        script.read_only = true;
+    }
+    if let Some(e) = diagnostics::errors(&report.diagnostics, &attr.path, fields, &source) {
+        combine(errors, e);
+    }
+    script
+}
+
+/// Reads `written` relative to `CARGO_MANIFEST_DIR`, or says why it cannot.
+fn read_script(written: &str) -> Result<String, String> {
+    let Some(manifest_dir) = std::env::var_os("CARGO_MANIFEST_DIR") else {
+        return Err(format!(
+            "cannot locate `{written}`: CARGO_MANIFEST_DIR is not set (script paths are \
+             relative to the crate's Cargo.toml, so the crate must be built by Cargo)"
+        ));
+    };
+    let resolved = Path::new(&manifest_dir).join(written);
+    let bytes = std::fs::read(&resolved).map_err(|e| {
+        format!(
+            "cannot read Lua script `{written}`: {e}\n  = note: script paths are relative to \
+             the directory of the crate's Cargo.toml (CARGO_MANIFEST_DIR); this one resolves \
+             to `{}`",
+            display_path(&resolved)
+        )
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "Lua script `{written}` is not valid UTF-8 (first bad byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// `path` relative to the current directory (where Cargo runs the compiler:
+/// the workspace root) when it is inside it, else as it is.
+fn display_path(path: &Path) -> String {
+    let relative: Option<PathBuf> = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf));
+    relative
+        .unwrap_or_else(|| path.to_path_buf())
+        .display()
+        .to_string()
+        .replace('\\', "/")
+}
+
+/// Appends a `# Script` section to the struct's documentation.
+fn add_struct_docs(item: &mut ItemStruct, attr: &Attr, fields: &ScriptFields) {
+    let path = attr.path.value();
+    let list = |fields: &[ScriptField], array: &str| -> String {
+        if fields.is_empty() {
+            return "none".to_owned();
+        }
+        fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                if f.variadic {
+                    format!("`{}` (`{array}[{}..]`)", f.name(), i + 1)
+                } else {
+                    format!("`{}` (`{array}[{}]`)", f.name(), i + 1)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let lines = [
+        String::new(),
+        "# Redis script".to_owned(),
+        String::new(),
+        format!(
+            "Generated by `#[redis_script]` from `{path}`: keys {}; arguments {}.",
+            list(&fields.keys, "KEYS"),
+            list(&fields.args, "ARGV")
+        ),
+        "Run it with `invoke` (async), `invoke_blocking` or `add_to_pipeline`.".to_owned(),
+    ];
+    for line in lines {
+        let line = if line.is_empty() {
+            line
+        } else {
+            format!(" {line}")
+        };
+        item.attrs.push(syn::parse_quote!(#[doc = #line]));
+    }
+}
+
+/// The inherent `impl` with the constants and methods.
+fn generate_impl(
+    item: &ItemStruct,
+    attr: &Attr,
+    fields: &ScriptFields,
+    script: &Script,
+) -> TokenStream {
+    let krate = match &attr.krate {
+        Some(path) => quote!(#path),
+        None => quote!(::redlua),
+    };
+    let private = quote!(#krate::__private);
+    let redis = quote!(#private::redis);
+    let ident = &item.ident;
+    let name = ident.to_string();
+    let (impl_generics, ty_generics, where_clause) = item.generics.split_for_impl();
+    let path = &attr.path;
+    let written = path.value();
+    let returns = match &attr.returns {
+        Some(ty) => quote!(#ty),
+        None => quote!(#redis::Value),
+    };
+    let source = if script.readable {
+        quote!(::core::include_str!(::core::concat!(
+            ::core::env!("CARGO_MANIFEST_DIR"),
+            "/",
+            #path
+        )))
+    } else {
+        quote!("")
+    };
+    let sha1 = &script.sha1;
+    let read_only = script.read_only;
+    let key_count = fields.fixed_keys();
+    let arg_count = fields.fixed_args();
+    let keys = fields.keys.iter().map(|f| {
+        let member = &f.member;
+        quote!(__call.key(&self.#member);)
+    });
+    let args = fields.args.iter().map(|f| {
+        let member = &f.member;
+        quote!(__call.arg(&self.#member);)
+    });
+    let command = if read_only { "EVALSHA_RO" } else { "EVALSHA" };
+
+    let doc_source = format!(
+        " The Lua source of `{written}`, included at compile time (editing the file rebuilds \
+         the crate)."
+    );
+    let doc_sha1 = format!(
+        " The lowercase hexadecimal SHA1 of [`SOURCE`](Self::SOURCE), computed at compile \
+         time: the name of the script in Redis's script cache (`{sha1}`)."
+    );
+    let doc_script = format!(
+        " The static description of the script ({name}, `{written}`), as the runtime uses it."
+    );
+    let doc_invoke = format!(
+        " Runs `{written}` with `{command}` on an asynchronous connection and converts its \
+         reply.\n\n If the server does not have the script cached (`NOSCRIPT`), it is loaded \
+         with `SCRIPT LOAD` and the call is retried once.\n\n # Errors\n\n Connection and \
+         server errors, errors raised by the script, and a reply that does not convert to the \
+         result type.\n\n # Cancellation\n\n If the future is dropped before it completes, the \
+         command may or may not have reached the server: the script may or may not have run \
+         (at most once)."
+    );
+    let doc_invoke_blocking = format!(
+        " Runs `{written}` with `{command}` on a blocking connection and converts its reply; \
+         the blocking twin of [`invoke`](Self::invoke).\n\n # Errors\n\n As \
+         [`invoke`](Self::invoke)."
+    );
+
+    quote! {
+        impl #impl_generics #ident #ty_generics #where_clause {
+            #[doc = #doc_source]
+            pub const SOURCE: &'static str = #source;
+            #[doc = #doc_sha1]
+            pub const SHA1: &'static str = #sha1;
+            /// The number of fixed keys (`KEYS`) the script takes, not counting a variadic tail.
+            pub const KEY_COUNT: usize = #key_count;
+            /// The number of fixed arguments (`ARGV`) the script takes, not counting a variadic tail.
+            pub const ARG_COUNT: usize = #arg_count;
+            #[doc = #doc_script]
+            pub const SCRIPT: #private::ScriptDef = #private::ScriptDef {
+                name: #name,
+                path: #path,
+                source: Self::SOURCE,
+                sha1: Self::SHA1,
+                read_only: #read_only,
+            };
+
+            /// An invocation of the script with this value's keys and arguments, in field order.
+            pub fn call(&self) -> #private::ScriptCall {
+                let __def: &'static #private::ScriptDef = &Self::SCRIPT;
+                #[allow(unused_mut)]
+                let mut __call = __def.call();
+                #(#keys)*
+                #(#args)*
+                __call
+            }
+
+            #[doc = #doc_invoke]
+            pub async fn invoke<C>(&self, con: &mut C) -> #redis::RedisResult<#returns>
+            where
+                C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
+            {
+                self.call().invoke_async::<#returns, C>(con).await
+            }
+
+            #[doc = #doc_invoke_blocking]
+            pub fn invoke_blocking<C>(&self, con: &mut C) -> #redis::RedisResult<#returns>
+            where
+                C: #redis::ConnectionLike + ?::core::marker::Sized,
+            {
+                self.call().invoke::<#returns, C>(con)
+            }
+
+            /// Adds this invocation to `pipe` and returns `pipe`.
+            ///
+            /// A pipeline cannot recover from `NOSCRIPT`: call [`load`](Self::load)
+            /// (or [`load_blocking`](Self::load_blocking)) on the same connection first.
+            pub fn add_to_pipeline<'p>(
+                &self,
+                pipe: &'p mut #redis::Pipeline,
+            ) -> &'p mut #redis::Pipeline {
+                self.call().add_to_pipeline(pipe)
+            }
+
+            /// Loads the script into the server's script cache (`SCRIPT LOAD`, sent to every
+            /// node of a cluster) and checks the SHA1 the server answers.
+            ///
+            /// Never required before [`invoke`](Self::invoke), which recovers from
+            /// `NOSCRIPT` by itself; required before sending a pipeline.
+            ///
+            /// # Errors
+            ///
+            /// Connection and server errors (e.g. Lua compilation), or a SHA1 mismatch.
+            ///
+            /// # Cancellation
+            ///
+            /// If the future is dropped, the script may or may not be loaded; loading again
+            /// is always safe.
+            pub async fn load<C>(con: &mut C) -> #redis::RedisResult<()>
+            where
+                C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
+            {
+                Self::SCRIPT.load(con).await
+            }
+
+            /// Blocking twin of [`load`](Self::load).
+            ///
+            /// # Errors
+            ///
+            /// As [`load`](Self::load).
+            pub fn load_blocking<C>(con: &mut C) -> #redis::RedisResult<()>
+            where
+                C: #redis::ConnectionLike + ?::core::marker::Sized,
+            {
+                Self::SCRIPT.load_blocking(con)
+            }
+        }
+    }
+}
+
+/// The keyword of an item that is not a struct, for the error's span.
+fn item_keyword(item: &Item) -> TokenStream {
+    match item {
+        Item::Enum(e) => e.enum_token.into_token_stream(),
+        Item::Union(u) => u.union_token.into_token_stream(),
+        Item::Fn(f) => f.sig.fn_token.into_token_stream(),
+        other => other.to_token_stream(),
+    }
+}
+
+/// `tokens` followed by `compile_error!`s for `errors`.
+fn with_errors(tokens: TokenStream, errors: Option<syn::Error>) -> TokenStream {
+    let errors = errors.map(|e| e.to_compile_error());
+    quote!(#tokens #errors)
+}

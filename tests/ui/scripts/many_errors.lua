@@ -1,0 +1,3 @@
+local value = redis.call('GETT', KEYS[1])
+total = value
+return redis.cal('GET', KEYS[3])

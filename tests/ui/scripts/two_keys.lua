@@ -1,0 +1,3 @@
+local from = redis.call('GET', KEYS[1])
+redis.call('SET', KEYS[2], from)
+return 1

@@ -1,0 +1,2 @@
+local n = tonumbr(ARGV[1])
+return redis.call('INCRBY', KEYS[1], n)

@@ -1,0 +1,1 @@
+return redis.call('hincrbyy', KEYS[1], 'hits', 1)

@@ -1,0 +1,1 @@
+return redis.cal('GET', KEYS[1])
