@@ -352,3 +352,105 @@ fn with_errors(tokens: TokenStream, errors: Option<syn::Error>) -> TokenStream {
     let errors = errors.map(|e| e.to_compile_error());
     quote!(#tokens #errors)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expand_str(attr: &str, item: &str) -> String {
+        expand(attr.parse().unwrap(), item.parse().unwrap()).to_string()
+    }
+
+    #[test]
+    fn expansion_includes_the_file_relative_to_the_manifest_dir() {
+        // Run by Cargo, CARGO_MANIFEST_DIR is lock-macros/.
+        let out = expand_str(
+            r#""../scripts/counter.lua", returns = i64"#,
+            "struct Count<'a> { #[key] counter: &'a str, #[arg] by: i64, #[arg] ttl: u64 }",
+        );
+        assert!(!out.contains("compile_error"), "{out}");
+        let manifest_dir = env!("CARGO_MANIFEST_DIR");
+        assert!(
+            !out.contains(manifest_dir),
+            "absolute path in expansion: {out}"
+        );
+        assert!(
+            out.contains(
+                r#"include_str ! (:: core :: concat ! (:: core :: env ! ("CARGO_MANIFEST_DIR") , "/" , "../scripts/counter.lua"))"#
+            ),
+            "{out}"
+        );
+        let source = std::fs::read(format!("{manifest_dir}/../scripts/counter.lua")).unwrap();
+        let sha1 = sha1_smol::Sha1::from(&source).digest().to_string();
+        assert!(
+            out.contains(&format!("SHA1 : & 'static str = \"{sha1}\"")),
+            "{out}"
+        );
+        assert!(out.contains("KEY_COUNT : usize = 1usize"), "{out}");
+        assert!(out.contains("ARG_COUNT : usize = 2usize"), "{out}");
+        assert!(out.contains("read_only : false"), "{out}");
+        assert!(out.contains(":: redlua :: __private :: ScriptDef"), "{out}");
+        // The helper attributes are gone from the struct.
+        assert!(
+            !out.contains("# [key]") && !out.contains("# [arg]"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn crate_option_changes_the_runtime_path() {
+        let out = expand_str(
+            r#""../scripts/counter.lua", crate = crate, allow(arity)"#,
+            "struct Count { #[key] counter: String }",
+        );
+        assert!(out.contains("crate :: __private :: ScriptDef"), "{out}");
+        assert!(!out.contains(":: redlua"), "{out}");
+        let out = expand_str(
+            r#""../scripts/counter.lua", crate = ::my::reexport, allow(arity)"#,
+            "struct Count { #[key] counter: String }",
+        );
+        assert!(
+            out.contains(":: my :: reexport :: __private :: ScriptCall"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_missing_file_still_emits_the_items() {
+        let out = expand_str(r#""nope/missing.lua""#, "struct Nothing;");
+        assert!(out.contains("compile_error"), "{out}");
+        assert!(
+            out.contains("cannot read Lua script `nope/missing.lua`"),
+            "{out}"
+        );
+        assert!(out.contains("pub fn invoke_blocking"), "{out}");
+        assert!(!out.contains("include_str"), "{out}");
+    }
+
+    #[test]
+    fn bad_options_are_reported() {
+        for (attr, message) in [
+            ("", "expected the path of a Lua script"),
+            ("42", "as a string literal"),
+            (r#""""#, "the script path is empty"),
+            (
+                r#""a.lua", read_only, read_only"#,
+                "option `read_only` is given twice",
+            ),
+            (r#""a.lua", read_only = true"#, "`read_only` takes no value"),
+            (r#""a.lua", retruns = i64"#, "unknown option `retruns`"),
+            (
+                r#""a.lua", allow(nope)"#,
+                "unknown lint `nope`; the lints are `arity`",
+            ),
+            (
+                r#""a.lua", allow(syntax)"#,
+                "`syntax` lint cannot be allowed",
+            ),
+        ] {
+            let out = expand_str(attr, "struct S;");
+            assert!(out.contains(message), "{attr}: {out}");
+            assert!(out.contains("struct S"), "{attr}: {out}");
+        }
+    }
+}

@@ -192,3 +192,61 @@ fn parse_role(attr: &Attribute) -> syn::Result<(Role, bool)> {
         Meta::NameValue(_) => Err(syn::Error::new_spanned(attr, usage())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(item: &str) -> Result<ScriptFields, String> {
+        let mut item: ItemStruct = syn::parse_str(item).unwrap();
+        extract(&mut item).map_err(|e| {
+            e.into_iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+    }
+
+    #[test]
+    fn keys_and_args_keep_their_order() {
+        let f = fields(
+            "struct S { #[arg] a: i64, #[key] k1: String, #[key] k2: String, \
+             #[arg(variadic)] rest: Vec<i64> }",
+        )
+        .unwrap();
+        let names = |v: &[ScriptField]| v.iter().map(ScriptField::name).collect::<Vec<_>>();
+        assert_eq!(names(&f.keys), ["k1", "k2"]);
+        assert_eq!(names(&f.args), ["a", "rest"]);
+        assert_eq!((f.fixed_keys(), f.keys_variadic()), (2, false));
+        assert_eq!((f.fixed_args(), f.args_variadic()), (1, true));
+    }
+
+    #[test]
+    fn tuple_and_unit_structs() {
+        let f = fields("struct S(#[key] String, #[arg] i64);").unwrap();
+        assert_eq!(f.keys[0].name(), "0");
+        assert_eq!(f.args[0].name(), "1");
+        let f = fields("struct S;").unwrap();
+        assert!(f.keys.is_empty() && f.args.is_empty());
+    }
+
+    #[test]
+    fn every_field_error_is_reported() {
+        let err = fields(
+            "struct S { plain: i64, #[key] #[arg] both: i64, #[key] #[key] twice: i64, \
+             #[arg(many)] odd: i64, #[arg = 1] eq: i64, \
+             #[key(variadic)] rest: Vec<String>, #[key] after: String }",
+        )
+        .err()
+        .expect("errors");
+        for message in [
+            "field `plain` is neither a key nor an argument",
+            "either a `#[key]` (passed in KEYS) or an `#[arg]`",
+            "duplicate `#[key]` attribute",
+            "expected `#[arg]` or `#[arg(variadic)]`",
+            "the variadic key `rest` must be the last `#[key]` field, but `after` follows it",
+        ] {
+            assert!(err.contains(message), "missing {message:?} in:\n{err}");
+        }
+    }
+}

@@ -45,14 +45,15 @@ use proc_macro::TokenStream;
 ///
 /// ```text
 /// error: unknown Redis command `hincrbyy` [unknown_command]
-///         --> scripts/count.lua:1:19
+///         --> scripts/hits.lua:1:19
 ///          |
-///        1 | return redis.call('hincrbyy', KEYS[1], 'n', 1)
+///        1 | return redis.call('hincrbyy', KEYS[1], 'hits', 1)
 ///          |                   ^^^^^^^^^^ did you mean `hincrby`?
-///  --> src/lib.rs:3:16
+///          = note: the analyzer knows the commands of Redis 7.0.15; allow `unknown_command` for module or newer commands
+///  --> src/main.rs:3:16
 ///   |
-/// 3 | #[redis_script("scripts/count.lua", returns = i64)]
-///   |                ^^^^^^^^^^^^^^^^^^^
+/// 3 | #[redis_script("scripts/hits.lua", returns = i64)]
+///   |                ^^^^^^^^^^^^^^^^^^
 /// ```
 ///
 /// # Syntax
@@ -159,24 +160,39 @@ use proc_macro::TokenStream;
 ///
 /// # More examples
 ///
-/// A read-only script with a variadic list of keys, checked return type,
-/// and a lint switched off:
+/// A read-only script with a variadic list of keys and a checked return
+/// type; `scripts/sum.lua` starts with `#!lua flags=no-writes`, so it is sent
+/// with `EVALSHA_RO` without the `read_only` option:
 ///
 /// ```ignore
-/// #[redis_script("scripts/sum.lua", returns = i64, read_only, allow(literal_key))]
-/// struct Sum {
+/// #[redis_script("scripts/sum.lua", returns = i64)]
+/// struct Sum<'a> {
 ///     #[key(variadic)]
-///     counters: Vec<String>,
+///     counters: Vec<&'a str>,
 /// }
 ///
-/// let total = Sum { counters: vec!["a".into(), "b".into()] }.invoke_blocking(&mut con)?;
+/// let total = Sum { counters: vec!["a", "b"] }.invoke_blocking(&mut con)?;
 /// ```
 ///
-/// A script without keys or arguments:
+/// A lint switched off, options combined, and a script without keys or
+/// arguments:
 ///
 /// ```ignore
-/// #[redis_script("scripts/time.lua", returns = (i64, i64))]
-/// struct ServerTime;
+/// #[redis_script("scripts/config.lua", returns = Option<String>, read_only, allow(literal_key))]
+/// struct Config;
+///
+/// // Inside the crate that defines `__private` (the runtime itself):
+/// #[redis_script("scripts/unlock.lua", returns = bool, crate = crate)]
+/// pub(crate) struct Unlock<'a> { #[key] name: &'a str, #[arg] owner: &'a str }
+/// ```
+///
+/// Pipelines need the script loaded first:
+///
+/// ```ignore
+/// Sum::load_blocking(&mut con)?;
+/// let mut pipe = redlua::redis::pipe();
+/// Sum { counters: vec!["a"] }.add_to_pipeline(&mut pipe).get("a");
+/// let (total, a): (i64, Option<i64>) = pipe.query(&mut con)?;
 /// ```
 #[proc_macro_attribute]
 pub fn redis_script(attr: TokenStream, item: TokenStream) -> TokenStream {
