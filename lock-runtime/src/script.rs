@@ -327,6 +327,19 @@ mod tests {
         assert_eq!(args_of(&call.eval_cmd()), expected);
     }
 
+    /// Compile-time check: with `C: Send` (and no bound on `T`), the futures
+    /// are `Send`, also in generic code.
+    #[allow(dead_code)]
+    fn futures_are_send_for_send_connections<T, C>(call: &ScriptCall, con: &mut C)
+    where
+        T: redis::FromRedisValue,
+        C: redis::aio::ConnectionLike + Send + ?Sized,
+    {
+        fn is_send<F: Send>(_: F) {}
+        is_send(call.invoke_async::<T, C>(con));
+        is_send(call.def().load(con));
+    }
+
     #[test]
     fn sha_check_accepts_any_case_and_rejects_mismatch() {
         let upper = Value::BulkString(DEF.sha1.to_uppercase().into_bytes());
