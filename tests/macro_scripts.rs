@@ -89,6 +89,8 @@ fn generated_constants() {
     assert_eq!(texts(call.args()), ["7", "me"]);
 }
 
+fn assert_send<T: Send>(_: &T) {}
+
 #[tokio::test]
 async fn typed_invoke_async() {
     let server = RedisServer::start();
@@ -98,8 +100,12 @@ async fn typed_invoke_async() {
         .await
         .unwrap();
 
+    // The future can be spawned on a multi-threaded runtime.
+    let lock = release("me");
+    let future = lock.invoke(&mut con);
+    assert_send(&future);
     // Free lock: 0.
-    assert_eq!(release("me").invoke(&mut con).await.unwrap(), Some(0));
+    assert_eq!(future.await.unwrap(), Some(0));
     // Held by someone else: nil, and the lock stays.
     let () = con.set("lock:{res}", "other").await.unwrap();
     assert_eq!(release("me").invoke(&mut con).await.unwrap(), None);
