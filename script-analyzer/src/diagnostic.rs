@@ -23,14 +23,37 @@ impl Position {
         while !source.is_char_boundary(offset) {
             offset -= 1;
         }
-        let before = &source[..offset];
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let line = line_index(source, offset);
+        let line_start = source[..offset].rfind('\n').map_or(0, |i| i + 1);
         Position {
             offset,
-            line: before.matches('\n').count() + 1,
-            column: before[line_start..].chars().count() + 1,
+            line,
+            column: source[line_start..offset].chars().count() + 1,
         }
     }
+}
+
+thread_local! {
+    /// The line starts of the source last asked about, keyed by its address
+    /// and length: spans are made by the thousand for one script.
+    static LINE_STARTS: std::cell::RefCell<(usize, usize, Vec<usize>)> =
+        const { std::cell::RefCell::new((0, 0, Vec::new())) };
+}
+
+/// The 1-based line holding byte `offset` of `source`.
+fn line_index(source: &str, offset: usize) -> usize {
+    LINE_STARTS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        let key = (source.as_ptr() as usize, source.len());
+        if (cache.0, cache.1) != key {
+            let starts = std::iter::once(0)
+                .chain(source.match_indices('\n').map(|(i, _)| i + 1))
+                .collect();
+            *cache = (key.0, key.1, starts);
+        }
+        // Lines whose start is at or before `offset`.
+        cache.2.partition_point(|&start| start <= offset)
+    })
 }
 
 /// A range of the script, `start` inclusive, `end` exclusive.
@@ -237,10 +260,19 @@ impl Diagnostic {
 }
 
 /// Appends `N | the line` and a caret line under `span` (only its first line).
-fn quote_line(out: &mut String, source: &str, span: Span, label: &str, width: usize, primary: bool) {
+fn quote_line(
+    out: &mut String,
+    source: &str,
+    span: Span,
+    label: &str,
+    width: usize,
+    primary: bool,
+) {
     let start = span.start.offset.min(source.len());
     let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
-    let line_end = source[start..].find('\n').map_or(source.len(), |i| start + i);
+    let line_end = source[start..]
+        .find('\n')
+        .map_or(source.len(), |i| start + i);
     let line = source[line_start..line_end].trim_end_matches('\r');
     let end = span.end.offset.clamp(start, line_start + line.len());
     // Keep tabs as tabs so that the caret lines up in any terminal.
@@ -298,6 +330,9 @@ mod tests {
     #[test]
     fn renders_declaration_errors_without_a_quote() {
         let d = Diagnostic::declaration_error(Lint::Arity, Target::Key(1), "KEYS[2] is never read");
-        assert_eq!(d.render("s.lua", ""), "error[arity]: KEYS[2] is never read\n --> s.lua");
+        assert_eq!(
+            d.render("s.lua", ""),
+            "error[arity]: KEYS[2] is never read\n --> s.lua"
+        );
     }
 }

@@ -143,12 +143,46 @@ impl Report {
     }
 }
 
+/// Stack for the analysis thread: parsing and the lints recurse once per
+/// syntax level, and a debug build of full_moon needs over 10 KiB a level.
+const STACK_SIZE: usize = 64 << 20;
+
 /// Analyzes a Redis Lua script.
 ///
 /// Never panics, whatever `source` holds: input that cannot be parsed (or is
 /// nested deeper than [`MAX_NESTING`] levels, which Redis refuses too) yields a
-/// `syntax` diagnostic.
+/// `syntax` diagnostic. The work runs on a thread of its own with a large
+/// stack, so that deep (but accepted) nesting cannot overflow the caller's.
 pub fn analyze(source: &str, options: &Options) -> Report {
+    std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new()
+            .name("redlua-analyzer".to_string())
+            .stack_size(STACK_SIZE)
+            .spawn_scoped(scope, || analyze_here(source, options));
+        match spawned {
+            Ok(handle) => handle.join().unwrap_or_else(|_| internal_error()),
+            // No thread to be had: the nesting guard still bounds the depth.
+            Err(_) => analyze_here(source, options),
+        }
+    })
+}
+
+/// The report for a bug in the analyzer itself, rather than a crash.
+fn internal_error() -> Report {
+    Report {
+        diagnostics: vec![
+            Diagnostic::error(
+                Lint::Syntax,
+                Span::default(),
+                "internal error in redlua-analyzer while reading this script",
+            )
+            .with_note("please report this with the script that caused it"),
+        ],
+        info: ScriptInfo::default(),
+    }
+}
+
+fn analyze_here(source: &str, options: &Options) -> Report {
     let mut report = Report::default();
     let ast = match parse::parse(source) {
         Ok(ast) => ast,
@@ -173,12 +207,10 @@ pub fn analyze(source: &str, options: &Options) -> Report {
         read_only,
     };
     lints::run_all(&cx, &mut report);
-    report
-        .diagnostics
-        .sort_by_key(|d| match d.primary_span() {
-            // Places in the script first, in order; then the Rust side.
-            Some(span) => (0, span.start.offset, span.end.offset),
-            None => (1, 0, 0),
-        });
+    report.diagnostics.sort_by_key(|d| match d.primary_span() {
+        // Places in the script first, in order; then the Rust side.
+        Some(span) => (0, span.start.offset, span.end.offset),
+        None => (1, 0, 0),
+    });
     report
 }

@@ -50,19 +50,30 @@ fn syntax_message(message: &str) -> String {
     format!("Lua syntax error: {message}")
 }
 
-/// Finds the first place where brackets, `function`, `do`, `then`,
-/// `repeat` ... nest deeper than [`MAX_NESTING`], counting roughly (strings
-/// and comments are skipped). Overcounting only ever refuses scripts Redis
-/// would refuse as well, since every counted token opens a syntax level.
+/// Finds the first place where the script nests deeper than [`MAX_NESTING`]
+/// syntax levels, counting the way Lua 5.1's parser recurses: every open
+/// bracket and block (`function`, `do`, `then`, `repeat`) is a level, and so
+/// is every operator that makes the parser recurse within an expression
+/// (unary `not`, `#`, `-`, and the right-associative `..` and `^`) until the
+/// expression can have ended (a statement keyword, `=` or `;` at the same
+/// bracket level). Strings and comments are skipped.
+///
+/// The count errs on the high side only, so it refuses nothing that Redis's
+/// Lua (which stops at 200 levels: "chunk has too many syntax levels") would
+/// run.
 fn too_deep(source: &str) -> Option<Span> {
     let bytes = source.as_bytes();
+    // For each open bracket or block, the operators counted at its level.
+    let mut levels: Vec<usize> = vec![0];
     let mut depth: usize = 0;
     let mut i = 0;
     while i < bytes.len() {
         let c = bytes[i];
+        let start = i;
+        i += 1;
         match c {
-            b'-' if bytes.get(i + 1) == Some(&b'-') => {
-                i += 2;
+            b'-' if bytes.get(i) == Some(&b'-') => {
+                i += 1;
                 if let Some(level) = long_bracket_level(&bytes[i..]) {
                     i = skip_long_bracket(bytes, i, level);
                 } else {
@@ -73,48 +84,74 @@ fn too_deep(source: &str) -> Option<Span> {
                 continue;
             }
             b'"' | b'\'' => {
-                i += 1;
                 while i < bytes.len() && bytes[i] != c && bytes[i] != b'\n' {
                     if bytes[i] == b'\\' {
                         i += 1;
                     }
                     i += 1;
                 }
+                i += 1;
+                continue;
             }
-            b'[' => {
-                if let Some(level) = long_bracket_level(&bytes[i..]) {
-                    i = skip_long_bracket(bytes, i, level);
-                    continue;
-                }
-                depth += 1;
+            b'[' if long_bracket_level(&bytes[start..]).is_some() => {
+                let level = long_bracket_level(&bytes[start..]).unwrap_or(0);
+                i = skip_long_bracket(bytes, start, level);
+                continue;
             }
-            b'(' | b'{' => depth += 1,
-            b')' | b'}' | b']' => depth = depth.saturating_sub(1),
+            b'(' | b'{' | b'[' => open(&mut levels, &mut depth),
+            b')' | b'}' | b']' => close(&mut levels, &mut depth),
+            b'-' | b'#' | b'^' => operator(&mut levels, &mut depth),
+            b'.' if bytes.get(i) == Some(&b'.') && bytes.get(i + 1) != Some(&b'.') => {
+                i += 1;
+                operator(&mut levels, &mut depth);
+            }
+            b'=' | b';' => end_expression(&mut levels, &mut depth),
             _ if c.is_ascii_alphabetic() || c == b'_' => {
-                let start = i;
                 while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
                     i += 1;
                 }
                 match &source[start..i] {
-                    "function" | "do" | "then" | "repeat" => depth += 1,
-                    "end" | "until" => depth = depth.saturating_sub(1),
-                    // `not`, `-` and `#` chains recurse too.
-                    "not" => depth += 1,
+                    "function" | "do" | "then" | "repeat" => open(&mut levels, &mut depth),
+                    "end" | "until" => close(&mut levels, &mut depth),
+                    "not" => operator(&mut levels, &mut depth),
+                    "local" | "return" | "if" | "elseif" | "else" | "while" | "for" | "break"
+                    | "in" => end_expression(&mut levels, &mut depth),
                     _ => {}
                 }
-                if depth > MAX_NESTING {
-                    return Some(Span::from_offsets(source, start, i));
-                }
-                continue;
             }
-            _ => {}
+            _ => continue,
         }
         if depth > MAX_NESTING {
-            return Some(Span::from_offsets(source, i, i + 1));
+            return Some(Span::from_offsets(source, start, i));
         }
-        i += 1;
     }
     None
+}
+
+fn open(levels: &mut Vec<usize>, depth: &mut usize) {
+    levels.push(0);
+    *depth += 1;
+}
+
+fn close(levels: &mut Vec<usize>, depth: &mut usize) {
+    if levels.len() > 1 {
+        let operators = levels.pop().unwrap_or(0);
+        *depth = depth.saturating_sub(operators + 1);
+    }
+}
+
+fn operator(levels: &mut [usize], depth: &mut usize) {
+    if let Some(current) = levels.last_mut() {
+        *current += 1;
+        *depth += 1;
+    }
+}
+
+fn end_expression(levels: &mut [usize], depth: &mut usize) {
+    if let Some(current) = levels.last_mut() {
+        *depth -= *current;
+        *current = 0;
+    }
 }
 
 /// If `rest` starts a long bracket `[==[`, its level (the number of `=`).

@@ -141,7 +141,10 @@ const LIBRARIES: &[(&str, &[&str])] = &[
             "_VERSION",
         ],
     ),
-    ("cmsgpack", &["pack", "unpack", "unpack_one", "unpack_limit"]),
+    (
+        "cmsgpack",
+        &["pack", "unpack", "unpack_one", "unpack_limit"],
+    ),
     ("struct", &["pack", "unpack", "size"]),
     (
         "coroutine",
@@ -156,13 +159,19 @@ const INPUTS: &[&str] = &["KEYS", "ARGV"];
 
 /// Names Lua has but Redis removes, with why.
 const REMOVED: &[(&str, &str)] = &[
-    ("print", "use `redis.log(redis.LOG_NOTICE, ...)` to write to the server's log"),
+    (
+        "print",
+        "use `redis.log(redis.LOG_NOTICE, ...)` to write to the server's log",
+    ),
     ("require", "Redis scripts cannot load modules"),
     ("module", "Redis scripts cannot define modules"),
     ("dofile", "Redis scripts cannot read files"),
     ("loadfile", "Redis scripts cannot read files"),
     ("io", "Redis scripts cannot do I/O"),
-    ("debug", "the `debug` library is not loaded; `redis.debug` logs to the Lua debugger"),
+    (
+        "debug",
+        "the `debug` library is not loaded; `redis.debug` logs to the Lua debugger",
+    ),
     ("package", "Redis scripts cannot load modules"),
 ];
 
@@ -201,7 +210,9 @@ mod tests {
 
     #[test]
     fn knows_the_sandbox() {
-        for name in ["redis", "KEYS", "ARGV", "cjson", "bit", "tonumber", "unpack", "os"] {
+        for name in [
+            "redis", "KEYS", "ARGV", "cjson", "bit", "tonumber", "unpack", "os",
+        ] {
             assert!(is_global(name), "{name}");
         }
         for name in ["print", "require", "io", "dofile", "loadfile", "reddis"] {

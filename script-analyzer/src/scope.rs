@@ -78,7 +78,7 @@ impl Model {
     pub fn build(ast: &Ast) -> Model {
         let mut builder = Builder {
             model: Model::default(),
-            scopes: vec![Vec::new()],
+            scopes: vec![HashMap::new()],
         };
         builder.block(ast.nodes());
         let mut model = builder.model;
@@ -114,8 +114,8 @@ pub(crate) fn offset(token: &TokenReference) -> usize {
 
 struct Builder {
     model: Model,
-    /// Innermost scope last; each holds (name, variable index).
-    scopes: Vec<Vec<(String, usize)>>,
+    /// Innermost scope last; each maps a name to its variable's index.
+    scopes: Vec<HashMap<String, usize>>,
 }
 
 impl Builder {
@@ -123,9 +123,7 @@ impl Builder {
         self.scopes
             .iter()
             .rev()
-            .flat_map(|scope| scope.iter().rev())
-            .find(|(n, _)| n == name)
-            .map(|&(_, i)| i)
+            .find_map(|scope| scope.get(name).copied())
     }
 
     fn declare(&mut self, token: &TokenReference, kind: VariableKind) {
@@ -141,7 +139,7 @@ impl Builder {
             .resolutions
             .insert(offset(token), Resolution::Local(index));
         if let Some(scope) = self.scopes.last_mut() {
-            scope.push((name, index));
+            scope.insert(name, index);
         }
     }
 
@@ -171,7 +169,7 @@ impl Builder {
     }
 
     fn scoped(&mut self, f: impl FnOnce(&mut Self)) {
-        self.scopes.push(Vec::new());
+        self.scopes.push(HashMap::new());
         f(self);
         self.scopes.pop();
     }
@@ -295,7 +293,7 @@ impl Builder {
             reassigned: false,
         });
         if let Some(scope) = self.scopes.last_mut() {
-            scope.push(("self".to_string(), index));
+            scope.insert("self".to_string(), index);
         }
     }
 
@@ -395,17 +393,29 @@ mod tests {
     }
 
     fn globals_read(source: &str) -> Vec<String> {
-        model(source).global_reads.into_iter().map(|g| g.name).collect()
+        model(source)
+            .global_reads
+            .into_iter()
+            .map(|g| g.name)
+            .collect()
     }
 
     fn globals_written(source: &str) -> Vec<String> {
-        model(source).global_writes.into_iter().map(|g| g.name).collect()
+        model(source)
+            .global_writes
+            .into_iter()
+            .map(|g| g.name)
+            .collect()
     }
 
     #[test]
     fn locals_shadow_globals() {
         assert_eq!(globals_read("local x = 1; return x + y"), ["y"]);
-        assert_eq!(globals_read("local x = x"), ["x"], "the initializer reads the outer x");
+        assert_eq!(
+            globals_read("local x = x"),
+            ["x"],
+            "the initializer reads the outer x"
+        );
         assert_eq!(globals_read("do local a = 1 end; return a"), ["a"]);
     }
 
@@ -413,7 +423,10 @@ mod tests {
     fn assignment_to_a_declared_local_is_not_global() {
         assert!(globals_written("local n = 0; n = n + 1").is_empty());
         assert_eq!(globals_written("n = 1"), ["n"]);
-        assert_eq!(globals_written("local function f() end; f = nil; g = 2"), ["g"]);
+        assert_eq!(
+            globals_written("local function f() end; f = nil; g = 2"),
+            ["g"]
+        );
         let m = model("local n = 0; n = 1; local k = 2");
         assert!(m.variables[0].reassigned);
         assert!(!m.variables[1].reassigned);
@@ -436,14 +449,23 @@ mod tests {
     fn loops_scope_their_variables() {
         assert!(globals_read("for i = 1, 3 do local x = i end").is_empty());
         assert_eq!(globals_read("for i = 1, 3 do end return i"), ["i"]);
-        assert_eq!(globals_read("for k, v in pairs(KEYS) do end"), ["pairs", "KEYS"]);
+        assert_eq!(
+            globals_read("for k, v in pairs(KEYS) do end"),
+            ["pairs", "KEYS"]
+        );
         assert!(globals_read("repeat local done = true until done").is_empty());
         assert_eq!(globals_read("while x do local x = 1 end"), ["x"]);
     }
 
     #[test]
     fn table_fields_are_not_variables() {
-        assert_eq!(globals_read("local t = {a = b, [c] = 1}; return t.a"), ["b", "c"]);
-        assert_eq!(globals_read("return redis.call('get', KEYS[1])"), ["redis", "KEYS"]);
+        assert_eq!(
+            globals_read("local t = {a = b, [c] = 1}; return t.a"),
+            ["b", "c"]
+        );
+        assert_eq!(
+            globals_read("return redis.call('get', KEYS[1])"),
+            ["redis", "KEYS"]
+        );
     }
 }

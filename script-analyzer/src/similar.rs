@@ -71,7 +71,11 @@ mod tests {
     fn suggests_close_words_only() {
         let names = ["call", "pcall", "log", "sha1hex"];
         assert_eq!(best_match("cal", names), Some("call"));
-        assert_eq!(best_match("CALL", names), None, "equal words are no suggestion");
+        assert_eq!(
+            best_match("CALL", names),
+            None,
+            "equal words are no suggestion"
+        );
         assert_eq!(best_match("sha1hx", names), Some("sha1hex"));
         assert_eq!(best_match("publish", names), None);
         assert_eq!(best_match("lo", names), None, "too short to guess");

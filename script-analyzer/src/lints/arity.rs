@@ -28,9 +28,16 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
     for u in &uses {
         if let Access::Invalid(why) = &u.access {
             report.diagnostics.push(
-                Diagnostic::error(Lint::Arity, u.span, format!("invalid {} index: {why}", u.table.name()))
-                    .with_label("reads no input")
-                    .with_note(format!("{} holds the inputs at indices 1, 2, 3, ...", u.table.name())),
+                Diagnostic::error(
+                    Lint::Arity,
+                    u.span,
+                    format!("invalid {} index: {why}", u.table.name()),
+                )
+                .with_label("reads no input")
+                .with_note(format!(
+                    "{} holds the inputs at indices 1, 2, 3, ...",
+                    u.table.name()
+                )),
             );
         }
     }
@@ -38,8 +45,20 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         return;
     };
     let tables = [
-        (Table::Keys, declared.keys, declared.keys_variadic, "key", "#[key]"),
-        (Table::Argv, declared.args, declared.args_variadic, "argument", "#[arg]"),
+        (
+            Table::Keys,
+            declared.keys,
+            declared.keys_variadic,
+            "key",
+            "#[key]",
+        ),
+        (
+            Table::Argv,
+            declared.args,
+            declared.args_variadic,
+            "argument",
+            "#[arg]",
+        ),
     ];
     for (table, fixed, variadic, noun, attribute) in tables {
         let name = table.name();
@@ -77,7 +96,9 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             Table::Keys => &report.info.keys_read,
             Table::Argv => &report.info.args_read,
         };
-        let unread: Vec<usize> = (1..=fixed).filter(|i| !read.contains(&(*i as u32))).collect();
+        let unread: Vec<usize> = (1..=fixed)
+            .filter(|i| !read.contains(&(*i as u32)))
+            .collect();
         for i in unread {
             let target = match table {
                 Table::Keys => Target::Key(i - 1),
@@ -124,7 +145,12 @@ mod tests {
 
     #[test]
     fn invalid_indices() {
-        let found = messages(Lint::Arity, "return {KEYS[0], ARGV[-1], ARGV[1.5], KEYS['a']}", 0, 0);
+        let found = messages(
+            Lint::Arity,
+            "return {KEYS[0], ARGV[-1], ARGV[1.5], KEYS['a']}",
+            0,
+            0,
+        );
         assert_eq!(
             found,
             [
@@ -136,17 +162,28 @@ mod tests {
         );
         // Without declarations, only invalid indices are reported.
         let options = Options::default();
-        assert_eq!(lint_with(Lint::Arity, "return {KEYS[9], ARGV[0]}", &options).len(), 1);
+        assert_eq!(
+            lint_with(Lint::Arity, "return {KEYS[9], ARGV[0]}", &options).len(),
+            1
+        );
     }
 
     #[test]
     fn variadic_tails_accept_any_later_index() {
         let options = Options {
-            declared: Some(Declared { keys: 1, keys_variadic: true, args: 0, args_variadic: false }),
+            declared: Some(Declared {
+                keys: 1,
+                keys_variadic: true,
+                args: 0,
+                args_variadic: false,
+            }),
             ..Options::default()
         };
         assert!(lint_with(Lint::Arity, "return {KEYS[1], KEYS[7]}", &options).is_empty());
-        assert_eq!(lint_with(Lint::Arity, "return {KEYS[1], ARGV[1]}", &options).len(), 1);
+        assert_eq!(
+            lint_with(Lint::Arity, "return {KEYS[1], ARGV[1]}", &options).len(),
+            1
+        );
     }
 
     #[test]
@@ -157,7 +194,11 @@ mod tests {
 
     #[test]
     fn records_what_is_read() {
-        let info = analyze("local n = #ARGV; return {KEYS[2], ARGV[1]}", &Options::default()).info;
+        let info = analyze(
+            "local n = #ARGV; return {KEYS[2], ARGV[1]}",
+            &Options::default(),
+        )
+        .info;
         assert_eq!(info.keys_read.into_iter().collect::<Vec<_>>(), [2]);
         assert_eq!(info.args_read.into_iter().collect::<Vec<_>>(), [1]);
         assert!(info.args_dynamic);

@@ -45,27 +45,57 @@ mod tests {
     #[test]
     fn dynamic_reads_need_a_variadic_field() {
         assert_eq!(
-            messages(Lint::DynamicAccess, "for i = 1, #KEYS do redis.call('DEL', KEYS[i]) end", 1, 0),
+            messages(
+                Lint::DynamicAccess,
+                "for i = 1, #KEYS do redis.call('DEL', KEYS[i]) end",
+                1,
+                0
+            ),
             [
                 "KEYS is read dynamically (its length), but the struct declares a fixed number of them",
                 "KEYS is read dynamically (a computed index), but the struct declares a fixed number of them",
             ]
         );
         assert_eq!(
-            messages(Lint::DynamicAccess, "return redis.call('MGET', unpack(KEYS))", 0, 0),
-            ["KEYS is read dynamically (the whole table), but the struct declares a fixed number of them"]
+            messages(
+                Lint::DynamicAccess,
+                "return redis.call('MGET', unpack(KEYS))",
+                0,
+                0
+            ),
+            [
+                "KEYS is read dynamically (the whole table), but the struct declares a fixed number of them"
+            ]
         );
-        assert_eq!(messages(Lint::DynamicAccess, "for _, a in ipairs(ARGV) do end", 0, 0).len(), 1);
+        assert_eq!(
+            messages(Lint::DynamicAccess, "for _, a in ipairs(ARGV) do end", 0, 0).len(),
+            1
+        );
     }
 
     #[test]
     fn variadic_fields_allow_it() {
         let options = Options {
-            declared: Some(Declared { keys: 0, keys_variadic: true, args: 1, args_variadic: false }),
+            declared: Some(Declared {
+                keys: 0,
+                keys_variadic: true,
+                args: 1,
+                args_variadic: false,
+            }),
             ..Options::default()
         };
-        assert!(lint_with(Lint::DynamicAccess, "return redis.call('DEL', unpack(KEYS))", &options).is_empty());
-        assert_eq!(lint_with(Lint::DynamicAccess, "return #ARGV", &options).len(), 1);
+        assert!(
+            lint_with(
+                Lint::DynamicAccess,
+                "return redis.call('DEL', unpack(KEYS))",
+                &options
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            lint_with(Lint::DynamicAccess, "return #ARGV", &options).len(),
+            1
+        );
         // Undeclared (lockctl lint on a bare file): not reported.
         assert!(lint_with(Lint::DynamicAccess, "return #ARGV", &Options::default()).is_empty());
     }

@@ -32,14 +32,16 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             Diagnostic::error(
                 Lint::GlobalAssignment,
                 span,
-                format!("assignment to undeclared global `{name}`: Redis scripts may not create globals"),
+                format!(
+                    "assignment to undeclared global `{name}`: Redis scripts may not create globals"
+                ),
             )
             .with_label("assigns a global")
             .with_help(format!("declare it first with `local {name}`"))
         };
-        report.diagnostics.push(
-            diagnostic.with_note("Redis fails such a script at run time: \"Attempt to modify a readonly table\""),
-        );
+        report.diagnostics.push(diagnostic.with_note(
+            "Redis fails such a script at run time: \"Attempt to modify a readonly table\"",
+        ));
     }
 }
 
@@ -87,7 +89,13 @@ mod tests {
     fn points_at_the_name() {
         let d = &lint(Lint::GlobalAssignment, "local a = 1\n  total = a", 0, 0)[0];
         let span = d.primary_span().unwrap();
-        assert_eq!((span.start.line, span.start.column, span.end.column), (2, 3, 8));
-        assert_eq!(d.help.as_deref(), Some("declare it first with `local total`"));
+        assert_eq!(
+            (span.start.line, span.start.column, span.end.column),
+            (2, 3, 8)
+        );
+        assert_eq!(
+            d.help.as_deref(),
+            Some("declare it first with `local total`")
+        );
     }
 }

@@ -3,9 +3,7 @@
 
 use super::Context;
 use crate::Span;
-use full_moon::ast::{
-    Expression, FunctionCall, Index, Prefix, Suffix, UnOp, VarExpression,
-};
+use full_moon::ast::{Expression, FunctionCall, Index, Prefix, Suffix, UnOp, VarExpression};
 use full_moon::node::Node;
 use full_moon::tokenizer::{TokenReference, TokenType};
 use full_moon::visitors::Visitor;
@@ -74,7 +72,11 @@ pub(crate) fn uses(cx: &Context<'_>) -> Vec<Use> {
         let length = cx.source[..read.start].trim_end().ends_with('#');
         finder.uses.push(Use {
             table,
-            access: Access::Dynamic(if length { "its length" } else { "the whole table" }),
+            access: Access::Dynamic(if length {
+                "its length"
+            } else {
+                "the whole table"
+            }),
             span: Span::from_offsets(cx.source, read.start, read.end),
         });
     }
@@ -147,18 +149,23 @@ fn classify_expression(expression: &Expression) -> Access {
             )),
             _ => Access::Invalid(format!("index {} is not an integer", token.token())),
         },
-        Expression::UnaryOperator { unop: UnOp::Minus(_), expression } => {
-            match &**expression {
-                Expression::Number(token) => Access::Invalid(format!(
-                    "index -{} is out of range: the first is 1",
-                    token.token()
-                )),
-                _ => Access::Dynamic("a computed index"),
-            }
-        }
+        Expression::UnaryOperator {
+            unop: UnOp::Minus(_),
+            expression,
+        } => match &**expression {
+            Expression::Number(token) => Access::Invalid(format!(
+                "index -{} is out of range: the first is 1",
+                token.token()
+            )),
+            _ => Access::Dynamic("a computed index"),
+        },
         Expression::Parentheses { expression, .. } => classify_expression(expression),
-        Expression::String(token) => Access::Invalid(format!("{} is a string, not an index", token.token())),
-        Expression::Symbol(token) => Access::Invalid(format!("`{}` is not an index", token.token())),
+        Expression::String(token) => {
+            Access::Invalid(format!("{} is a string, not an index", token.token()))
+        }
+        Expression::Symbol(token) => {
+            Access::Invalid(format!("`{}` is not an index", token.token()))
+        }
         _ => Access::Dynamic("a computed index"),
     }
 }

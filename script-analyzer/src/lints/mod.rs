@@ -109,10 +109,13 @@ impl std::fmt::Display for Lint {
     }
 }
 
+/// A lint's entry point.
+type Check = fn(&Context<'_>, &[RedisCall], &mut Report);
+
 /// Runs every lint that is not allowed.
 pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
     let calls = redis_calls(cx);
-    let checks: &[(Lint, fn(&Context<'_>, &[RedisCall], &mut Report))] = &[
+    let checks: &[(Lint, Check)] = &[
         (Lint::Arity, arity::check),
         (Lint::DynamicAccess, dynamic_access::check),
         (Lint::GlobalAssignment, global_assignment::check),

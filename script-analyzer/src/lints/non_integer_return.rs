@@ -26,12 +26,14 @@ fn check_value(cx: &Context<'_>, expr: &Expression, report: &mut Report) {
             Some(n) if n.fract() != 0.0 => format!("{} is not an integer", token.token()),
             _ => return,
         },
-        Expression::BinaryOperator { binop: BinOp::Slash(_), .. } => {
-            "a division gives a fractional number".to_string()
-        }
-        Expression::BinaryOperator { binop: BinOp::Caret(_), .. } => {
-            "`^` gives a fractional number".to_string()
-        }
+        Expression::BinaryOperator {
+            binop: BinOp::Slash(_),
+            ..
+        } => "a division gives a fractional number".to_string(),
+        Expression::BinaryOperator {
+            binop: BinOp::Caret(_),
+            ..
+        } => "`^` gives a fractional number".to_string(),
         Expression::TableConstructor(table) => {
             for field in table.fields() {
                 if let Field::NoKey(value) = field {
@@ -47,9 +49,15 @@ fn check_value(cx: &Context<'_>, expr: &Expression, report: &mut Report) {
     };
     let span = Span::from_offsets(cx.source, start.bytes(), end.bytes());
     report.diagnostics.push(
-        Diagnostic::error(Lint::NonIntegerReturn, span, format!("the script returns a non-integer number: {why}"))
-            .with_label("Redis truncates this to an integer")
-            .with_help("return `tostring(...)` to keep the fraction, or `math.floor(...)` to round on purpose"),
+        Diagnostic::error(
+            Lint::NonIntegerReturn,
+            span,
+            format!("the script returns a non-integer number: {why}"),
+        )
+        .with_label("Redis truncates this to an integer")
+        .with_help(
+            "return `tostring(...)` to keep the fraction, or `math.floor(...)` to round on purpose",
+        ),
     );
 }
 
@@ -64,21 +72,36 @@ mod tests {
 
     #[test]
     fn fractional_replies_are_errors() {
-        assert_eq!(errors("return 3.5"), ["the script returns a non-integer number: 3.5 is not an integer"]);
+        assert_eq!(
+            errors("return 3.5"),
+            ["the script returns a non-integer number: 3.5 is not an integer"]
+        );
         assert_eq!(
             errors("local a = tonumber(ARGV[1])\nreturn (a / 2)"),
             ["the script returns a non-integer number: a division gives a fractional number"]
         );
-        assert_eq!(errors("if ARGV[1] then return {1, 0.25} end return 2 ^ 0.5").len(), 2);
+        assert_eq!(
+            errors("if ARGV[1] then return {1, 0.25} end return 2 ^ 0.5").len(),
+            2
+        );
     }
 
     #[test]
     fn integers_strings_and_functions_pass() {
         assert!(errors("return 3").is_empty());
-        assert!(errors("return 3.0").is_empty(), "an integral float converts exactly");
+        assert!(
+            errors("return 3.0").is_empty(),
+            "an integral float converts exactly"
+        );
         assert!(errors("return math.floor(tonumber(ARGV[1]) / 2)").is_empty());
         assert!(errors("return tostring(1.5)").is_empty());
-        assert!(errors("local function half(x) return x / 2 end\nreturn math.floor(half(3))").is_empty());
-        assert!(errors("return {ok = 1.5}").is_empty(), "hash parts are dropped by Redis anyway");
+        assert!(
+            errors("local function half(x) return x / 2 end\nreturn math.floor(half(3))")
+                .is_empty()
+        );
+        assert!(
+            errors("return {ok = 1.5}").is_empty(),
+            "hash parts are dropped by Redis anyway"
+        );
     }
 }

@@ -64,8 +64,14 @@ mod tests {
     use crate::{Lint, Options, ReturnKind};
 
     fn errors(source: &str, returns: ReturnKind) -> Vec<String> {
-        let options = Options { returns: Some(returns), ..Options::default() };
-        lint_with(Lint::ReturnType, source, &options).into_iter().map(|d| d.message).collect()
+        let options = Options {
+            returns: Some(returns),
+            ..Options::default()
+        };
+        lint_with(Lint::ReturnType, source, &options)
+            .into_iter()
+            .map(|d| d.message)
+            .collect()
     }
 
     #[test]
@@ -88,6 +94,12 @@ mod tests {
         assert!(errors("return 1", ReturnKind::String).is_empty());
         assert!(errors("return nil", ReturnKind::Integer).is_empty());
         assert!(errors("return {1}", ReturnKind::Any).is_empty());
-        assert!(errors("local function f() return {} end return 1", ReturnKind::Integer).is_empty());
+        assert!(
+            errors(
+                "local function f() return {} end return 1",
+                ReturnKind::Integer
+            )
+            .is_empty()
+        );
     }
 }

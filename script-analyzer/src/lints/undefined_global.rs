@@ -33,8 +33,12 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
                 format!("unknown global `{name}`"),
             );
             match best_match(name, candidates) {
-                Some(similar) => diagnostic = diagnostic.with_label(format!("did you mean `{similar}`?")),
-                None => diagnostic = diagnostic.with_label("not a local, and not provided by Redis"),
+                Some(similar) => {
+                    diagnostic = diagnostic.with_label(format!("did you mean `{similar}`?"))
+                }
+                None => {
+                    diagnostic = diagnostic.with_label("not a local, and not provided by Redis")
+                }
             }
             diagnostic.with_note(
                 "Redis fails the script when this runs: \"Script attempted to access nonexistent global variable\"",
@@ -65,26 +69,51 @@ mod tests {
 
     #[test]
     fn removed_functions_are_errors_with_a_reason() {
-        assert_eq!(errors("print('hi')"), ["`print` is not available in Redis scripts"]);
-        assert_eq!(errors("local m = require('x')"), ["`require` is not available in Redis scripts"]);
-        assert_eq!(errors("io.write('x')"), ["`io` is not available in Redis scripts"]);
+        assert_eq!(
+            errors("print('hi')"),
+            ["`print` is not available in Redis scripts"]
+        );
+        assert_eq!(
+            errors("local m = require('x')"),
+            ["`require` is not available in Redis scripts"]
+        );
+        assert_eq!(
+            errors("io.write('x')"),
+            ["`io` is not available in Redis scripts"]
+        );
         let d = &lint(Lint::UndefinedGlobal, "dofile('/etc/passwd')", 0, 0)[0];
         assert_eq!(d.notes[0], "Redis scripts cannot read files");
     }
 
     #[test]
     fn typos_get_a_suggestion() {
-        let d = &lint(Lint::UndefinedGlobal, "return reddis.call('GET', KEYS[1])", 1, 0)[0];
+        let d = &lint(
+            Lint::UndefinedGlobal,
+            "return reddis.call('GET', KEYS[1])",
+            1,
+            0,
+        )[0];
         assert_eq!(d.message, "unknown global `reddis`");
         assert_eq!(d.label.as_deref(), Some("did you mean `redis`?"));
-        let d = &lint(Lint::UndefinedGlobal, "local counter = 1\nreturn countr", 0, 0)[0];
+        let d = &lint(
+            Lint::UndefinedGlobal,
+            "local counter = 1\nreturn countr",
+            0,
+            0,
+        )[0];
         assert_eq!(d.label.as_deref(), Some("did you mean `counter`?"));
         let d = &lint(Lint::UndefinedGlobal, "return zzz", 0, 0)[0];
-        assert_eq!(d.label.as_deref(), Some("not a local, and not provided by Redis"));
+        assert_eq!(
+            d.label.as_deref(),
+            Some("not a local, and not provided by Redis")
+        );
     }
 
     #[test]
     fn a_local_out_of_scope_is_global() {
-        assert_eq!(errors("do local x = 1 end\nreturn x"), ["unknown global `x`"]);
+        assert_eq!(
+            errors("do local x = 1 end\nreturn x"),
+            ["unknown global `x`"]
+        );
     }
 }

@@ -7,13 +7,16 @@
 use super::{Context, RedisCall};
 use crate::similar::best_match;
 use crate::{Diagnostic, Lint, Report, Span, sandbox};
-use full_moon::ast::{Expression, Index, Prefix, Suffix, VarExpression};
 use full_moon::ast::FunctionCall;
+use full_moon::ast::{Expression, Index, Prefix, Suffix, VarExpression};
 use full_moon::tokenizer::{TokenReference, TokenType};
 use full_moon::visitors::Visitor;
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
-    let mut visitor = Members { cx, found: Vec::new() };
+    let mut visitor = Members {
+        cx,
+        found: Vec::new(),
+    };
     visitor.visit_ast(cx.ast);
     report.diagnostics.extend(visitor.found);
 }
@@ -53,7 +56,9 @@ impl Members<'_, '_> {
             format!("`{library_name}.{member}` does not exist in Redis scripts"),
         );
         diagnostic = match best_match(&member, members.iter().copied()) {
-            Some(similar) => diagnostic.with_label(format!("did you mean `{library_name}.{similar}`?")),
+            Some(similar) => {
+                diagnostic.with_label(format!("did you mean `{library_name}.{similar}`?"))
+            }
             None => diagnostic.with_label(format!("not a member of `{library_name}`")),
         };
         if library_name == "os" {
@@ -104,18 +109,29 @@ mod tests {
 
     #[test]
     fn misspelt_members_are_errors() {
-        let d = &lint(Lint::UnknownMember, "return redis.cal('GET', KEYS[1])", 1, 0)[0];
+        let d = &lint(
+            Lint::UnknownMember,
+            "return redis.cal('GET', KEYS[1])",
+            1,
+            0,
+        )[0];
         assert_eq!(d.message, "`redis.cal` does not exist in Redis scripts");
         assert_eq!(d.label.as_deref(), Some("did you mean `redis.call`?"));
         let span = d.primary_span().unwrap();
         assert_eq!((span.start.column, span.end.column), (14, 17));
-        assert_eq!(errors("local f = string.fromat"), ["`string.fromat` does not exist in Redis scripts"]);
+        assert_eq!(
+            errors("local f = string.fromat"),
+            ["`string.fromat` does not exist in Redis scripts"]
+        );
         assert_eq!(errors("return redis['sha1hexx']('a')").len(), 1);
     }
 
     #[test]
     fn os_has_only_clock() {
-        assert_eq!(errors("return os.time()"), ["`os.time` does not exist in Redis scripts"]);
+        assert_eq!(
+            errors("return os.time()"),
+            ["`os.time` does not exist in Redis scripts"]
+        );
         assert!(errors("return os.clock()").is_empty());
     }
 

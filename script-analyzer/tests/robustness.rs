@@ -1,0 +1,180 @@
+//! The analyzer never panics and never overflows its stack, whatever it is fed.
+
+use proptest::prelude::*;
+use redlua_analyzer::{Declared, Lint, MAX_NESTING, Options, analyze};
+
+fn options() -> Options {
+    Options {
+        declared: Some(Declared::exact(2, 2)),
+        read_only: true,
+        returns: Some(redlua_analyzer::ReturnKind::Integer),
+        ..Options::default()
+    }
+}
+
+/// Runs `f` on a thread with a small stack (test threads have 2 MiB; rustc
+/// runs proc macros with more), so a deep recursion shows up here first.
+fn on_small_stack(f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn nested(open: &str, middle: &str, close: &str, depth: usize) -> String {
+    format!("{}{}{}", open.repeat(depth), middle, close.repeat(depth))
+}
+
+/// Scripts nested `depth` levels in each of the ways Lua nests.
+fn nestings(depth: usize) -> Vec<String> {
+    vec![
+        format!("return {}", nested("(", "1", ")", depth)),
+        format!("return {}", nested("{", "1", "}", depth)),
+        nested("do ", "", " end ", depth),
+        nested("if true then ", "", " end ", depth),
+        nested("while true do ", "", " end ", depth),
+        nested("repeat ", "", " until true ", depth),
+        nested("for i = 1, 2 do ", "", " end ", depth),
+        format!(
+            "local f = {}",
+            nested("function() return ", "1", " end", depth)
+        ),
+        format!("return {}", nested("not ", "true", "", depth)),
+        format!("return {}", nested("- ", "1", "", depth)),
+        format!("return {}", nested("f(", "1", ")", depth)),
+        format!("return 1{}", " .. 1".repeat(depth)),
+        format!("return {}1", "a[".repeat(depth)) + &"]".repeat(depth),
+    ]
+}
+
+#[test]
+fn long_suffix_chains_are_fine() {
+    // Lua parses `a[1][1]...` and `f()()...` in a loop: no nesting.
+    on_small_stack(|| {
+        for (head, tail) in [
+            ("return KEYS", "[1]"),
+            ("return f", "()"),
+            ("return x", ":m()"),
+        ] {
+            let long = format!("{head}{}", tail.repeat(5_000));
+            assert!(
+                analyze(&long, &Options::default())
+                    .errors()
+                    .all(|d| d.lint != Lint::Syntax)
+            );
+        }
+    });
+}
+
+#[test]
+fn deep_nesting_is_refused_with_an_error() {
+    on_small_stack(|| {
+        for script in nestings(5_000) {
+            let report = analyze(&script, &options());
+            assert!(!report.is_ok(), "{}", &script[..40]);
+            if report.diagnostics[0].lint != Lint::Syntax {
+                eprintln!("not refused: {}", &script[..60]);
+            }
+            assert_eq!(
+                report.diagnostics[0].lint,
+                Lint::Syntax,
+                "{}",
+                &script[..40]
+            );
+        }
+    });
+}
+
+#[test]
+fn nesting_up_to_the_limit_is_analyzed() {
+    on_small_stack(|| {
+        for script in nestings(MAX_NESTING - 10) {
+            // Must not crash; whatever it says is fine (most are not valid Redis scripts).
+            let _ = analyze(&script, &options());
+        }
+        let ok = format!("return {}", nested("(", "1", ")", MAX_NESTING - 10));
+        assert!(analyze(&ok, &Options::default()).is_ok());
+    });
+}
+
+#[test]
+fn the_refusal_points_at_the_deep_place() {
+    let script = format!(
+        "local a = 1\nreturn {}",
+        nested("(", "1", ")", MAX_NESTING + 5)
+    );
+    let report = analyze(&script, &Options::default());
+    let d = &report.diagnostics[0];
+    assert_eq!(d.lint, Lint::Syntax);
+    assert_eq!(
+        d.message,
+        format!("the script nests deeper than {MAX_NESTING} levels")
+    );
+    let span = d.primary_span().unwrap();
+    assert_eq!(span.start.line, 2);
+}
+
+#[test]
+fn large_inputs_finish() {
+    let mut script = String::new();
+    for i in 0..20_000 {
+        script.push_str(&format!(
+            "local v{i} = redis.call('GET', KEYS[1]) .. ARGV[1]\n"
+        ));
+    }
+    script.push_str("return 1\n");
+    let report = analyze(&script, &options());
+    assert!(report.errors().all(|d| d.lint != Lint::Syntax));
+}
+
+#[test]
+fn invalid_utf8_lossy_and_odd_bytes() {
+    for script in [
+        "\u{0}",
+        "\u{feff}return 1",
+        "return '\\",
+        "--[[",
+        "[==[",
+        "#!lua",
+        "#!",
+        "\r\n\r",
+        "return 0x",
+        "a.b.c:d",
+    ] {
+        let _ = analyze(script, &options());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+    #[test]
+    fn never_panics_on_arbitrary_text(source in "\\PC{0,200}") {
+        let _ = analyze(&source, &options());
+    }
+
+    #[test]
+    fn never_panics_on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let source = String::from_utf8_lossy(&bytes);
+        let _ = analyze(&source, &options());
+    }
+
+    #[test]
+    fn never_panics_on_lua_like_token_soup(
+        tokens in proptest::collection::vec(
+            prop_oneof![
+                Just("local"), Just("function"), Just("end"), Just("return"), Just("if"), Just("then"),
+                Just("do"), Just("for"), Just("in"), Just("="), Just("("), Just(")"), Just("{"), Just("}"),
+                Just("["), Just("]"), Just("KEYS"), Just("ARGV"), Just("redis"), Just("."), Just(","),
+                Just("call"), Just("'GET'"), Just("1"), Just("0.5"), Just("/"), Just(".."), Just("#"),
+                Just("x"), Just("not"), Just("repeat"), Just("until"), Just("--"), Just("[["), Just("]]"),
+                Just("\n"), Just("'"), Just("\""), Just("-"), Just(":"), Just("..."),
+            ],
+            0..60,
+        )
+    ) {
+        let _ = analyze(&tokens.join(" "), &options());
+    }
+}
