@@ -10,7 +10,7 @@
 
 use super::Context;
 use crate::commands::{self, ArgShape};
-use crate::{Report, Span};
+use crate::{Position, Report, Span};
 use full_moon::ast::{
     Call, Expression, FunctionArgs, FunctionCall, Index, LocalAssignment, Prefix, Suffix, Var,
     VarExpression,
@@ -153,6 +153,7 @@ fn scan(cx: &Context<'_>) -> Scan {
     aliases.visit_ast(cx.ast);
     let mut finder = CallFinder {
         cx,
+        lines: LineIndex::new(cx.source),
         aliases: aliases.aliases,
         followed: aliases.initializers,
         calls: Vec::new(),
@@ -166,10 +167,49 @@ fn scan(cx: &Context<'_>) -> Scan {
     }
 }
 
-fn span_of(cx: &Context<'_>, node: &impl Node) -> Span {
-    match node.range() {
-        Some((start, end)) => Span::from_offsets(cx.source, start.bytes(), end.bytes()),
-        None => Span::default(),
+/// Byte offsets to spans without rescanning the source for each one (a
+/// script with thousands of calls would otherwise take quadratic time).
+struct LineIndex<'a> {
+    source: &'a str,
+    /// Byte offset of the start of each line.
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    fn new(source: &'a str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(source.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        LineIndex { source, starts }
+    }
+
+    /// The same as [`Position::at`], in logarithmic time.
+    fn position(&self, offset: usize) -> Position {
+        let mut offset = offset.min(self.source.len());
+        while !self.source.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.starts.partition_point(|&s| s <= offset).max(1);
+        let line_start = self.starts[line - 1];
+        Position {
+            offset,
+            line,
+            column: self.source[line_start..offset].chars().count() + 1,
+        }
+    }
+
+    /// The same as [`Span::from_offsets`].
+    fn span(&self, start: usize, end: usize) -> Span {
+        let start = self.position(start);
+        let end = self.position(end.max(start.offset));
+        Span { start, end }
+    }
+
+    fn span_of(&self, node: &impl Node) -> Span {
+        match node.range() {
+            Some((start, end)) => self.span(start.bytes(), end.bytes()),
+            None => Span::default(),
+        }
     }
 }
 
@@ -347,6 +387,7 @@ impl Visitor for AliasFinder<'_, '_> {
 
 struct CallFinder<'c, 'a> {
     cx: &'c Context<'a>,
+    lines: LineIndex<'a>,
     aliases: HashMap<usize, bool>,
     /// Offsets of `redis.call` values whose uses are followed.
     followed: HashSet<usize>,
@@ -370,7 +411,7 @@ impl CallFinder<'_, '_> {
             match suffixes.get(1) {
                 Some(Suffix::Call(Call::AnonymousCall(args))) => {
                     let callee = match (prefix.start_position(), callee_end) {
-                        (Some(s), Some(e)) => Span::from_offsets(cx.source, s.bytes(), e.bytes()),
+                        (Some(s), Some(e)) => self.lines.span(s.bytes(), e.bytes()),
                         _ => Span::default(),
                     };
                     let end = args.end_position().map_or(0, |p| p.bytes());
@@ -399,7 +440,7 @@ impl CallFinder<'_, '_> {
         if let Some(variable) = cx.model.local(name)
             && let Some(&pcall) = self.aliases.get(&variable.declared_at)
         {
-            let callee = span_of(cx, name);
+            let callee = self.lines.span_of(name);
             let end = args.end_position().map_or(0, |p| p.bytes());
             self.push(
                 pcall,
@@ -420,8 +461,8 @@ impl CallFinder<'_, '_> {
             if let Some((start, _)) = first.range() {
                 self.followed.insert(start.bytes());
             }
-            let callee = span_of(cx, first);
-            let start = span_of(cx, name).start.offset;
+            let callee = self.lines.span_of(first);
+            let start = self.lines.span_of(name).start.offset;
             let end = args.end_position().map_or(0, |p| p.bytes());
             self.push(true, start, end, callee, self.arguments(args, 1));
         }
@@ -430,7 +471,7 @@ impl CallFinder<'_, '_> {
     fn push(&mut self, pcall: bool, start: usize, end: usize, callee: Span, args: Vec<CallArg>) {
         self.calls.push(RedisCall {
             pcall,
-            span: Span::from_offsets(self.cx.source, start, end),
+            span: self.lines.span(start, end),
             callee,
             args,
         });
@@ -450,14 +491,14 @@ impl CallFinder<'_, '_> {
                     .collect()
             }
             FunctionArgs::String(token) if skip == 0 => {
-                let span = span_of(cx, token);
+                let span = self.lines.span_of(token);
                 vec![match string_value(token) {
                     Some(value) => CallArg::Literal(value, span),
                     None => CallArg::Expr(span),
                 }]
             }
             FunctionArgs::TableConstructor(table) if skip == 0 => {
-                vec![CallArg::Expr(span_of(cx, &**table))]
+                vec![CallArg::Expr(self.lines.span_of(&**table))]
             }
             _ => Vec::new(),
         }
@@ -465,7 +506,7 @@ impl CallFinder<'_, '_> {
 
     fn argument(&self, expr: &Expression, last: bool) -> CallArg {
         let cx = self.cx;
-        let span = span_of(cx, expr);
+        let span = self.lines.span_of(expr);
         match expr {
             Expression::FunctionCall(_) if last => return CallArg::Spread(span),
             Expression::Symbol(token) if last && token.to_string() == "..." => {
@@ -636,6 +677,21 @@ long]], [==[x]]==], 0x10, 1e2, 2.5, '\
         assert!(!found[0].pcall && found[1].pcall);
         let found = calls("local rcall = redis.call\nrcall = print\nreturn rcall('GET', KEYS[1])");
         assert!(found.is_empty());
+    }
+
+    #[test]
+    fn line_index_matches_span_from_offsets() {
+        let src = "a\r\nbé\tc\n\nx";
+        let lines = LineIndex::new(src);
+        for start in 0..=src.len() + 2 {
+            for end in 0..=src.len() + 2 {
+                assert_eq!(
+                    lines.span(start, end),
+                    Span::from_offsets(src, start, end),
+                    "{start}..{end}"
+                );
+            }
+        }
     }
 
     #[test]
