@@ -479,7 +479,6 @@ impl CallFinder<'_, '_> {
 
     /// The arguments of a call, skipping the first `skip`.
     fn arguments(&self, args: &FunctionArgs, skip: usize) -> Vec<CallArg> {
-        let cx = self.cx;
         match args {
             FunctionArgs::Parentheses { arguments, .. } => {
                 let count = arguments.len();
