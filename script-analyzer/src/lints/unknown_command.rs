@@ -20,6 +20,7 @@ pub(crate) fn check(_cx: &Context<'_>, calls: &[RedisCall], report: &mut Report)
                 name_arg.span(),
                 format!("unknown Redis command `{name}`"),
             )
+            .with_note("Redis fails the call with \"Unknown Redis command called from script\"")
             .with_note(format!(
                 "the analyzer knows the commands of Redis {REDIS_VERSION}; allow `unknown_command` for module or newer commands"
             ));
@@ -51,7 +52,9 @@ pub(crate) fn check(_cx: &Context<'_>, calls: &[RedisCall], report: &mut Report)
                         }
                         None => d.with_label("unknown subcommand"),
                     };
-                    report.diagnostics.push(d);
+                    report.diagnostics.push(d.with_note(
+                        "Redis fails the call with \"Unknown Redis command called from script\"",
+                    ));
                     continue;
                 }
             }
