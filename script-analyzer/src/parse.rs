@@ -3,6 +3,7 @@
 use crate::{Diagnostic, Lint, Span};
 use full_moon::LuaVersion;
 use full_moon::ast::Ast;
+use full_moon::tokenizer::{Lexer, LexerResult, Token, TokenType, TokenizerErrorType};
 
 /// The deepest nesting of brackets and blocks accepted.
 ///
@@ -30,18 +31,108 @@ pub(crate) fn parse(source: &str) -> Result<Ast, Vec<Diagnostic>> {
     if errors.is_empty() {
         return Ok(result.into_ast());
     }
-    Err(errors
-        .iter()
-        .map(|error| {
+    // Syntax from a later Lua explains the failure better than the parser's
+    // own message, which points at whatever it tripped over next.
+    let newer = newer_lua_syntax(source);
+    Err(newer
+        .into_iter()
+        .chain(errors.iter().map(|error| {
             let (start, end) = error.range();
             let span = Span::from_offsets(source, start.bytes(), end.bytes());
             Diagnostic::error(Lint::Syntax, span, syntax_message(&error.error_message()))
-        })
+        }))
         .collect())
+}
+
+/// The first use of Lua 5.2+ syntax (`goto`, `::label::`, `//`, bitwise
+/// operators), which Redis's Lua 5.1 does not have.
+fn newer_lua_syntax(source: &str) -> Option<Diagnostic> {
+    let (tokens, errors) = match Lexer::new(source, LuaVersion::lua51()).collect() {
+        LexerResult::Ok(tokens) => (tokens, Vec::new()),
+        LexerResult::Recovered(tokens, errors) => (tokens, errors),
+        LexerResult::Fatal(errors) => (Vec::new(), errors),
+    };
+    // A character Lua 5.1 has no token for: `&`, `|`, `~` alone.
+    let from_characters = errors.iter().find_map(|error| match error.error() {
+        TokenizerErrorType::UnexpectedToken(c) => {
+            newer_lua_character(source, error.range().0.bytes(), *c)
+        }
+        _ => None,
+    });
+    let from_tokens = newer_lua_tokens(source, &tokens);
+    [from_characters, from_tokens]
+        .into_iter()
+        .flatten()
+        .min_by_key(|d| d.primary_span().map(|s| s.start.offset))
+}
+
+/// `goto name`, `::`, `//`, `<<`, `>>` among Lua 5.1 tokens.
+fn newer_lua_tokens(source: &str, tokens: &[Token]) -> Option<Diagnostic> {
+    let tokens: Vec<&Token> = tokens
+        .iter()
+        .filter(|t| !t.token_type().is_trivia())
+        .collect();
+    for pair in tokens.windows(2) {
+        let (first, second) = (pair[0], pair[1]);
+        let start = first.start_position().bytes();
+        let adjacent = first.end_position().bytes() == second.start_position().bytes();
+        let first_text = first.to_string();
+        let second_text = second.to_string();
+        let (what, help) = match (first_text.as_str(), second_text.as_str()) {
+            ("goto", _) if matches!(second.token_type(), TokenType::Identifier { .. }) => (
+                "`goto` is Lua 5.2 syntax, but Redis runs Lua 5.1",
+                "use a loop with `break`, or an `if` around the rest of the block",
+            ),
+            (":", ":") if adjacent => (
+                "`::label::` is Lua 5.2 syntax, but Redis runs Lua 5.1",
+                "Lua 5.1 has no labels or `goto`",
+            ),
+            ("/", "/") if adjacent => (
+                "`//` (floor division) is Lua 5.3 syntax, but Redis runs Lua 5.1",
+                "write `math.floor(a / b)`",
+            ),
+            ("<", "<") | (">", ">") if adjacent => (
+                "bit shifts are Lua 5.3 syntax, but Redis runs Lua 5.1",
+                "use `bit.lshift(a, n)` / `bit.rshift(a, n)`",
+            ),
+            _ => continue,
+        };
+        let end = second.end_position().bytes();
+        return Some(
+            Diagnostic::error(Lint::Syntax, Span::from_offsets(source, start, end), what)
+                .with_label("not Lua 5.1")
+                .with_help(help),
+        );
+    }
+    None
+}
+
+/// The diagnostic for a Lua 5.3 bitwise operator character at `offset`.
+fn newer_lua_character(source: &str, offset: usize, c: char) -> Option<Diagnostic> {
+    let function = match c {
+        '&' => "bit.band(a, b)",
+        '|' => "bit.bor(a, b)",
+        '~' => "bit.bxor(a, b)` or `bit.bnot(a)",
+        _ => return None,
+    };
+    Some(
+        Diagnostic::error(
+            Lint::Syntax,
+            Span::from_offsets(source, offset, offset + c.len_utf8()),
+            format!("`{c}` is a Lua 5.3 bitwise operator, but Redis runs Lua 5.1"),
+        )
+        .with_label("not Lua 5.1")
+        .with_help(format!("use the `bit` library: `{function}`")),
+    )
 }
 
 /// full_moon's messages, phrased for a Lua 5.1 reader.
 fn syntax_message(message: &str) -> String {
+    // Tokenizer messages end with " (1:10 to 1:11)": the caret shows that.
+    let message = match message.rfind(" (") {
+        Some(i) if message.ends_with(')') && message[i..].contains(" to ") => &message[..i],
+        _ => message,
+    };
     let mut message = message.trim().to_string();
     if let Some(first) = message.get(..1) {
         let lower = first.to_lowercase();
@@ -195,4 +286,70 @@ pub(crate) fn shebang_flags(source: &str) -> Option<Vec<String>> {
             .map(str::to_string)
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Lint, Options, analyze};
+
+    fn first_error(source: &str) -> String {
+        let report = analyze(source, &Options::default());
+        let d = &report.diagnostics[0];
+        assert_eq!(d.lint, Lint::Syntax);
+        d.message.clone()
+    }
+
+    #[test]
+    fn newer_lua_syntax_is_named() {
+        assert_eq!(
+            first_error("for i = 1, 3 do\n  if i == 2 then goto done end\nend\n::done::\nreturn 1"),
+            "`goto` is Lua 5.2 syntax, but Redis runs Lua 5.1"
+        );
+        assert_eq!(
+            first_error("return 7 // 2"),
+            "`//` (floor division) is Lua 5.3 syntax, but Redis runs Lua 5.1"
+        );
+        assert_eq!(
+            first_error("return 1 << 2"),
+            "bit shifts are Lua 5.3 syntax, but Redis runs Lua 5.1"
+        );
+        assert_eq!(
+            first_error("return 6 & 3"),
+            "`&` is a Lua 5.3 bitwise operator, but Redis runs Lua 5.1"
+        );
+        assert_eq!(
+            first_error("return 6 | 3"),
+            "`|` is a Lua 5.3 bitwise operator, but Redis runs Lua 5.1"
+        );
+        assert_eq!(
+            first_error("::top::\nreturn 1"),
+            "`::label::` is Lua 5.2 syntax, but Redis runs Lua 5.1"
+        );
+    }
+
+    #[test]
+    fn the_goto_error_points_at_goto() {
+        let source = "local x = 1\ngoto skip\nreturn x";
+        let d = &analyze(source, &Options::default()).diagnostics[0];
+        let span = d.primary_span().unwrap();
+        assert_eq!((span.start.line, span.start.column), (2, 1));
+    }
+
+    #[test]
+    fn other_syntax_errors_keep_the_parser_message() {
+        let message = first_error("local = 1");
+        assert!(message.starts_with("Lua syntax error: "), "{message}");
+        // `goto` as a plain name is fine in Lua 5.1.
+        assert!(analyze("local goto = 1 return goto", &Options::default()).is_ok());
+    }
+
+    #[test]
+    fn shebang_flags() {
+        assert_eq!(
+            super::shebang_flags("#!lua flags=no-writes,allow-oom\nreturn 1"),
+            Some(vec!["no-writes".to_string(), "allow-oom".to_string()])
+        );
+        assert_eq!(super::shebang_flags("#!lua\nreturn 1"), Some(vec![]));
+        assert_eq!(super::shebang_flags("return 1"), None);
+    }
 }

@@ -15,6 +15,11 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         if sandbox::is_global(name) {
             continue;
         }
+        if cx.model.global_writes.iter().any(|w| w.name == name) {
+            // `global_assignment` already reports the assignment: the read
+            // is the same mistake.
+            continue;
+        }
         let span = Span::from_offsets(cx.source, read.start, read.end);
         let diagnostic = if let Some(why) = sandbox::removed(name) {
             Diagnostic::error(
@@ -107,6 +112,11 @@ mod tests {
             d.label.as_deref(),
             Some("not a local, and not provided by Redis")
         );
+    }
+
+    #[test]
+    fn reads_of_an_assigned_global_are_left_to_global_assignment() {
+        assert!(errors("count = 1\nreturn count").is_empty());
     }
 
     #[test]
