@@ -433,6 +433,14 @@ impl CallFinder<'_, '_> {
         let Prefix::Name(name) = prefix else {
             return;
         };
+        // `redis[name]` with a computed name could be `redis.call`.
+        if name_of(name) == Some("redis")
+            && cx.model.is_global(name)
+            && let Some(Suffix::Index(index)) = suffixes.first()
+            && index_name(index).is_none()
+        {
+            self.escapes = true;
+        }
         let Some(Suffix::Call(Call::AnonymousCall(args))) = suffixes.first() else {
             return;
         };
@@ -553,6 +561,17 @@ impl Visitor for CallFinder<'_, '_> {
 
     fn visit_var_expression(&mut self, node: &VarExpression) {
         self.chain(node, node.prefix(), node.suffixes());
+    }
+
+    fn visit_expression(&mut self, node: &Expression) {
+        // The `redis` table itself as a value (`local r = redis`): its
+        // `call` may then be called out of sight.
+        if let Expression::Var(Var::Name(name)) = node
+            && name_of(name) == Some("redis")
+            && self.cx.model.is_global(name)
+        {
+            self.escapes = true;
+        }
     }
 }
 
@@ -701,6 +720,12 @@ long]], [==[x]]==], 0x10, 1e2, 2.5, '\
 
     #[test]
     fn info_records_commands_and_writes() {
+        let writes = |src: &str| analyze(src, &Options::default()).info.writes;
+        assert!(writes("local r = redis; return r.call('GET', KEYS[1])"));
+        assert!(writes("return redis[ARGV[1]]('GET', KEYS[1])"));
+        assert!(!writes(
+            "return redis.sha1hex(ARGV[1]), redis['call']('GET', KEYS[1])"
+        ));
         let report = analyze("return redis.call('GET', KEYS[1])", &Options::default());
         assert_eq!(report.info.commands.iter().collect::<Vec<_>>(), ["get"]);
         assert!(!report.info.writes);
