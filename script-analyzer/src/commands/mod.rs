@@ -7,6 +7,11 @@
 //! check a `redis.call`: does the command exist, may a script call it, does
 //! it write, does it accept this many arguments, and which arguments are keys.
 //!
+//! To move the table to another Redis, run `script-analyzer/tools/gen-commands
+//! [path/to/redis-server]` (it needs `python3` and `redis-server`; it starts a
+//! throwaway server on a free loopback port) and commit `commands/table.rs`;
+//! `tools/gen-commands --check` tells whether the committed table is current.
+//!
 //! ```
 //! use redlua_analyzer::commands::{self, ArgShape};
 //!
