@@ -444,12 +444,16 @@ impl Command {
                     else {
                         continue;
                     };
-                    let Ok(count) = count.trim().parse::<i64>() else {
+                    let Ok(count) = count.parse::<i64>() else {
                         continue;
                     };
                     let start = first + i64::from(first_key);
                     let step = i64::from(key_step);
-                    (start, start + (count - 1) * step, step)
+                    (
+                        start,
+                        start.saturating_add(count.saturating_sub(1).saturating_mul(step)),
+                        step,
+                    )
                 }
                 FindKeys::Unknown => continue,
             };
@@ -632,6 +636,9 @@ mod tests {
         );
         assert_eq!(keys("zunionstore", &[L("dest"), L("x"), L("a")]), [0]);
         assert_eq!(keys("zunionstore", &[L("dest"), L("-3"), L("a")]), [0]);
+        let huge = i64::MAX.to_string();
+        assert_eq!(keys("zunionstore", &[L("dest"), L(&huge), L("a")]), [0, 2]);
+        assert_eq!(keys("lmpop", &[L(&huge), L("a"), Spread]), [1]);
     }
 
     #[test]
@@ -696,6 +703,37 @@ mod tests {
         );
         // An unknown subcommand: nothing is known.
         assert_eq!(keys("object", &[Value, L("k")]), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn key_positions_never_panic() {
+        let min = i64::MIN.to_string();
+        let max = i64::MAX.to_string();
+        let words = [
+            "0", "1", "2", "-1", "STREAMS", "KEYS", "STORE", &min, &max, "",
+        ];
+        let mut commands: Vec<&Command> = all().iter().collect();
+        commands.extend(all().iter().flat_map(|c| c.subcommands()));
+        for command in commands {
+            let prefix: Vec<ArgShape<'_>> = command
+                .name()
+                .split('|')
+                .skip(1)
+                .map(ArgShape::Literal)
+                .collect();
+            for len in 0..8 {
+                for word in words {
+                    for tail in [None, Some(Value), Some(Spread)] {
+                        let mut args = prefix.clone();
+                        args.extend(std::iter::repeat_n(L(word), len));
+                        args.extend(tail);
+                        for p in command.key_positions(&args) {
+                            assert!(p < args.len(), "{} {args:?}", command.name());
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
