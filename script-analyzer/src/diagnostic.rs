@@ -310,6 +310,18 @@ mod tests {
     }
 
     #[test]
+    fn positions_stay_right_when_sources_alternate() {
+        // The line index is cached per source: switching must not reuse it.
+        let one = "a\nb\nc";
+        let two = "xyz\n\n\nw";
+        for _ in 0..2 {
+            assert_eq!(Position::at(one, 4).line, 3);
+            assert_eq!(Position::at(two, 6).line, 4);
+            assert_eq!(Position::at(&one[2..], 2).line, 2);
+        }
+    }
+
+    #[test]
     fn renders_a_caret_under_the_span() {
         let src = "local x = 1\nreturn bad + x\n";
         let span = Span::from_offsets(src, 19, 22);

@@ -10,7 +10,7 @@
 
 use super::Context;
 use crate::commands::{self, ArgShape};
-use crate::{Position, Report, Span};
+use crate::{Report, Span};
 use full_moon::ast::{
     Call, Expression, FunctionArgs, FunctionCall, Index, LocalAssignment, Prefix, Suffix, Var,
     VarExpression,
@@ -153,7 +153,6 @@ fn scan(cx: &Context<'_>) -> Scan {
     aliases.visit_ast(cx.ast);
     let mut finder = CallFinder {
         cx,
-        lines: LineIndex::new(cx.source),
         aliases: aliases.aliases,
         followed: aliases.initializers,
         calls: Vec::new(),
@@ -167,49 +166,11 @@ fn scan(cx: &Context<'_>) -> Scan {
     }
 }
 
-/// Byte offsets to spans without rescanning the source for each one (a
-/// script with thousands of calls would otherwise take quadratic time).
-struct LineIndex<'a> {
-    source: &'a str,
-    /// Byte offset of the start of each line.
-    starts: Vec<usize>,
-}
-
-impl<'a> LineIndex<'a> {
-    fn new(source: &'a str) -> Self {
-        let starts = std::iter::once(0)
-            .chain(source.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        LineIndex { source, starts }
-    }
-
-    /// The same as [`Position::at`], in logarithmic time.
-    fn position(&self, offset: usize) -> Position {
-        let mut offset = offset.min(self.source.len());
-        while !self.source.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let line = self.starts.partition_point(|&s| s <= offset).max(1);
-        let line_start = self.starts[line - 1];
-        Position {
-            offset,
-            line,
-            column: self.source[line_start..offset].chars().count() + 1,
-        }
-    }
-
-    /// The same as [`Span::from_offsets`].
-    fn span(&self, start: usize, end: usize) -> Span {
-        let start = self.position(start);
-        let end = self.position(end.max(start.offset));
-        Span { start, end }
-    }
-
-    fn span_of(&self, node: &impl Node) -> Span {
-        match node.range() {
-            Some((start, end)) => self.span(start.bytes(), end.bytes()),
-            None => Span::default(),
-        }
+/// The span of a node of the tree.
+fn span_of(source: &str, node: &impl Node) -> Span {
+    match node.range() {
+        Some((start, end)) => Span::from_offsets(source, start.bytes(), end.bytes()),
+        None => Span::default(),
     }
 }
 
@@ -387,7 +348,6 @@ impl Visitor for AliasFinder<'_, '_> {
 
 struct CallFinder<'c, 'a> {
     cx: &'c Context<'a>,
-    lines: LineIndex<'a>,
     aliases: HashMap<usize, bool>,
     /// Offsets of `redis.call` values whose uses are followed.
     followed: HashSet<usize>,
@@ -411,7 +371,9 @@ impl CallFinder<'_, '_> {
             match suffixes.get(1) {
                 Some(Suffix::Call(Call::AnonymousCall(args))) => {
                     let callee = match (prefix.start_position(), callee_end) {
-                        (Some(s), Some(e)) => self.lines.span(s.bytes(), e.bytes()),
+                        (Some(s), Some(e)) => {
+                            Span::from_offsets(self.cx.source, s.bytes(), e.bytes())
+                        }
                         _ => Span::default(),
                     };
                     let end = args.end_position().map_or(0, |p| p.bytes());
@@ -448,7 +410,7 @@ impl CallFinder<'_, '_> {
         if let Some(variable) = cx.model.local(name)
             && let Some(&pcall) = self.aliases.get(&variable.declared_at)
         {
-            let callee = self.lines.span_of(name);
+            let callee = span_of(self.cx.source, name);
             let end = args.end_position().map_or(0, |p| p.bytes());
             self.push(
                 pcall,
@@ -469,8 +431,8 @@ impl CallFinder<'_, '_> {
             if let Some((start, _)) = first.range() {
                 self.followed.insert(start.bytes());
             }
-            let callee = self.lines.span_of(first);
-            let start = self.lines.span_of(name).start.offset;
+            let callee = span_of(self.cx.source, first);
+            let start = span_of(self.cx.source, name).start.offset;
             let end = args.end_position().map_or(0, |p| p.bytes());
             self.push(true, start, end, callee, self.arguments(args, 1));
         }
@@ -479,7 +441,7 @@ impl CallFinder<'_, '_> {
     fn push(&mut self, pcall: bool, start: usize, end: usize, callee: Span, args: Vec<CallArg>) {
         self.calls.push(RedisCall {
             pcall,
-            span: self.lines.span(start, end),
+            span: Span::from_offsets(self.cx.source, start, end),
             callee,
             args,
         });
@@ -498,14 +460,14 @@ impl CallFinder<'_, '_> {
                     .collect()
             }
             FunctionArgs::String(token) if skip == 0 => {
-                let span = self.lines.span_of(token);
+                let span = span_of(self.cx.source, token);
                 vec![match string_value(token) {
                     Some(value) => CallArg::Literal(value, span),
                     None => CallArg::Expr(span),
                 }]
             }
             FunctionArgs::TableConstructor(table) if skip == 0 => {
-                vec![CallArg::Expr(self.lines.span_of(&**table))]
+                vec![CallArg::Expr(span_of(self.cx.source, &**table))]
             }
             _ => Vec::new(),
         }
@@ -513,7 +475,7 @@ impl CallFinder<'_, '_> {
 
     fn argument(&self, expr: &Expression, last: bool) -> CallArg {
         let cx = self.cx;
-        let span = self.lines.span_of(expr);
+        let span = span_of(self.cx.source, expr);
         match expr {
             Expression::FunctionCall(_) if last => return CallArg::Spread(span),
             Expression::Symbol(token) if last && token.to_string() == "..." => {
@@ -695,21 +657,6 @@ long]], [==[x]]==], 0x10, 1e2, 2.5, '\
         assert!(!found[0].pcall && found[1].pcall);
         let found = calls("local rcall = redis.call\nrcall = print\nreturn rcall('GET', KEYS[1])");
         assert!(found.is_empty());
-    }
-
-    #[test]
-    fn line_index_matches_span_from_offsets() {
-        let src = "a\r\nbé\tc\n\nx";
-        let lines = LineIndex::new(src);
-        for start in 0..=src.len() + 2 {
-            for end in 0..=src.len() + 2 {
-                assert_eq!(
-                    lines.span(start, end),
-                    Span::from_offsets(src, start, end),
-                    "{start}..{end}"
-                );
-            }
-        }
     }
 
     #[test]
