@@ -66,3 +66,8 @@ pub use redlua_runtime::script;
 /// Paths used by code that `#[redis_script]` generates. Not a public API.
 #[doc(hidden)]
 pub use redlua_runtime::__private;
+
+/// The README's code blocks, compiled as doctests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

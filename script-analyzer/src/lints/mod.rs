@@ -1,5 +1,5 @@
 //! The lints, one per file. Each has a `check` function that reads the
-//! [`Context`] and pushes its diagnostics into the [`Report`](crate::Report).
+//! [`Context`] and pushes its diagnostics into the [`Report`].
 
 use crate::scope::Model;
 use crate::{Options, Report};
