@@ -1,0 +1,1125 @@
+//! Pub/sub wake-ups of lock waiters: the waiting side of Redisson's release
+//! messages.
+//!
+//! A lock waiter subscribes to the lock's channel, tries the lock again, and
+//! then sleeps until a release message arrives (or until the lock's TTL runs
+//! out, which the caller handles). Redisson publishes `0` when a lock is
+//! released (one waiter may take it) and `1` when every waiter should retry
+//! (e.g. a write lock released to readers).
+//!
+//! One [`PubSubHub`] per client owns a single pub/sub connection shared by all
+//! of that client's waiters. Each waiter holds a [`Subscription`]; the hub
+//! sends one `SUBSCRIBE` per channel however many waiters it has, and one
+//! `UNSUBSCRIBE` once the last of them is gone.
+//!
+//! # How it works
+//!
+//! - The connection is opened lazily by a background *driver* task, spawned on
+//!   the current Tokio runtime by the first [`PubSubHub::subscribe`] (and again
+//!   after a connection was lost). The driver reads incoming messages and
+//!   dispatches them, and runs `SUBSCRIBE`/`UNSUBSCRIBE` commands one at a time
+//!   in the order they were queued.
+//! - Commands are queued synchronously, under the hub's state lock, on an
+//!   unbounded channel. So the order in which the hub *decides* to subscribe or
+//!   unsubscribe a channel is the order in which the server sees the commands:
+//!   a channel re-subscribed while its `UNSUBSCRIBE` is still in flight ends up
+//!   subscribed. Queueing never blocks and needs no runtime, which is what lets
+//!   [`Subscription`]'s `Drop` send `UNSUBSCRIBE` from any thread.
+//! - Each channel has a [`Notify`] and a broadcast counter (`epoch`). A `0`
+//!   calls `notify_one`: it wakes one pending [`Subscription::wake`], or, when
+//!   none is pending, stores a permit that the next `wake()` of that channel
+//!   consumes, so a message that arrives between `subscribe()` and `wake()` is
+//!   not lost. A `1` bumps the epoch and calls `notify_waiters`: pending
+//!   `wake()` calls return, and every other subscription of the channel notices
+//!   the new epoch on its next `wake()`.
+//! - When the connection is lost, the driver marks it dead and broadcasts on
+//!   every channel subscribed through it. Re-subscribing is left to the
+//!   waiters: a `wake()` that finds its channel not subscribed on a live
+//!   connection opens a new one (through the shared, counted subscription),
+//!   waits for the `SUBSCRIBE` to be confirmed, and returns, so that the caller
+//!   retries the lock after any message it may have missed. Channels without
+//!   waiters are simply not re-subscribed.
+//!
+//! Nothing here has a timeout of its own: a `SUBSCRIBE` on a connection that
+//! hangs without being closed waits until the operating system gives up on
+//! it. Callers bound their waits (the lock's TTL, `try_lock_for`'s wait time).
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::fmt;
+use std::future::Future;
+use std::pin::{Pin, pin};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use redis::aio::PubSubSink;
+use redis::{ErrorKind, Msg, RedisError, RedisResult};
+use tokio::sync::{Notify, mpsc, watch};
+
+/// Payload of Redisson's release message that wakes one waiter.
+const UNLOCK_MESSAGE: &[u8] = b"0";
+/// Payload of Redisson's message that wakes every waiter.
+const WAKE_ALL_MESSAGE: &[u8] = b"1";
+/// How many connections a subscribe tries before it reports the loss.
+const SUBSCRIBE_ATTEMPTS: usize = 3;
+/// First pause of [`Subscription::wake`] after a failed re-subscription.
+const RESUBSCRIBE_BACKOFF_MIN: Duration = Duration::from_millis(50);
+/// Longest pause of [`Subscription::wake`] between re-subscription attempts.
+const RESUBSCRIBE_BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+/// The pub/sub side of one lock client: a single pub/sub connection shared by
+/// all waiters of the client.
+///
+/// Cheap to keep in an `Arc`; it is `Send + Sync`. Dropping the hub (once no
+/// [`Subscription`] refers to its state any more) ends the driver task, which
+/// closes the connection.
+pub(crate) struct PubSubHub {
+    shared: Arc<Shared>,
+}
+
+/// A waiter's registration on one channel.
+///
+/// While it lives, the hub keeps the channel subscribed. Dropping it removes
+/// the registration; dropping the last one of a channel queues an
+/// `UNSUBSCRIBE` that the driver task sends in the background (the drop never
+/// blocks and needs no runtime).
+pub(crate) struct Subscription {
+    /// The hub's state (kept alive by the subscription).
+    shared: Arc<Shared>,
+    /// The channel's name.
+    channel: String,
+    /// The channel's wake-up signals.
+    signals: Arc<Signals>,
+    /// The channel's broadcast epoch this subscription has already reacted to.
+    seen: u64,
+}
+
+/// State shared by the hub, its subscriptions and (weakly) its driver task.
+struct Shared {
+    /// Opens pub/sub connections.
+    client: redis::Client,
+    /// Everything mutable; never held across an `.await`.
+    state: Mutex<State>,
+}
+
+/// The mutable part of [`Shared`].
+struct State {
+    /// The current connection's driver, if one was started and not found dead.
+    conn: Option<ConnHandle>,
+    /// Id of the next driver (ids tell connections apart).
+    next_conn_id: u64,
+    /// Channels that have at least one [`Subscription`].
+    channels: HashMap<String, ChannelEntry>,
+}
+
+/// The hub's handle on a driver task.
+struct ConnHandle {
+    /// The driver's id.
+    id: u64,
+    /// Queue of commands the driver runs in order.
+    commands: mpsc::UnboundedSender<Command>,
+}
+
+/// A subscribed (or being subscribed) channel.
+struct ChannelEntry {
+    /// Number of live [`Subscription`]s of the channel.
+    waiters: usize,
+    /// Wake-up signals, shared with the subscriptions.
+    signals: Arc<Signals>,
+    /// The latest `SUBSCRIBE` sent for the channel, if any.
+    attempt: Option<Attempt>,
+}
+
+/// One `SUBSCRIBE` of a channel on one connection.
+struct Attempt {
+    /// Id of the connection it was queued on.
+    conn: u64,
+    /// Its outcome; the sender is closed without a value if the connection
+    /// died first.
+    status: watch::Receiver<Status>,
+}
+
+/// Outcome of a `SUBSCRIBE`.
+#[derive(Clone, Debug)]
+enum Status {
+    /// Queued or sent; no reply yet.
+    Pending,
+    /// The server confirmed it.
+    Subscribed,
+    /// The server refused it (e.g. an ACL forbids the channel), or the
+    /// connection could not be opened.
+    Failed(RedisError),
+}
+
+/// Wake-up signals of one channel.
+#[derive(Default)]
+struct Signals {
+    /// `notify_one` for each `0`; `notify_waiters` for each `1` and on loss.
+    notify: Notify,
+    /// Bumped by each broadcast (`1`, connection lost), before `notify_waiters`.
+    epoch: AtomicU64,
+}
+
+/// A command for the driver task.
+enum Command {
+    /// Send `SUBSCRIBE channel`, report the outcome through `done`.
+    Subscribe {
+        channel: String,
+        done: watch::Sender<Status>,
+    },
+    /// Send `UNSUBSCRIBE channel`.
+    Unsubscribe { channel: String },
+}
+
+/// A command being run by the driver, with the sender to report its outcome.
+type RunningCommand =
+    Pin<Box<dyn Future<Output = (RedisResult<()>, Option<watch::Sender<Status>>)> + Send>>;
+
+impl PubSubHub {
+    /// Creates a hub that opens its pub/sub connection with `client`.
+    ///
+    /// Nothing is connected yet: the connection is opened by the first
+    /// [`subscribe`](Self::subscribe), and opened again by the next one after
+    /// it was lost.
+    pub(crate) fn new(client: redis::Client) -> PubSubHub {
+        PubSubHub {
+            shared: Arc::new(Shared {
+                client,
+                state: Mutex::new(State {
+                    conn: None,
+                    next_conn_id: 0,
+                    channels: HashMap::new(),
+                }),
+            }),
+        }
+    }
+
+    /// Registers a waiter on `channel`.
+    ///
+    /// The first waiter of a channel makes the hub send `SUBSCRIBE`; later
+    /// waiters share that subscription. Every call returns only once the
+    /// server has confirmed the subscription, so a release published after
+    /// this returns reaches the returned [`Subscription`]: the caller can try
+    /// the lock again knowing that it will not miss the next release message.
+    ///
+    /// Must be called within a Tokio runtime (the connection's driver task is
+    /// spawned on it).
+    ///
+    /// # Errors
+    ///
+    /// The connection could not be opened, the server refused the
+    /// subscription, the connection was lost on every attempt (the error is
+    /// then an I/O error, see [`RedisError::is_connection_dropped`]), or there
+    /// is no Tokio runtime.
+    ///
+    /// # Cancellation
+    ///
+    /// Dropping the future removes the registration, exactly like dropping the
+    /// [`Subscription`]: if it was the channel's last waiter, an `UNSUBSCRIBE`
+    /// is queued behind the `SUBSCRIBE` that may have been sent, so the
+    /// channel ends up unsubscribed and no count leaks. Other waiters that
+    /// share the same `SUBSCRIBE` are not affected.
+    pub(crate) async fn subscribe(&self, channel: &str) -> RedisResult<Subscription> {
+        let mut subscription = self.register(channel);
+        self.shared.ensure_subscribed(channel).await?;
+        // Anything broadcast before this point is covered by the caller's
+        // next try of the lock.
+        subscription.seen = subscription.signals.epoch();
+        Ok(subscription)
+    }
+
+    /// Number of channels that currently have at least one [`Subscription`]
+    /// (including subscriptions still waiting for their `SUBSCRIBE` to be
+    /// confirmed). Meant for tests: it is 0 again once every waiter is gone.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn subscribed_channels(&self) -> usize {
+        self.shared.lock().channels.len()
+    }
+
+    /// Counts one more waiter on `channel` and returns its registration.
+    fn register(&self, channel: &str) -> Subscription {
+        let mut state = self.shared.lock();
+        let entry = state
+            .channels
+            .entry(channel.to_owned())
+            .or_insert_with(|| ChannelEntry {
+                waiters: 0,
+                signals: Arc::default(),
+                attempt: None,
+            });
+        entry.waiters += 1;
+        let signals = Arc::clone(&entry.signals);
+        let seen = signals.epoch();
+        Subscription {
+            shared: Arc::clone(&self.shared),
+            channel: channel.to_owned(),
+            signals,
+            seen,
+        }
+    }
+}
+
+impl fmt::Debug for PubSubHub {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.shared.lock();
+        f.debug_struct("PubSubHub")
+            .field("connection", &state.conn.as_ref().map(|conn| conn.id))
+            .field("channels", &state.channels.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Subscription {
+    /// Waits for a wake-up on the channel.
+    ///
+    /// Returns when:
+    /// - a `0` arrives and this subscription is the one chosen to wake (one
+    ///   pending `wake()` of this client per `0`, in the order they started
+    ///   waiting). A `0` that arrived while no `wake()` of the channel was
+    ///   pending is kept for the next `wake()` of the channel, which then
+    ///   returns at once;
+    /// - a `1` arrives (every waiter of the channel wakes), or arrived since
+    ///   the previous `wake()` of this subscription (or since `subscribe()`
+    ///   returned);
+    /// - the pub/sub connection was lost: the channel is subscribed again,
+    ///   on a new connection, before this returns, so that the caller's next
+    ///   try happens after no message can be missed any more. If that
+    ///   re-subscription fails (the server is unreachable), it is retried
+    ///   with a growing pause (50 ms up to 1 s) until it succeeds; callers
+    ///   bound the whole wait with their own timer.
+    ///
+    /// A wake-up is a hint, not a promise: the caller tries the lock again and
+    /// calls `wake()` again if it is still taken.
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe. If the future is dropped after a `0` chose it but before
+    /// it returned, the wake-up passes to another pending `wake()` of the
+    /// channel, or is kept for the next one. A `1` is never lost either: the
+    /// next `wake()` of this subscription sees it. The subscription itself
+    /// stays registered. (A wake-up that *was* returned is consumed: a caller
+    /// that then gives up without trying the lock leaves the other local
+    /// waiters to their TTL timers.)
+    pub(crate) async fn wake(&mut self) {
+        let mut backoff = RESUBSCRIBE_BACKOFF_MIN;
+        loop {
+            if !self.shared.is_subscribed(&self.channel) {
+                match self.shared.ensure_subscribed(&self.channel).await {
+                    Ok(()) => {
+                        self.seen = self.signals.epoch();
+                        return;
+                    }
+                    Err(_) => {
+                        tokio::time::sleep(backoff).await;
+                        backoff = (backoff * 2).min(RESUBSCRIBE_BACKOFF_MAX);
+                        continue;
+                    }
+                }
+            }
+            let mut notified = pin!(self.signals.notify.notified());
+            // From here on a `notify_one` can choose this future, and a
+            // `notify_waiters` wakes it; the epoch is read after, so a
+            // broadcast is either seen now or wakes the future.
+            notified.as_mut().enable();
+            let epoch = self.signals.epoch();
+            if epoch != self.seen {
+                // A permit consumed by `enable` counts as this wake-up; one
+                // chosen but not consumed is passed on when `notified` drops.
+                self.seen = epoch;
+                return;
+            }
+            notified.await;
+            if !self.shared.is_subscribed(&self.channel) {
+                // Woken because the connection was lost: subscribe again
+                // before returning.
+                continue;
+            }
+            self.seen = self.signals.epoch();
+            return;
+        }
+    }
+}
+
+impl fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Subscription")
+            .field("channel", &self.channel)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        let mut state = self.shared.lock();
+        let state = &mut *state;
+        let Entry::Occupied(mut entry) = state.channels.entry(std::mem::take(&mut self.channel))
+        else {
+            return;
+        };
+        entry.get_mut().waiters -= 1;
+        if entry.get().waiters > 0 {
+            return;
+        }
+        let (channel, removed) = entry.remove_entry();
+        // The channel is subscribed (or being subscribed) only if its last
+        // attempt went to the live connection. An UNSUBSCRIBE queued now runs
+        // after that SUBSCRIBE and before any later one.
+        if let (Some(attempt), Some(conn)) = (removed.attempt, state.conn.as_ref())
+            && attempt.conn == conn.id
+        {
+            // If the driver is gone, so is the subscription.
+            let _ = conn.commands.send(Command::Unsubscribe { channel });
+        }
+    }
+}
+
+impl Shared {
+    /// Locks the state, ignoring poisoning (no code panics while holding it).
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether `channel`'s last `SUBSCRIBE` was confirmed on the live
+    /// connection.
+    fn is_subscribed(&self, channel: &str) -> bool {
+        let state = self.lock();
+        let Some(conn) = state.conn.as_ref().filter(|conn| conn.is_alive()) else {
+            return false;
+        };
+        state
+            .channels
+            .get(channel)
+            .and_then(|entry| entry.attempt.as_ref())
+            .is_some_and(|attempt| {
+                attempt.conn == conn.id && matches!(*attempt.status.borrow(), Status::Subscribed)
+            })
+    }
+
+    /// Makes sure `channel` (which has a registered waiter) is subscribed on
+    /// the live connection, opening one if needed, and waits for the server's
+    /// confirmation. A connection lost before confirming is replaced, up to
+    /// [`SUBSCRIBE_ATTEMPTS`] connections.
+    ///
+    /// Cancel-safe: the attempt stays recorded in the channel's entry, where
+    /// other waiters share it.
+    async fn ensure_subscribed(self: &Arc<Self>, channel: &str) -> RedisResult<()> {
+        for _ in 0..SUBSCRIBE_ATTEMPTS {
+            let mut status = self.start_subscribe(channel)?;
+            let outcome = status
+                .wait_for(|status| !matches!(status, Status::Pending))
+                .await
+                .map(|status| status.clone());
+            match outcome {
+                Ok(Status::Subscribed) => return Ok(()),
+                Ok(Status::Failed(err)) => return Err(err),
+                // The connection died before it confirmed: try a new one.
+                Ok(Status::Pending) | Err(_) => {}
+            }
+        }
+        Err(RedisError::from(std::io::Error::new(
+            std::io::ErrorKind::ConnectionAborted,
+            "redlua: the pub/sub connection was lost while subscribing",
+        )))
+    }
+
+    /// Returns the outcome to wait for of `channel`'s `SUBSCRIBE` on the live
+    /// connection: the pending or confirmed one, or else a new one queued now
+    /// (starting a connection first if there is none).
+    fn start_subscribe(self: &Arc<Self>, channel: &str) -> RedisResult<watch::Receiver<Status>> {
+        let mut state = self.lock();
+        let state = &mut *state;
+        let conn = live_conn(&mut state.conn, &mut state.next_conn_id, self)?;
+        let Some(entry) = state.channels.get_mut(channel) else {
+            // Callers hold a registration, so this does not happen.
+            return Err(RedisError::from((
+                ErrorKind::Client,
+                "redlua: subscribing a channel that has no waiter",
+            )));
+        };
+        if let Some(attempt) = &entry.attempt
+            && attempt.conn == conn.id
+            && !matches!(*attempt.status.borrow(), Status::Failed(_))
+        {
+            return Ok(attempt.status.clone());
+        }
+        let (done, status) = watch::channel(Status::Pending);
+        conn.commands
+            .send(Command::Subscribe {
+                channel: channel.to_owned(),
+                done,
+            })
+            // The driver ended meanwhile: the caller's wait sees the closed
+            // status and tries the next connection.
+            .ok();
+        entry.attempt = Some(Attempt {
+            conn: conn.id,
+            status: status.clone(),
+        });
+        Ok(status)
+    }
+}
+
+/// The live connection's handle, starting a new driver (and connection) if
+/// there is none or the last one is gone.
+fn live_conn<'a>(
+    conn: &'a mut Option<ConnHandle>,
+    next_conn_id: &mut u64,
+    shared: &Arc<Shared>,
+) -> RedisResult<&'a ConnHandle> {
+    if let Some(current) = conn.take_if(|current| current.is_alive()) {
+        return Ok(conn.insert(current));
+    }
+    let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+        RedisError::from((
+            ErrorKind::Client,
+            "redlua: lock waiting needs a Tokio runtime (for its pub/sub connection)",
+        ))
+    })?;
+    let id = *next_conn_id;
+    *next_conn_id += 1;
+    let (commands, queue) = mpsc::unbounded_channel();
+    let driver = Driver {
+        shared: Arc::downgrade(shared),
+        id,
+        queue,
+        running: None,
+        dead: false,
+    };
+    runtime.spawn(driver.run(shared.client.clone()));
+    Ok(conn.insert(ConnHandle { id, commands }))
+}
+
+impl ConnHandle {
+    /// Whether the driver task still runs (it may not have noticed a dead
+    /// connection yet).
+    fn is_alive(&self) -> bool {
+        !self.commands.is_closed()
+    }
+}
+
+impl Signals {
+    /// The current broadcast epoch.
+    fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::SeqCst)
+    }
+
+    /// Wakes every waiter of the channel, pending or not.
+    fn broadcast(&self) {
+        self.epoch.fetch_add(1, Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
+}
+
+/// The task that owns one pub/sub connection.
+///
+/// Its `Drop` (the task ending, or being dropped with its runtime) marks the
+/// connection dead and wakes the waiters of its channels *before* the queued
+/// and running commands are dropped, so that waiters retrying a `SUBSCRIBE`
+/// start a new connection instead of queueing on this one.
+struct Driver {
+    /// The hub's state; weak, so that dropping the hub ends the driver.
+    shared: Weak<Shared>,
+    /// This connection's id.
+    id: u64,
+    /// Commands queued by the hub.
+    queue: mpsc::UnboundedReceiver<Command>,
+    /// The command being run, if any.
+    running: Option<RunningCommand>,
+    /// Whether [`Driver::mark_dead`] already ran.
+    dead: bool,
+}
+
+/// What woke the driver.
+enum Event {
+    /// A pushed message, or `None` when the connection is closed.
+    Message(Option<Msg>),
+    /// The running command completed.
+    Done((RedisResult<()>, Option<watch::Sender<Status>>)),
+    /// A queued command, or `None` when the hub is gone.
+    Command(Option<Command>),
+}
+
+impl Driver {
+    /// Connects, then runs commands and dispatches messages until the
+    /// connection is closed or the hub is dropped.
+    async fn run(mut self, client: redis::Client) {
+        let pubsub = match client.get_async_pubsub().await {
+            Ok(pubsub) => pubsub,
+            Err(err) => {
+                self.mark_dead();
+                // Nothing can be queued any more: report the error to every
+                // SUBSCRIBE that was waiting for this connection.
+                self.queue.close();
+                while let Ok(command) = self.queue.try_recv() {
+                    if let Command::Subscribe { done, .. } = command {
+                        done.send_replace(Status::Failed(err.clone()));
+                    }
+                }
+                return;
+            }
+        };
+        let (sink, mut stream) = pubsub.split();
+        loop {
+            let event = {
+                let running = &mut self.running;
+                let queue = &mut self.queue;
+                tokio::select! {
+                    message = stream.next() => Event::Message(message),
+                    done = async {
+                        match running.as_mut() {
+                            Some(command) => command.await,
+                            None => std::future::pending().await,
+                        }
+                    }, if running.is_some() => Event::Done(done),
+                    command = queue.recv(), if running.is_none() => Event::Command(command),
+                }
+            };
+            match event {
+                Event::Message(Some(message)) => self.dispatch(&message),
+                Event::Message(None) | Event::Command(None) => break,
+                Event::Command(Some(command)) => {
+                    self.running = Some(start_command(sink.clone(), command));
+                }
+                Event::Done((result, done)) => {
+                    self.running = None;
+                    match result {
+                        Ok(()) => {
+                            if let Some(done) = done {
+                                done.send_replace(Status::Subscribed);
+                            }
+                        }
+                        Err(err) if err.is_connection_dropped() || err.is_unrecoverable_error() => {
+                            self.mark_dead();
+                            break;
+                        }
+                        Err(err) => {
+                            if let Some(done) = done {
+                                done.send_replace(Status::Failed(err));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.mark_dead();
+    }
+
+    /// Wakes waiters of the message's channel: one for `0`, all for `1`.
+    fn dispatch(&self, message: &Msg) {
+        let Some(shared) = self.shared.upgrade() else {
+            return;
+        };
+        let signals = {
+            let state = shared.lock();
+            match state.channels.get(message.get_channel_name()) {
+                Some(entry) => Arc::clone(&entry.signals),
+                None => return,
+            }
+        };
+        match message.get_payload_bytes() {
+            UNLOCK_MESSAGE => signals.notify.notify_one(),
+            WAKE_ALL_MESSAGE => signals.broadcast(),
+            _ => {}
+        }
+    }
+
+    /// Forgets this connection in the hub and wakes every waiter of the
+    /// channels subscribed through it. Runs once.
+    fn mark_dead(&mut self) {
+        if std::mem::replace(&mut self.dead, true) {
+            return;
+        }
+        let Some(shared) = self.shared.upgrade() else {
+            return;
+        };
+        let woken: Vec<Arc<Signals>> = {
+            let mut state = shared.lock();
+            if state.conn.as_ref().is_some_and(|conn| conn.id == self.id) {
+                state.conn = None;
+            }
+            state
+                .channels
+                .values()
+                .filter(|entry| {
+                    entry
+                        .attempt
+                        .as_ref()
+                        .is_some_and(|attempt| attempt.conn == self.id)
+                })
+                .map(|entry| Arc::clone(&entry.signals))
+                .collect()
+        };
+        for signals in woken {
+            signals.broadcast();
+        }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        self.mark_dead();
+    }
+}
+
+/// Runs one command on the connection; the output carries the command's
+/// outcome sender back to the driver.
+fn start_command(mut sink: PubSubSink, command: Command) -> RunningCommand {
+    Box::pin(async move {
+        match command {
+            Command::Subscribe { channel, done } => (sink.subscribe(&channel).await, Some(done)),
+            Command::Unsubscribe { channel } => (sink.unsubscribe(&channel).await, None),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    //! Against real `redis-server` processes (one per test).
+
+    use std::task::Poll;
+
+    use redis::aio::MultiplexedConnection;
+    use redlua_test_support::RedisServer;
+    use tokio::sync::mpsc::UnboundedReceiver;
+    use tokio::time::{Instant, sleep, timeout};
+
+    use super::*;
+
+    /// How long a waiter that must not wake is watched.
+    const QUIET: Duration = Duration::from_millis(200);
+    /// Upper bound for things that must happen (they take a few ms).
+    const SOON: Duration = Duration::from_secs(5);
+
+    /// A server, a hub on it, and a command connection to observe and publish.
+    struct Env {
+        server: RedisServer,
+        hub: PubSubHub,
+        conn: MultiplexedConnection,
+    }
+
+    async fn env() -> Env {
+        let server = RedisServer::start();
+        let hub = PubSubHub::new(server.client());
+        let conn = server
+            .client()
+            .get_multiplexed_async_connection()
+            .await
+            .expect("command connection");
+        Env { server, hub, conn }
+    }
+
+    impl Env {
+        async fn publish(&mut self, channel: &str, payload: &str) -> i64 {
+            redis::cmd("PUBLISH")
+                .arg(channel)
+                .arg(payload)
+                .query_async(&mut self.conn)
+                .await
+                .expect("PUBLISH")
+        }
+
+        /// The server's `PUBSUB NUMSUB` for one channel.
+        async fn numsub(&mut self, channel: &str) -> i64 {
+            let (_, count): (String, i64) = redis::cmd("PUBSUB")
+                .arg("NUMSUB")
+                .arg(channel)
+                .query_async(&mut self.conn)
+                .await
+                .expect("PUBSUB NUMSUB");
+            count
+        }
+
+        /// How many times the server ran `command` (from INFO commandstats).
+        async fn calls(&mut self, command: &str) -> u64 {
+            let info: String = redis::cmd("INFO")
+                .arg("commandstats")
+                .query_async(&mut self.conn)
+                .await
+                .expect("INFO commandstats");
+            let prefix = format!("cmdstat_{command}:calls=");
+            info.lines()
+                .find_map(|line| line.strip_prefix(&prefix))
+                .map(|rest| {
+                    rest.split(',')
+                        .next()
+                        .and_then(|n| n.parse().ok())
+                        .expect("a call count")
+                })
+                .unwrap_or(0)
+        }
+
+        /// Number of pub/sub client connections on the server.
+        async fn pubsub_clients(&mut self) -> usize {
+            let list: String = redis::cmd("CLIENT")
+                .arg("LIST")
+                .arg("TYPE")
+                .arg("pubsub")
+                .query_async(&mut self.conn)
+                .await
+                .expect("CLIENT LIST");
+            list.lines().filter(|line| !line.trim().is_empty()).count()
+        }
+
+        /// Number of client connections other than `self.conn` (a connection
+        /// whose subscriptions were all dropped is no longer of type pubsub).
+        async fn other_clients(&mut self) -> usize {
+            let list: String = redis::cmd("CLIENT")
+                .arg("LIST")
+                .query_async(&mut self.conn)
+                .await
+                .expect("CLIENT LIST");
+            list.lines().filter(|line| !line.trim().is_empty()).count() - 1
+        }
+
+        /// Waits until `NUMSUB channel` is `expected`, failing after [`SOON`].
+        async fn wait_numsub(&mut self, channel: &str, expected: i64) {
+            let deadline = Instant::now() + SOON;
+            loop {
+                let now = self.numsub(channel).await;
+                if now == expected {
+                    return;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "NUMSUB {channel} stayed {now}, expected {expected}"
+                );
+                sleep(Duration::from_millis(10)).await;
+            }
+        }
+    }
+
+    /// Polls `future` exactly once.
+    async fn poll_once<F: Future + ?Sized>(mut future: Pin<&mut F>) -> Poll<F::Output> {
+        std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await
+    }
+
+    /// Spawns a task that reports `id` on `woken` after each wake-up.
+    fn waiter(id: usize, mut subscription: Subscription, woken: mpsc::UnboundedSender<usize>) {
+        tokio::spawn(async move {
+            loop {
+                subscription.wake().await;
+                if woken.send(id).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
+    /// Asserts that nothing arrives on `woken` for [`QUIET`].
+    async fn assert_quiet(woken: &mut UnboundedReceiver<usize>) {
+        if let Ok(Some(id)) = timeout(QUIET, woken.recv()).await {
+            panic!("waiter {id} woke up unexpectedly");
+        }
+    }
+
+    async fn recv(woken: &mut UnboundedReceiver<usize>) -> usize {
+        timeout(SOON, woken.recv())
+            .await
+            .expect("a waiter wakes up")
+            .expect("waiters alive")
+    }
+
+    #[test]
+    fn types_are_send_and_sync() {
+        fn send_sync<T: Send + Sync + 'static>() {}
+        fn send_static<T: Send + 'static>() {}
+        send_sync::<PubSubHub>();
+        send_static::<Subscription>();
+    }
+
+    #[tokio::test]
+    async fn futures_are_send() {
+        fn send<T: Send>(_: &T) {}
+        let hub = PubSubHub::new(redis::Client::open("redis://127.0.0.1:1/").unwrap());
+        let subscribe = hub.subscribe("ch");
+        send(&subscribe);
+        drop(subscribe);
+        let mut subscription = hub.register("ch");
+        let wake = subscription.wake();
+        send(&wake);
+    }
+
+    #[tokio::test]
+    async fn one_subscribe_per_channel_and_unsubscribe_after_the_last_waiter() {
+        let mut env = env().await;
+        let a1 = env.hub.subscribe("ch:a").await.unwrap();
+        let a2 = env.hub.subscribe("ch:a").await.unwrap();
+        let a3 = env.hub.subscribe("ch:a").await.unwrap();
+        let b1 = env.hub.subscribe("ch:b").await.unwrap();
+        assert_eq!(env.hub.subscribed_channels(), 2);
+        assert_eq!(env.numsub("ch:a").await, 1);
+        assert_eq!(env.numsub("ch:b").await, 1);
+        assert_eq!(env.calls("subscribe").await, 2);
+        assert_eq!(env.pubsub_clients().await, 1, "one shared connection");
+
+        drop(a1);
+        drop(a2);
+        assert_eq!(env.hub.subscribed_channels(), 2);
+        sleep(Duration::from_millis(50)).await;
+        assert_eq!(env.numsub("ch:a").await, 1, "a3 still waits");
+        assert_eq!(env.calls("unsubscribe").await, 0);
+
+        drop(a3);
+        assert_eq!(env.hub.subscribed_channels(), 1);
+        env.wait_numsub("ch:a", 0).await;
+        assert_eq!(env.numsub("ch:b").await, 1);
+        assert_eq!(env.calls("unsubscribe").await, 1);
+
+        drop(b1);
+        assert_eq!(env.hub.subscribed_channels(), 0);
+        env.wait_numsub("ch:b", 0).await;
+        assert_eq!(env.calls("unsubscribe").await, 2);
+    }
+
+    #[tokio::test]
+    async fn unlock_message_wakes_exactly_one_waiter() {
+        let mut env = env().await;
+        let (tx, mut woken) = mpsc::unbounded_channel();
+        for id in 0..3 {
+            waiter(id, env.hub.subscribe("ch").await.unwrap(), tx.clone());
+        }
+        // Let the three waiters block in wake().
+        sleep(Duration::from_millis(50)).await;
+        assert_eq!(
+            env.publish("ch", "0").await,
+            1,
+            "one connection receives it"
+        );
+        recv(&mut woken).await;
+        assert_quiet(&mut woken).await;
+
+        // Each further "0" wakes one more.
+        assert_eq!(env.publish("ch", "0").await, 1);
+        recv(&mut woken).await;
+        assert_quiet(&mut woken).await;
+
+        // Other payloads and other channels wake nobody.
+        env.publish("ch", "hello").await;
+        env.publish("other", "0").await;
+        assert_quiet(&mut woken).await;
+    }
+
+    #[tokio::test]
+    async fn wake_all_message_wakes_every_waiter() {
+        let mut env = env().await;
+        let (tx, mut woken) = mpsc::unbounded_channel();
+        for id in 0..3 {
+            waiter(id, env.hub.subscribe("ch").await.unwrap(), tx.clone());
+        }
+        sleep(Duration::from_millis(50)).await;
+        assert_eq!(env.publish("ch", "1").await, 1);
+        let mut ids = vec![
+            recv(&mut woken).await,
+            recv(&mut woken).await,
+            recv(&mut woken).await,
+        ];
+        ids.sort_unstable();
+        assert_eq!(ids, [0, 1, 2]);
+        assert_quiet(&mut woken).await;
+    }
+
+    #[tokio::test]
+    async fn messages_published_before_wake_are_not_lost() {
+        let mut env = env().await;
+        let mut a = env.hub.subscribe("ch").await.unwrap();
+        let mut b = env.hub.subscribe("ch").await.unwrap();
+
+        // A "0" while nobody waits is kept for exactly one later wake().
+        assert_eq!(env.publish("ch", "0").await, 1);
+        sleep(Duration::from_millis(100)).await;
+        timeout(SOON, a.wake()).await.expect("the stored 0 wakes a");
+        assert!(
+            timeout(QUIET, b.wake()).await.is_err(),
+            "one 0, one wake-up"
+        );
+
+        // A "1" while nobody waits reaches every subscription, once.
+        assert_eq!(env.publish("ch", "1").await, 1);
+        sleep(Duration::from_millis(100)).await;
+        timeout(SOON, a.wake()).await.expect("the 1 wakes a");
+        timeout(SOON, b.wake()).await.expect("the 1 wakes b");
+        assert!(timeout(QUIET, a.wake()).await.is_err(), "the 1 was seen");
+        assert!(timeout(QUIET, b.wake()).await.is_err(), "the 1 was seen");
+    }
+
+    #[tokio::test]
+    async fn a_dropped_chosen_wake_passes_the_wake_up_on() {
+        let mut env = env().await;
+        let mut a = env.hub.subscribe("ch").await.unwrap();
+        let mut b = env.hub.subscribe("ch").await.unwrap();
+        let mut wake_a = Box::pin(a.wake());
+        let mut wake_b = Box::pin(b.wake());
+        assert!(poll_once(wake_a.as_mut()).await.is_pending());
+        assert!(poll_once(wake_b.as_mut()).await.is_pending());
+
+        assert_eq!(env.publish("ch", "0").await, 1);
+        // The driver dispatches the 0 to the first waiter, `wake_a`, which is
+        // not polled.
+        sleep(Duration::from_millis(200)).await;
+        assert!(
+            poll_once(wake_b.as_mut()).await.is_pending(),
+            "the 0 went to the first waiter"
+        );
+        drop(wake_a);
+        timeout(SOON, wake_b)
+            .await
+            .expect("the dropped waiter's wake-up passes to b");
+        assert!(
+            timeout(QUIET, a.wake()).await.is_err(),
+            "the single 0 woke only one waiter"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_subscribe_leaks_nothing() {
+        let mut env = env().await;
+        let mut first = Box::pin(env.hub.subscribe("ch"));
+        assert!(poll_once(first.as_mut()).await.is_pending());
+        assert_eq!(env.hub.subscribed_channels(), 1);
+        drop(first);
+        assert_eq!(env.hub.subscribed_channels(), 0);
+        // The SUBSCRIBE queued before the cancellation is followed by an
+        // UNSUBSCRIBE.
+        let deadline = Instant::now() + SOON;
+        while env.calls("unsubscribe").await == 0 {
+            assert!(Instant::now() < deadline, "no UNSUBSCRIBE was sent");
+            sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(env.calls("subscribe").await, 1);
+        assert_eq!(env.numsub("ch").await, 0);
+
+        // A waiter whose subscribe() shares a cancelled one's SUBSCRIBE keeps it.
+        let mut cancelled = Box::pin(env.hub.subscribe("ch2"));
+        assert!(poll_once(cancelled.as_mut()).await.is_pending());
+        let kept = env.hub.subscribe("ch2");
+        drop(cancelled);
+        let _kept = kept.await.unwrap();
+        assert_eq!(env.numsub("ch2").await, 1);
+        assert_eq!(env.hub.subscribed_channels(), 1);
+    }
+
+    #[tokio::test]
+    async fn subscribing_while_an_unsubscribe_is_in_flight_ends_subscribed() {
+        let mut env = env().await;
+        for round in 0..20 {
+            let gone = env.hub.subscribe("ch").await.unwrap();
+            drop(gone); // queues UNSUBSCRIBE
+            let mut again = env.hub.subscribe("ch").await.unwrap();
+            assert_eq!(env.numsub("ch").await, 1, "round {round}");
+            assert_eq!(env.publish("ch", "0").await, 1, "round {round}");
+            timeout(SOON, again.wake())
+                .await
+                .unwrap_or_else(|_| panic!("round {round}: the 0 is received"));
+        }
+        env.wait_numsub("ch", 0).await;
+        assert_eq!(env.calls("subscribe").await, 40);
+        assert_eq!(env.calls("unsubscribe").await, 40);
+    }
+
+    #[tokio::test]
+    async fn a_lost_connection_wakes_waiters_and_is_replaced() {
+        let mut env = env().await;
+        let mut a = env.hub.subscribe("ch").await.unwrap();
+        let mut b = env.hub.subscribe("ch").await.unwrap();
+        let mut wake_a = Box::pin(a.wake());
+        assert!(poll_once(wake_a.as_mut()).await.is_pending());
+
+        let killed: i64 = redis::cmd("CLIENT")
+            .arg("KILL")
+            .arg("TYPE")
+            .arg("pubsub")
+            .query_async(&mut env.conn)
+            .await
+            .unwrap();
+        assert_eq!(killed, 1);
+        // The pending wake() returns once "ch" is subscribed again.
+        timeout(SOON, wake_a).await.expect("the loss wakes a");
+        assert_eq!(env.numsub("ch").await, 1);
+        assert_eq!(env.calls("subscribe").await, 2);
+        assert_eq!(env.pubsub_clients().await, 1);
+        // b was not waiting: its next wake() returns at once, as it may have
+        // missed a message.
+        timeout(SOON, b.wake()).await.expect("the loss wakes b");
+
+        // Messages reach the new connection.
+        assert_eq!(env.publish("ch", "0").await, 1);
+        timeout(SOON, a.wake())
+            .await
+            .expect("a 0 after the reconnect");
+        assert!(timeout(QUIET, b.wake()).await.is_err());
+
+        // New channels use the new connection.
+        let _c = env.hub.subscribe("other").await.unwrap();
+        assert_eq!(env.numsub("other").await, 1);
+        assert_eq!(env.pubsub_clients().await, 1);
+        assert_eq!(env.hub.subscribed_channels(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_new_subscribe_reconnects_after_a_loss_without_waiters() {
+        let mut env = env().await;
+        drop(env.hub.subscribe("ch").await.unwrap());
+        env.wait_numsub("ch", 0).await;
+        // Without subscriptions, the hub's connection is of type normal.
+        let killed: i64 = redis::cmd("CLIENT")
+            .arg("KILL")
+            .arg("TYPE")
+            .arg("normal")
+            .arg("SKIPME")
+            .arg("yes")
+            .query_async(&mut env.conn)
+            .await
+            .unwrap();
+        assert_eq!(killed, 1);
+        sleep(Duration::from_millis(50)).await;
+        let mut a = env.hub.subscribe("ch").await.unwrap();
+        assert_eq!(env.numsub("ch").await, 1);
+        assert_eq!(env.publish("ch", "0").await, 1);
+        timeout(SOON, a.wake())
+            .await
+            .expect("a 0 on the new connection");
+    }
+
+    #[tokio::test]
+    async fn dropping_the_hub_closes_its_connection() {
+        let mut env = env().await;
+        drop(env.hub.subscribe("ch").await.unwrap());
+        assert_eq!(env.other_clients().await, 1);
+        let Env {
+            server,
+            hub,
+            mut conn,
+        } = env;
+        drop(hub);
+        let mut env = Env {
+            hub: PubSubHub::new(server.client()),
+            server,
+            conn: conn.clone(),
+        };
+        let deadline = Instant::now() + SOON;
+        while env.other_clients().await != 0 {
+            assert!(Instant::now() < deadline, "the connection stays open");
+            sleep(Duration::from_millis(10)).await;
+        }
+        let _: () = redis::cmd("PING").query_async(&mut conn).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_server_is_an_error() {
+        let server = RedisServer::start();
+        let client = server.client();
+        drop(server);
+        let hub = PubSubHub::new(client);
+        let err = timeout(SOON, hub.subscribe("ch"))
+            .await
+            .expect("fails fast")
+            .expect_err("nothing to connect to");
+        assert!(
+            err.is_connection_refusal() || err.is_connection_dropped(),
+            "{err}"
+        );
+        assert_eq!(hub.subscribed_channels(), 0);
+    }
+}
