@@ -1,41 +1,19 @@
-//! Typed, compile-time checked Redis Lua scripts in a few lines.
+//! Distributed locks with redlua: several workers contend for one lock, and
+//! one long hold outlives its lease because the watchdog renews it.
 //!
 //! ```sh
-//! cargo run --example quickstart                                # a throwaway local redis-server
+//! cargo run --example quickstart                               # a throwaway local redis-server
 //! REDIS_URL=redis://127.0.0.1:6380/ cargo run --example quickstart
 //! ```
 //!
-//! With `REDIS_URL` set, the example writes the keys `quickstart:*` there.
-//! Otherwise it starts a private `redis-server` on a free loopback port and
-//! stops it at the end.
+//! The locks are stored as Redisson stores them: a Java service locking
+//! `example:report` with Redisson would wait its turn too.
 
-use redlua::redis;
-use redlua::redis_script;
+use redlua::LockClient;
+use std::time::{Duration, Instant};
 
-/// Fixed-window rate limiter: at most `limit` calls per `window_secs`.
-#[redis_script("scripts/rate_limit.lua", returns = (i64, i64, i64))]
-struct RateLimit<'a> {
-    /// Counter of the caller's current window.
-    #[key]
-    bucket: &'a str,
-    /// Calls allowed per window.
-    #[arg]
-    limit: u32,
-    /// Window length, in seconds.
-    #[arg]
-    window_secs: u32,
-}
-
-/// Sums counters (read-only: its shebang says `flags=no-writes`).
-#[redis_script("scripts/sum.lua", returns = i64)]
-struct Sum<'a> {
-    /// The counters, any number of them.
-    #[key(variadic)]
-    counters: Vec<&'a str>,
-}
-
-#[tokio::main(flavor = "current_thread")]
-async fn main() -> redis::RedisResult<()> {
+#[tokio::main]
+async fn main() -> Result<(), redlua::Error> {
     // Keep the throwaway server alive until the end of `main`.
     let (url, _server) = match std::env::var("REDIS_URL") {
         Ok(url) => (url, None),
@@ -48,44 +26,60 @@ async fn main() -> redis::RedisResult<()> {
             (server.url(), Some(server))
         }
     };
-    let mut con = redis::Client::open(url)?
-        .get_multiplexed_async_connection()
-        .await?;
+    let start = Instant::now();
+    let at = move || format!("{:>5} ms", start.elapsed().as_millis());
 
-    println!(
-        "\nRateLimit runs scripts/rate_limit.lua (SHA1 {}):",
-        RateLimit::SHA1
-    );
-    for call in 1..=6 {
-        let limiter = RateLimit {
-            bucket: "quickstart:alice",
-            limit: 4,
-            window_secs: 10,
-        };
-        let (allowed, left, reset) = limiter.invoke(&mut con).await?;
-        let verdict = if allowed == 1 { "allowed" } else { "refused" };
-        println!("  call {call}: {verdict:7}  ({left} left, window resets in {reset}s)");
+    // 1. Three processes' worth of clients, four workers each, one lock.
+    println!("\n12 workers on 3 clients take turns on lock `example:report`:");
+    let mut workers = Vec::new();
+    for c in 0..3 {
+        let client = LockClient::connect(url.as_str()).await?;
+        for w in 0..4 {
+            let client = client.clone();
+            workers.push(tokio::spawn(async move {
+                let lock = client.lock("example:report");
+                let guard = lock.lock().await?;
+                println!(
+                    "  {} client {c} worker {w} holds it ({})",
+                    at(),
+                    guard.owner()
+                );
+                tokio::time::sleep(Duration::from_millis(40)).await;
+                guard.unlock().await
+            }));
+        }
+    }
+    for worker in workers {
+        worker.await.expect("worker panicked")?;
     }
 
-    let () = redis::cmd("SET")
-        .arg("quickstart:a")
-        .arg(40)
-        .query_async(&mut con)
+    // 2. A hold longer than its lease: the watchdog keeps renewing it.
+    let client = LockClient::builder(url.as_str())
+        .watchdog_timeout(Duration::from_millis(900))
+        .connect()
         .await?;
-    let () = redis::cmd("SET")
-        .arg("quickstart:b")
-        .arg(2)
-        .query_async(&mut con)
-        .await?;
-    let sum = Sum {
-        counters: vec!["quickstart:a", "quickstart:b", "quickstart:none"],
-    };
-    let total = sum.invoke(&mut con).await?;
-    let command = if Sum::SCRIPT.read_only {
-        "EVALSHA_RO"
-    } else {
-        "EVALSHA"
-    };
-    println!("\nSum of {:?} with {command}: {total}", sum.counters);
+    let lock = client.lock("example:nightly-job");
+    println!(
+        "\nA 3 s job under `example:nightly-job`, with a lease of {:?} renewed every {:?}:",
+        client.watchdog_timeout(),
+        client.watchdog_timeout() / 3
+    );
+    let guard = lock.lock().await?;
+    for _ in 0..6 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let ttl = lock.remaining_ttl().await?.unwrap_or_default();
+        println!(
+            "  {} still held, lease left {:>3} ms, lost: {}",
+            at(),
+            ttl.as_millis(),
+            guard.is_lost()
+        );
+    }
+    guard.unlock().await?;
+    println!(
+        "  {} released; locked now: {}",
+        at(),
+        lock.is_locked().await?
+    );
     Ok(())
 }

@@ -1,0 +1,78 @@
+//! The watchdog: one task per client renews the leases of all of the
+//! client's holds that were taken without an explicit lease.
+//!
+//! Every third of the watchdog timeout it renews them in batches of at most
+//! [`BATCH`] locks per script call (`scripts/lock_renew.lua`), then schedules
+//! the next round once this one is done. A lock the script reports gone
+//! (expired, deleted, taken over) is marked lost: its guards see it through
+//! [`LockGuard::is_lost`](crate::LockGuard::is_lost) and
+//! [`LockGuard::lost`](crate::LockGuard::lost), and a warning is logged. A
+//! Redis error is logged and the round retried at the next tick: renewal
+//! never ends because of one. The task ends when the client holds nothing
+//! that needs renewing, and starts again with the next such hold.
+
+use crate::client::ClientInner;
+use crate::scripts::Renew;
+use std::sync::{Arc, Weak};
+
+/// The most locks renewed by one script call.
+pub(crate) const BATCH: usize = 100;
+
+/// Starts the renewal task of `client` (the caller made sure none runs).
+pub(crate) fn start(client: &Arc<ClientInner>) {
+    let weak = Arc::downgrade(client);
+    let period = client.config.watchdog_timeout / 3;
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(period).await;
+            if !round(&weak).await {
+                break;
+            }
+        }
+    });
+}
+
+/// Renews every watched hold once; false when the task should end.
+async fn round(weak: &Weak<ClientInner>) -> bool {
+    let Some(client) = weak.upgrade() else {
+        return false;
+    };
+    let Some(watched) = client.holds().next_round() else {
+        return false;
+    };
+    let lease_ms = duration_ms(client.config.watchdog_timeout);
+    let mut con = client.con.clone();
+    for batch in watched.chunks(BATCH) {
+        let renew = Renew {
+            locks: batch.iter().map(|((lock, _), _)| lock.as_str()).collect(),
+            lease_ms,
+            owners: batch.iter().map(|((_, owner), _)| owner.as_str()).collect(),
+        };
+        match renew.invoke(&mut con).await {
+            Ok(renewed) => {
+                for (((lock, owner), generation), result) in batch.iter().zip(renewed) {
+                    if result == 1 {
+                        continue;
+                    }
+                    let key = (lock.clone(), owner.clone());
+                    if client.holds().renewal_failed(&key, *generation) {
+                        tracing::warn!(
+                            lock = %lock,
+                            owner = %owner,
+                            "redlua: lock lost: the watchdog found it gone (expired, deleted or taken over)"
+                        );
+                    }
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, locks = batch.len(), "redlua: lease renewal failed; retrying at the next round");
+            }
+        }
+    }
+    true
+}
+
+/// Whole milliseconds, at least 1.
+pub(crate) fn duration_ms(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+}
