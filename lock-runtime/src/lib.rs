@@ -66,3 +66,31 @@ pub mod __private {
     pub use crate::script::{ScriptCall, ScriptDef};
     pub use redis;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn send_sync_static<T: Send + Sync + 'static>(_: &T) {}
+    fn send<T: Send>(_: T) {}
+
+    /// Guards move between tasks; handles and clients are shared; every
+    /// future of the API can be spawned.
+    #[allow(dead_code, unreachable_code, clippy::diverging_sub_expression)]
+    fn api_types_are_send_and_static(client: LockClient, lock: Lock, guard: LockGuard) {
+        send_sync_static(&client);
+        send_sync_static(&lock);
+        send_sync_static(&guard);
+        send(LockClient::connect("redis://127.0.0.1/"));
+        send(lock.lock());
+        send(lock.lock_with_lease(std::time::Duration::from_secs(1)));
+        send(lock.try_lock());
+        send(lock.try_lock_for(std::time::Duration::from_secs(1), None));
+        send(lock.force_unlock());
+        send(lock.is_locked());
+        send(lock.hold_count());
+        send(lock.remaining_ttl());
+        send(guard.lost());
+        send(guard.unlock());
+    }
+}
