@@ -1,0 +1,202 @@
+//! Helpers of the lock tests: a private redis-server with a raw connection
+//! for looking at (and tampering with) what the locks store, a listener on a
+//! pub/sub channel, and time limits that turn hangs into failures.
+
+#![allow(dead_code)]
+
+use redis::AsyncCommands;
+use redis::aio::MultiplexedConnection;
+use redlua_runtime::LockClient;
+use redlua_test_support::RedisServer;
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// A private redis-server and a raw connection to it.
+pub struct Redis {
+    pub server: RedisServer,
+    pub con: MultiplexedConnection,
+}
+
+impl Redis {
+    /// Starts a server (panics with install instructions if there is none).
+    pub async fn start() -> Redis {
+        let server = tokio::task::spawn_blocking(RedisServer::start)
+            .await
+            .expect("starting redis-server");
+        let con = server
+            .client()
+            .get_multiplexed_async_connection()
+            .await
+            .expect("raw connection");
+        Redis { server, con }
+    }
+
+    pub fn url(&self) -> String {
+        self.server.url()
+    }
+
+    /// A lock client with default settings (30 s watchdog).
+    pub async fn client(&self) -> LockClient {
+        LockClient::connect(self.url()).await.expect("connect")
+    }
+
+    /// A lock client with a short watchdog timeout.
+    pub async fn client_with_watchdog(&self, timeout: Duration) -> LockClient {
+        LockClient::builder(self.url())
+            .watchdog_timeout(timeout)
+            .connect()
+            .await
+            .expect("connect")
+    }
+
+    pub fn raw(&self) -> MultiplexedConnection {
+        self.con.clone()
+    }
+
+    pub async fn exists(&self, key: &str) -> bool {
+        let n: i64 = self.raw().exists(key).await.unwrap();
+        n == 1
+    }
+
+    pub async fn pttl(&self, key: &str) -> i64 {
+        self.raw().pttl(key).await.unwrap()
+    }
+
+    pub async fn hget(&self, key: &str, field: &str) -> Option<String> {
+        self.raw().hget(key, field).await.unwrap()
+    }
+
+    pub async fn hgetall(&self, key: &str) -> HashMap<String, String> {
+        self.raw().hgetall(key).await.unwrap()
+    }
+
+    pub async fn del(&self, key: &str) -> bool {
+        let n: i64 = self.raw().del(key).await.unwrap();
+        n == 1
+    }
+
+    /// Every key in the database, sorted.
+    pub async fn keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self.raw().keys("*").await.unwrap();
+        keys.sort();
+        keys
+    }
+
+    /// Waits until `key` is gone; false if it is still there after `limit`.
+    pub async fn gone_within(&self, key: &str, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        loop {
+            if !self.exists(key).await {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Waits until the database is empty; false if it is not after `limit`.
+    pub async fn empty_within(&self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        loop {
+            if self.keys().await.is_empty() {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Subscribes to `channel` (confirmed when this returns).
+    pub async fn listen(&self, channel: &str) -> Listener {
+        Listener::start(&self.server, channel).await
+    }
+}
+
+/// Messages published on one channel, each with when it arrived, read by a
+/// plain blocking subscriber on its own thread (a "foreign" client: neither
+/// the lock client's pub/sub nor tokio's).
+pub struct Listener {
+    messages: mpsc::UnboundedReceiver<(String, Instant)>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Listener {
+    async fn start(server: &RedisServer, channel: &str) -> Listener {
+        let mut con = server.connection();
+        let channel = channel.to_string();
+        let (tx, messages) = mpsc::unbounded_channel();
+        let (ready_tx, ready) = tokio::sync::oneshot::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        std::thread::spawn(move || {
+            let mut pubsub = con.as_pubsub();
+            pubsub.subscribe(&channel).expect("SUBSCRIBE");
+            pubsub
+                .set_read_timeout(Some(Duration::from_millis(50)))
+                .expect("read timeout");
+            let _ = ready_tx.send(());
+            while !stopped.load(Ordering::Relaxed) {
+                match pubsub.get_message() {
+                    Ok(msg) => {
+                        let payload: String = msg.get_payload().expect("text payload");
+                        if tx.send((payload, Instant::now())).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) if e.is_timeout() => {}
+                    // The server is gone (the test is over, or failed):
+                    // missing messages fail the test, not this thread.
+                    Err(_) => return,
+                }
+            }
+        });
+        ready.await.expect("the listener thread subscribed");
+        Listener { messages, stop }
+    }
+
+    /// The next message, if one arrives within `limit`.
+    pub async fn next_within(&mut self, limit: Duration) -> Option<(String, Instant)> {
+        tokio::time::timeout(limit, self.messages.recv())
+            .await
+            .ok()
+            .flatten()
+    }
+
+    /// Every message received so far, without waiting.
+    pub fn drain(&mut self) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Ok((payload, _)) = self.messages.try_recv() {
+            out.push(payload);
+        }
+        out
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Runs `fut`, failing the test if it takes longer than `limit` (a hang
+/// becomes a failure naming what hung).
+pub async fn within<T>(limit: Duration, what: &str, fut: impl Future<Output = T>) -> T {
+    match tokio::time::timeout(limit, fut).await {
+        Ok(value) => value,
+        Err(_) => panic!("{what}: did not complete within {limit:?}"),
+    }
+}
+
+/// Shorthand for milliseconds.
+pub const fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}

@@ -1,0 +1,1119 @@
+//! The reentrant lock against real redis-server processes: exclusion,
+//! reentrancy, leases and the watchdog, wake-ups, releases that go wrong,
+//! cancellation, and interoperability with Redisson's own scripts.
+//!
+//! Timing assertions use wide margins; each proves a mechanism (a pub/sub
+//! wake-up is far faster than the 30 s lease it beats, a renewal keeps a lock
+//! several times past its lease, ...). Every wait is bounded, so a hang fails
+//! the test instead of stalling the suite.
+
+mod common;
+
+use common::{Redis, ms, within};
+use redis::AsyncCommands;
+use redlua_runtime::{Error, LockClient, LockGuard, MAX_NAME_LEN};
+use std::collections::HashMap;
+use std::future::Future;
+use std::io::BufRead;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Redisson's acquire script (`RedissonLock#tryLockInnerAsync`).
+const REDISSON_ACQUIRE: &str = include_str!("redisson/acquire.lua");
+/// Redisson's release script with the unlock latch (`unlockInnerAsync`).
+const REDISSON_RELEASE: &str = include_str!("redisson/release.lua");
+/// redlua's own release script, run by hand to retry a release.
+const REDLUA_RELEASE: &str = include_str!("../scripts/lock_release.lua");
+
+/// The channel a lock's release is announced on (Redisson's name).
+fn channel(name: &str) -> String {
+    format!("redisson_lock__channel:{{{name}}}")
+}
+
+/// The latch of a release (Redisson's name).
+fn latch(name: &str, request_id: &str) -> String {
+    format!("redisson_unlock_latch:{{{name}}}:{request_id}")
+}
+
+fn map(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Runs a release script (redlua's or Redisson's: same keys and arguments)
+/// by hand with EVAL.
+async fn eval_release(
+    redis: &Redis,
+    script: &str,
+    name: &str,
+    request_id: &str,
+    owner: &str,
+    lease_ms: u64,
+) -> Option<i64> {
+    redis::cmd("EVAL")
+        .arg(script)
+        .arg(3)
+        .arg(name)
+        .arg(channel(name))
+        .arg(latch(name, request_id))
+        .arg("0")
+        .arg(lease_ms)
+        .arg(owner)
+        .arg("PUBLISH")
+        .arg(30_000)
+        .query_async(&mut redis.raw())
+        .await
+        .expect("EVAL release")
+}
+
+/// A Java service's Redisson acquire, as Redisson sends it.
+async fn java_acquire(redis: &Redis, name: &str, lease_ms: u64, owner: &str) -> Option<i64> {
+    redis::cmd("EVAL")
+        .arg(REDISSON_ACQUIRE)
+        .arg(1)
+        .arg(name)
+        .arg(lease_ms)
+        .arg(owner)
+        .query_async(&mut redis.raw())
+        .await
+        .expect("EVAL Redisson acquire")
+}
+
+/// A Java service's Redisson release with a fresh request id (16 random
+/// bytes in hex), as Redisson sends it.
+async fn java_release(redis: &Redis, name: &str, owner: &str) -> Option<i64> {
+    let request_id = uuid::Uuid::new_v4().simple().to_string();
+    eval_release(redis, REDISSON_RELEASE, name, &request_id, owner, 30_000).await
+}
+
+/// A task that waits for `lock` and reports when it got it.
+fn spawn_waiter(
+    lock: &redlua_runtime::Lock,
+) -> tokio::task::JoinHandle<(Instant, LockGuard, String)> {
+    let lock = lock.clone();
+    tokio::spawn(async move {
+        let guard = lock.lock().await.expect("waiter's lock()");
+        (Instant::now(), guard, lock.owner())
+    })
+}
+
+/// Waits for a waiter task (at most `limit`).
+async fn join_waiter(
+    waiter: tokio::task::JoinHandle<(Instant, LockGuard, String)>,
+    limit: Duration,
+) -> (Instant, LockGuard, String) {
+    within(limit, "the waiter", waiter)
+        .await
+        .expect("waiter task")
+}
+
+// ---------------------------------------------------------------------------
+// Exclusion and reentrancy
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutual_exclusion_across_clients_and_tasks() {
+    const CLIENTS: usize = 3;
+    const TASKS: usize = 8;
+    const ROUNDS: usize = 5;
+    let redis = Redis::start().await;
+    let inside = Arc::new(AtomicUsize::new(0));
+    let overlaps = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..CLIENTS {
+        let client = redis.client().await;
+        for t in 0..TASKS {
+            let lock = client.lock("counter-lock");
+            let mut con = redis.raw();
+            let inside = inside.clone();
+            let overlaps = overlaps.clone();
+            tasks.push(tokio::spawn(async move {
+                for round in 0..ROUNDS {
+                    let guard = lock.lock().await.expect("lock()");
+                    if inside.fetch_add(1, Ordering::SeqCst) != 0 {
+                        overlaps.fetch_add(1, Ordering::SeqCst);
+                    }
+                    let n: Option<u64> = con.get("counter").await.unwrap();
+                    if (t + round) % 2 == 0 {
+                        tokio::task::yield_now().await;
+                    } else {
+                        tokio::time::sleep(ms(1)).await;
+                    }
+                    let _: () = con.set("counter", n.unwrap_or(0) + 1).await.unwrap();
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                    guard.unlock().await.expect("unlock()");
+                }
+            }));
+        }
+    }
+    within(Duration::from_secs(30), "all workers", async {
+        for task in tasks {
+            task.await.expect("worker task");
+        }
+    })
+    .await;
+    let total: u64 = redis.raw().get("counter").await.unwrap();
+    assert_eq!(total, (CLIENTS * TASKS * ROUNDS) as u64, "lost updates");
+    assert_eq!(overlaps.load(Ordering::SeqCst), 0, "two holders at once");
+    assert!(!redis.exists("counter-lock").await, "the lock is left held");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reentrant_holds_count_and_release_in_order() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let lock = client.lock("re");
+    let owner = lock.owner();
+    let (uuid, id) = owner.rsplit_once(':').expect("<uuid>:<owner-id>");
+    assert_eq!(uuid, client.id());
+    assert_eq!(
+        uuid::Uuid::parse_str(uuid)
+            .expect("a uuid")
+            .get_version_num(),
+        4
+    );
+    id.parse::<u64>().expect("a decimal owner id");
+    let mut listener = redis.listen(&channel("re")).await;
+
+    let g1 = lock.lock().await.unwrap();
+    assert_eq!(g1.owner(), owner);
+    assert_eq!(g1.name(), "re");
+    assert_eq!(g1.lease(), None);
+    let g2 = lock.lock().await.unwrap();
+    assert_eq!(lock.hold_count().await.unwrap(), 2);
+    assert_eq!(redis.hgetall("re").await, map(&[(&owner, "2")]));
+    assert!(lock.is_locked().await.unwrap());
+    assert!(lock.is_held_by_owner().await.unwrap());
+
+    // Another task is another owner: excluded, and holds nothing.
+    let other = lock.clone();
+    let (got, count, held) = tokio::spawn(async move {
+        let got = other.try_lock().await.unwrap().is_some();
+        (
+            got,
+            other.hold_count().await.unwrap(),
+            other.is_held_by_owner().await.unwrap(),
+        )
+    })
+    .await
+    .unwrap();
+    assert!(!got, "another task acquired a held lock");
+    assert_eq!((count, held), (0, false));
+
+    g2.unlock().await.unwrap();
+    assert_eq!(lock.hold_count().await.unwrap(), 1);
+    assert_eq!(redis.hget("re", &owner).await.as_deref(), Some("1"));
+    assert!(
+        listener.next_within(ms(150)).await.is_none(),
+        "a partial release must not announce the lock free"
+    );
+
+    g1.unlock().await.unwrap();
+    assert_eq!(lock.hold_count().await.unwrap(), 0);
+    assert!(!lock.is_locked().await.unwrap());
+    let (message, _) = listener
+        .next_within(ms(1000))
+        .await
+        .expect("the final release publishes");
+    assert_eq!(message, "0");
+    assert_eq!(
+        redis.keys().await,
+        Vec::<String>::new(),
+        "key or latch left"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explicit_owner_is_reentrant_across_tasks() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let lock = client.lock("shared-owner").with_owner(7);
+    assert_eq!(lock.owner(), format!("{}:7", client.id()));
+    let g1 = lock.lock().await.unwrap();
+    let other = lock.clone();
+    let g2 = tokio::spawn(async move { other.try_lock().await.unwrap() })
+        .await
+        .unwrap()
+        .expect("the same explicit owner re-enters from another task");
+    assert_eq!(
+        redis.hgetall("shared-owner").await,
+        map(&[(&lock.owner(), "2")])
+    );
+    // A default-owner handle (this task) is someone else.
+    assert!(
+        client
+            .lock("shared-owner")
+            .try_lock()
+            .await
+            .unwrap()
+            .is_none()
+    );
+    g2.unlock().await.unwrap();
+    g1.unlock().await.unwrap();
+    assert!(!redis.exists("shared-owner").await);
+}
+
+#[tokio::test]
+async fn reentry_resets_the_lease() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let lock = client.lock("ttl");
+    let g1 = lock.lock_with_lease(ms(2000)).await.unwrap();
+    assert_eq!(g1.lease(), Some(ms(2000)));
+    let ttl = redis.pttl("ttl").await;
+    assert!((1800..=2000).contains(&ttl), "pttl {ttl}");
+    tokio::time::sleep(ms(800)).await;
+    let ttl = redis.pttl("ttl").await;
+    assert!(ttl > 0 && ttl <= 1300, "pttl {ttl} after 800 ms");
+    let g2 = lock.lock_with_lease(ms(2000)).await.unwrap();
+    let ttl = redis.pttl("ttl").await;
+    assert!(ttl > 1800, "re-entry did not reset the lease: pttl {ttl}");
+    let remaining = lock.remaining_ttl().await.unwrap().expect("a ttl");
+    assert!(
+        remaining > ms(1700) && remaining <= ms(2000),
+        "{remaining:?}"
+    );
+    assert_eq!(redis.hget("ttl", &lock.owner()).await.as_deref(), Some("2"));
+    g2.unlock().await.unwrap();
+    g1.unlock().await.unwrap();
+    assert_eq!(lock.remaining_ttl().await.unwrap(), None);
+}
+
+// ---------------------------------------------------------------------------
+// Releases that go wrong
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn release_by_a_non_owner_leaves_the_lock_untouched() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let lock = client.lock("no");
+    let ga = lock.lock().await.unwrap();
+    let owner_a = ga.owner().to_string();
+    assert!(lock.force_unlock().await.unwrap(), "a lock was broken");
+    assert!(!lock.force_unlock().await.unwrap(), "nothing left to break");
+    let b = lock.clone();
+    let (gb, owner_b) = tokio::spawn(async move {
+        let guard = b.lock().await.unwrap();
+        (guard, b.owner())
+    })
+    .await
+    .unwrap();
+    assert_ne!(owner_a, owner_b);
+    match ga.unlock().await {
+        Err(Error::NotOwner { name, owner }) => {
+            assert_eq!(name, "no");
+            assert_eq!(owner, owner_a);
+        }
+        other => panic!("expected NotOwner, got {other:?}"),
+    }
+    assert_eq!(redis.hgetall("no").await, map(&[(&owner_b, "1")]));
+    let ttl = redis.pttl("no").await;
+    assert!(ttl > 29_000, "B's lease was touched: pttl {ttl}");
+    // B's guard, moved here, releases B's hold from this task.
+    assert_eq!(gb.owner(), owner_b);
+    gb.unlock().await.unwrap();
+    assert!(!redis.exists("no").await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn release_after_the_lease_expired_reports_lost() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+
+    // Expired, and nobody took it.
+    let lock = client.lock("expired");
+    let guard = lock.lock_with_lease(ms(200)).await.unwrap();
+    tokio::time::sleep(ms(400)).await;
+    assert!(!lock.is_locked().await.unwrap());
+    assert!(guard.is_lost());
+    match guard.unlock().await {
+        Err(Error::LockLost { name }) => assert_eq!(name, "expired"),
+        other => panic!("expected LockLost, got {other:?}"),
+    }
+    assert_eq!(redis.keys().await, Vec::<String>::new());
+
+    // Expired, and another owner took it: its hold is left alone.
+    let lock = client.lock("taken");
+    let guard = lock.lock_with_lease(ms(200)).await.unwrap();
+    tokio::time::sleep(ms(400)).await;
+    let other = lock.clone();
+    let (theirs, their_owner) = tokio::spawn(async move {
+        let guard = other.try_lock().await.unwrap().expect("the lease ended");
+        (guard, other.owner())
+    })
+    .await
+    .unwrap();
+    let result = guard.unlock().await;
+    assert!(
+        matches!(result, Err(Error::NotOwner { .. })),
+        "expected NotOwner, got {result:?}"
+    );
+    assert_eq!(redis.hgetall("taken").await, map(&[(&their_owner, "1")]));
+    theirs.unlock().await.unwrap();
+}
+
+#[tokio::test]
+async fn retried_release_returns_the_first_result() {
+    let redis = Redis::start().await;
+    for (label, script) in [("redlua", REDLUA_RELEASE), ("redisson", REDISSON_RELEASE)] {
+        let name = format!("retried-{label}");
+        let owner = "4b1c64e9-0bde-4a35-a2a0-1f2b6f0e9a11:42";
+        let _: () = redis.raw().hset(&name, owner, 2).await.unwrap();
+        let _: () = redis.raw().pexpire(&name, 30_000).await.unwrap();
+        let mut listener = redis.listen(&channel(&name)).await;
+
+        // Count 2 -> 1; the retry with the same latch answers 0 again and
+        // does not release a second hold.
+        for attempt in 0..2 {
+            let reply = eval_release(&redis, script, &name, "aa01", owner, 10_000).await;
+            assert_eq!(reply, Some(0), "{label}, attempt {attempt}");
+            assert_eq!(
+                redis.hget(&name, owner).await.as_deref(),
+                Some("1"),
+                "{label}, attempt {attempt}"
+            );
+        }
+        let ttl = redis.pttl(&name).await;
+        assert!(ttl > 9_000 && ttl <= 10_000, "{label}: lease reset: {ttl}");
+        let remembered: String = redis.raw().get(latch(&name, "aa01")).await.unwrap();
+        assert_eq!(remembered, "0");
+        let latch_ttl = redis.pttl(&latch(&name, "aa01")).await;
+        assert!(latch_ttl > 29_000 && latch_ttl <= 30_000, "{latch_ttl}");
+
+        // Count 1 -> free; the retry answers 1, not "not the owner", and
+        // publishes nothing more.
+        for attempt in 0..2 {
+            let reply = eval_release(&redis, script, &name, "bb02", owner, 10_000).await;
+            assert_eq!(reply, Some(1), "{label}, attempt {attempt}");
+            assert!(!redis.exists(&name).await);
+        }
+        let (message, _) = listener.next_within(ms(1000)).await.expect("published");
+        assert_eq!(message, "0");
+        assert!(
+            listener.next_within(ms(150)).await.is_none(),
+            "published twice"
+        );
+
+        // A fresh release by the same owner, now holding nothing: nil.
+        let reply = eval_release(&redis, script, &name, "cc03", owner, 10_000).await;
+        assert_eq!(reply, None, "{label}");
+        let _: () = redis::cmd("FLUSHALL")
+            .query_async(&mut redis.raw())
+            .await
+            .unwrap();
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Leases and the watchdog
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watchdog_keeps_a_lock_past_its_timeout_and_fixed_leases_expire() {
+    let redis = Redis::start().await;
+    let client = redis.client_with_watchdog(ms(600)).await;
+    assert_eq!(client.watchdog_timeout(), ms(600));
+    let lock = client.lock("wd");
+    let guard = lock.lock().await.unwrap();
+    let owner = guard.owner().to_string();
+    let ttl = redis.pttl("wd").await;
+    assert!(
+        ttl > 0 && ttl <= 600,
+        "the watchdog lease is its timeout: {ttl}"
+    );
+
+    // A fixed lease taken meanwhile on the same client is not renewed.
+    let fixed = client.lock("fixed");
+    let fixed_guard = fixed.lock_with_lease(ms(300)).await.unwrap();
+    let fixed_at = Instant::now();
+    assert!(!fixed_guard.is_lost());
+
+    let started = Instant::now();
+    let mut lowest = i64::MAX;
+    while started.elapsed() < ms(2000) {
+        let ttl = redis.pttl("wd").await;
+        lowest = lowest.min(ttl);
+        assert!(
+            ttl > 0,
+            "the watchdog let the lock expire after {:?}",
+            started.elapsed()
+        );
+        assert!(ttl <= 600, "pttl {ttl}");
+        assert!(!guard.is_lost());
+        assert_eq!(redis.hget("wd", &owner).await.as_deref(), Some("1"));
+        if fixed_at.elapsed() > ms(600) {
+            assert!(
+                !fixed.is_locked().await.unwrap(),
+                "a fixed lease was renewed"
+            );
+            assert!(fixed_guard.is_lost());
+        }
+        tokio::time::sleep(ms(50)).await;
+    }
+    assert!(lowest > 0, "{lowest}");
+    // lost() of the fixed lease completed long ago: it returns at once.
+    within(ms(100), "lost() of an expired lease", fixed_guard.lost()).await;
+    match fixed_guard.unlock().await {
+        Err(Error::LockLost { name }) => assert_eq!(name, "fixed"),
+        other => panic!("expected LockLost, got {other:?}"),
+    }
+    guard.unlock().await.unwrap();
+    assert!(!redis.exists("wd").await);
+}
+
+#[tokio::test]
+async fn fixed_lease_lost_future_completes_when_the_lease_ends() {
+    let redis = Redis::start().await;
+    let client = redis.client_with_watchdog(ms(600)).await;
+    let lock = client.lock("lease");
+    let guard = lock.lock_with_lease(ms(300)).await.unwrap();
+    let acquired = Instant::now();
+    within(ms(2000), "lost() of a 300 ms lease", guard.lost()).await;
+    assert!(
+        acquired.elapsed() >= ms(290),
+        "lost() too early: {:?}",
+        acquired.elapsed()
+    );
+    tokio::time::sleep(ms(300)).await;
+    assert!(!lock.is_locked().await.unwrap());
+    assert!(guard.is_lost());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renewal_notices_a_deleted_lock_and_reports_it_lost() {
+    let redis = Redis::start().await;
+    let client = redis.client_with_watchdog(ms(600)).await;
+    let lock = client.lock("deleted");
+    let guard = lock.lock().await.unwrap();
+    assert!(
+        tokio::time::timeout(ms(900), guard.lost()).await.is_err(),
+        "lost() completed while the lock was held"
+    );
+    assert!(!guard.is_lost());
+    assert!(redis.del("deleted").await);
+    let deleted = Instant::now();
+    within(ms(2000), "lost() after DEL", guard.lost()).await;
+    assert!(guard.is_lost());
+    assert!(deleted.elapsed() < ms(2000));
+    match guard.unlock().await {
+        Err(Error::LockLost { name }) => assert_eq!(name, "deleted"),
+        other => panic!("expected LockLost, got {other:?}"),
+    }
+
+    // A new hold of the same lock starts clean.
+    let guard = lock.lock().await.unwrap();
+    assert!(!guard.is_lost());
+    tokio::time::sleep(ms(800)).await;
+    assert!(!guard.is_lost(), "the earlier loss leaked into a new hold");
+    assert!(redis.pttl("deleted").await > 0);
+    guard.unlock().await.unwrap();
+    assert!(!redis.exists("deleted").await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renewal_notices_a_lock_taken_over() {
+    let redis = Redis::start().await;
+    let client = redis.client_with_watchdog(ms(600)).await;
+    let lock = client.lock("taken-over");
+    let guard = lock.lock().await.unwrap();
+    let intruder = "0b6d7e3c-5d8f-4f49-9c55-1d1f6b0a2c33:1";
+    let _: () = redis::pipe()
+        .atomic()
+        .del("taken-over")
+        .hset("taken-over", intruder, 1)
+        .pexpire("taken-over", 30_000)
+        .query_async(&mut redis.raw())
+        .await
+        .unwrap();
+    within(ms(2000), "lost() after a takeover", guard.lost()).await;
+    let result = guard.unlock().await;
+    assert!(
+        matches!(result, Err(Error::NotOwner { .. })),
+        "expected NotOwner, got {result:?}"
+    );
+    assert_eq!(redis.hgetall("taken-over").await, map(&[(intruder, "1")]));
+    let ttl = redis.pttl("taken-over").await;
+    assert!(ttl > 29_000, "the intruder's lease was touched: {ttl}");
+}
+
+/// Set in the environment of the child process that
+/// [`holder_process_killed_frees_the_lock_after_its_lease`] starts (this very
+/// test binary): its value is the Redis URL to hold the lock on.
+const CHILD_ENV: &str = "REDLUA_TEST_KILLED_HOLDER_URL";
+const KILLED_LOCK: &str = "killed";
+
+/// Kills the child process when dropped (the test failing included).
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn holder_process_killed_frees_the_lock_after_its_lease() {
+    if let Ok(url) = std::env::var(CHILD_ENV) {
+        // The child: hold the lock with a 600 ms watchdog, say so, and wait
+        // to be killed.
+        let client = LockClient::builder(url)
+            .watchdog_timeout(ms(600))
+            .connect()
+            .await
+            .expect("child connect");
+        let guard = client.lock(KILLED_LOCK).lock().await.expect("child lock");
+        println!("REDLUA_CHILD_HELD {}", guard.owner());
+        // Killed long before; the limit only spares an orphan if the
+        // parent itself was killed.
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        std::process::exit(1);
+    }
+
+    let redis = Redis::start().await;
+    let exe = std::env::current_exe().unwrap();
+    let mut child = KillOnDrop(
+        std::process::Command::new(exe)
+            .args([
+                "holder_process_killed_frees_the_lock_after_its_lease",
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD_ENV, redis.url())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .expect("spawning the holder process"),
+    );
+    let stdout = child.0.stdout.take().unwrap();
+    let child_owner = within(
+        Duration::from_secs(30),
+        "the child process taking the lock",
+        tokio::task::spawn_blocking(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let line = line.expect("child stdout");
+                // libtest prints "test <name> ... " on the same line first.
+                if let Some((_, owner)) = line.split_once("REDLUA_CHILD_HELD ") {
+                    return owner.trim().to_string();
+                }
+            }
+            panic!("the child exited without taking the lock");
+        }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        redis.hgetall(KILLED_LOCK).await,
+        map(&[(&child_owner, "1")])
+    );
+
+    // A waiter in this process, on a client with the default 30 s watchdog.
+    let client = redis.client().await;
+    let waiter = spawn_waiter(&client.lock(KILLED_LOCK));
+
+    // The child's watchdog keeps its 600 ms lease alive.
+    tokio::time::sleep(ms(1500)).await;
+    let ttl = redis.pttl(KILLED_LOCK).await;
+    assert!(
+        ttl > 0 && ttl <= 600,
+        "the child's lease was not renewed: {ttl}"
+    );
+    assert!(
+        !waiter.is_finished(),
+        "the waiter got a lock the child holds"
+    );
+
+    // SIGKILL: no release, no renewal.
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    let killed = Instant::now();
+    assert_eq!(
+        redis.hget(KILLED_LOCK, &child_owner).await.as_deref(),
+        Some("1"),
+        "the lock must outlive its holder until the lease ends"
+    );
+    let (acquired, guard, waiter_owner) = join_waiter(waiter, Duration::from_secs(5)).await;
+    let after = acquired.duration_since(killed);
+    assert!(
+        after < ms(1500),
+        "the lock was free {after:?} after the kill (lease 600 ms)"
+    );
+    assert_eq!(
+        redis.hgetall(KILLED_LOCK).await,
+        map(&[(&waiter_owner, "1")])
+    );
+    guard.unlock().await.unwrap();
+}
+
+// ---------------------------------------------------------------------------
+// Waiting and wake-ups
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiter_wakes_within_200ms_of_a_release() {
+    let redis = Redis::start().await;
+    let holder = redis.client().await;
+    let other_client = redis.client().await;
+    // A waiter on another client, then one on the holder's own client.
+    for (label, waiter_client) in [("other client", &other_client), ("same client", &holder)] {
+        let name = format!("wake-{}", label.replace(' ', "-"));
+        let guard = holder.lock(&name).lock().await.unwrap();
+        assert!(redis.pttl(&name).await > 29_000);
+        let waiter = spawn_waiter(&waiter_client.lock(&name));
+        tokio::time::sleep(ms(300)).await;
+        assert!(!waiter.is_finished(), "{label}: the waiter got a held lock");
+        let released = Instant::now();
+        guard.unlock().await.unwrap();
+        let (acquired, guard, owner) = join_waiter(waiter, ms(5000)).await;
+        let after = acquired.duration_since(released);
+        assert!(after < ms(200), "{label}: woke {after:?} after the release");
+        assert_eq!(redis.hgetall(&name).await, map(&[(&owner, "1")]));
+        guard.unlock().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiters_of_one_client_take_turns() {
+    let redis = Redis::start().await;
+    let holder = redis.client().await;
+    let waiters = redis.client().await;
+    let guard = holder.lock("turns").lock().await.unwrap();
+    let (got_tx, mut got) = tokio::sync::mpsc::unbounded_channel();
+    let mut releases = Vec::new();
+    for i in 0..3 {
+        let lock = waiters.lock("turns");
+        let got_tx = got_tx.clone();
+        let (release_tx, release) = tokio::sync::oneshot::channel::<()>();
+        releases.push(Some(release_tx));
+        tokio::spawn(async move {
+            let guard = lock.lock().await.unwrap();
+            got_tx.send((i, Instant::now())).unwrap();
+            let _ = release.await;
+            guard.unlock().await.unwrap();
+        });
+    }
+    tokio::time::sleep(ms(300)).await;
+    assert!(got.try_recv().is_err(), "a waiter got a held lock");
+    let mut released = Instant::now();
+    guard.unlock().await.unwrap();
+    let mut order = Vec::new();
+    for turn in 0..3 {
+        let (i, at) = within(ms(5000), "the next waiter", got.recv())
+            .await
+            .unwrap();
+        let after = at.duration_since(released);
+        assert!(
+            after < ms(200),
+            "turn {turn}: woke {after:?} after the release"
+        );
+        order.push(i);
+        tokio::time::sleep(ms(100)).await;
+        assert!(got.try_recv().is_err(), "two waiters hold the lock at once");
+        released = Instant::now();
+        releases[i].take().unwrap().send(()).unwrap();
+    }
+    order.sort();
+    assert_eq!(order, [0, 1, 2]);
+    assert!(redis.gone_within("turns", ms(1000)).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn try_lock_for_gives_up_after_its_wait() {
+    let redis = Redis::start().await;
+    let holder = redis.client().await;
+    let other = redis.client().await;
+    let guard = holder.lock("tlf").lock().await.unwrap();
+    for (label, client) in [("other client", &other), ("same client", &holder)] {
+        let lock = client.lock("tlf");
+        let (waited, got) = tokio::spawn(async move {
+            let start = Instant::now();
+            let got = lock.try_lock_for(ms(700), None).await.unwrap();
+            (start.elapsed(), got.is_some())
+        })
+        .await
+        .unwrap();
+        assert!(!got, "{label}: acquired a held lock");
+        assert!(
+            waited >= ms(700) && waited < ms(1200),
+            "{label}: try_lock_for(700 ms) returned after {waited:?}"
+        );
+    }
+    // Free: at once.
+    guard.unlock().await.unwrap();
+    let start = Instant::now();
+    let got = other.lock("tlf").try_lock_for(ms(700), None).await.unwrap();
+    assert!(start.elapsed() < ms(300), "{:?}", start.elapsed());
+    got.expect("a free lock").unlock().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiter_retries_when_the_holders_lease_ends() {
+    // A lease that expires publishes nothing: the waiter must come back by
+    // itself after the TTL the acquire script returned.
+    let redis = Redis::start().await;
+    let holder = redis.client().await;
+    let other = redis.client().await;
+    let _guard = holder
+        .lock("expiring")
+        .lock_with_lease(ms(400))
+        .await
+        .unwrap();
+    let taken = Instant::now();
+    let lock = other.lock("expiring");
+    let (at, got) = tokio::spawn(async move {
+        let got = lock.try_lock_for(ms(3000), Some(ms(1000))).await.unwrap();
+        (Instant::now(), got)
+    })
+    .await
+    .unwrap();
+    let got = got.expect("the lease ended within the wait");
+    let after = at.duration_since(taken);
+    assert!(after >= ms(350), "acquired a held lock after {after:?}");
+    assert!(
+        after < ms(1000),
+        "acquired {after:?} after a 400 ms lease was taken"
+    );
+    assert_eq!(got.lease(), Some(ms(1000)));
+    got.unlock().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn force_unlock_wakes_waiters() {
+    let redis = Redis::start().await;
+    let holder = redis.client().await;
+    let waiting = redis.client().await;
+    let breaker = redis.client().await;
+    let guard = holder.lock("forced").lock().await.unwrap();
+    let waiter = spawn_waiter(&waiting.lock("forced"));
+    tokio::time::sleep(ms(300)).await;
+    assert!(!waiter.is_finished());
+    let broken = Instant::now();
+    assert!(breaker.lock("forced").force_unlock().await.unwrap());
+    let (acquired, waiter_guard, waiter_owner) = join_waiter(waiter, ms(5000)).await;
+    let after = acquired.duration_since(broken);
+    assert!(after < ms(200), "woke {after:?} after force_unlock");
+    let result = guard.unlock().await;
+    assert!(
+        matches!(result, Err(Error::NotOwner { .. })),
+        "expected NotOwner, got {result:?}"
+    );
+    assert_eq!(redis.hgetall("forced").await, map(&[(&waiter_owner, "1")]));
+    waiter_guard.unlock().await.unwrap();
+}
+
+// ---------------------------------------------------------------------------
+// Cancellation and dropped guards
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_pending_lock_future_holds_nothing() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let lock = client.lock("pending");
+    let guard = lock.lock().await.unwrap();
+    let holder = guard.owner().to_string();
+    let b = lock.clone();
+    let b_owner = tokio::spawn(async move {
+        let result = tokio::time::timeout(ms(100), b.lock()).await;
+        assert!(result.is_err(), "B got a held lock");
+        b.owner()
+    })
+    .await
+    .unwrap();
+    assert_ne!(b_owner, holder);
+    assert_eq!(redis.hgetall("pending").await, map(&[(&holder, "1")]));
+    guard.unlock().await.unwrap();
+    tokio::time::sleep(ms(300)).await;
+    assert_eq!(
+        redis.keys().await,
+        Vec::<String>::new(),
+        "B holds something"
+    );
+    let third = lock.clone();
+    let start = Instant::now();
+    let (got, owner) =
+        tokio::spawn(async move { (third.try_lock().await.unwrap(), third.owner()) })
+            .await
+            .unwrap();
+    let got = got.expect("the lock is free");
+    assert!(start.elapsed() < ms(300));
+    assert_eq!(redis.hgetall("pending").await, map(&[(&owner, "1")]));
+    got.unlock().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_in_flight_acquire_is_undone() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let lock = client.lock("in-flight");
+    // Loads the scripts, so that one poll sends the acquire itself.
+    lock.lock().await.unwrap().unlock().await.unwrap();
+    let mut took_effect = 0;
+    for delay in [0, 1, 2, 5, 10, 20] {
+        {
+            let mut acquire = std::pin::pin!(lock.lock());
+            let mut cx = Context::from_waker(Waker::noop());
+            if let Poll::Ready(result) = acquire.as_mut().poll(&mut cx) {
+                result.unwrap().unlock().await.unwrap();
+                continue;
+            }
+            // The acquire is on its way (or done), its reply unread.
+            tokio::time::sleep(ms(delay)).await;
+            if redis.exists("in-flight").await {
+                took_effect += 1;
+            }
+        }
+        assert!(
+            redis.gone_within("in-flight", ms(1000)).await,
+            "an abandoned acquire (delay {delay} ms) left a hold: {:?}",
+            redis.hgetall("in-flight").await
+        );
+        assert_eq!(lock.hold_count().await.unwrap(), 0);
+    }
+    assert!(took_effect > 0, "no abandoned acquire ever reached Redis");
+    // The client's bookkeeping is clean: a new hold counts 1.
+    let guard = lock.lock().await.unwrap();
+    assert_eq!(lock.hold_count().await.unwrap(), 1);
+    guard.unlock().await.unwrap();
+    assert!(!redis.exists("in-flight").await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_guard_is_released_in_the_background() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let other = redis.client().await;
+    let lock = client.lock("dropped");
+    let guard = lock.lock().await.unwrap();
+    let waiter = spawn_waiter(&other.lock("dropped"));
+    tokio::time::sleep(ms(300)).await;
+    assert!(!waiter.is_finished());
+    let dropped = Instant::now();
+    drop(guard);
+    let (acquired, waiter_guard, waiter_owner) = join_waiter(waiter, ms(5000)).await;
+    assert!(
+        acquired.duration_since(dropped) < ms(1000),
+        "released {:?} after the drop",
+        acquired.duration_since(dropped)
+    );
+    assert_eq!(redis.hgetall("dropped").await, map(&[(&waiter_owner, "1")]));
+    assert_eq!(lock.hold_count().await.unwrap(), 0);
+    drop(waiter_guard);
+    assert!(redis.gone_within("dropped", ms(1000)).await);
+    // The background release deletes its latch right after the release.
+    assert!(
+        redis.empty_within(ms(1000)).await,
+        "latch left behind: {:?}",
+        redis.keys().await
+    );
+    // Reentrant holds dropped one by one.
+    let g1 = lock.lock().await.unwrap();
+    let g2 = lock.lock().await.unwrap();
+    drop(g2);
+    tokio::time::sleep(ms(300)).await;
+    assert_eq!(lock.hold_count().await.unwrap(), 1);
+    drop(g1);
+    assert!(redis.gone_within("dropped", ms(1000)).await);
+}
+
+// ---------------------------------------------------------------------------
+// Bad keys, names and settings
+
+#[tokio::test]
+async fn wrong_type_key_is_left_alone() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let _: () = redis.raw().set("wt", "x").await.unwrap();
+    let lock = client.lock("wt");
+    fn is_wrong_type<T: std::fmt::Debug>(what: &str, result: Result<T, Error>) {
+        match result {
+            Err(Error::WrongType { name }) => assert_eq!(name, "wt", "{what}"),
+            other => panic!("{what}: expected WrongType, got {other:?}"),
+        }
+    }
+    is_wrong_type("try_lock", lock.try_lock().await);
+    is_wrong_type("lock", within(ms(2000), "lock()", lock.lock()).await);
+    is_wrong_type(
+        "lock_with_lease",
+        within(ms(2000), "lock_with_lease()", lock.lock_with_lease(ms(500))).await,
+    );
+    is_wrong_type("try_lock_for", lock.try_lock_for(ms(300), None).await);
+    is_wrong_type("force_unlock", lock.force_unlock().await);
+    is_wrong_type("is_locked", lock.is_locked().await);
+    let value: String = redis.raw().get("wt").await.unwrap();
+    assert_eq!(value, "x");
+    assert_eq!(redis.pttl("wt").await, -1, "the value's TTL was touched");
+    assert_eq!(redis.keys().await, ["wt"]);
+}
+
+#[tokio::test]
+async fn invalid_names_are_refused() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let long = "x".repeat(MAX_NAME_LEN + 1);
+    for name in ["", "{}x", long.as_str()] {
+        let lock = client.lock(name);
+        fn is_invalid<T: std::fmt::Debug>(name: &str, what: &str, result: Result<T, Error>) {
+            assert!(
+                matches!(result, Err(Error::InvalidName { .. })),
+                "{what}({:?}): expected InvalidName, got {result:?}",
+                &name[..name.len().min(20)]
+            );
+        }
+        is_invalid(name, "try_lock", lock.try_lock().await);
+        is_invalid(name, "lock", within(ms(1000), "lock()", lock.lock()).await);
+        is_invalid(name, "lock_with_lease", lock.lock_with_lease(ms(500)).await);
+        is_invalid(name, "try_lock_for", lock.try_lock_for(ms(300), None).await);
+        is_invalid(name, "force_unlock", lock.force_unlock().await);
+        is_invalid(name, "is_locked", lock.is_locked().await);
+        is_invalid(name, "hold_count", lock.hold_count().await);
+        is_invalid(name, "remaining_ttl", lock.remaining_ttl().await);
+    }
+    assert_eq!(redis.keys().await, Vec::<String>::new());
+
+    // A name with a hash tag of its own keeps it in its channel.
+    let lock = client.lock("user{7}:cart");
+    let mut listener = redis.listen("redisson_lock__channel:user{7}:cart").await;
+    let guard = lock.try_lock().await.unwrap().expect("free");
+    guard.unlock().await.unwrap();
+    let (message, _) = listener.next_within(ms(1000)).await.expect("published");
+    assert_eq!(message, "0");
+}
+
+#[tokio::test]
+async fn bad_settings_are_refused() {
+    let redis = Redis::start().await;
+    let result = LockClient::builder(redis.url())
+        .watchdog_timeout(ms(10))
+        .connect()
+        .await;
+    assert!(matches!(result, Err(Error::Config(_))), "{result:?}");
+    let client = redis.client().await;
+    let result = client.lock("zero").lock_with_lease(Duration::ZERO).await;
+    assert!(matches!(result, Err(Error::Config(_))), "{result:?}");
+    let result = client
+        .lock("zero")
+        .try_lock_for(ms(100), Some(Duration::ZERO))
+        .await;
+    assert!(matches!(result, Err(Error::Config(_))), "{result:?}");
+    assert_eq!(redis.keys().await, Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn client_on_an_existing_connection() {
+    let redis = Redis::start().await;
+    let con = redis
+        .server
+        .client()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let client = LockClient::from_client(redis.server.client())
+        .connection(con)
+        .connect()
+        .await
+        .unwrap();
+    let lock = client.lock("own-con");
+    let guard = lock.try_lock().await.unwrap().expect("free");
+    assert_eq!(redis.hgetall("own-con").await, map(&[(&lock.owner(), "1")]));
+    guard.unlock().await.unwrap();
+    assert!(!redis.exists("own-con").await);
+}
+
+// ---------------------------------------------------------------------------
+// Interoperability with Redisson (its own scripts, run through EVAL as a
+// Java service would)
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redisson_holder_excludes_redlua_and_its_release_wakes_redlua() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let java = format!("{}:1", uuid::Uuid::new_v4());
+    let lock = client.lock("interop-a");
+
+    assert_eq!(java_acquire(&redis, "interop-a", 30_000, &java).await, None);
+    assert_eq!(redis.hgetall("interop-a").await, map(&[(&java, "1")]));
+    assert!(
+        lock.try_lock().await.unwrap().is_none(),
+        "redlua took a Java hold"
+    );
+    assert!(lock.is_locked().await.unwrap());
+    assert_eq!(lock.hold_count().await.unwrap(), 0);
+    let ttl = lock.remaining_ttl().await.unwrap().expect("a lease");
+    assert!(ttl > ms(29_000), "{ttl:?}");
+    // Java re-enters.
+    assert_eq!(java_acquire(&redis, "interop-a", 30_000, &java).await, None);
+    assert_eq!(redis.hget("interop-a", &java).await.as_deref(), Some("2"));
+
+    let waiter = spawn_waiter(&lock);
+    tokio::time::sleep(ms(300)).await;
+    assert!(!waiter.is_finished());
+    // Java's partial release keeps it held.
+    assert_eq!(java_release(&redis, "interop-a", &java).await, Some(0));
+    tokio::time::sleep(ms(300)).await;
+    assert!(!waiter.is_finished(), "redlua got a lock Java still holds");
+    assert_eq!(redis.hget("interop-a", &java).await.as_deref(), Some("1"));
+    // Java's final release wakes the redlua waiter.
+    let released = Instant::now();
+    assert_eq!(java_release(&redis, "interop-a", &java).await, Some(1));
+    let (acquired, guard, owner) = join_waiter(waiter, ms(5000)).await;
+    let after = acquired.duration_since(released);
+    assert!(after < ms(200), "woke {after:?} after Java's release");
+    assert_eq!(redis.hgetall("interop-a").await, map(&[(&owner, "1")]));
+    // Now Java is excluded.
+    let pttl = java_acquire(&redis, "interop-a", 30_000, &java).await;
+    assert!(matches!(pttl, Some(t) if t > 29_000), "{pttl:?}");
+    guard.unlock().await.unwrap();
+    assert_eq!(java_acquire(&redis, "interop-a", 30_000, &java).await, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redlua_holder_excludes_redisson_and_its_release_wakes_redisson() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let java = format!("{}:1", uuid::Uuid::new_v4());
+    let lock = client.lock("interop-b");
+    // The Java side's subscription, as Redisson makes it.
+    let mut java_channel = redis.listen("redisson_lock__channel:{interop-b}").await;
+
+    let guard = lock.lock().await.unwrap();
+    let owner = guard.owner().to_string();
+    assert_eq!(redis.hgetall("interop-b").await, map(&[(&owner, "1")]));
+    let ttl = redis.pttl("interop-b").await;
+    assert!(ttl > 29_000 && ttl <= 30_000, "the lease is 30 s: {ttl}");
+
+    // Java's acquire is refused with the remaining lease.
+    let pttl = java_acquire(&redis, "interop-b", 30_000, &java).await;
+    assert!(
+        matches!(pttl, Some(t) if t > 29_000 && t <= 30_000),
+        "{pttl:?}"
+    );
+    // Java's release of a hold it does not have: nil, and nothing changes.
+    assert_eq!(java_release(&redis, "interop-b", &java).await, None);
+    assert_eq!(redis.hgetall("interop-b").await, map(&[(&owner, "1")]));
+
+    // redlua re-enters; a partial release announces nothing.
+    let inner = lock.lock().await.unwrap();
+    assert_eq!(redis.hgetall("interop-b").await, map(&[(&owner, "2")]));
+    inner.unlock().await.unwrap();
+    assert_eq!(redis.hgetall("interop-b").await, map(&[(&owner, "1")]));
+    assert!(java_channel.next_within(ms(150)).await.is_none());
+
+    // The final release reaches the Java side's subscription.
+    guard.unlock().await.unwrap();
+    let (message, _) = java_channel
+        .next_within(ms(1000))
+        .await
+        .expect("Redisson's subscription got the release");
+    assert_eq!(message, "0");
+    assert_eq!(java_acquire(&redis, "interop-b", 30_000, &java).await, None);
+    assert_eq!(redis.hgetall("interop-b").await, map(&[(&java, "1")]));
+    // And a Java hold that redlua breaks is broken the Redisson way.
+    assert!(lock.force_unlock().await.unwrap());
+    let (message, _) = java_channel.next_within(ms(1000)).await.expect("published");
+    assert_eq!(message, "0");
+    assert!(java_channel.drain().is_empty());
+}
