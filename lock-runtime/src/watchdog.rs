@@ -7,39 +7,62 @@
 //! (expired, deleted, taken over) is marked lost: its guards see it through
 //! [`LockGuard::is_lost`](crate::LockGuard::is_lost) and
 //! [`LockGuard::lost`](crate::LockGuard::lost), and a warning is logged. A
-//! Redis error is logged and the round retried at the next tick: renewal
-//! never ends because of one. The task ends when the client holds nothing
+//! Redis error is logged and the round retried soon (after 50 ms, doubling
+//! while it keeps failing, up to the normal period): renewal never ends
+//! because of one, and one failed round does not cost the leases. The task ends when the client holds nothing
 //! that needs renewing, and starts again with the next such hold.
 
 use crate::client::ClientInner;
 use crate::scripts::Renew;
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 /// The most locks renewed by one script call.
 pub(crate) const BATCH: usize = 100;
+
+/// The first pause before retrying a round that failed; it doubles with
+/// each failed round, up to the normal period.
+const RETRY: Duration = Duration::from_millis(50);
+
+/// What a round found.
+enum Round {
+    /// Every batch got an answer.
+    Done,
+    /// Some batch failed: retry soon, before the leases run out.
+    Failed,
+    /// Nothing left to renew (or the client is gone): the task ends.
+    Stop,
+}
 
 /// Starts the renewal task of `client` (the caller made sure none runs).
 pub(crate) fn start(client: &Arc<ClientInner>) {
     let weak = Arc::downgrade(client);
     let period = client.config.watchdog_timeout / 3;
     tokio::spawn(async move {
+        let mut pause = period;
         loop {
-            tokio::time::sleep(period).await;
-            if !round(&weak).await {
-                break;
-            }
+            tokio::time::sleep(pause).await;
+            pause = match round(&weak).await {
+                Round::Done => period,
+                // A failed round is retried early: with the normal period,
+                // two failures in a row would let the leases run out.
+                Round::Failed if pause >= period => RETRY.min(period),
+                Round::Failed => (pause * 2).min(period),
+                Round::Stop => break,
+            };
         }
     });
 }
 
-/// Renews every watched hold once; false when the task should end.
-async fn round(weak: &Weak<ClientInner>) -> bool {
+/// Renews every watched hold once.
+async fn round(weak: &Weak<ClientInner>) -> Round {
     let Some(client) = weak.upgrade() else {
-        return false;
+        return Round::Stop;
     };
     let Some(watched) = client.holds().next_round() else {
-        return false;
+        return Round::Stop;
     };
+    let mut outcome = Round::Done;
     let lease_ms = duration_ms(client.config.watchdog_timeout);
     let mut con = client.con.clone();
     for batch in watched.chunks(BATCH) {
@@ -65,11 +88,12 @@ async fn round(weak: &Weak<ClientInner>) -> bool {
                 }
             }
             Err(error) => {
-                tracing::warn!(%error, locks = batch.len(), "redlua: lease renewal failed; retrying at the next round");
+                tracing::warn!(%error, locks = batch.len(), "redlua: lease renewal failed; retrying soon");
+                outcome = Round::Failed;
             }
         }
     }
-    true
+    outcome
 }
 
 /// Whole milliseconds, at least 1.
