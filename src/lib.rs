@@ -64,7 +64,7 @@ pub use redlua_macros::redis_script;
 pub use redlua_runtime::script;
 pub use redlua_runtime::{
     Connection, DEFAULT_WATCHDOG_TIMEOUT, Error, Lock, LockClient, LockClientBuilder, LockGuard,
-    Result,
+    ReadWriteLock, Result,
 };
 
 /// Paths used by code that `#[redis_script]` generates. Not a public API.

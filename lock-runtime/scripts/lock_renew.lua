@@ -1,16 +1,29 @@
 -- Renews the leases of locks held by the watchdog's client, in one batch.
 --
--- KEYS[i]    a lock
--- ARGV[1]    the new lease, in milliseconds
--- ARGV[i+1]  the owner whose hold of KEYS[i] keeps it alive
+-- KEYS[i]      a lock (a reentrant lock, or a read/write lock)
+-- ARGV[1]      the new lease, in milliseconds
+-- ARGV[2i]     the field whose hold keeps KEYS[i] alive: the owner, or
+--              <owner>:write for a write hold
+-- ARGV[2i+1]   for a read hold, the owner's hold timeouts (ARGV[2i+1]:N for
+--              each of its holds, renewed too); "" otherwise
 --
 -- Returns a list: 1 for each lock whose lease was renewed, 0 for each lock
--- the owner no longer holds (expired, deleted, taken over, or not a lock).
+-- the field no longer holds (expired, deleted, taken over, or not a lock).
 local renewed = {}
 for i = 1, #KEYS do
-  local owner = ARGV[i + 1]
-  if redis.call('type', KEYS[i])['ok'] == 'hash' and redis.call('hexists', KEYS[i], owner) == 1 then
+  local field = ARGV[2 * i]
+  local timeouts = ARGV[2 * i + 1]
+  local count = nil
+  if redis.call('type', KEYS[i])['ok'] == 'hash' then
+    count = tonumber(redis.call('hget', KEYS[i], field))
+  end
+  if count then
     redis.call('pexpire', KEYS[i], ARGV[1])
+    if timeouts ~= '' then
+      for n = 1, count do
+        redis.call('pexpire', timeouts .. ':' .. n, ARGV[1])
+      end
+    end
     renewed[i] = 1
   else
     renewed[i] = 0

@@ -9,9 +9,8 @@
 use crate::client::ClientInner;
 use crate::connection::Connection;
 use crate::holds::HoldKey;
+use crate::kind::{Kind, ReleaseArgs};
 use crate::names::LockNames;
-use crate::scripts::{CancelAcquire, Release};
-use crate::watchdog::duration_ms;
 use redis::AsyncCommands;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -26,6 +25,7 @@ pub(crate) enum Job {
     /// Undo an acquire whose reply was never read, if it took effect: the
     /// owner's hold count is `expected` exactly when it did.
     CancelAcquire {
+        kind: Kind,
         names: Arc<LockNames>,
         owner: Arc<str>,
         expected: u64,
@@ -36,11 +36,20 @@ pub(crate) enum Job {
 /// One release.
 #[derive(Debug, Clone)]
 pub(crate) struct ReleaseJob {
+    pub kind: Kind,
     pub names: Arc<LockNames>,
+    /// The owner (`<client-uuid>:<owner-id>`).
     pub owner: Arc<str>,
     pub request_id: String,
     pub lease: Duration,
     pub watched: bool,
+}
+
+impl ReleaseJob {
+    /// The hold's key in the client's registry.
+    pub(crate) fn key(&self) -> HoldKey {
+        (self.names.lock.clone(), self.kind.field(&self.owner))
+    }
 }
 
 /// Spawns the worker; it ends when the client (every clone and guard) is gone.
@@ -54,27 +63,29 @@ pub(crate) fn start(client: &Arc<ClientInner>, mut queue: mpsc::UnboundedReceive
             let mut con = con.clone();
             match job {
                 Job::Release(job) => {
-                    let outcome = release(&mut con, &job, publish, latch_ttl, true).await;
+                    let outcome = release(&mut con, &job, publish, latch_ttl).await;
                     record(&weak, &job, outcome);
                 }
                 Job::CancelAcquire {
+                    kind,
                     names,
                     owner,
                     expected,
                     lease,
                 } => {
-                    let cancel = CancelAcquire {
-                        lock: &names.lock,
-                        channel: &names.channel,
+                    let args = ReleaseArgs {
+                        names: &names,
                         owner: &owner,
-                        expected_count: expected,
-                        lease_ms: duration_ms(lease),
-                        message: "0",
+                        latch: &names.latch(&uuid::Uuid::new_v4().simple().to_string()),
+                        lease,
                         publish,
+                        latch_ttl,
+                        expected: Some(expected),
                     };
-                    match cancel.invoke(&mut con).await {
-                        Ok(1) => {
-                            tracing::debug!(lock = %names.lock, "redlua: undid an abandoned acquire")
+                    match kind.release(&mut con, &args).await {
+                        Ok(Some(0 | 1)) => {
+                            tracing::debug!(lock = %names.lock, "redlua: undid an abandoned acquire");
+                            let _: redis::RedisResult<i64> = con.del(args.latch).await;
                         }
                         Ok(_) => {}
                         Err(error) => {
@@ -92,9 +103,9 @@ pub(crate) fn start(client: &Arc<ClientInner>, mut queue: mpsc::UnboundedReceive
 /// could not be told (Redis kept failing).
 pub(crate) type Outcome = Option<bool>;
 
-/// Runs the release script (retrying transport errors with the same request
-/// id while `retry`), then deletes the latch. Returns the script's answer
-/// (`Some(1)`, `Some(0)`, `None` = not held), or the last error.
+/// Runs the release script once, then deletes the latch. Returns the
+/// script's answer (`Some(1)` released, `Some(0)` still held, `None` not
+/// held), or the error.
 pub(crate) async fn release_once(
     con: &mut Connection,
     job: &ReleaseJob,
@@ -102,30 +113,28 @@ pub(crate) async fn release_once(
     latch_ttl: Duration,
 ) -> redis::RedisResult<Option<i64>> {
     let latch = job.names.latch(&job.request_id);
-    let reply = Release {
-        lock: &job.names.lock,
-        channel: &job.names.channel,
-        latch: &latch,
-        message: "0",
-        lease_ms: duration_ms(job.lease),
+    let args = ReleaseArgs {
+        names: &job.names,
         owner: &job.owner,
+        latch: &latch,
+        lease: job.lease,
         publish,
-        latch_ttl_ms: duration_ms(latch_ttl),
-    }
-    .invoke(con)
-    .await?;
+        latch_ttl,
+        expected: None,
+    };
+    let reply = job.kind.release(con, &args).await?;
     // The latch only serves retries of this release; it expires anyway.
     let _: redis::RedisResult<i64> = con.del(&latch).await;
     Ok(reply)
 }
 
-/// A release retried until it gets an answer or the latch would be gone.
+/// A release retried (with the same request id, so it happens once) until
+/// it gets an answer or the latch would be gone.
 async fn release(
     con: &mut Connection,
     job: &ReleaseJob,
     publish: &str,
     latch_ttl: Duration,
-    retry: bool,
 ) -> Outcome {
     let deadline = Instant::now() + latch_ttl / 2;
     let mut pause = Duration::from_millis(50);
@@ -137,7 +146,7 @@ async fn release(
                 return Some(false);
             }
             Err(error) => {
-                if !retry || Instant::now() + pause > deadline {
+                if Instant::now() + pause > deadline {
                     tracing::warn!(lock = %job.names.lock, %error, "redlua: release failed; the lock will be freed by its lease");
                     return None;
                 }
@@ -151,7 +160,6 @@ async fn release(
 /// Updates the client's registry after a background release.
 fn record(weak: &Weak<ClientInner>, job: &ReleaseJob, outcome: Outcome) {
     if let Some(client) = weak.upgrade() {
-        let key: HoldKey = (job.names.lock.clone(), job.owner.to_string());
-        client.holds().released(&key, job.watched, outcome);
+        client.holds().released(&job.key(), job.watched, outcome);
     }
 }

@@ -6,8 +6,10 @@ use crate::background::{self, Job};
 use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::holds::Holds;
+use crate::kind::Kind;
 use crate::lock::Lock;
 use crate::pubsub::PubSubHub;
+use crate::rwlock::ReadWriteLock;
 use redis::IntoConnectionInfo;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -135,7 +137,13 @@ impl LockClient {
     /// braces that would split its keys across cluster slots) makes every
     /// operation of the handle fail with [`Error::InvalidName`].
     pub fn lock(&self, name: &str) -> Lock {
-        Lock::new(self.inner.clone(), name)
+        Lock::new(self.inner.clone(), name, Kind::Reentrant)
+    }
+
+    /// A handle to the read/write lock `name` (Redisson's
+    /// `RReadWriteLock`): many readers or one writer. See [`ReadWriteLock`].
+    pub fn read_write_lock(&self, name: &str) -> ReadWriteLock {
+        ReadWriteLock::new(self.inner.clone(), name)
     }
 
     /// This client's uuid, the first part of its owners' names.

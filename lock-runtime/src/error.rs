@@ -43,6 +43,16 @@ pub enum Error {
         /// The key's name.
         name: String,
     },
+    /// The owner holds the read lock and asked for the write lock of the
+    /// same read/write lock: it would wait for itself forever. Nothing
+    /// changed; release the read holds first.
+    #[error(
+        "lock `{name}`: the owner holds the read lock and cannot upgrade to the write lock (it would wait forever); release the read lock first"
+    )]
+    Upgrade {
+        /// The lock's name.
+        name: String,
+    },
     /// The name cannot be used as a lock name.
     #[error("invalid lock name `{name}`: {reason}")]
     InvalidName {
@@ -65,7 +75,11 @@ impl Error {
     pub(crate) fn from_redis(name: &str, error: redis::RedisError) -> Error {
         let wrong_type =
             error.code() == Some("WRONGTYPE") || error.to_string().contains("WRONGTYPE");
-        if wrong_type {
+        if error.code() == Some("LOCKUPGRADE") {
+            Error::Upgrade {
+                name: name.to_string(),
+            }
+        } else if wrong_type {
             Error::WrongType {
                 name: name.to_string(),
             }

@@ -5,6 +5,7 @@ use crate::background::{self, Job, ReleaseJob};
 use crate::client::ClientInner;
 use crate::error::{Error, Result};
 use crate::holds::HoldKey;
+use crate::kind::Kind;
 use crate::names::LockNames;
 use crate::scripts::State;
 use std::sync::Arc;
@@ -25,6 +26,7 @@ use tokio::time::Instant;
 #[must_use = "dropping a guard releases the lock (in the background)"]
 pub struct LockGuard {
     client: Arc<ClientInner>,
+    kind: Kind,
     names: Arc<LockNames>,
     owner: Arc<str>,
     /// `Some(lease)` for a fixed lease, `None` when the watchdog renews it.
@@ -41,6 +43,7 @@ impl std::fmt::Debug for LockGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LockGuard")
             .field("name", &self.names.lock)
+            .field("kind", &self.kind)
             .field("owner", &self.owner)
             .field("lease", &self.lease)
             .finish_non_exhaustive()
@@ -50,6 +53,7 @@ impl std::fmt::Debug for LockGuard {
 impl LockGuard {
     pub(crate) fn new(
         client: Arc<ClientInner>,
+        kind: Kind,
         names: Arc<LockNames>,
         owner: Arc<str>,
         lease: Option<Duration>,
@@ -57,6 +61,7 @@ impl LockGuard {
     ) -> LockGuard {
         LockGuard {
             client,
+            kind,
             names,
             owner,
             lease,
@@ -129,12 +134,13 @@ impl LockGuard {
     }
 
     fn key(&self) -> HoldKey {
-        (self.names.lock.clone(), self.owner.to_string())
+        (self.names.lock.clone(), self.kind.field(&self.owner))
     }
 
     fn release_job(&mut self) -> ReleaseJob {
         self.release
             .get_or_insert_with(|| ReleaseJob {
+                kind: self.kind,
                 names: self.names.clone(),
                 owner: self.owner.clone(),
                 request_id: uuid::Uuid::new_v4().simple().to_string(),
@@ -180,7 +186,7 @@ impl LockGuard {
                 self.client.holds().released(&key, watched, Some(false));
                 let held_by_other = State {
                     lock: &self.names.lock,
-                    owner: &self.owner,
+                    owner: &self.kind.field(&self.owner),
                 }
                 .invoke::<_>(&mut con)
                 .await

@@ -22,6 +22,17 @@ pub(crate) struct Hold {
     pub lost: watch::Sender<bool>,
     /// Told apart from a later hold of the same key.
     pub generation: u64,
+    /// What the watchdog renews besides the lock (a read hold's timeouts),
+    /// or "".
+    pub timeouts: String,
+}
+
+/// A hold the watchdog renews.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Watched {
+    pub key: HoldKey,
+    pub generation: u64,
+    pub timeouts: String,
 }
 
 /// The registry of this client's holds.
@@ -46,6 +57,7 @@ impl Holds {
         &mut self,
         key: HoldKey,
         watched: bool,
+        timeouts: String,
     ) -> (watch::Receiver<bool>, bool) {
         let generation = self.next_generation;
         let hold = self.holds.entry(key).or_insert_with(|| Hold {
@@ -54,6 +66,7 @@ impl Holds {
             releasing: 0,
             lost: watch::channel(false).0,
             generation,
+            timeouts,
         });
         if hold.generation == generation {
             self.next_generation += 1;
@@ -106,12 +119,16 @@ impl Holds {
         }
     }
 
-    /// The holds the watchdog renews, with their generation.
-    pub(crate) fn watched(&self) -> Vec<(HoldKey, u64)> {
+    /// The holds the watchdog renews, with their generation and timeouts.
+    pub(crate) fn watched(&self) -> Vec<Watched> {
         self.holds
             .iter()
             .filter(|(_, h)| h.watched > 0)
-            .map(|(k, h)| (k.clone(), h.generation))
+            .map(|(k, h)| Watched {
+                key: k.clone(),
+                generation: h.generation,
+                timeouts: h.timeouts.clone(),
+            })
             .collect()
     }
 
@@ -136,7 +153,7 @@ impl Holds {
     /// Called by the watchdog before a round: the holds to renew, or `None`
     /// when there are none, in which case the watchdog must stop (and the
     /// next watched hold starts a new one).
-    pub(crate) fn next_round(&mut self) -> Option<Vec<(HoldKey, u64)>> {
+    pub(crate) fn next_round(&mut self) -> Option<Vec<Watched>> {
         let watched = self.watched();
         if watched.is_empty() {
             self.renewing = false;
@@ -157,9 +174,9 @@ mod tests {
     #[test]
     fn counts_reentrant_holds() {
         let mut holds = Holds::default();
-        let (lost, start) = holds.acquired(key("a"), true);
+        let (lost, start) = holds.acquired(key("a"), true, String::new());
         assert!(start, "the first watched hold starts the watchdog");
-        let (_, start) = holds.acquired(key("a"), false);
+        let (_, start) = holds.acquired(key("a"), false, String::new());
         assert!(!start);
         assert_eq!(holds.count(&key("a")), 2);
         assert_eq!(holds.watched().len(), 1);
@@ -172,16 +189,17 @@ mod tests {
         assert_eq!(holds.count(&key("a")), 0);
         assert!(!*lost.borrow());
         assert_eq!(holds.next_round(), None);
-        let (_, start) = holds.acquired(key("b"), true);
+        let (_, start) = holds.acquired(key("b"), true, String::new());
         assert!(start, "a stopped watchdog is started again");
     }
 
     #[test]
     fn renewal_failures_during_a_release_are_not_losses() {
         let mut holds = Holds::default();
-        let (lost, _) = holds.acquired(key("a"), true);
-        holds.acquired(key("a"), true);
-        let (k, generation) = holds.watched().pop().unwrap();
+        let (lost, _) = holds.acquired(key("a"), true, String::new());
+        holds.acquired(key("a"), true, String::new());
+        let w = holds.watched().pop().unwrap();
+        let (k, generation) = (w.key, w.generation);
         holds.releasing(&k);
         assert!(!holds.renewal_failed(&k, generation));
         holds.released(&k, true, Some(true));
@@ -193,8 +211,8 @@ mod tests {
     #[test]
     fn a_lock_freed_under_other_guards_is_lost_for_them() {
         let mut holds = Holds::default();
-        let (lost, _) = holds.acquired(key("a"), true);
-        holds.acquired(key("a"), true);
+        let (lost, _) = holds.acquired(key("a"), true, String::new());
+        holds.acquired(key("a"), true, String::new());
         holds.releasing(&key("a"));
         holds.released(&key("a"), true, Some(false));
         assert!(*lost.borrow());
@@ -204,11 +222,12 @@ mod tests {
     #[test]
     fn a_stale_generation_is_not_a_loss() {
         let mut holds = Holds::default();
-        holds.acquired(key("a"), true);
-        let (k, old) = holds.watched().pop().unwrap();
+        holds.acquired(key("a"), true, String::new());
+        let w = holds.watched().pop().unwrap();
+        let (k, old) = (w.key, w.generation);
         holds.releasing(&k);
         holds.released(&k, true, Some(false));
-        let (lost, _) = holds.acquired(key("a"), true);
+        let (lost, _) = holds.acquired(key("a"), true, String::new());
         assert!(!holds.renewal_failed(&k, old));
         assert!(!*lost.borrow());
     }

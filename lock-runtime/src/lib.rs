@@ -13,7 +13,8 @@
 //!
 //! # Locks
 //!
-//! A [`LockClient`] hands out [`Lock`] handles; acquiring one gives a
+//! A [`LockClient`] hands out [`Lock`] handles (and [`ReadWriteLock`]s,
+//! whose read and write sides are `Lock`s too); acquiring one gives a
 //! [`LockGuard`]. Locks are reentrant per owner (a tokio task by default),
 //! kept alive by a watchdog while held, and woken through pub/sub when
 //! released. Their keys, fields, channels and messages are Redisson's, so a
@@ -31,7 +32,8 @@
 //! ```
 //!
 //! Where things happen: `client.rs` (connections, settings), `lock.rs`
-//! (acquiring and waiting), `guard.rs` (releasing, lost signal),
+//! (acquiring and waiting), `rwlock.rs` (read/write locks), `kind.rs` (which
+//! script each kind of lock runs), `guard.rs` (releasing, lost signal),
 //! `watchdog.rs` (lease renewal), `pubsub.rs` (wake-ups),
 //! `background.rs` (releases of dropped guards), `names.rs` (Redisson's key
 //! names), `scripts.rs` + `scripts/*.lua` (every state change).
@@ -45,10 +47,12 @@ mod connection;
 mod error;
 mod guard;
 mod holds;
+mod kind;
 mod lock;
 mod names;
 mod owner;
 mod pubsub;
+mod rwlock;
 pub mod script;
 mod scripts;
 mod watchdog;
@@ -59,6 +63,7 @@ pub use error::{Error, Result};
 pub use guard::LockGuard;
 pub use lock::Lock;
 pub use names::MAX_NAME_LEN;
+pub use rwlock::ReadWriteLock;
 
 /// Paths used by code that `#[redis_script]` generates. Not a public API.
 #[doc(hidden)]

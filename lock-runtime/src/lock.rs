@@ -10,11 +10,12 @@ use crate::client::ClientInner;
 use crate::error::{Error, Result};
 use crate::guard::LockGuard;
 use crate::holds::HoldKey;
+use crate::kind::Kind;
 use crate::names::LockNames;
 use crate::owner::{current_owner_id, owner_name};
 use crate::pubsub::Subscription;
-use crate::scripts::{Acquire, ForceRelease, State};
-use crate::watchdog::{self, duration_ms};
+use crate::scripts::State;
+use crate::watchdog;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -47,6 +48,7 @@ use tokio::time::Instant;
 #[derive(Clone)]
 pub struct Lock {
     client: Arc<ClientInner>,
+    kind: Kind,
     names: std::result::Result<Arc<LockNames>, (String, String)>,
     owner_id: Option<u64>,
 }
@@ -55,6 +57,7 @@ impl std::fmt::Debug for Lock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Lock")
             .field("name", &self.name())
+            .field("kind", &self.kind)
             .field("owner_id", &self.owner_id)
             .finish_non_exhaustive()
     }
@@ -69,13 +72,18 @@ enum Wait {
 }
 
 impl Lock {
-    pub(crate) fn new(client: Arc<ClientInner>, name: &str) -> Lock {
-        let names = LockNames::new(name).map(Arc::new).map_err(|e| match e {
+    pub(crate) fn new(client: Arc<ClientInner>, name: &str, kind: Kind) -> Lock {
+        let names = match kind {
+            Kind::Reentrant => LockNames::new(name),
+            Kind::Read { .. } | Kind::Write { .. } => LockNames::read_write(name),
+        };
+        let names = names.map(Arc::new).map_err(|e| match e {
             Error::InvalidName { name, reason } => (name, reason),
             other => (name.to_string(), other.to_string()),
         });
         Lock {
             client,
+            kind,
             names,
             owner_id: None,
         }
@@ -183,16 +191,10 @@ impl Lock {
     pub async fn force_unlock(&self) -> Result<bool> {
         let names = self.names()?;
         let mut con = self.client.con.clone();
-        let deleted = ForceRelease {
-            lock: &names.lock,
-            channel: &names.channel,
-            message: "0",
-            publish: self.client.config.publish,
-        }
-        .invoke(&mut con)
-        .await
-        .map_err(|e| Error::from_redis(&names.lock, e))?;
-        Ok(deleted == 1)
+        self.kind
+            .force_release(&mut con, names, self.client.config.publish)
+            .await
+            .map_err(|e| Error::from_redis(&names.lock, e))
     }
 
     /// Whether anyone holds the lock.
@@ -235,11 +237,11 @@ impl Lock {
     /// (locked, ttl, this owner's hold count), in one round trip.
     async fn state(&self) -> Result<(bool, Option<Duration>, u64)> {
         let names = self.names()?;
-        let owner = self.owner();
+        let field = self.kind.field(&self.owner());
         let mut con = self.client.con.clone();
         let (exists, ttl, count) = State {
             lock: &names.lock,
-            owner: &owner,
+            owner: &field,
         }
         .invoke(&mut con)
         .await
@@ -265,6 +267,7 @@ impl Lock {
         let owner: Arc<str> = self.owner().into();
         let attempt = Attempt {
             client: &self.client,
+            kind: self.kind,
             names: &names,
             owner: &owner,
             lease: lease.unwrap_or(self.client.config.watchdog_timeout),
@@ -290,6 +293,13 @@ impl Lock {
                 // again every watchdog timeout.
                 None => self.client.config.watchdog_timeout,
             };
+            if let Kind::Write {
+                prefer_writers: true,
+            } = self.kind
+            {
+                // Come back before the mark that holds readers off expires.
+                pause = pause.min(attempt.lease / 3);
+            }
             if let Wait::Until(deadline) = wait {
                 let now = Instant::now();
                 if now >= deadline {
@@ -345,6 +355,7 @@ fn check_lease(lease: Duration) -> Result<()> {
 /// One acquire attempt's fixed parts.
 struct Attempt<'a> {
     client: &'a Arc<ClientInner>,
+    kind: Kind,
     names: &'a Arc<LockNames>,
     owner: &'a Arc<str>,
     lease: Duration,
@@ -353,7 +364,7 @@ struct Attempt<'a> {
 
 impl Attempt<'_> {
     fn key(&self) -> HoldKey {
-        (self.names.lock.clone(), self.owner.to_string())
+        (self.names.lock.clone(), self.kind.field(self.owner))
     }
 
     /// Runs the acquire script once: the guard, or the holder's TTL (`None`
@@ -368,13 +379,10 @@ impl Attempt<'_> {
             armed: true,
         };
         let mut con = self.client.con.clone();
-        let reply = Acquire {
-            lock: &self.names.lock,
-            lease_ms: duration_ms(self.lease),
-            owner: self.owner,
-        }
-        .invoke(&mut con)
-        .await;
+        let reply = self
+            .kind
+            .acquire(&mut con, self.names, self.owner, self.lease)
+            .await;
         match reply {
             Ok(None) => {
                 pending.armed = false;
@@ -389,7 +397,7 @@ impl Attempt<'_> {
                 // A refusal by Redis (WRONGTYPE, ...) changed nothing; a lost
                 // reply may hide an acquire: `pending` undoes it on drop.
                 if matches!(&error, Error::Redis(e) if !e.is_io_error() && !e.is_timeout() && !e.is_connection_dropped())
-                    || matches!(error, Error::WrongType { .. })
+                    || matches!(error, Error::WrongType { .. } | Error::Upgrade { .. })
                 {
                     pending.armed = false;
                 }
@@ -400,12 +408,17 @@ impl Attempt<'_> {
 
     /// Records the new hold and makes its guard.
     fn guard(&self) -> LockGuard {
-        let (lost, start_watchdog) = self.client.holds().acquired(self.key(), self.watched);
+        let timeouts = self.kind.renewed_timeouts(self.names, self.owner);
+        let (lost, start_watchdog) =
+            self.client
+                .holds()
+                .acquired(self.key(), self.watched, timeouts);
         if start_watchdog {
             watchdog::start(self.client);
         }
         LockGuard::new(
             self.client.clone(),
+            self.kind,
             self.names.clone(),
             self.owner.clone(),
             self.watched
@@ -428,6 +441,7 @@ impl Drop for Pending<'_, '_> {
         if self.armed {
             let a = self.attempt;
             a.client.submit(Job::CancelAcquire {
+                kind: a.kind,
                 names: a.names.clone(),
                 owner: a.owner.clone(),
                 expected: self.expected,

@@ -1,8 +1,12 @@
 //! The Redis keys and channels of a lock, named as Redisson names them.
 //!
 //! - the lock itself: the name as given (`orders:42`);
-//! - its channel: `redisson_lock__channel:{orders:42}`;
-//! - a release's latch: `redisson_unlock_latch:{orders:42}:<request-id>`.
+//! - its channel: `redisson_lock__channel:{orders:42}` for a reentrant lock,
+//!   `redisson_rwlock:{orders:42}` for a read/write lock;
+//! - a release's latch: `redisson_unlock_latch:{orders:42}:<request-id>`;
+//! - a read hold's timeout: `{orders:42}:<owner>:rwlock_timeout:<n>`;
+//! - the mark of a waiting writer (writer-preferring read/write locks, not a
+//!   Redisson key): `{orders:42}:redlua_writer_waiting`.
 //!
 //! The braces are a Redis Cluster hash tag: every key of one lock lands in the
 //! slot of its name. A name that has braces of its own is used as it is
@@ -24,6 +28,16 @@ fn prefixed(prefix: &str, name: &str) -> String {
     }
 }
 
+/// Redisson's `suffixName`: `{name}:suffix`, or `name:suffix` when the name
+/// has braces of its own.
+fn suffixed(name: &str, suffix: &str) -> String {
+    if name.contains('{') {
+        format!("{name}:{suffix}")
+    } else {
+        format!("{{{name}}}:{suffix}")
+    }
+}
+
 /// The part of `key` that Redis Cluster hashes: the content of the first
 /// `{...}` when it is not empty, else the whole key.
 pub(crate) fn hash_tag(key: &str) -> &str {
@@ -36,7 +50,7 @@ pub(crate) fn hash_tag(key: &str) -> &str {
     key
 }
 
-/// The keys of one reentrant lock.
+/// The keys of one lock.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LockNames {
     /// The hash holding owner -> hold count.
@@ -46,8 +60,17 @@ pub(crate) struct LockNames {
 }
 
 impl LockNames {
-    /// Validates `name` and derives its keys.
+    /// Validates `name` and derives the keys of a reentrant lock.
     pub(crate) fn new(name: &str) -> Result<LockNames, Error> {
+        LockNames::with_channel(name, "redisson_lock__channel")
+    }
+
+    /// Validates `name` and derives the keys of a read/write lock.
+    pub(crate) fn read_write(name: &str) -> Result<LockNames, Error> {
+        LockNames::with_channel(name, "redisson_rwlock")
+    }
+
+    fn with_channel(name: &str, channel: &str) -> Result<LockNames, Error> {
         let invalid = |reason: &str| Error::InvalidName {
             name: name.chars().take(80).collect(),
             reason: reason.to_string(),
@@ -60,10 +83,15 @@ impl LockNames {
         }
         let names = LockNames {
             lock: name.to_string(),
-            channel: prefixed("redisson_lock__channel", name),
+            channel: prefixed(channel, name),
         };
-        let latch = names.latch("0");
-        if hash_tag(&names.channel) != hash_tag(name) || hash_tag(&latch) != hash_tag(name) {
+        let derived = [
+            names.channel.clone(),
+            names.latch("0"),
+            names.timeouts("0:0"),
+            names.writer_mark(),
+        ];
+        if derived.iter().any(|key| hash_tag(key) != hash_tag(name)) {
             return Err(invalid(
                 "its braces would put the lock's keys in different Redis Cluster slots; \
                  use at most one non-empty {...} hash tag",
@@ -78,6 +106,25 @@ impl LockNames {
             "{}:{request_id}",
             prefixed("redisson_unlock_latch", &self.lock)
         )
+    }
+
+    /// The prefix of `owner`'s read hold timeouts (`<prefix>:<n>`).
+    pub(crate) fn timeouts(&self, owner: &str) -> String {
+        format!("{}:{owner}:rwlock_timeout", self.timeouts_prefix())
+    }
+
+    /// What every owner's read hold timeouts start with.
+    pub(crate) fn timeouts_prefix(&self) -> String {
+        if self.lock.contains('{') {
+            self.lock.clone()
+        } else {
+            format!("{{{}}}", self.lock)
+        }
+    }
+
+    /// The mark a waiting writer leaves when writers are preferred.
+    pub(crate) fn writer_mark(&self) -> String {
+        suffixed(&self.lock, "redlua_writer_waiting")
     }
 }
 
@@ -94,6 +141,18 @@ mod tests {
             names.latch("ab12"),
             "redisson_unlock_latch:{orders:42}:ab12"
         );
+    }
+
+    #[test]
+    fn read_write_names() {
+        let names = LockNames::read_write("doc:1").unwrap();
+        assert_eq!(names.channel, "redisson_rwlock:{doc:1}");
+        assert_eq!(names.timeouts("u:7"), "{doc:1}:u:7:rwlock_timeout");
+        assert_eq!(names.timeouts_prefix(), "{doc:1}");
+        assert_eq!(names.writer_mark(), "{doc:1}:redlua_writer_waiting");
+        let tagged = LockNames::read_write("doc{1}").unwrap();
+        assert_eq!(tagged.timeouts("u:7"), "doc{1}:u:7:rwlock_timeout");
+        assert_eq!(tagged.writer_mark(), "doc{1}:redlua_writer_waiting");
     }
 
     #[test]

@@ -73,6 +73,8 @@ pub(crate) struct CancelAcquire<'a> {
 }
 
 /// Renews a batch of leases: one 1 (renewed) or 0 (gone) per lock.
+/// `fields` holds two entries per lock: the field, and the read hold
+/// timeouts' prefix ("" when not a read hold).
 #[redis_script("scripts/lock_renew.lua", returns = Vec<i64>, crate = crate)]
 pub(crate) struct Renew<'a> {
     #[key(variadic)]
@@ -80,7 +82,7 @@ pub(crate) struct Renew<'a> {
     #[arg]
     pub lease_ms: u64,
     #[arg(variadic)]
-    pub owners: Vec<&'a str>,
+    pub fields: Vec<&'a str>,
 }
 
 /// Reads a lock's state: (exists 0/1, TTL ms, the owner's hold count).
@@ -90,4 +92,106 @@ pub(crate) struct State<'a> {
     pub lock: &'a str,
     #[arg]
     pub owner: &'a str,
+}
+
+/// Acquires or re-enters a read lock: `None` when held, else how long to wait.
+#[redis_script("scripts/rwlock_read_acquire.lua", returns = Option<i64>, crate = crate)]
+pub(crate) struct ReadAcquire<'a> {
+    #[key]
+    pub lock: &'a str,
+    #[key]
+    pub timeouts: &'a str,
+    #[key]
+    pub writer_mark: &'a str,
+    #[arg]
+    pub lease_ms: u64,
+    #[arg]
+    pub owner: &'a str,
+    #[arg]
+    pub writer_field: &'a str,
+    #[arg]
+    pub prefer_writers: &'a str,
+}
+
+/// Acquires or re-enters a write lock: `None` when held, else how long to
+/// wait; the error `LOCKUPGRADE` for an owner holding only read locks.
+#[redis_script("scripts/rwlock_write_acquire.lua", returns = Option<i64>, crate = crate)]
+pub(crate) struct WriteAcquire<'a> {
+    #[key]
+    pub lock: &'a str,
+    #[key]
+    pub writer_mark: &'a str,
+    #[arg]
+    pub lease_ms: u64,
+    #[arg]
+    pub writer_field: &'a str,
+    #[arg]
+    pub owner: &'a str,
+    #[arg]
+    pub prefer_writers: &'a str,
+}
+
+/// Releases one read hold: `Some(1)` freed, `Some(0)` still held, `None`
+/// not held, `Some(-1)` the expected count did not match.
+#[redis_script("scripts/rwlock_read_release.lua", returns = Option<i64>, crate = crate)]
+pub(crate) struct ReadRelease<'a> {
+    #[key]
+    pub lock: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[key]
+    pub timeouts: &'a str,
+    #[key]
+    pub timeouts_prefix: &'a str,
+    #[key]
+    pub latch: &'a str,
+    #[arg]
+    pub message: &'a str,
+    #[arg]
+    pub owner: &'a str,
+    #[arg]
+    pub publish: &'a str,
+    #[arg]
+    pub latch_ttl_ms: u64,
+    #[arg]
+    pub expected: &'a str,
+}
+
+/// Releases one write hold: `Some(1)` released, `Some(0)` still held,
+/// `None` not held, `Some(-1)` the expected count did not match.
+#[redis_script("scripts/rwlock_write_release.lua", returns = Option<i64>, crate = crate)]
+pub(crate) struct WriteRelease<'a> {
+    #[key]
+    pub lock: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[key]
+    pub latch: &'a str,
+    #[arg]
+    pub message: &'a str,
+    #[arg]
+    pub lease_ms: u64,
+    #[arg]
+    pub writer_field: &'a str,
+    #[arg]
+    pub publish: &'a str,
+    #[arg]
+    pub latch_ttl_ms: u64,
+    #[arg]
+    pub expected: &'a str,
+}
+
+/// Breaks one side of a read/write lock: 1 when it was held in that mode.
+#[redis_script("scripts/rwlock_force_release.lua", returns = i64, crate = crate)]
+pub(crate) struct RwForceRelease<'a> {
+    #[key]
+    pub lock: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[arg]
+    pub message: &'a str,
+    #[arg]
+    pub publish: &'a str,
+    #[arg]
+    pub mode: &'a str,
 }

@@ -67,21 +67,26 @@ async fn round(weak: &Weak<ClientInner>) -> Round {
     let mut con = client.con.clone();
     for batch in watched.chunks(BATCH) {
         let renew = Renew {
-            locks: batch.iter().map(|((lock, _), _)| lock.as_str()).collect(),
+            locks: batch.iter().map(|w| w.key.0.as_str()).collect(),
             lease_ms,
-            owners: batch.iter().map(|((_, owner), _)| owner.as_str()).collect(),
+            fields: batch
+                .iter()
+                .flat_map(|w| [w.key.1.as_str(), w.timeouts.as_str()])
+                .collect(),
         };
         match renew.invoke(&mut con).await {
             Ok(renewed) => {
-                for (((lock, owner), generation), result) in batch.iter().zip(renewed) {
+                for (watched, result) in batch.iter().zip(renewed) {
                     if result == 1 {
                         continue;
                     }
-                    let key = (lock.clone(), owner.clone());
-                    if client.holds().renewal_failed(&key, *generation) {
+                    if client
+                        .holds()
+                        .renewal_failed(&watched.key, watched.generation)
+                    {
                         tracing::warn!(
-                            lock = %lock,
-                            owner = %owner,
+                            lock = %watched.key.0,
+                            field = %watched.key.1,
                             "redlua: lock lost: the watchdog found it gone (expired, deleted or taken over)"
                         );
                     }
