@@ -18,8 +18,12 @@ for i = 1, #KEYS do
     count = tonumber(redis.call('hget', KEYS[i], field))
   end
   if count then
-    redis.call('pexpire', KEYS[i], ARGV[1])
-    if timeouts ~= '' then
+    if timeouts == '' then
+      redis.call('pexpire', KEYS[i], ARGV[1])
+    else
+      -- Other readers may hold longer leases: never shorten the lock's.
+      local remaining = redis.call('pttl', KEYS[i])
+      redis.call('pexpire', KEYS[i], math.max(remaining, tonumber(ARGV[1])))
       for n = 1, count do
         redis.call('pexpire', timeouts .. ':' .. n, ARGV[1])
       end
