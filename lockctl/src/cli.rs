@@ -1,0 +1,199 @@
+//! The command line: options and subcommands.
+
+use crate::duration;
+use crate::exit;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Distributed locks on Redis, from the shell: lint Redis Lua scripts,
+/// inspect, hold and break Redisson-compatible locks, run a command while
+/// holding one (a distributed flock).
+#[derive(Debug, Parser)]
+#[command(name = "lockctl", version, after_help = exit::HELP)]
+pub struct Cli {
+    /// The Redis server, e.g. redis://127.0.0.1:6379/ or
+    /// redis://:PASSWORD@HOST:PORT/DB. Needed by every command but `lint`.
+    #[arg(long, global = true, env = "REDIS_URL", value_name = "URL")]
+    pub url: Option<String>,
+
+    /// Write results as JSON (status, unlock, lint: one document on stdout;
+    /// hold: one object per event on stdout; run: notes as objects on
+    /// stderr).
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// The watchdog timeout: the lease of holds taken without --lease,
+    /// renewed every third of it (for tests and demos).
+    #[arg(long, global = true, hide = true, value_parser = duration::parse_positive)]
+    pub watchdog_timeout: Option<Duration>,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check Redis Lua scripts and print rustc-style diagnostics.
+    Lint(LintArgs),
+    /// Show whether a lock is held, its kind, holders and TTL.
+    Status(StatusArgs),
+    /// Run a command while holding a lock (a distributed flock).
+    Run(RunArgs),
+    /// Acquire a lock, hold it for a while, release it.
+    Hold(HoldArgs),
+    /// Break a lock whoever holds it, and wake its waiters.
+    Unlock(UnlockArgs),
+}
+
+/// When to colour diagnostics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    /// When stdout is a terminal and NO_COLOR is not set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// `lockctl lint`.
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// Script files (`-` reads standard input).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// When to colour the diagnostics.
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    pub color: Color,
+}
+
+/// `lockctl status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The lock's name (its Redis key).
+    pub name: String,
+}
+
+/// Which lock of a name to take.
+#[derive(Debug, Args, Clone, Copy)]
+#[group(multiple = false)]
+pub struct ModeArgs {
+    /// Take the read half of the read/write lock NAME (shared with other
+    /// readers).
+    #[arg(long)]
+    pub read: bool,
+    /// Take the write half of the read/write lock NAME (exclusive).
+    #[arg(long)]
+    pub write: bool,
+}
+
+/// How to acquire a lock.
+#[derive(Debug, Args, Clone, Copy)]
+pub struct AcquireArgs {
+    /// Which lock: the reentrant lock by default.
+    #[command(flatten)]
+    pub mode: ModeArgs,
+
+    /// Wait at most this long for the lock (e.g. 500ms, 30s, 2m), then give
+    /// up with exit code 124. Without it, wait as long as it takes.
+    #[arg(long, value_name = "DURATION", value_parser = duration::parse)]
+    pub wait: Option<Duration>,
+}
+
+/// `lockctl run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The lock's name (its Redis key).
+    pub name: String,
+
+    /// Which lock, and how long to wait for it.
+    #[command(flatten)]
+    pub acquire: AcquireArgs,
+
+    /// Hold the lock at most this long: Redis frees it then, and CMD gets
+    /// SIGTERM. Without it the watchdog keeps the lock while CMD runs.
+    #[arg(long, value_name = "DURATION", value_parser = duration::parse_positive)]
+    pub lease: Option<Duration>,
+
+    /// The command and its arguments (after `--`).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    pub command: Vec<OsString>,
+}
+
+/// `lockctl hold`.
+#[derive(Debug, Args)]
+pub struct HoldArgs {
+    /// The lock's name (its Redis key).
+    pub name: String,
+
+    /// How long to hold it (e.g. 500ms, 30s, 2m).
+    #[arg(long = "for", value_name = "DURATION", value_parser = duration::parse)]
+    pub hold_for: Duration,
+
+    /// Which lock, and how long to wait for it.
+    #[command(flatten)]
+    pub acquire: AcquireArgs,
+}
+
+/// `lockctl unlock`.
+#[derive(Debug, Args)]
+pub struct UnlockArgs {
+    /// Required: the lock is broken whoever holds it (their work is no
+    /// longer protected).
+    #[arg(long, required = true)]
+    pub force: bool,
+
+    /// The lock's name (its Redis key).
+    pub name: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn run_takes_the_command_after_dashes_or_not() {
+        let cli = Cli::try_parse_from(["lockctl", "run", "n", "--wait", "2s", "--", "ls", "-l"])
+            .expect("parses");
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(run.command, ["ls", "-l"]);
+        assert_eq!(run.acquire.wait, Some(Duration::from_secs(2)));
+        let cli =
+            Cli::try_parse_from(["lockctl", "run", "n", "sh", "-c", "exit 3"]).expect("parses");
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(run.command, ["sh", "-c", "exit 3"]);
+    }
+
+    #[test]
+    fn read_and_write_exclude_each_other() {
+        let parsed =
+            Cli::try_parse_from(["lockctl", "hold", "n", "--for", "1s", "--read", "--write"]);
+        assert!(parsed.is_err());
+    }
+
+    #[test]
+    fn unlock_needs_force() {
+        assert!(Cli::try_parse_from(["lockctl", "unlock", "n"]).is_err());
+        assert!(Cli::try_parse_from(["lockctl", "unlock", "--force", "n"]).is_ok());
+    }
+}

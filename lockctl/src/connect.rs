@@ -1,0 +1,73 @@
+//! Reaching the Redis server named by `--url` / `REDIS_URL`.
+
+use crate::exit::Failure;
+use redlua_runtime::LockClient;
+use std::time::Duration;
+
+/// How long connecting may take before lockctl gives up.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The URL to use, or a usage error saying how to give one.
+pub fn url(given: Option<&str>) -> Result<&str, Failure> {
+    match given.map(str::trim) {
+        Some(url) if !url.is_empty() => Ok(url),
+        _ => Err(Failure::usage(
+            "no Redis server given: pass --url redis://HOST:PORT/ or set REDIS_URL",
+        )),
+    }
+}
+
+/// A lock client on `url`, with the given watchdog timeout (the client's
+/// default when `None`).
+///
+/// The client's connection reconnects by itself, retrying for seconds; a
+/// plain connection made first makes an unreachable server an error at
+/// once.
+pub async fn lock_client(url: &str, watchdog: Option<Duration>) -> Result<LockClient, Failure> {
+    drop(raw(url).await?);
+    let mut builder = LockClient::builder(url);
+    if let Some(timeout) = watchdog {
+        builder = builder.watchdog_timeout(timeout);
+    }
+    match tokio::time::timeout(CONNECT_TIMEOUT, builder.connect()).await {
+        Ok(Ok(client)) => Ok(client),
+        Ok(Err(error)) => Err(connect_failure(url, &error.to_string())),
+        Err(_) => Err(timed_out(url)),
+    }
+}
+
+/// A plain connection to `url`, for reading a lock's raw data.
+pub async fn raw(url: &str) -> Result<redis::aio::MultiplexedConnection, Failure> {
+    let client = redis::Client::open(url)
+        .map_err(|e| Failure::usage(format!("bad Redis URL `{url}`: {e}")))?;
+    match tokio::time::timeout(CONNECT_TIMEOUT, client.get_multiplexed_async_connection()).await {
+        Ok(Ok(con)) => Ok(con),
+        Ok(Err(error)) => Err(connect_failure(url, &error.to_string())),
+        Err(_) => Err(timed_out(url)),
+    }
+}
+
+fn connect_failure(url: &str, error: &str) -> Failure {
+    Failure::failed(format!("cannot connect to {url}: {error}"))
+}
+
+fn timed_out(url: &str) -> Failure {
+    Failure::failed(format!(
+        "cannot connect to {url}: no answer within {}s",
+        CONNECT_TIMEOUT.as_secs()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_url_says_how_to_give_one() {
+        let failure = url(None).unwrap_err();
+        assert_eq!(failure.code, crate::exit::USAGE);
+        assert!(failure.message.contains("REDIS_URL"), "{failure}");
+        assert!(url(Some("  ")).is_err());
+        assert_eq!(url(Some("redis://h/")).ok(), Some("redis://h/"));
+    }
+}

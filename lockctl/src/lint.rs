@@ -1,0 +1,261 @@
+//! `lockctl lint FILE...`: the analyzer on script files.
+//!
+//! Diagnostics are rendered by annotate-snippets (rustc's renderer): the
+//! headline, `--> file:line:col`, the quoted line and a caret, coloured only
+//! when asked to or when stdout is a terminal. `--json` gives, per file, the
+//! diagnostics and what the script reads, calls and writes.
+
+use crate::cli::{Color, LintArgs};
+use crate::exit;
+use crate::output::{self, Format};
+use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
+use redlua_analyzer::{Diagnostic, Options, Report, Severity, Span, analyze};
+use serde_json::{Value, json};
+use std::io::{IsTerminal, Read};
+use std::path::Path;
+
+/// Lints every file, printing as `format` says; the exit code.
+pub fn run(args: &LintArgs, format: Format) -> u8 {
+    let renderer = renderer(args.color);
+    let mut results = Vec::new();
+    let (mut errors, mut warnings, mut unreadable) = (0usize, 0usize, 0usize);
+    for path in &args.files {
+        let name = display_name(path);
+        match read(path) {
+            Ok(source) => {
+                let report = analyze(&source, &Options::default());
+                for d in &report.diagnostics {
+                    match d.severity {
+                        Severity::Error => errors += 1,
+                        Severity::Warning => warnings += 1,
+                    }
+                }
+                match format {
+                    Format::Human => {
+                        for d in &report.diagnostics {
+                            output::out(&render(&renderer, d, &name, &source));
+                            output::out("");
+                        }
+                    }
+                    Format::Json => results.push(file_json(&name, &report)),
+                }
+            }
+            Err(error) => {
+                unreadable += 1;
+                let message = format!("cannot read `{name}`: {error}");
+                match format {
+                    Format::Human => output::err(&format!("lockctl: error: {message}")),
+                    Format::Json => results.push(json!({ "file": name, "error": message })),
+                }
+            }
+        }
+    }
+    match format {
+        Format::Human => output::out(&summary(args.files.len(), errors, warnings, unreadable)),
+        Format::Json => output::json(&json!({
+            "files": results,
+            "errors": errors,
+            "warnings": warnings,
+            "unreadable": unreadable,
+        })),
+    }
+    if errors > 0 || unreadable > 0 {
+        exit::NO
+    } else {
+        exit::OK
+    }
+}
+
+/// The renderer: styled for `--color always`, or for `auto` on a terminal
+/// without `NO_COLOR`.
+fn renderer(color: Color) -> Renderer {
+    let styled = match color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => {
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    };
+    if styled {
+        Renderer::styled()
+    } else {
+        Renderer::plain()
+    }
+}
+
+/// The file's text; bytes that are not UTF-8 become U+FFFD. `-` is stdin.
+fn read(path: &Path) -> std::io::Result<String> {
+    let mut bytes = Vec::new();
+    if path.as_os_str() == "-" {
+        std::io::stdin().lock().read_to_end(&mut bytes)?;
+    } else {
+        bytes = std::fs::read(path)?;
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// How a path is shown: as given, `<stdin>` for `-`.
+fn display_name(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// One diagnostic, rustc-style.
+fn render(renderer: &Renderer, d: &Diagnostic, file: &str, source: &str) -> String {
+    let level = match d.severity {
+        Severity::Error => Level::ERROR,
+        Severity::Warning => Level::WARNING,
+    };
+    let title = level.primary_title(d.message.as_str()).id(d.lint.name());
+    let mut group: Group<'_> = match d.primary_span() {
+        Some(span) => {
+            let mut snippet = Snippet::source(source).path(file).annotation(
+                AnnotationKind::Primary
+                    .span(range(span, source))
+                    .label(d.label.as_deref()),
+            );
+            for secondary in &d.secondary {
+                snippet = snippet.annotation(
+                    AnnotationKind::Context
+                        .span(range(secondary.span, source))
+                        .label(secondary.message.as_str()),
+                );
+            }
+            title.element(snippet)
+        }
+        None => {
+            let group = title.element(Origin::path(file));
+            match &d.label {
+                Some(label) => group.element(Level::NOTE.message(trusted(label))),
+                None => group,
+            }
+        }
+    };
+    for note in &d.notes {
+        group = group.element(Level::NOTE.message(trusted(note)));
+    }
+    if let Some(help) = &d.help {
+        group = group.element(Level::HELP.message(trusted(help)));
+    }
+    renderer.render(&[group])
+}
+
+/// Text the renderer prints as given, made safe: control characters (a
+/// script's string literal may hold escapes) are shown as symbols.
+fn trusted(text: &str) -> String {
+    annotate_snippets::normalize_untrusted_str(text)
+}
+
+/// A span's byte range, kept within `source` and on character boundaries.
+fn range(span: Span, source: &str) -> std::ops::Range<usize> {
+    let boundary = |mut offset: usize| {
+        offset = offset.min(source.len());
+        while !source.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        offset
+    };
+    let start = boundary(span.start.offset);
+    start..boundary(span.end.offset).max(start)
+}
+
+/// The closing line of the human output.
+fn summary(files: usize, errors: usize, warnings: usize, unreadable: usize) -> String {
+    let plural = |n: usize, word: &str| {
+        if n == 1 {
+            format!("{n} {word}")
+        } else {
+            format!("{n} {word}s")
+        }
+    };
+    let mut text = format!(
+        "checked {}: {}, {}",
+        plural(files - unreadable, "file"),
+        plural(errors, "error"),
+        plural(warnings, "warning")
+    );
+    if unreadable > 0 {
+        text.push_str(&format!(", {} unreadable", plural(unreadable, "file")));
+    }
+    text
+}
+
+/// One file's report as JSON.
+fn file_json(name: &str, report: &Report) -> Value {
+    let info = &report.info;
+    json!({
+        "file": name,
+        "ok": report.is_ok(),
+        "diagnostics": report.diagnostics.iter().map(diagnostic_json).collect::<Vec<_>>(),
+        "keys": { "read": info.keys_read, "dynamic": info.keys_dynamic },
+        "argv": { "read": info.args_read, "dynamic": info.args_dynamic },
+        "commands": info.commands,
+        "writes": info.writes,
+        "shebang_flags": info.shebang_flags,
+    })
+}
+
+/// One diagnostic as JSON; `line`, `column` and `end` are null for a
+/// diagnostic that points at no place in the script.
+fn diagnostic_json(d: &Diagnostic) -> Value {
+    let end = |span: Span| json!({ "line": span.end.line, "column": span.end.column });
+    let span = d.primary_span();
+    json!({
+        "lint": d.lint.name(),
+        "severity": d.severity.as_str(),
+        "message": d.message,
+        "line": span.map(|s| s.start.line),
+        "column": span.map(|s| s.start.column),
+        "end": span.map(end),
+        "label": d.label,
+        "secondary": d.secondary.iter().map(|l| json!({
+            "line": l.span.start.line,
+            "column": l.span.start.column,
+            "end": end(l.span),
+            "message": l.message,
+        })).collect::<Vec<_>>(),
+        "notes": d.notes,
+        "help": d.help,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_file_line_column_and_a_caret() {
+        let source = "local x = 1\nreturn redis.call('hincrbyy', KEYS[1], 'n', 1)\n";
+        let report = analyze(source, &Options::default());
+        let text = render(&Renderer::plain(), &report.diagnostics[0], "s.lua", source);
+        assert!(text.starts_with("error[unknown_command]: "), "{text}");
+        assert!(text.contains("--> s.lua:2:19"), "{text}");
+        assert!(text.contains("2 | return redis.call('hincrbyy'"), "{text}");
+        assert!(
+            text.contains("^^^^^^^^^^ did you mean `hincrby`?"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn ranges_stay_inside_the_source() {
+        let source = "é";
+        let mut span = Span::default();
+        span.start.offset = 1;
+        span.end.offset = 99;
+        assert_eq!(range(span, source), 0..2);
+    }
+
+    #[test]
+    fn summaries_count() {
+        assert_eq!(summary(1, 0, 1, 0), "checked 1 file: 0 errors, 1 warning");
+        assert_eq!(
+            summary(3, 2, 0, 1),
+            "checked 2 files: 2 errors, 0 warnings, 1 file unreadable"
+        );
+    }
+}

@@ -1,0 +1,109 @@
+//! Which lock of a name a command takes, and acquiring it.
+
+use crate::cli::{AcquireArgs, ModeArgs};
+use crate::duration;
+use crate::exit::{self, Failure};
+use crate::signals::Signals;
+use redlua_runtime::{Lock, LockClient, LockGuard};
+use std::time::Duration;
+
+/// The lock of a name to take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The reentrant lock (Redisson's `RLock`).
+    Exclusive,
+    /// The read half of the read/write lock.
+    Read,
+    /// The write half of the read/write lock.
+    Write,
+}
+
+impl Kind {
+    /// The kind chosen by `--read` / `--write`.
+    pub fn of(mode: ModeArgs) -> Kind {
+        if mode.read {
+            Kind::Read
+        } else if mode.write {
+            Kind::Write
+        } else {
+            Kind::Exclusive
+        }
+    }
+
+    /// How the kind is named in output.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Kind::Exclusive => "lock",
+            Kind::Read => "read lock",
+            Kind::Write => "write lock",
+        }
+    }
+}
+
+/// The handle for the `kind` lock of `name`.
+pub fn handle(client: &LockClient, name: &str, kind: Kind) -> Result<Lock, Failure> {
+    match kind {
+        Kind::Exclusive => Ok(client.lock(name)),
+        Kind::Read | Kind::Write => Err(rwlock_not_supported()),
+    }
+}
+
+/// The failure while redlua-runtime has no read/write lock.
+pub fn rwlock_not_supported() -> Failure {
+    Failure::failed(
+        "read/write locks are not supported yet: this build of redlua-runtime has no read/write lock",
+    )
+}
+
+/// The outcome of an acquire.
+#[derive(Debug)]
+pub enum Acquired {
+    /// The lock is held.
+    Held(LockGuard),
+    /// `--wait` ran out.
+    TimedOut(Duration),
+    /// A signal arrived while waiting; nothing is held.
+    Interrupted(i32),
+}
+
+/// Acquires `lock` as `args` say, with a fixed `lease` or (when `None`) the
+/// watchdog, giving up on a signal.
+pub async fn acquire(
+    lock: &Lock,
+    args: AcquireArgs,
+    lease: Option<Duration>,
+    signals: &mut Signals,
+) -> Result<Acquired, Failure> {
+    let attempt = async {
+        match (args.wait, lease) {
+            (Some(wait), lease) => lock
+                .try_lock_for(wait, lease)
+                .await
+                .map(|guard| guard.ok_or(wait)),
+            (None, Some(lease)) => lock.lock_with_lease(lease).await.map(Ok),
+            (None, None) => lock.lock().await.map(Ok),
+        }
+    };
+    // Dropping the acquire on a signal leaves nothing held (the runtime
+    // undoes an acquire that was under way).
+    tokio::select! {
+        outcome = attempt => match outcome {
+            Ok(Ok(guard)) => Ok(Acquired::Held(guard)),
+            Ok(Err(wait)) => Ok(Acquired::TimedOut(wait)),
+            Err(error) => Err(Failure::lock(error)),
+        },
+        signal = signals.next() => Ok(Acquired::Interrupted(signal)),
+    }
+}
+
+/// The failure for an acquire that ran out of time.
+pub fn timed_out(name: &str, kind: Kind, wait: Duration) -> Failure {
+    Failure::new(
+        exit::TIMEOUT,
+        format!(
+            "timed out after {} waiting for {} `{name}`",
+            duration::show(wait),
+            kind.describe()
+        ),
+    )
+}

@@ -1,0 +1,76 @@
+//! The signals lockctl forwards (SIGINT, SIGTERM, SIGHUP, SIGQUIT), and
+//! sending signals to a child.
+
+use crate::exit::Failure;
+use tokio::signal::unix::{Signal, SignalKind, signal};
+
+/// Listens for the forwarded signals. Once made, these signals no longer
+/// kill lockctl: it decides what they mean (release first, then exit).
+#[derive(Debug)]
+pub struct Signals {
+    interrupt: Signal,
+    terminate: Signal,
+    hangup: Signal,
+    quit: Signal,
+}
+
+impl Signals {
+    /// Starts listening. Call it before acquiring or spawning anything, so
+    /// that no signal can kill lockctl while it holds a lock or a child.
+    pub fn listen() -> Result<Signals, Failure> {
+        let listen = |kind: SignalKind, number: i32| {
+            signal(kind)
+                .map_err(|e| Failure::failed(format!("cannot listen for {}: {e}", name(number))))
+        };
+        Ok(Signals {
+            interrupt: listen(SignalKind::interrupt(), libc::SIGINT)?,
+            terminate: listen(SignalKind::terminate(), libc::SIGTERM)?,
+            hangup: listen(SignalKind::hangup(), libc::SIGHUP)?,
+            quit: listen(SignalKind::quit(), libc::SIGQUIT)?,
+        })
+    }
+
+    /// The next signal received (its number).
+    ///
+    /// # Cancellation
+    ///
+    /// Dropping the future loses no signal: one that arrived meanwhile is
+    /// returned by the next call.
+    pub async fn next(&mut self) -> i32 {
+        // `recv` gives `None` only when the runtime shuts down; nothing is
+        // reported then.
+        tokio::select! {
+            Some(()) = self.interrupt.recv() => libc::SIGINT,
+            Some(()) = self.terminate.recv() => libc::SIGTERM,
+            Some(()) = self.hangup.recv() => libc::SIGHUP,
+            Some(()) = self.quit.recv() => libc::SIGQUIT,
+            else => std::future::pending().await,
+        }
+    }
+}
+
+/// Sends `signal` to process `pid`; false when it could not be sent (the
+/// process is gone, or the pid does not fit).
+pub fn send(pid: u32, signal: i32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill(2) takes plain integers and touches no memory of ours;
+    // `pid` is a positive process id, never 0 or -1 (no process groups).
+    unsafe { libc::kill(pid, signal) == 0 }
+}
+
+/// The signal's name, for messages: `SIGTERM`.
+pub fn name(signal: i32) -> String {
+    match signal {
+        libc::SIGINT => "SIGINT".into(),
+        libc::SIGTERM => "SIGTERM".into(),
+        libc::SIGHUP => "SIGHUP".into(),
+        libc::SIGQUIT => "SIGQUIT".into(),
+        libc::SIGKILL => "SIGKILL".into(),
+        other => format!("signal {other}"),
+    }
+}
