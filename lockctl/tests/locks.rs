@@ -1,0 +1,515 @@
+//! `lockctl run`, `hold`, `status` and `unlock --force` through the real
+//! binary, against a real `redis-server`.
+
+mod common;
+
+use common::{finish, json, lockctl, lockctl_at, read, run, spawn, wait_until};
+use redlua_runtime::LockClient;
+use redlua_test_support::RedisServer;
+use std::time::{Duration, Instant};
+
+/// A runtime for the library's side of a test (its background tasks keep
+/// running while the test thread waits for processes).
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+/// Whether key `name` exists.
+fn exists(server: &RedisServer, name: &str) -> bool {
+    redis::cmd("EXISTS")
+        .arg(name)
+        .query::<bool>(&mut server.connection())
+        .expect("EXISTS")
+}
+
+/// `lockctl status NAME` exit code.
+fn status_code(server: &RedisServer, name: &str) -> Option<i32> {
+    run(lockctl_at(&server.url()).args(["status", name])).code
+}
+
+/// A `sh -c` script for `run`.
+fn sh(script: &str) -> [&str; 3] {
+    ["sh", "-c", script]
+}
+
+#[test]
+fn concurrent_runs_never_interleave() {
+    let server = RedisServer::start();
+    let log = server.dir().join("log");
+    let script = format!(
+        "echo \"start $$\" >> '{0}'; sleep 0.2; echo \"end $$\" >> '{0}'",
+        log.display()
+    );
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            spawn(
+                lockctl_at(&server.url())
+                    .args(["run", "shared-file", "--"])
+                    .args(sh(&script)),
+            )
+        })
+        .collect();
+    for child in children {
+        let out = finish(child, Duration::from_secs(20));
+        assert_eq!(out.code, Some(0), "{out:?}");
+    }
+    let text = read(&log);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 8, "{text}");
+    for pair in lines.chunks(2) {
+        let start = pair[0].strip_prefix("start ").expect(&text);
+        let end = pair[1].strip_prefix("end ").expect(&text);
+        assert_eq!(start, end, "interleaved:\n{text}");
+    }
+    assert!(!exists(&server, "shared-file"), "released at the end");
+}
+
+#[test]
+fn run_exits_with_the_commands_code() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let out = run(lockctl_at(&url)
+        .args(["run", "codes", "--"])
+        .args(sh("echo out; echo err >&2; exit 7")));
+    assert_eq!(
+        (out.code, out.stdout.as_str(), out.stderr.as_str()),
+        (Some(7), "out\n", "err\n")
+    );
+    // Without `--`, and a command killed by a signal: 128 + 15.
+    let out = run(lockctl_at(&url)
+        .args(["run", "codes"])
+        .args(sh("kill -TERM $$")));
+    assert_eq!(out.code, Some(143), "{out:?}");
+    let out = run(lockctl_at(&url).args(["run", "codes", "--", "/nonexistent/command"]));
+    assert_eq!(out.code, Some(127), "{out:?}");
+    assert!(
+        out.stderr.contains("cannot run `/nonexistent/command`"),
+        "{}",
+        out.stderr
+    );
+    let not_executable = server.dir().join("script.txt");
+    std::fs::write(&not_executable, "echo hi\n").expect("write");
+    let out = run(lockctl_at(&url)
+        .args(["run", "codes", "--"])
+        .arg(&not_executable));
+    assert_eq!(out.code, Some(126), "{out:?}");
+    // Every run released the lock.
+    assert_eq!(status_code(&server, "codes"), Some(1));
+}
+
+#[test]
+fn wait_gives_up_with_124() {
+    let server = RedisServer::start();
+    let rt = runtime();
+    let client = rt
+        .block_on(LockClient::connect(server.url()))
+        .expect("client");
+    let guard = rt
+        .block_on(client.lock("busy").lock())
+        .expect("library hold");
+
+    let marker = server.dir().join("ran");
+    let started = Instant::now();
+    let out = run(lockctl_at(&server.url())
+        .args(["run", "busy", "--wait", "300ms", "--"])
+        .args(sh(&format!("touch '{}'", marker.display()))));
+    let waited = started.elapsed();
+    assert_eq!(out.code, Some(124), "{out:?}");
+    assert!(
+        out.stderr
+            .contains("timed out after 300ms waiting for lock `busy`"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        waited >= Duration::from_millis(300) && waited < Duration::from_secs(5),
+        "{waited:?}"
+    );
+    assert!(!marker.exists(), "the command must not run");
+
+    let out =
+        run(lockctl_at(&server.url()).args(["hold", "busy", "--for", "1s", "--wait", "100ms"]));
+    assert_eq!(out.code, Some(124), "{out:?}");
+    rt.block_on(guard.unlock()).expect("unlock");
+}
+
+#[test]
+fn status_shows_holds_made_by_the_library() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let rt = runtime();
+    let client = rt
+        .block_on(LockClient::connect(url.as_str()))
+        .expect("client");
+    let lock = client.lock("orders:42");
+    let first = rt.block_on(lock.lock()).expect("hold");
+    let second = rt.block_on(lock.lock()).expect("re-entered hold");
+    assert_eq!(first.owner(), second.owner());
+
+    let out = run(lockctl_at(&url).args(["status", "orders:42"]));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stdout
+            .starts_with("lock `orders:42`: held\n  kind:    lock\n  ttl:     "),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains(&format!("holders: {} (2 holds)", first.owner())),
+        "{}",
+        out.stdout
+    );
+
+    let out = run(lockctl_at(&url).args(["status", "--json", "orders:42"]));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let status = json(&out.stdout);
+    assert_eq!(status["state"], "held");
+    assert_eq!(status["kind"], "lock");
+    assert_eq!(
+        status["holders"],
+        serde_json::json!([{ "owner": first.owner(), "count": 2, "mode": null }])
+    );
+    let ttl = status["ttl_ms"].as_u64().expect("ttl");
+    assert!(ttl > 20_000 && ttl <= 30_000, "{ttl}");
+
+    rt.block_on(second.unlock()).expect("unlock");
+    rt.block_on(first.unlock()).expect("unlock");
+    let out = run(lockctl_at(&url).args(["status", "orders:42"]));
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (Some(1), "lock `orders:42`: free\n")
+    );
+    let out = run(lockctl_at(&url).args(["status", "--json", "orders:42"]));
+    assert_eq!(json(&out.stdout)["state"], "free");
+}
+
+#[test]
+fn status_reads_read_write_locks_and_refuses_other_keys() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let mut con = server.connection();
+    // Redisson's read/write layout: a writer that also reads (downgrade).
+    let () = redis::cmd("HSET")
+        .arg("docs")
+        .arg(&["mode", "write", "c1:7:write", "1", "c1:7", "2"])
+        .query(&mut con)
+        .expect("HSET");
+    let () = redis::cmd("PEXPIRE")
+        .arg("docs")
+        .arg(10_000)
+        .query(&mut con)
+        .expect("PEXPIRE");
+    let out = run(lockctl_at(&url).args(["status", "docs"]));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stdout.contains("kind:    read/write lock, mode write"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("c1:7 (write, 1 hold)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("c1:7 (read, 2 holds)"),
+        "{}",
+        out.stdout
+    );
+    let status = json(&run(lockctl_at(&url).args(["--json", "status", "docs"])).stdout);
+    assert_eq!(status["kind"], "read_write");
+    assert_eq!(status["mode"], "write");
+    assert_eq!(
+        status["holders"],
+        serde_json::json!([
+            { "owner": "c1:7", "count": 1, "mode": "write" },
+            { "owner": "c1:7", "count": 2, "mode": "read" },
+        ])
+    );
+
+    let () = redis::cmd("SET")
+        .arg("plain")
+        .arg("x")
+        .query(&mut con)
+        .expect("SET");
+    let out = run(lockctl_at(&url).args(["status", "plain"]));
+    assert_eq!(out.code, Some(3), "{out:?}");
+    assert_eq!(
+        out.stdout,
+        "key `plain` is not a lock: it holds a string, not a hash\n"
+    );
+    let status = json(&run(lockctl_at(&url).args(["status", "plain", "--json"])).stdout);
+    assert_eq!(
+        (status["state"].clone(), status["type"].clone()),
+        ("not_a_lock".into(), "string".into())
+    );
+
+    let () = redis::cmd("HSET")
+        .arg("user:1")
+        .arg(&["name", "ann"])
+        .query(&mut con)
+        .expect("HSET");
+    assert_eq!(status_code(&server, "user:1"), Some(3));
+}
+
+#[test]
+fn unlock_force_breaks_a_library_hold_and_wakes_a_waiting_run() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let rt = runtime();
+    let client = rt
+        .block_on(LockClient::connect(url.as_str()))
+        .expect("client");
+    let guard = rt.block_on(client.lock("stuck").lock()).expect("hold");
+
+    let marker = server.dir().join("ran");
+    let mut waiter = spawn(
+        lockctl_at(&url)
+            .args(["run", "stuck", "--"])
+            .args(sh(&format!("echo ran > '{}'", marker.display()))),
+    );
+    // The waiter subscribed to the lock's channel: it waits for a wake-up.
+    let mut con = server.connection();
+    wait_until(
+        "the waiting run subscribed",
+        Duration::from_secs(10),
+        || {
+            let (_, n): (String, u64) = redis::cmd("PUBSUB")
+                .arg("NUMSUB")
+                .arg("redisson_lock__channel:{stuck}")
+                .query(&mut con)
+                .expect("PUBSUB NUMSUB");
+            n == 1
+        },
+    );
+    assert!(waiter.try_wait().expect("try_wait").is_none(), "it waits");
+
+    let broken_at = Instant::now();
+    let out = run(lockctl_at(&url).args(["unlock", "--force", "stuck"]));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(
+        out.stdout,
+        format!(
+            "broke lock `stuck`, held by {} (1 hold); its waiters were woken\n",
+            guard.owner()
+        )
+    );
+    // Woken, not polling: the library's lease had 30 s left.
+    let out = finish(waiter, Duration::from_secs(10));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        broken_at.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        broken_at.elapsed()
+    );
+    assert_eq!(read(&marker), "ran\n");
+    assert!(matches!(
+        rt.block_on(guard.unlock()),
+        Err(redlua_runtime::Error::LockLost { .. })
+    ));
+
+    let out = run(lockctl_at(&url).args(["--json", "unlock", "--force", "stuck"]));
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert_eq!(json(&out.stdout)["broken"], false);
+    let () = redis::cmd("SET")
+        .arg("plain")
+        .arg("x")
+        .query(&mut con)
+        .expect("SET");
+    let out = run(lockctl_at(&url).args(["unlock", "--force", "plain"]));
+    assert_eq!(out.code, Some(3), "{out:?}");
+    assert!(out.stderr.contains("not a lock"), "{}", out.stderr);
+    assert!(exists(&server, "plain"), "left alone");
+}
+
+#[test]
+fn a_lost_lock_terminates_the_command() {
+    let server = RedisServer::start();
+    let ready = server.dir().join("ready");
+    let told = server.dir().join("told");
+    let script = format!(
+        "trap \"echo TERM > '{}'; exit 0\" TERM; touch '{}'; while :; do sleep 0.05; done",
+        told.display(),
+        ready.display()
+    );
+    let child = spawn(
+        lockctl_at(&server.url())
+            .args(["--watchdog-timeout", "300ms", "run", "fragile", "--"])
+            .args(sh(&script)),
+    );
+    wait_until("the command started", Duration::from_secs(10), || {
+        ready.exists()
+    });
+    let () = redis::cmd("DEL")
+        .arg("fragile")
+        .query(&mut server.connection())
+        .expect("DEL");
+    let out = finish(child, Duration::from_secs(5));
+    assert_eq!(out.code, Some(123), "{out:?}");
+    assert_eq!(read(&told), "TERM\n");
+    assert!(
+        out.stderr
+            .contains("lock `fragile` was lost while `sh` ran"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_lease_shorter_than_the_command_ends_it() {
+    let server = RedisServer::start();
+    let started = Instant::now();
+    let out = run(lockctl_at(&server.url()).args([
+        "--json", "run", "short", "--lease", "300ms", "--", "sleep", "5",
+    ]));
+    assert_eq!(out.code, Some(123), "{out:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    let note = json(out.stderr.lines().next().expect("a note"));
+    assert_eq!(
+        (note["event"].clone(), note["name"].clone()),
+        ("lost".into(), "short".into())
+    );
+}
+
+#[test]
+fn signals_are_forwarded_to_the_command() {
+    let server = RedisServer::start();
+    for (signal, name) in [
+        (libc::SIGTERM, "TERM"),
+        (libc::SIGHUP, "HUP"),
+        (libc::SIGINT, "INT"),
+    ] {
+        let ready = server.dir().join(format!("ready-{name}"));
+        let told = server.dir().join(format!("told-{name}"));
+        let script = format!(
+            "trap \"echo {name} > '{}'; exit 3\" {name}; touch '{}'; while :; do sleep 0.05; done",
+            told.display(),
+            ready.display()
+        );
+        let child = spawn(
+            lockctl_at(&server.url())
+                .args(["run", "sig", "--"])
+                .args(sh(&script)),
+        );
+        wait_until("the command started", Duration::from_secs(10), || {
+            ready.exists()
+        });
+        let pid = libc::pid_t::try_from(child.id()).expect("pid");
+        // SAFETY: kill(2) on the pid of our own child, which has not been
+        // reaped yet.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+        let out = finish(child, Duration::from_secs(5));
+        assert_eq!(out.code, Some(3), "{name}: {out:?}");
+        assert_eq!(read(&told), format!("{name}\n"));
+        assert!(!exists(&server, "sig"), "{name}: released");
+    }
+}
+
+#[test]
+fn hold_says_when_it_acquired_and_released() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let child = spawn(lockctl_at(&url).args(["hold", "demo", "--for", "600ms"]));
+    wait_until("the hold started", Duration::from_secs(10), || {
+        exists(&server, "demo")
+    });
+    assert_eq!(status_code(&server, "demo"), Some(0));
+    let out = finish(child, Duration::from_secs(10));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", out.stdout);
+    assert!(
+        lines[0].starts_with("acquired lock `demo` as "),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[0].ends_with("; holding it for 600ms"), "{}", lines[0]);
+    assert!(
+        lines[1].starts_with("released lock `demo` after "),
+        "{}",
+        lines[1]
+    );
+    assert!(!exists(&server, "demo"));
+
+    let out = run(lockctl_at(&url).args(["hold", "demo", "--for", "100ms", "--json"]));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let events: Vec<serde_json::Value> = out.stdout.lines().map(json).collect();
+    assert_eq!(events.len(), 2, "{}", out.stdout);
+    assert_eq!(
+        (events[0]["event"].clone(), events[0]["for_ms"].clone()),
+        ("acquired".into(), 100.into())
+    );
+    assert_eq!(events[1]["event"], "released");
+    assert_eq!(events[0]["owner"], events[1]["owner"]);
+    assert!(events[1]["held_ms"].as_u64().expect("held_ms") >= 100);
+
+    // Interrupted: released early, 128 + SIGINT.
+    let child = spawn(lockctl_at(&url).args(["hold", "demo", "--for", "1m"]));
+    wait_until("the hold started", Duration::from_secs(10), || {
+        exists(&server, "demo")
+    });
+    let pid = libc::pid_t::try_from(child.id()).expect("pid");
+    // SAFETY: kill(2) on our own, unreaped child.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let out = finish(child, Duration::from_secs(5));
+    assert_eq!(out.code, Some(130), "{out:?}");
+    assert!(
+        out.stdout.contains("released lock `demo` early (SIGINT)"),
+        "{}",
+        out.stdout
+    );
+    assert!(!exists(&server, "demo"));
+}
+
+#[test]
+fn usage_errors_and_help() {
+    let out = run(lockctl().args(["status", "x"]));
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(out.stderr.contains("set REDIS_URL"), "{}", out.stderr);
+    let out = run(lockctl().args(["run", "x", "--wait", "30", "--", "true"]));
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(out.stderr.contains("has no unit"), "{}", out.stderr);
+    let out = run(lockctl().args(["unlock", "x"]));
+    assert_eq!(out.code, Some(2), "{out:?}");
+    let out = run(lockctl().arg("--help"));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    for line in [
+        "Exit codes:",
+        "  123  ",
+        "  124  ",
+        "  125  ",
+        "  127  ",
+        "128+N",
+    ] {
+        assert!(out.stdout.contains(line), "{line}: {}", out.stdout);
+    }
+    // An unreachable server fails at once.
+    let out = run(lockctl_at("redis://127.0.0.1:1/").args(["run", "x", "--", "true"]));
+    assert_eq!(out.code, Some(125), "{out:?}");
+    assert!(
+        out.stderr
+            .contains("cannot connect to redis://127.0.0.1:1/"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn read_write_modes_wait_for_the_read_write_lock() {
+    // Until redlua-runtime has `read_write_lock`, these modes say so.
+    let server = RedisServer::start();
+    for mode in ["--read", "--write"] {
+        let out = run(lockctl_at(&server.url()).args(["run", "rw", mode, "--", "true"]));
+        assert_eq!(out.code, Some(125), "{out:?}");
+        assert!(out.stderr.contains("not supported yet"), "{}", out.stderr);
+    }
+}
