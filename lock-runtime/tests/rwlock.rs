@@ -49,6 +49,11 @@ fn timeout_key(name: &str, owner: &str, n: u64) -> String {
     format!("{}:{n}", timeouts(name, owner))
 }
 
+/// The mark a waiting writer leaves on a writer-preferring lock.
+fn writer_mark(name: &str) -> String {
+    format!("{{{name}}}:redlua_writer_waiting")
+}
+
 fn map(pairs: &[(&str, &str)]) -> HashMap<String, String> {
     pairs
         .iter()
@@ -1240,4 +1245,46 @@ async fn redisson_writer_excludes_redlua_and_its_release_wakes_redlua_readers() 
     );
     assert_eq!(java_read_release(&redis, name, &java).await, Some(1));
     assert_eq!(redis.keys().await, Vec::<String>::new());
+}
+
+// ---------------------------------------------------------------------------
+// Known failures (reported to the lead; the tests state the intended
+// behaviour)
+
+/// FAILS (bug): a writer-preferring writer that stops waiting — `try_lock`
+/// refused, `try_lock_for` timed out, `lock()` future dropped — leaves its
+/// `{name}:redlua_writer_waiting` mark for a whole lease (30 s by default):
+/// new writer-preferring readers then wait behind a writer that is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_that_gives_up_leaves_no_mark_behind() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let name = "gave-up";
+    let rw = client.read_write_lock(name).writer_preferring();
+    let mut failures = Vec::new();
+    for how in ["try_lock()", "try_lock_for()", "a dropped lock() future"] {
+        let r = rw.read().with_owner(1).lock().await.unwrap();
+        let write = rw.write().with_owner(2);
+        match how {
+            "try_lock()" => assert!(write.try_lock().await.unwrap().is_none()),
+            "try_lock_for()" => {
+                assert!(write.try_lock_for(ms(200), None).await.unwrap().is_none())
+            }
+            _ => assert!(tokio::time::timeout(ms(200), write.lock()).await.is_err()),
+        }
+        r.unlock().await.unwrap();
+        // Nobody writes or waits to write: a new reader gets in at once.
+        let mark_ttl = redis.pttl(&writer_mark(name)).await;
+        let reader = rw.read().with_owner(3);
+        match reader.try_lock_for(ms(500), None).await.unwrap() {
+            Some(guard) => guard.unlock().await.unwrap(),
+            None => failures.push(format!(
+                "after {how}: a reader of a free lock waited 500 ms in vain; \
+                 the writer's mark has {mark_ttl} ms to live"
+            )),
+        }
+        redis.del(&writer_mark(name)).await;
+        assert_eq!(redis.keys().await, Vec::<String>::new());
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
 }
