@@ -15,7 +15,13 @@ use std::time::Duration;
 pub struct Cli {
     /// The Redis server, e.g. redis://127.0.0.1:6379/ or
     /// redis://:PASSWORD@HOST:PORT/DB. Needed by every command but `lint`.
-    #[arg(long, global = true, env = "REDIS_URL", value_name = "URL")]
+    #[arg(
+        long,
+        global = true,
+        env = "REDIS_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
     pub url: Option<String>,
 
     /// Write results as JSON (status, unlock, lint: one document on stdout;
@@ -38,14 +44,22 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Check Redis Lua scripts and print rustc-style diagnostics.
+    #[command(after_help = exit::HELP)]
     Lint(LintArgs),
     /// Show whether a lock is held, its kind, holders and TTL.
+    #[command(after_help = exit::HELP)]
     Status(StatusArgs),
     /// Run a command while holding a lock (a distributed flock).
+    #[command(
+        after_help = exit::HELP,
+        override_usage = "lockctl run [OPTIONS] <NAME> [--] <CMD>..."
+    )]
     Run(RunArgs),
     /// Acquire a lock, hold it for a while, release it.
+    #[command(after_help = exit::HELP)]
     Hold(HoldArgs),
     /// Break a lock whoever holds it, and wake its waiters.
+    #[command(after_help = exit::HELP)]
     Unlock(UnlockArgs),
 }
 
@@ -103,6 +117,12 @@ pub struct AcquireArgs {
     /// up with exit code 124. Without it, wait as long as it takes.
     #[arg(long, value_name = "DURATION", value_parser = duration::parse)]
     pub wait: Option<Duration>,
+
+    /// With --read or --write: a waiting writer makes new readers wait
+    /// behind it, so that a stream of readers cannot starve writers. Every
+    /// reader and writer of the lock must use it for it to hold.
+    #[arg(long)]
+    pub prefer_writers: bool,
 }
 
 /// `lockctl run`.

@@ -48,14 +48,27 @@ pub async fn raw(url: &str) -> Result<redis::aio::MultiplexedConnection, Failure
 }
 
 fn connect_failure(url: &str, error: &str) -> Failure {
-    Failure::failed(format!("cannot connect to {url}: {error}"))
+    Failure::failed(format!("cannot connect to {}: {error}", shown(url)))
 }
 
 fn timed_out(url: &str) -> Failure {
     Failure::failed(format!(
-        "cannot connect to {url}: no answer within {}s",
+        "cannot connect to {}: no answer within {}s",
+        shown(url),
         CONNECT_TIMEOUT.as_secs()
     ))
+}
+
+/// The URL as shown in messages: a user name and password are masked.
+pub fn shown(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://***@{}", &rest[at + 1..]),
+        None => url.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -69,5 +82,14 @@ mod tests {
         assert!(failure.message.contains("REDIS_URL"), "{failure}");
         assert!(url(Some("  ")).is_err());
         assert_eq!(url(Some("redis://h/")).ok(), Some("redis://h/"));
+    }
+
+    #[test]
+    fn passwords_are_not_shown() {
+        assert_eq!(shown("redis://:s3cret@h:1/0"), "redis://***@h:1/0");
+        assert_eq!(shown("redis://u:p@ss@h"), "redis://***@h");
+        assert_eq!(shown("redis://h:1/?x=a@b"), "redis://h:1/?x=a@b");
+        assert_eq!(shown("unix:///tmp/r.sock"), "unix:///tmp/r.sock");
+        assert_eq!(shown("nonsense"), "nonsense");
     }
 }

@@ -21,8 +21,7 @@ pub const NOT_A_LOCK: u8 = 3;
 pub const LOST: u8 = 123;
 /// `run`, `hold`: the lock could not be had within `--wait`.
 pub const TIMEOUT: u8 = 124;
-/// lockctl failed: Redis unreachable or failing, or a feature that is not
-/// available yet.
+/// lockctl failed: Redis unreachable or failing.
 pub const FAILED: u8 = 125;
 /// `run`: the command was found but could not be executed.
 pub const CANNOT_EXECUTE: u8 = 126;
@@ -42,7 +41,7 @@ Exit codes:
   3    the key holds something that is not a lock (left alone)
   123  run, hold: the lock was lost while held (run: CMD got SIGTERM)
   124  run, hold: the lock was not acquired within --wait
-  125  lockctl failed (Redis unreachable or failing, unsupported)
+  125  lockctl failed (Redis unreachable or failing)
   126  run: CMD cannot be executed
   127  run: CMD not found
   128+N  run: CMD was killed by signal N; run, hold: lockctl got

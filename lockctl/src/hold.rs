@@ -21,7 +21,7 @@ pub async fn run(globals: &Globals, args: &HoldArgs) -> Result<u8, Failure> {
     let url = connect::url(globals.url.as_deref())?;
     let mut signals = Signals::listen()?;
     let client = connect::lock_client(url, globals.watchdog_timeout).await?;
-    let lock = locks::handle(&client, &args.name, kind)?;
+    let lock = locks::handle(&client, &args.name, kind, args.acquire.prefer_writers)?;
     let guard = match locks::acquire(&lock, args.acquire, None, &mut signals).await? {
         Acquired::Held(guard) => guard,
         Acquired::TimedOut(wait) => return Err(locks::timed_out(&args.name, kind, wait)),

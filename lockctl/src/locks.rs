@@ -40,19 +40,30 @@ impl Kind {
     }
 }
 
-/// The handle for the `kind` lock of `name`.
-pub fn handle(client: &LockClient, name: &str, kind: Kind) -> Result<Lock, Failure> {
+/// The handle for the `kind` lock of `name`; `prefer_writers` makes a
+/// read/write lock writer-preferring (a usage error for the reentrant lock).
+pub fn handle(
+    client: &LockClient,
+    name: &str,
+    kind: Kind,
+    prefer_writers: bool,
+) -> Result<Lock, Failure> {
+    let read_write = || {
+        let rw = client.read_write_lock(name);
+        if prefer_writers {
+            rw.writer_preferring()
+        } else {
+            rw
+        }
+    };
     match kind {
+        Kind::Exclusive if prefer_writers => Err(Failure::usage(
+            "--prefer-writers needs --read or --write (it is about read/write locks)",
+        )),
         Kind::Exclusive => Ok(client.lock(name)),
-        Kind::Read | Kind::Write => Err(rwlock_not_supported()),
+        Kind::Read => Ok(read_write().read()),
+        Kind::Write => Ok(read_write().write()),
     }
-}
-
-/// The failure while redlua-runtime has no read/write lock.
-pub fn rwlock_not_supported() -> Failure {
-    Failure::failed(
-        "read/write locks are not supported yet: this build of redlua-runtime has no read/write lock",
-    )
 }
 
 /// The outcome of an acquire.

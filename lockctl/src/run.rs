@@ -2,8 +2,9 @@
 //! a distributed `flock(1)`.
 //!
 //! Acquires the lock (the watchdog keeps it unless `--lease`), runs CMD
-//! with lockctl's stdin, stdout and stderr, forwards SIGINT, SIGTERM,
-//! SIGHUP and SIGQUIT to it, releases the lock when it ends, and exits with
+//! with lockctl's stdin, stdout and stderr (and process group), forwards
+//! SIGINT, SIGTERM, SIGHUP and SIGQUIT to it (not SIGINT and SIGQUIT typed
+//! on the terminal, which reach it directly), releases the lock when it ends, and exits with
 //! its exit code (128 + N when signal N killed it). If the lock is lost
 //! while CMD runs, CMD gets SIGTERM and lockctl exits with
 //! [`exit::LOST`] once it has ended.
@@ -34,7 +35,7 @@ pub async fn run(globals: &Globals, args: &RunArgs) -> Result<u8, Failure> {
     let shown = program.to_string_lossy().into_owned();
     let mut signals = Signals::listen()?;
     let client = connect::lock_client(url, globals.watchdog_timeout).await?;
-    let lock = locks::handle(&client, &args.name, kind)?;
+    let lock = locks::handle(&client, &args.name, kind, args.acquire.prefer_writers)?;
     let guard = match locks::acquire(&lock, args.acquire, args.lease, &mut signals).await? {
         Acquired::Held(guard) => guard,
         Acquired::TimedOut(wait) => return Err(locks::timed_out(&args.name, kind, wait)),
@@ -84,7 +85,9 @@ pub async fn run(globals: &Globals, args: &RunArgs) -> Result<u8, Failure> {
         tokio::select! {
             status = child.wait() => break status,
             signal = signals.next() => {
-                if let Some(pid) = pid {
+                if let Some(pid) = pid
+                    && !signals::sent_by_terminal_to_child(signal)
+                {
                     signals::send(pid, signal);
                 }
             }

@@ -49,6 +49,25 @@ impl Signals {
     }
 }
 
+/// Whether `signal` most likely reached the child already: SIGINT and
+/// SIGQUIT typed on the terminal go to its whole foreground process group,
+/// which the child shares with lockctl when lockctl is in the foreground.
+/// Forwarding them again would make the child see them twice (a second
+/// Ctrl-C means "force quit" to many programs).
+pub fn sent_by_terminal_to_child(signal: i32) -> bool {
+    if signal != libc::SIGINT && signal != libc::SIGQUIT {
+        return false;
+    }
+    // SAFETY: plain system calls on the standard descriptors and our own
+    // process; none of them touches memory of ours.
+    unsafe {
+        let group = libc::getpgrp();
+        [libc::STDIN_FILENO, libc::STDOUT_FILENO, libc::STDERR_FILENO]
+            .into_iter()
+            .any(|fd| libc::isatty(fd) == 1 && libc::tcgetpgrp(fd) == group)
+    }
+}
+
 /// Sends `signal` to process `pid`; false when it could not be sent (the
 /// process is gone, or the pid does not fit).
 pub fn send(pid: u32, signal: i32) -> bool {

@@ -3,10 +3,9 @@
 
 use crate::connect;
 use crate::exit::{self, Failure};
-use crate::locks;
 use crate::main_args::Globals;
 use crate::output::{self, Format};
-use crate::status::{self, LockKind, State};
+use crate::status::{self, LockKind, Mode, State};
 use serde_json::json;
 
 /// Breaks lock `name`; exit code 0 when a lock was broken, 1 when there
@@ -27,17 +26,15 @@ pub async fn run(globals: &Globals, name: &str) -> Result<u8, Failure> {
         }
         State::Held(held) => held,
     };
-    let broken = match held.kind {
-        LockKind::Reentrant => {
-            let client = connect::lock_client(url, globals.watchdog_timeout).await?;
-            client
-                .lock(name)
-                .force_unlock()
-                .await
-                .map_err(Failure::lock)?
-        }
-        LockKind::ReadWrite(_) => return Err(locks::rwlock_not_supported()),
+    let client = connect::lock_client(url, globals.watchdog_timeout).await?;
+    let lock = match held.kind {
+        LockKind::Reentrant => client.lock(name),
+        // Broken through the side it is held in: a lock whose mode changed
+        // meanwhile is left alone (and reported as not broken).
+        LockKind::ReadWrite(Mode::Read) => client.read_write_lock(name).read(),
+        LockKind::ReadWrite(Mode::Write) => client.read_write_lock(name).write(),
     };
+    let broken = lock.force_unlock().await.map_err(Failure::lock)?;
     report(globals.format, name, Some(&held), broken);
     Ok(if broken { exit::OK } else { exit::NO })
 }
@@ -50,9 +47,14 @@ fn report(format: Format, name: &str, held: Option<&status::Held>, broken: bool)
                 Some(held) if broken => {
                     let holders: Vec<String> =
                         held.holders.iter().map(status::holder_text).collect();
+                    let what = match held.kind {
+                        LockKind::Reentrant => format!("lock `{name}`"),
+                        LockKind::ReadWrite(mode) => {
+                            format!("read/write lock `{name}` (mode {})", mode.as_str())
+                        }
+                    };
                     format!(
-                        "broke {} `{name}`, held by {}; its waiters were woken",
-                        status::kind_text(held.kind),
+                        "broke {what}, held by {}; its waiters were woken",
                         holders.join(", ")
                     )
                 }

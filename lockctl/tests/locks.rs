@@ -504,12 +504,121 @@ fn usage_errors_and_help() {
 }
 
 #[test]
-fn read_write_modes_wait_for_the_read_write_lock() {
-    // Until redlua-runtime has `read_write_lock`, these modes say so.
+fn read_runs_overlap_and_a_write_run_waits_for_them() {
     let server = RedisServer::start();
-    for mode in ["--read", "--write"] {
-        let out = run(lockctl_at(&server.url()).args(["run", "rw", mode, "--", "true"]));
-        assert_eq!(out.code, Some(125), "{out:?}");
-        assert!(out.stderr.contains("not supported yet"), "{}", out.stderr);
+    let url = server.url();
+    let dir = server.dir();
+    // Each reader waits (up to 5 s) inside its hold until the other one is
+    // inside too: both succeed only if the holds overlap.
+    let reader = |me: &str, other: &str| {
+        format!(
+            "touch '{0}/{me}'; i=0; while [ ! -e '{0}/{other}' ]; do \
+             i=$((i+1)); [ $i -gt 100 ] && exit 9; sleep 0.05; done; \
+             sleep 0.3; echo {me} >> '{0}/log'",
+            dir.display()
+        )
+    };
+    let readers = [
+        spawn(
+            lockctl_at(&url)
+                .args(["run", "catalog", "--read", "--"])
+                .args(sh(&reader("r1", "r2"))),
+        ),
+        spawn(
+            lockctl_at(&url)
+                .args(["run", "catalog", "--read", "--"])
+                .args(sh(&reader("r2", "r1"))),
+        ),
+    ];
+    wait_until("both readers are in", Duration::from_secs(10), || {
+        dir.join("r1").exists() && dir.join("r2").exists()
+    });
+    let out = run(lockctl_at(&url).args(["status", "catalog"]));
+    assert!(
+        out.stdout.contains("kind:    read/write lock, mode read"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        out.stdout.matches("(read, 1 hold)").count(),
+        2,
+        "{}",
+        out.stdout
+    );
+    // The writer waits until both readers are done.
+    let writer = run(lockctl_at(&url)
+        .args(["run", "catalog", "--write", "--wait", "10s", "--"])
+        .args(sh(&format!("echo w >> '{}/log'", dir.display()))));
+    assert_eq!(writer.code, Some(0), "{writer:?}");
+    for child in readers {
+        let out = finish(child, Duration::from_secs(10));
+        assert_eq!(out.code, Some(0), "{out:?}");
     }
+    let log = read(&dir.join("log"));
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 3, "{log}");
+    assert_eq!(lines[2], "w", "the writer ran last:\n{log}");
+    assert!(!exists(&server, "catalog"));
+}
+
+#[test]
+fn unlock_force_breaks_a_read_write_lock_and_wakes_its_waiters() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let rt = runtime();
+    let client = rt
+        .block_on(LockClient::connect(url.as_str()))
+        .expect("client");
+    let guard = rt
+        .block_on(client.read_write_lock("docs").write().lock())
+        .expect("write hold");
+
+    let marker = server.dir().join("ran");
+    let waiter = spawn(
+        lockctl_at(&url)
+            .args(["run", "docs", "--read", "--"])
+            .args(sh(&format!("echo ran > '{}'", marker.display()))),
+    );
+    let mut con = server.connection();
+    wait_until(
+        "the waiting reader subscribed",
+        Duration::from_secs(10),
+        || {
+            let (_, n): (String, u64) = redis::cmd("PUBSUB")
+                .arg("NUMSUB")
+                .arg("redisson_rwlock:{docs}")
+                .query(&mut con)
+                .expect("PUBSUB NUMSUB");
+            n == 1
+        },
+    );
+    let out = run(lockctl_at(&url).args(["unlock", "--force", "docs"]));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(
+        out.stdout,
+        format!(
+            "broke read/write lock `docs` (mode write), held by {} (write, 1 hold); \
+             its waiters were woken\n",
+            guard.owner()
+        )
+    );
+    let out = finish(waiter, Duration::from_secs(5));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(read(&marker), "ran\n");
+
+    // Holding the write side in lockctl and a read side in the library.
+    let out = run(lockctl_at(&url).args(["hold", "docs", "--write", "--for", "100ms", "--json"]));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(
+        json(out.stdout.lines().next().expect("event"))["kind"],
+        "write lock"
+    );
+    let out = run(lockctl_at(&url).args(["hold", "docs", "--for", "1s", "--prefer-writers"]));
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr
+            .contains("--prefer-writers needs --read or --write"),
+        "{}",
+        out.stderr
+    );
 }
