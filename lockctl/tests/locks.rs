@@ -415,6 +415,47 @@ fn signals_are_forwarded_to_the_command() {
 }
 
 #[test]
+fn a_signal_while_waiting_gives_up_without_running_the_command() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let rt = runtime();
+    let client = rt
+        .block_on(LockClient::connect(url.as_str()))
+        .expect("client");
+    let guard = rt.block_on(client.lock("queue").lock()).expect("hold");
+    let marker = server.dir().join("ran");
+    let child = spawn(
+        lockctl_at(&url)
+            .args(["run", "queue", "--"])
+            .args(sh(&format!("touch '{}'", marker.display()))),
+    );
+    let mut con = server.connection();
+    wait_until("the run waits", Duration::from_secs(10), || {
+        let (_, n): (String, u64) = redis::cmd("PUBSUB")
+            .arg("NUMSUB")
+            .arg("redisson_lock__channel:{queue}")
+            .query(&mut con)
+            .expect("PUBSUB NUMSUB");
+        n == 1
+    });
+    let pid = libc::pid_t::try_from(child.id()).expect("pid");
+    // SAFETY: kill(2) on our own, unreaped child.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let out = finish(child, Duration::from_secs(5));
+    assert_eq!(out.code, Some(143), "{out:?}");
+    assert!(
+        out.stderr.contains("SIGTERM while waiting for `queue`"),
+        "{}",
+        out.stderr
+    );
+    assert!(!marker.exists(), "the command must not run");
+    // The library's hold is untouched.
+    let out = run(lockctl_at(&url).args(["--json", "status", "queue"]));
+    assert_eq!(json(&out.stdout)["holders"][0]["owner"], guard.owner());
+    rt.block_on(guard.unlock()).expect("unlock");
+}
+
+#[test]
 fn hold_says_when_it_acquired_and_released() {
     let server = RedisServer::start();
     let url = server.url();
