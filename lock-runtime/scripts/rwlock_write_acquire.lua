@@ -7,6 +7,8 @@
 -- ARGV[2]  the owner's writer field, <owner>:write
 -- ARGV[3]  the owner's reader field, <owner>
 -- ARGV[4]  "1" when writers are preferred: leave the mark while waiting
+-- ARGV[5]  how long the mark lives, in milliseconds (the writer renews it
+--          each time it tries again)
 --
 -- Returns nil when the owner now holds the write lock, otherwise how long
 -- to wait at most, in milliseconds. An owner holding only read locks gets
@@ -28,6 +30,6 @@ if mode == 'read' and redis.call('hexists', KEYS[1], ARGV[3]) == 1 then
   return redis.error_reply('LOCKUPGRADE the owner holds the read lock; upgrading to write would wait forever')
 end
 if ARGV[4] == '1' then
-  redis.call('set', KEYS[2], ARGV[2], 'px', ARGV[1])
+  redis.call('set', KEYS[2], ARGV[2], 'px', ARGV[5])
 end
 return redis.call('pttl', KEYS[1])

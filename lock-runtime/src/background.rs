@@ -11,6 +11,7 @@ use crate::connection::Connection;
 use crate::holds::HoldKey;
 use crate::kind::{Kind, ReleaseArgs};
 use crate::names::LockNames;
+use crate::scripts::ClearWriterMark;
 use redis::AsyncCommands;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -30,6 +31,11 @@ pub(crate) enum Job {
         owner: Arc<str>,
         expected: u64,
         lease: Duration,
+    },
+    /// Take away the mark a writer left while waiting, if it is still its.
+    ClearWriterMark {
+        names: Arc<LockNames>,
+        field: String,
     },
 }
 
@@ -91,6 +97,15 @@ pub(crate) fn start(client: &Arc<ClientInner>, mut queue: mpsc::UnboundedReceive
                         Err(error) => {
                             tracing::warn!(lock = %names.lock, %error, "redlua: could not undo an abandoned acquire; the lock will be freed by its lease")
                         }
+                    }
+                }
+                Job::ClearWriterMark { names, field } => {
+                    let clear = ClearWriterMark {
+                        mark: &names.writer_mark(),
+                        writer_field: &field,
+                    };
+                    if let Err(error) = clear.invoke(&mut con).await {
+                        tracing::warn!(lock = %names.lock, %error, "redlua: could not clear a waiting writer's mark; it expires by itself");
                     }
                 }
             }

@@ -12,6 +12,14 @@ use crate::watchdog::duration_ms;
 use redis::RedisResult;
 use std::time::Duration;
 
+/// How long a waiting writer's mark holds new readers back without being
+/// renewed: a writer that died while waiting delays readers at most this.
+pub(crate) const WRITER_MARK_TTL: Duration = Duration::from_secs(3);
+
+/// How often a waiting writer that prefers writers tries again (and so
+/// renews its mark), at the longest.
+pub(crate) const WRITER_RETRY: Duration = Duration::from_secs(1);
+
 /// What a lock handle locks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -58,6 +66,27 @@ impl Kind {
         match self {
             Kind::Reentrant => "0",
             Kind::Read { .. } | Kind::Write { .. } => "1",
+        }
+    }
+
+    /// A writer that leaves a mark while it waits (writer-preferring).
+    pub(crate) fn marks_while_waiting(self) -> bool {
+        matches!(
+            self,
+            Kind::Write {
+                prefer_writers: true
+            }
+        )
+    }
+
+    /// The same kind, without leaving a mark (for an attempt that will not
+    /// wait).
+    pub(crate) fn not_waiting(self) -> Kind {
+        match self {
+            Kind::Write { .. } => Kind::Write {
+                prefer_writers: false,
+            },
+            other => other,
         }
     }
 
@@ -111,6 +140,7 @@ impl Kind {
                     writer_field: &self.field(owner),
                     owner,
                     prefer_writers: prefer(prefer_writers),
+                    mark_ttl_ms: duration_ms(WRITER_MARK_TTL.min(lease)),
                 }
                 .invoke(con)
                 .await

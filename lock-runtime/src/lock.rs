@@ -10,7 +10,7 @@ use crate::client::ClientInner;
 use crate::error::{Error, Result};
 use crate::guard::LockGuard;
 use crate::holds::HoldKey;
-use crate::kind::Kind;
+use crate::kind::{Kind, WRITER_RETRY};
 use crate::names::LockNames;
 use crate::owner::{current_owner_id, owner_name};
 use crate::pubsub::Subscription;
@@ -265,15 +265,30 @@ impl Lock {
     async fn acquire(&self, lease: Option<Duration>, wait: Wait) -> Result<Option<LockGuard>> {
         let names = self.names()?.clone();
         let owner: Arc<str> = self.owner().into();
+        // An attempt that will not wait leaves no writer's mark behind.
+        let kind = match wait {
+            Wait::No => self.kind.not_waiting(),
+            Wait::Until(_) | Wait::Forever => self.kind,
+        };
         let attempt = Attempt {
             client: &self.client,
-            kind: self.kind,
+            kind,
             names: &names,
             owner: &owner,
             lease: lease.unwrap_or(self.client.config.watchdog_timeout),
             watched: lease.is_none(),
         };
+        // A waiting writer that prefers writers leaves a mark; whenever it
+        // stops waiting without the lock (gives up, fails, or is dropped),
+        // this takes the mark away. Acquiring removes it in the script.
+        let mut mark = kind.marks_while_waiting().then(|| WriterMark {
+            client: &self.client,
+            names: &names,
+            field: kind.field(&owner),
+            armed: true,
+        });
         if let Ok(guard) = attempt.try_once().await? {
+            WriterMark::disarm(&mut mark);
             return Ok(Some(guard));
         }
         if let Wait::No = wait {
@@ -283,7 +298,10 @@ impl Lock {
         loop {
             // Right after subscribing, and after every wake-up: try again.
             let ttl = match attempt.try_once().await? {
-                Ok(guard) => return Ok(Some(guard)),
+                Ok(guard) => {
+                    WriterMark::disarm(&mut mark);
+                    return Ok(Some(guard));
+                }
                 Err(ttl) => ttl,
             };
             // Wait for a release message, or for the holder's lease to end.
@@ -293,12 +311,9 @@ impl Lock {
                 // again every watchdog timeout.
                 None => self.client.config.watchdog_timeout,
             };
-            if let Kind::Write {
-                prefer_writers: true,
-            } = self.kind
-            {
-                // Come back before the mark that holds readers off expires.
-                pause = pause.min(attempt.lease / 3);
+            if mark.is_some() {
+                // Come back (renewing the mark) before it expires.
+                pause = pause.min((attempt.lease / 3).min(WRITER_RETRY));
             }
             if let Wait::Until(deadline) = wait {
                 let now = Instant::now();
@@ -426,6 +441,36 @@ impl Attempt<'_> {
                 .map_or(Some(self.lease), |_| None),
             lost,
         )
+    }
+}
+
+/// A waiting writer's mark, taken away by the background worker when the
+/// writer stops waiting without the lock (gives up, fails, is dropped) —
+/// unless disarmed because the writer got the lock.
+struct WriterMark<'a> {
+    client: &'a Arc<ClientInner>,
+    names: &'a Arc<LockNames>,
+    field: String,
+    armed: bool,
+}
+
+impl WriterMark<'_> {
+    /// The writer got the lock: the acquire script removed the mark.
+    fn disarm(mark: &mut Option<WriterMark<'_>>) {
+        if let Some(mark) = mark {
+            mark.armed = false;
+        }
+    }
+}
+
+impl Drop for WriterMark<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.client.submit(Job::ClearWriterMark {
+                names: self.names.clone(),
+                field: std::mem::take(&mut self.field),
+            });
+        }
     }
 }
 

@@ -29,10 +29,13 @@ use std::sync::Arc;
 /// whenever no writer holds the lock, so a steady stream of overlapping
 /// readers can keep a writer waiting forever.
 /// [`ReadWriteLock::writer_preferring`] makes a waiting writer leave a mark
-/// (`{name}:redlua_writer_waiting`, living one lease) that new readers wait
-/// behind: the writer gets in once the current readers are done. Readers of
-/// services that do not honour the mark (Redisson's, or redlua's without
-/// this option) still enter.
+/// (`{name}:redlua_writer_waiting`) that new readers wait behind: the writer
+/// gets in once the current readers are done. The writer renews the mark
+/// every second while it waits and takes it away when it stops waiting; a
+/// writer that dies while waiting holds readers back for at most 3 s.
+/// Readers of services that do not honour the mark (Redisson's, or
+/// redlua's without this option) still enter. `try_lock` on the write side
+/// leaves no mark.
 ///
 /// The layout is Redisson's: a hash at the name with `mode` = `read` |
 /// `write`, readers as `<owner>` = hold count, the writer as

@@ -129,6 +129,17 @@ pub(crate) struct WriteAcquire<'a> {
     pub owner: &'a str,
     #[arg]
     pub prefer_writers: &'a str,
+    #[arg]
+    pub mark_ttl_ms: u64,
+}
+
+/// Removes a gone writer's mark, if it is still that writer's: 1 if so.
+#[redis_script("scripts/rwlock_clear_writer_mark.lua", returns = i64, crate = crate)]
+pub(crate) struct ClearWriterMark<'a> {
+    #[key]
+    pub mark: &'a str,
+    #[arg]
+    pub writer_field: &'a str,
 }
 
 /// Releases one read hold: `Some(1)` freed, `Some(0)` still held, `None`
