@@ -1288,3 +1288,115 @@ async fn a_writer_that_gives_up_leaves_no_mark_behind() {
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// Runs one of our release scripts with EVAL (so that the same latch can be
+/// used twice, as a release retried after a lost reply does).
+async fn eval(redis: &Redis, script: &str, keys: &[&str], args: &[&str]) -> Option<i64> {
+    let mut cmd = redis::cmd("EVAL");
+    cmd.arg(script).arg(keys.len()).arg(keys).arg(args);
+    cmd.query_async(&mut redis.raw()).await.unwrap()
+}
+
+#[tokio::test]
+async fn retried_read_and_write_releases_return_the_first_result() {
+    const READ_RELEASE: &str = include_str!("../scripts/rwlock_read_release.lua");
+    const WRITE_RELEASE: &str = include_str!("../scripts/rwlock_write_release.lua");
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let rw = client.read_write_lock("doc:latch");
+    let lock = rw.read().with_owner(1);
+    let owner = lock.owner();
+    let first = lock.lock().await.unwrap();
+    let second = lock.lock().await.unwrap();
+    let keys = |latch: &str| {
+        [
+            "doc:latch".to_string(),
+            channel("doc:latch"),
+            timeouts("doc:latch", &owner),
+            "{doc:latch}".to_string(),
+            latch.to_string(),
+        ]
+    };
+    let k = keys("latch:r1");
+    let k: Vec<&str> = k.iter().map(String::as_str).collect();
+    let args = ["1", owner.as_str(), "PUBLISH", "10000", ""];
+    assert_eq!(eval(&redis, READ_RELEASE, &k, &args).await, Some(0));
+    assert_eq!(
+        eval(&redis, READ_RELEASE, &k, &args).await,
+        Some(0),
+        "retried: first result"
+    );
+    assert_eq!(
+        redis.hget("doc:latch", &owner).await.as_deref(),
+        Some("1"),
+        "released once"
+    );
+    // Both guards are now one hold too many; forget them (the lease ends it).
+    std::mem::forget(first);
+    std::mem::forget(second);
+
+    let writer = client.read_write_lock("doc:w").write().with_owner(2);
+    let wowner = writer.owner();
+    let held = writer.lock().await.unwrap();
+    let wk = ["doc:w", &channel("doc:w"), "latch:w1"];
+    let wargs = [
+        "1",
+        "30000",
+        &format!("{wowner}:write"),
+        "PUBLISH",
+        "10000",
+        "",
+    ];
+    let wk: Vec<&str> = wk.iter().map(|s| &**s).collect();
+    let wargs: Vec<&str> = wargs.iter().map(|s| &**s).collect();
+    assert_eq!(eval(&redis, WRITE_RELEASE, &wk, &wargs).await, Some(1));
+    assert_eq!(
+        eval(&redis, WRITE_RELEASE, &wk, &wargs).await,
+        Some(1),
+        "retried: first result"
+    );
+    assert!(!redis.exists("doc:w").await);
+    std::mem::forget(held);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn try_lock_for_gives_up_after_its_wait_on_both_sides() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let rw = client.read_write_lock("doc:wait");
+    let writing = rw.write().with_owner(1).lock().await.unwrap();
+    for side in [rw.read().with_owner(2), rw.write().with_owner(3)] {
+        let started = Instant::now();
+        let got = side
+            .try_lock_for(Duration::from_millis(600), None)
+            .await
+            .unwrap();
+        let waited = started.elapsed();
+        assert!(got.is_none());
+        assert!(
+            waited >= Duration::from_millis(600) && waited < Duration::from_millis(1_100),
+            "waited {waited:?}"
+        );
+    }
+    writing.unlock().await.unwrap();
+}
+
+#[tokio::test]
+async fn read_reentry_resets_the_lease() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let read = client.read_write_lock("doc:ttl").read().with_owner(1);
+    let first = read.lock_with_lease(Duration::from_secs(2)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(redis.pttl("doc:ttl").await <= 1_300);
+    let second = read.lock_with_lease(Duration::from_secs(2)).await.unwrap();
+    assert!(
+        redis.pttl("doc:ttl").await > 1_800,
+        "re-entry starts the lease again"
+    );
+    let owner = read.owner();
+    assert!(redis.pttl(&timeout_key("doc:ttl", &owner, 2)).await > 1_800);
+    second.unlock().await.unwrap();
+    first.unlock().await.unwrap();
+    assert!(!redis.exists("doc:ttl").await);
+}
