@@ -15,17 +15,7 @@ use std::time::{Duration, Instant};
 #[tokio::main]
 async fn main() -> Result<(), redlua::Error> {
     // Keep the throwaway server alive until the end of `main`.
-    let (url, _server) = match std::env::var("REDIS_URL") {
-        Ok(url) => (url, None),
-        Err(_) => {
-            let server = redlua_test_support::RedisServer::start();
-            println!(
-                "REDIS_URL is not set: started a throwaway redis-server at {}",
-                server.url()
-            );
-            (server.url(), Some(server))
-        }
-    };
+    let (url, _server) = redlua_test_support::RedisServer::from_env_or_start();
     let start = Instant::now();
     let at = move || format!("{:>5} ms", start.elapsed().as_millis());
 

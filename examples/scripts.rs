@@ -37,17 +37,7 @@ struct Sum<'a> {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> redis::RedisResult<()> {
     // Keep the throwaway server alive until the end of `main`.
-    let (url, _server) = match std::env::var("REDIS_URL") {
-        Ok(url) => (url, None),
-        Err(_) => {
-            let server = redlua_test_support::RedisServer::start();
-            println!(
-                "REDIS_URL is not set: started a throwaway redis-server at {}",
-                server.url()
-            );
-            (server.url(), Some(server))
-        }
-    };
+    let (url, _server) = redlua_test_support::RedisServer::from_env_or_start();
     let mut con = redis::Client::open(url)?
         .get_multiplexed_async_connection()
         .await?;

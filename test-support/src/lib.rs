@@ -123,6 +123,24 @@ pub struct RedisServer {
 }
 
 impl RedisServer {
+    /// The server named by `REDIS_URL`, or else a throwaway one started
+    /// here (announced on stdout): `(url, server)`. Keep `server` alive for
+    /// as long as the URL is used; dropping it stops the server. For
+    /// examples and demos.
+    pub fn from_env_or_start() -> (String, Option<RedisServer>) {
+        match std::env::var("REDIS_URL") {
+            Ok(url) => (url, None),
+            Err(_) => {
+                let server = RedisServer::start();
+                println!(
+                    "REDIS_URL is not set: started a throwaway redis-server at {}",
+                    server.url()
+                );
+                (server.url(), Some(server))
+            }
+        }
+    }
+
     /// Starts a server with the default configuration and waits until it
     /// answers `PING`.
     ///
