@@ -143,7 +143,7 @@ impl Lock {
     ///
     /// # Cancellation
     ///
-    /// As for [`Lock::lock`]: nothing is left held.
+    /// Dropping the future leaves nothing held, as for [`Lock::lock`].
     pub async fn lock_with_lease(&self, lease: Duration) -> Result<LockGuard> {
         check_lease(lease)?;
         self.acquire_waiting(Some(lease)).await
@@ -154,7 +154,7 @@ impl Lock {
     ///
     /// # Cancellation
     ///
-    /// As for [`Lock::lock`]: nothing is left held.
+    /// Dropping the future leaves nothing held, as for [`Lock::lock`].
     pub async fn try_lock(&self) -> Result<Option<LockGuard>> {
         self.acquire(None, Wait::No).await
     }
@@ -165,7 +165,7 @@ impl Lock {
     ///
     /// # Cancellation
     ///
-    /// As for [`Lock::lock`]: nothing is left held.
+    /// Dropping the future leaves nothing held, as for [`Lock::lock`].
     pub async fn try_lock_for(
         &self,
         wait: Duration,
