@@ -8,17 +8,23 @@
 -- ARGV[3]  the owner
 -- ARGV[4]  the publish command: PUBLISH, or SPUBLISH for sharded pub/sub
 -- ARGV[5]  how long the latch is kept, in milliseconds
+-- ARGV[6]  "" (or absent, as Redisson sends it) to release, or the hold
+--          count the owner must have (the undo of an acquire whose reply
+--          was lost): otherwise nothing changes
 --
 -- Returns 1 when the lock is now free (and waiters were told), 0 when the
 -- owner still holds it (hold count down by one, lease started again), nil
--- when the owner does not hold it. A release retried with the same latch
--- returns the first result.
+-- when the owner does not hold it, -1 when ARGV[6] did not match. A release
+-- retried with the same latch returns the first result.
 local earlier = redis.call('get', KEYS[3])
 if earlier then
   return tonumber(earlier)
 end
 if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
   return nil
+end
+if ARGV[6] and ARGV[6] ~= '' and tonumber(redis.call('hget', KEYS[1], ARGV[3])) ~= tonumber(ARGV[6]) then
+  return -1
 end
 if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
   redis.call('pexpire', KEYS[1], ARGV[2])

@@ -5,8 +5,8 @@
 use crate::connection::Connection;
 use crate::names::LockNames;
 use crate::scripts::{
-    Acquire, CancelAcquire, ForceRelease, ReadAcquire, ReadRelease, Release, RwForceRelease,
-    WriteAcquire, WriteRelease,
+    Acquire, ForceRelease, ReadAcquire, ReadRelease, Release, RwForceRelease, WriteAcquire,
+    WriteRelease,
 };
 use crate::watchdog::duration_ms;
 use redis::RedisResult;
@@ -161,36 +161,21 @@ impl Kind {
         let expected = args.expected.map(|n| n.to_string()).unwrap_or_default();
         let names = args.names;
         match self {
-            Kind::Reentrant => match args.expected {
-                Some(expected_count) => {
-                    let undone: i64 = CancelAcquire {
-                        lock: &names.lock,
-                        channel: &names.channel,
-                        owner: args.owner,
-                        expected_count,
-                        lease_ms,
-                        message: self.message(),
-                        publish: args.publish,
-                    }
-                    .invoke(con)
-                    .await?;
-                    Ok(Some(if undone == 1 { 1 } else { -1 }))
+            Kind::Reentrant => {
+                Release {
+                    lock: &names.lock,
+                    channel: &names.channel,
+                    latch: args.latch,
+                    message: self.message(),
+                    lease_ms,
+                    owner: args.owner,
+                    publish: args.publish,
+                    latch_ttl_ms,
+                    expected: &expected,
                 }
-                None => {
-                    Release {
-                        lock: &names.lock,
-                        channel: &names.channel,
-                        latch: args.latch,
-                        message: self.message(),
-                        lease_ms,
-                        owner: args.owner,
-                        publish: args.publish,
-                        latch_ttl_ms,
-                    }
-                    .invoke(con)
-                    .await
-                }
-            },
+                .invoke(con)
+                .await
+            }
             Kind::Read { .. } => {
                 ReadRelease {
                     lock: &names.lock,

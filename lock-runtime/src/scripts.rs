@@ -19,7 +19,8 @@ pub(crate) struct Acquire<'a> {
     pub owner: &'a str,
 }
 
-/// Releases one hold: `Some(1)` freed, `Some(0)` still held, `None` not held.
+/// Releases one hold: `Some(1)` freed, `Some(0)` still held, `None` not
+/// held, `Some(-1)` the expected count (if not "") did not match.
 #[redis_script("scripts/lock_release.lua", returns = Option<i64>, crate = crate)]
 pub(crate) struct Release<'a> {
     #[key]
@@ -38,6 +39,8 @@ pub(crate) struct Release<'a> {
     pub publish: &'a str,
     #[arg]
     pub latch_ttl_ms: u64,
+    #[arg]
+    pub expected: &'a str,
 }
 
 /// Deletes a lock whoever holds it: 1 when there was one.
@@ -47,25 +50,6 @@ pub(crate) struct ForceRelease<'a> {
     pub lock: &'a str,
     #[key]
     pub channel: &'a str,
-    #[arg]
-    pub message: &'a str,
-    #[arg]
-    pub publish: &'a str,
-}
-
-/// Undoes an acquire whose reply was lost, if it took effect.
-#[redis_script("scripts/lock_cancel_acquire.lua", returns = i64, crate = crate)]
-pub(crate) struct CancelAcquire<'a> {
-    #[key]
-    pub lock: &'a str,
-    #[key]
-    pub channel: &'a str,
-    #[arg]
-    pub owner: &'a str,
-    #[arg]
-    pub expected_count: u64,
-    #[arg]
-    pub lease_ms: u64,
     #[arg]
     pub message: &'a str,
     #[arg]
