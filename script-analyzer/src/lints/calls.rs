@@ -166,14 +166,6 @@ fn scan(cx: &Context<'_>) -> Scan {
     }
 }
 
-/// The span of a node of the tree.
-fn span_of(source: &str, node: &impl Node) -> Span {
-    match node.range() {
-        Some((start, end)) => Span::from_offsets(source, start.bytes(), end.bytes()),
-        None => Span::default(),
-    }
-}
-
 fn name_of(token: &TokenReference) -> Option<&str> {
     match token.token_type() {
         TokenType::Identifier { identifier } => Some(identifier.as_str()),
@@ -410,7 +402,7 @@ impl CallFinder<'_, '_> {
         if let Some(variable) = cx.model.local(name)
             && let Some(&pcall) = self.aliases.get(&variable.declared_at)
         {
-            let callee = span_of(self.cx.source, name);
+            let callee = self.cx.span_of(name);
             let end = args.end_position().map_or(0, |p| p.bytes());
             self.push(
                 pcall,
@@ -431,8 +423,8 @@ impl CallFinder<'_, '_> {
             if let Some((start, _)) = first.range() {
                 self.followed.insert(start.bytes());
             }
-            let callee = span_of(self.cx.source, first);
-            let start = span_of(self.cx.source, name).start.offset;
+            let callee = self.cx.span_of(first);
+            let start = self.cx.span_of(name).start.offset;
             let end = args.end_position().map_or(0, |p| p.bytes());
             self.push(true, start, end, callee, self.arguments(args, 1));
         }
@@ -460,14 +452,14 @@ impl CallFinder<'_, '_> {
                     .collect()
             }
             FunctionArgs::String(token) if skip == 0 => {
-                let span = span_of(self.cx.source, token);
+                let span = self.cx.span_of(token);
                 vec![match string_value(token) {
                     Some(value) => CallArg::Literal(value, span),
                     None => CallArg::Expr(span),
                 }]
             }
             FunctionArgs::TableConstructor(table) if skip == 0 => {
-                vec![CallArg::Expr(span_of(self.cx.source, &**table))]
+                vec![CallArg::Expr(self.cx.span_of(&**table))]
             }
             _ => Vec::new(),
         }
@@ -475,7 +467,7 @@ impl CallFinder<'_, '_> {
 
     fn argument(&self, expr: &Expression, last: bool) -> CallArg {
         let cx = self.cx;
-        let span = span_of(self.cx.source, expr);
+        let span = self.cx.span_of(expr);
         match expr {
             Expression::FunctionCall(_) if last => return CallArg::Spread(span),
             Expression::Symbol(token) if last && token.to_string() == "..." => {

@@ -2,8 +2,9 @@
 //! [`Context`] and pushes its diagnostics into the [`Report`].
 
 use crate::scope::Model;
-use crate::{Options, Report};
+use crate::{Options, Report, Span};
 use full_moon::ast::Ast;
+use full_moon::node::Node;
 
 mod arity;
 mod calls;
@@ -37,6 +38,15 @@ pub struct Context<'a> {
 }
 
 impl Context<'_> {
+    /// The span of a node (or token) of the tree. Only a tree that failed
+    /// to parse has nodes without a position, and no lint sees one.
+    pub fn span_of(&self, node: &impl Node) -> Span {
+        match node.range() {
+            Some((start, end)) => Span::from_offsets(self.source, start.bytes(), end.bytes()),
+            None => Span::default(),
+        }
+    }
+
     /// Whether `lint` was switched off by the caller.
     pub fn allowed(&self, lint: Lint) -> bool {
         lint != Lint::Syntax && self.options.allow.contains(&lint)

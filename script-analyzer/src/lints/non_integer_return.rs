@@ -9,9 +9,8 @@
 use super::chunk_returns::{main_chunk_returns, unparenthesized};
 use super::inputs::number;
 use super::{Context, RedisCall};
-use crate::{Diagnostic, Lint, Report, Span};
+use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::{BinOp, Expression, Field};
-use full_moon::node::Node;
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
     for expr in main_chunk_returns(cx.ast.nodes()) {
@@ -44,10 +43,7 @@ fn check_value(cx: &Context<'_>, expr: &Expression, report: &mut Report) {
         }
         _ => return,
     };
-    let Some((start, end)) = expr.range() else {
-        return;
-    };
-    let span = Span::from_offsets(cx.source, start.bytes(), end.bytes());
+    let span = cx.span_of(expr);
     report.diagnostics.push(
         Diagnostic::error(
             Lint::NonIntegerReturn,

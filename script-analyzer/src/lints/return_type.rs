@@ -6,9 +6,8 @@
 
 use super::chunk_returns::{main_chunk_returns, unparenthesized};
 use super::{Context, RedisCall};
-use crate::{Diagnostic, Lint, Report, ReturnKind, Span};
+use crate::{Diagnostic, Lint, Report, ReturnKind};
 use full_moon::ast::Expression;
-use full_moon::node::Node;
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
     let Some(expected) = cx.options.returns else {
@@ -36,16 +35,13 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         if compatible {
             continue;
         }
-        let Some((start, end)) = expr.range() else {
-            continue;
-        };
         let wanted = match expected {
             ReturnKind::Integer => "an integer",
             ReturnKind::String => "a string",
             ReturnKind::Array => "an array",
             ReturnKind::Any => "anything",
         };
-        let span = Span::from_offsets(cx.source, start.bytes(), end.bytes());
+        let span = cx.span_of(expr);
         report.diagnostics.push(
             Diagnostic::error(
                 Lint::ReturnType,

@@ -6,7 +6,7 @@
 
 use super::{Context, RedisCall};
 use crate::similar::best_match;
-use crate::{Diagnostic, Lint, Report, Span, sandbox};
+use crate::{Diagnostic, Lint, Report, sandbox};
 use full_moon::ast::FunctionCall;
 use full_moon::ast::{Expression, Index, Prefix, Suffix, VarExpression};
 use full_moon::tokenizer::{TokenReference, TokenType};
@@ -47,9 +47,7 @@ impl Members<'_, '_> {
         if members.contains(&member.as_str()) {
             return;
         }
-        let start = token.token().start_position().bytes();
-        let end = token.token().end_position().bytes();
-        let span = Span::from_offsets(self.cx.source, start, end);
+        let span = self.cx.span_of(token);
         let mut diagnostic = Diagnostic::error(
             Lint::UnknownMember,
             span,
