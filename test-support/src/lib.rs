@@ -5,6 +5,11 @@
 //! answers `PING`, and kills it when dropped. [`RedisCluster::start`] does the
 //! same for a cluster of several primaries with all 16384 slots assigned.
 //!
+//! For fault tests, a server can be [paused](RedisServer::pause) (a hung
+//! process) and [restarted](RedisServer::restart) on the same port, and a
+//! [`FaultProxy`] placed between clients and a server injects network faults:
+//! latency, a black-holed link, cut connections, refused connections.
+//!
 //! The binary is taken from the `REDIS_SERVER_BIN` environment variable, or
 //! else looked up as `redis-server` on `PATH`. When it cannot be found, the
 //! helpers panic with a message saying how to install it: tests that need
@@ -13,6 +18,10 @@
 //! These helpers panic on failure, which is what a test wants; they are not
 //! meant for production code.
 #![warn(missing_docs)]
+
+mod proxy;
+
+pub use proxy::FaultProxy;
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -120,6 +129,8 @@ pub struct RedisServer {
     child: Child,
     port: u16,
     dir: tempfile::TempDir,
+    /// The extra arguments it was started with, for [`restart`](Self::restart).
+    extra: Vec<OsString>,
 }
 
 impl RedisServer {
@@ -177,36 +188,13 @@ impl RedisServer {
                 .prefix("redlua-redis-")
                 .tempdir()
                 .unwrap_or_else(|e| panic!("cannot create a temporary directory: {e}"));
-            let log_file = dir.path().join("redis.log");
-            let stdio_file = dir.path().join("stdio.log");
-            let stdio = File::create(&stdio_file)
-                .unwrap_or_else(|e| panic!("cannot create {}: {e}", stdio_file.display()));
-            let stdio_err = stdio
-                .try_clone()
-                .unwrap_or_else(|e| panic!("cannot duplicate a file handle: {e}"));
-            let child = Command::new(&bin)
-                .arg("--port")
-                .arg(port.to_string())
-                .arg("--bind")
-                .arg("127.0.0.1")
-                .arg("--save")
-                .arg("")
-                .arg("--appendonly")
-                .arg("no")
-                .arg("--daemonize")
-                .arg("no")
-                .arg("--dir")
-                .arg(dir.path())
-                .arg("--logfile")
-                .arg(&log_file)
-                .args(extra)
-                .current_dir(dir.path())
-                .stdin(Stdio::null())
-                .stdout(stdio)
-                .stderr(stdio_err)
-                .spawn()
-                .unwrap_or_else(|e| panic!("cannot spawn {}: {e}", bin.display()));
-            let mut server = RedisServer { child, port, dir };
+            let child = launch(&bin, port, dir.path(), extra);
+            let mut server = RedisServer {
+                child,
+                port,
+                dir,
+                extra: extra.to_vec(),
+            };
             match server.wait_ready() {
                 Ok(()) => return server,
                 Err(Exit::PortTaken) => {
@@ -227,6 +215,78 @@ impl RedisServer {
             "redis-server could not bind a free port in {PORT_ATTEMPTS} attempts\n\
              --- last server log ---\n{last_log}"
         );
+    }
+
+    /// Suspends the server process (`SIGSTOP`) until [`resume`](Self::resume):
+    /// a hung server. The kernel still completes TCP handshakes on its port
+    /// (up to the listen backlog) and buffers what clients send, but nothing
+    /// is answered: clients see neither a reply nor an error, only their own
+    /// timeouts. Dropping a paused server still kills it.
+    ///
+    /// # Panics
+    ///
+    /// When the signal cannot be sent (e.g. the process is gone).
+    pub fn pause(&self) {
+        self.signal(libc::SIGSTOP, "SIGSTOP");
+    }
+
+    /// Lets a [`pause`](Self::pause)d server run again (`SIGCONT`); it then
+    /// answers what was sent meanwhile. Harmless on a running server.
+    ///
+    /// # Panics
+    ///
+    /// When the signal cannot be sent (e.g. the process is gone).
+    pub fn resume(&self) {
+        self.signal(libc::SIGCONT, "SIGCONT");
+    }
+
+    fn signal(&self, signal: libc::c_int, name: &str) {
+        let pid = libc::pid_t::try_from(self.child.id())
+            .unwrap_or_else(|_| panic!("pid {} does not fit a pid_t", self.child.id()));
+        // SAFETY: kill(2) has no memory-safety preconditions; `pid` is our
+        // own child, which is not reaped before `self.child` is waited on.
+        if unsafe { libc::kill(pid, signal) } != 0 {
+            let e = std::io::Error::last_os_error();
+            panic!("cannot send {name} to redis-server (pid {pid}): {e}");
+        }
+    }
+
+    /// Kills the server (`SIGKILL`, a crash: no shutdown save) and starts a
+    /// new `redis-server` on the same port, in the same directory, with the
+    /// same extra arguments, then waits until it answers `PING`. Existing
+    /// connections are broken; clients must reconnect.
+    ///
+    /// Whether data survives depends on those arguments: by default the
+    /// server has no persistence and comes back empty, like a restart without
+    /// persistence; started with `["--appendonly", "yes"]`, it reloads its
+    /// append-only file and keeps every write it had acknowledged.
+    ///
+    /// # Panics
+    ///
+    /// When another process took the port meanwhile, or the new server
+    /// exits early or does not answer `PING` in time (the message includes
+    /// the log).
+    pub fn restart(&mut self) {
+        // Kill works on a paused (stopped) process too.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let bin = redis_server_bin();
+        self.child = launch(&bin, self.port, self.dir.path(), &self.extra);
+        match self.wait_ready() {
+            Ok(()) => {}
+            Err(Exit::PortTaken) => panic!(
+                "cannot restart redis-server: port {} was taken by another process \
+                 while it was down\n--- server log ---\n{}",
+                self.port,
+                self.log()
+            ),
+            Err(Exit::Failed(why)) => panic!(
+                "restarted redis-server ({}) on port {} {why}\n--- server log ---\n{}",
+                bin.display(),
+                self.port,
+                self.log()
+            ),
+        }
     }
 
     /// Waits until the server answers `PING`, or it exits, or time runs out.
@@ -323,6 +383,40 @@ impl Drop for RedisServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Spawns `bin` on `port` with `dir` as its working directory, the default
+/// configuration, then `extra`. Does not wait for it to be ready.
+fn launch(bin: &Path, port: u16, dir: &Path, extra: &[OsString]) -> Child {
+    let log_file = dir.join("redis.log");
+    let stdio_file = dir.join("stdio.log");
+    let stdio = File::create(&stdio_file)
+        .unwrap_or_else(|e| panic!("cannot create {}: {e}", stdio_file.display()));
+    let stdio_err = stdio
+        .try_clone()
+        .unwrap_or_else(|e| panic!("cannot duplicate a file handle: {e}"));
+    Command::new(bin)
+        .arg("--port")
+        .arg(port.to_string())
+        .arg("--bind")
+        .arg("127.0.0.1")
+        .arg("--save")
+        .arg("")
+        .arg("--appendonly")
+        .arg("no")
+        .arg("--daemonize")
+        .arg("no")
+        .arg("--dir")
+        .arg(dir)
+        .arg("--logfile")
+        .arg(&log_file)
+        .args(extra)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(stdio)
+        .stderr(stdio_err)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot spawn {}: {e}", bin.display()))
 }
 
 /// Why a started server is not usable.
@@ -594,5 +688,94 @@ mod tests {
             let v: String = redis::cmd("GET").arg(*key).query(&mut direct).unwrap();
             assert_eq!(&v, key);
         }
+    }
+
+    #[test]
+    fn paused_server_hangs_until_resumed() {
+        let server = RedisServer::start();
+        let mut con = server.connection();
+        con.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        server.pause();
+        let start = Instant::now();
+        let err = redis::cmd("PING").query::<String>(&mut con).unwrap_err();
+        assert!(err.is_timeout(), "{err}");
+        assert!(start.elapsed() >= Duration::from_millis(300));
+        server.resume();
+        let pong: String = redis::cmd("PING").query(&mut server.connection()).unwrap();
+        assert_eq!(pong, "PONG");
+        // redis-rs skips the late reply of the PING that timed out.
+        let pong: String = redis::cmd("PING").query(&mut con).unwrap();
+        assert_eq!(pong, "PONG");
+        // A paused server still dies on drop.
+        server.pause();
+        let port = server.port();
+        drop(server);
+        let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap();
+        assert!(
+            client
+                .get_connection_with_timeout(Duration::from_millis(500))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn restart_keeps_port_dir_and_args() {
+        let mut server = RedisServer::start_with(["--appendonly", "yes", "--databases", "3"]);
+        let (port, dir, pid) = (server.port(), server.dir().to_owned(), server.pid());
+        let mut con = server.connection();
+        let _: () = redis::cmd("SET").arg("k").arg("v").query(&mut con).unwrap();
+        server.restart();
+        assert_eq!(server.port(), port);
+        assert_eq!(server.dir(), dir);
+        assert_ne!(server.pid(), pid);
+        assert!(
+            redis::cmd("PING").query::<String>(&mut con).is_err(),
+            "old connections are broken"
+        );
+        let mut con = server.connection();
+        let v: Option<String> = redis::cmd("GET").arg("k").query(&mut con).unwrap();
+        assert_eq!(
+            v.as_deref(),
+            Some("v"),
+            "the append-only file keeps the data"
+        );
+        let databases: Vec<String> = redis::cmd("CONFIG")
+            .arg("GET")
+            .arg("databases")
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(databases, ["databases", "3"]);
+    }
+
+    #[test]
+    fn restart_without_persistence_loses_data() {
+        let mut server = RedisServer::start();
+        let _: () = redis::cmd("SET")
+            .arg("k")
+            .arg("v")
+            .query(&mut server.connection())
+            .unwrap();
+        // Restarting a paused server works too.
+        server.pause();
+        server.restart();
+        let v: Option<String> = redis::cmd("GET")
+            .arg("k")
+            .query(&mut server.connection())
+            .unwrap();
+        assert_eq!(v, None);
+    }
+
+    #[test]
+    fn restart_panics_when_the_port_was_taken() {
+        let mut server = RedisServer::start();
+        let port = server.port();
+        let _ = server.child.kill();
+        let _ = server.child.wait();
+        let _squatter = TcpListener::bind(("127.0.0.1", port)).unwrap();
+        let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| server.restart()))
+            .expect_err("the port is taken");
+        let msg = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(msg.contains(&format!("port {port} was taken")), "{msg}");
     }
 }
