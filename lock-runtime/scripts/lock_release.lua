@@ -1,37 +1,68 @@
--- Releases one hold of a reentrant lock, idempotently.
+-- Releases one hold of a reentrant lock, or undoes an abandoned acquire.
 --
 -- KEYS[1]  the lock (hash of owner -> hold count)
 -- KEYS[2]  the channel its waiters listen on
 -- KEYS[3]  this release's latch: remembers the result for a retried release
--- ARGV[1]  the message that wakes a waiter ("0")
+-- KEYS[4]  the attempt key of the acquire that made the owner a holder
+-- KEYS[5]  the attempt key of the hold released (KEYS[4] for the first hold,
+--          the re-entry's own key for a re-entered one)
+-- ARGV[1]  the message that wakes a waiter
 -- ARGV[2]  the lease, in milliseconds, for the holds that remain
 -- ARGV[3]  the owner
--- ARGV[4]  the publish command: PUBLISH, or SPUBLISH for sharded pub/sub
--- ARGV[5]  how long the latch is kept, in milliseconds
--- ARGV[6]  "" (or absent, as Redisson sends it) to release, or the hold
---          count the owner must have (the undo of an acquire whose reply
---          was lost): otherwise nothing changes
+-- ARGV[4]  how long the latch is kept, in milliseconds
+-- ARGV[5]  'release' to release the hold, 'undo' to undo the acquire of
+--          KEYS[5] if (and only if) it took effect
+-- ARGV[6]  how long an attempt key lives once it is closed, in milliseconds
+-- ARGV[7]  '1' when KEYS[5] is a re-entry (it took effect iff it holds '1')
+-- ARGV[8]  '1' to close the attempt keys (a late copy of an acquire may
+--          still be on its way), '0' when no copy can be
 --
--- Returns 1 when the lock is now free (and waiters were told), 0 when the
--- owner still holds it (hold count down by one, lease started again), nil
--- when the owner does not hold it, -1 when ARGV[6] did not match. A release
--- retried with the same latch returns the first result.
-local earlier = redis.call('get', KEYS[3])
-if earlier then
-  return tonumber(earlier)
+-- Returns 1 when the lock is now free (waiters were told), 0 when the owner
+-- still holds it, -1 when the owner does not hold it, -2 (undo only) when
+-- the acquire never took effect: its key is closed so that it never will.
+-- A release retried with the same latch returns the first result.
+if ARGV[5] == 'undo' then
+  local took
+  if ARGV[7] == '1' then
+    took = redis.call('get', KEYS[5]) == '1'
+  else
+    took = redis.call('type', KEYS[1])['ok'] == 'hash' and redis.call('hexists', KEYS[1], ARGV[3]) == 1
+  end
+  redis.call('set', KEYS[5], '0', 'px', ARGV[6])
+  if not took then
+    return -2
+  end
+else
+  local earlier = redis.call('get', KEYS[3])
+  if earlier then
+    return tonumber(earlier)
+  end
+  if redis.call('type', KEYS[1])['ok'] ~= 'hash' or redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+    return -1
+  end
+  if ARGV[7] == '1' then
+    if ARGV[8] == '1' then
+      redis.call('set', KEYS[5], '0', 'px', ARGV[6])
+    else
+      redis.call('del', KEYS[5])
+    end
+  end
 end
-if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
-  return nil
-end
-if ARGV[6] and ARGV[6] ~= '' and tonumber(redis.call('hget', KEYS[1], ARGV[3])) ~= tonumber(ARGV[6]) then
-  return -1
-end
+local result
 if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
-  redis.call('pexpire', KEYS[1], ARGV[2])
-  redis.call('set', KEYS[3], 0, 'px', ARGV[5])
-  return 0
+  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then
+    redis.call('pexpire', KEYS[1], ARGV[2])
+  end
+  result = 0
+else
+  redis.call('del', KEYS[1])
+  redis.call('publish', KEYS[2], ARGV[1])
+  if ARGV[8] == '1' then
+    redis.call('set', KEYS[4], '0', 'px', ARGV[6])
+  end
+  result = 1
 end
-redis.call('del', KEYS[1])
-redis.call(ARGV[4], KEYS[2], ARGV[1])
-redis.call('set', KEYS[3], 1, 'px', ARGV[5])
-return 1
+if ARGV[5] ~= 'undo' then
+  redis.call('set', KEYS[3], result, 'px', ARGV[4])
+end
+return result

@@ -1,4 +1,5 @@
--- Releases one read hold of a read/write lock, idempotently.
+-- Releases one read hold of a read/write lock, or undoes an abandoned
+-- acquire of one.
 --
 -- KEYS[1]  the lock (see rwlock_read_acquire.lua)
 -- KEYS[2]  the channel its waiters listen on
@@ -6,32 +7,67 @@
 -- KEYS[4]  the prefix of every owner's hold timeouts:
 --          KEYS[4]:<owner>:rwlock_timeout:N
 -- KEYS[5]  this release's latch
--- ARGV[1]  the message that wakes waiters ("1": all of them)
+-- KEYS[6]  the attempt key of the acquire that made the owner a holder
+-- KEYS[7]  the attempt key of the hold released (see lock_release.lua)
+-- ARGV[1]  the message that wakes waiters (all of them)
 -- ARGV[2]  the owner
--- ARGV[3]  the publish command: PUBLISH or SPUBLISH
--- ARGV[4]  how long the latch is kept, in milliseconds
--- ARGV[5]  "" to release, or the hold count the owner must have (the undo
---          of an acquire whose reply was lost): otherwise nothing changes
+-- ARGV[3]  how long the latch is kept, in milliseconds
+-- ARGV[4]  'release' or 'undo' (see lock_release.lua)
+-- ARGV[5]  how long an attempt key lives once it is closed, in milliseconds
+-- ARGV[6]  '1' when KEYS[7] is a re-entry
+-- ARGV[7]  '1' to close the attempt keys, '0' when no late copy can come
 --
 -- Returns 1 when the lock is now free (waiters were told), 0 when it is
--- still held, nil when the owner holds no read lock, -1 when ARGV[5] did not
--- match. The lock's TTL becomes that of its longest-lived read hold, which
--- also clears readers whose holds expired without a release.
-local earlier = redis.call('get', KEYS[5])
-if earlier then
-  return tonumber(earlier)
+-- still held, -1 when the owner holds no read lock, -2 (undo only) when the
+-- acquire never took effect. The lock's TTL becomes that of its
+-- longest-lived read hold, which also clears readers whose holds expired
+-- without a release.
+local function holds()
+  if redis.call('type', KEYS[1])['ok'] ~= 'hash' or redis.call('hget', KEYS[1], 'mode') == false then
+    return nil
+  end
+  return tonumber(redis.call('hget', KEYS[1], ARGV[2]))
 end
-local held = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
-if held == nil or redis.call('hget', KEYS[1], 'mode') == false then
-  return nil
+if ARGV[4] == 'undo' then
+  local took
+  if ARGV[6] == '1' then
+    took = redis.call('get', KEYS[7]) == '1'
+  else
+    took = holds() ~= nil
+  end
+  redis.call('set', KEYS[7], '0', 'px', ARGV[5])
+  if not took or holds() == nil then
+    return -2
+  end
+else
+  local earlier = redis.call('get', KEYS[5])
+  if earlier then
+    return tonumber(earlier)
+  end
+  if holds() == nil then
+    return -1
+  end
+  if ARGV[6] == '1' then
+    if ARGV[7] == '1' then
+      redis.call('set', KEYS[7], '0', 'px', ARGV[5])
+    else
+      redis.call('del', KEYS[7])
+    end
+  end
 end
-if ARGV[5] ~= '' and held ~= tonumber(ARGV[5]) then
-  return -1
+local function finish(result)
+  if ARGV[4] ~= 'undo' then
+    redis.call('set', KEYS[5], result, 'px', ARGV[3])
+  end
+  return result
 end
 local mode = redis.call('hget', KEYS[1], 'mode')
 local left = redis.call('hincrby', KEYS[1], ARGV[2], -1)
-if left == 0 then
+if left <= 0 then
   redis.call('hdel', KEYS[1], ARGV[2])
+  if ARGV[7] == '1' then
+    redis.call('set', KEYS[6], '0', 'px', ARGV[5])
+  end
 end
 redis.call('del', KEYS[3] .. ':' .. (left + 1))
 if redis.call('hlen', KEYS[1]) > 1 then
@@ -47,15 +83,12 @@ if redis.call('hlen', KEYS[1]) > 1 then
   end
   if longest > 0 then
     redis.call('pexpire', KEYS[1], longest)
-    redis.call('set', KEYS[5], 0, 'px', ARGV[4])
-    return 0
+    return finish(0)
   end
   if mode == 'write' then
-    redis.call('set', KEYS[5], 0, 'px', ARGV[4])
-    return 0
+    return finish(0)
   end
 end
 redis.call('del', KEYS[1])
-redis.call(ARGV[3], KEYS[2], ARGV[1])
-redis.call('set', KEYS[5], 1, 'px', ARGV[4])
-return 1
+redis.call('publish', KEYS[2], ARGV[1])
+return finish(1)

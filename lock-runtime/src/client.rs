@@ -1,34 +1,34 @@
-//! [`LockClient`]: one identity (a uuid), one command connection, one pub/sub
-//! connection, one watchdog and one background worker, shared by every lock
-//! made from it.
+//! [`LockClient`]: one identity (a uuid), one command connection, one
+//! pub/sub connection, one watchdog and one background worker, shared by
+//! every lock made from it.
 
-use crate::background::{self, Job};
+use crate::background;
+use crate::config::{
+    Config, DEFAULT_CONNECT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT, DEFAULT_WATCHDOG_TIMEOUT, LATCH_TTL,
+    MIN_WATCHDOG_TIMEOUT, check_lease,
+};
 use crate::connection::Connection;
 use crate::error::{Error, Result};
 use crate::holds::Holds;
+use crate::inspect::{LockInfo, inspect};
 use crate::kind::Kind;
 use crate::lock::Lock;
+use crate::owner::Ids;
 use crate::pubsub::PubSubHub;
 use crate::rwlock::ReadWriteLock;
+use crate::shared::Shared;
 use redis::IntoConnectionInfo;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
-/// The default watchdog timeout, which is also the lease of a lock taken
-/// without an explicit one: 30 seconds, as in Redisson.
-pub const DEFAULT_WATCHDOG_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How long a release's latch is kept, so that a retried release finds the
-/// first one's result.
-const LATCH_TTL: Duration = Duration::from_secs(30);
-
 /// A handle to Redis for locks. Cheap to clone; clones share everything.
 ///
 /// Each client has a random uuid (v4): the owners of its holds are
-/// `<uuid>:<owner-id>`, as Redisson writes them. It keeps one multiplexed,
-/// reconnecting command connection, one pub/sub connection shared by every
-/// waiter, and one watchdog task that renews all of its holds.
+/// `<uuid>:<owner-id>`, as Redisson writes them. It keeps one multiplexed
+/// command connection (replaced when it fails or goes silent), one pub/sub
+/// connection shared by every waiter (pinged every second, replaced when it
+/// does not answer), and one watchdog task that renews all of its holds.
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), redlua_runtime::Error> {
@@ -40,51 +40,15 @@ const LATCH_TTL: Duration = Duration::from_secs(30);
 /// ```
 #[derive(Clone)]
 pub struct LockClient {
-    pub(crate) inner: Arc<ClientInner>,
+    pub(crate) shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for LockClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LockClient")
-            .field("id", &self.inner.id)
-            .field("watchdog_timeout", &self.inner.config.watchdog_timeout)
+            .field("id", &self.shared.id)
+            .field("watchdog_timeout", &self.shared.config.watchdog_timeout)
             .finish_non_exhaustive()
-    }
-}
-
-/// Settings of a client.
-#[derive(Debug, Clone)]
-pub(crate) struct Config {
-    pub watchdog_timeout: Duration,
-    pub latch_ttl: Duration,
-    /// `PUBLISH`, or `SPUBLISH` for sharded pub/sub.
-    pub publish: &'static str,
-}
-
-/// What the clones of a client share.
-pub(crate) struct ClientInner {
-    pub id: String,
-    pub con: Connection,
-    pub hub: PubSubHub,
-    pub config: Config,
-    pub holds: Mutex<Holds>,
-    pub jobs: mpsc::UnboundedSender<Job>,
-}
-
-impl ClientInner {
-    /// The registry of holds (a poisoned lock is still usable: its data is
-    /// kept consistent at every step).
-    pub(crate) fn holds(&self) -> std::sync::MutexGuard<'_, Holds> {
-        self.holds.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Hands `job` to the background worker; never blocks.
-    pub(crate) fn submit(&self, job: Job) {
-        if self.jobs.send(job).is_err() {
-            tracing::warn!(
-                "redlua: the background worker is gone (tokio runtime shut down?); a lock will be freed by its lease"
-            );
-        }
     }
 }
 
@@ -92,7 +56,8 @@ impl LockClient {
     /// Connects to the Redis server at `url` with default settings.
     ///
     /// Must be called within a tokio runtime (the client starts its
-    /// background worker on it).
+    /// background worker on it). Fails with [`Error::Connect`] when the
+    /// server cannot be reached within the connect timeout (3 s).
     ///
     /// # Cancellation
     ///
@@ -109,27 +74,20 @@ impl LockClient {
     /// use std::time::Duration;
     /// let client = redlua_runtime::LockClient::builder("redis://127.0.0.1:6379/")
     ///     .watchdog_timeout(Duration::from_secs(10))
+    ///     .connect_timeout(Duration::from_secs(1))
     ///     .connect()
     ///     .await?;
     /// # Ok(()) }
     /// ```
     pub fn builder(url: impl IntoConnectionInfo) -> LockClientBuilder {
-        LockClientBuilder {
-            client: redis::Client::open(url),
-            connection: None,
-            watchdog_timeout: DEFAULT_WATCHDOG_TIMEOUT,
-        }
+        LockClientBuilder::new(redis::Client::open(url))
     }
 
     /// A builder for a client on an existing redis-rs [`redis::Client`]
-    /// (which opens the pub/sub connection); give it an existing command
+    /// (which opens the connections); give it an existing command
     /// connection with [`LockClientBuilder::connection`].
     pub fn from_client(client: redis::Client) -> LockClientBuilder {
-        LockClientBuilder {
-            client: Ok(client),
-            connection: None,
-            watchdog_timeout: DEFAULT_WATCHDOG_TIMEOUT,
-        }
+        LockClientBuilder::new(Ok(client))
     }
 
     /// A handle to the reentrant lock `name`. Cheap: nothing is sent to
@@ -137,24 +95,35 @@ impl LockClient {
     /// braces that would split its keys across cluster slots) makes every
     /// operation of the handle fail with [`Error::InvalidName`].
     pub fn lock(&self, name: &str) -> Lock {
-        Lock::new(self.inner.clone(), name, Kind::Reentrant)
+        Lock::new(self.shared.clone(), name, Kind::Reentrant)
     }
 
     /// A handle to the read/write lock `name` (Redisson's
     /// `RReadWriteLock`): many readers or one writer. See [`ReadWriteLock`].
     pub fn read_write_lock(&self, name: &str) -> ReadWriteLock {
-        ReadWriteLock::new(self.inner.clone(), name)
+        ReadWriteLock::new(self.shared.clone(), name)
+    }
+
+    /// Reads the lock `name`, of either kind, without touching it: its
+    /// kind, holders, counts, TTL and fencing token (what `lockctl status`
+    /// shows).
+    ///
+    /// # Cancellation
+    ///
+    /// Only reads: dropping the future changes nothing.
+    pub async fn inspect(&self, name: &str) -> Result<LockInfo> {
+        inspect(&self.shared, name).await
     }
 
     /// This client's uuid, the first part of its owners' names.
     pub fn id(&self) -> &str {
-        &self.inner.id
+        &self.shared.id
     }
 
     /// The watchdog timeout: the lease of holds taken without one, renewed
     /// every third of it.
     pub fn watchdog_timeout(&self) -> Duration {
-        self.inner.config.watchdog_timeout
+        self.shared.config.watchdog_timeout
     }
 }
 
@@ -165,9 +134,21 @@ pub struct LockClientBuilder {
     client: redis::RedisResult<redis::Client>,
     connection: Option<Connection>,
     watchdog_timeout: Duration,
+    connect_timeout: Duration,
+    response_timeout: Duration,
 }
 
 impl LockClientBuilder {
+    fn new(client: redis::RedisResult<redis::Client>) -> LockClientBuilder {
+        LockClientBuilder {
+            client,
+            connection: None,
+            watchdog_timeout: DEFAULT_WATCHDOG_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            response_timeout: DEFAULT_RESPONSE_TIMEOUT,
+        }
+    }
+
     /// Sets the watchdog timeout (default 30 s): the lease of holds taken
     /// without an explicit lease. The watchdog renews them every third of it
     /// while they are held. At least 30 ms.
@@ -176,47 +157,90 @@ impl LockClientBuilder {
         self
     }
 
-    /// Sends commands on this existing connection instead of opening a
-    /// [`redis::aio::ConnectionManager`].
+    /// Sets how long opening a connection may take (default 3 s); a dead
+    /// address fails with [`Error::Connect`] after that.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Sets how long Redis may take to answer (default 3 s). A connection
+    /// that lets it pass is replaced; the pub/sub connection's pings use it
+    /// too. Keep it well above your slowest command (the lock scripts take
+    /// microseconds).
+    pub fn response_timeout(mut self, timeout: Duration) -> Self {
+        self.response_timeout = timeout;
+        self
+    }
+
+    /// Sends commands on this existing connection instead of the client's
+    /// own healing one (see [`Connection`]).
     pub fn connection(mut self, connection: impl Into<Connection>) -> Self {
         self.connection = Some(connection.into());
         self
     }
 
-    /// Connects and starts the client's background worker on the current
-    /// tokio runtime.
+    /// Checks the settings, connects and starts the client's background
+    /// worker on the current tokio runtime.
     ///
     /// # Cancellation
     ///
     /// Dropping the future drops the half-made connections; nothing is left
     /// behind.
     pub async fn connect(self) -> Result<LockClient> {
-        if self.watchdog_timeout < Duration::from_millis(30) {
+        check_lease("the watchdog timeout", self.watchdog_timeout)?;
+        if self.watchdog_timeout < MIN_WATCHDOG_TIMEOUT {
             return Err(Error::Config(format!(
                 "the watchdog timeout must be at least 30 ms, not {:?}",
                 self.watchdog_timeout
             )));
         }
+        for (what, timeout) in [
+            ("the connect timeout", self.connect_timeout),
+            ("the response timeout", self.response_timeout),
+        ] {
+            if timeout.is_zero() {
+                return Err(Error::Config(format!("{what} must be longer than zero")));
+            }
+        }
         let client = self.client?;
         let con = match self.connection {
             Some(con) => con,
-            None => Connection::from(client.get_connection_manager().await?),
+            None => Connection::healing(
+                client.clone(),
+                self.connect_timeout,
+                self.response_timeout,
+            )
+            .await
+            .map_err(|e| Error::Connect {
+                addr: masked(&client),
+                reason: e.to_string(),
+            })?,
         };
         let config = Config {
             watchdog_timeout: self.watchdog_timeout,
             latch_ttl: LATCH_TTL,
-            publish: "PUBLISH",
         };
         let (jobs, queue) = mpsc::unbounded_channel();
-        let inner = Arc::new(ClientInner {
-            id: uuid::Uuid::new_v4().to_string(),
+        let shared = Arc::new(Shared {
+            id: uuid::Uuid::new_v4().to_string().into(),
             con,
-            hub: PubSubHub::new(client),
+            hub: PubSubHub::new(client, self.connect_timeout, self.response_timeout),
             config,
             holds: Mutex::new(Holds::default()),
+            ids: Ids::default(),
             jobs,
         });
-        background::start(&inner, queue);
-        Ok(LockClient { inner })
+        background::start(&shared, queue);
+        Ok(LockClient { shared })
+    }
+}
+
+/// The client's address for messages, without its password.
+fn masked(client: &redis::Client) -> String {
+    let info = client.get_connection_info();
+    match info.addr() {
+        redis::ConnectionAddr::Tcp(host, port) => format!("redis://{host}:{port}"),
+        other => other.to_string(),
     }
 }

@@ -1,13 +1,27 @@
 //! The command connection a [`LockClient`](crate::LockClient) sends its
-//! scripts on.
+//! scripts on, and how it heals.
+//!
+//! The client's own connection is a multiplexed connection that is replaced
+//! whenever a command fails in a way that leaves it in doubt: an I/O error,
+//! a dropped connection, or a reply that did not come within the response
+//! timeout (a connection that went silent). Opening it is bounded by the
+//! connect timeout. The next command after a failure opens a new one.
 
 use redis::aio::{ConnectionLike, ConnectionManager, MultiplexedConnection};
-use redis::{Cmd, Pipeline, RedisFuture, Value};
+use redis::{AsyncConnectionConfig, Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, RedisResult, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Mutex;
 
-/// A multiplexed redis-rs connection for the lock client's commands: a
-/// [`ConnectionManager`] (reconnects by itself; what
-/// [`LockClient::connect`](crate::LockClient::connect) uses) or a
-/// [`MultiplexedConnection`] of your own.
+/// A multiplexed redis-rs connection for the lock client's commands.
+///
+/// [`LockClient::connect`](crate::LockClient::connect) makes its own, which
+/// heals: it is replaced after an I/O error or a reply that did not come
+/// within the response timeout. You may give a client a
+/// [`ConnectionManager`] or a [`MultiplexedConnection`] of your own instead
+/// ([`LockClientBuilder::connection`](crate::LockClientBuilder::connection));
+/// those recover only as redis-rs makes them (a `MultiplexedConnection`
+/// never reconnects).
 ///
 /// ```no_run
 /// # async fn demo() -> redis::RedisResult<()> {
@@ -21,13 +35,25 @@ pub struct Connection(Inner);
 
 #[derive(Clone)]
 enum Inner {
+    Healing(Arc<Healing>),
     Manager(ConnectionManager),
     Multiplexed(MultiplexedConnection),
+}
+
+/// The client's own connection: one multiplexed connection at a time,
+/// replaced after a failure.
+struct Healing {
+    client: redis::Client,
+    connect_timeout: Duration,
+    response_timeout: Duration,
+    /// The current connection and its number.
+    current: Mutex<Option<(u64, MultiplexedConnection)>>,
 }
 
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.0 {
+            Inner::Healing(_) => f.write_str("Connection::Healing"),
             Inner::Manager(_) => f.write_str("Connection::Manager"),
             Inner::Multiplexed(_) => f.write_str("Connection::Multiplexed"),
         }
@@ -46,9 +72,79 @@ impl From<MultiplexedConnection> for Connection {
     }
 }
 
+impl Connection {
+    /// The client's own healing connection to the server of `client`;
+    /// connects once now, so that a dead address fails here.
+    pub(crate) async fn healing(
+        client: redis::Client,
+        connect_timeout: Duration,
+        response_timeout: Duration,
+    ) -> RedisResult<Connection> {
+        let healing = Arc::new(Healing {
+            client,
+            connect_timeout,
+            response_timeout,
+            current: Mutex::new(None),
+        });
+        healing.get().await?;
+        Ok(Connection(Inner::Healing(healing)))
+    }
+}
+
+impl Healing {
+    /// The current connection, opening one if there is none.
+    async fn get(&self) -> RedisResult<(u64, MultiplexedConnection)> {
+        let mut current = self.current.lock().await;
+        if let Some((number, con)) = &*current {
+            return Ok((*number, con.clone()));
+        }
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(self.connect_timeout))
+            .set_response_timeout(Some(self.response_timeout));
+        let connect = self
+            .client
+            .get_multiplexed_async_connection_with_config(&config);
+        let con = match tokio::time::timeout(self.connect_timeout, connect).await {
+            Ok(con) => con?,
+            Err(_) => {
+                return Err(RedisError::from((
+                    ErrorKind::Io,
+                    "redlua: connecting to Redis timed out",
+                    format!("no connection within {:?}", self.connect_timeout),
+                )));
+            }
+        };
+        let number = current.as_ref().map_or(0, |(n, _)| n + 1);
+        *current = Some((number, con.clone()));
+        Ok((number, con))
+    }
+
+    /// Drops connection `number` after a failure that leaves it in doubt.
+    async fn failed(&self, number: u64, error: &RedisError) {
+        if error.is_io_error() || error.is_timeout() || error.is_connection_dropped() || error.is_unrecoverable_error() {
+            let mut current = self.current.lock().await;
+            if current.as_ref().is_some_and(|(n, _)| *n == number) {
+                tracing::debug!(target: "redlua::connection", %error, "replacing the command connection");
+                *current = None;
+            }
+        }
+    }
+}
+
 impl ConnectionLike for Connection {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         match &mut self.0 {
+            Inner::Healing(healing) => {
+                let healing = healing.clone();
+                Box::pin(async move {
+                    let (number, mut con) = healing.get().await?;
+                    let reply = con.req_packed_command(cmd).await;
+                    if let Err(error) = &reply {
+                        healing.failed(number, error).await;
+                    }
+                    reply
+                })
+            }
             Inner::Manager(con) => con.req_packed_command(cmd),
             Inner::Multiplexed(con) => con.req_packed_command(cmd),
         }
@@ -61,6 +157,17 @@ impl ConnectionLike for Connection {
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
         match &mut self.0 {
+            Inner::Healing(healing) => {
+                let healing = healing.clone();
+                Box::pin(async move {
+                    let (number, mut con) = healing.get().await?;
+                    let reply = con.req_packed_commands(pipeline, offset, count).await;
+                    if let Err(error) = &reply {
+                        healing.failed(number, error).await;
+                    }
+                    reply
+                })
+            }
             Inner::Manager(con) => con.req_packed_commands(pipeline, offset, count),
             Inner::Multiplexed(con) => con.req_packed_commands(pipeline, offset, count),
         }
@@ -68,6 +175,7 @@ impl ConnectionLike for Connection {
 
     fn get_db(&self) -> i64 {
         match &self.0 {
+            Inner::Healing(healing) => healing.client.get_connection_info().redis_settings().db(),
             Inner::Manager(con) => con.get_db(),
             Inner::Multiplexed(con) => con.get_db(),
         }

@@ -1,4 +1,5 @@
-//! The one error type of the locks.
+//! The one error type of the locks, and the one place where a Redis error
+//! is classified.
 
 use std::time::Duration;
 
@@ -16,6 +17,15 @@ pub enum Error {
         /// The lock's name.
         name: String,
         /// The owner that tried to release it.
+        owner: String,
+    },
+    /// A re-entry for an owner that holds nothing of the lock (any more):
+    /// re-entry only adds holds to a holder. Nothing changed.
+    #[error("lock `{name}` is not held by {owner}: there is nothing to re-enter")]
+    NotHeld {
+        /// The lock's name.
+        name: String,
+        /// The owner that asked.
         owner: String,
     },
     /// Waiting for the lock took longer than allowed. Nothing is held.
@@ -36,9 +46,10 @@ pub enum Error {
         /// The lock's name.
         name: String,
     },
-    /// The lock's key holds a value that is not a lock (not a hash). It was
+    /// The lock's key holds a value that is not a lock of this kind (not a
+    /// hash, a hash of another layout, or the other kind of lock). It was
     /// left untouched.
-    #[error("key `{name}` holds a value that is not a lock; it was left untouched")]
+    #[error("key `{name}` holds a value that is not a lock of this kind; it was left untouched")]
     WrongType {
         /// The key's name.
         name: String,
@@ -61,30 +72,70 @@ pub enum Error {
         /// Why not.
         reason: String,
     },
-    /// An invalid setting, such as a zero lease.
+    /// An invalid setting, such as a zero or out-of-range lease. Refused
+    /// before anything was sent to Redis.
     #[error("invalid configuration: {0}")]
     Config(String),
-    /// Redis failed or could not be reached. For an acquire, nothing is held;
+    /// Redis could not be reached within the connect timeout.
+    #[error("cannot connect to Redis at {addr}: {reason}")]
+    Connect {
+        /// The address (with any password masked).
+        addr: String,
+        /// Why (refused, timed out, ...).
+        reason: String,
+    },
+    /// Redis failed or could not be reached. For an acquire, nothing is held
+    /// (an acquire whose outcome is unknown is undone in the background);
     /// for a release, the release goes on in the background.
     #[error("redis error: {0}")]
     Redis(#[from] redis::RedisError),
 }
 
+/// What a Redis error means for the locks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// The key is not a lock of the expected kind (`WRONGTYPE`): nothing
+    /// was changed.
+    WrongType,
+    /// A read/write lock owner holding reads asked to write (`LOCKUPGRADE`).
+    Upgrade,
+    /// The command may or may not have run: its reply was lost (connection
+    /// dropped, timed out, I/O error). Retry with the same identity.
+    Unknown,
+    /// Redis refused the command: it did not run.
+    Refused,
+}
+
+/// Classifies a Redis error: the only place that looks at error codes.
+pub(crate) fn classify(error: &redis::RedisError) -> Failure {
+    match error.code() {
+        Some("WRONGTYPE") => return Failure::WrongType,
+        Some("LOCKUPGRADE") => return Failure::Upgrade,
+        _ => {}
+    }
+    if error.is_io_error()
+        || error.is_timeout()
+        || error.is_connection_dropped()
+        || error.is_connection_refusal()
+        || error.is_unrecoverable_error()
+    {
+        Failure::Unknown
+    } else {
+        Failure::Refused
+    }
+}
+
 impl Error {
-    /// Maps a Redis error about `name` to [`Error::WrongType`] when it is one.
+    /// The error for a Redis failure about the lock `name`.
     pub(crate) fn from_redis(name: &str, error: redis::RedisError) -> Error {
-        let wrong_type =
-            error.code() == Some("WRONGTYPE") || error.to_string().contains("WRONGTYPE");
-        if error.code() == Some("LOCKUPGRADE") {
-            Error::Upgrade {
+        match classify(&error) {
+            Failure::WrongType => Error::WrongType {
                 name: name.to_string(),
-            }
-        } else if wrong_type {
-            Error::WrongType {
+            },
+            Failure::Upgrade => Error::Upgrade {
                 name: name.to_string(),
-            }
-        } else {
-            Error::Redis(error)
+            },
+            Failure::Unknown | Failure::Refused => Error::Redis(error),
         }
     }
 }

@@ -1,72 +1,71 @@
-//! [`LockGuard`]: one hold of a lock, released by `unlock` or, if dropped,
-//! in the background.
+//! [`LockGuard`]: one hold of a lock — its lease clock, its fencing token,
+//! re-entry, and its release (by `unlock`, or in the background if dropped).
 
-use crate::background::{self, Job, ReleaseJob};
-use crate::client::ClientInner;
-use crate::error::{Error, Result};
-use crate::holds::HoldKey;
-use crate::kind::Kind;
-use crate::names::LockNames;
-use crate::scripts::State;
+use crate::acquire::{Hold, Request};
+use crate::error::{Error, Failure, Result, classify};
+use crate::inspect::inspect;
+use crate::job::{Job, ReleaseRequest};
+use crate::owner::Owner;
+use crate::release::{record, release_once};
+use crate::replies::{ReleaseMode, Released};
+use crate::shared::Shared;
 use std::sync::Arc;
-use std::time::Duration;
-use tokio::sync::watch;
-use tokio::time::Instant;
+use std::time::{Duration, Instant};
 
 /// One hold of a lock. Owned (`Send + 'static`): it can move to another
-/// task, and be released from there — the hold stays its owner's.
+/// task, and be released from there.
 ///
 /// Release it with [`LockGuard::unlock`], which reports the outcome. A guard
 /// dropped without `unlock` is released in the background by the client
 /// (the dropping thread never blocks); if that cannot be done (the tokio
 /// runtime is gone), Redis frees the lock when its lease ends.
 ///
-/// A guard can find out that its lock was lost — its lease expired, or
-/// someone deleted or broke it: [`LockGuard::is_lost`], [`LockGuard::lost`].
+/// # The lease clock
+///
+/// A guard knows the latest instant at which Redis could still count it as
+/// the holder, [`LockGuard::valid_until`]: the lease measured from when the
+/// acquire (or the last renewal Redis confirmed) was *sent*, minus a drift
+/// margin of 1% of the lease plus 2 ms. [`LockGuard::is_lost`] is true once
+/// that instant has passed (unless a renewal confirmed a later one) or once
+/// the lock was seen gone. It is worked out when asked, so it is right even
+/// if no background task could run. No other client can hold the lock
+/// before that instant, unless Redis itself lost the write (a failover, a
+/// restart without persistence).
+///
+/// # Fencing
+///
+/// [`LockGuard::token`] is a fencing token: it grows strictly with every
+/// new holder of the lock's name, across clients and processes. Hand it to
+/// the resource the lock protects, and let the resource refuse a token lower
+/// than one it has seen: a holder that was paused past its lease then cannot
+/// overwrite the work of the next one.
 #[must_use = "dropping a guard releases the lock (in the background)"]
 pub struct LockGuard {
-    client: Arc<ClientInner>,
-    kind: Kind,
-    names: Arc<LockNames>,
-    owner: Arc<str>,
-    /// `Some(lease)` for a fixed lease, `None` when the watchdog renews it.
-    lease: Option<Duration>,
-    acquired_at: Instant,
-    lost: watch::Receiver<bool>,
+    shared: Arc<Shared>,
+    hold: Hold,
     /// The release under way, once `unlock` started: a drop repeats it with
     /// the same request id, so that it cannot release twice.
-    release: Option<ReleaseJob>,
+    release: Option<ReleaseRequest>,
     done: bool,
 }
 
 impl std::fmt::Debug for LockGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LockGuard")
-            .field("name", &self.names.lock)
-            .field("kind", &self.kind)
-            .field("owner", &self.owner)
-            .field("lease", &self.lease)
+            .field("name", &self.hold.names.lock)
+            .field("kind", &self.hold.kind)
+            .field("owner", &self.hold.owner)
+            .field("token", &self.token())
+            .field("lease", &self.lease())
             .finish_non_exhaustive()
     }
 }
 
 impl LockGuard {
-    pub(crate) fn new(
-        client: Arc<ClientInner>,
-        kind: Kind,
-        names: Arc<LockNames>,
-        owner: Arc<str>,
-        lease: Option<Duration>,
-        lost: watch::Receiver<bool>,
-    ) -> LockGuard {
+    pub(crate) fn new(shared: Arc<Shared>, hold: Hold) -> LockGuard {
         LockGuard {
-            client,
-            kind,
-            names,
-            owner,
-            lease,
-            acquired_at: Instant::now(),
-            lost,
+            shared,
+            hold,
             release: None,
             done: false,
         }
@@ -74,33 +73,44 @@ impl LockGuard {
 
     /// The lock's name.
     pub fn name(&self) -> &str {
-        &self.names.lock
+        &self.hold.names.lock
     }
 
-    /// The owner of this hold: `<client-uuid>:<owner-id>`.
-    pub fn owner(&self) -> &str {
-        &self.owner
+    /// The owner of this hold. Pass it to [`Lock::reenter`](crate::Lock::reenter)
+    /// (from any task) to add a hold to it.
+    pub fn owner(&self) -> &Owner {
+        &self.hold.owner
+    }
+
+    /// The fencing token of this hold: strictly greater than the token of
+    /// every earlier holder of the lock's name. Re-entered holds keep their
+    /// owner's token.
+    pub fn token(&self) -> u64 {
+        self.hold.owner.token()
     }
 
     /// The fixed lease this hold was taken with; `None` when the watchdog
     /// renews it.
     pub fn lease(&self) -> Option<Duration> {
-        self.lease
+        (!self.hold.watched).then_some(self.hold.lease)
     }
 
-    /// Whether the lock is known to be lost: the watchdog found it gone, or
-    /// (for a fixed lease) the lease has run out.
+    /// The latest instant at which Redis could still count this hold, as
+    /// far as this client knows (see the type's documentation). Renewals
+    /// move it forward; it never moves back.
+    pub fn valid_until(&self) -> Instant {
+        self.hold.clock.valid_until()
+    }
+
+    /// Whether the hold may have ended: its lease clock has passed (see
+    /// [`LockGuard::valid_until`]), or the lock was found gone (deleted,
+    /// broken, taken over). Once true, it stays true.
     pub fn is_lost(&self) -> bool {
-        *self.lost.borrow() || self.lease_ended()
+        self.hold.clock.is_lost()
     }
 
-    fn lease_ended(&self) -> bool {
-        self.lease
-            .is_some_and(|lease| self.acquired_at.elapsed() >= lease)
-    }
-
-    /// Completes when the lock is lost (see [`LockGuard::is_lost`]); pending
-    /// for as long as the hold is kept. Use it to stop work that the lock
+    /// Completes when the hold is lost (see [`LockGuard::is_lost`]); pending
+    /// for as long as it is kept. Use it to stop work that the lock
     /// protects:
     ///
     /// ```no_run
@@ -117,35 +127,50 @@ impl LockGuard {
     ///
     /// Only waits: dropping the future changes nothing.
     pub async fn lost(&self) {
-        let mut lost = self.lost.clone();
-        let flagged = async move {
-            // An error means the hold is no longer tracked: lost as well.
-            let _ = lost.wait_for(|lost| *lost).await;
+        self.hold.clock.lost().await
+    }
+
+    /// Takes one more hold of the same lock for the same owner (re-entry),
+    /// with the same kind of lease: the watchdog's, or the same fixed one.
+    /// It never waits: the owner holds the lock. Each hold is released on
+    /// its own; the lock is free once all are.
+    ///
+    /// Errors: [`Error::NotHeld`] when the owner no longer holds the lock
+    /// (its lease ended, it was broken).
+    ///
+    /// # Cancellation
+    ///
+    /// If the future is dropped, the re-entry is undone in the background if
+    /// it took effect: exactly that hold, no other.
+    pub async fn reenter(&self) -> Result<LockGuard> {
+        let request = Request {
+            shared: &self.shared,
+            kind: self.hold.kind,
+            names: &self.hold.names,
+            lease: self.lease(),
         };
-        match self.lease {
-            Some(lease) => {
-                tokio::select! {
-                    _ = flagged => {}
-                    _ = tokio::time::sleep_until(self.acquired_at + lease) => {}
-                }
-            }
-            None => flagged.await,
-        }
+        let hold = request.reenter(&self.hold.owner).await?;
+        Ok(LockGuard::new(self.shared.clone(), hold))
     }
 
-    fn key(&self) -> HoldKey {
-        (self.names.lock.clone(), self.kind.field(&self.owner))
-    }
-
-    fn release_job(&mut self) -> ReleaseJob {
+    fn release_request(&mut self) -> ReleaseRequest {
+        let hold = &self.hold;
+        let config = &self.shared.config;
         self.release
-            .get_or_insert_with(|| ReleaseJob {
-                kind: self.kind,
-                names: self.names.clone(),
-                owner: self.owner.clone(),
+            .get_or_insert_with(|| ReleaseRequest {
+                kind: hold.kind,
+                names: hold.names.clone(),
+                owner: hold.owner.clone(),
+                reentry: hold.reentry,
+                lease: if hold.watched {
+                    config.watchdog_timeout
+                } else {
+                    hold.lease
+                },
+                watched: hold.watched,
                 request_id: uuid::Uuid::new_v4().simple().to_string(),
-                lease: self.lease.unwrap_or(self.client.config.watchdog_timeout),
-                watched: self.lease.is_none(),
+                mode: ReleaseMode::Release,
+                close_attempts: hold.close_attempts,
             })
             .clone()
     }
@@ -165,53 +190,38 @@ impl LockGuard {
     /// If the future is dropped, the release is finished in the background
     /// with the same request id: it happens exactly once.
     pub async fn unlock(mut self) -> Result<()> {
-        let job = self.release_job();
-        let key = self.key();
-        self.client.holds().releasing(&key);
-        let config = &self.client.config;
-        let mut con = self.client.con.clone();
-        let reply =
-            background::release_once(&mut con, &job, config.publish, config.latch_ttl).await;
-        let watched = job.watched;
+        let request = self.release_request();
+        self.shared.holds().releasing(&request.key());
+        let reply = release_once(&self.shared, &request).await;
+        self.done = true;
         match reply {
-            Ok(Some(still_held)) => {
-                self.done = true;
-                self.client
-                    .holds()
-                    .released(&key, watched, Some(still_held == 0));
+            Ok(released @ (Released::Freed | Released::StillHeld)) => {
+                record(&self.shared, &request, Some(released));
                 Ok(())
             }
-            Ok(None) => {
-                self.done = true;
-                self.client.holds().released(&key, watched, Some(false));
-                let held_by_other = State {
-                    lock: &self.names.lock,
-                    owner: &self.kind.field(&self.owner),
-                }
-                .invoke::<_>(&mut con)
-                .await
-                .is_ok_and(|(exists, _, _)| exists == 1);
-                if held_by_other {
-                    Err(Error::NotOwner {
-                        name: self.names.lock.clone(),
-                        owner: self.owner.to_string(),
-                    })
+            Ok(Released::NotHeld | Released::NeverTook) => {
+                record(&self.shared, &request, Some(Released::NotHeld));
+                let name = self.hold.names.lock.clone();
+                let held_by_other = inspect(&self.shared, &name)
+                    .await
+                    .is_ok_and(|info| !info.holders.is_empty());
+                Err(if held_by_other {
+                    Error::NotOwner {
+                        name,
+                        owner: self.hold.owner.to_string(),
+                    }
                 } else {
-                    Err(Error::LockLost {
-                        name: self.names.lock.clone(),
-                    })
-                }
+                    Error::LockLost { name }
+                })
             }
             Err(error) => {
-                let error = Error::from_redis(&self.names.lock, error);
-                self.done = true;
-                if let Error::WrongType { .. } = error {
-                    self.client.holds().released(&key, watched, Some(false));
+                if classify(&error) == Failure::WrongType {
+                    record(&self.shared, &request, Some(Released::NotHeld));
                 } else {
                     // `releasing` stays counted until the worker is done.
-                    self.client.submit(Job::Release(job));
+                    self.shared.submit(Job::Release(request));
                 }
-                Err(error)
+                Err(Error::from_redis(&self.hold.names.lock, error))
             }
         }
     }
@@ -223,10 +233,10 @@ impl Drop for LockGuard {
             return;
         }
         let started = self.release.is_some();
-        let job = self.release_job();
+        let request = self.release_request();
         if !started {
-            self.client.holds().releasing(&self.key());
+            self.shared.holds().releasing(&request.key());
         }
-        self.client.submit(Job::Release(job));
+        self.shared.submit(Job::Release(request));
     }
 }

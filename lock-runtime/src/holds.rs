@@ -1,38 +1,47 @@
 //! What this client holds: per lock and owner, the number of holds, how many
-//! of them the watchdog keeps alive, and the signal that tells their guards
-//! the lock was lost.
+//! of them the watchdog keeps alive, and their shared lease clock.
 
+use crate::lease_clock::LeaseClock;
 use std::collections::HashMap;
-use tokio::sync::watch;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-/// The identity of a hold: the lock's key and the owner string.
-pub(crate) type HoldKey = (String, String);
+/// The identity of a hold: the lock's key and the hash field that counts
+/// the owner's holds (`<owner>`, or `<owner>:write`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct HoldKey {
+    /// The lock's key.
+    pub lock: String,
+    /// The field in the lock's hash.
+    pub field: String,
+}
 
 /// One lock held by one owner of this client.
 #[derive(Debug)]
-pub(crate) struct Hold {
-    /// Holds not yet released (reentrant acquires count one each).
-    pub count: u64,
+struct Hold {
+    /// Holds not yet released (re-entries count one each).
+    count: u64,
     /// How many of them are kept alive by the watchdog.
-    pub watched: u64,
+    watched: u64,
     /// Releases under way: a renewal that finds the lock gone meanwhile is
     /// not a loss.
-    pub releasing: u64,
-    /// Set to `true` when the lock is found lost.
-    pub lost: watch::Sender<bool>,
-    /// Told apart from a later hold of the same key.
-    pub generation: u64,
+    releasing: u64,
+    /// The lease clock shared by the guards of these holds.
+    clock: Arc<LeaseClock>,
+    /// Told apart from an entry made later for the same key.
+    generation: u64,
     /// What the watchdog renews besides the lock (a read hold's timeouts),
     /// or "".
-    pub timeouts: String,
+    timeouts: String,
 }
 
 /// A hold the watchdog renews.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) struct Watched {
     pub key: HoldKey,
     pub generation: u64,
     pub timeouts: String,
+    pub clock: Arc<LeaseClock>,
 }
 
 /// The registry of this client's holds.
@@ -45,42 +54,44 @@ pub(crate) struct Holds {
     renewing: bool,
 }
 
-impl Holds {
-    /// The local hold count of `key` (0 when not held).
-    pub(crate) fn count(&self, key: &HoldKey) -> u64 {
-        self.holds.get(key).map_or(0, |h| h.count)
-    }
+/// A new hold as the registry records it.
+pub(crate) struct NewHold {
+    pub key: HoldKey,
+    pub watched: bool,
+    pub timeouts: String,
+    /// When its acquire script was sent, and the lease it set.
+    pub sent: Instant,
+    pub lease: Duration,
+}
 
-    /// Records one more hold; returns the receiver of its lost signal, and
-    /// whether the caller must start the watchdog.
-    pub(crate) fn acquired(
-        &mut self,
-        key: HoldKey,
-        watched: bool,
-        timeouts: String,
-    ) -> (watch::Receiver<bool>, bool) {
+impl Holds {
+    /// Records one more hold; returns its lease clock, and whether the
+    /// caller must start the watchdog.
+    pub(crate) fn acquired(&mut self, new: NewHold) -> (Arc<LeaseClock>, bool) {
         let generation = self.next_generation;
-        let hold = self.holds.entry(key).or_insert_with(|| Hold {
+        let hold = self.holds.entry(new.key).or_insert_with(|| Hold {
             count: 0,
             watched: 0,
             releasing: 0,
-            lost: watch::channel(false).0,
+            clock: Arc::new(LeaseClock::new(new.sent, new.lease)),
             generation,
-            timeouts,
+            timeouts: new.timeouts,
         });
         if hold.generation == generation {
             self.next_generation += 1;
+        } else {
+            hold.clock.confirm(new.sent, new.lease);
         }
         hold.count += 1;
-        if watched {
+        if new.watched {
             hold.watched += 1;
         }
-        let receiver = hold.lost.subscribe();
-        let start_watchdog = watched && !self.renewing;
+        let clock = hold.clock.clone();
+        let start_watchdog = new.watched && !self.renewing;
         if start_watchdog {
             self.renewing = true;
         }
-        (receiver, start_watchdog)
+        (clock, start_watchdog)
     }
 
     /// A release of `key` starts.
@@ -90,11 +101,11 @@ impl Holds {
         }
     }
 
-    /// A release of `key` ended. `held` is what Redis said: the owner
+    /// A release of `key` ended. `still_held` is what Redis said: the owner
     /// still holds the lock (`Some(true)`), no longer does (`Some(false)`),
     /// or nothing could be learned (`None`: the hold is dropped here and
     /// its lease frees it in Redis).
-    pub(crate) fn released(&mut self, key: &HoldKey, watched: bool, held: Option<bool>) {
+    pub(crate) fn released(&mut self, key: &HoldKey, watched: bool, still_held: Option<bool>) {
         let Some(hold) = self.holds.get_mut(key) else {
             return;
         };
@@ -104,10 +115,12 @@ impl Holds {
             hold.watched = hold.watched.saturating_sub(1);
         }
         if hold.count == 0 {
-            self.holds.remove(key);
-        } else if held == Some(false) {
-            // Redis has no hold left, yet other guards of this owner
-            // remain: theirs are lost.
+            if let Some(hold) = self.holds.remove(key) {
+                hold.clock.mark_lost();
+            }
+        } else if still_held != Some(true) {
+            // Redis has no hold left (or cannot say), yet other guards of
+            // this owner remain: theirs are lost.
             self.lost(key);
         }
     }
@@ -115,21 +128,8 @@ impl Holds {
     /// `key` is gone from Redis: mark its guards lost and forget it.
     pub(crate) fn lost(&mut self, key: &HoldKey) {
         if let Some(hold) = self.holds.remove(key) {
-            hold.lost.send_replace(true);
+            hold.clock.mark_lost();
         }
-    }
-
-    /// The holds the watchdog renews, with their generation and timeouts.
-    pub(crate) fn watched(&self) -> Vec<Watched> {
-        self.holds
-            .iter()
-            .filter(|(_, h)| h.watched > 0)
-            .map(|(k, h)| Watched {
-                key: k.clone(),
-                generation: h.generation,
-                timeouts: h.timeouts.clone(),
-            })
-            .collect()
     }
 
     /// The renewal of `key` (as of `generation`) found it gone: a loss,
@@ -144,17 +144,27 @@ impl Holds {
         }
     }
 
-    /// Whether any hold is renewed by the watchdog.
+    /// The number of holds recorded for `key`.
     #[cfg(test)]
-    pub(crate) fn any_watched(&self) -> bool {
-        self.holds.values().any(|h| h.watched > 0)
+    pub(crate) fn count(&self, key: &HoldKey) -> u64 {
+        self.holds.get(key).map_or(0, |h| h.count)
     }
 
     /// Called by the watchdog before a round: the holds to renew, or `None`
     /// when there are none, in which case the watchdog must stop (and the
     /// next watched hold starts a new one).
     pub(crate) fn next_round(&mut self) -> Option<Vec<Watched>> {
-        let watched = self.watched();
+        let watched: Vec<Watched> = self
+            .holds
+            .iter()
+            .filter(|(_, h)| h.watched > 0)
+            .map(|(k, h)| Watched {
+                key: k.clone(),
+                generation: h.generation,
+                timeouts: h.timeouts.clone(),
+                clock: h.clock.clone(),
+            })
+            .collect();
         if watched.is_empty() {
             self.renewing = false;
             return None;
@@ -168,67 +178,77 @@ mod tests {
     use super::*;
 
     fn key(name: &str) -> HoldKey {
-        (name.to_string(), "c:1".to_string())
+        HoldKey {
+            lock: name.to_string(),
+            field: "c:1".to_string(),
+        }
+    }
+
+    fn new(name: &str, watched: bool) -> NewHold {
+        NewHold {
+            key: key(name),
+            watched,
+            timeouts: String::new(),
+            sent: Instant::now(),
+            lease: Duration::from_secs(30),
+        }
     }
 
     #[test]
     fn counts_reentrant_holds() {
         let mut holds = Holds::default();
-        let (lost, start) = holds.acquired(key("a"), true, String::new());
+        let (clock, start) = holds.acquired(new("a", true));
         assert!(start, "the first watched hold starts the watchdog");
-        let (_, start) = holds.acquired(key("a"), false, String::new());
+        let (same, start) = holds.acquired(new("a", false));
         assert!(!start);
+        assert!(Arc::ptr_eq(&clock, &same), "one clock per owner and lock");
         assert_eq!(holds.count(&key("a")), 2);
-        assert_eq!(holds.watched().len(), 1);
         holds.releasing(&key("a"));
         holds.released(&key("a"), true, Some(true));
         assert_eq!(holds.count(&key("a")), 1);
-        assert!(!holds.any_watched(), "only the fixed-lease hold is left");
+        assert!(!clock.is_lost());
         holds.releasing(&key("a"));
         holds.released(&key("a"), false, Some(false));
         assert_eq!(holds.count(&key("a")), 0);
-        assert!(!*lost.borrow());
-        assert_eq!(holds.next_round(), None);
-        let (_, start) = holds.acquired(key("b"), true, String::new());
+        assert!(holds.next_round().is_none());
+        let (_, start) = holds.acquired(new("b", true));
         assert!(start, "a stopped watchdog is started again");
     }
 
     #[test]
     fn renewal_failures_during_a_release_are_not_losses() {
         let mut holds = Holds::default();
-        let (lost, _) = holds.acquired(key("a"), true, String::new());
-        holds.acquired(key("a"), true, String::new());
-        let w = holds.watched().pop().unwrap();
-        let (k, generation) = (w.key, w.generation);
-        holds.releasing(&k);
-        assert!(!holds.renewal_failed(&k, generation));
-        holds.released(&k, true, Some(true));
-        assert!(holds.renewal_failed(&k, generation));
-        assert!(*lost.borrow());
-        assert_eq!(holds.count(&k), 0);
+        let (clock, _) = holds.acquired(new("a", true));
+        holds.acquired(new("a", true));
+        let w = holds.next_round().unwrap().pop().unwrap();
+        holds.releasing(&w.key);
+        assert!(!holds.renewal_failed(&w.key, w.generation));
+        holds.released(&w.key, true, Some(true));
+        assert!(holds.renewal_failed(&w.key, w.generation));
+        assert!(clock.is_lost());
+        assert_eq!(holds.count(&w.key), 0);
     }
 
     #[test]
     fn a_lock_freed_under_other_guards_is_lost_for_them() {
         let mut holds = Holds::default();
-        let (lost, _) = holds.acquired(key("a"), true, String::new());
-        holds.acquired(key("a"), true, String::new());
+        let (clock, _) = holds.acquired(new("a", true));
+        holds.acquired(new("a", true));
         holds.releasing(&key("a"));
         holds.released(&key("a"), true, Some(false));
-        assert!(*lost.borrow());
+        assert!(clock.is_lost());
         assert_eq!(holds.count(&key("a")), 0);
     }
 
     #[test]
     fn a_stale_generation_is_not_a_loss() {
         let mut holds = Holds::default();
-        holds.acquired(key("a"), true, String::new());
-        let w = holds.watched().pop().unwrap();
-        let (k, old) = (w.key, w.generation);
-        holds.releasing(&k);
-        holds.released(&k, true, Some(false));
-        let (lost, _) = holds.acquired(key("a"), true, String::new());
-        assert!(!holds.renewal_failed(&k, old));
-        assert!(!*lost.borrow());
+        holds.acquired(new("a", true));
+        let w = holds.next_round().unwrap().pop().unwrap();
+        holds.releasing(&w.key);
+        holds.released(&w.key, true, Some(false));
+        let (clock, _) = holds.acquired(new("a", true));
+        assert!(!holds.renewal_failed(&w.key, w.generation));
+        assert!(!clock.is_lost());
     }
 }

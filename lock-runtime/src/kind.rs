@@ -2,13 +2,15 @@
 //! operation of each kind runs. Everything else (waiting, guards, the
 //! watchdog) is the same for all three.
 
+use crate::config::{Config, millis, token_ttl};
 use crate::connection::Connection;
+use crate::job::ReleaseRequest;
 use crate::names::LockNames;
+use crate::replies::{Acquired, Flag, ReleaseMode, Released, Side, WakeMessage};
 use crate::scripts::{
     Acquire, ForceRelease, ReadAcquire, ReadRelease, Release, RwForceRelease, WriteAcquire,
     WriteRelease,
 };
-use crate::watchdog::duration_ms;
 use redis::RedisResult;
 use std::time::Duration;
 
@@ -37,17 +39,13 @@ pub(crate) enum Kind {
     },
 }
 
-/// What one release of one hold needs.
-pub(crate) struct ReleaseArgs<'a> {
+/// One acquire attempt's arguments.
+pub(crate) struct AcquireArgs<'a> {
     pub names: &'a LockNames,
     pub owner: &'a str,
-    pub latch: &'a str,
+    /// `Some(n)`: re-entry number `n` of an owner that holds the lock.
+    pub reentry: Option<u64>,
     pub lease: Duration,
-    pub publish: &'a str,
-    pub latch_ttl: Duration,
-    /// `Some(n)`: release only if the owner's hold count is `n` (undoing an
-    /// acquire whose reply was lost).
-    pub expected: Option<u64>,
 }
 
 impl Kind {
@@ -59,13 +57,13 @@ impl Kind {
         }
     }
 
-    /// The message a release publishes: `0` wakes one waiter per client
-    /// (Redisson's reentrant lock), `1` wakes them all (read/write locks:
-    /// every release of those may let several in).
-    pub(crate) fn message(self) -> &'static str {
+    /// The message a release publishes: one waiter per client for
+    /// Redisson's reentrant lock, all of them for read/write locks (every
+    /// release of those may let several in).
+    pub(crate) fn message(self) -> WakeMessage {
         match self {
-            Kind::Reentrant => "0",
-            Kind::Read { .. } | Kind::Write { .. } => "1",
+            Kind::Reentrant => WakeMessage::One,
+            Kind::Read { .. } | Kind::Write { .. } => WakeMessage::All,
         }
     }
 
@@ -99,22 +97,30 @@ impl Kind {
         }
     }
 
-    /// Runs the acquire script: `None` when held, else the wait in ms.
+    /// Runs the acquire script once.
     pub(crate) async fn acquire(
         self,
         con: &mut Connection,
-        names: &LockNames,
-        owner: &str,
-        lease: Duration,
-    ) -> RedisResult<Option<i64>> {
-        let lease_ms = duration_ms(lease);
-        let prefer = |p: bool| if p { "1" } else { "0" };
+        config: &Config,
+        args: &AcquireArgs<'_>,
+    ) -> RedisResult<Acquired> {
+        let names = args.names;
+        let lease_ms = millis(args.lease);
+        let attempt = names.attempt(args.owner, args.reentry);
+        let attempt_ttl_ms = millis(config.attempt_ttl(args.lease));
+        let token_ttl_ms = millis(token_ttl(args.lease));
+        let reenter = Flag(args.reentry.is_some());
         match self {
             Kind::Reentrant => {
                 Acquire {
                     lock: &names.lock,
+                    token: &names.token(),
+                    attempt: &attempt,
                     lease_ms,
-                    owner,
+                    owner: args.owner,
+                    reenter,
+                    attempt_ttl_ms,
+                    token_ttl_ms,
                 }
                 .invoke(con)
                 .await
@@ -122,12 +128,17 @@ impl Kind {
             Kind::Read { prefer_writers } => {
                 ReadAcquire {
                     lock: &names.lock,
-                    timeouts: &names.timeouts(owner),
+                    timeouts: &names.timeouts(args.owner),
                     writer_mark: &names.writer_mark(),
+                    token: &names.token(),
+                    attempt: &attempt,
                     lease_ms,
-                    owner,
-                    writer_field: &Kind::Write { prefer_writers }.field(owner),
-                    prefer_writers: prefer(prefer_writers),
+                    owner: args.owner,
+                    writer_field: &Kind::Write { prefer_writers }.field(args.owner),
+                    prefer_writers: Flag(prefer_writers),
+                    reenter,
+                    attempt_ttl_ms,
+                    token_ttl_ms,
                 }
                 .invoke(con)
                 .await
@@ -136,11 +147,16 @@ impl Kind {
                 WriteAcquire {
                     lock: &names.lock,
                     writer_mark: &names.writer_mark(),
+                    token: &names.token(),
+                    attempt: &attempt,
                     lease_ms,
-                    writer_field: &self.field(owner),
-                    owner,
-                    prefer_writers: prefer(prefer_writers),
-                    mark_ttl_ms: duration_ms(WRITER_MARK_TTL.min(lease)),
+                    writer_field: &self.field(args.owner),
+                    owner: args.owner,
+                    prefer_writers: Flag(prefer_writers),
+                    mark_ttl_ms: millis(WRITER_MARK_TTL.min(args.lease)),
+                    reenter,
+                    attempt_ttl_ms,
+                    token_ttl_ms,
                 }
                 .invoke(con)
                 .await
@@ -148,30 +164,39 @@ impl Kind {
         }
     }
 
-    /// Runs the release script: `Some(1)` released (the lock, or the write
-    /// side, is free), `Some(0)` still held, `None` not held, `Some(-1)` the
-    /// expected count did not match.
+    /// Runs the release script once (a release, or an undo).
     pub(crate) async fn release(
         self,
         con: &mut Connection,
-        args: &ReleaseArgs<'_>,
-    ) -> RedisResult<Option<i64>> {
-        let lease_ms = duration_ms(args.lease);
-        let latch_ttl_ms = duration_ms(args.latch_ttl);
-        let expected = args.expected.map(|n| n.to_string()).unwrap_or_default();
-        let names = args.names;
+        config: &Config,
+        request: &ReleaseRequest,
+    ) -> RedisResult<Released> {
+        let names = &*request.names;
+        let owner = request.owner.field();
+        let latch = names.latch(&request.request_id);
+        let first_attempt = names.attempt(&owner, None);
+        let attempt = names.attempt(&owner, request.reentry);
+        let latch_ttl_ms = millis(config.latch_ttl);
+        let attempt_ttl_ms = millis(config.attempt_ttl(request.lease));
+        let reentry = Flag(request.reentry.is_some());
+        // An undo always closes its attempt: it may run before the acquire.
+        let close_attempts = Flag(request.close_attempts || request.mode == ReleaseMode::Undo);
         match self {
             Kind::Reentrant => {
                 Release {
                     lock: &names.lock,
                     channel: &names.channel,
-                    latch: args.latch,
+                    latch: &latch,
+                    first_attempt: &first_attempt,
+                    attempt: &attempt,
                     message: self.message(),
-                    lease_ms,
-                    owner: args.owner,
-                    publish: args.publish,
+                    lease_ms: millis(request.lease),
+                    owner: &owner,
                     latch_ttl_ms,
-                    expected: &expected,
+                    mode: request.mode,
+                    attempt_ttl_ms,
+                    reentry,
+                    close_attempts,
                 }
                 .invoke(con)
                 .await
@@ -180,14 +205,18 @@ impl Kind {
                 ReadRelease {
                     lock: &names.lock,
                     channel: &names.channel,
-                    timeouts: &names.timeouts(args.owner),
+                    timeouts: &names.timeouts(&owner),
                     timeouts_prefix: &names.timeouts_prefix(),
-                    latch: args.latch,
+                    latch: &latch,
+                    first_attempt: &first_attempt,
+                    attempt: &attempt,
                     message: self.message(),
-                    owner: args.owner,
-                    publish: args.publish,
+                    owner: &owner,
                     latch_ttl_ms,
-                    expected: &expected,
+                    mode: request.mode,
+                    attempt_ttl_ms,
+                    reentry,
+                    close_attempts,
                 }
                 .invoke(con)
                 .await
@@ -196,13 +225,17 @@ impl Kind {
                 WriteRelease {
                     lock: &names.lock,
                     channel: &names.channel,
-                    latch: args.latch,
+                    latch: &latch,
+                    first_attempt: &first_attempt,
+                    attempt: &attempt,
                     message: self.message(),
-                    lease_ms,
-                    writer_field: &self.field(args.owner),
-                    publish: args.publish,
+                    lease_ms: millis(request.lease),
+                    writer_field: &self.field(&owner),
                     latch_ttl_ms,
-                    expected: &expected,
+                    mode: request.mode,
+                    attempt_ttl_ms,
+                    reentry,
+                    close_attempts,
                 }
                 .invoke(con)
                 .await
@@ -215,15 +248,16 @@ impl Kind {
         self,
         con: &mut Connection,
         names: &LockNames,
-        publish: &str,
     ) -> RedisResult<bool> {
+        let token_ttl_ms = millis(token_ttl(crate::config::DEFAULT_WATCHDOG_TIMEOUT));
         let broken: i64 = match self {
             Kind::Reentrant => {
                 ForceRelease {
                     lock: &names.lock,
                     channel: &names.channel,
+                    token: &names.token(),
                     message: self.message(),
-                    publish,
+                    token_ttl_ms,
                 }
                 .invoke(con)
                 .await?
@@ -232,13 +266,14 @@ impl Kind {
                 RwForceRelease {
                     lock: &names.lock,
                     channel: &names.channel,
+                    token: &names.token(),
                     message: self.message(),
-                    publish,
-                    mode: if matches!(self, Kind::Read { .. }) {
-                        "read"
+                    side: if matches!(self, Kind::Read { .. }) {
+                        Side::Read
                     } else {
-                        "write"
+                        Side::Write
                     },
+                    token_ttl_ms,
                 }
                 .invoke(con)
                 .await?

@@ -1,6 +1,5 @@
-//! Runtime of [redlua](https://example.invalid/redlua): typed Redis Lua
-//! script calls, and distributed locks stored exactly as Redisson stores
-//! them.
+//! Runtime of redlua: typed Redis Lua script calls, and distributed locks
+//! stored exactly as Redisson stores them.
 //!
 //! # Scripts
 //!
@@ -15,54 +14,80 @@
 //!
 //! A [`LockClient`] hands out [`Lock`] handles (and [`ReadWriteLock`]s,
 //! whose read and write sides are `Lock`s too); acquiring one gives a
-//! [`LockGuard`]. Locks are reentrant per owner (a tokio task by default),
-//! kept alive by a watchdog while held, and woken through pub/sub when
-//! released. Their keys, fields, channels and messages are Redisson's, so a
-//! Java service holding a Redisson `RLock` and a Rust service holding a
-//! redlua lock of the same name exclude each other.
+//! [`LockGuard`]. Each acquire is a new holder (two futures of one task
+//! exclude each other); re-entry is explicit, through the guard or its
+//! [`Owner`]. A guard is kept alive by a watchdog, knows how long it is
+//! surely valid (its lease clock) and carries a fencing token; waiters are
+//! woken through pub/sub when the lock is released. Keys, fields, channels
+//! and messages are Redisson's, so a Java service holding a Redisson `RLock`
+//! and a Rust service holding a redlua lock of the same name exclude each
+//! other.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), redlua_runtime::Error> {
 //! let client = redlua_runtime::LockClient::connect("redis://127.0.0.1:6379/").await?;
 //! let lock = client.lock("orders:42");
 //! let guard = lock.lock().await?; // waits; the watchdog renews the lease
-//! // ... exclusive work ...
+//! let token = guard.token(); // hand it to the resource the lock protects
+//! // ... exclusive work, while !guard.is_lost() ...
 //! guard.unlock().await?;
+//! # let _ = token;
 //! # Ok(()) }
 //! ```
 //!
-//! Where things happen: `client.rs` (connections, settings), `lock.rs`
-//! (acquiring and waiting), `rwlock.rs` (read/write locks), `kind.rs` (which
-//! script each kind of lock runs), `guard.rs` (releasing, lost signal),
-//! `watchdog.rs` (lease renewal), `pubsub.rs` (wake-ups),
-//! `background.rs` (releases of dropped guards), `names.rs` (Redisson's key
-//! names), `scripts.rs` + `scripts/*.lua` (every state change).
+//! Where things happen, bottom up:
+//! - `config.rs` settings and limits; `error.rs` errors and the one
+//!   classifier of Redis errors; `owner.rs` owners; `names.rs` Redisson's
+//!   key names; `replies.rs` the typed replies of `scripts.rs` +
+//!   `scripts/*.lua` (every state change);
+//! - `connection.rs` the healing command connection; `pubsub.rs` wake-ups;
+//! - `lease_clock.rs` the lease clock; `holds.rs` the registry of holds;
+//!   `shared.rs` what a client's parts share; `job.rs` background work;
+//! - `acquire.rs` acquiring, waiting, undoing abandoned acquires;
+//!   `release.rs` where holds are released; `background.rs` the worker;
+//!   `watchdog.rs` lease renewal; `inspect.rs` reading a lock;
+//! - `kind.rs` which script each kind of lock runs; `guard.rs`, `lock.rs`,
+//!   `rwlock.rs`, `client.rs` the public API.
 //!
 //! Most users depend on the `redlua` facade crate, which re-exports this one.
 #![warn(missing_docs)]
 
+mod acquire;
 mod background;
 mod client;
+mod config;
 mod connection;
 mod error;
 mod guard;
 mod holds;
+mod inspect;
+mod job;
 mod kind;
+mod lease_clock;
 mod lock;
 mod names;
 mod owner;
 mod pubsub;
+mod release;
+mod replies;
 mod rwlock;
 pub mod script;
 mod scripts;
+mod shared;
 mod watchdog;
 
-pub use client::{DEFAULT_WATCHDOG_TIMEOUT, LockClient, LockClientBuilder};
+pub use client::{LockClient, LockClientBuilder};
+pub use config::{
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT, DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE,
+    MIN_LEASE,
+};
 pub use connection::Connection;
 pub use error::{Error, Result};
 pub use guard::LockGuard;
+pub use inspect::{Holder, LockInfo, LockKind, Mode, Side};
 pub use lock::Lock;
 pub use names::MAX_NAME_LEN;
+pub use owner::Owner;
 pub use rwlock::ReadWriteLock;
 
 /// Paths used by code that `#[redis_script]` generates. Not a public API.
@@ -86,16 +111,20 @@ mod tests {
         send_sync_static(&client);
         send_sync_static(&lock);
         send_sync_static(&guard);
+        send_sync_static(guard.owner());
         send(LockClient::connect("redis://127.0.0.1/"));
         send(lock.lock());
         send(lock.lock_with_lease(std::time::Duration::from_secs(1)));
         send(lock.try_lock());
         send(lock.try_lock_for(std::time::Duration::from_secs(1), None));
+        send(lock.reenter(guard.owner()));
         send(lock.force_unlock());
         send(lock.is_locked());
-        send(lock.hold_count());
+        send(lock.inspect());
         send(lock.remaining_ttl());
+        send(client.inspect("x"));
         send(guard.lost());
+        send(guard.reenter());
         send(guard.unlock());
     }
 }

@@ -1,38 +1,39 @@
-//! [`Lock`]: a handle to one reentrant lock, and how it is acquired.
-//!
-//! Acquiring follows Redisson: try; on failure subscribe to the lock's
-//! channel and try again (a release between the two is not missed); then wait
-//! for a release message or for the TTL the acquire returned, whichever comes
-//! first, and retry. A missed message costs at most that TTL.
+//! [`Lock`]: a handle to one lock — the public face of acquiring
+//! (`acquire.rs`), re-entry, breaking and reading it.
 
-use crate::background::Job;
-use crate::client::ClientInner;
+use crate::acquire::{Request, Wait};
+use crate::config::check_lease;
 use crate::error::{Error, Result};
 use crate::guard::LockGuard;
-use crate::holds::HoldKey;
-use crate::kind::{Kind, WRITER_RETRY};
+use crate::inspect::{LockInfo, inspect};
+use crate::kind::Kind;
 use crate::names::LockNames;
-use crate::owner::{current_owner_id, owner_name};
-use crate::pubsub::Subscription;
-use crate::scripts::State;
-use crate::watchdog;
+use crate::owner::Owner;
+use crate::shared::Shared;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::time::Instant;
 
-/// A handle to the reentrant lock of one name, made by
-/// [`LockClient::lock`](crate::LockClient::lock). Cheap to clone; holds
-/// nothing by itself.
+/// A handle to the lock of one name, made by
+/// [`LockClient::lock`](crate::LockClient::lock) (or one side of a
+/// [`ReadWriteLock`](crate::ReadWriteLock)). Cheap to clone; holds nothing
+/// by itself.
 ///
 /// The lock is stored as Redisson's `RLock` is: a hash at the name, mapping
 /// `<client-uuid>:<owner-id>` to a hold count, with the lease as its TTL.
 /// Java services locking the same name with Redisson exclude, and are woken
 /// by, Rust services locking it with redlua.
 ///
-/// Holds belong to an owner: by default the current tokio task (the current
-/// thread outside a task), like a Java thread for Redisson. The same owner
-/// acquiring again re-enters (hold count + 1). [`Lock::with_owner`] picks an
-/// explicit owner id, for code that must act as one owner across tasks.
+/// # Ownership
+///
+/// Every acquire ([`lock`](Lock::lock), [`try_lock`](Lock::try_lock), ...)
+/// is a new holder, excluded by every other: two tasks, and also two futures
+/// of one task (`join!`, `select!`, `FuturesUnordered`), never hold the lock
+/// together. (Redisson's owner is the Java thread, and a lock owned by the
+/// current tokio task would let every future of that task in at once.)
+///
+/// Re-entry is explicit: [`LockGuard::reenter`], or [`Lock::reenter`] with
+/// the [`Owner`] of a guard, from any task. It adds a hold to that owner
+/// without waiting, and works only while the owner holds the lock.
 ///
 /// ```no_run
 /// # async fn demo(client: redlua_runtime::LockClient) -> Result<(), redlua_runtime::Error> {
@@ -41,16 +42,17 @@ use tokio::time::Instant;
 /// let lock = client.lock("invoices:2026-11");
 /// if let Some(guard) = lock.try_lock_for(Duration::from_secs(2), None).await? {
 ///     // held; the watchdog renews the lease until `unlock`
+///     let inner = guard.reenter().await?; // the same owner, one more hold
+///     inner.unlock().await?;
 ///     guard.unlock().await?;
 /// }
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]
 pub struct Lock {
-    client: Arc<ClientInner>,
+    shared: Arc<Shared>,
     kind: Kind,
     names: std::result::Result<Arc<LockNames>, (String, String)>,
-    owner_id: Option<u64>,
 }
 
 impl std::fmt::Debug for Lock {
@@ -58,21 +60,12 @@ impl std::fmt::Debug for Lock {
         f.debug_struct("Lock")
             .field("name", &self.name())
             .field("kind", &self.kind)
-            .field("owner_id", &self.owner_id)
             .finish_non_exhaustive()
     }
 }
 
-/// How long an acquire may wait.
-#[derive(Debug, Clone, Copy)]
-enum Wait {
-    No,
-    Until(Instant),
-    Forever,
-}
-
 impl Lock {
-    pub(crate) fn new(client: Arc<ClientInner>, name: &str, kind: Kind) -> Lock {
+    pub(crate) fn new(shared: Arc<Shared>, name: &str, kind: Kind) -> Lock {
         let names = match kind {
             Kind::Reentrant => LockNames::new(name),
             Kind::Read { .. } | Kind::Write { .. } => LockNames::read_write(name),
@@ -82,10 +75,9 @@ impl Lock {
             other => (name.to_string(), other.to_string()),
         });
         Lock {
-            client,
+            shared,
             kind,
             names,
-            owner_id: None,
         }
     }
 
@@ -97,25 +89,6 @@ impl Lock {
         }
     }
 
-    /// This handle, acting for the explicit owner id `owner_id` instead of
-    /// the current task. Holds taken through it are reentrant with each
-    /// other whichever task takes them. (Redisson writes thread ids here;
-    /// avoid ids that Java threads of the same client uuid could use — none
-    /// can, as the uuid is this client's.)
-    pub fn with_owner(mut self, owner_id: u64) -> Lock {
-        self.owner_id = Some(owner_id);
-        self
-    }
-
-    /// The owner string holds taken now through this handle get:
-    /// `<client-uuid>:<owner-id>`.
-    pub fn owner(&self) -> String {
-        owner_name(
-            &self.client.id,
-            self.owner_id.unwrap_or_else(current_owner_id),
-        )
-    }
-
     fn names(&self) -> Result<&Arc<LockNames>> {
         self.names
             .as_ref()
@@ -125,32 +98,64 @@ impl Lock {
             })
     }
 
-    /// Acquires the lock, waiting as long as it takes. The lease is the
-    /// watchdog timeout, renewed by the watchdog until the guard is released.
+    fn request(&self, lease: Option<Duration>) -> Result<Request<'_>> {
+        if let Some(lease) = lease {
+            check_lease("a lease", lease)?;
+        }
+        Ok(Request {
+            shared: &self.shared,
+            kind: self.kind,
+            names: self.names()?,
+            lease,
+        })
+    }
+
+    async fn acquire(&self, lease: Option<Duration>, wait: Wait) -> Result<Option<LockGuard>> {
+        let hold = self.request(lease)?.acquire(wait).await?;
+        Ok(hold.map(|hold| LockGuard::new(self.shared.clone(), hold)))
+    }
+
+    /// Acquires the lock as a new holder, waiting as long as it takes. The
+    /// lease is the watchdog timeout, renewed by the watchdog until the
+    /// guard is released. Failures that leave the outcome unknown (a lost
+    /// reply, a dropped connection) are retried while waiting; others are
+    /// returned.
     ///
     /// # Cancellation
     ///
     /// Dropping the future gives up waiting and leaves nothing held: if an
-    /// acquire was under way, the client undoes it in the background if it
-    /// took effect.
+    /// acquire was under way, the client undoes exactly that acquire in the
+    /// background, as soon as Redis can be reached, if it took effect.
     pub async fn lock(&self) -> Result<LockGuard> {
-        self.acquire_waiting(None).await
+        let started = std::time::Instant::now();
+        self.acquire(None, Wait::Forever)
+            .await?
+            .ok_or_else(|| Error::Timeout {
+                name: self.name().to_string(),
+                waited: started.elapsed(),
+            })
     }
 
     /// Acquires the lock with a fixed lease, waiting as long as it takes. No
-    /// watchdog: the lock is freed by Redis when the lease ends, released or
-    /// not, and the guard then reports it lost.
+    /// watchdog: Redis frees the lock when the lease ends, released or not,
+    /// and the guard then reports it lost. A lease under 1 ms or beyond
+    /// Redis's range is [`Error::Config`], before anything is sent.
     ///
     /// # Cancellation
     ///
     /// Dropping the future leaves nothing held, as for [`Lock::lock`].
     pub async fn lock_with_lease(&self, lease: Duration) -> Result<LockGuard> {
-        check_lease(lease)?;
-        self.acquire_waiting(Some(lease)).await
+        let started = std::time::Instant::now();
+        self.acquire(Some(lease), Wait::Forever)
+            .await?
+            .ok_or_else(|| Error::Timeout {
+                name: self.name().to_string(),
+                waited: started.elapsed(),
+            })
     }
 
-    /// Acquires the lock if it is free (or held by this owner), without
-    /// waiting: `None` when another owner holds it. Watchdog lease.
+    /// Acquires the lock if it is free, without waiting: `None` when it is
+    /// held. Watchdog lease.
     ///
     /// # Cancellation
     ///
@@ -171,30 +176,66 @@ impl Lock {
         wait: Duration,
         lease: Option<Duration>,
     ) -> Result<Option<LockGuard>> {
-        if let Some(lease) = lease {
-            check_lease(lease)?;
-        }
-        let deadline = Instant::now()
+        let deadline = tokio::time::Instant::now()
             .checked_add(wait)
             .map_or(Wait::Forever, Wait::Until);
         self.acquire(lease, deadline).await
     }
 
-    /// Breaks the lock whoever holds it (Redisson's `forceUnlock`) and wakes
-    /// a waiter. Returns whether there was a lock. Holders find out when
-    /// they renew or release ([`LockGuard::is_lost`]). A key that holds
-    /// something other than a lock is left alone: [`Error::WrongType`].
+    /// Re-enters the lock for `owner` (from [`LockGuard::owner`]): one more
+    /// hold, with the watchdog's lease, without waiting. For the read side
+    /// of a read/write lock, the owner of a write hold may take a read hold
+    /// (a downgrade); the owner of a read hold asking for the write side
+    /// gets [`Error::Upgrade`].
+    ///
+    /// Errors: [`Error::NotHeld`] when `owner` holds nothing of this lock.
+    ///
+    /// # Cancellation
+    ///
+    /// If the future is dropped, the re-entry is undone in the background if
+    /// it took effect: exactly that hold, no other.
+    pub async fn reenter(&self, owner: &Owner) -> Result<LockGuard> {
+        let hold = self.request(None)?.reenter(owner).await?;
+        Ok(LockGuard::new(self.shared.clone(), hold))
+    }
+
+    /// [`Lock::reenter`] with a fixed lease for the new hold.
+    ///
+    /// # Cancellation
+    ///
+    /// As for [`Lock::reenter`].
+    pub async fn reenter_with_lease(&self, owner: &Owner, lease: Duration) -> Result<LockGuard> {
+        let hold = self.request(Some(lease))?.reenter(owner).await?;
+        Ok(LockGuard::new(self.shared.clone(), hold))
+    }
+
+    /// Breaks the lock whoever holds it (Redisson's `forceUnlock`), wakes
+    /// its waiters and advances its fencing token. Returns whether there was
+    /// a lock. Holders find out through their lease clock or when they renew
+    /// or release ([`LockGuard::is_lost`]). A key that holds something other
+    /// than a lock of this kind is left alone: [`Error::WrongType`].
     ///
     /// # Cancellation
     ///
     /// If the future is dropped, the lock may or may not have been broken.
     pub async fn force_unlock(&self) -> Result<bool> {
         let names = self.names()?;
-        let mut con = self.client.con.clone();
+        let mut con = self.shared.con.clone();
         self.kind
-            .force_release(&mut con, names, self.client.config.publish)
+            .force_release(&mut con, names)
             .await
             .map_err(|e| Error::from_redis(&names.lock, e))
+    }
+
+    /// Reads the lock: its kind, holders with their counts, TTL and fencing
+    /// token, in one round trip, changing nothing.
+    ///
+    /// # Cancellation
+    ///
+    /// Only reads: dropping the future changes nothing.
+    pub async fn inspect(&self) -> Result<LockInfo> {
+        let names = self.names()?;
+        inspect(&self.shared, &names.lock).await
     }
 
     /// Whether anyone holds the lock.
@@ -203,25 +244,7 @@ impl Lock {
     ///
     /// Only reads: dropping the future changes nothing.
     pub async fn is_locked(&self) -> Result<bool> {
-        Ok(self.state().await?.0)
-    }
-
-    /// How many holds this handle's owner has (0 when it does not hold it).
-    ///
-    /// # Cancellation
-    ///
-    /// Only reads: dropping the future changes nothing.
-    pub async fn hold_count(&self) -> Result<u64> {
-        Ok(self.state().await?.2)
-    }
-
-    /// Whether this handle's owner holds the lock.
-    ///
-    /// # Cancellation
-    ///
-    /// Only reads: dropping the future changes nothing.
-    pub async fn is_held_by_owner(&self) -> Result<bool> {
-        Ok(self.state().await?.2 > 0)
+        Ok(!self.inspect().await?.holders.is_empty())
     }
 
     /// The lock's remaining lease: `None` when it is not locked (or, set by
@@ -231,267 +254,24 @@ impl Lock {
     ///
     /// Only reads: dropping the future changes nothing.
     pub async fn remaining_ttl(&self) -> Result<Option<Duration>> {
-        Ok(self.state().await?.1)
+        Ok(self.inspect().await?.ttl)
     }
 
-    /// (locked, ttl, this owner's hold count), in one round trip.
-    async fn state(&self) -> Result<(bool, Option<Duration>, u64)> {
-        let names = self.names()?;
-        let field = self.kind.field(&self.owner());
-        let mut con = self.client.con.clone();
-        let (exists, ttl, count) = State {
-            lock: &names.lock,
-            owner: &field,
-        }
-        .invoke(&mut con)
-        .await
-        .map_err(|e| Error::from_redis(&names.lock, e))?;
-        let ttl = u64::try_from(ttl).ok().map(Duration::from_millis);
-        Ok((exists == 1, ttl, u64::try_from(count).unwrap_or(0)))
-    }
-
-    /// Acquires, waiting without a deadline.
-    async fn acquire_waiting(&self, lease: Option<Duration>) -> Result<LockGuard> {
-        let started = Instant::now();
-        // Without a deadline `acquire` only returns with the lock or an error.
-        self.acquire(lease, Wait::Forever)
+    /// How many holds `owner` has of this lock (0 when none).
+    ///
+    /// # Cancellation
+    ///
+    /// Only reads: dropping the future changes nothing.
+    pub async fn hold_count(&self, owner: &Owner) -> Result<u64> {
+        let owner = owner.to_string();
+        let write = matches!(self.kind, Kind::Write { .. });
+        Ok(self
+            .inspect()
             .await?
-            .ok_or_else(|| Error::Timeout {
-                name: self.name().to_string(),
-                waited: started.elapsed(),
-            })
-    }
-
-    async fn acquire(&self, lease: Option<Duration>, wait: Wait) -> Result<Option<LockGuard>> {
-        let names = self.names()?.clone();
-        let owner: Arc<str> = self.owner().into();
-        // An attempt that will not wait leaves no writer's mark behind.
-        let kind = match wait {
-            Wait::No => self.kind.not_waiting(),
-            Wait::Until(_) | Wait::Forever => self.kind,
-        };
-        let attempt = Attempt {
-            client: &self.client,
-            kind,
-            names: &names,
-            owner: &owner,
-            lease: lease.unwrap_or(self.client.config.watchdog_timeout),
-            watched: lease.is_none(),
-        };
-        // A waiting writer that prefers writers leaves a mark; whenever it
-        // stops waiting without the lock (gives up, fails, or is dropped),
-        // this takes the mark away. Acquiring removes it in the script.
-        let mut mark = kind.marks_while_waiting().then(|| WriterMark {
-            client: &self.client,
-            names: &names,
-            field: kind.field(&owner),
-            armed: true,
-        });
-        if let Ok(guard) = attempt.try_once().await? {
-            WriterMark::disarm(&mut mark);
-            return Ok(Some(guard));
-        }
-        if let Wait::No = wait {
-            return Ok(None);
-        }
-        let mut subscription = self.subscribe(&names.channel, wait).await;
-        loop {
-            // Right after subscribing, and after every wake-up: try again.
-            let ttl = match attempt.try_once().await? {
-                Ok(guard) => {
-                    WriterMark::disarm(&mut mark);
-                    return Ok(Some(guard));
-                }
-                Err(ttl) => ttl,
-            };
-            // Wait for a release message, or for the holder's lease to end.
-            let mut pause = match ttl {
-                Some(ttl) => ttl,
-                // No expiry (set by hand): rely on the message, but look
-                // again every watchdog timeout.
-                None => self.client.config.watchdog_timeout,
-            };
-            if mark.is_some() {
-                // Come back (renewing the mark) before it expires.
-                pause = pause.min((attempt.lease / 3).min(WRITER_RETRY));
-            }
-            if let Wait::Until(deadline) = wait {
-                let now = Instant::now();
-                if now >= deadline {
-                    return Ok(None);
-                }
-                pause = pause.min(deadline - now);
-            }
-            match subscription.as_mut() {
-                Some(subscription) => {
-                    tokio::select! {
-                        _ = subscription.wake() => {}
-                        _ = tokio::time::sleep(pause) => {}
-                    }
-                }
-                None => tokio::time::sleep(pause.min(Duration::from_millis(100))).await,
-            }
-            if subscription.is_none() {
-                subscription = self.subscribe(&names.channel, wait).await;
-            }
-        }
-    }
-
-    /// Subscribes to `channel`, giving up at the deadline; `None` (poll
-    /// instead) when pub/sub fails.
-    async fn subscribe(&self, channel: &str, wait: Wait) -> Option<Subscription> {
-        let subscribe = self.client.hub.subscribe(channel);
-        let result = match wait {
-            Wait::Until(deadline) => match tokio::time::timeout_at(deadline, subscribe).await {
-                Ok(result) => result,
-                Err(_) => return None,
-            },
-            _ => subscribe.await,
-        };
-        match result {
-            Ok(subscription) => Some(subscription),
-            Err(error) => {
-                tracing::warn!(%error, channel, "redlua: cannot subscribe; polling for the lock instead");
-                None
-            }
-        }
-    }
-}
-
-fn check_lease(lease: Duration) -> Result<()> {
-    if lease.is_zero() {
-        return Err(Error::Config(
-            "a lease must be longer than zero".to_string(),
-        ));
-    }
-    Ok(())
-}
-
-/// One acquire attempt's fixed parts.
-struct Attempt<'a> {
-    client: &'a Arc<ClientInner>,
-    kind: Kind,
-    names: &'a Arc<LockNames>,
-    owner: &'a Arc<str>,
-    lease: Duration,
-    watched: bool,
-}
-
-impl Attempt<'_> {
-    fn key(&self) -> HoldKey {
-        (self.names.lock.clone(), self.kind.field(self.owner))
-    }
-
-    /// Runs the acquire script once: the guard, or the holder's TTL (`None`
-    /// when the lock has no expiry).
-    async fn try_once(&self) -> Result<std::result::Result<LockGuard, Option<Duration>>> {
-        let expected = self.client.holds().count(&self.key()) + 1;
-        // Armed while the script is under way: dropped then (the caller gave
-        // up, or the reply was lost), it undoes the acquire if it happened.
-        let mut pending = Pending {
-            attempt: self,
-            expected,
-            armed: true,
-        };
-        let mut con = self.client.con.clone();
-        let reply = self
-            .kind
-            .acquire(&mut con, self.names, self.owner, self.lease)
-            .await;
-        match reply {
-            Ok(None) => {
-                pending.armed = false;
-                Ok(Ok(self.guard()))
-            }
-            Ok(Some(ttl)) => {
-                pending.armed = false;
-                Ok(Err(u64::try_from(ttl).ok().map(Duration::from_millis)))
-            }
-            Err(error) => {
-                let error = Error::from_redis(&self.names.lock, error);
-                // A refusal by Redis (WRONGTYPE, ...) changed nothing; a lost
-                // reply may hide an acquire: `pending` undoes it on drop.
-                if matches!(&error, Error::Redis(e) if !e.is_io_error() && !e.is_timeout() && !e.is_connection_dropped())
-                    || matches!(error, Error::WrongType { .. } | Error::Upgrade { .. })
-                {
-                    pending.armed = false;
-                }
-                Err(error)
-            }
-        }
-    }
-
-    /// Records the new hold and makes its guard.
-    fn guard(&self) -> LockGuard {
-        let timeouts = self.kind.renewed_timeouts(self.names, self.owner);
-        let (lost, start_watchdog) =
-            self.client
-                .holds()
-                .acquired(self.key(), self.watched, timeouts);
-        if start_watchdog {
-            watchdog::start(self.client);
-        }
-        LockGuard::new(
-            self.client.clone(),
-            self.kind,
-            self.names.clone(),
-            self.owner.clone(),
-            self.watched
-                .then_some(())
-                .map_or(Some(self.lease), |_| None),
-            lost,
-        )
-    }
-}
-
-/// A waiting writer's mark, taken away by the background worker when the
-/// writer stops waiting without the lock (gives up, fails, is dropped) —
-/// unless disarmed because the writer got the lock.
-struct WriterMark<'a> {
-    client: &'a Arc<ClientInner>,
-    names: &'a Arc<LockNames>,
-    field: String,
-    armed: bool,
-}
-
-impl WriterMark<'_> {
-    /// The writer got the lock: the acquire script removed the mark.
-    fn disarm(mark: &mut Option<WriterMark<'_>>) {
-        if let Some(mark) = mark {
-            mark.armed = false;
-        }
-    }
-}
-
-impl Drop for WriterMark<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            self.client.submit(Job::ClearWriterMark {
-                names: self.names.clone(),
-                field: std::mem::take(&mut self.field),
-            });
-        }
-    }
-}
-
-/// An acquire under way; see [`Attempt::try_once`].
-struct Pending<'a, 'b> {
-    attempt: &'a Attempt<'b>,
-    expected: u64,
-    armed: bool,
-}
-
-impl Drop for Pending<'_, '_> {
-    fn drop(&mut self) {
-        if self.armed {
-            let a = self.attempt;
-            a.client.submit(Job::CancelAcquire {
-                kind: a.kind,
-                names: a.names.clone(),
-                owner: a.owner.clone(),
-                expected: self.expected,
-                lease: a.lease,
-            });
-        }
+            .holders
+            .iter()
+            .filter(|h| h.owner == owner && (h.side == crate::inspect::Side::Write) == write)
+            .map(|h| h.count)
+            .sum())
     }
 }

@@ -5,8 +5,12 @@
 //!   `redisson_rwlock:{orders:42}` for a read/write lock;
 //! - a release's latch: `redisson_unlock_latch:{orders:42}:<request-id>`;
 //! - a read hold's timeout: `{orders:42}:<owner>:rwlock_timeout:<n>`;
+//! - its fencing token counter (Redisson's `RFencedLock`):
+//!   `redisson_lock_token:{orders:42}`;
 //! - the mark of a waiting writer (writer-preferring read/write locks, not a
-//!   Redisson key): `{orders:42}:redlua_writer_waiting`.
+//!   Redisson key): `{orders:42}:redlua_writer_waiting`;
+//! - an acquire attempt's key (redlua's, short-lived: it stops a late copy
+//!   of an abandoned acquire): `{orders:42}:redlua_attempt:<owner>[:<n>]`.
 //!
 //! The braces are a Redis Cluster hash tag: every key of one lock lands in the
 //! slot of its name. A name that has braces of its own is used as it is
@@ -90,6 +94,8 @@ impl LockNames {
             names.latch("0"),
             names.timeouts("0:0"),
             names.writer_mark(),
+            names.token(),
+            names.attempt("0:0", Some(0)),
         ];
         if derived.iter().any(|key| hash_tag(key) != hash_tag(name)) {
             return Err(invalid(
@@ -122,6 +128,20 @@ impl LockNames {
         }
     }
 
+    /// The fencing token counter, Redisson's `RFencedLock` key.
+    pub(crate) fn token(&self) -> String {
+        prefixed("redisson_lock_token", &self.lock)
+    }
+
+    /// The key of an acquire attempt: the one that made `owner` a holder
+    /// (`reentry: None`), or re-entry number `n` of it.
+    pub(crate) fn attempt(&self, owner: &str, reentry: Option<u64>) -> String {
+        match reentry {
+            None => suffixed(&self.lock, &format!("redlua_attempt:{owner}")),
+            Some(n) => suffixed(&self.lock, &format!("redlua_attempt:{owner}:{n}")),
+        }
+    }
+
     /// The mark a waiting writer leaves when writers are preferred.
     pub(crate) fn writer_mark(&self) -> String {
         suffixed(&self.lock, "redlua_writer_waiting")
@@ -140,6 +160,15 @@ mod tests {
         assert_eq!(
             names.latch("ab12"),
             "redisson_unlock_latch:{orders:42}:ab12"
+        );
+        assert_eq!(names.token(), "redisson_lock_token:{orders:42}");
+        assert_eq!(
+            names.attempt("u:7", None),
+            "{orders:42}:redlua_attempt:u:7"
+        );
+        assert_eq!(
+            names.attempt("u:7", Some(3)),
+            "{orders:42}:redlua_attempt:u:7:3"
         );
     }
 

@@ -1,35 +1,89 @@
-//! Who holds a lock: `<client-uuid>:<owner-id>`, Redisson's format.
+//! Who holds a lock: an [`Owner`], stored as `<client-uuid>:<owner-id>`,
+//! Redisson's format.
 //!
-//! The owner id is, by default, the id of the current tokio task, so that two
-//! tasks exclude each other like two Java threads do. Outside a task it is an
-//! id of the current thread (counted from 2^62, so it never meets a task id).
-//! An explicit id ([`Lock::with_owner`](crate::Lock::with_owner)) lets
-//! several tasks act as one owner.
+//! Every plain acquire is a new owner, with an id never used before by its
+//! client: two acquires never share a hold by accident, whether they run in
+//! two tasks or as two futures of one task (`join!`, `select!`). Re-entry is
+//! explicit: it adds a hold to an owner that already holds the lock, through
+//! [`LockGuard::reenter`](crate::LockGuard::reenter) or
+//! [`Lock::reenter`](crate::Lock::reenter) with the guard's [`Owner`].
 
+use std::fmt;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The first id given to threads.
-const FIRST_THREAD_ID: u64 = 1 << 62;
-
-static NEXT_THREAD_ID: AtomicU64 = AtomicU64::new(FIRST_THREAD_ID);
-
-thread_local! {
-    static THREAD_ID: u64 = NEXT_THREAD_ID.fetch_add(1, Ordering::Relaxed);
+/// The owner of a hold, as stored in Redis: `<client-uuid>:<owner-id>`.
+///
+/// Get one from a guard ([`LockGuard::owner`](crate::LockGuard::owner)) and
+/// pass it on (it is `Clone + Send`) to re-enter the lock from another task
+/// with [`Lock::reenter`](crate::Lock::reenter). An owner only re-enters
+/// while it holds the lock: once its last hold is released or lost, its id
+/// is never used again.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Owner {
+    client: Arc<str>,
+    id: u64,
+    token: u64,
 }
 
-/// The owner id of the caller: its tokio task, or its thread.
-pub(crate) fn current_owner_id() -> u64 {
-    if let Some(task) = tokio::task::try_id()
-        && let Ok(id) = task.to_string().parse()
-    {
-        return id;
+impl Owner {
+    pub(crate) fn new(client: Arc<str>, id: u64, token: u64) -> Owner {
+        Owner { client, id, token }
     }
-    THREAD_ID.with(|id| *id)
+
+    /// The client's uuid, the first part of the stored owner.
+    pub fn client_id(&self) -> &str {
+        &self.client
+    }
+
+    /// The owner id, the second part of the stored owner (unique within
+    /// its client).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The fencing token of the acquire that made this owner a holder.
+    pub(crate) fn token(&self) -> u64 {
+        self.token
+    }
+
+    /// The field stored in the lock's hash: `<client-uuid>:<owner-id>`.
+    pub(crate) fn field(&self) -> String {
+        self.to_string()
+    }
 }
 
-/// The owner string stored in Redis.
-pub(crate) fn owner_name(client_id: &str, owner_id: u64) -> String {
-    format!("{client_id}:{owner_id}")
+impl fmt::Display for Owner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.client, self.id)
+    }
+}
+
+impl fmt::Debug for Owner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Owner({self})")
+    }
+}
+
+/// Hands out a client's owner ids and re-entry sequence numbers: each once.
+#[derive(Debug)]
+pub(crate) struct Ids {
+    next: AtomicU64,
+}
+
+impl Default for Ids {
+    fn default() -> Self {
+        Ids {
+            next: AtomicU64::new(1),
+        }
+    }
+}
+
+impl Ids {
+    /// A number this client never gave out before.
+    pub(crate) fn next(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed)
+    }
 }
 
 #[cfg(test)]
@@ -37,20 +91,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn threads_get_distinct_stable_ids() {
-        let here = current_owner_id();
-        assert_eq!(here, current_owner_id());
-        assert!(here >= FIRST_THREAD_ID);
-        let there = std::thread::spawn(current_owner_id).join().unwrap();
-        assert_ne!(here, there);
-    }
-
-    #[tokio::test]
-    async fn tasks_get_their_task_id() {
-        let a = tokio::spawn(async { current_owner_id() }).await.unwrap();
-        let b = tokio::spawn(async { current_owner_id() }).await.unwrap();
+    fn ids_are_unique_and_owners_print_as_redisson() {
+        let ids = Ids::default();
+        let (a, b) = (ids.next(), ids.next());
         assert_ne!(a, b);
-        assert!(a < FIRST_THREAD_ID);
-        assert_eq!(owner_name("u", 7), "u:7");
+        let owner = Owner::new("u".into(), a, 7);
+        assert_eq!(owner.to_string(), format!("u:{a}"));
+        assert_eq!(owner.field(), format!("u:{a}"));
+        assert_eq!(owner.token(), 7);
     }
 }

@@ -40,9 +40,14 @@
 //!   retries the lock after any message it may have missed. Channels without
 //!   waiters are simply not re-subscribed.
 //!
-//! Nothing here has a timeout of its own: a `SUBSCRIBE` on a connection that
-//! hangs without being closed waits until the operating system gives up on
-//! it. Callers bound their waits (the lock's TTL, `try_lock_for`'s wait time).
+//! - A connection that goes silent is found out: the driver pings it every
+//!   second, and a ping (or a connect) that gets no answer within the
+//!   response timeout ends the connection, exactly as a closed one. Its
+//!   waiters are woken at once (they try the lock), and their next `wake()`
+//!   subscribes again on a new connection.
+//!
+//! Callers bound their waits (the lock's TTL, `try_lock_for`'s wait time),
+//! and poll while [`Subscription::is_live`] is false.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -58,10 +63,9 @@ use redis::aio::PubSubSink;
 use redis::{ErrorKind, Msg, RedisError, RedisResult};
 use tokio::sync::{Notify, mpsc, watch};
 
-/// Payload of Redisson's release message that wakes one waiter.
-const UNLOCK_MESSAGE: &[u8] = b"0";
-/// Payload of Redisson's message that wakes every waiter.
-const WAKE_ALL_MESSAGE: &[u8] = b"1";
+use crate::config::PUBSUB_PING_INTERVAL;
+use crate::replies::WakeMessage;
+
 /// How many connections a subscribe tries before it reports the loss.
 const SUBSCRIBE_ATTEMPTS: usize = 3;
 /// First pause of [`Subscription::wake`] after a failed re-subscription.
@@ -100,6 +104,11 @@ pub(crate) struct Subscription {
 struct Shared {
     /// Opens pub/sub connections.
     client: redis::Client,
+    /// How long opening a connection may take.
+    connect_timeout: Duration,
+    /// How long a ping may go unanswered before the connection counts as
+    /// dead.
+    response_timeout: Duration,
     /// Everything mutable; never held across an `.await`.
     state: Mutex<State>,
 }
@@ -183,10 +192,16 @@ impl PubSubHub {
     /// Nothing is connected yet: the connection is opened by the first
     /// [`subscribe`](Self::subscribe), and opened again by the next one after
     /// it was lost.
-    pub(crate) fn new(client: redis::Client) -> PubSubHub {
+    pub(crate) fn new(
+        client: redis::Client,
+        connect_timeout: Duration,
+        response_timeout: Duration,
+    ) -> PubSubHub {
         PubSubHub {
             shared: Arc::new(Shared {
                 client,
+                connect_timeout,
+                response_timeout,
                 state: Mutex::new(State {
                     conn: None,
                     next_conn_id: 0,
@@ -272,6 +287,12 @@ impl fmt::Debug for PubSubHub {
 }
 
 impl Subscription {
+    /// Whether the channel is subscribed on a live connection, so that a
+    /// release message would reach this subscription.
+    pub(crate) fn is_live(&self) -> bool {
+        self.shared.is_subscribed(&self.channel)
+    }
+
     /// Waits for a wake-up on the channel.
     ///
     /// Returns when:
@@ -283,12 +304,14 @@ impl Subscription {
     /// - a `1` arrives (every waiter of the channel wakes), or arrived since
     ///   the previous `wake()` of this subscription (or since `subscribe()`
     ///   returned);
-    /// - the pub/sub connection was lost: the channel is subscribed again,
-    ///   on a new connection, before this returns, so that the caller's next
-    ///   try happens after no message can be missed any more. If that
+    /// - the pub/sub connection was lost (closed, or silent): at once, so
+    ///   that the caller tries the lock (a message may have been missed);
+    /// - called while the channel is not subscribed on a live connection: once
+    ///   it is subscribed again, on a new connection, so that the caller's
+    ///   next try happens after no message can be missed any more. If that
     ///   re-subscription fails (the server is unreachable), it is retried
     ///   with a growing pause (50 ms up to 1 s) until it succeeds; callers
-    ///   bound the whole wait with their own timer.
+    ///   bound the whole wait with their own timer, and poll meanwhile.
     ///
     /// A wake-up is a hint, not a promise: the caller tries the lock again and
     /// calls `wake()` again if it is still taken.
@@ -331,11 +354,8 @@ impl Subscription {
                 return;
             }
             notified.await;
-            if !self.shared.is_subscribed(&self.channel) {
-                // Woken because the connection was lost: subscribe again
-                // before returning.
-                continue;
-            }
+            // Woken by a message, or because the connection was lost (the
+            // next call subscribes again).
             self.seen = self.signals.epoch();
             return;
         }
@@ -487,7 +507,11 @@ fn live_conn<'a>(
         running: None,
         dead: false,
     };
-    runtime.spawn(driver.run(shared.client.clone()));
+    runtime.spawn(driver.run(
+        shared.client.clone(),
+        shared.connect_timeout,
+        shared.response_timeout,
+    ));
     Ok(conn.insert(ConnHandle { id, commands }))
 }
 
@@ -531,8 +555,17 @@ struct Driver {
     dead: bool,
 }
 
+/// A ping being sent on the connection.
+type RunningPing = Pin<Box<dyn Future<Output = RedisResult<()>> + Send>>;
+
 /// What woke the driver.
 enum Event {
+    /// Time to ping.
+    Tick,
+    /// The ping was answered (or failed).
+    Pong(RedisResult<()>),
+    /// The ping was not answered in time: the connection is dead.
+    Silent,
     /// A pushed message, or `None` when the connection is closed.
     Message(Option<Msg>),
     /// The running command completed.
@@ -544,8 +577,15 @@ enum Event {
 impl Driver {
     /// Connects, then runs commands and dispatches messages until the
     /// connection is closed or the hub is dropped.
-    async fn run(mut self, client: redis::Client) {
-        let pubsub = match client.get_async_pubsub().await {
+    async fn run(mut self, client: redis::Client, connect_timeout: Duration, ping_timeout: Duration) {
+        let connect = tokio::time::timeout(connect_timeout, client.get_async_pubsub());
+        let connected = connect.await.unwrap_or_else(|_| {
+            Err(RedisError::from((
+                ErrorKind::Io,
+                "redlua: opening the pub/sub connection timed out",
+            )))
+        });
+        let pubsub = match connected {
             Ok(pubsub) => pubsub,
             Err(err) => {
                 self.mark_dead();
@@ -561,11 +601,30 @@ impl Driver {
             }
         };
         let (sink, mut stream) = pubsub.split();
+        let mut ticker = tokio::time::interval(PUBSUB_PING_INTERVAL);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // The ping under way, and when it must have been answered.
+        let mut ping: Option<(RunningPing, tokio::time::Instant)> = None;
         loop {
             let event = {
                 let running = &mut self.running;
                 let queue = &mut self.queue;
+                let pinging = ping.is_some();
+                let ping_deadline = ping.as_ref().map(|(_, deadline)| *deadline);
                 tokio::select! {
+                    _ = ticker.tick(), if !pinging => Event::Tick,
+                    answer = async {
+                        match ping.as_mut() {
+                            Some((pong, _)) => pong.await,
+                            None => std::future::pending().await,
+                        }
+                    }, if pinging => Event::Pong(answer),
+                    _ = async {
+                        match ping_deadline {
+                            Some(deadline) => tokio::time::sleep_until(deadline).await,
+                            None => std::future::pending().await,
+                        }
+                    }, if pinging => Event::Silent,
                     message = stream.next() => Event::Message(message),
                     done = async {
                         match running.as_mut() {
@@ -577,6 +636,21 @@ impl Driver {
                 }
             };
             match event {
+                Event::Tick => {
+                    let mut sink = sink.clone();
+                    let pong: RunningPing =
+                        Box::pin(async move { sink.ping::<redis::Value>().await.map(drop) });
+                    ping = Some((pong, tokio::time::Instant::now() + ping_timeout));
+                }
+                Event::Pong(Ok(())) => ping = None,
+                Event::Pong(Err(error)) => {
+                    tracing::warn!(target: "redlua::pubsub", %error, "the pub/sub connection failed its ping; replacing it");
+                    break;
+                }
+                Event::Silent => {
+                    tracing::warn!(target: "redlua::pubsub", timeout = ?ping_timeout, "the pub/sub connection went silent; replacing it");
+                    break;
+                }
                 Event::Message(Some(message)) => self.dispatch(&message),
                 Event::Message(None) | Event::Command(None) => break,
                 Event::Command(Some(command)) => {
@@ -618,10 +692,10 @@ impl Driver {
                 None => return,
             }
         };
-        match message.get_payload_bytes() {
-            UNLOCK_MESSAGE => signals.notify.notify_one(),
-            WAKE_ALL_MESSAGE => signals.broadcast(),
-            _ => {}
+        match WakeMessage::parse(message.get_payload_bytes()) {
+            Some(WakeMessage::One) => signals.notify.notify_one(),
+            Some(WakeMessage::All) => signals.broadcast(),
+            None => {}
         }
     }
 
@@ -701,7 +775,7 @@ mod tests {
 
     async fn env() -> Env {
         let server = RedisServer::start();
-        let hub = PubSubHub::new(server.client());
+        let hub = PubSubHub::new(server.client(), Duration::from_secs(3), Duration::from_secs(3));
         let conn = server
             .client()
             .get_multiplexed_async_connection()
@@ -832,7 +906,7 @@ mod tests {
     #[tokio::test]
     async fn futures_are_send() {
         fn send<T: Send>(_: &T) {}
-        let hub = PubSubHub::new(redis::Client::open("redis://127.0.0.1:1/").unwrap());
+        let hub = PubSubHub::new(redis::Client::open("redis://127.0.0.1:1/").unwrap(), Duration::from_secs(3), Duration::from_secs(3));
         let subscribe = hub.subscribe("ch");
         send(&subscribe);
         drop(subscribe);
@@ -1094,7 +1168,7 @@ mod tests {
         } = env;
         drop(hub);
         let mut env = Env {
-            hub: PubSubHub::new(server.client()),
+            hub: PubSubHub::new(server.client(), Duration::from_secs(3), Duration::from_secs(3)),
             server,
             conn: conn.clone(),
         };
@@ -1111,7 +1185,7 @@ mod tests {
         let server = RedisServer::start();
         let client = server.client();
         drop(server);
-        let hub = PubSubHub::new(client);
+        let hub = PubSubHub::new(client, Duration::from_secs(3), Duration::from_secs(3));
         let err = timeout(SOON, hub.subscribe("ch"))
             .await
             .expect("fails fast")

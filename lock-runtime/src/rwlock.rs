@@ -1,7 +1,7 @@
 //! [`ReadWriteLock`]: many readers or one writer, stored as Redisson's
 //! `RReadWriteLock`.
 
-use crate::client::ClientInner;
+use crate::shared::Shared;
 use crate::kind::Kind;
 use crate::lock::Lock;
 use std::sync::Arc;
@@ -12,14 +12,18 @@ use std::sync::Arc;
 /// [`Lock`] handles with the whole lock API: waiting, leases, the watchdog,
 /// guards and their lost signal, force release, queries.
 ///
-/// - Many owners may hold the read lock at once; the write lock excludes
-///   readers and other writers. Both are reentrant for their owner.
-/// - Downgrade: an owner holding the write lock may take the read lock, then
-///   release the write lock, and keeps reading (other readers may then
-///   enter, and are woken).
-/// - Upgrade: an owner holding only read locks that asks for the write lock
+/// - Many holders may hold the read lock at once; the write lock excludes
+///   readers and other writers. Each acquire is a new holder; re-entry is
+///   explicit ([`LockGuard::reenter`](crate::LockGuard::reenter),
+///   [`Lock::reenter`]).
+/// - Downgrade: the owner of a write hold may take a read hold with
+///   `rw.read().reenter(write_guard.owner())`, then release the write hold,
+///   and keeps reading (other readers may then enter, and are woken).
+/// - Upgrade: the owner of read holds that asks to re-enter the write side
 ///   gets [`Error::Upgrade`](crate::Error::Upgrade) at once (it would wait
-///   for itself forever; Redisson deadlocks there).
+///   for itself forever; Redisson deadlocks there). A task that holds a
+///   read guard and calls `write().lock()` is a new writer: it waits for
+///   every reader, itself included — release the read guard first.
 /// - Every release that can let someone in wakes the waiters.
 /// - Each read hold has its own timeout key, renewed by the watchdog for
 ///   its owner only: a reader that died stops blocking writers when its
@@ -54,7 +58,7 @@ use std::sync::Arc;
 /// ```
 #[derive(Clone)]
 pub struct ReadWriteLock {
-    client: Arc<ClientInner>,
+    client: Arc<Shared>,
     name: String,
     prefer_writers: bool,
 }
@@ -69,7 +73,7 @@ impl std::fmt::Debug for ReadWriteLock {
 }
 
 impl ReadWriteLock {
-    pub(crate) fn new(client: Arc<ClientInner>, name: &str) -> ReadWriteLock {
+    pub(crate) fn new(client: Arc<Shared>, name: &str) -> ReadWriteLock {
         ReadWriteLock {
             client,
             name: name.to_string(),

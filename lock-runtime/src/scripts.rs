@@ -1,27 +1,38 @@
 //! The lock scripts (`scripts/*.lua`), as typed calls.
 //!
-//! Every Redis operation of the locks that changes state is one of these
-//! scripts; their layout is Redisson's (see the crate documentation).
+//! Every Redis operation of the locks is one of these scripts; their layout
+//! is Redisson's (see the crate documentation), their replies are decoded in
+//! `replies.rs`.
 
 // The generated items the locks do not use (pipelines, `load`, ...).
 #![allow(dead_code)]
 
+use crate::replies::{Acquired, Flag, ReleaseMode, Released, Side, WakeMessage};
 use redlua_macros::redis_script;
 
-/// Acquires or re-enters a lock: `None` when held, else the lock's TTL in ms.
-#[redis_script("scripts/lock_acquire.lua", returns = Option<i64>, crate = crate)]
+/// Acquires or re-enters a reentrant lock.
+#[redis_script("scripts/lock_acquire.lua", returns = Acquired, crate = crate)]
 pub(crate) struct Acquire<'a> {
     #[key]
     pub lock: &'a str,
+    #[key]
+    pub token: &'a str,
+    #[key]
+    pub attempt: &'a str,
     #[arg]
     pub lease_ms: u64,
     #[arg]
     pub owner: &'a str,
+    #[arg]
+    pub reenter: Flag,
+    #[arg]
+    pub attempt_ttl_ms: u64,
+    #[arg]
+    pub token_ttl_ms: u64,
 }
 
-/// Releases one hold: `Some(1)` freed, `Some(0)` still held, `None` not
-/// held, `Some(-1)` the expected count (if not "") did not match.
-#[redis_script("scripts/lock_release.lua", returns = Option<i64>, crate = crate)]
+/// Releases one hold of a reentrant lock, or undoes an abandoned acquire.
+#[redis_script("scripts/lock_release.lua", returns = Released, crate = crate)]
 pub(crate) struct Release<'a> {
     #[key]
     pub lock: &'a str,
@@ -29,31 +40,41 @@ pub(crate) struct Release<'a> {
     pub channel: &'a str,
     #[key]
     pub latch: &'a str,
+    #[key]
+    pub first_attempt: &'a str,
+    #[key]
+    pub attempt: &'a str,
     #[arg]
-    pub message: &'a str,
+    pub message: WakeMessage,
     #[arg]
     pub lease_ms: u64,
     #[arg]
     pub owner: &'a str,
     #[arg]
-    pub publish: &'a str,
-    #[arg]
     pub latch_ttl_ms: u64,
     #[arg]
-    pub expected: &'a str,
+    pub mode: ReleaseMode,
+    #[arg]
+    pub attempt_ttl_ms: u64,
+    #[arg]
+    pub reentry: Flag,
+    #[arg]
+    pub close_attempts: Flag,
 }
 
-/// Deletes a lock whoever holds it: 1 when there was one.
+/// Deletes a reentrant lock whoever holds it: 1 when there was one.
 #[redis_script("scripts/lock_force_release.lua", returns = i64, crate = crate)]
 pub(crate) struct ForceRelease<'a> {
     #[key]
     pub lock: &'a str,
     #[key]
     pub channel: &'a str,
+    #[key]
+    pub token: &'a str,
     #[arg]
-    pub message: &'a str,
+    pub message: WakeMessage,
     #[arg]
-    pub publish: &'a str,
+    pub token_ttl_ms: u64,
 }
 
 /// Renews a batch of leases: one 1 (renewed) or 0 (gone) per lock.
@@ -69,17 +90,17 @@ pub(crate) struct Renew<'a> {
     pub fields: Vec<&'a str>,
 }
 
-/// Reads a lock's state: (exists 0/1, TTL ms, the owner's hold count).
-#[redis_script("scripts/lock_state.lua", returns = (i64, i64, i64), crate = crate)]
-pub(crate) struct State<'a> {
+/// Reads a lock: (key type, TTL ms, token counter or "", flat fields).
+#[redis_script("scripts/lock_inspect.lua", returns = (String, i64, String, Vec<String>), crate = crate)]
+pub(crate) struct Inspect<'a> {
     #[key]
     pub lock: &'a str,
-    #[arg]
-    pub owner: &'a str,
+    #[key]
+    pub token: &'a str,
 }
 
-/// Acquires or re-enters a read lock: `None` when held, else how long to wait.
-#[redis_script("scripts/rwlock_read_acquire.lua", returns = Option<i64>, crate = crate)]
+/// Acquires or re-enters a read lock.
+#[redis_script("scripts/rwlock_read_acquire.lua", returns = Acquired, crate = crate)]
 pub(crate) struct ReadAcquire<'a> {
     #[key]
     pub lock: &'a str,
@@ -87,6 +108,10 @@ pub(crate) struct ReadAcquire<'a> {
     pub timeouts: &'a str,
     #[key]
     pub writer_mark: &'a str,
+    #[key]
+    pub token: &'a str,
+    #[key]
+    pub attempt: &'a str,
     #[arg]
     pub lease_ms: u64,
     #[arg]
@@ -94,17 +119,27 @@ pub(crate) struct ReadAcquire<'a> {
     #[arg]
     pub writer_field: &'a str,
     #[arg]
-    pub prefer_writers: &'a str,
+    pub prefer_writers: Flag,
+    #[arg]
+    pub reenter: Flag,
+    #[arg]
+    pub attempt_ttl_ms: u64,
+    #[arg]
+    pub token_ttl_ms: u64,
 }
 
-/// Acquires or re-enters a write lock: `None` when held, else how long to
-/// wait; the error `LOCKUPGRADE` for an owner holding only read locks.
-#[redis_script("scripts/rwlock_write_acquire.lua", returns = Option<i64>, crate = crate)]
+/// Acquires or re-enters a write lock; the error `LOCKUPGRADE` for an owner
+/// re-entering with only read holds.
+#[redis_script("scripts/rwlock_write_acquire.lua", returns = Acquired, crate = crate)]
 pub(crate) struct WriteAcquire<'a> {
     #[key]
     pub lock: &'a str,
     #[key]
     pub writer_mark: &'a str,
+    #[key]
+    pub token: &'a str,
+    #[key]
+    pub attempt: &'a str,
     #[arg]
     pub lease_ms: u64,
     #[arg]
@@ -112,9 +147,15 @@ pub(crate) struct WriteAcquire<'a> {
     #[arg]
     pub owner: &'a str,
     #[arg]
-    pub prefer_writers: &'a str,
+    pub prefer_writers: Flag,
     #[arg]
     pub mark_ttl_ms: u64,
+    #[arg]
+    pub reenter: Flag,
+    #[arg]
+    pub attempt_ttl_ms: u64,
+    #[arg]
+    pub token_ttl_ms: u64,
 }
 
 /// Removes a gone writer's mark, if it is still that writer's: 1 if so.
@@ -126,9 +167,8 @@ pub(crate) struct ClearWriterMark<'a> {
     pub writer_field: &'a str,
 }
 
-/// Releases one read hold: `Some(1)` freed, `Some(0)` still held, `None`
-/// not held, `Some(-1)` the expected count did not match.
-#[redis_script("scripts/rwlock_read_release.lua", returns = Option<i64>, crate = crate)]
+/// Releases one read hold, or undoes an abandoned acquire of one.
+#[redis_script("scripts/rwlock_read_release.lua", returns = Released, crate = crate)]
 pub(crate) struct ReadRelease<'a> {
     #[key]
     pub lock: &'a str,
@@ -140,21 +180,28 @@ pub(crate) struct ReadRelease<'a> {
     pub timeouts_prefix: &'a str,
     #[key]
     pub latch: &'a str,
+    #[key]
+    pub first_attempt: &'a str,
+    #[key]
+    pub attempt: &'a str,
     #[arg]
-    pub message: &'a str,
+    pub message: WakeMessage,
     #[arg]
     pub owner: &'a str,
     #[arg]
-    pub publish: &'a str,
-    #[arg]
     pub latch_ttl_ms: u64,
     #[arg]
-    pub expected: &'a str,
+    pub mode: ReleaseMode,
+    #[arg]
+    pub attempt_ttl_ms: u64,
+    #[arg]
+    pub reentry: Flag,
+    #[arg]
+    pub close_attempts: Flag,
 }
 
-/// Releases one write hold: `Some(1)` released, `Some(0)` still held,
-/// `None` not held, `Some(-1)` the expected count did not match.
-#[redis_script("scripts/rwlock_write_release.lua", returns = Option<i64>, crate = crate)]
+/// Releases one write hold, or undoes an abandoned acquire of one.
+#[redis_script("scripts/rwlock_write_release.lua", returns = Released, crate = crate)]
 pub(crate) struct WriteRelease<'a> {
     #[key]
     pub lock: &'a str,
@@ -162,18 +209,26 @@ pub(crate) struct WriteRelease<'a> {
     pub channel: &'a str,
     #[key]
     pub latch: &'a str,
+    #[key]
+    pub first_attempt: &'a str,
+    #[key]
+    pub attempt: &'a str,
     #[arg]
-    pub message: &'a str,
+    pub message: WakeMessage,
     #[arg]
     pub lease_ms: u64,
     #[arg]
     pub writer_field: &'a str,
     #[arg]
-    pub publish: &'a str,
-    #[arg]
     pub latch_ttl_ms: u64,
     #[arg]
-    pub expected: &'a str,
+    pub mode: ReleaseMode,
+    #[arg]
+    pub attempt_ttl_ms: u64,
+    #[arg]
+    pub reentry: Flag,
+    #[arg]
+    pub close_attempts: Flag,
 }
 
 /// Breaks one side of a read/write lock: 1 when it was held in that mode.
@@ -183,10 +238,12 @@ pub(crate) struct RwForceRelease<'a> {
     pub lock: &'a str,
     #[key]
     pub channel: &'a str,
+    #[key]
+    pub token: &'a str,
     #[arg]
-    pub message: &'a str,
+    pub message: WakeMessage,
     #[arg]
-    pub publish: &'a str,
+    pub side: Side,
     #[arg]
-    pub mode: &'a str,
+    pub token_ttl_ms: u64,
 }

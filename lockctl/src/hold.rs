@@ -47,7 +47,7 @@ pub async fn run(globals: &Globals, args: &HoldArgs) -> Result<u8, Failure> {
             "event": "acquired",
             "name": args.name,
             "kind": kind.describe(),
-            "owner": guard.owner(),
+            "owner": guard.owner().to_string(),
             "for_ms": duration::millis(args.hold_for),
         })),
     }
@@ -112,7 +112,7 @@ fn lost(format: Format, guard: &LockGuard, since: Instant) {
         Format::Json => output::json(&json!({
             "event": "lost",
             "name": guard.name(),
-            "owner": guard.owner(),
+            "owner": guard.owner().to_string(),
             "held_ms": duration::millis(since.elapsed()),
             "message": text,
         })),

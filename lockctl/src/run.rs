@@ -101,7 +101,7 @@ pub async fn run(globals: &Globals, args: &RunArgs) -> Result<u8, Failure> {
                          was deleted or broken); sending it SIGTERM",
                         args.name
                     ),
-                    json!({ "name": args.name, "owner": guard.owner() }),
+                    json!({ "name": args.name, "owner": guard.owner().to_string() }),
                 );
                 if let Some(pid) = pid {
                     signals::send(pid, libc::SIGTERM);

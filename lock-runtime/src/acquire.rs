@@ -1,0 +1,364 @@
+//! How a hold is acquired: one attempt per call, tried until it succeeds,
+//! waiting on pub/sub in between, and undone exactly if it is abandoned.
+//!
+//! Every plain acquire is a new owner (an id its client never used), and
+//! that owner is the attempt's identity. The acquire script is idempotent
+//! for it: a try whose reply was lost and a later try of the same call give
+//! one hold, not two. If the call is dropped (or fails) while a try may
+//! have taken effect, the background worker undoes exactly that attempt:
+//! it removes the owner's hold if there is one (nobody else can have added
+//! to it: the owner was never handed out) and closes the attempt, so that a
+//! copy of it still on its way to Redis does nothing when it arrives. A
+//! re-entry is an attempt of its own (`<owner>:<n>`), recorded in Redis
+//! when it takes effect, so that its undo removes that hold and no other.
+//!
+//! Waiting follows Redisson: try; on failure subscribe to the lock's channel
+//! and try again (a release between the two is not missed); then wait for a
+//! release message, or for the holder's lease to end, and retry. Waiters
+//! never rely on one message or one connection: they try again at least
+//! every few seconds, at once when the pub/sub connection is replaced, and
+//! every 100 ms while they have no working subscription.
+
+use crate::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
+use crate::error::{Error, Failure, Result, classify};
+use crate::holds::{HoldKey, NewHold};
+use crate::job::{Job, ReleaseRequest};
+use crate::kind::{AcquireArgs, Kind, WRITER_RETRY};
+use crate::lease_clock::LeaseClock;
+use crate::names::LockNames;
+use crate::owner::Owner;
+use crate::pubsub::Subscription;
+use crate::replies::{Acquired, ReleaseMode};
+use crate::shared::Shared;
+use crate::watchdog;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long an acquire may wait.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Wait {
+    No,
+    Until(tokio::time::Instant),
+    Forever,
+}
+
+/// First pause after a try whose reply was lost; doubles up to 1 s.
+const RETRY_AFTER_ERROR: Duration = Duration::from_millis(50);
+
+/// A hold just acquired, before it becomes a guard.
+#[derive(Debug)]
+pub(crate) struct Hold {
+    pub kind: Kind,
+    pub names: Arc<LockNames>,
+    pub owner: Owner,
+    /// `None` for the first hold of the owner, `Some(n)` for re-entry `n`.
+    pub reentry: Option<u64>,
+    /// The lease it was taken with.
+    pub lease: Duration,
+    /// Renewed by the watchdog (no explicit lease).
+    pub watched: bool,
+    /// A copy of its acquire may still be on its way to Redis.
+    pub close_attempts: bool,
+    pub clock: Arc<LeaseClock>,
+}
+
+/// What an acquire needs to know.
+pub(crate) struct Request<'a> {
+    pub shared: &'a Arc<Shared>,
+    pub kind: Kind,
+    pub names: &'a Arc<LockNames>,
+    /// `None`: the watchdog's lease, renewed.
+    pub lease: Option<Duration>,
+}
+
+impl Request<'_> {
+    fn lease(&self) -> Duration {
+        self.lease
+            .unwrap_or(self.shared.config.watchdog_timeout)
+    }
+
+    /// Records the hold and starts the watchdog if it needs one.
+    fn hold(
+        &self,
+        kind: Kind,
+        owner: Owner,
+        reentry: Option<u64>,
+        sent: Instant,
+        close_attempts: bool,
+    ) -> Hold {
+        let field = owner.field();
+        let watched = self.lease.is_none();
+        let (clock, start_watchdog) = self.shared.holds().acquired(NewHold {
+            key: HoldKey {
+                lock: self.names.lock.clone(),
+                field: kind.field(&field),
+            },
+            watched,
+            timeouts: kind.renewed_timeouts(self.names, &field),
+            sent,
+            lease: self.lease(),
+        });
+        if start_watchdog {
+            watchdog::start(self.shared);
+        }
+        Hold {
+            kind,
+            names: self.names.clone(),
+            owner,
+            reentry,
+            lease: self.lease(),
+            watched,
+            close_attempts,
+            clock,
+        }
+    }
+
+    /// Acquires as a new owner, waiting as `wait` allows: `None` when the
+    /// lock could not be had in time.
+    pub(crate) async fn acquire(&self, wait: Wait) -> Result<Option<Hold>> {
+        // An attempt that will not wait leaves no writer's mark behind.
+        let kind = match wait {
+            Wait::No => self.kind.not_waiting(),
+            Wait::Until(_) | Wait::Forever => self.kind,
+        };
+        let id = self.shared.ids.next();
+        let owner_name = format!("{}:{id}", self.shared.id);
+        let mut undo = Undo {
+            shared: self.shared,
+            kind,
+            names: self.names,
+            owner: self.shared.owner(id, 0),
+            reentry: None,
+            lease: self.lease(),
+            in_flight: false,
+            uncertain: false,
+            done: false,
+        };
+        // A waiting writer that prefers writers leaves a mark; whenever it
+        // stops waiting without the lock, this takes the mark away.
+        let mut mark = kind.marks_while_waiting().then(|| WriterMark {
+            shared: self.shared,
+            names: self.names,
+            field: kind.field(&owner_name),
+            armed: true,
+        });
+        let args = AcquireArgs {
+            names: self.names,
+            owner: &owner_name,
+            reentry: None,
+            lease: self.lease(),
+        };
+        let mut subscription: Option<Subscription> = None;
+        let mut error_pause = RETRY_AFTER_ERROR;
+        loop {
+            let mut con = self.shared.con.clone();
+            let sent = Instant::now();
+            undo.in_flight = true;
+            let reply = kind.acquire(&mut con, &self.shared.config, &args).await;
+            undo.in_flight = false;
+            let ttl = match reply {
+                Ok(Acquired::Held { token }) => {
+                    undo.disarm();
+                    if let Some(mark) = &mut mark {
+                        mark.armed = false;
+                    }
+                    let owner = self.shared.owner(id, token);
+                    return Ok(Some(self.hold(kind, owner, None, sent, undo.uncertain)));
+                }
+                Ok(Acquired::Busy { ttl }) => ttl,
+                Ok(Acquired::NotHeld | Acquired::Abandoned) => {
+                    // Not answers to a new owner's live attempt.
+                    return Err(Error::Redis(redis::RedisError::from((
+                        redis::ErrorKind::UnexpectedReturnType,
+                        "redlua: the acquire script refused a live attempt",
+                    ))));
+                }
+                Err(error) => match classify(&error) {
+                    Failure::Unknown => {
+                        // It may have taken effect: the next try (same
+                        // owner) finds out; an abandoned call undoes it.
+                        undo.uncertain = true;
+                        if matches!(wait, Wait::No) || past(wait) {
+                            return Err(Error::Redis(error));
+                        }
+                        tracing::debug!(target: "redlua::lock", lock = %self.names.lock, %error, "acquire failed; trying again");
+                        let pause = cap(error_pause, wait);
+                        error_pause = (error_pause * 2).min(Duration::from_secs(1));
+                        tokio::time::sleep(pause).await;
+                        continue;
+                    }
+                    _ => return Err(Error::from_redis(&self.names.lock, error)),
+                },
+            };
+            error_pause = RETRY_AFTER_ERROR;
+            if matches!(wait, Wait::No) || past(wait) {
+                return Ok(None);
+            }
+            // Wait for a release message, or for the holder's lease to end.
+            let Some(sub) = &mut subscription else {
+                // First refusal: subscribe, then try again at once.
+                subscription = self.subscribe(wait).await;
+                continue;
+            };
+            let mut pause = ttl
+                .unwrap_or(MAX_WAIT_BETWEEN_TRIES)
+                .min(MAX_WAIT_BETWEEN_TRIES);
+            if mark.is_some() {
+                // Come back (renewing the mark) before it expires.
+                pause = pause.min((self.lease() / 3).min(WRITER_RETRY));
+            }
+            if !sub.is_live() {
+                pause = pause.min(POLL_WITHOUT_SUBSCRIPTION);
+            }
+            let pause = cap(pause, wait);
+            tokio::select! {
+                _ = sub.wake() => {}
+                _ = tokio::time::sleep(pause) => {}
+            }
+        }
+    }
+
+    /// Re-enters: one more hold for `owner`, which must hold the lock (of
+    /// this kind, or the write side for a read re-entry). Never waits.
+    pub(crate) async fn reenter(&self, owner: &Owner) -> Result<Hold> {
+        let kind = self.kind.not_waiting();
+        let reentry = self.shared.ids.next();
+        let owner_name = owner.field();
+        let mut undo = Undo {
+            shared: self.shared,
+            kind,
+            names: self.names,
+            owner: owner.clone(),
+            reentry: Some(reentry),
+            lease: self.lease(),
+            in_flight: true,
+            uncertain: false,
+            done: false,
+        };
+        let args = AcquireArgs {
+            names: self.names,
+            owner: &owner_name,
+            reentry: Some(reentry),
+            lease: self.lease(),
+        };
+        let mut con = self.shared.con.clone();
+        let sent = Instant::now();
+        let reply = kind.acquire(&mut con, &self.shared.config, &args).await;
+        undo.in_flight = false;
+        match reply {
+            Ok(Acquired::Held { .. }) => {
+                undo.disarm();
+                Ok(self.hold(kind, owner.clone(), Some(reentry), sent, false))
+            }
+            Ok(Acquired::NotHeld | Acquired::Busy { .. } | Acquired::Abandoned) => {
+                Err(Error::NotHeld {
+                    name: self.names.lock.clone(),
+                    owner: owner_name,
+                })
+            }
+            Err(error) => {
+                if classify(&error) == Failure::Unknown {
+                    undo.uncertain = true;
+                }
+                Err(Error::from_redis(&self.names.lock, error))
+            }
+        }
+    }
+
+    /// Subscribes to the lock's channel, giving up at the deadline; `None`
+    /// (poll instead) when pub/sub fails.
+    async fn subscribe(&self, wait: Wait) -> Option<Subscription> {
+        let subscribe = self.shared.hub.subscribe(&self.names.channel);
+        let result = match wait {
+            Wait::Until(deadline) => tokio::time::timeout_at(deadline, subscribe).await.ok()?,
+            Wait::No | Wait::Forever => subscribe.await,
+        };
+        match result {
+            Ok(subscription) => Some(subscription),
+            Err(error) => {
+                tracing::warn!(target: "redlua::lock", %error, channel = %self.names.channel, "cannot subscribe; polling for the lock instead");
+                None
+            }
+        }
+    }
+}
+
+/// Whether the deadline has passed.
+fn past(wait: Wait) -> bool {
+    matches!(wait, Wait::Until(deadline) if tokio::time::Instant::now() >= deadline)
+}
+
+/// `pause`, cut to what is left before the deadline.
+fn cap(pause: Duration, wait: Wait) -> Duration {
+    match wait {
+        Wait::Until(deadline) => pause.min(deadline.saturating_duration_since(tokio::time::Instant::now())),
+        Wait::No | Wait::Forever => pause,
+    }
+}
+
+/// An acquire call's undo: armed while a try is in flight or after a try
+/// whose reply was lost, it hands the undo of the attempt to the background
+/// worker when the call ends without a hold (dropped, failed, gave up).
+struct Undo<'a> {
+    shared: &'a Arc<Shared>,
+    kind: Kind,
+    names: &'a Arc<LockNames>,
+    owner: Owner,
+    reentry: Option<u64>,
+    lease: Duration,
+    /// A try is under way: dropped now, the call may leave a hold.
+    in_flight: bool,
+    /// A try's reply was lost: it may have taken effect, and a copy of it
+    /// may still reach Redis later.
+    uncertain: bool,
+    /// The call got its hold: nothing to undo.
+    done: bool,
+}
+
+impl Undo<'_> {
+    /// The call got its hold: nothing to undo.
+    fn disarm(&mut self) {
+        self.done = true;
+    }
+}
+
+impl Drop for Undo<'_> {
+    fn drop(&mut self) {
+        if self.done || !(self.in_flight || self.uncertain) {
+            return;
+        }
+        self.shared.submit(Job::Release(ReleaseRequest {
+            kind: self.kind,
+            names: self.names.clone(),
+            owner: self.owner.clone(),
+            reentry: self.reentry,
+            lease: self.lease,
+            watched: false,
+            request_id: String::new(),
+            mode: ReleaseMode::Undo,
+            close_attempts: true,
+        }));
+    }
+}
+
+/// A waiting writer's mark, taken away by the background worker when the
+/// writer stops waiting without the lock (gives up, fails, is dropped) —
+/// unless disarmed because the writer got the lock (the acquire script
+/// removed it).
+struct WriterMark<'a> {
+    shared: &'a Arc<Shared>,
+    names: &'a Arc<LockNames>,
+    field: String,
+    armed: bool,
+}
+
+impl Drop for WriterMark<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.shared.submit(Job::ClearWriterMark {
+                names: self.names.clone(),
+                field: std::mem::take(&mut self.field),
+            });
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! Work handed to the client's background worker: plain data, so that the
+//! shared state can hold the queue without knowing how jobs run.
+
+use crate::kind::Kind;
+use crate::names::LockNames;
+use crate::owner::Owner;
+use crate::replies::ReleaseMode;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One release of one hold, or the undo of one acquire attempt.
+#[derive(Debug, Clone)]
+pub(crate) struct ReleaseRequest {
+    pub kind: Kind,
+    pub names: Arc<LockNames>,
+    pub owner: Owner,
+    /// `None` for the hold that made the owner a holder; `Some(n)` for its
+    /// re-entry number `n`.
+    pub reentry: Option<u64>,
+    /// The lease left to the owner's other holds.
+    pub lease: Duration,
+    /// Whether the hold is one the watchdog renews.
+    pub watched: bool,
+    /// Chosen once, before the first try: a retry returns the first result.
+    pub request_id: String,
+    pub mode: ReleaseMode,
+    /// Some copy of the acquire may still be on its way to Redis (its reply
+    /// was lost once): close the attempt keys so that it does nothing.
+    pub close_attempts: bool,
+}
+
+/// Work for the background worker.
+#[derive(Debug)]
+pub(crate) enum Job {
+    /// Release a hold (a guard dropped, an `unlock` whose reply was lost),
+    /// or undo an abandoned acquire; retried until Redis answers.
+    Release(ReleaseRequest),
+    /// Delete a release's latch (it only serves retries of that release).
+    DeleteLatch(String),
+    /// Take away the mark a writer left while waiting, if it is still its.
+    ClearWriterMark {
+        names: Arc<LockNames>,
+        field: String,
+    },
+}

@@ -1,0 +1,93 @@
+//! Where holds are released: the one release path, used by
+//! [`LockGuard::unlock`](crate::LockGuard::unlock), by guards dropped
+//! without it, by the background retries of both, and by the undo of
+//! abandoned acquires.
+//!
+//! A release is idempotent: its request id names a latch that keeps the
+//! first result for a retry. An undo is exact: it removes the hold of its
+//! own attempt if, and only if, that attempt took effect, and closes the
+//! attempt so that a late copy of it does nothing.
+
+use crate::error::{Failure, classify};
+use crate::holds::HoldKey;
+use crate::job::{Job, ReleaseRequest};
+use crate::replies::{ReleaseMode, Released};
+use crate::shared::Shared;
+use std::time::{Duration, Instant};
+
+/// First pause before retrying a release whose outcome is unknown; it
+/// doubles up to [`MAX_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_millis(50);
+const MAX_PAUSE: Duration = Duration::from_secs(1);
+
+impl ReleaseRequest {
+    /// The hold's key in the client's registry.
+    pub(crate) fn key(&self) -> HoldKey {
+        HoldKey {
+            lock: self.names.lock.clone(),
+            field: self.kind.field(&self.owner.field()),
+        }
+    }
+}
+
+/// Sends the release (or undo) once.
+pub(crate) async fn release_once(
+    shared: &Shared,
+    request: &ReleaseRequest,
+) -> redis::RedisResult<Released> {
+    let mut con = shared.con.clone();
+    let reply = request
+        .kind
+        .release(&mut con, &shared.config, request)
+        .await;
+    if reply.is_ok() && request.mode == ReleaseMode::Release {
+        // The latch only serves retries of this release; it expires anyway.
+        shared.submit(Job::DeleteLatch(request.names.latch(&request.request_id)));
+    }
+    reply
+}
+
+/// Sends the release (or undo) until Redis answers, with the same request
+/// id: `None` when it kept failing until retrying was no longer safe (a
+/// release's latch could have expired) or useful (the hold an undo would
+/// remove has ended with its lease).
+pub(crate) async fn release_retrying(shared: &Shared, request: &ReleaseRequest) -> Option<Released> {
+    let give_up = match request.mode {
+        ReleaseMode::Release => shared.config.latch_ttl / 2,
+        ReleaseMode::Undo => shared.config.attempt_ttl(request.lease),
+    };
+    let deadline = Instant::now() + give_up;
+    let mut pause = FIRST_PAUSE;
+    loop {
+        match release_once(shared, request).await {
+            Ok(released) => return Some(released),
+            Err(error) => match classify(&error) {
+                Failure::Unknown if Instant::now() + pause < deadline => {
+                    tracing::debug!(target: "redlua::lock", lock = %request.names.lock, %error, "release failed; retrying");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(MAX_PAUSE);
+                }
+                Failure::WrongType => {
+                    tracing::warn!(target: "redlua::lock", lock = %request.names.lock, "the lock's key now holds something else; nothing released");
+                    return Some(Released::NotHeld);
+                }
+                _ => {
+                    tracing::warn!(target: "redlua::lock", lock = %request.names.lock, %error, "release failed; the lock will be freed by its lease");
+                    return None;
+                }
+            },
+        }
+    }
+}
+
+/// Updates the registry after a release of a hold ended: `outcome` is what
+/// Redis said, `None` when nothing could be learned.
+pub(crate) fn record(shared: &Shared, request: &ReleaseRequest, outcome: Option<Released>) {
+    if request.mode != ReleaseMode::Release {
+        return;
+    }
+    let still_held = outcome.map(|released| released == Released::StillHeld);
+    shared
+        .holds()
+        .released(&request.key(), request.watched, still_held);
+}

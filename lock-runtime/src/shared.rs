@@ -1,0 +1,48 @@
+//! What the clones of a client, its handles, guards and background tasks
+//! share: its identity, connections, settings, the registry of holds and
+//! the background worker's queue. Everything else builds on this.
+
+use crate::config::Config;
+use crate::connection::Connection;
+use crate::holds::Holds;
+use crate::job::Job;
+use crate::owner::{Ids, Owner};
+use crate::pubsub::PubSubHub;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::mpsc;
+
+/// The state shared by everything made from one client.
+pub(crate) struct Shared {
+    /// The client's uuid.
+    pub id: Arc<str>,
+    pub con: Connection,
+    pub hub: PubSubHub,
+    pub config: Config,
+    pub holds: Mutex<Holds>,
+    pub ids: Ids,
+    pub jobs: mpsc::UnboundedSender<Job>,
+}
+
+impl Shared {
+    /// The registry of holds (a poisoned lock is still usable: its data is
+    /// kept consistent at every step).
+    pub(crate) fn holds(&self) -> MutexGuard<'_, Holds> {
+        self.holds.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The owner with a new id, never used before by this client, and the
+    /// fencing token its first hold got.
+    pub(crate) fn owner(&self, id: u64, token: u64) -> Owner {
+        Owner::new(self.id.clone(), id, token)
+    }
+
+    /// Hands `job` to the background worker; never blocks.
+    pub(crate) fn submit(&self, job: Job) {
+        if self.jobs.send(job).is_err() {
+            tracing::warn!(
+                target: "redlua::lock",
+                "the background worker is gone (tokio runtime shut down?); a lock will be freed by its lease"
+            );
+        }
+    }
+}
