@@ -63,9 +63,12 @@ pub use redis;
 pub use redlua_macros::redis_script;
 pub use redlua_runtime::script;
 pub use redlua_runtime::{
-    Connection, DEFAULT_WATCHDOG_TIMEOUT, Error, Lock, LockClient, LockClientBuilder, LockGuard,
-    ReadWriteLock, Result,
+    Connection, DEFAULT_CONNECT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT, DEFAULT_WATCHDOG_TIMEOUT, Error,
+    Holder, Lock, LockClient, LockClientBuilder, LockGuard, LockInfo, LockKind, MAX_LEASE,
+    MIN_LEASE, Mode, Owner, ReadWriteLock, Result, Side,
 };
+
+pub mod fencing;
 
 /// Paths used by code that `#[redis_script]` generates. Not a public API.
 #[doc(hidden)]

@@ -82,6 +82,9 @@ struct Conn {
     /// Set when the connection is cut: its pumps stop without forwarding
     /// anything more.
     killed: AtomicBool,
+    /// Set by [`FaultProxy::stall_current`]: this connection alone stays
+    /// silent for good.
+    black_holed: AtomicBool,
 }
 
 /// Bytes read and not yet written; empty `data` marks the end of the stream.
@@ -185,6 +188,16 @@ impl FaultProxy {
     /// SETINFO`) cannot finish connecting while stalled.
     pub fn stall(&self) {
         self.shared.lock().stalled = true;
+    }
+
+    /// Silences every current connection for good (a connection that died
+    /// without a word: a dropped NAT entry, a crashed middlebox), while new
+    /// connections work normally. The silenced ones stay open until the
+    /// client closes them or [`cut`](Self::cut).
+    pub fn stall_current(&self) {
+        for conn in &self.shared.lock().conns {
+            conn.black_holed.store(true, Ordering::SeqCst);
+        }
     }
 
     /// Ends a [`stall`](Self::stall) like a healed link: the held bytes are
@@ -336,6 +349,7 @@ fn serve(client: TcpStream, shared: &Arc<Shared>) {
         client,
         upstream,
         killed: AtomicBool::new(false),
+        black_holed: AtomicBool::new(false),
     });
     {
         let mut state = shared.lock();
@@ -383,7 +397,7 @@ fn pump(mut src: &TcpStream, mut dst: &TcpStream, conn: &Conn, shared: &Shared) 
             if state.stopping || conn.killed.load(Ordering::SeqCst) {
                 return;
             }
-            state.stalled
+            state.stalled || conn.black_holed.load(Ordering::SeqCst)
         };
         // How long to wait for input before looking again.
         let mut wait = TICK;
