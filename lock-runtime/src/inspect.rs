@@ -46,6 +46,8 @@ pub enum LockKind {
     NotALock {
         /// Its Redis type (`string`, `hash`, ...).
         key_type: String,
+        /// Why it is not a lock, for people.
+        reason: String,
     },
 }
 
@@ -110,9 +112,10 @@ pub(crate) fn read_layout(
         ttl: u64::try_from(ttl).ok().map(Duration::from_millis),
         token: token.parse().ok(),
     };
-    let not_a_lock = |mut info: LockInfo| {
+    let not_a_lock = |mut info: LockInfo, reason: String| {
         info.kind = LockKind::NotALock {
             key_type: key_type.to_string(),
+            reason,
         };
         info.holders.clear();
         info
@@ -120,7 +123,7 @@ pub(crate) fn read_layout(
     match key_type {
         "none" => return info,
         "hash" => {}
-        _ => return not_a_lock(info),
+        _ => return not_a_lock(info, format!("it holds a {key_type}, not a hash")),
     }
     let pairs: Vec<(&str, &str)> = fields
         .chunks(2)
@@ -129,19 +132,26 @@ pub(crate) fn read_layout(
             _ => None,
         })
         .collect();
-    let mode = pairs.iter().find(|(field, _)| *field == "mode").map(|p| p.1);
+    let mode = pairs
+        .iter()
+        .find(|(field, _)| *field == "mode")
+        .map(|p| p.1);
     info.kind = match mode {
         None => LockKind::Reentrant,
         Some("read") => LockKind::ReadWrite { mode: Mode::Read },
         Some("write") => LockKind::ReadWrite { mode: Mode::Write },
-        Some(_) => return not_a_lock(info),
+        Some(other) => {
+            let reason = format!("its field `mode` is `{other}`, not `read` or `write`");
+            return not_a_lock(info, reason);
+        }
     };
     for (field, value) in pairs {
         if field == "mode" {
             continue;
         }
         let Ok(count) = value.parse::<u64>() else {
-            return not_a_lock(info);
+            let reason = format!("its field `{field}` holds `{value}`, not a hold count");
+            return not_a_lock(info, reason);
         };
         let (owner, side) = match (&info.kind, field.strip_suffix(":write")) {
             (LockKind::Reentrant, _) => (field, Side::Exclusive),
@@ -155,7 +165,11 @@ pub(crate) fn read_layout(
         });
     }
     if info.kind == LockKind::Reentrant && info.holders.len() != 1 {
-        return not_a_lock(info);
+        let reason = format!(
+            "it has {} fields; a reentrant lock has one owner",
+            info.holders.len()
+        );
+        return not_a_lock(info, reason);
     }
     info
 }

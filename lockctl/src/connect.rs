@@ -5,7 +5,7 @@ use redlua_runtime::LockClient;
 use std::time::Duration;
 
 /// How long connecting may take before lockctl gives up.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The URL to use, or a usage error saying how to give one.
 pub fn url(given: Option<&str>) -> Result<&str, Failure> {
@@ -18,30 +18,21 @@ pub fn url(given: Option<&str>) -> Result<&str, Failure> {
 }
 
 /// A lock client on `url`, with the given watchdog timeout (the client's
-/// default when `None`).
-///
-/// The client's connection reconnects by itself, retrying for seconds; a
-/// plain connection made first makes an unreachable server an error at
-/// once.
+/// default when `None`). An unreachable server fails within the connect
+/// timeout.
 pub async fn lock_client(url: &str, watchdog: Option<Duration>) -> Result<LockClient, Failure> {
-    drop(raw(url).await?);
-    let mut builder = LockClient::builder(url);
+    redis::Client::open(url)
+        .map_err(|e| Failure::usage(format!("bad Redis URL `{}`: {e}", shown(url))))?;
+    let mut builder = LockClient::builder(url).connect_timeout(CONNECT_TIMEOUT);
     if let Some(timeout) = watchdog {
         builder = builder.watchdog_timeout(timeout);
     }
-    match tokio::time::timeout(CONNECT_TIMEOUT, builder.connect()).await {
+    match tokio::time::timeout(CONNECT_TIMEOUT * 2, builder.connect()).await {
         Ok(Ok(client)) => Ok(client),
-        Ok(Err(error)) => Err(connect_failure(url, &error.to_string())),
-        Err(_) => Err(timed_out(url)),
-    }
-}
-
-/// A plain connection to `url`, for reading a lock's raw data.
-pub async fn raw(url: &str) -> Result<redis::aio::MultiplexedConnection, Failure> {
-    let client = redis::Client::open(url)
-        .map_err(|e| Failure::usage(format!("bad Redis URL `{url}`: {e}")))?;
-    match tokio::time::timeout(CONNECT_TIMEOUT, client.get_multiplexed_async_connection()).await {
-        Ok(Ok(con)) => Ok(con),
+        Ok(Err(error @ redlua_runtime::Error::Config(_))) => Err(Failure::lock(error)),
+        Ok(Err(redlua_runtime::Error::Connect { reason, .. })) => {
+            Err(connect_failure(url, &reason))
+        }
         Ok(Err(error)) => Err(connect_failure(url, &error.to_string())),
         Err(_) => Err(timed_out(url)),
     }

@@ -88,11 +88,6 @@ impl Failure {
         };
         Failure::new(code, error.to_string())
     }
-
-    /// A Redis error.
-    pub fn redis(error: redis::RedisError) -> Failure {
-        Failure::failed(format!("redis error: {error}"))
-    }
 }
 
 impl fmt::Display for Failure {

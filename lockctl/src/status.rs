@@ -1,14 +1,17 @@
-//! `lockctl status NAME`: what a lock's key holds, read with plain
-//! commands (`TYPE`, `HGETALL`, `PTTL`) and understood in Redisson's layouts:
+//! `lockctl status NAME`: what a lock's key holds, read by the runtime's
+//! inspection ([`LockClient::inspect`]), which understands Redisson's
+//! layouts:
 //!
 //! - reentrant lock: a hash `<owner>` → hold count;
 //! - read/write lock: a hash with `mode` = `read` | `write`, readers as
-//!   `<owner>` → count, the writer as `<owner>:write` → count.
+//!   `<owner>` → count, the writer as `<owner>:write` → count;
+//! - the fencing token counter `redisson_lock_token:{NAME}`.
 
 use crate::connect;
 use crate::duration;
 use crate::exit::{self, Failure};
 use crate::output::{self, Format};
+use redlua_runtime::{self as runtime, LockClient, LockInfo};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -37,6 +40,8 @@ pub struct Held {
     pub holders: Vec<Holder>,
     /// The remaining lease; `None` when the key has no expiry.
     pub ttl: Option<Duration>,
+    /// The fencing token of the latest holder, if the counter exists.
+    pub token: Option<u64>,
 }
 
 /// The kinds of lock lockctl recognises.
@@ -79,11 +84,11 @@ pub struct Holder {
 }
 
 /// `lockctl status`: prints the state; exit code 0 held, 1 free, 3 not a
-/// lock.
+/// lock, 2 for an invalid name.
 pub async fn run(url: Option<&str>, name: &str, format: Format) -> Result<u8, Failure> {
     let url = connect::url(url)?;
-    let mut con = connect::raw(url).await?;
-    let state = read(&mut con, name).await?;
+    let client = connect::lock_client(url, None).await?;
+    let state = read(&client, name).await?;
     match format {
         Format::Human => output::out(&describe(name, &state)),
         Format::Json => output::json(&state_json(name, &state)),
@@ -95,114 +100,63 @@ pub async fn run(url: Option<&str>, name: &str, format: Format) -> Result<u8, Fa
     })
 }
 
-/// Reads the state of lock `name`.
+/// Reads the state of lock `name` through the runtime's
+/// [`LockClient::inspect`] (one read-only script: the key's type, fields,
+/// TTL and fencing token at one instant).
 ///
 /// # Cancellation
 ///
 /// Only reads: dropping the future changes nothing.
-pub async fn read(
-    con: &mut redis::aio::MultiplexedConnection,
-    name: &str,
-) -> Result<State, Failure> {
-    // The key may change type between TYPE and HGETALL: look again.
-    for _ in 0..3 {
-        let redis_type: String = redis::cmd("TYPE")
-            .arg(name)
-            .query_async(con)
-            .await
-            .map_err(Failure::redis)?;
-        match redis_type.as_str() {
-            "none" => return Ok(State::Free),
-            "hash" => {}
-            _ => {
-                return Ok(State::NotALock {
-                    reason: format!("it holds a {redis_type}, not a hash"),
-                    redis_type,
-                });
-            }
-        }
-        let reply: redis::RedisResult<(Fields, i64)> = redis::pipe()
-            .atomic()
-            .cmd("HGETALL")
-            .arg(name)
-            .cmd("PTTL")
-            .arg(name)
-            .query_async(con)
-            .await;
-        match reply {
-            Ok((fields, pttl)) => return Ok(parse(&fields, pttl)),
-            Err(e) if e.code() == Some("WRONGTYPE") || e.to_string().contains("WRONGTYPE") => {
-                continue;
-            }
-            Err(e) => return Err(Failure::redis(e)),
-        }
-    }
-    Err(Failure::failed(format!(
-        "key `{name}` keeps changing type; try again"
-    )))
+pub async fn read(client: &LockClient, name: &str) -> Result<State, Failure> {
+    let info = client.inspect(name).await.map_err(Failure::lock)?;
+    Ok(from_info(info))
 }
 
-/// A hash's fields and values, as `HGETALL` gives them.
-type Fields = Vec<(Vec<u8>, Vec<u8>)>;
-
-/// Understands a hash's fields and its `PTTL`.
-pub fn parse(fields: &[(Vec<u8>, Vec<u8>)], pttl: i64) -> State {
-    if fields.is_empty() || pttl == -2 {
-        return State::Free;
-    }
-    let not_a_lock = |reason: String| State::NotALock {
-        redis_type: "hash".to_string(),
-        reason,
-    };
-    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
-    let mode = match fields.iter().find(|(field, _)| field == b"mode") {
-        None => None,
-        Some((_, value)) if value == b"read" => Some(Mode::Read),
-        Some((_, value)) if value == b"write" => Some(Mode::Write),
-        Some((_, value)) => {
-            return not_a_lock(format!(
-                "its field `mode` is `{}`, not `read` or `write`",
-                text(value)
-            ));
+/// The state lockctl shows, from what the runtime read.
+pub fn from_info(info: LockInfo) -> State {
+    let kind = match info.kind {
+        runtime::LockKind::Free => return State::Free,
+        runtime::LockKind::NotALock { key_type, reason } => {
+            return State::NotALock {
+                redis_type: key_type,
+                reason,
+            };
+        }
+        runtime::LockKind::Reentrant => LockKind::Reentrant,
+        runtime::LockKind::ReadWrite { mode } => LockKind::ReadWrite(mode_of(mode)),
+        _ => {
+            return State::NotALock {
+                redis_type: "hash".to_string(),
+                reason: "a layout this lockctl does not know".to_string(),
+            };
         }
     };
-    let mut holders = Vec::new();
-    for (field, value) in fields {
-        if field == b"mode" && mode.is_some() {
-            continue;
-        }
-        let field = text(field);
-        let Some(count) = std::str::from_utf8(value)
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-        else {
-            return not_a_lock(format!(
-                "its field `{field}` holds `{}`, not a hold count",
-                text(value)
-            ));
-        };
-        let (owner, role) = match mode {
-            None => (field, None),
-            Some(_) => match field.strip_suffix(":write") {
-                Some(owner) => (owner.to_string(), Some(Mode::Write)),
-                None => (field, Some(Mode::Read)),
+    let holders = info
+        .holders
+        .into_iter()
+        .map(|h| Holder {
+            owner: h.owner,
+            count: h.count,
+            mode: match h.side {
+                runtime::Side::Exclusive => None,
+                runtime::Side::Read => Some(Mode::Read),
+                runtime::Side::Write => Some(Mode::Write),
             },
-        };
-        holders.push(Holder {
-            owner,
-            count,
-            mode: role,
-        });
-    }
-    let ttl = u64::try_from(pttl).ok().map(Duration::from_millis);
+        })
+        .collect();
     State::Held(Held {
-        kind: match mode {
-            None => LockKind::Reentrant,
-            Some(mode) => LockKind::ReadWrite(mode),
-        },
+        kind,
         holders,
-        ttl,
+        ttl: info.ttl,
+        token: info.token,
     })
+}
+
+fn mode_of(mode: runtime::Mode) -> Mode {
+    match mode {
+        runtime::Mode::Read => Mode::Read,
+        runtime::Mode::Write => Mode::Write,
+    }
 }
 
 /// The kind as shown to people.
@@ -240,6 +194,9 @@ pub fn describe(name: &str, state: &State) -> String {
                 "lock `{name}`: held\n  kind:    {}\n  ttl:     {ttl}",
                 kind_text(held.kind)
             );
+            if let Some(token) = held.token {
+                text.push_str(&format!("\n  token:   {token}"));
+            }
             for (i, holder) in held.holders.iter().enumerate() {
                 let label = if i == 0 { "holders:" } else { "" };
                 text.push_str(&format!("\n  {label:<8} {}", holder_text(holder)));
@@ -270,7 +227,7 @@ pub fn state_json(name: &str, state: &State) -> Value {
     match state {
         State::Free => json!({
             "name": name, "state": "free", "kind": null, "mode": null,
-            "holders": [], "ttl_ms": null,
+            "holders": [], "ttl_ms": null, "token": null,
         }),
         State::NotALock { redis_type, reason } => json!({
             "name": name, "state": "not_a_lock", "type": redis_type, "reason": reason,
@@ -284,6 +241,7 @@ pub fn state_json(name: &str, state: &State) -> Value {
                 "mode": mode,
                 "holders": holders_json(&held.holders),
                 "ttl_ms": held.ttl.map(duration::millis),
+                "token": held.token,
             })
         }
     }
@@ -293,45 +251,35 @@ pub fn state_json(name: &str, state: &State) -> Value {
 mod tests {
     use super::*;
 
-    fn hash(pairs: &[(&str, &str)]) -> Vec<(Vec<u8>, Vec<u8>)> {
-        pairs
-            .iter()
-            .map(|(f, v)| (f.as_bytes().to_vec(), v.as_bytes().to_vec()))
-            .collect()
-    }
-
-    #[test]
-    fn reads_a_reentrant_lock() {
-        let state = parse(&hash(&[("u:1", "2")]), 1500);
-        let State::Held(held) = state else {
-            panic!("{state:?}")
-        };
-        assert_eq!(held.kind, LockKind::Reentrant);
-        assert_eq!(held.ttl, Some(Duration::from_millis(1500)));
-        assert_eq!(holder_text(&held.holders[0]), "u:1 (2 holds)");
-    }
-
-    #[test]
-    fn reads_a_read_write_lock() {
-        let fields = hash(&[("mode", "write"), ("u:1:write", "1"), ("u:1", "3")]);
-        let State::Held(held) = parse(&fields, -1) else {
-            panic!()
-        };
-        assert_eq!(held.kind, LockKind::ReadWrite(Mode::Write));
-        assert_eq!(held.ttl, None);
-        let texts: Vec<String> = held.holders.iter().map(holder_text).collect();
-        assert_eq!(texts, ["u:1 (write, 1 hold)", "u:1 (read, 3 holds)"]);
-    }
-
-    #[test]
-    fn refuses_hashes_that_are_no_locks() {
-        for fields in [
-            hash(&[("name", "ann")]),
-            hash(&[("mode", "x"), ("u:1", "1")]),
-        ] {
-            let state = parse(&fields, 100);
-            assert!(matches!(state, State::NotALock { .. }), "{state:?}");
+    fn holder(owner: &str, count: u64, mode: Option<Mode>) -> Holder {
+        Holder {
+            owner: owner.to_string(),
+            count,
+            mode,
         }
-        assert_eq!(parse(&[], -2), State::Free);
+    }
+
+    #[test]
+    fn shows_holders_and_kinds() {
+        assert_eq!(holder_text(&holder("u:1", 2, None)), "u:1 (2 holds)");
+        assert_eq!(
+            holder_text(&holder("u:1", 1, Some(Mode::Write))),
+            "u:1 (write, 1 hold)"
+        );
+        assert_eq!(kind_text(LockKind::Reentrant), "lock");
+        assert_eq!(
+            kind_text(LockKind::ReadWrite(Mode::Read)),
+            "read/write lock, mode read"
+        );
+        let held = State::Held(Held {
+            kind: LockKind::Reentrant,
+            holders: vec![holder("u:1", 1, None)],
+            ttl: Some(Duration::from_millis(1500)),
+            token: Some(42),
+        });
+        let text = describe("a", &held);
+        assert!(text.contains("token:   42"), "{text}");
+        assert_eq!(state_json("a", &held)["token"], 42);
+        assert_eq!(describe("a", &State::Free), "lock `a`: free");
     }
 }

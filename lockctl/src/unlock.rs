@@ -12,8 +12,8 @@ use serde_json::json;
 /// was none.
 pub async fn run(globals: &Globals, name: &str) -> Result<u8, Failure> {
     let url = connect::url(globals.url.as_deref())?;
-    let mut con = connect::raw(url).await?;
-    let held = match status::read(&mut con, name).await? {
+    let client = connect::lock_client(url, globals.watchdog_timeout).await?;
+    let held = match status::read(&client, name).await? {
         State::Free => {
             report(globals.format, name, None, false);
             return Ok(exit::NO);
@@ -26,7 +26,6 @@ pub async fn run(globals: &Globals, name: &str) -> Result<u8, Failure> {
         }
         State::Held(held) => held,
     };
-    let client = connect::lock_client(url, globals.watchdog_timeout).await?;
     let lock = match held.kind {
         LockKind::Reentrant => client.lock(name),
         // Broken through the side it is held in: a lock whose mode changed

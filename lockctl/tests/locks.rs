@@ -147,7 +147,7 @@ fn status_shows_holds_made_by_the_library() {
         .expect("client");
     let lock = client.lock("orders:42");
     let first = rt.block_on(lock.lock()).expect("hold");
-    let second = rt.block_on(lock.lock()).expect("re-entered hold");
+    let second = rt.block_on(first.reenter()).expect("re-entered hold");
     assert_eq!(first.owner(), second.owner());
 
     let out = run(lockctl_at(&url).args(["status", "orders:42"]));
@@ -164,6 +164,12 @@ fn status_shows_holds_made_by_the_library() {
         "{}",
         out.stdout
     );
+    assert!(
+        out.stdout
+            .contains(&format!("\n  token:   {}\n", first.token())),
+        "{}",
+        out.stdout
+    );
 
     let out = run(lockctl_at(&url).args(["status", "--json", "orders:42"]));
     assert_eq!(out.code, Some(0), "{out:?}");
@@ -172,10 +178,11 @@ fn status_shows_holds_made_by_the_library() {
     assert_eq!(status["kind"], "lock");
     assert_eq!(
         status["holders"],
-        serde_json::json!([{ "owner": first.owner(), "count": 2, "mode": null }])
+        serde_json::json!([{ "owner": first.owner().to_string(), "count": 2, "mode": null }])
     );
     let ttl = status["ttl_ms"].as_u64().expect("ttl");
     assert!(ttl > 20_000 && ttl <= 30_000, "{ttl}");
+    assert_eq!(status["token"], first.token());
 
     rt.block_on(second.unlock()).expect("unlock");
     rt.block_on(first.unlock()).expect("unlock");
@@ -451,7 +458,10 @@ fn a_signal_while_waiting_gives_up_without_running_the_command() {
     assert!(!marker.exists(), "the command must not run");
     // The library's hold is untouched.
     let out = run(lockctl_at(&url).args(["--json", "status", "queue"]));
-    assert_eq!(json(&out.stdout)["holders"][0]["owner"], guard.owner());
+    assert_eq!(
+        json(&out.stdout)["holders"][0]["owner"],
+        guard.owner().to_string()
+    );
     rt.block_on(guard.unlock()).expect("unlock");
 }
 
