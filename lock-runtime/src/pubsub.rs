@@ -577,7 +577,12 @@ enum Event {
 impl Driver {
     /// Connects, then runs commands and dispatches messages until the
     /// connection is closed or the hub is dropped.
-    async fn run(mut self, client: redis::Client, connect_timeout: Duration, ping_timeout: Duration) {
+    async fn run(
+        mut self,
+        client: redis::Client,
+        connect_timeout: Duration,
+        ping_timeout: Duration,
+    ) {
         let connect = tokio::time::timeout(connect_timeout, client.get_async_pubsub());
         let connected = connect.await.unwrap_or_else(|_| {
             Err(RedisError::from((
@@ -775,7 +780,11 @@ mod tests {
 
     async fn env() -> Env {
         let server = RedisServer::start();
-        let hub = PubSubHub::new(server.client(), Duration::from_secs(3), Duration::from_secs(3));
+        let hub = PubSubHub::new(
+            server.client(),
+            Duration::from_secs(3),
+            Duration::from_secs(3),
+        );
         let conn = server
             .client()
             .get_multiplexed_async_connection()
@@ -906,7 +915,11 @@ mod tests {
     #[tokio::test]
     async fn futures_are_send() {
         fn send<T: Send>(_: &T) {}
-        let hub = PubSubHub::new(redis::Client::open("redis://127.0.0.1:1/").unwrap(), Duration::from_secs(3), Duration::from_secs(3));
+        let hub = PubSubHub::new(
+            redis::Client::open("redis://127.0.0.1:1/").unwrap(),
+            Duration::from_secs(3),
+            Duration::from_secs(3),
+        );
         let subscribe = hub.subscribe("ch");
         send(&subscribe);
         drop(subscribe);
@@ -1108,8 +1121,12 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(killed, 1);
-        // The pending wake() returns once "ch" is subscribed again.
+        // The pending wake() returns at once (its caller tries the lock);
+        // the next one subscribes again, on a new connection, and returns
+        // once that is confirmed.
         timeout(SOON, wake_a).await.expect("the loss wakes a");
+        timeout(SOON, a.wake()).await.expect("re-subscribed");
+        assert!(a.is_live());
         assert_eq!(env.numsub("ch").await, 1);
         assert_eq!(env.calls("subscribe").await, 2);
         assert_eq!(env.pubsub_clients().await, 1);
@@ -1168,7 +1185,11 @@ mod tests {
         } = env;
         drop(hub);
         let mut env = Env {
-            hub: PubSubHub::new(server.client(), Duration::from_secs(3), Duration::from_secs(3)),
+            hub: PubSubHub::new(
+                server.client(),
+                Duration::from_secs(3),
+                Duration::from_secs(3),
+            ),
             server,
             conn: conn.clone(),
         };
