@@ -73,8 +73,7 @@ pub(crate) struct Request<'a> {
 
 impl Request<'_> {
     fn lease(&self) -> Duration {
-        self.lease
-            .unwrap_or(self.shared.config.watchdog_timeout)
+        self.lease.unwrap_or(self.shared.config.watchdog_timeout)
     }
 
     /// Records the hold and starts the watchdog if it needs one.
@@ -291,7 +290,9 @@ fn past(wait: Wait) -> bool {
 /// `pause`, cut to what is left before the deadline.
 fn cap(pause: Duration, wait: Wait) -> Duration {
     match wait {
-        Wait::Until(deadline) => pause.min(deadline.saturating_duration_since(tokio::time::Instant::now())),
+        Wait::Until(deadline) => {
+            pause.min(deadline.saturating_duration_since(tokio::time::Instant::now()))
+        }
         Wait::No | Wait::Forever => pause,
     }
 }

@@ -206,16 +206,14 @@ impl LockClientBuilder {
         let client = self.client?;
         let con = match self.connection {
             Some(con) => con,
-            None => Connection::healing(
-                client.clone(),
-                self.connect_timeout,
-                self.response_timeout,
-            )
-            .await
-            .map_err(|e| Error::Connect {
-                addr: masked(&client),
-                reason: e.to_string(),
-            })?,
+            None => {
+                Connection::healing(client.clone(), self.connect_timeout, self.response_timeout)
+                    .await
+                    .map_err(|e| Error::Connect {
+                        addr: masked(&client),
+                        reason: e.to_string(),
+                    })?
+            }
         };
         let config = Config {
             watchdog_timeout: self.watchdog_timeout,

@@ -79,7 +79,7 @@ pub(crate) fn check_lease(what: &str, lease: Duration) -> Result<Duration> {
 /// Whole milliseconds, rounded up, at least 1 (for a checked lease, at most
 /// [`MAX_LEASE`]).
 pub(crate) fn millis(d: Duration) -> u64 {
-    let ms = d.as_millis() + u128::from(d.subsec_nanos() % 1_000_000 != 0);
+    let ms = d.as_millis() + u128::from(!d.subsec_nanos().is_multiple_of(1_000_000));
     u64::try_from(ms).unwrap_or(u64::MAX).max(1)
 }
 

@@ -7,8 +7,11 @@
 //! timeout (a connection that went silent). Opening it is bounded by the
 //! connect timeout. The next command after a failure opens a new one.
 
+use crate::error::{Failure, classify};
 use redis::aio::{ConnectionLike, ConnectionManager, MultiplexedConnection};
-use redis::{AsyncConnectionConfig, Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, RedisResult, Value};
+use redis::{
+    AsyncConnectionConfig, Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, RedisResult, Value,
+};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -121,7 +124,7 @@ impl Healing {
 
     /// Drops connection `number` after a failure that leaves it in doubt.
     async fn failed(&self, number: u64, error: &RedisError) {
-        if error.is_io_error() || error.is_timeout() || error.is_connection_dropped() || error.is_unrecoverable_error() {
+        if classify(error) == Failure::Unknown {
             let mut current = self.current.lock().await;
             if current.as_ref().is_some_and(|(n, _)| *n == number) {
                 tracing::debug!(target: "redlua::connection", %error, "replacing the command connection");

@@ -162,10 +162,7 @@ mod tests {
             "redisson_unlock_latch:{orders:42}:ab12"
         );
         assert_eq!(names.token(), "redisson_lock_token:{orders:42}");
-        assert_eq!(
-            names.attempt("u:7", None),
-            "{orders:42}:redlua_attempt:u:7"
-        );
+        assert_eq!(names.attempt("u:7", None), "{orders:42}:redlua_attempt:u:7");
         assert_eq!(
             names.attempt("u:7", Some(3)),
             "{orders:42}:redlua_attempt:u:7:3"

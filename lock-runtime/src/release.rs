@@ -51,7 +51,10 @@ pub(crate) async fn release_once(
 /// id: `None` when it kept failing until retrying was no longer safe (a
 /// release's latch could have expired) or useful (the hold an undo would
 /// remove has ended with its lease).
-pub(crate) async fn release_retrying(shared: &Shared, request: &ReleaseRequest) -> Option<Released> {
+pub(crate) async fn release_retrying(
+    shared: &Shared,
+    request: &ReleaseRequest,
+) -> Option<Released> {
     let give_up = match request.mode {
         ReleaseMode::Release => shared.config.latch_ttl / 2,
         ReleaseMode::Undo => shared.config.attempt_ttl(request.lease),

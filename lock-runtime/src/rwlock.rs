@@ -1,9 +1,9 @@
 //! [`ReadWriteLock`]: many readers or one writer, stored as Redisson's
 //! `RReadWriteLock`.
 
-use crate::shared::Shared;
 use crate::kind::Kind;
 use crate::lock::Lock;
+use crate::shared::Shared;
 use std::sync::Arc;
 
 /// A read/write lock, made by

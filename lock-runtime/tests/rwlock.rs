@@ -1,8 +1,14 @@
 //! The read/write lock against real redis-server processes: shared readers,
-//! exclusive writers, reentrancy and the Redis layout, downgrade and the
-//! refused upgrade, wake-ups, zombie readers, the watchdog, writer
-//! preference, the lost signal, force release, cancellation, and
+//! exclusive writers, explicit re-entry and the Redis layout, fencing
+//! tokens, downgrade and the refused upgrade, wake-ups, zombie readers, the
+//! watchdog, writer preference, the lost signal, force release, keys that
+//! are not read/write locks, lease limits, cancellation, and
 //! interoperability with Redisson's own read/write lock scripts.
+//!
+//! Every acquire is a new owner (`<client-uuid>:<n>`); re-entry goes through
+//! a guard or its [`Owner`]. Every acquire of a new holder advances the
+//! fencing token counter `redisson_lock_token:{name}`, which outlives the
+//! lock by an hour: a lock that is free again leaves exactly that key.
 //!
 //! Timing assertions use wide margins; each proves a mechanism (a pub/sub
 //! wake-up is far faster than the 30 s lease it beats, readers that overlap
@@ -14,11 +20,13 @@ mod common;
 
 use common::{Redis, ms, within};
 use redis::AsyncCommands;
-use redlua_runtime::{Error, Lock, LockClient, LockGuard};
+use redlua_runtime::{
+    Error, Lock, LockClient, LockGuard, LockInfo, LockKind, MAX_LEASE, MIN_LEASE, Mode, Owner, Side,
+};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::task::JoinHandle;
@@ -32,6 +40,23 @@ const JAVA_READ_RELEASE: &str = include_str!("redisson/rwlock_read_release.lua")
 const JAVA_WRITE_ACQUIRE: &str = include_str!("redisson/rwlock_write_acquire.lua");
 /// Redisson's write lock release script (`RedissonWriteLock#unlockInnerAsync`).
 const JAVA_WRITE_RELEASE: &str = include_str!("redisson/rwlock_write_release.lua");
+
+/// Asserts that `result` is the error `pattern` (with an optional guard).
+macro_rules! assert_err {
+    ($result:expr, $pattern:pat $(if $guard:expr)?) => {
+        assert_err!($result, $pattern $(if $guard)?, "")
+    };
+    ($result:expr, $pattern:pat $(if $guard:expr)?, $($context:tt)+) => {
+        match $result {
+            Err($pattern) $(if $guard)? => {}
+            other => panic!(
+                "{}: expected Err({}), got {other:?}",
+                format_args!($($context)+),
+                stringify!($pattern),
+            ),
+        }
+    };
+}
 
 /// The channel a read/write lock's releases are announced on.
 fn channel(name: &str) -> String {
@@ -54,6 +79,42 @@ fn writer_mark(name: &str) -> String {
     format!("{{{name}}}:redlua_writer_waiting")
 }
 
+/// The lock's fencing token counter (Redisson's `RFencedLock` key).
+fn token_key(name: &str) -> String {
+    format!("redisson_lock_token:{{{name}}}")
+}
+
+/// The attempt key of the acquire that made `owner` a holder; a re-entry's
+/// is this plus `:<n>`.
+fn attempt_key(name: &str, owner: &str) -> String {
+    format!("{{{name}}}:redlua_attempt:{owner}")
+}
+
+/// Whether `key` is an attempt key of the lock `name`.
+fn is_attempt(name: &str, key: &str) -> bool {
+    key.starts_with(&format!("{{{name}}}:redlua_attempt:"))
+}
+
+/// `keys` without the attempt keys of the lock `name`, and those.
+fn split_attempts(name: &str, keys: Vec<String>) -> (Vec<String>, Vec<String>) {
+    keys.into_iter().partition(|key| !is_attempt(name, key))
+}
+
+/// The one re-entry record of `owner` among `keys`
+/// (`{name}:redlua_attempt:<owner>:<n>`); panics unless there is exactly one.
+fn reentry_record(name: &str, owner: &str, keys: &[String]) -> String {
+    let prefix = format!("{}:", attempt_key(name, owner));
+    let records: Vec<&String> = keys
+        .iter()
+        .filter(|key| {
+            key.strip_prefix(&prefix)
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    assert_eq!(records.len(), 1, "re-entry records of {owner}: {keys:?}");
+    records[0].clone()
+}
+
 fn map(pairs: &[(&str, &str)]) -> HashMap<String, String> {
     pairs
         .iter()
@@ -67,21 +128,60 @@ fn sorted(keys: &[&str]) -> Vec<String> {
     keys
 }
 
-/// A task that waits for `lock` and reports when it got it, the guard and
-/// the owner it acquired as.
-fn spawn_locker(lock: &Lock) -> JoinHandle<(Instant, LockGuard, String)> {
+/// What a free read/write lock leaves behind: its token counter.
+fn only_token(name: &str) -> Vec<String> {
+    vec![token_key(name)]
+}
+
+/// `result` with its value printed (for reports that list outcomes).
+fn debug<T: std::fmt::Debug>(result: Result<T, Error>) -> Result<String, Error> {
+    result.map(|value| format!("{value:?}"))
+}
+
+/// A lock's holders as (owner, side, count), sorted (read before write).
+fn holders(info: &LockInfo) -> Vec<(String, Side, u64)> {
+    let rank = |side: Side| match side {
+        Side::Exclusive => 0,
+        Side::Read => 1,
+        Side::Write => 2,
+    };
+    let mut holders: Vec<(String, Side, u64)> = info
+        .holders
+        .iter()
+        .map(|h| (h.owner.clone(), h.side, h.count))
+        .collect();
+    holders.sort_by(|a, b| (&a.0, rank(a.1)).cmp(&(&b.0, rank(b.1))));
+    holders
+}
+
+/// Waits until the database holds exactly `expected` (sorted); returns what
+/// it holds at the end (`expected` unless `limit` passed first).
+async fn keys_become(redis: &Redis, expected: &[String], limit: Duration) -> Vec<String> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let keys = redis.keys().await;
+        if keys == expected || Instant::now() >= deadline {
+            return keys;
+        }
+        tokio::time::sleep(ms(10)).await;
+    }
+}
+
+/// A task that waits for `lock` (a new owner) and reports when it got it,
+/// with the guard.
+fn spawn_locker(lock: &Lock) -> JoinHandle<(Instant, LockGuard)> {
     let lock = lock.clone();
     tokio::spawn(async move {
         let guard = lock.lock().await.expect("waiter's lock()");
-        (Instant::now(), guard, lock.owner())
+        (Instant::now(), guard)
     })
 }
 
 /// Waits for a locker task (at most `limit`).
 async fn join_locker(
-    task: JoinHandle<(Instant, LockGuard, String)>,
+    task: JoinHandle<(Instant, LockGuard)>,
     limit: Duration,
-) -> (Instant, LockGuard, String) {
+) -> (Instant, LockGuard) {
     within(limit, "the waiter", task)
         .await
         .expect("waiter task")
@@ -161,17 +261,18 @@ async fn readers_overlap() {
     let began = Instant::now();
     let mut tasks = Vec::new();
     for i in 0..READERS {
-        // Each task is an owner of its own.
+        // Each acquire is an owner of its own.
         let read = clients[i % clients.len()].read_write_lock("shared").read();
         let go = go.clone();
         tasks.push(tokio::spawn(async move {
             go.wait().await;
             let guard = read.lock().await.expect("read lock()");
             let entered = Instant::now();
+            let token = guard.token();
             tokio::time::sleep(HOLD).await;
             let left = Instant::now();
             guard.unlock().await.expect("read unlock()");
-            (entered, left)
+            (entered, left, token)
         }));
     }
     let intervals = within(ms(10_000), "the readers", async {
@@ -186,10 +287,10 @@ async fn readers_overlap() {
     // The most readers inside at one moment (a reader's entry instant).
     let most = intervals
         .iter()
-        .map(|&(at, _)| {
+        .map(|&(at, _, _)| {
             intervals
                 .iter()
-                .filter(|&&(entered, left)| entered <= at && at < left)
+                .filter(|&&(entered, left, _)| entered <= at && at < left)
                 .count()
         })
         .max()
@@ -199,7 +300,12 @@ async fn readers_overlap() {
         total < HOLD * READERS as u32 / 2,
         "{READERS} readers of {HOLD:?} took {total:?}: they did not overlap"
     );
-    assert_eq!(redis.keys().await, Vec::<String>::new());
+    // Every reader is a new holder: each got a token of its own.
+    let mut tokens: Vec<u64> = intervals.iter().map(|&(_, _, token)| token).collect();
+    tokens.sort_unstable();
+    tokens.dedup();
+    assert_eq!(tokens.len(), READERS, "readers shared a fencing token");
+    assert_eq!(redis.keys().await, only_token("shared"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -212,6 +318,10 @@ async fn writers_exclude_readers_and_each_other() {
     let readers_inside = Arc::new(AtomicUsize::new(0));
     let violations = Arc::new(AtomicUsize::new(0));
     let reads = Arc::new(AtomicUsize::new(0));
+    // Fencing: the highest token seen inside, and the highest a writer had.
+    let highest = Arc::new(AtomicU64::new(0));
+    let highest_writer = Arc::new(AtomicU64::new(0));
+    let stale_tokens = Arc::new(AtomicUsize::new(0));
     let mut tasks = Vec::new();
     for _ in 0..CLIENTS {
         let client = redis.client().await;
@@ -222,6 +332,9 @@ async fn writers_exclude_readers_and_each_other() {
             let readers_inside = readers_inside.clone();
             let violations = violations.clone();
             let reads = reads.clone();
+            let highest = highest.clone();
+            let highest_writer = highest_writer.clone();
+            let stale_tokens = stale_tokens.clone();
             tasks.push(tokio::spawn(async move {
                 for round in 0..ROUNDS {
                     if t % 2 == 0 {
@@ -231,6 +344,12 @@ async fn writers_exclude_readers_and_each_other() {
                         {
                             violations.fetch_add(1, Ordering::SeqCst);
                         }
+                        // Every holder before this writer has left: its
+                        // token is above all of theirs.
+                        if highest.fetch_max(guard.token(), Ordering::SeqCst) >= guard.token() {
+                            stale_tokens.fetch_add(1, Ordering::SeqCst);
+                        }
+                        highest_writer.fetch_max(guard.token(), Ordering::SeqCst);
                         let n: Option<u64> = con.get("counter").await.unwrap();
                         if (t + round) % 2 == 0 {
                             tokio::task::yield_now().await;
@@ -246,6 +365,11 @@ async fn writers_exclude_readers_and_each_other() {
                         if writers_inside.load(Ordering::SeqCst) != 0 {
                             violations.fetch_add(1, Ordering::SeqCst);
                         }
+                        // Every writer before this reader has left.
+                        if highest_writer.load(Ordering::SeqCst) >= guard.token() {
+                            stale_tokens.fetch_add(1, Ordering::SeqCst);
+                        }
+                        highest.fetch_max(guard.token(), Ordering::SeqCst);
                         let _: Option<u64> = con.get("counter").await.unwrap();
                         tokio::time::sleep(ms(2)).await;
                         if writers_inside.load(Ordering::SeqCst) != 0 {
@@ -273,11 +397,20 @@ async fn writers_exclude_readers_and_each_other() {
         0,
         "a writer was inside with someone else"
     );
-    assert_eq!(redis.keys().await, ["counter"], "the lock is left held");
+    assert_eq!(
+        stale_tokens.load(Ordering::SeqCst),
+        0,
+        "a holder's fencing token was not above its predecessors'"
+    );
+    assert_eq!(
+        redis.keys().await,
+        sorted(&["counter", &token_key("counted")]),
+        "the lock is left held"
+    );
 }
 
 // ---------------------------------------------------------------------------
-// Reentrancy and layout
+// Re-entry and layout
 
 #[tokio::test]
 async fn reentrant_read_and_write_holds_and_their_layout() {
@@ -285,103 +418,195 @@ async fn reentrant_read_and_write_holds_and_their_layout() {
     let client = redis.client().await;
     let name = "re-rw";
     let rw = client.read_write_lock(name);
-    let read = rw.read().with_owner(1);
-    let write = rw.write().with_owner(1);
-    let a = read.owner();
-    assert_eq!(write.owner(), a);
-    let t = |n| timeout_key(name, &a, n);
-    let write_field = format!("{a}:write");
+    let (read, write) = (rw.read(), rw.write());
+    let token = token_key(name);
 
     // Read holds: a count in the hash, one timeout key per hold.
     let r1 = read.lock().await.unwrap();
+    let owner_a: Owner = r1.owner().clone();
+    let a = owner_a.to_string();
+    assert_eq!(a, format!("{}:{}", client.id(), owner_a.id()));
+    assert_eq!(owner_a.client_id(), client.id());
+    let t = |n| timeout_key(name, &a, n);
     assert_eq!(
         redis.hgetall(name).await,
         map(&[("mode", "read"), (&a, "1")])
     );
-    assert_eq!(redis.keys().await, sorted(&[name, &t(1)]));
+    assert_eq!(redis.keys().await, sorted(&[name, &t(1), &token]));
     let ttl = redis.pttl(&t(1)).await;
     assert!(ttl > 29_000 && ttl <= 30_000, "timeout key TTL {ttl}");
     let ttl = redis.pttl(name).await;
     assert!(ttl > 29_000 && ttl <= 30_000, "lock TTL {ttl}");
-    let r2 = read.lock().await.unwrap();
-    assert_eq!(read.hold_count().await.unwrap(), 2);
-    assert_eq!(write.hold_count().await.unwrap(), 0);
+    let ttl = redis.pttl(&token).await;
+    assert!(
+        ttl > 3_629_000 && ttl <= 3_630_000,
+        "token counter TTL {ttl} (lease + 1 h)"
+    );
+    let info = read.inspect().await.unwrap();
+    assert_eq!(info.name, name);
+    assert_eq!(info.kind, LockKind::ReadWrite { mode: Mode::Read });
+    assert_eq!(holders(&info), [(a.clone(), Side::Read, 1)]);
+    assert_eq!(info.token, Some(r1.token()));
+    assert!(info.ttl.is_some_and(|ttl| ttl > ms(29_000)), "{info:?}");
+    assert_eq!(client.inspect(name).await.unwrap(), info);
+
+    // Re-entry: one more hold of the same owner, its own timeout key, the
+    // owner's token; recorded under its attempt key while it is held.
+    let r2 = within(ms(1000), "reenter()", r1.reenter()).await.unwrap();
+    assert_eq!(r2.owner(), &owner_a);
+    assert_eq!(r2.token(), r1.token());
+    assert_eq!(read.hold_count(&owner_a).await.unwrap(), 2);
+    assert_eq!(write.hold_count(&owner_a).await.unwrap(), 0);
     assert_eq!(
         redis.hgetall(name).await,
         map(&[("mode", "read"), (&a, "2")])
     );
-    assert_eq!(redis.keys().await, sorted(&[name, &t(1), &t(2)]));
+    let (keys, records) = split_attempts(name, redis.keys().await);
+    assert_eq!(keys, sorted(&[name, &t(1), &t(2), &token]));
+    let r2_record = reentry_record(name, &a, &records);
+    assert_eq!(records, [r2_record.clone()]);
+    let value: String = redis.raw().get(&r2_record).await.unwrap();
+    assert_eq!(value, "1", "a re-entry that took effect");
     assert!(read.is_locked().await.unwrap());
-    assert!(read.is_held_by_owner().await.unwrap());
-    assert!(!write.is_held_by_owner().await.unwrap());
+    assert!(write.is_locked().await.unwrap());
 
-    // Another owner reads along; a third cannot write.
-    let other = rw.read().with_owner(2);
-    let b = other.owner();
-    let rb = other.try_lock().await.unwrap().expect("readers share");
+    // Another acquire, even from this task, is another owner: it reads
+    // along; nobody can write.
+    let rb = read.try_lock().await.unwrap().expect("readers share");
+    let owner_b = rb.owner().clone();
+    let b = owner_b.to_string();
+    assert_ne!(owner_b, owner_a);
+    assert!(rb.token() > r1.token(), "a new reader, a new token");
     assert_eq!(
         redis.hgetall(name).await,
         map(&[("mode", "read"), (&a, "2"), (&b, "1")])
     );
     assert!(redis.exists(&timeout_key(name, &b, 1)).await);
-    assert!(rw.write().with_owner(3).try_lock().await.unwrap().is_none());
+    assert_eq!(holders(&read.inspect().await.unwrap()), {
+        let mut expected = vec![(a.clone(), Side::Read, 2), (b.clone(), Side::Read, 1)];
+        expected.sort_by(|x, y| x.0.cmp(&y.0));
+        expected
+    });
+    assert_eq!(read.inspect().await.unwrap().token, Some(rb.token()));
+    assert!(write.try_lock().await.unwrap().is_none());
+    let b_token = rb.token();
     rb.unlock().await.unwrap();
     assert!(!redis.exists(&timeout_key(name, &b, 1)).await);
+    // An owner that released its last hold can never re-enter.
+    assert_err!(
+        read.reenter(&owner_b).await,
+        Error::NotHeld { .. },
+        "b after release"
+    );
 
-    // Releases go in reverse: the highest timeout key goes first.
+    // Releases go in reverse: the highest timeout key goes first; the
+    // re-entry's record goes with its hold.
     r2.unlock().await.unwrap();
     assert_eq!(
         redis.hgetall(name).await,
         map(&[("mode", "read"), (&a, "1")])
     );
-    assert_eq!(redis.keys().await, sorted(&[name, &t(1)]));
-    assert_eq!(read.hold_count().await.unwrap(), 1);
+    assert_eq!(redis.keys().await, sorted(&[name, &t(1), &token]));
+    assert_eq!(read.hold_count(&owner_a).await.unwrap(), 1);
     r1.unlock().await.unwrap();
-    assert_eq!(redis.keys().await, Vec::<String>::new());
+    assert_eq!(redis.keys().await, only_token(name));
     assert!(!read.is_locked().await.unwrap());
+    assert_eq!(read.inspect().await.unwrap().kind, LockKind::Free);
+    assert_eq!(read.hold_count(&owner_a).await.unwrap(), 0);
+    assert_err!(
+        read.reenter(&owner_a).await,
+        Error::NotHeld { .. },
+        "a after release"
+    );
+    assert_err!(
+        write.reenter(&owner_a).await,
+        Error::NotHeld { .. },
+        "a, write side"
+    );
+    assert_eq!(
+        redis.keys().await,
+        only_token(name),
+        "a refused re-entry wrote"
+    );
 
     // Write holds: `<owner>:write` counts, no timeout keys.
     let w1 = write.lock().await.unwrap();
-    let w2 = write.lock().await.unwrap();
-    assert_eq!(write.hold_count().await.unwrap(), 2);
-    assert_eq!(read.hold_count().await.unwrap(), 0);
+    let owner_c = w1.owner().clone();
+    let c = owner_c.to_string();
+    let c_write = format!("{c}:write");
+    assert!(
+        w1.token() > b_token,
+        "the writer's token is above the readers'"
+    );
+    let c_token = w1.token();
+    let w2 = w1.reenter().await.unwrap();
+    assert_eq!(w2.token(), w1.token());
+    assert_eq!(write.hold_count(&owner_c).await.unwrap(), 2);
+    assert_eq!(read.hold_count(&owner_c).await.unwrap(), 0);
     assert_eq!(
         redis.hgetall(name).await,
-        map(&[("mode", "write"), (&write_field, "2")])
+        map(&[("mode", "write"), (&c_write, "2")])
     );
-    assert_eq!(redis.keys().await, [name]);
+    let (keys, records) = split_attempts(name, redis.keys().await);
+    assert_eq!(keys, sorted(&[name, &token]));
+    let w2_record = reentry_record(name, &c, &records);
+    assert_eq!(records, [w2_record.clone()]);
     assert!(write.is_locked().await.unwrap());
     assert!(read.is_locked().await.unwrap());
     let ttl = write.remaining_ttl().await.unwrap().expect("a lease");
     assert!(ttl > ms(29_000), "{ttl:?}");
-    // Other owners are shut out on both sides.
-    assert!(rw.read().with_owner(2).try_lock().await.unwrap().is_none());
-    assert!(rw.write().with_owner(2).try_lock().await.unwrap().is_none());
+    let info = write.inspect().await.unwrap();
+    assert_eq!(info.kind, LockKind::ReadWrite { mode: Mode::Write });
+    assert_eq!(holders(&info), [(c.clone(), Side::Write, 2)]);
+    assert_eq!(info.token, Some(w1.token()));
+    // Other owners (new acquires of this task too) are shut out on both
+    // sides.
+    assert!(read.try_lock().await.unwrap().is_none());
+    assert!(write.try_lock().await.unwrap().is_none());
 
-    // The writer may read too: the hash then counts both.
-    let r = read.lock().await.unwrap();
-    assert_eq!(read.hold_count().await.unwrap(), 1);
+    // The writer may read too (re-entering the read side): the hash then
+    // counts both.
+    let r = read.reenter(&owner_c).await.unwrap();
+    assert_eq!(r.owner(), &owner_c);
+    assert_eq!(r.token(), w1.token());
+    assert_eq!(read.hold_count(&owner_c).await.unwrap(), 1);
+    assert_eq!(write.hold_count(&owner_c).await.unwrap(), 2);
     assert_eq!(
         redis.hgetall(name).await,
-        map(&[("mode", "write"), (&write_field, "2"), (&a, "1")])
+        map(&[("mode", "write"), (&c_write, "2"), (&c, "1")])
     );
-    assert_eq!(redis.keys().await, sorted(&[name, &t(1)]));
+    let (keys, records) = split_attempts(name, redis.keys().await);
+    assert_eq!(keys, sorted(&[name, &timeout_key(name, &c, 1), &token]));
+    assert_eq!(records.len(), 2, "{records:?}");
+    assert!(records.contains(&w2_record), "{records:?}");
+    assert_eq!(
+        holders(&read.inspect().await.unwrap()),
+        [(c.clone(), Side::Read, 1), (c.clone(), Side::Write, 2)]
+    );
     r.unlock().await.unwrap();
     assert_eq!(
         redis.hgetall(name).await,
-        map(&[("mode", "write"), (&write_field, "2")])
+        map(&[("mode", "write"), (&c_write, "2")])
     );
-    assert_eq!(redis.keys().await, [name]);
+    assert_eq!(redis.keys().await, sorted(&[name, &token, &w2_record]));
 
     w2.unlock().await.unwrap();
     assert_eq!(
         redis.hgetall(name).await,
-        map(&[("mode", "write"), (&write_field, "1")])
+        map(&[("mode", "write"), (&c_write, "1")])
     );
+    assert_eq!(redis.keys().await, sorted(&[name, &token]));
     w1.unlock().await.unwrap();
-    assert_eq!(redis.keys().await, Vec::<String>::new());
+    assert_eq!(redis.keys().await, only_token(name));
     assert!(!write.is_locked().await.unwrap());
-    assert_eq!(write.hold_count().await.unwrap(), 0);
+    assert_eq!(write.hold_count(&owner_c).await.unwrap(), 0);
+    assert_err!(
+        write.reenter(&owner_c).await,
+        Error::NotHeld { .. },
+        "c after release"
+    );
+    // The token counter outlives the lock: the next holder goes above it.
+    assert_eq!(read.inspect().await.unwrap().token, Some(c_token));
 }
 
 // ---------------------------------------------------------------------------
@@ -394,12 +619,16 @@ async fn downgrade_keeps_reading_and_wakes_waiting_readers() {
     let other = redis.client().await;
     let name = "down";
     let rw = holder.read_write_lock(name);
-    let write = rw.write().with_owner(1);
-    let read = rw.read().with_owner(1);
-    let a = read.owner();
 
-    let w = write.lock().await.unwrap();
-    let r = read.lock().await.unwrap();
+    let w = rw.write().lock().await.unwrap();
+    let owner_a = w.owner().clone();
+    let a = owner_a.to_string();
+    // The writer's owner takes a read hold: a re-entry of the read side.
+    let r = within(ms(1000), "read().reenter()", rw.read().reenter(&owner_a))
+        .await
+        .unwrap();
+    assert_eq!(r.owner(), &owner_a);
+    assert_eq!(r.token(), w.token(), "a re-entry keeps the owner's token");
     assert_eq!(
         redis.hgetall(name).await,
         map(&[("mode", "write"), (&format!("{a}:write"), "1"), (&a, "1")])
@@ -411,31 +640,47 @@ async fn downgrade_keeps_reading_and_wakes_waiting_readers() {
 
     // Releasing the write hold leaves the owner reading, and lets the
     // waiting reader in at once (Redisson would leave it asleep).
+    let w_token = w.token();
     let released = Instant::now();
     w.unlock().await.unwrap();
-    let (entered, g, b) = join_locker(waiter, ms(5000)).await;
+    let (entered, g) = join_locker(waiter, ms(5000)).await;
     let after = entered.duration_since(released);
     assert!(
         after < ms(200),
         "the waiting reader entered {after:?} after the downgrade"
     );
+    let b = g.owner().to_string();
+    assert!(
+        g.token() > w_token,
+        "the new reader's token is above the writer's"
+    );
     assert_eq!(
         redis.hgetall(name).await,
         map(&[("mode", "read"), (&a, "1"), (&b, "1")])
     );
-    assert_eq!(read.hold_count().await.unwrap(), 1);
-    assert_eq!(write.hold_count().await.unwrap(), 0);
+    assert_eq!(rw.read().hold_count(&owner_a).await.unwrap(), 1);
+    assert_eq!(rw.write().hold_count(&owner_a).await.unwrap(), 0);
     assert!(!r.is_lost());
+    // The owner reads on: it may re-enter the read side, not the write side
+    // (that would be an upgrade).
+    let r2 = r.reenter().await.unwrap();
+    assert_eq!(rw.read().hold_count(&owner_a).await.unwrap(), 2);
+    r2.unlock().await.unwrap();
+    assert_err!(
+        rw.write().reenter(&owner_a).await,
+        Error::Upgrade { name: ref got } if got == name,
+        "upgrade after the downgrade"
+    );
     r.unlock().await.unwrap();
     assert_eq!(
         redis.hgetall(name).await,
         map(&[("mode", "read"), (&b, "1")])
     );
     g.unlock().await.unwrap();
-    assert_eq!(redis.keys().await, Vec::<String>::new());
+    assert_eq!(redis.keys().await, only_token(name));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upgrade_is_refused_at_once_and_changes_nothing() {
     let redis = Redis::start().await;
     let client = redis.client().await;
@@ -446,50 +691,81 @@ async fn upgrade_is_refused_at_once_and_changes_nothing() {
             client.read_write_lock("up-pref").writer_preferring(),
         ),
     ] {
-        let read = rw.read().with_owner(1);
-        let write = rw.write().with_owner(1);
+        let (read, write) = (rw.read(), rw.write());
         let r1 = read.lock().await.unwrap();
-        let r2 = read.lock().await.unwrap();
+        let r2 = r1.reenter().await.unwrap();
+        let owner = r1.owner().clone();
         let keys = redis.keys().await;
         let hash = redis.hgetall(name).await;
-        fn is_upgrade<T: std::fmt::Debug>(name: &str, what: &str, result: Result<T, Error>) {
-            match result {
-                Err(Error::Upgrade { name: got }) => assert_eq!(got, name, "{what}"),
-                other => panic!("{name}: {what}: expected Upgrade, got {other:?}"),
-            }
-        }
-        is_upgrade(name, "try_lock", write.try_lock().await);
-        is_upgrade(name, "lock", within(ms(200), "lock()", write.lock()).await);
-        is_upgrade(
-            name,
-            "lock_with_lease",
-            within(
-                ms(200),
-                "lock_with_lease()",
-                write.lock_with_lease(ms(5000)),
-            )
-            .await,
+
+        // Re-entering the write side with the reader's owner: refused at
+        // once, whatever the lease.
+        assert_err!(
+            within(ms(200), "reenter()", write.reenter(&owner)).await,
+            Error::Upgrade { name: ref got } if got == name,
+            "{name}: reenter"
         );
-        is_upgrade(
-            name,
-            "try_lock_for",
+        assert_err!(
             within(
                 ms(200),
-                "try_lock_for()",
-                write.try_lock_for(ms(5000), None),
+                "reenter_with_lease()",
+                write.reenter_with_lease(&owner, ms(5000)),
             )
             .await,
+            Error::Upgrade { name: ref got } if got == name,
+            "{name}: reenter_with_lease"
         );
         assert_eq!(redis.keys().await, keys, "{name}: keys changed");
         assert_eq!(redis.hgetall(name).await, hash, "{name}: the lock changed");
-        assert_eq!(read.hold_count().await.unwrap(), 2);
-        assert_eq!(write.hold_count().await.unwrap(), 0);
-        // Once the read holds are gone, the owner may write.
+        assert_eq!(read.hold_count(&owner).await.unwrap(), 2);
+        assert_eq!(write.hold_count(&owner).await.unwrap(), 0);
+
+        // A plain acquire of the write side is a new writer, not an
+        // upgrade: it waits for every reader, this task's own included
+        // (as tokio's RwLock does).
+        assert!(write.try_lock().await.unwrap().is_none(), "{name}");
+        let started = Instant::now();
+        let got = write.try_lock_for(ms(300), None).await.unwrap();
+        let waited = started.elapsed();
+        assert!(got.is_none(), "{name}: a writer beside readers");
+        assert!(waited >= ms(300), "{name}: gave up after {waited:?}");
+        // Having given up, it leaves nothing behind (a preferring writer
+        // takes its mark away).
+        assert_eq!(
+            keys_become(&redis, &keys, ms(1000)).await,
+            keys,
+            "{name}: a writer that gave up left something"
+        );
+        assert_eq!(redis.hgetall(name).await, hash, "{name}: the lock changed");
+
+        // A waiting writer gets in once the read holds are gone.
+        let writer = spawn_locker(&write);
+        tokio::time::sleep(ms(300)).await;
+        assert!(!writer.is_finished(), "{name}: a writer beside readers");
         r2.unlock().await.unwrap();
         r1.unlock().await.unwrap();
-        let w = write.try_lock().await.unwrap().expect("free");
+        let (_, w) = join_locker(writer, ms(5000)).await;
+        assert_ne!(w.owner(), &owner);
+        assert_eq!(
+            redis.hgetall(name).await,
+            map(&[("mode", "write"), (&format!("{}:write", w.owner()), "1")]),
+            "{name}"
+        );
+        // The reader's owner holds nothing now, on either side.
+        assert_err!(
+            write.reenter(&owner).await,
+            Error::NotHeld { .. },
+            "{name}: write"
+        );
+        assert_err!(
+            read.reenter(&owner).await,
+            Error::NotHeld { .. },
+            "{name}: read"
+        );
         w.unlock().await.unwrap();
-        assert_eq!(redis.keys().await, Vec::<String>::new(), "{name}");
+        assert_eq!(redis.keys().await, only_token(name), "{name}");
+        // Only this lock's counter is left: drop it for the next round.
+        assert!(redis.del(&token_key(name)).await);
     }
 }
 
@@ -504,6 +780,7 @@ async fn write_release_wakes_every_waiting_reader() {
     let c3 = redis.client().await;
     let name = "wake-all";
     let w = writer.read_write_lock(name).write().lock().await.unwrap();
+    let w_token = w.token();
     let readers: Vec<_> = [&c2, &c2, &c3, &c3]
         .into_iter()
         .map(|c| spawn_locker(&c.read_write_lock(name).read()))
@@ -515,13 +792,14 @@ async fn write_release_wakes_every_waiting_reader() {
     let mut guards = Vec::new();
     let mut expected = vec![("mode".to_string(), "read".to_string())];
     for reader in readers {
-        let (entered, guard, owner) = join_locker(reader, ms(5000)).await;
+        let (entered, guard) = join_locker(reader, ms(5000)).await;
         let after = entered.duration_since(released);
         assert!(
             after < ms(200),
             "a reader entered {after:?} after the release"
         );
-        expected.push((owner, "1".to_string()));
+        assert!(guard.token() > w_token);
+        expected.push((guard.owner().to_string(), "1".to_string()));
         guards.push(guard);
     }
     assert_eq!(
@@ -531,7 +809,7 @@ async fn write_release_wakes_every_waiting_reader() {
     for guard in guards {
         guard.unlock().await.unwrap();
     }
-    assert_eq!(redis.keys().await, Vec::<String>::new());
+    assert_eq!(redis.keys().await, only_token(name));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -543,14 +821,9 @@ async fn zombie_readers_do_not_block_writers() {
     let rw = readers.read_write_lock(name);
 
     // A reader whose lease runs out without a release.
-    let zombie = rw
-        .read()
-        .with_owner(1)
-        .lock_with_lease(ms(300))
-        .await
-        .unwrap();
+    let zombie = rw.read().lock_with_lease(ms(300)).await.unwrap();
     let z = zombie.owner().to_string();
-    let live = rw.read().with_owner(2).lock().await.unwrap();
+    let live = rw.read().lock().await.unwrap();
     let ttl = redis.pttl(name).await;
     assert!(
         ttl > 29_000,
@@ -558,7 +831,9 @@ async fn zombie_readers_do_not_block_writers() {
     );
     let writer = spawn_locker(&writers.read_write_lock(name).write());
     tokio::time::sleep(ms(600)).await;
-    assert!(zombie.is_lost());
+    assert!(zombie.is_lost(), "its lease clock has passed");
+    assert!(zombie.valid_until() <= std::time::Instant::now());
+    assert!(!live.is_lost());
     assert!(!redis.exists(&timeout_key(name, &z, 1)).await);
     assert_eq!(
         redis.hget(name, &z).await.as_deref(),
@@ -572,7 +847,7 @@ async fn zombie_readers_do_not_block_writers() {
     // The live reader's release finds only the zombie left: the lock is free.
     let released = Instant::now();
     live.unlock().await.unwrap();
-    let (entered, w, w_owner) = join_locker(writer, ms(5000)).await;
+    let (entered, w) = join_locker(writer, ms(5000)).await;
     let after = entered.duration_since(released);
     assert!(
         after < ms(200),
@@ -580,16 +855,25 @@ async fn zombie_readers_do_not_block_writers() {
     );
     assert_eq!(
         redis.hgetall(name).await,
-        map(&[("mode", "write"), (&format!("{w_owner}:write"), "1")])
+        map(&[("mode", "write"), (&format!("{}:write", w.owner()), "1")])
     );
-    assert!(zombie.unlock().await.is_err(), "a lost hold released");
+    // The zombie's release finds the lock held by someone else.
+    assert_err!(
+        zombie.unlock().await,
+        Error::NotOwner { .. },
+        "a lost hold released"
+    );
     w.unlock().await.unwrap();
-    assert_eq!(redis.keys().await, Vec::<String>::new());
+    assert_eq!(redis.keys().await, only_token(name));
 
     // A reader whose timeout key disappeared (deleted by hand).
-    let zombie = rw.read().with_owner(1).lock().await.unwrap();
-    let live = rw.read().with_owner(2).lock().await.unwrap();
-    assert!(redis.del(&timeout_key(name, &z, 1)).await);
+    let zombie = rw.read().lock().await.unwrap();
+    let live = rw.read().lock().await.unwrap();
+    assert!(
+        redis
+            .del(&timeout_key(name, &zombie.owner().to_string(), 1))
+            .await
+    );
     let writer = spawn_locker(&writers.read_write_lock(name).write());
     tokio::time::sleep(ms(300)).await;
     assert!(
@@ -598,15 +882,19 @@ async fn zombie_readers_do_not_block_writers() {
     );
     let released = Instant::now();
     live.unlock().await.unwrap();
-    let (entered, w, _) = join_locker(writer, ms(5000)).await;
+    let (entered, w) = join_locker(writer, ms(5000)).await;
     let after = entered.duration_since(released);
     assert!(
         after < ms(200),
         "the writer entered {after:?} after the release"
     );
-    assert!(zombie.unlock().await.is_err(), "a lost hold released");
+    assert_err!(
+        zombie.unlock().await,
+        Error::NotOwner { .. },
+        "a lost hold released"
+    );
     w.unlock().await.unwrap();
-    assert_eq!(redis.keys().await, Vec::<String>::new());
+    assert_eq!(redis.keys().await, only_token(name));
 }
 
 // ---------------------------------------------------------------------------
@@ -617,10 +905,9 @@ async fn watchdog_renews_read_and_write_holds_and_only_its_own_timeouts() {
     let redis = Redis::start().await;
     let client = redis.client_with_watchdog(ms(600)).await;
     let name = "renewed";
-    let read = client.read_write_lock(name).read().with_owner(1);
-    let a = read.owner();
-    let r1 = read.lock().await.unwrap();
-    let r2 = read.lock().await.unwrap();
+    let r1 = client.read_write_lock(name).read().lock().await.unwrap();
+    let r2 = r1.reenter().await.unwrap();
+    let a = r1.owner().to_string();
     // A foreign reader's hold, made by hand with a short lease.
     let foreign = "f00d:7";
     let _: () = redis.raw().hset(name, foreign, 1).await.unwrap();
@@ -646,6 +933,7 @@ async fn watchdog_renews_read_and_write_holds_and_only_its_own_timeouts() {
         "renewed-w".to_string(),
     ];
     let start = Instant::now();
+    let valid_until = r1.valid_until();
     while start.elapsed() < ms(2000) {
         for key in &watched {
             let ttl = redis.pttl(key).await;
@@ -662,6 +950,9 @@ async fn watchdog_renews_read_and_write_holds_and_only_its_own_timeouts() {
         "the watchdog renewed another owner's read hold"
     );
     assert!(!r1.is_lost() && !r2.is_lost() && !w.is_lost());
+    // Renewals moved the guards' lease clocks (shared by the owner's holds).
+    assert!(r1.valid_until() > valid_until + ms(1000));
+    assert_eq!(r1.valid_until(), r2.valid_until());
     assert_eq!(
         redis.hgetall(name).await,
         map(&[("mode", "read"), (&a, "2"), (foreign, "1")])
@@ -669,9 +960,15 @@ async fn watchdog_renews_read_and_write_holds_and_only_its_own_timeouts() {
     // The foreign hold is a zombie: the last live release frees the lock.
     r2.unlock().await.unwrap();
     r1.unlock().await.unwrap();
-    assert_eq!(redis.keys().await, ["renewed-w"]);
+    assert_eq!(
+        redis.keys().await,
+        sorted(&["renewed-w", &token_key(name), &token_key("renewed-w")])
+    );
     w.unlock().await.unwrap();
-    assert_eq!(redis.keys().await, Vec::<String>::new());
+    assert_eq!(
+        redis.keys().await,
+        sorted(&[&token_key(name), &token_key("renewed-w")])
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -687,10 +984,16 @@ async fn deleted_rwlock_is_reported_lost_on_both_sides() {
         assert!(redis.del(name).await);
         within(ms(2000), "lost()", guard.lost()).await;
         assert!(guard.is_lost(), "{name}");
-        let result = guard.unlock().await;
-        assert!(
-            matches!(result, Err(Error::LockLost { .. })),
-            "{name}: expected LockLost, got {result:?}"
+        // The owner holds nothing: there is nothing to re-enter.
+        assert_err!(
+            guard.reenter().await,
+            Error::NotHeld { .. },
+            "{name}: reenter"
+        );
+        assert_err!(
+            guard.unlock().await,
+            Error::LockLost { .. },
+            "{name}: unlock"
         );
     }
 }
@@ -736,6 +1039,12 @@ async fn reader_that_dies(url: String, name: &str, watchdog: Duration, alive: Du
 /// the watchdog timeout): if the renewing reader's process dies, the lock
 /// still lives as long as its longest read hold, and no writer enters while
 /// the other reader's lease runs.
+
+/// The watchdog's renewal of a read hold never shortens the lock's TTL below
+/// another reader's longer lease (fixed in eb35200; before, it set the TTL to
+/// the watchdog timeout): if the renewing reader's process dies, the lock
+/// still lives as long as its longest read hold, and no writer enters while
+/// the other reader's lease runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_watched_reader_does_not_cut_another_readers_lease() {
     let redis = Redis::start().await;
@@ -748,13 +1057,14 @@ async fn a_dead_watched_reader_does_not_cut_another_readers_lease() {
         .lock_with_lease(ms(4000))
         .await
         .unwrap();
-    let live_timeout = timeout_key(name, live.owner(), 1);
+    let live_owner = live.owner().to_string();
+    let live_timeout = timeout_key(name, &live_owner, 1);
     let dead = reader_that_dies(redis.url(), name, ms(600), ms(500)).await;
     let lock_ttl = redis.pttl(name).await;
     let live_ttl = redis.pttl(&live_timeout).await;
     assert_eq!(
         redis.hgetall(name).await,
-        map(&[("mode", "read"), (live.owner(), "1"), (&dead, "1")])
+        map(&[("mode", "read"), (&live_owner, "1"), (&dead, "1")])
     );
     assert!(
         lock_ttl + 20 >= live_ttl,
@@ -774,6 +1084,7 @@ async fn a_dead_watched_reader_does_not_cut_another_readers_lease() {
         );
     }
     assert!(!live_lost);
+    live.unlock().await.unwrap();
 }
 
 // ---------------------------------------------------------------------------
@@ -845,11 +1156,7 @@ async fn writer_in_a_reader_stream(redis: &Redis, name: &str, prefer: bool) -> S
     let (writer_entered, writer_left) = within(ms(10_000), "the writer", writer)
         .await
         .expect("writer task");
-    assert_eq!(
-        redis.keys().await,
-        Vec::<String>::new(),
-        "{name}: left held"
-    );
+    assert_eq!(redis.keys().await, only_token(name), "{name}: left held");
     Stream {
         writer_started,
         writer_entered,
@@ -905,8 +1212,90 @@ async fn readers_starve_a_writer_without_preference() {
     }
 }
 
+/// A reader that re-enters while a writer waits on a writer-preferring lock
+/// does not wait behind it (re-entry never waits), where a new reader does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reentry_does_not_wait_behind_a_waiting_writer() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let other = redis.client().await;
+    let name = "pref-reentry";
+    let rw = client.read_write_lock(name).writer_preferring();
+    let r = rw.read().lock().await.unwrap();
+    let writer = spawn_locker(&other.read_write_lock(name).writer_preferring().write());
+    tokio::time::sleep(ms(300)).await;
+    assert!(!writer.is_finished());
+    assert!(redis.exists(&writer_mark(name)).await, "no writer's mark");
+    // A new reader waits behind the writer; the holder's re-entry does not.
+    assert!(rw.read().try_lock().await.unwrap().is_none());
+    let r2 = within(ms(500), "reenter()", r.reenter()).await.unwrap();
+    assert_eq!(rw.read().hold_count(r.owner()).await.unwrap(), 2);
+    r2.unlock().await.unwrap();
+    assert!(!writer.is_finished(), "a writer beside a reader");
+    let released = Instant::now();
+    r.unlock().await.unwrap();
+    let (entered, w) = join_locker(writer, ms(5000)).await;
+    let after = entered.duration_since(released);
+    assert!(
+        after < ms(200),
+        "the writer entered {after:?} after the release"
+    );
+    // The writer took its mark away with the lock.
+    assert_eq!(redis.keys().await, sorted(&[name, &token_key(name)]));
+    w.unlock().await.unwrap();
+    assert_eq!(redis.keys().await, only_token(name));
+}
+
+/// A writer-preferring writer that stops waiting — `try_lock` refused (it
+/// leaves no mark), `try_lock_for` timed out, `lock()` future dropped —
+/// takes its `{name}:redlua_writer_waiting` mark away at once (not when it
+/// expires, 3 s later): new readers need not wait behind a writer that is
+/// gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_that_gives_up_leaves_no_mark_behind() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let name = "gave-up";
+    let rw = client.read_write_lock(name).writer_preferring();
+    for how in ["try_lock()", "try_lock_for()", "a dropped lock() future"] {
+        let r = rw.read().lock().await.unwrap();
+        let write = rw.write();
+        match how {
+            "try_lock()" => {
+                assert!(write.try_lock().await.unwrap().is_none());
+                assert!(
+                    !redis.exists(&writer_mark(name)).await,
+                    "try_lock() left a mark"
+                );
+            }
+            "try_lock_for()" => {
+                assert!(write.try_lock_for(ms(200), None).await.unwrap().is_none())
+            }
+            _ => {
+                let waiting = tokio::time::timeout(ms(200), write.lock()).await;
+                assert!(waiting.is_err(), "a writer beside a reader");
+            }
+        }
+        r.unlock().await.unwrap();
+        assert!(
+            redis.gone_within(&writer_mark(name), ms(1000)).await,
+            "after {how}: the writer's mark is still there ({} ms to live)",
+            redis.pttl(&writer_mark(name)).await
+        );
+        // Nobody writes or waits to write: a new reader gets in at once.
+        let guard = rw
+            .read()
+            .try_lock()
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("after {how}: a reader of a free lock was refused"));
+        guard.unlock().await.unwrap();
+        assert_eq!(redis.keys().await, only_token(name), "after {how}");
+    }
+}
+
 // ---------------------------------------------------------------------------
-// Force release
+// Force release, keys that are not read/write locks, lease limits
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn force_unlock_breaks_only_its_own_side() {
@@ -929,10 +1318,11 @@ async fn force_unlock_breaks_only_its_own_side() {
         redis.hgetall(name).await,
         map(&[("mode", "write"), (&w_field, "1")])
     );
+    assert_eq!(breaker.inspect(name).await.unwrap().token, Some(w.token()));
     assert!(listener.next_within(ms(100)).await.is_none());
     let broken = Instant::now();
     assert!(broken_rw.write().force_unlock().await.unwrap());
-    let (entered, r, r_owner) = join_locker(reader, ms(5000)).await;
+    let (entered, r) = join_locker(reader, ms(5000)).await;
     let after = entered.duration_since(broken);
     assert!(
         after < ms(200),
@@ -940,61 +1330,198 @@ async fn force_unlock_breaks_only_its_own_side() {
     );
     let (message, _) = listener.next_within(ms(1000)).await.expect("published");
     assert_eq!(message, "1");
-    let result = w.unlock().await;
-    assert!(
-        matches!(result, Err(Error::NotOwner { .. })),
-        "expected NotOwner, got {result:?}"
+    // Breaking advanced the token: the next holder's is above the broken one's.
+    assert!(r.token() > w.token(), "{} after {}", r.token(), w.token());
+    assert_err!(
+        w.unlock().await,
+        Error::NotOwner { .. },
+        "the broken writer"
     );
 
     // A read-mode lock: the other way round.
+    let r_owner = r.owner().to_string();
     let hash = map(&[("mode", "read"), (&r_owner, "1")]);
     assert_eq!(redis.hgetall(name).await, hash);
     assert!(!broken_rw.write().force_unlock().await.unwrap());
     assert_eq!(redis.hgetall(name).await, hash);
+    assert_eq!(breaker.inspect(name).await.unwrap().token, Some(r.token()));
     assert!(broken_rw.read().force_unlock().await.unwrap());
     assert!(!redis.exists(name).await);
+    let forced = breaker.inspect(name).await.unwrap().token;
+    assert!(
+        forced.is_some_and(|t| t > r.token()),
+        "breaking did not advance the token: {forced:?} after {}",
+        r.token()
+    );
     let (message, _) = listener.next_within(ms(1000)).await.expect("published");
     assert_eq!(message, "1");
-    let result = r.unlock().await;
-    assert!(
-        matches!(result, Err(Error::LockLost { .. })),
-        "expected LockLost, got {result:?}"
+    assert_err!(
+        r.unlock().await,
+        Error::LockLost { .. },
+        "the broken reader"
     );
     // Nothing to break.
     assert!(!broken_rw.read().force_unlock().await.unwrap());
     assert!(!broken_rw.write().force_unlock().await.unwrap());
     assert!(listener.drain().is_empty());
+    assert_eq!(redis.keys().await, only_token(name));
 }
 
 #[tokio::test]
-async fn wrong_type_key_is_left_alone_by_both_sides() {
+async fn wrong_type_keys_are_left_alone_by_both_sides() {
     let redis = Redis::start().await;
     let client = redis.client().await;
+    // A string, a hash of another layout, and a reentrant lock.
     let _: () = redis.raw().set("wt", "x").await.unwrap();
-    let rw = client.read_write_lock("wt");
-    fn is_wrong_type<T: std::fmt::Debug>(what: &str, result: Result<T, Error>) {
-        match result {
-            Err(Error::WrongType { name }) => assert_eq!(name, "wt", "{what}"),
-            other => panic!("{what}: expected WrongType, got {other:?}"),
+    let _: () = redis.raw().hset("wt-hash", "name", "bob").await.unwrap();
+    let reentrant = client.lock("wt-re").lock().await.unwrap();
+    let owner = reentrant.owner().clone();
+    let keys = redis.keys().await;
+    assert_eq!(
+        keys,
+        sorted(&["wt", "wt-hash", "wt-re", &token_key("wt-re")])
+    );
+    let re_hash = redis.hgetall("wt-re").await;
+    // Everything that reads or changes the lock says WrongType; nothing is
+    // written. (Collected, so that one run reports every operation.)
+    let mut problems = Vec::new();
+    for (name, key_type) in [("wt", "string"), ("wt-hash", "hash"), ("wt-re", "hash")] {
+        let rw = client.read_write_lock(name);
+        for (side, lock) in [("read", rw.read()), ("write", rw.write())] {
+            let what = format!("{name}, {side} side");
+            let mut check = |op: &str, outcome: Result<String, Error>| match outcome {
+                Err(Error::WrongType { name: got }) if got == name => {}
+                other => problems.push(format!("{what}: {op}: expected WrongType, got {other:?}")),
+            };
+            check("force_unlock", debug(lock.force_unlock().await));
+            check("try_lock", debug(lock.try_lock().await));
+            check("lock", debug(within(ms(2000), "lock()", lock.lock()).await));
+            check(
+                "try_lock_for",
+                debug(within(ms(2000), "try_lock_for()", lock.try_lock_for(ms(500), None)).await),
+            );
+            check("reenter", debug(lock.reenter(&owner).await));
+            check("is_locked", debug(lock.is_locked().await));
+            // Reading the key says what it holds.
+            let info = lock.inspect().await.unwrap();
+            match &info.kind {
+                LockKind::Reentrant if name == "wt-re" => {}
+                LockKind::NotALock { key_type: got, .. } if got == key_type => {}
+                other => panic!("{what}: inspect() says {other:?}"),
+            }
+            assert!(
+                info.holders.is_empty() || name == "wt-re",
+                "{what}: {info:?}"
+            );
         }
-    }
-    for (side, lock) in [("read", rw.read()), ("write", rw.write())] {
-        is_wrong_type(&format!("{side} force_unlock"), lock.force_unlock().await);
-        is_wrong_type(&format!("{side} try_lock"), lock.try_lock().await);
-        is_wrong_type(
-            &format!("{side} lock"),
-            within(ms(2000), "lock()", lock.lock()).await,
-        );
-        is_wrong_type(&format!("{side} is_locked"), lock.is_locked().await);
     }
     let value: String = redis.raw().get("wt").await.unwrap();
     assert_eq!(value, "x");
+    assert_eq!(redis.hgetall("wt-hash").await, map(&[("name", "bob")]));
+    assert_eq!(redis.hgetall("wt-re").await, re_hash);
     assert_eq!(redis.pttl("wt").await, -1, "the value's TTL was touched");
-    assert_eq!(redis.keys().await, ["wt"]);
+    assert_eq!(
+        redis.pttl("wt-hash").await,
+        -1,
+        "the hash's TTL was touched"
+    );
+    assert_eq!(redis.keys().await, keys);
+    assert!(problems.is_empty(), "{problems:#?}");
+    reentrant.unlock().await.unwrap();
+}
+
+#[tokio::test]
+async fn leases_out_of_range_are_refused_before_anything_is_sent() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let name = "leases";
+    let rw = client.read_write_lock(name);
+    let held = rw.read().lock().await.unwrap();
+    let owner = held.owner().clone();
+    let keys = redis.keys().await;
+    let hash = redis.hgetall(name).await;
+    let too_long = MAX_LEASE + ms(1);
+    for (side, lock) in [("read", rw.read()), ("write", rw.write())] {
+        for lease in [Duration::ZERO, Duration::from_micros(999), too_long] {
+            let what = format!("{side} side, lease {lease:?}");
+            assert_err!(
+                lock.lock_with_lease(lease).await,
+                Error::Config(_),
+                "{what}: lock_with_lease"
+            );
+            assert_err!(
+                lock.try_lock_for(ms(100), Some(lease)).await,
+                Error::Config(_),
+                "{what}: try_lock_for"
+            );
+            assert_err!(
+                lock.reenter_with_lease(&owner, lease).await,
+                Error::Config(_),
+                "{what}: reenter_with_lease"
+            );
+        }
+    }
+    assert_eq!(redis.keys().await, keys);
+    assert_eq!(redis.hgetall(name).await, hash);
+    // The bounds themselves are leases.
+    let shortest = rw
+        .read()
+        .reenter_with_lease(&owner, MIN_LEASE)
+        .await
+        .unwrap();
+    assert_eq!(shortest.lease(), Some(MIN_LEASE));
+    shortest.unlock().await.unwrap();
+    held.unlock().await.unwrap();
+    let shortest = rw.write().lock_with_lease(MIN_LEASE).await.unwrap();
+    assert_eq!(shortest.lease(), Some(MIN_LEASE));
+    within(ms(1000), "lost()", shortest.lost()).await;
+    tokio::time::sleep(ms(20)).await;
+    assert!(!redis.exists(name).await, "a 1 ms lease is over");
+    assert_err!(
+        shortest.unlock().await,
+        Error::LockLost { .. },
+        "after a 1 ms lease"
+    );
+    let longest = rw.write().lock_with_lease(MAX_LEASE).await.unwrap();
+    assert_eq!(longest.lease(), Some(MAX_LEASE));
+    assert!(!longest.is_lost());
+    assert!(
+        redis.pttl(name).await > 1_000_000_000_000,
+        "a lease of {MAX_LEASE:?}"
+    );
+    longest.unlock().await.unwrap();
+    assert_eq!(
+        keys_become(&redis, &only_token(name), ms(1000)).await,
+        only_token(name)
+    );
 }
 
 // ---------------------------------------------------------------------------
 // Cancellation and dropped guards
+
+/// Waits until the lock `name` is gone and the database holds only its
+/// token counter and `tombstones` closed attempt keys (`0`: an abandoned
+/// acquire, undone); panics with what is left otherwise.
+async fn settles_with_tombstones(redis: &Redis, name: &str, tombstones: usize, what: &str) {
+    let deadline = Instant::now() + ms(1000);
+    loop {
+        let (keys, attempts) = split_attempts(name, redis.keys().await);
+        if keys == only_token(name) && attempts.len() == tombstones {
+            for key in &attempts {
+                let value: Option<String> = redis.raw().get(key).await.unwrap();
+                assert_eq!(value.as_deref(), Some("0"), "{what}: attempt key {key}");
+                let ttl = redis.pttl(key).await;
+                assert!(ttl > 0 && ttl <= 30_000, "{what}: {key} TTL {ttl}");
+            }
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: left {keys:?} and attempt keys {attempts:?} (expected {tombstones})"
+        );
+        tokio::time::sleep(ms(10)).await;
+    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropped_pending_futures_hold_nothing() {
@@ -1006,7 +1533,7 @@ async fn dropped_pending_futures_hold_nothing() {
     let other_rw = other.read_write_lock(name);
 
     // Waiting behind a writer, on both sides, then giving up.
-    let w = rw.write().with_owner(1).lock().await.unwrap();
+    let w = rw.write().lock().await.unwrap();
     let hash = redis.hgetall(name).await;
     for lock in [other_rw.read(), other_rw.write()] {
         let result = tokio::time::timeout(ms(100), lock.lock()).await;
@@ -1015,13 +1542,17 @@ async fn dropped_pending_futures_hold_nothing() {
     assert_eq!(redis.hgetall(name).await, hash);
     w.unlock().await.unwrap();
     tokio::time::sleep(ms(300)).await;
-    assert_eq!(
-        redis.keys().await,
-        Vec::<String>::new(),
-        "a dropped wait holds"
-    );
+    // A wait dropped between tries sends nothing more; one dropped while a
+    // try was under way leaves that attempt closed.
+    let (keys, attempts) = split_attempts(name, redis.keys().await);
+    assert_eq!(keys, only_token(name), "a dropped wait holds");
+    let mut tombstones = attempts.len();
+    assert!(tombstones <= 2, "{attempts:?}");
+    settles_with_tombstones(&redis, name, tombstones, "dropped waits").await;
 
-    // Acquires abandoned while on their way: undone if they took effect.
+    // Acquires abandoned while on their way: undone if they took effect,
+    // and closed (`{name}:redlua_attempt:<owner>` = 0) so that a late copy
+    // does nothing.
     for (side, lock) in [("read", rw.read()), ("write", rw.write())] {
         // Loads the scripts, so that one poll sends the acquire itself.
         lock.lock().await.unwrap().unlock().await.unwrap();
@@ -1039,18 +1570,21 @@ async fn dropped_pending_futures_hold_nothing() {
                     took_effect += 1;
                 }
             }
-            assert!(
-                redis.empty_within(ms(1000)).await,
-                "an abandoned {side} acquire (delay {delay} ms) left {:?}",
-                redis.keys().await
-            );
-            assert_eq!(lock.hold_count().await.unwrap(), 0);
+            tombstones += 1;
+            settles_with_tombstones(
+                &redis,
+                name,
+                tombstones,
+                &format!("an abandoned {side} acquire (delay {delay} ms)"),
+            )
+            .await;
+            assert!(!lock.is_locked().await.unwrap());
         }
         assert!(took_effect > 0, "no abandoned {side} acquire reached Redis");
         let guard = lock.lock().await.unwrap();
-        assert_eq!(lock.hold_count().await.unwrap(), 1, "{side}");
+        assert_eq!(lock.hold_count(guard.owner()).await.unwrap(), 1, "{side}");
         guard.unlock().await.unwrap();
-        assert_eq!(redis.keys().await, Vec::<String>::new());
+        settles_with_tombstones(&redis, name, tombstones, side).await;
     }
 }
 
@@ -1064,16 +1598,22 @@ async fn dropped_guards_are_released_in_the_background() {
     let other_rw = other.read_write_lock(name);
 
     // A dropped read guard lets a writer in.
-    let r = rw.read().with_owner(1).lock().await.unwrap();
+    let r = rw.read().lock().await.unwrap();
+    let r_owner = r.owner().clone();
     let writer = spawn_locker(&other_rw.write());
     tokio::time::sleep(ms(300)).await;
     assert!(!writer.is_finished());
     let dropped = Instant::now();
     drop(r);
-    let (entered, w, _) = join_locker(writer, ms(5000)).await;
+    let (entered, w) = join_locker(writer, ms(5000)).await;
     let after = entered.duration_since(dropped);
     assert!(after < ms(1000), "released {after:?} after the drop");
-    assert_eq!(rw.read().with_owner(1).hold_count().await.unwrap(), 0);
+    assert_eq!(rw.read().hold_count(&r_owner).await.unwrap(), 0);
+    assert_err!(
+        rw.read().reenter(&r_owner).await,
+        Error::NotHeld { .. },
+        "dropped reader"
+    );
 
     // A dropped write guard lets a reader in.
     let reader = spawn_locker(&rw.read());
@@ -1081,18 +1621,18 @@ async fn dropped_guards_are_released_in_the_background() {
     assert!(!reader.is_finished());
     let dropped = Instant::now();
     drop(w);
-    let (entered, r, r_owner) = join_locker(reader, ms(5000)).await;
+    let (entered, r) = join_locker(reader, ms(5000)).await;
     let after = entered.duration_since(dropped);
     assert!(after < ms(1000), "released {after:?} after the drop");
     assert_eq!(
         redis.hgetall(name).await,
-        map(&[("mode", "read"), (&r_owner, "1")])
+        map(&[("mode", "read"), (&r.owner().to_string(), "1")])
     );
     drop(r);
-    assert!(
-        redis.empty_within(ms(1000)).await,
-        "left behind: {:?}",
-        redis.keys().await
+    assert_eq!(
+        keys_become(&redis, &only_token(name), ms(1000)).await,
+        only_token(name),
+        "left behind"
     );
 }
 
@@ -1117,7 +1657,7 @@ async fn redisson_readers_and_redlua_readers_and_writers() {
         map(&[("mode", "read"), (&java, "1")])
     );
     assert!(redis.exists(&timeout_key(name, &java, 1)).await);
-    let read = readers.read_write_lock(name).read().with_owner(1);
+    let read = readers.read_write_lock(name).read();
     let r = within(ms(1000), "redlua read lock()", read.lock())
         .await
         .unwrap();
@@ -1161,7 +1701,8 @@ async fn redisson_readers_and_redlua_readers_and_writers() {
     // Java's last release publishes; the redlua writer gets in.
     let released = Instant::now();
     assert_eq!(java_read_release(&redis, name, &java).await, Some(1));
-    let (entered, w, w_owner) = join_locker(writer, ms(5000)).await;
+    let (entered, w) = join_locker(writer, ms(5000)).await;
+    let w_owner = w.owner().to_string();
     let after = entered.duration_since(released);
     assert!(
         after < ms(200),
@@ -1197,7 +1738,7 @@ async fn redisson_readers_and_redlua_readers_and_writers() {
     assert_eq!(message, "1");
     assert_eq!(java_read_acquire(&redis, name, 30_000, &java).await, None);
     assert_eq!(java_read_release(&redis, name, &java).await, Some(1));
-    assert_eq!(redis.keys().await, Vec::<String>::new());
+    assert_eq!(redis.keys().await, only_token(name));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1225,7 +1766,7 @@ async fn redisson_writer_excludes_redlua_and_its_release_wakes_redlua_readers() 
     assert_eq!(java_write_release(&redis, name, &java).await, Some(1));
     let mut guards = Vec::new();
     for reader in readers {
-        let (entered, guard, _) = join_locker(reader, ms(5000)).await;
+        let (entered, guard) = join_locker(reader, ms(5000)).await;
         let after = entered.duration_since(released);
         assert!(
             after < ms(200),
@@ -1244,50 +1785,11 @@ async fn redisson_writer_excludes_redlua_and_its_release_wakes_redlua_readers() 
         map(&[("mode", "read"), (&java, "1")])
     );
     assert_eq!(java_read_release(&redis, name, &java).await, Some(1));
-    assert_eq!(redis.keys().await, Vec::<String>::new());
+    assert_eq!(redis.keys().await, only_token(name));
 }
 
 // ---------------------------------------------------------------------------
-// Known failures (reported to the lead; the tests state the intended
-// behaviour)
-
-/// FAILS (bug): a writer-preferring writer that stops waiting — `try_lock`
-/// refused, `try_lock_for` timed out, `lock()` future dropped — leaves its
-/// `{name}:redlua_writer_waiting` mark for a whole lease (30 s by default):
-/// new writer-preferring readers then wait behind a writer that is gone.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_writer_that_gives_up_leaves_no_mark_behind() {
-    let redis = Redis::start().await;
-    let client = redis.client().await;
-    let name = "gave-up";
-    let rw = client.read_write_lock(name).writer_preferring();
-    let mut failures = Vec::new();
-    for how in ["try_lock()", "try_lock_for()", "a dropped lock() future"] {
-        let r = rw.read().with_owner(1).lock().await.unwrap();
-        let write = rw.write().with_owner(2);
-        match how {
-            "try_lock()" => assert!(write.try_lock().await.unwrap().is_none()),
-            "try_lock_for()" => {
-                assert!(write.try_lock_for(ms(200), None).await.unwrap().is_none())
-            }
-            _ => assert!(tokio::time::timeout(ms(200), write.lock()).await.is_err()),
-        }
-        r.unlock().await.unwrap();
-        // Nobody writes or waits to write: a new reader gets in at once.
-        let mark_ttl = redis.pttl(&writer_mark(name)).await;
-        let reader = rw.read().with_owner(3);
-        match reader.try_lock_for(ms(500), None).await.unwrap() {
-            Some(guard) => guard.unlock().await.unwrap(),
-            None => failures.push(format!(
-                "after {how}: a reader of a free lock waited 500 ms in vain; \
-                 the writer's mark has {mark_ttl} ms to live"
-            )),
-        }
-        redis.del(&writer_mark(name)).await;
-        assert_eq!(redis.keys().await, Vec::<String>::new());
-    }
-    assert!(failures.is_empty(), "{failures:#?}");
-}
+// Release scripts, waits and leases
 
 /// Runs one of our release scripts with EVAL (so that the same latch can be
 /// used twice, as a release retried after a lost reply does).
@@ -1297,66 +1799,95 @@ async fn eval(redis: &Redis, script: &str, keys: &[&str], args: &[&str]) -> Opti
     cmd.query_async(&mut redis.raw()).await.unwrap()
 }
 
+/// A release retried with the same latch (after a lost reply) returns the
+/// first result and releases once — called as the scripts' header comments
+/// say (mode `release`, no late copy of the acquire to stop).
 #[tokio::test]
 async fn retried_read_and_write_releases_return_the_first_result() {
     const READ_RELEASE: &str = include_str!("../scripts/rwlock_read_release.lua");
     const WRITE_RELEASE: &str = include_str!("../scripts/rwlock_write_release.lua");
     let redis = Redis::start().await;
     let client = redis.client().await;
-    let rw = client.read_write_lock("doc:latch");
-    let lock = rw.read().with_owner(1);
-    let owner = lock.owner();
-    let first = lock.lock().await.unwrap();
-    let second = lock.lock().await.unwrap();
-    let keys = |latch: &str| {
-        [
-            "doc:latch".to_string(),
-            channel("doc:latch"),
-            timeouts("doc:latch", &owner),
-            "{doc:latch}".to_string(),
-            latch.to_string(),
-        ]
-    };
-    let k = keys("latch:r1");
-    let k: Vec<&str> = k.iter().map(String::as_str).collect();
-    let args = ["1", owner.as_str(), "PUBLISH", "10000", ""];
-    assert_eq!(eval(&redis, READ_RELEASE, &k, &args).await, Some(0));
+
+    // The release of a re-entered read hold.
+    let name = "doc:latch";
+    let first = client.read_write_lock(name).read().lock().await.unwrap();
+    let second = first.reenter().await.unwrap();
+    let owner = first.owner().to_string();
+    let record = reentry_record(name, &owner, &redis.keys().await);
+    let latch = format!("redisson_unlock_latch:{{{name}}}:retried-read");
+    let keys = [
+        name.to_string(),
+        channel(name),
+        timeouts(name, &owner),
+        format!("{{{name}}}"),
+        latch.clone(),
+        attempt_key(name, &owner),
+        record.clone(),
+    ];
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let args = ["1", &owner, "10000", "release", "30000", "1", "0"];
+    assert_eq!(eval(&redis, READ_RELEASE, &keys, &args).await, Some(0));
     assert_eq!(
-        eval(&redis, READ_RELEASE, &k, &args).await,
+        eval(&redis, READ_RELEASE, &keys, &args).await,
         Some(0),
         "retried: first result"
     );
     assert_eq!(
-        redis.hget("doc:latch", &owner).await.as_deref(),
-        Some("1"),
+        redis.hgetall(name).await,
+        map(&[("mode", "read"), (&owner, "1")]),
         "released once"
     );
-    // Both guards are now one hold too many; forget them (the lease ends it).
-    std::mem::forget(first);
+    assert!(redis.exists(&timeout_key(name, &owner, 1)).await);
+    assert!(!redis.exists(&timeout_key(name, &owner, 2)).await);
+    assert!(!redis.exists(&record).await, "the re-entry's record stayed");
+    let kept: String = redis.raw().get(&latch).await.unwrap();
+    assert_eq!(kept, "0");
+    // The script released the re-entered hold: its guard must not release
+    // it again.
     std::mem::forget(second);
+    first.unlock().await.unwrap();
+    assert!(!redis.exists(name).await);
 
-    let writer = client.read_write_lock("doc:w").write().with_owner(2);
-    let wowner = writer.owner();
-    let held = writer.lock().await.unwrap();
-    let wk = ["doc:w", &channel("doc:w"), "latch:w1"];
-    let wargs = [
-        "1",
-        "30000",
-        &format!("{wowner}:write"),
-        "PUBLISH",
-        "10000",
-        "",
-    ];
-    let wk: Vec<&str> = wk.iter().map(|s| &**s).collect();
-    let wargs: Vec<&str> = wargs.iter().map(|s| &**s).collect();
-    assert_eq!(eval(&redis, WRITE_RELEASE, &wk, &wargs).await, Some(1));
+    // The release of a write hold: it frees the lock and publishes once.
+    let name = "doc:w";
+    let held = client.read_write_lock(name).write().lock().await.unwrap();
+    let owner = held.owner().to_string();
+    let field = format!("{owner}:write");
+    let mut listener = redis.listen(&channel(name)).await;
+    let latch = format!("redisson_unlock_latch:{{{name}}}:retried-write");
+    let first_attempt = attempt_key(name, &owner);
+    let keys = [name, &channel(name), &latch, &first_attempt, &first_attempt];
+    let keys: Vec<&str> = keys.iter().map(|s| &**s).collect();
+    let args = ["1", "30000", &field, "10000", "release", "30000", "0", "0"];
+    assert_eq!(eval(&redis, WRITE_RELEASE, &keys, &args).await, Some(1));
     assert_eq!(
-        eval(&redis, WRITE_RELEASE, &wk, &wargs).await,
+        eval(&redis, WRITE_RELEASE, &keys, &args).await,
         Some(1),
         "retried: first result"
     );
-    assert!(!redis.exists("doc:w").await);
-    std::mem::forget(held);
+    assert!(!redis.exists(name).await);
+    let (message, _) = listener.next_within(ms(1000)).await.expect("published");
+    assert_eq!(message, "1");
+    assert!(
+        listener.next_within(ms(200)).await.is_none(),
+        "the retry published again"
+    );
+    // The guard's own release (another request) finds nothing to release.
+    assert_err!(
+        held.unlock().await,
+        Error::LockLost { .. },
+        "released by the script"
+    );
+    assert_eq!(
+        redis.keys().await,
+        sorted(&[
+            &token_key("doc:latch"),
+            &token_key(name),
+            "redisson_unlock_latch:{doc:latch}:retried-read",
+            &latch,
+        ])
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1364,8 +1895,9 @@ async fn try_lock_for_gives_up_after_its_wait_on_both_sides() {
     let redis = Redis::start().await;
     let client = redis.client().await;
     let rw = client.read_write_lock("doc:wait");
-    let writing = rw.write().with_owner(1).lock().await.unwrap();
-    for side in [rw.read().with_owner(2), rw.write().with_owner(3)] {
+    let writing = rw.write().lock().await.unwrap();
+    let hash = redis.hgetall("doc:wait").await;
+    for side in [rw.read(), rw.write()] {
         let started = Instant::now();
         let got = side
             .try_lock_for(Duration::from_millis(600), None)
@@ -1378,25 +1910,34 @@ async fn try_lock_for_gives_up_after_its_wait_on_both_sides() {
             "waited {waited:?}"
         );
     }
+    assert_eq!(redis.hgetall("doc:wait").await, hash);
     writing.unlock().await.unwrap();
+    assert_eq!(redis.keys().await, only_token("doc:wait"));
 }
 
 #[tokio::test]
 async fn read_reentry_resets_the_lease() {
     let redis = Redis::start().await;
     let client = redis.client().await;
-    let read = client.read_write_lock("doc:ttl").read().with_owner(1);
+    let read = client.read_write_lock("doc:ttl").read();
     let first = read.lock_with_lease(Duration::from_secs(2)).await.unwrap();
+    let owner = first.owner().to_string();
+    let valid_until = first.valid_until();
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert!(redis.pttl("doc:ttl").await <= 1_300);
-    let second = read.lock_with_lease(Duration::from_secs(2)).await.unwrap();
+    // Re-entry through the guard keeps its kind of lease: the same 2 s.
+    let second = first.reenter().await.unwrap();
+    assert_eq!(second.lease(), Some(Duration::from_secs(2)));
     assert!(
         redis.pttl("doc:ttl").await > 1_800,
         "re-entry starts the lease again"
     );
-    let owner = read.owner();
     assert!(redis.pttl(&timeout_key("doc:ttl", &owner, 2)).await > 1_800);
+    // Both guards of the owner see the renewed lease.
+    assert!(first.valid_until() > valid_until + ms(700));
+    assert_eq!(first.valid_until(), second.valid_until());
     second.unlock().await.unwrap();
     first.unlock().await.unwrap();
     assert!(!redis.exists("doc:ttl").await);
+    assert_eq!(redis.keys().await, only_token("doc:ttl"));
 }
