@@ -1,5 +1,6 @@
-//! Distributed locks with redlua: several workers contend for one lock, and
-//! one long hold outlives its lease because the watchdog renews it.
+//! Distributed locks with redlua: several workers contend for one lock (each
+//! acquire a new holder, with a fencing token that grows with every holder),
+//! and one long hold outlives its lease because the watchdog renews it.
 //!
 //! ```sh
 //! cargo run --example quickstart                               # a throwaway local redis-server
@@ -30,9 +31,10 @@ async fn main() -> Result<(), redlua::Error> {
                 let lock = client.lock("example:report");
                 let guard = lock.lock().await?;
                 println!(
-                    "  {} client {c} worker {w} holds it ({})",
+                    "  {} client {c} worker {w} holds it (owner {}, fencing token {})",
                     at(),
-                    guard.owner()
+                    guard.owner(),
+                    guard.token()
                 );
                 tokio::time::sleep(Duration::from_millis(40)).await;
                 guard.unlock().await
