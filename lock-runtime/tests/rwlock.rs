@@ -167,6 +167,23 @@ async fn keys_become(redis: &Redis, expected: &[String], limit: Duration) -> Vec
     }
 }
 
+/// Every key in the database once the releases' latches
+/// (`redisson_unlock_latch:{name}:<request-id>`, which a release keeps for
+/// its retries and the client deletes in the background once it has its
+/// reply) are gone, or after 1 s with whatever is left.
+async fn settled_keys(redis: &Redis) -> Vec<String> {
+    let deadline = Instant::now() + ms(1000);
+    loop {
+        let keys = redis.keys().await;
+        if !keys.iter().any(|k| k.starts_with("redisson_unlock_latch:"))
+            || Instant::now() >= deadline
+        {
+            return keys;
+        }
+        tokio::time::sleep(ms(10)).await;
+    }
+}
+
 /// A task that waits for `lock` (a new owner) and reports when it got it,
 /// with the guard.
 fn spawn_locker(lock: &Lock) -> JoinHandle<(Instant, LockGuard)> {
@@ -305,7 +322,7 @@ async fn readers_overlap() {
     tokens.sort_unstable();
     tokens.dedup();
     assert_eq!(tokens.len(), READERS, "readers shared a fencing token");
-    assert_eq!(redis.keys().await, only_token("shared"));
+    assert_eq!(settled_keys(&redis).await, only_token("shared"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -402,10 +419,21 @@ async fn writers_exclude_readers_and_each_other() {
         0,
         "a holder's fencing token was not above its predecessors'"
     );
+    let (holds, latches): (Vec<String>, Vec<String>) = settled_keys(&redis)
+        .await
+        .into_iter()
+        .partition(|k| !k.starts_with("redisson_unlock_latch:"));
     assert_eq!(
-        redis.keys().await,
+        holds,
         sorted(&["counter", &token_key("counted")]),
         "the lock is left held"
+    );
+    // Every release's latch is gone once `unlock` returned and the client
+    // had time to clean up (here the clients are dropped with the workers'
+    // last guards).
+    assert!(
+        latches.is_empty(),
+        "release latches left behind 1 s after the last unlock: {latches:?}"
     );
 }
 
@@ -432,7 +460,7 @@ async fn reentrant_read_and_write_holds_and_their_layout() {
         redis.hgetall(name).await,
         map(&[("mode", "read"), (&a, "1")])
     );
-    assert_eq!(redis.keys().await, sorted(&[name, &t(1), &token]));
+    assert_eq!(settled_keys(&redis).await, sorted(&[name, &t(1), &token]));
     let ttl = redis.pttl(&t(1)).await;
     assert!(ttl > 29_000 && ttl <= 30_000, "timeout key TTL {ttl}");
     let ttl = redis.pttl(name).await;
@@ -448,7 +476,12 @@ async fn reentrant_read_and_write_holds_and_their_layout() {
     assert_eq!(holders(&info), [(a.clone(), Side::Read, 1)]);
     assert_eq!(info.token, Some(r1.token()));
     assert!(info.ttl.is_some_and(|ttl| ttl > ms(29_000)), "{info:?}");
-    assert_eq!(client.inspect(name).await.unwrap(), info);
+    // The client reads the same (the TTL may have ticked meanwhile).
+    let again = client.inspect(name).await.unwrap();
+    assert_eq!(
+        (&again.name, &again.kind, &again.holders, again.token),
+        (&info.name, &info.kind, &info.holders, info.token)
+    );
 
     // Re-entry: one more hold of the same owner, its own timeout key, the
     // owner's token; recorded under its attempt key while it is held.
@@ -461,10 +494,10 @@ async fn reentrant_read_and_write_holds_and_their_layout() {
         redis.hgetall(name).await,
         map(&[("mode", "read"), (&a, "2")])
     );
-    let (keys, records) = split_attempts(name, redis.keys().await);
+    let (keys, records) = split_attempts(name, settled_keys(&redis).await);
     assert_eq!(keys, sorted(&[name, &t(1), &t(2), &token]));
     let r2_record = reentry_record(name, &a, &records);
-    assert_eq!(records, [r2_record.clone()]);
+    assert_eq!(records, std::slice::from_ref(&r2_record));
     let value: String = redis.raw().get(&r2_record).await.unwrap();
     assert_eq!(value, "1", "a re-entry that took effect");
     assert!(read.is_locked().await.unwrap());
@@ -506,10 +539,10 @@ async fn reentrant_read_and_write_holds_and_their_layout() {
         redis.hgetall(name).await,
         map(&[("mode", "read"), (&a, "1")])
     );
-    assert_eq!(redis.keys().await, sorted(&[name, &t(1), &token]));
+    assert_eq!(settled_keys(&redis).await, sorted(&[name, &t(1), &token]));
     assert_eq!(read.hold_count(&owner_a).await.unwrap(), 1);
     r1.unlock().await.unwrap();
-    assert_eq!(redis.keys().await, only_token(name));
+    assert_eq!(settled_keys(&redis).await, only_token(name));
     assert!(!read.is_locked().await.unwrap());
     assert_eq!(read.inspect().await.unwrap().kind, LockKind::Free);
     assert_eq!(read.hold_count(&owner_a).await.unwrap(), 0);
@@ -524,7 +557,7 @@ async fn reentrant_read_and_write_holds_and_their_layout() {
         "a, write side"
     );
     assert_eq!(
-        redis.keys().await,
+        settled_keys(&redis).await,
         only_token(name),
         "a refused re-entry wrote"
     );
@@ -547,10 +580,10 @@ async fn reentrant_read_and_write_holds_and_their_layout() {
         redis.hgetall(name).await,
         map(&[("mode", "write"), (&c_write, "2")])
     );
-    let (keys, records) = split_attempts(name, redis.keys().await);
+    let (keys, records) = split_attempts(name, settled_keys(&redis).await);
     assert_eq!(keys, sorted(&[name, &token]));
     let w2_record = reentry_record(name, &c, &records);
-    assert_eq!(records, [w2_record.clone()]);
+    assert_eq!(records, std::slice::from_ref(&w2_record));
     assert!(write.is_locked().await.unwrap());
     assert!(read.is_locked().await.unwrap());
     let ttl = write.remaining_ttl().await.unwrap().expect("a lease");
@@ -575,7 +608,7 @@ async fn reentrant_read_and_write_holds_and_their_layout() {
         redis.hgetall(name).await,
         map(&[("mode", "write"), (&c_write, "2"), (&c, "1")])
     );
-    let (keys, records) = split_attempts(name, redis.keys().await);
+    let (keys, records) = split_attempts(name, settled_keys(&redis).await);
     assert_eq!(keys, sorted(&[name, &timeout_key(name, &c, 1), &token]));
     assert_eq!(records.len(), 2, "{records:?}");
     assert!(records.contains(&w2_record), "{records:?}");
@@ -588,16 +621,19 @@ async fn reentrant_read_and_write_holds_and_their_layout() {
         redis.hgetall(name).await,
         map(&[("mode", "write"), (&c_write, "2")])
     );
-    assert_eq!(redis.keys().await, sorted(&[name, &token, &w2_record]));
+    assert_eq!(
+        settled_keys(&redis).await,
+        sorted(&[name, &token, &w2_record])
+    );
 
     w2.unlock().await.unwrap();
     assert_eq!(
         redis.hgetall(name).await,
         map(&[("mode", "write"), (&c_write, "1")])
     );
-    assert_eq!(redis.keys().await, sorted(&[name, &token]));
+    assert_eq!(settled_keys(&redis).await, sorted(&[name, &token]));
     w1.unlock().await.unwrap();
-    assert_eq!(redis.keys().await, only_token(name));
+    assert_eq!(settled_keys(&redis).await, only_token(name));
     assert!(!write.is_locked().await.unwrap());
     assert_eq!(write.hold_count(&owner_c).await.unwrap(), 0);
     assert_err!(
@@ -677,7 +713,7 @@ async fn downgrade_keeps_reading_and_wakes_waiting_readers() {
         map(&[("mode", "read"), (&b, "1")])
     );
     g.unlock().await.unwrap();
-    assert_eq!(redis.keys().await, only_token(name));
+    assert_eq!(settled_keys(&redis).await, only_token(name));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -695,7 +731,7 @@ async fn upgrade_is_refused_at_once_and_changes_nothing() {
         let r1 = read.lock().await.unwrap();
         let r2 = r1.reenter().await.unwrap();
         let owner = r1.owner().clone();
-        let keys = redis.keys().await;
+        let keys = settled_keys(&redis).await;
         let hash = redis.hgetall(name).await;
 
         // Re-entering the write side with the reader's owner: refused at
@@ -715,7 +751,7 @@ async fn upgrade_is_refused_at_once_and_changes_nothing() {
             Error::Upgrade { name: ref got } if got == name,
             "{name}: reenter_with_lease"
         );
-        assert_eq!(redis.keys().await, keys, "{name}: keys changed");
+        assert_eq!(settled_keys(&redis).await, keys, "{name}: keys changed");
         assert_eq!(redis.hgetall(name).await, hash, "{name}: the lock changed");
         assert_eq!(read.hold_count(&owner).await.unwrap(), 2);
         assert_eq!(write.hold_count(&owner).await.unwrap(), 0);
@@ -763,7 +799,7 @@ async fn upgrade_is_refused_at_once_and_changes_nothing() {
             "{name}: read"
         );
         w.unlock().await.unwrap();
-        assert_eq!(redis.keys().await, only_token(name), "{name}");
+        assert_eq!(settled_keys(&redis).await, only_token(name), "{name}");
         // Only this lock's counter is left: drop it for the next round.
         assert!(redis.del(&token_key(name)).await);
     }
@@ -809,7 +845,7 @@ async fn write_release_wakes_every_waiting_reader() {
     for guard in guards {
         guard.unlock().await.unwrap();
     }
-    assert_eq!(redis.keys().await, only_token(name));
+    assert_eq!(settled_keys(&redis).await, only_token(name));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -864,7 +900,7 @@ async fn zombie_readers_do_not_block_writers() {
         "a lost hold released"
     );
     w.unlock().await.unwrap();
-    assert_eq!(redis.keys().await, only_token(name));
+    assert_eq!(settled_keys(&redis).await, only_token(name));
 
     // A reader whose timeout key disappeared (deleted by hand).
     let zombie = rw.read().lock().await.unwrap();
@@ -894,7 +930,7 @@ async fn zombie_readers_do_not_block_writers() {
         "a lost hold released"
     );
     w.unlock().await.unwrap();
-    assert_eq!(redis.keys().await, only_token(name));
+    assert_eq!(settled_keys(&redis).await, only_token(name));
 }
 
 // ---------------------------------------------------------------------------
@@ -961,12 +997,12 @@ async fn watchdog_renews_read_and_write_holds_and_only_its_own_timeouts() {
     r2.unlock().await.unwrap();
     r1.unlock().await.unwrap();
     assert_eq!(
-        redis.keys().await,
+        settled_keys(&redis).await,
         sorted(&["renewed-w", &token_key(name), &token_key("renewed-w")])
     );
     w.unlock().await.unwrap();
     assert_eq!(
-        redis.keys().await,
+        settled_keys(&redis).await,
         sorted(&[&token_key(name), &token_key("renewed-w")])
     );
 }
@@ -1033,12 +1069,6 @@ async fn reader_that_dies(url: String, name: &str, watchdog: Duration, alive: Du
     .await
     .expect("the dying reader")
 }
-
-/// The watchdog's renewal of a read hold never shortens the lock's TTL below
-/// another reader's longer lease (fixed in eb35200; before, it set the TTL to
-/// the watchdog timeout): if the renewing reader's process dies, the lock
-/// still lives as long as its longest read hold, and no writer enters while
-/// the other reader's lease runs.
 
 /// The watchdog's renewal of a read hold never shortens the lock's TTL below
 /// another reader's longer lease (fixed in eb35200; before, it set the TTL to
@@ -1156,7 +1186,11 @@ async fn writer_in_a_reader_stream(redis: &Redis, name: &str, prefer: bool) -> S
     let (writer_entered, writer_left) = within(ms(10_000), "the writer", writer)
         .await
         .expect("writer task");
-    assert_eq!(redis.keys().await, only_token(name), "{name}: left held");
+    assert_eq!(
+        settled_keys(redis).await,
+        only_token(name),
+        "{name}: left held"
+    );
     Stream {
         writer_started,
         writer_entered,
@@ -1241,9 +1275,12 @@ async fn reentry_does_not_wait_behind_a_waiting_writer() {
         "the writer entered {after:?} after the release"
     );
     // The writer took its mark away with the lock.
-    assert_eq!(redis.keys().await, sorted(&[name, &token_key(name)]));
+    assert_eq!(
+        settled_keys(&redis).await,
+        sorted(&[name, &token_key(name)])
+    );
     w.unlock().await.unwrap();
-    assert_eq!(redis.keys().await, only_token(name));
+    assert_eq!(settled_keys(&redis).await, only_token(name));
 }
 
 /// A writer-preferring writer that stops waiting — `try_lock` refused (it
@@ -1290,7 +1327,7 @@ async fn a_writer_that_gives_up_leaves_no_mark_behind() {
             .unwrap()
             .unwrap_or_else(|| panic!("after {how}: a reader of a free lock was refused"));
         guard.unlock().await.unwrap();
-        assert_eq!(redis.keys().await, only_token(name), "after {how}");
+        assert_eq!(settled_keys(&redis).await, only_token(name), "after {how}");
     }
 }
 
@@ -1364,7 +1401,15 @@ async fn force_unlock_breaks_only_its_own_side() {
     assert!(!broken_rw.read().force_unlock().await.unwrap());
     assert!(!broken_rw.write().force_unlock().await.unwrap());
     assert!(listener.drain().is_empty());
-    assert_eq!(redis.keys().await, only_token(name));
+    // As with Redisson's forceUnlock, the broken reader's hold timeout is
+    // left to expire with its lease.
+    let orphan = timeout_key(name, &r_owner, 1);
+    assert_eq!(
+        settled_keys(&redis).await,
+        sorted(&[&token_key(name), &orphan])
+    );
+    let ttl = redis.pttl(&orphan).await;
+    assert!(ttl > 0 && ttl <= 30_000, "{orphan}: TTL {ttl}");
 }
 
 #[tokio::test]
@@ -1376,7 +1421,7 @@ async fn wrong_type_keys_are_left_alone_by_both_sides() {
     let _: () = redis.raw().hset("wt-hash", "name", "bob").await.unwrap();
     let reentrant = client.lock("wt-re").lock().await.unwrap();
     let owner = reentrant.owner().clone();
-    let keys = redis.keys().await;
+    let keys = settled_keys(&redis).await;
     assert_eq!(
         keys,
         sorted(&["wt", "wt-hash", "wt-re", &token_key("wt-re")])
@@ -1409,10 +1454,15 @@ async fn wrong_type_keys_are_left_alone_by_both_sides() {
                 LockKind::NotALock { key_type: got, .. } if got == key_type => {}
                 other => panic!("{what}: inspect() says {other:?}"),
             }
-            assert!(
-                info.holders.is_empty() || name == "wt-re",
-                "{what}: {info:?}"
-            );
+            if name == "wt-re" {
+                assert_eq!(
+                    holders(&info),
+                    [(owner.to_string(), Side::Exclusive, 1)],
+                    "{what}"
+                );
+            } else {
+                assert!(info.holders.is_empty(), "{what}: {info:?}");
+            }
         }
     }
     let value: String = redis.raw().get("wt").await.unwrap();
@@ -1425,7 +1475,7 @@ async fn wrong_type_keys_are_left_alone_by_both_sides() {
         -1,
         "the hash's TTL was touched"
     );
-    assert_eq!(redis.keys().await, keys);
+    assert_eq!(settled_keys(&redis).await, keys);
     assert!(problems.is_empty(), "{problems:#?}");
     reentrant.unlock().await.unwrap();
 }
@@ -1438,7 +1488,7 @@ async fn leases_out_of_range_are_refused_before_anything_is_sent() {
     let rw = client.read_write_lock(name);
     let held = rw.read().lock().await.unwrap();
     let owner = held.owner().clone();
-    let keys = redis.keys().await;
+    let keys = settled_keys(&redis).await;
     let hash = redis.hgetall(name).await;
     let too_long = MAX_LEASE + ms(1);
     for (side, lock) in [("read", rw.read()), ("write", rw.write())] {
@@ -1461,7 +1511,7 @@ async fn leases_out_of_range_are_refused_before_anything_is_sent() {
             );
         }
     }
-    assert_eq!(redis.keys().await, keys);
+    assert_eq!(settled_keys(&redis).await, keys);
     assert_eq!(redis.hgetall(name).await, hash);
     // The bounds themselves are leases.
     let shortest = rw
@@ -1482,18 +1532,46 @@ async fn leases_out_of_range_are_refused_before_anything_is_sent() {
         Error::LockLost { .. },
         "after a 1 ms lease"
     );
-    let longest = rw.write().lock_with_lease(MAX_LEASE).await.unwrap();
-    assert_eq!(longest.lease(), Some(MAX_LEASE));
-    assert!(!longest.is_lost());
-    assert!(
-        redis.pttl(name).await > 1_000_000_000_000,
-        "a lease of {MAX_LEASE:?}"
-    );
-    longest.unlock().await.unwrap();
-    assert_eq!(
-        keys_become(&redis, &only_token(name), ms(1000)).await,
-        only_token(name)
-    );
+    // The longest lease, on both sides: taken, and released.
+    let mut problems = Vec::new();
+    for (side, name) in [("read", "leases-max-r"), ("write", "leases-max-w")] {
+        let rw = client.read_write_lock(name);
+        let lock = if side == "read" {
+            rw.read()
+        } else {
+            rw.write()
+        };
+        let got = within(
+            ms(2000),
+            "try_lock_for()",
+            lock.try_lock_for(ms(200), Some(MAX_LEASE)),
+        )
+        .await;
+        match got {
+            Ok(Some(longest)) => {
+                assert_eq!(longest.lease(), Some(MAX_LEASE));
+                assert!(!longest.is_lost());
+                let ttl = redis.pttl(name).await;
+                assert!(ttl > 1_000_000_000_000, "{side}: a lease of {MAX_LEASE:?}, TTL {ttl}");
+                longest.unlock().await.unwrap();
+                assert_eq!(
+                    settled_keys(&redis).await,
+                    sorted(&[&token_key("leases"), &token_key(name)])
+                );
+            }
+            other => problems.push(format!(
+                "{side} side, a lease of MAX_LEASE ({} ms): {other:?}; left in Redis: {:?} = {:?}, TTL {} ms",
+                MAX_LEASE.as_millis(),
+                name,
+                redis.hgetall(name).await,
+                redis.pttl(name).await,
+            )),
+        }
+        redis.del(name).await;
+        redis.del(&token_key(name)).await;
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert_eq!(settled_keys(&redis).await, only_token("leases"));
 }
 
 // ---------------------------------------------------------------------------
@@ -1505,7 +1583,7 @@ async fn leases_out_of_range_are_refused_before_anything_is_sent() {
 async fn settles_with_tombstones(redis: &Redis, name: &str, tombstones: usize, what: &str) {
     let deadline = Instant::now() + ms(1000);
     loop {
-        let (keys, attempts) = split_attempts(name, redis.keys().await);
+        let (keys, attempts) = split_attempts(name, settled_keys(redis).await);
         if keys == only_token(name) && attempts.len() == tombstones {
             for key in &attempts {
                 let value: Option<String> = redis.raw().get(key).await.unwrap();
@@ -1544,7 +1622,7 @@ async fn dropped_pending_futures_hold_nothing() {
     tokio::time::sleep(ms(300)).await;
     // A wait dropped between tries sends nothing more; one dropped while a
     // try was under way leaves that attempt closed.
-    let (keys, attempts) = split_attempts(name, redis.keys().await);
+    let (keys, attempts) = split_attempts(name, settled_keys(&redis).await);
     assert_eq!(keys, only_token(name), "a dropped wait holds");
     let mut tombstones = attempts.len();
     assert!(tombstones <= 2, "{attempts:?}");
@@ -1634,6 +1712,28 @@ async fn dropped_guards_are_released_in_the_background() {
         only_token(name),
         "left behind"
     );
+
+    // A guard that outlived its client and every handle is released too
+    // when it is dropped.
+    for side in ["read", "write"] {
+        let lone = {
+            let client = redis.client().await;
+            let rw = client.read_write_lock(name);
+            let lock = if side == "read" {
+                rw.read()
+            } else {
+                rw.write()
+            };
+            lock.lock().await.unwrap()
+        };
+        assert!(redis.exists(name).await);
+        drop(lone);
+        assert_eq!(
+            keys_become(&redis, &only_token(name), ms(1000)).await,
+            only_token(name),
+            "a dropped {side} guard whose client is gone is still held"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -1738,7 +1838,7 @@ async fn redisson_readers_and_redlua_readers_and_writers() {
     assert_eq!(message, "1");
     assert_eq!(java_read_acquire(&redis, name, 30_000, &java).await, None);
     assert_eq!(java_read_release(&redis, name, &java).await, Some(1));
-    assert_eq!(redis.keys().await, only_token(name));
+    assert_eq!(settled_keys(&redis).await, only_token(name));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1785,7 +1885,7 @@ async fn redisson_writer_excludes_redlua_and_its_release_wakes_redlua_readers() 
         map(&[("mode", "read"), (&java, "1")])
     );
     assert_eq!(java_read_release(&redis, name, &java).await, Some(1));
-    assert_eq!(redis.keys().await, only_token(name));
+    assert_eq!(settled_keys(&redis).await, only_token(name));
 }
 
 // ---------------------------------------------------------------------------
@@ -1814,7 +1914,7 @@ async fn retried_read_and_write_releases_return_the_first_result() {
     let first = client.read_write_lock(name).read().lock().await.unwrap();
     let second = first.reenter().await.unwrap();
     let owner = first.owner().to_string();
-    let record = reentry_record(name, &owner, &redis.keys().await);
+    let record = reentry_record(name, &owner, &settled_keys(&redis).await);
     let latch = format!("redisson_unlock_latch:{{{name}}}:retried-read");
     let keys = [
         name.to_string(),
@@ -1879,15 +1979,15 @@ async fn retried_read_and_write_releases_return_the_first_result() {
         Error::LockLost { .. },
         "released by the script"
     );
-    assert_eq!(
-        redis.keys().await,
-        sorted(&[
-            &token_key("doc:latch"),
-            &token_key(name),
-            "redisson_unlock_latch:{doc:latch}:retried-read",
-            &latch,
-        ])
-    );
+    // The script's latches stay for retries (10 s); the guards' own are
+    // deleted by the client.
+    let expected = sorted(&[
+        &token_key("doc:latch"),
+        &token_key(name),
+        "redisson_unlock_latch:{doc:latch}:retried-read",
+        &latch,
+    ]);
+    assert_eq!(keys_become(&redis, &expected, ms(1000)).await, expected);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1912,7 +2012,7 @@ async fn try_lock_for_gives_up_after_its_wait_on_both_sides() {
     }
     assert_eq!(redis.hgetall("doc:wait").await, hash);
     writing.unlock().await.unwrap();
-    assert_eq!(redis.keys().await, only_token("doc:wait"));
+    assert_eq!(settled_keys(&redis).await, only_token("doc:wait"));
 }
 
 #[tokio::test]
@@ -1939,5 +2039,5 @@ async fn read_reentry_resets_the_lease() {
     second.unlock().await.unwrap();
     first.unlock().await.unwrap();
     assert!(!redis.exists("doc:ttl").await);
-    assert_eq!(redis.keys().await, only_token("doc:ttl"));
+    assert_eq!(settled_keys(&redis).await, only_token("doc:ttl"));
 }
