@@ -2,7 +2,8 @@
 
 use crate::{Diagnostic, Lint, Span};
 use full_moon::LuaVersion;
-use full_moon::ast::Ast;
+use full_moon::ast::{Ast, LastStmt};
+use full_moon::node::Node;
 use full_moon::tokenizer::{Lexer, LexerResult, Token, TokenType, TokenizerErrorType};
 
 /// The deepest nesting of brackets and blocks accepted.
@@ -29,7 +30,11 @@ pub(crate) fn parse(source: &str) -> Result<Ast, Vec<Diagnostic>> {
     let result = full_moon::parse_fallible(source, LuaVersion::lua51());
     let errors = result.errors();
     if errors.is_empty() {
-        return Ok(result.into_ast());
+        let ast = result.into_ast();
+        return match after_last_statement(source, &ast) {
+            Some(diagnostic) => Err(vec![diagnostic]),
+            None => Ok(ast),
+        };
     }
     // Syntax from a later Lua explains the failure better than the parser's
     // own message, which points at whatever it tripped over next.
@@ -42,6 +47,70 @@ pub(crate) fn parse(source: &str) -> Result<Ast, Vec<Diagnostic>> {
             Diagnostic::error(Lint::Syntax, span, syntax_message(&error.error_message()))
         }))
         .collect())
+}
+
+/// A statement after the main chunk's `return` or `break` (`return 1 return
+/// 2`), which Lua refuses ("'<eof>' expected near 'return'") but full_moon
+/// drops from the tree without an error when it is itself a `return` or a
+/// `break`. Inside a nested block full_moon reports it already.
+fn after_last_statement(source: &str, ast: &Ast) -> Option<Diagnostic> {
+    let last = ast.nodes().last_stmt()?;
+    // The end of the tree's last token (`Node::end_position` of some
+    // expressions stops short of their closing bracket).
+    let block_end = ast
+        .nodes()
+        .tokens()
+        .map(|t| t.token().end_position().bytes())
+        .max()?;
+    let tokens = match Lexer::new(source, LuaVersion::lua51()).collect() {
+        LexerResult::Ok(tokens) | LexerResult::Recovered(tokens, _) => tokens,
+        LexerResult::Fatal(_) => return None,
+    };
+    let next = tokens.iter().find(|t| {
+        t.start_position().bytes() >= block_end
+            && !t.token_type().is_trivia()
+            && !matches!(t.token_type(), TokenType::Eof)
+    })?;
+    let keyword = match last {
+        LastStmt::Break(_) => "break",
+        _ => "return",
+    };
+    let span = Span::from_offsets(
+        source,
+        next.start_position().bytes(),
+        next.end_position().bytes(),
+    );
+    let first = Span::from_offsets(
+        source,
+        last.tokens()
+            .next()
+            .map_or(0, |t| t.token().start_position().bytes()),
+        block_end,
+    );
+    let mut diagnostic = Diagnostic::error(
+        Lint::Syntax,
+        span,
+        format!("Lua syntax error: a statement follows `{keyword}` in the same block"),
+    )
+    .with_label(format!("after `{keyword}`, the block must end here"));
+    if first.start.line != span.start.line {
+        diagnostic = diagnostic.with_secondary(
+            first,
+            format!("`{keyword}` must be the last statement of its block"),
+        );
+    }
+    Some(
+        diagnostic
+            .with_note(format!(
+                "Redis refuses the script: '<eof>' expected near '{next}'"
+            ))
+            .with_help(match keyword {
+                "break" => {
+                    "remove the unreachable code, or write `do break end` to leave the loop early"
+                }
+                _ => "remove the unreachable code, or write `do return ... end` to return early",
+            }),
+    )
 }
 
 /// The first use of Lua 5.2+ syntax (`goto`, `::label::`, `//`, bitwise
@@ -341,6 +410,59 @@ mod tests {
         assert!(message.starts_with("Lua syntax error: "), "{message}");
         // `goto` as a plain name is fine in Lua 5.1.
         assert!(analyze("local goto = 1 return goto", &Options::default()).is_ok());
+    }
+
+    #[test]
+    fn a_statement_after_the_last_one_is_an_error() {
+        // Redis: "'<eof>' expected near 'return'"; full_moon drops the second
+        // `return` silently.
+        for source in [
+            "return 1 return 2",
+            "return 1; return 2",
+            "local x = 1\nreturn x\nreturn 2 -- dead",
+            "return 1 break",
+        ] {
+            let report = analyze(source, &Options::default());
+            assert_eq!(report.diagnostics.len(), 1, "{source}: {report:?}");
+            let d = &report.diagnostics[0];
+            assert_eq!(d.lint, Lint::Syntax);
+            assert_eq!(
+                d.message, "Lua syntax error: a statement follows `return` in the same block",
+                "{source}"
+            );
+        }
+        let source = "local x = 1\nreturn x\nreturn 2";
+        let d = &analyze(source, &Options::default()).diagnostics[0];
+        let span = d.primary_span().unwrap();
+        assert_eq!((span.start.line, span.start.column), (3, 1));
+        assert_eq!(d.secondary[0].span.start.line, 2);
+        assert_eq!(
+            d.notes,
+            ["Redis refuses the script: '<eof>' expected near 'return'"]
+        );
+        assert_eq!(
+            first_error("break break"),
+            "Lua syntax error: a statement follows `break` in the same block"
+        );
+        // Nested blocks were refused already, by full_moon.
+        assert!(!analyze("if true then return 1 return 2 end", &Options::default()).is_ok());
+    }
+
+    #[test]
+    fn a_last_statement_alone_is_fine() {
+        for source in [
+            "return 1",
+            "return 1;",
+            "return",
+            "do return 1 end return 2",
+            "return 1 -- a comment\n",
+            "for i = 1, 2 do break end return 0",
+            "return ARGV[1]",
+            "local t = {} return t['a'](1)[2]",
+        ] {
+            let report = analyze(source, &Options::default());
+            assert!(report.is_ok(), "{source}: {:?}", report.diagnostics);
+        }
     }
 
     #[test]

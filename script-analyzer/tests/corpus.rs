@@ -309,6 +309,7 @@ const RUNS: &[(&str, &[&str], &[&str])] = &[
         &["week", "d1", "d2"],
         &["10", "60"],
     ),
+    ("compat_unpack.lua", &["compat"], &["a", "b"]),
     (
         "idempotent_counter.lua",
         &["seen", "count", "users", "days"],
