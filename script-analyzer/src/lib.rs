@@ -34,6 +34,7 @@ mod similar;
 pub use diagnostic::{Diagnostic, Label, Position, Severity, Span, Target};
 pub use lints::Lint;
 pub use parse::MAX_NESTING;
+pub use similar::best_match;
 
 use std::collections::BTreeSet;
 
