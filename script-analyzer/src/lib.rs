@@ -27,6 +27,7 @@ pub mod commands;
 mod diagnostic;
 pub mod lints;
 mod parse;
+pub mod replies;
 mod sandbox;
 mod scope;
 mod similar;
