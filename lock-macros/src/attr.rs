@@ -2,7 +2,7 @@
 //! `#[redis_script("path.lua", returns = T, read_only, allow(lint, ...), crate = path)]`.
 
 use proc_macro2::Span;
-use redlua_analyzer::Lint;
+use redlua_analyzer::{Lint, best_match};
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{Ident, LitStr, Path, Token, Type};
@@ -22,6 +22,9 @@ pub struct Attr {
 }
 
 const OPTIONS: &str = "`returns = Type`, `read_only`, `allow(lint, ...)` or `crate = path`";
+
+/// The option names, for "did you mean".
+const OPTION_NAMES: &[&str] = &["returns", "read_only", "allow", "crate"];
 
 impl Parse for Attr {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
@@ -101,10 +104,13 @@ impl Parse for Attr {
                     attr.krate = Some(Path::parse_mod_style(input)?);
                 }
                 other => {
-                    return Err(syn::Error::new(
-                        span,
-                        format!("unknown option `{other}`: expected {OPTIONS}"),
-                    ));
+                    let message = match best_match(other, OPTION_NAMES.iter().copied()) {
+                        Some(similar) => {
+                            format!("unknown option `{other}`: did you mean `{similar}`?")
+                        }
+                        None => format!("unknown option `{other}`: expected {OPTIONS}"),
+                    };
+                    return Err(syn::Error::new(span, message));
                 }
             }
         }
@@ -132,10 +138,17 @@ fn lint_from_ident(name: &Ident) -> syn::Result<Lint> {
             "the `syntax` lint cannot be allowed: Redis would refuse the script",
         )),
         Some(lint) => Ok(lint),
-        None => Err(syn::Error::new(
-            name.span(),
-            format!("unknown lint `{text}`; the lints are {}", valid()),
-        )),
+        None => {
+            let names = Lint::ALL
+                .iter()
+                .filter(|l| **l != Lint::Syntax)
+                .map(|l| l.name());
+            let message = match best_match(&text, names) {
+                Some(similar) => format!("unknown lint `{text}`: did you mean `{similar}`?"),
+                None => format!("unknown lint `{text}`; the lints are {}", valid()),
+            };
+            Err(syn::Error::new(name.span(), message))
+        }
     }
 }
 

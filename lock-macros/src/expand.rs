@@ -3,10 +3,12 @@
 use crate::attr::{Attr, combine};
 use crate::diagnostics;
 use crate::fields::{self, ScriptField, ScriptFields};
+use proc_macro2::Span;
 use proc_macro2::TokenStream;
-use quote::{ToTokens, quote};
+use quote::{ToTokens, quote, quote_spanned};
 use redlua_analyzer::{Declared, Options};
 use std::path::{Path, PathBuf};
+use syn::spanned::Spanned;
 use syn::{Item, ItemStruct};
 
 /// Expands `#[redis_script(attr)] item`.
@@ -103,6 +105,24 @@ fn read_script(written: &str) -> Result<String, String> {
              relative to the crate's Cargo.toml, so the crate must be built by Cargo)"
         ));
     };
+    if is_absolute(written) {
+        let manifest_dir = Path::new(&manifest_dir);
+        let relative = Path::new(written)
+            .strip_prefix(manifest_dir)
+            .ok()
+            .map(|p| p.display().to_string().replace('\\', "/"));
+        let help = match relative {
+            Some(relative) if !relative.is_empty() => format!("write `\"{relative}\"`"),
+            _ => "move the script into the crate, e.g. to `scripts/`, and write its path \
+                  from there"
+                .to_owned(),
+        };
+        return Err(format!(
+            "the script path `{written}` is absolute; script paths are relative to the \
+             directory of the crate's Cargo.toml (CARGO_MANIFEST_DIR), so that the crate \
+             builds wherever it is checked out\n  = help: {help}"
+        ));
+    }
     let resolved = Path::new(&manifest_dir).join(written);
     let bytes = std::fs::read(&resolved).map_err(|e| {
         format!(
@@ -118,6 +138,14 @@ fn read_script(written: &str) -> Result<String, String> {
             e.utf8_error().valid_up_to()
         )
     })
+}
+
+/// Whether `written` is an absolute path on any platform (`/x`, `\\x`,
+/// `C:\\x`, `C:/x`): `include_str!` would join it to CARGO_MANIFEST_DIR.
+fn is_absolute(written: &str) -> bool {
+    let bytes = written.as_bytes();
+    let drive = bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':';
+    written.starts_with(['/', '\\']) || drive || Path::new(written).is_absolute()
 }
 
 /// `path` relative to the current directory (where Cargo runs the compiler:
@@ -209,14 +237,10 @@ fn generate_impl(
     let read_only = script.read_only;
     let key_count = fields.fixed_keys();
     let arg_count = fields.fixed_args();
-    let keys = fields.keys.iter().map(|f| {
-        let member = &f.member;
-        quote!(__call.key(&self.#member);)
-    });
-    let args = fields.args.iter().map(|f| {
-        let member = &f.member;
-        quote!(__call.arg(&self.#member);)
-    });
+    let keys = fields.keys.iter().map(|f| pass_field(f, "key"));
+    let args = fields.args.iter().map(|f| pass_field(f, "arg"));
+    let key_or_arg = (!fields.keys.is_empty() || !fields.args.is_empty())
+        .then(|| key_or_arg_trait(&private, &redis));
     let command = if read_only { "EVALSHA_RO" } else { "EVALSHA" };
 
     let doc_source = format!(
@@ -266,6 +290,7 @@ fn generate_impl(
 
             /// An invocation of the script with this value's keys and arguments, in field order.
             pub fn call(&self) -> #private::ScriptCall {
+                #key_or_arg
                 let __def: &'static #private::ScriptDef = &Self::SCRIPT;
                 #[allow(unused_mut)]
                 let mut __call = __def.call();
@@ -332,6 +357,45 @@ fn generate_impl(
                 C: #redis::ConnectionLike + ?::core::marker::Sized,
             {
                 Self::SCRIPT.load_blocking(con)
+            }
+        }
+    }
+}
+
+/// `KeyOrArg::key(&self.field, &mut __call);` (or `arg`), spanned at the
+/// field's type, so that a type Redis cannot take (one without
+/// `redis::ToRedisArgs`) is reported once, at the field, rather than at the
+/// attribute. `KeyOrArg` is the trait [`key_or_arg_trait`] declares.
+fn pass_field(field: &ScriptField, method: &str) -> TokenStream {
+    let member = &field.member;
+    // The field type's place, with the macro's own hygiene (`__call`, `self`).
+    let span = Span::call_site().located_at(field.ty.span());
+    let method = syn::Ident::new(method, span);
+    quote_spanned! {span=>
+        KeyOrArg::#method(&self.#member, &mut __call);
+    }
+}
+
+/// A trait local to `call()` through which every field is passed, so that
+/// the only bound a field's type must meet is one whose message says what is
+/// wrong in the user's terms.
+fn key_or_arg_trait(private: &TokenStream, redis: &TokenStream) -> TokenStream {
+    quote! {
+        #[diagnostic::on_unimplemented(
+            message = "`{Self}` cannot be passed to Redis: it does not implement `redis::ToRedisArgs`",
+            label = "the type of a `#[key]` or `#[arg]` field must implement `redis::ToRedisArgs`",
+            note = "use a string, a number, bytes or a list of them, or implement `redis::ToRedisArgs` for the type"
+        )]
+        trait KeyOrArg {
+            fn key(&self, call: &mut #private::ScriptCall);
+            fn arg(&self, call: &mut #private::ScriptCall);
+        }
+        impl<T: #redis::ToRedisArgs> KeyOrArg for T {
+            fn key(&self, call: &mut #private::ScriptCall) {
+                call.key(self);
+            }
+            fn arg(&self, call: &mut #private::ScriptCall) {
+                call.arg(self);
             }
         }
     }
@@ -428,6 +492,24 @@ mod tests {
     }
 
     #[test]
+    fn absolute_paths_are_refused() {
+        for path in ["/etc/x.lua", "\\\\server\\x.lua", "C:\\\\x.lua", "c:/x.lua"] {
+            let out = expand_str(&format!("{path:?}"), "struct S;");
+            assert!(out.contains("is absolute"), "{path}: {out}");
+            assert!(!out.contains("include_str"), "{path}: {out}");
+            assert!(!out.contains("cannot read"), "{path}: {out}");
+        }
+        // Inside the crate: the relative path is suggested.
+        let inside = format!("{}/../scripts/counter.lua", env!("CARGO_MANIFEST_DIR"));
+        let out = expand_str(&format!("{inside:?}"), "struct S;");
+        assert!(
+            out.contains("write `\\\"../scripts/counter.lua\\\"`"),
+            "{out}"
+        );
+        assert!(!is_absolute("scripts/x.lua") && !is_absolute("./x.lua"));
+    }
+
+    #[test]
     fn bad_options_are_reported() {
         for (attr, message) in [
             ("", "expected the path of a Lua script"),
@@ -438,7 +520,22 @@ mod tests {
                 "option `read_only` is given twice",
             ),
             (r#""a.lua", read_only = true"#, "`read_only` takes no value"),
-            (r#""a.lua", retruns = i64"#, "unknown option `retruns`"),
+            (
+                r#""a.lua", retruns = i64"#,
+                "unknown option `retruns`: did you mean `returns`?",
+            ),
+            (
+                r#""a.lua", readonly"#,
+                "unknown option `readonly`: did you mean `read_only`?",
+            ),
+            (
+                r#""a.lua", cache = 1"#,
+                "unknown option `cache`: expected `returns = Type`",
+            ),
+            (
+                r#""a.lua", allow(literal_keys)"#,
+                "unknown lint `literal_keys`: did you mean `literal_key`?",
+            ),
             (
                 r#""a.lua", allow(nope)"#,
                 "unknown lint `nope`; the lints are `arity`",

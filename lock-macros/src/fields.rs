@@ -3,7 +3,7 @@
 use crate::attr::combine;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
-use syn::{Attribute, ItemStruct, Member, Meta};
+use syn::{Attribute, ItemStruct, Member, Meta, Type};
 
 /// Whether a field goes to `KEYS` or to `ARGV`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -31,6 +31,8 @@ pub struct ScriptField {
     pub variadic: bool,
     /// The span of the whole field, where declaration errors point.
     pub span: Span,
+    /// The field's type, where type errors point.
+    pub ty: Type,
 }
 
 impl ScriptField {
@@ -161,6 +163,7 @@ pub fn extract(item: &mut ItemStruct) -> Result<ScriptFields, syn::Error> {
             member,
             variadic,
             span,
+            ty: field.ty.clone(),
         });
     }
     match errors {

@@ -64,7 +64,9 @@ use proc_macro::TokenStream;
 /// - **`"path.lua"`** (required): the script, relative to the directory of
 ///   the invoking crate's `Cargo.toml` (`CARGO_MANIFEST_DIR`), whichever
 ///   directory Cargo is run from. The file is included with `include_str!`,
-///   so editing it rebuilds the crate.
+///   so editing it rebuilds the crate. An absolute path is refused (the crate
+///   would build only where the file is), with the relative path to write
+///   when the file is inside the crate.
 /// - **`returns = Type`**: the Rust type of the script's result, any
 ///   `redis::FromRedisValue` type; the default is `redis::Value`. When the
 ///   type tells what kind of reply is expected, the script's `return`
@@ -106,7 +108,9 @@ use proc_macro::TokenStream;
 /// `KEYS` / `ARGV` index of each field.
 ///
 /// A field without either attribute, a field with both, and a variadic field
-/// followed by another of its kind are compile errors spanned at the field.
+/// followed by another of its kind are compile errors spanned at the field;
+/// so is a field type that does not implement `redis::ToRedisArgs` (the error
+/// points at the type). A misspelt option or lint name gets a "did you mean".
 ///
 /// # Generated items
 ///
@@ -152,6 +156,7 @@ use proc_macro::TokenStream;
 /// | `literal_key` | a key passed as a string literal instead of through `KEYS` |
 /// | `non_integer_return` | the script returning a non-integer number (Redis truncates it) |
 /// | `return_type` | a `return` the `returns` type cannot hold |
+/// | `integer_condition` | a command's integer reply used as a condition (`if redis.call('EXISTS', k) then`: 0 is true in Lua) |
 ///
 /// Diagnostics about the script are spanned at the path string; those about
 /// a declared key or argument that the script never reads, at that field.

@@ -27,6 +27,7 @@ pub mod commands;
 mod diagnostic;
 pub mod lints;
 mod parse;
+pub mod replies;
 mod sandbox;
 mod scope;
 mod similar;
@@ -34,6 +35,7 @@ mod similar;
 pub use diagnostic::{Diagnostic, Label, Position, Severity, Span, Target};
 pub use lints::Lint;
 pub use parse::MAX_NESTING;
+pub use similar::best_match;
 
 use std::collections::BTreeSet;
 

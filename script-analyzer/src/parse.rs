@@ -2,8 +2,15 @@
 
 use crate::{Diagnostic, Lint, Span};
 use full_moon::LuaVersion;
-use full_moon::ast::Ast;
-use full_moon::tokenizer::{Lexer, LexerResult, Token, TokenType, TokenizerErrorType};
+use full_moon::ast::{
+    AnonymousFunction, Ast, Block, Do, FunctionDeclaration, GenericFor, If, LastStmt,
+    LocalFunction, NumericFor, Repeat, While,
+};
+use full_moon::node::Node;
+use full_moon::tokenizer::{
+    Lexer, LexerResult, Symbol, Token, TokenReference, TokenType, TokenizerErrorType,
+};
+use full_moon::visitors::Visitor;
 
 /// The deepest nesting of brackets and blocks accepted.
 ///
@@ -27,21 +34,247 @@ pub(crate) fn parse(source: &str) -> Result<Ast, Vec<Diagnostic>> {
         ]);
     }
     let result = full_moon::parse_fallible(source, LuaVersion::lua51());
+    let after_last = after_last_statement(source, result.ast());
     let errors = result.errors();
     if errors.is_empty() {
-        return Ok(result.into_ast());
+        return match after_last {
+            Some((diagnostic, _)) => Err(vec![diagnostic]),
+            None => Ok(result.into_ast()),
+        };
     }
-    // Syntax from a later Lua explains the failure better than the parser's
-    // own message, which points at whatever it tripped over next.
-    let newer = newer_lua_syntax(source);
-    Err(newer
-        .into_iter()
-        .chain(errors.iter().map(|error| {
+    let errors: Vec<Diagnostic> = errors
+        .iter()
+        .map(|error| {
             let (start, end) = error.range();
             let span = Span::from_offsets(source, start.bytes(), end.bytes());
             Diagnostic::error(Lint::Syntax, span, syntax_message(&error.error_message()))
-        }))
-        .collect())
+        })
+        .collect();
+    // Syntax from a later Lua explains the failure better than the parser's
+    // own message, which points at whatever it tripped over next.
+    let newer = newer_lua_syntax(source);
+    // So does a statement after `return`, when nothing is wrong before the
+    // `return`: full_moon's errors from there on are its fallout.
+    let first_error = errors.iter().filter_map(start_of).min();
+    if let Some((after_last, last_start)) = after_last
+        && first_error.is_none_or(|first| first >= last_start)
+        && newer
+            .as_ref()
+            .is_none_or(|newer| start_of(newer) > start_of(&after_last))
+    {
+        let at = start_of(&after_last);
+        return Err(std::iter::once(after_last)
+            .chain(errors.into_iter().filter(|e| start_of(e) != at))
+            .collect());
+    }
+    Err(newer.into_iter().chain(errors).collect())
+}
+
+/// The first statement after a `return` or `break` in the same block
+/// (`return 1 return 2`), which Lua refuses ("'<eof>' expected near
+/// 'return'"). full_moon drops it from the main chunk without an error when
+/// it is itself a `return` or a `break`, and reports it inside other blocks
+/// with a message that does not say why; this one says what Redis says.
+///
+/// Returns the diagnostic and where the `return` or `break` starts.
+fn after_last_statement(source: &str, ast: &Ast) -> Option<(Diagnostic, usize)> {
+    let mut blocks = LastStatements {
+        source,
+        found: Vec::new(),
+    };
+    blocks.record(ast.nodes(), None);
+    blocks.visit_ast(ast);
+    if blocks.found.is_empty() {
+        return None;
+    }
+    let tokens = match Lexer::new(source, LuaVersion::lua51()).collect() {
+        LexerResult::Ok(tokens) | LexerResult::Recovered(tokens, _) => tokens,
+        LexerResult::Fatal(_) => return None,
+    };
+    let tokens: Vec<&Token> = tokens
+        .iter()
+        .filter(|t| !t.token_type().is_trivia())
+        .collect();
+    blocks.found.sort_by_key(|last| last.end);
+    blocks.found.iter().find_map(|last| {
+        let index = tokens.partition_point(|t| t.start_position().bytes() < last.end);
+        let next = tokens.get(index)?;
+        let ends_block = match next.token_type() {
+            TokenType::Eof => true,
+            TokenType::Symbol { symbol } => {
+                matches!(
+                    symbol,
+                    Symbol::End | Symbol::Else | Symbol::ElseIf | Symbol::Until
+                )
+            }
+            _ => false,
+        };
+        (!ends_block).then(|| (last.diagnostic(source, next), last.start))
+    })
+}
+
+/// A `return` or `break` ending a block, and what closes that block.
+struct LastStatement {
+    /// `return` or `break`.
+    keyword: &'static str,
+    /// Byte range of the statement, with its `;`.
+    start: usize,
+    end: usize,
+    /// The construct the block belongs to: its closing keyword, its opening
+    /// keyword and that keyword's line; `None` for the main chunk.
+    construct: Option<(&'static str, &'static str, usize)>,
+}
+
+impl LastStatement {
+    fn diagnostic(&self, source: &str, next: &Token) -> Diagnostic {
+        let keyword = self.keyword;
+        let span = Span::from_offsets(
+            source,
+            next.start_position().bytes(),
+            next.end_position().bytes(),
+        );
+        let last = Span::from_offsets(source, self.start, self.end);
+        // Lua's own words, as Redis reports them.
+        let lua = match self.construct {
+            None => format!("'<eof>' expected near '{next}'"),
+            Some((close, open, line)) if line != span.start.line => {
+                format!("'{close}' expected (to close '{open}' at line {line}) near '{next}'")
+            }
+            Some((close, _, _)) => format!("'{close}' expected near '{next}'"),
+        };
+        let mut diagnostic = Diagnostic::error(
+            Lint::Syntax,
+            span,
+            format!("Lua syntax error: a statement follows `{keyword}` in the same block"),
+        )
+        .with_label(format!("after `{keyword}`, the block must end here"));
+        if last.start.line != span.start.line {
+            diagnostic = diagnostic.with_secondary(
+                last,
+                format!("`{keyword}` must be the last statement of its block"),
+            );
+        }
+        diagnostic
+            .with_note(format!("Redis refuses the script: {lua}"))
+            .with_help(match keyword {
+                "break" => {
+                    "remove the unreachable code, or write `do break end` to leave the loop early"
+                }
+                _ => "remove the unreachable code, or write `do return ... end` to return early",
+            })
+    }
+}
+
+/// Collects the blocks that end with `return` or `break`.
+struct LastStatements<'s> {
+    source: &'s str,
+    found: Vec<LastStatement>,
+}
+
+impl LastStatements<'_> {
+    /// Records `block`'s last statement, if any; `open` is the keyword that
+    /// opens the construct the block belongs to (`None` for the main chunk).
+    fn record(&mut self, block: &Block, open: Option<&TokenReference>) {
+        let Some((last, semicolon)) = block.last_stmt_with_semicolon() else {
+            return;
+        };
+        let keyword = match last {
+            LastStmt::Break(_) => "break",
+            _ => "return",
+        };
+        // Token ends rather than `Node::end_position`, which stops short of
+        // the closing bracket of some expressions.
+        let tokens = last.tokens().chain(semicolon);
+        let (mut start, mut end) = (usize::MAX, 0);
+        for token in tokens {
+            start = start.min(token.token().start_position().bytes());
+            end = end.max(token.token().end_position().bytes());
+        }
+        if start > end {
+            return;
+        }
+        // The keyword as written: full_moon recovers from some errors by
+        // rewriting the construct (a broken `repeat` becomes a `do`).
+        let construct = open.map(|open| {
+            let at = offset(open).min(self.source.len());
+            let word: String = self
+                .source
+                .get(at..)
+                .unwrap_or("")
+                .chars()
+                .take_while(|c| c.is_ascii_alphabetic())
+                .collect();
+            let (close, open_word) = match word.as_str() {
+                "repeat" => ("until", "repeat"),
+                "if" => ("end", "if"),
+                "while" => ("end", "while"),
+                "for" => ("end", "for"),
+                "function" => ("end", "function"),
+                _ => ("end", "do"),
+            };
+            let line = Span::from_offsets(self.source, at, at).start.line;
+            (close, open_word, line)
+        });
+        self.found.push(LastStatement {
+            keyword,
+            start,
+            end,
+            construct,
+        });
+    }
+}
+
+fn offset(token: &TokenReference) -> usize {
+    token.token().start_position().bytes()
+}
+
+impl Visitor for LastStatements<'_> {
+    fn visit_do(&mut self, node: &Do) {
+        self.record(node.block(), Some(node.do_token()));
+    }
+
+    fn visit_while(&mut self, node: &While) {
+        self.record(node.block(), Some(node.while_token()));
+    }
+
+    fn visit_numeric_for(&mut self, node: &NumericFor) {
+        self.record(node.block(), Some(node.for_token()));
+    }
+
+    fn visit_generic_for(&mut self, node: &GenericFor) {
+        self.record(node.block(), Some(node.for_token()));
+    }
+
+    fn visit_repeat(&mut self, node: &Repeat) {
+        self.record(node.block(), Some(node.repeat_token()));
+    }
+
+    fn visit_if(&mut self, node: &If) {
+        let open = Some(node.if_token());
+        self.record(node.block(), open);
+        for else_if in node.else_if().into_iter().flatten() {
+            self.record(else_if.block(), open);
+        }
+        if let Some(block) = node.else_block() {
+            self.record(block, open);
+        }
+    }
+
+    fn visit_anonymous_function(&mut self, node: &AnonymousFunction) {
+        self.record(node.body().block(), Some(node.function_token()));
+    }
+
+    fn visit_function_declaration(&mut self, node: &FunctionDeclaration) {
+        self.record(node.body().block(), Some(node.function_token()));
+    }
+
+    fn visit_local_function(&mut self, node: &LocalFunction) {
+        self.record(node.body().block(), Some(node.function_token()));
+    }
+}
+
+fn start_of(diagnostic: &Diagnostic) -> Option<usize> {
+    diagnostic.primary_span().map(|span| span.start.offset)
 }
 
 /// The first use of Lua 5.2+ syntax (`goto`, `::label::`, `//`, bitwise
@@ -341,6 +574,116 @@ mod tests {
         assert!(message.starts_with("Lua syntax error: "), "{message}");
         // `goto` as a plain name is fine in Lua 5.1.
         assert!(analyze("local goto = 1 return goto", &Options::default()).is_ok());
+    }
+
+    #[test]
+    fn a_statement_after_the_last_one_is_an_error() {
+        // Redis: "'<eof>' expected near 'return'"; full_moon drops the second
+        // `return` silently.
+        for source in [
+            "return 1 return 2",
+            "return 1; return 2",
+            "local x = 1\nreturn x\nreturn 2 -- dead",
+            "return 1 break",
+        ] {
+            let report = analyze(source, &Options::default());
+            assert_eq!(report.diagnostics.len(), 1, "{source}: {report:?}");
+            let d = &report.diagnostics[0];
+            assert_eq!(d.lint, Lint::Syntax);
+            assert_eq!(
+                d.message, "Lua syntax error: a statement follows `return` in the same block",
+                "{source}"
+            );
+        }
+        let source = "local x = 1\nreturn x\nreturn 2";
+        let d = &analyze(source, &Options::default()).diagnostics[0];
+        let span = d.primary_span().unwrap();
+        assert_eq!((span.start.line, span.start.column), (3, 1));
+        assert_eq!(d.secondary[0].span.start.line, 2);
+        assert_eq!(
+            d.notes,
+            ["Redis refuses the script: '<eof>' expected near 'return'"]
+        );
+        assert_eq!(
+            first_error("break break"),
+            "Lua syntax error: a statement follows `break` in the same block"
+        );
+    }
+
+    #[test]
+    fn nested_blocks_say_what_redis_says() {
+        // Each note is Redis 7's error for the same script.
+        for (source, note) in [
+            (
+                "if true then return 1 return 2 end",
+                "'end' expected near 'return'",
+            ),
+            (
+                "if true then\n return 1\n return 2 end",
+                "'end' expected (to close 'if' at line 1) near 'return'",
+            ),
+            (
+                "if true then return 1 else return 2 return 3 end",
+                "'end' expected near 'return'",
+            ),
+            (
+                "repeat\n break\n local x = 1 until true",
+                "'until' expected (to close 'repeat' at line 1) near 'local'",
+            ),
+            (
+                "local f = function()\n return 1\n x = 2\nend",
+                "'end' expected (to close 'function' at line 1) near 'x'",
+            ),
+            (
+                "for i=1,2 do\n break\n break end",
+                "'end' expected (to close 'for' at line 1) near 'break'",
+            ),
+            (
+                "while true do\n return 1 return 2 end",
+                "'end' expected (to close 'while' at line 1) near 'return'",
+            ),
+        ] {
+            let report = analyze(source, &Options::default());
+            let d = &report.diagnostics[0];
+            assert_eq!(d.lint, Lint::Syntax, "{source}");
+            assert!(
+                d.message
+                    .starts_with("Lua syntax error: a statement follows `"),
+                "{source}: {}",
+                d.message
+            );
+            assert_eq!(
+                d.notes,
+                [format!("Redis refuses the script: {note}")],
+                "{source}"
+            );
+        }
+        // An earlier error comes first.
+        let report = analyze("local x = 1 + return 1 return 2", &Options::default());
+        assert_eq!(
+            report.diagnostics[0].message,
+            "Lua syntax error: expected expression after binary operator"
+        );
+    }
+
+    #[test]
+    fn a_last_statement_alone_is_fine() {
+        for source in [
+            "return 1",
+            "return 1;",
+            "return",
+            "do return 1 end return 2",
+            "return 1 -- a comment\n",
+            "for i = 1, 2 do break end return 0",
+            "return ARGV[1]",
+            "local t = {} return t['a'](1)[2]",
+            "local function f() if KEYS[1] then return 1 else return 2 end end return f()",
+            "repeat local x = 1 break until true return 0",
+            "local f = function() return end return 0",
+        ] {
+            let report = analyze(source, &Options::default());
+            assert!(report.is_ok(), "{source}: {:?}", report.diagnostics);
+        }
     }
 
     #[test]

@@ -3,7 +3,16 @@
 /// The candidate closest to `word`, if it is close enough to be a likely typo
 /// (at most one edit for short words, two for longer ones, compared without
 /// regard to case). Ties go to the first candidate.
-pub(crate) fn best_match<'a>(
+///
+/// The macro uses it for its own "did you mean" (option and lint names).
+///
+/// ```
+/// use redlua_analyzer::best_match;
+///
+/// assert_eq!(best_match("readonly", ["returns", "read_only"]), Some("read_only"));
+/// assert_eq!(best_match("publish", ["returns", "read_only"]), None);
+/// ```
+pub fn best_match<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {

@@ -178,3 +178,106 @@ proptest! {
         let _ = analyze(&tokens.join(" "), &options());
     }
 }
+
+/// A `redis.call` argument: a literal, a key, a computed value or a spread.
+fn call_argument() -> impl Strategy<Value = (String, redlua_analyzer::commands::ArgShape<'static>)>
+{
+    use redlua_analyzer::commands::ArgShape;
+    prop_oneof![
+        prop_oneof![
+            Just("GET"),
+            Just("NX"),
+            Just("XX"),
+            Just("WITHSCORES"),
+            Just("COUNT"),
+            Just("INCR"),
+            Just("ENCODING"),
+            Just("0"),
+            Just("-1"),
+            Just("2"),
+            Just("STORE"),
+            Just("IDX"),
+        ]
+        .prop_map(|word| (format!("'{word}'"), ArgShape::Literal(word))),
+        Just(("KEYS[1]".to_string(), ArgShape::Value)),
+        Just(("ARGV[1]".to_string(), ArgShape::Value)),
+        Just(("unpack(ARGV)".to_string(), ArgShape::Spread)),
+    ]
+}
+
+/// Command names: integer replies, replies that depend on the arguments,
+/// unknown ones, and odd case.
+fn command_name() -> impl Strategy<Value = &'static str> {
+    prop_oneof![
+        Just("EXISTS"),
+        Just("exists"),
+        Just("SETNX"),
+        Just("DEL"),
+        Just("GET"),
+        Just("SET"),
+        Just("LPOP"),
+        Just("ZADD"),
+        Just("ZRANGE"),
+        Just("TYPE"),
+        Just("OBJECT"),
+        Just("PING"),
+        Just("EVAL"),
+        Just("NOPE"),
+        Just("HGETALL"),
+        Just("LPOS"),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// The reply table never panics on any arguments, and `integer_condition`
+    /// fires on a call used as a condition exactly when the table says the
+    /// call replies with an integer.
+    #[test]
+    fn integer_condition_follows_the_reply_table(
+        command in command_name(),
+        args in proptest::collection::vec(call_argument(), 0..5),
+        through_local in any::<bool>(),
+        negated in any::<bool>(),
+    ) {
+        use redlua_analyzer::commands::ArgShape;
+        use redlua_analyzer::replies::{self, LuaTypes};
+        let mut shapes = vec![ArgShape::Literal(command)];
+        shapes.extend(args.iter().map(|(_, shape)| *shape));
+        let integer = replies::of_call(&shapes) == Some(LuaTypes::NUMBER);
+        // A spread argument may only be last in Lua's argument expansion; the
+        // analyzer treats an earlier one as one value, so keep it last.
+        let mut text: Vec<String> = vec![format!("'{command}'")];
+        text.extend(args.iter().map(|(t, _)| t.clone()));
+        if args.iter().rev().skip(1).any(|(_, s)| matches!(s, ArgShape::Spread)) {
+            return Ok(());
+        }
+        let call = format!("redis.call({})", text.join(", "));
+        let not = if negated { "not " } else { "" };
+        let script = if through_local {
+            format!("local r = {call}\nif {not}r then return 1 end\nreturn 0")
+        } else {
+            format!("if {not}{call} then return 1 end\nreturn 0")
+        };
+        let report = analyze(&script, &Options::default());
+        let fired = report.diagnostics.iter().any(|d| d.lint == Lint::IntegerCondition);
+        prop_assert_eq!(fired, integer, "{}", script);
+    }
+
+    #[test]
+    fn reply_lookup_never_panics(
+        words in proptest::collection::vec("[a-zA-Z|_-]{0,12}", 0..6),
+        spread_at in proptest::option::of(0usize..6),
+    ) {
+        use redlua_analyzer::commands::ArgShape;
+        let mut shapes: Vec<ArgShape<'_>> = words.iter().map(|w| ArgShape::Literal(w)).collect();
+        if let Some(at) = spread_at {
+            shapes.insert(at.min(shapes.len()), ArgShape::Spread);
+        }
+        let _ = redlua_analyzer::replies::of_call(&shapes);
+        for word in &words {
+            let _ = redlua_analyzer::replies::lookup(word);
+        }
+    }
+}

@@ -13,6 +13,7 @@ mod command_arity;
 mod dynamic_access;
 mod global_assignment;
 mod inputs;
+mod integer_condition;
 mod literal_key;
 mod non_integer_return;
 mod return_type;
@@ -103,6 +104,9 @@ lints! {
     NonIntegerReturn => "non_integer_return",
     /// A result the declared `returns` type cannot hold.
     ReturnType => "return_type",
+    /// A command's integer reply used as a condition (`if redis.call('EXISTS',
+    /// k) then`): 0 is true in Lua.
+    IntegerCondition => "integer_condition",
 }
 
 impl Lint {
@@ -137,6 +141,7 @@ pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
         (Lint::LiteralKey, literal_key::check),
         (Lint::NonIntegerReturn, non_integer_return::check),
         (Lint::ReturnType, return_type::check),
+        (Lint::IntegerCondition, integer_condition::check),
     ];
     calls::record_info(cx, &calls, report);
     for (lint, check) in checks {

@@ -3,18 +3,33 @@
 //!
 //! Reading one gives `nil`, so the script fails later with the less helpful
 //! "attempt to call a nil value".
+//!
+//! Reading a missing field is no error in Lua, and scripts written for several
+//! Lua versions test for a member before they use it: `(table.unpack or
+//! unpack)(t)`, `if table.unpack then ... end`, `type(table.unpack)`. A member
+//! the script tests anywhere like that is feature detection: none of its uses
+//! is reported.
 
 use super::{Context, RedisCall};
 use crate::similar::best_match;
 use crate::{Diagnostic, Lint, Report, sandbox};
-use full_moon::ast::FunctionCall;
-use full_moon::ast::{Expression, Index, Prefix, Suffix, VarExpression};
-use full_moon::tokenizer::{TokenReference, TokenType};
+use full_moon::ast::{
+    BinOp, Call, Expression, FunctionArgs, FunctionCall, If, Index, Prefix, Repeat, Suffix, UnOp,
+    Var, VarExpression, While,
+};
+use full_moon::tokenizer::{Symbol, TokenReference, TokenType};
 use full_moon::visitors::Visitor;
+use std::collections::BTreeSet;
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
+    let mut tests = Tested {
+        cx,
+        members: BTreeSet::new(),
+    };
+    tests.visit_ast(cx.ast);
     let mut visitor = Members {
         cx,
+        tested: tests.members,
         found: Vec::new(),
     };
     visitor.visit_ast(cx.ast);
@@ -23,6 +38,8 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
 
 struct Members<'c, 'a> {
     cx: &'c Context<'a>,
+    /// The `(library, member)` pairs the script tests for existence.
+    tested: BTreeSet<(String, String)>,
     found: Vec<Diagnostic>,
 }
 
@@ -44,7 +61,11 @@ impl Members<'_, '_> {
         let Some((member, token)) = member_name(index) else {
             return;
         };
-        if members.contains(&member.as_str()) {
+        if members.contains(&member.as_str())
+            || self
+                .tested
+                .contains(&(library_name.clone(), member.clone()))
+        {
             return;
         }
         let span = self.cx.span_of(token);
@@ -81,6 +102,105 @@ fn member_name(index: &Index) -> Option<(String, &TokenReference)> {
         },
         #[allow(unreachable_patterns)]
         _ => None,
+    }
+}
+
+/// Finds the library members the script tests for existence: the left side
+/// of `or` / `and`, the operand of `not`, a condition, one side of a
+/// comparison with `nil`, the argument of `type(...)`.
+struct Tested<'c, 'a> {
+    cx: &'c Context<'a>,
+    members: BTreeSet<(String, String)>,
+}
+
+impl Tested<'_, '_> {
+    /// Records `expression` if it is `library.member` (in parentheses or not).
+    fn tested(&mut self, expression: &Expression) {
+        let var = match expression {
+            Expression::Parentheses { expression, .. } => return self.tested(expression),
+            Expression::Var(Var::Expression(var)) => var,
+            _ => return,
+        };
+        let Prefix::Name(library) = var.prefix() else {
+            return;
+        };
+        let suffixes: Vec<&Suffix> = var.suffixes().collect();
+        if let ([Suffix::Index(index)], true) = (&suffixes[..], self.cx.model.is_global(library))
+            && let Some((member, _)) = member_name(index)
+        {
+            self.members.insert((library.token().to_string(), member));
+        }
+    }
+}
+
+/// Whether `expression` is the literal `nil`.
+fn is_nil(expression: &Expression) -> bool {
+    match expression {
+        Expression::Symbol(token) => matches!(
+            token.token_type(),
+            TokenType::Symbol {
+                symbol: Symbol::Nil
+            }
+        ),
+        _ => false,
+    }
+}
+
+impl Visitor for Tested<'_, '_> {
+    fn visit_expression(&mut self, node: &Expression) {
+        match node {
+            Expression::BinaryOperator { lhs, binop, rhs } => match binop {
+                BinOp::And(_) | BinOp::Or(_) => self.tested(lhs),
+                BinOp::TwoEqual(_) | BinOp::TildeEqual(_) => {
+                    if is_nil(rhs) {
+                        self.tested(lhs);
+                    } else if is_nil(lhs) {
+                        self.tested(rhs);
+                    }
+                }
+                _ => {}
+            },
+            Expression::UnaryOperator {
+                unop: UnOp::Not(_),
+                expression,
+            } => self.tested(expression),
+            _ => {}
+        }
+    }
+
+    fn visit_function_call(&mut self, node: &FunctionCall) {
+        let Prefix::Name(name) = node.prefix() else {
+            return;
+        };
+        if name.token().to_string() != "type" || !self.cx.model.is_global(name) {
+            return;
+        }
+        let Some(Suffix::Call(call)) = node.suffixes().next() else {
+            return;
+        };
+        let Call::AnonymousCall(args) = call else {
+            return;
+        };
+        if let FunctionArgs::Parentheses { arguments, .. } = &**args
+            && let Some(first) = arguments.iter().next()
+        {
+            self.tested(first);
+        }
+    }
+
+    fn visit_if(&mut self, node: &If) {
+        self.tested(node.condition());
+        for else_if in node.else_if().into_iter().flatten() {
+            self.tested(else_if.condition());
+        }
+    }
+
+    fn visit_while(&mut self, node: &While) {
+        self.tested(node.condition());
+    }
+
+    fn visit_repeat(&mut self, node: &Repeat) {
+        self.tested(node.until());
     }
 }
 
@@ -131,6 +251,40 @@ mod tests {
             ["`os.time` does not exist in Redis scripts"]
         );
         assert!(errors("return os.clock()").is_empty());
+    }
+
+    #[test]
+    fn feature_detection_is_no_error() {
+        for src in [
+            "return (table.unpack or unpack)({1, 2})",
+            "local unpack = table.unpack or unpack\nreturn unpack({1, 2})",
+            "if table.unpack then return table.unpack({1}) end return unpack({1})",
+            "local f = type(table.unpack) == 'function' and table.unpack or unpack",
+            "if table.unpack ~= nil then return table.unpack({1}) end return 0",
+            "local n = not string.pack and 1 or 2 return n",
+            "while not math.type do break end return 0",
+            "local f = (table.unpack) or unpack return f({1})",
+        ] {
+            assert!(errors(src).is_empty(), "{src}: {:?}", errors(src));
+        }
+    }
+
+    #[test]
+    fn feature_detection_needs_the_same_member() {
+        // Testing one member does not excuse another, and a bare call still fails.
+        assert_eq!(
+            errors("local f = table.unpack or unpack return table.pack(f({1}))"),
+            ["`table.pack` does not exist in Redis scripts"]
+        );
+        assert_eq!(
+            errors("return table.unpack({1, 2})"),
+            ["`table.unpack` does not exist in Redis scripts"]
+        );
+        // `x or table.unpack` tests `x`, not the member.
+        assert_eq!(
+            errors("local f = nil or table.unpack return f({1})"),
+            ["`table.unpack` does not exist in Redis scripts"]
+        );
     }
 
     #[test]

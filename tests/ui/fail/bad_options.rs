@@ -6,6 +6,18 @@ struct Get<'a> {
     key: &'a str,
 }
 
+#[redis_script("tests/ui/scripts/get.lua", readonly)]
+struct GetReadOnly<'a> {
+    #[key]
+    key: &'a str,
+}
+
+#[redis_script("tests/ui/scripts/get.lua", cache = true)]
+struct GetCached<'a> {
+    #[key]
+    key: &'a str,
+}
+
 #[redis_script("tests/ui/scripts/get.lua")]
 enum NotAStruct {}
 

@@ -1,0 +1,3 @@
+local value = redis.call('GET', KEYS[1])
+return value
+return false
