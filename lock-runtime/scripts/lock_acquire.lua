@@ -44,7 +44,7 @@ end
 -- Keeps the lease at least `lease` from now, never shorter.
 local function extend()
   if redis.call('pttl', KEYS[1]) < lease then
-    redis.call('pexpire', KEYS[1], lease)
+    redis.call('pexpire', KEYS[1], ARGV[1])
   end
 end
 
@@ -55,7 +55,7 @@ if kind == 'none' then
   end
   local token = next_token()
   redis.call('hset', KEYS[1], ARGV[2], 1)
-  redis.call('pexpire', KEYS[1], lease)
+  redis.call('pexpire', KEYS[1], ARGV[1])
   return {1, token}
 end
 if kind ~= 'hash' then

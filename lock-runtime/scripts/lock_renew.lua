@@ -9,7 +9,9 @@
 --
 -- Returns a list: 1 for each lock whose lease now runs at least ARGV[1]
 -- from now, 0 for each lock the field no longer holds (expired, deleted,
--- taken over, or not a lock). A lease is never shortened.
+-- taken over, or not a lock). A lease is never shortened. Durations go to
+-- Redis as the strings they came in (a Lua number that large would be
+-- written in exponent form, which Redis refuses).
 local lease = tonumber(ARGV[1])
 if not lease or lease < 1 or lease % 1 ~= 0 then
   return redis.error_reply('ERR redlua: invalid lease ' .. ARGV[1])
@@ -24,11 +26,14 @@ for i = 1, #KEYS do
   end
   if count then
     if redis.call('pttl', KEYS[i]) < lease then
-      redis.call('pexpire', KEYS[i], lease)
+      redis.call('pexpire', KEYS[i], ARGV[1])
     end
     if timeouts ~= '' then
       for n = 1, count do
-        redis.call('pexpire', timeouts .. ':' .. n, lease)
+        local timeout = timeouts .. ':' .. n
+        if redis.call('pttl', timeout) < lease then
+          redis.call('pexpire', timeout, ARGV[1])
+        end
       end
     end
     renewed[i] = 1

@@ -54,9 +54,9 @@ end
 -- One more read hold of the owner, with its own timeout key.
 local function hold()
   local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
-  redis.call('set', KEYS[2] .. ':' .. n, 1, 'px', lease)
+  redis.call('set', KEYS[2] .. ':' .. n, 1, 'px', ARGV[1])
   if redis.call('pttl', KEYS[1]) < lease then
-    redis.call('pexpire', KEYS[1], lease)
+    redis.call('pexpire', KEYS[1], ARGV[1])
   end
 end
 

@@ -82,7 +82,7 @@ if redis.call('hlen', KEYS[1]) > 1 then
     end
   end
   if longest > 0 then
-    redis.call('pexpire', KEYS[1], longest)
+    redis.call('pexpire', KEYS[1], string.format('%.0f', longest))
     return finish(0)
   end
   if mode == 'write' then

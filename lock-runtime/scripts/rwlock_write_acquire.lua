@@ -39,7 +39,7 @@ if kind == 'hash' and mode ~= 'read' and mode ~= 'write' then
 end
 local function extend()
   if redis.call('pttl', KEYS[1]) < lease then
-    redis.call('pexpire', KEYS[1], lease)
+    redis.call('pexpire', KEYS[1], ARGV[1])
   end
 end
 if ARGV[6] == '1' then
@@ -69,7 +69,7 @@ if mode == false then
   redis.call('set', KEYS[3], string.format('%.0f', token), 'px', ARGV[8])
   redis.call('hset', KEYS[1], 'mode', 'write')
   redis.call('hset', KEYS[1], ARGV[2], 1)
-  redis.call('pexpire', KEYS[1], lease)
+  redis.call('pexpire', KEYS[1], ARGV[1])
   redis.call('del', KEYS[2])
   return {1, token}
 end

@@ -9,25 +9,21 @@ use crate::replies::{ReleaseMode, Released};
 use crate::scripts::ClearWriterMark;
 use crate::shared::Shared;
 use redis::AsyncCommands;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// Spawns the worker; it ends when the client (every clone and guard) is
-/// gone.
-pub(crate) fn start(shared: &Arc<Shared>, mut queue: mpsc::UnboundedReceiver<Job>) {
-    let weak = Arc::downgrade(shared);
+/// gone and its last job is taken.
+pub(crate) fn start(queue: mpsc::UnboundedReceiver<(Arc<Shared>, Job)>) {
+    let mut queue = queue;
     tokio::spawn(async move {
-        while let Some(job) = queue.recv().await {
-            let weak = weak.clone();
-            tokio::spawn(async move { run(&weak, job).await });
+        while let Some((shared, job)) = queue.recv().await {
+            tokio::spawn(run(shared, job));
         }
     });
 }
 
-async fn run(weak: &Weak<Shared>, job: Job) {
-    let Some(shared) = weak.upgrade() else {
-        return;
-    };
+async fn run(shared: Arc<Shared>, job: Job) {
     match job {
         Job::Release(request) => {
             let outcome = release_retrying(&shared, &request).await;

@@ -229,7 +229,7 @@ impl LockClientBuilder {
             ids: Ids::default(),
             jobs,
         });
-        background::start(&shared, queue);
+        background::start(queue);
         Ok(LockClient { shared })
     }
 }

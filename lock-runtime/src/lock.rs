@@ -5,7 +5,7 @@ use crate::acquire::{Request, Wait};
 use crate::config::check_lease;
 use crate::error::{Error, Result};
 use crate::guard::LockGuard;
-use crate::inspect::{LockInfo, inspect};
+use crate::inspect::{LockInfo, LockKind, inspect};
 use crate::kind::Kind;
 use crate::names::LockNames;
 use crate::owner::Owner;
@@ -238,23 +238,46 @@ impl Lock {
         inspect(&self.shared, &names.lock).await
     }
 
-    /// Whether anyone holds the lock.
+    /// [`Lock::inspect`], refusing a key that is not a lock of this
+    /// handle's kind with [`Error::WrongType`].
+    async fn inspect_own(&self) -> Result<LockInfo> {
+        let info = self.inspect().await?;
+        let fits = match (&info.kind, self.kind) {
+            (LockKind::Free, _) => true,
+            (LockKind::Reentrant, Kind::Reentrant) => true,
+            (LockKind::ReadWrite { .. }, Kind::Read { .. } | Kind::Write { .. }) => true,
+            _ => false,
+        };
+        if !fits {
+            return Err(Error::WrongType { name: info.name });
+        }
+        Ok(info)
+    }
+
+    /// Whether anyone holds the lock. A key that holds something other
+    /// than a lock of this kind is [`Error::WrongType`].
     ///
     /// # Cancellation
     ///
     /// Only reads: dropping the future changes nothing.
     pub async fn is_locked(&self) -> Result<bool> {
-        Ok(!self.inspect().await?.holders.is_empty())
+        Ok(!self.inspect_own().await?.holders.is_empty())
     }
 
     /// The lock's remaining lease: `None` when it is not locked (or, set by
-    /// someone else, has no expiry).
+    /// someone else, has no expiry). A key that holds something other than
+    /// a lock of this kind is [`Error::WrongType`].
     ///
     /// # Cancellation
     ///
     /// Only reads: dropping the future changes nothing.
     pub async fn remaining_ttl(&self) -> Result<Option<Duration>> {
-        Ok(self.inspect().await?.ttl)
+        let info = self.inspect_own().await?;
+        Ok(if info.holders.is_empty() {
+            None
+        } else {
+            info.ttl
+        })
     }
 
     /// How many holds `owner` has of this lock (0 when none).
@@ -266,7 +289,7 @@ impl Lock {
         let owner = owner.to_string();
         let write = matches!(self.kind, Kind::Write { .. });
         Ok(self
-            .inspect()
+            .inspect_own()
             .await?
             .holders
             .iter()

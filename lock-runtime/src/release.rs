@@ -13,6 +13,7 @@ use crate::holds::HoldKey;
 use crate::job::{Job, ReleaseRequest};
 use crate::replies::{ReleaseMode, Released};
 use crate::shared::Shared;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// First pause before retrying a release whose outcome is unknown; it
@@ -32,7 +33,7 @@ impl ReleaseRequest {
 
 /// Sends the release (or undo) once.
 pub(crate) async fn release_once(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     request: &ReleaseRequest,
 ) -> redis::RedisResult<Released> {
     let mut con = shared.con.clone();
@@ -52,7 +53,7 @@ pub(crate) async fn release_once(
 /// release's latch could have expired) or useful (the hold an undo would
 /// remove has ended with its lease).
 pub(crate) async fn release_retrying(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     request: &ReleaseRequest,
 ) -> Option<Released> {
     let give_up = match request.mode {

@@ -20,7 +20,10 @@ pub(crate) struct Shared {
     pub config: Config,
     pub holds: Mutex<Holds>,
     pub ids: Ids,
-    pub jobs: mpsc::UnboundedSender<Job>,
+    /// The background worker's queue. Each job carries the state it needs,
+    /// so that it still runs when the last client handle was dropped with
+    /// it (a guard that outlived its client, dropped).
+    pub jobs: mpsc::UnboundedSender<(Arc<Shared>, Job)>,
 }
 
 impl Shared {
@@ -37,8 +40,8 @@ impl Shared {
     }
 
     /// Hands `job` to the background worker; never blocks.
-    pub(crate) fn submit(&self, job: Job) {
-        if self.jobs.send(job).is_err() {
+    pub(crate) fn submit(self: &Arc<Self>, job: Job) {
+        if self.jobs.send((self.clone(), job)).is_err() {
             tracing::warn!(
                 target: "redlua::lock",
                 "the background worker is gone (tokio runtime shut down?); a lock will be freed by its lease"

@@ -652,6 +652,14 @@ async fn out_of_range_leases_write_nothing() {
         assert!(matches!(result, Err(Error::Config(_))), "{timeout:?}");
     }
     assert!(redis.keys().await.is_empty(), "{:?}", redis.keys().await);
+    // The longest lease accepted works, and expires.
+    let guard = lock.lock_with_lease(MAX_LEASE).await.unwrap();
+    assert!(redis.pttl("lease").await > 0);
+    assert!(!guard.is_lost());
+    let inner = guard.reenter().await.unwrap();
+    inner.unlock().await.unwrap();
+    guard.unlock().await.unwrap();
+    assert!(!redis.exists("lease").await);
 }
 
 /// Keys that are not locks are left alone by `lock()`, `try_lock()` and
