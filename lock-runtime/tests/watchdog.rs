@@ -39,6 +39,7 @@ async fn one_renewal_call_per_hundred_locks_and_none_when_idle() {
     for i in 0..150 {
         guards.push(client.lock(&format!("batch:{i}")).lock().await.unwrap());
     }
+    let first_valid_until: Vec<_> = guards.iter().map(|g| g.valid_until()).collect();
     reset_stats(&redis).await;
     tokio::time::sleep(Duration::from_millis(1_000)).await;
     let renewals = calls(&redis, "evalsha").await;
@@ -53,6 +54,14 @@ async fn one_renewal_call_per_hundred_locks_and_none_when_idle() {
         assert!(ttl > 0 && ttl <= 600, "batch:{i} ttl {ttl}");
     }
     assert!(guards.iter().all(|g| !g.is_lost()));
+    // Every confirmed renewal moved its hold's lease clock forward.
+    for (i, (guard, first)) in guards.iter().zip(&first_valid_until).enumerate() {
+        assert!(
+            guard.valid_until() >= *first + Duration::from_millis(500),
+            "batch:{i}: the lease clock moved {:?} in 1 s of renewals",
+            guard.valid_until().saturating_duration_since(*first)
+        );
+    }
 
     for guard in guards {
         guard.unlock().await.unwrap();
@@ -101,8 +110,14 @@ async fn renewal_goes_on_after_redis_errors() {
     // 2.4 s later, more than twice the lease: still held, never reported lost.
     assert!(redis.exists("flaky").await);
     assert!(!guard.is_lost());
-    let owner: Option<String> = redis.raw().hget("flaky", guard.owner()).await.unwrap();
+    let owner: Option<String> = redis
+        .raw()
+        .hget("flaky", guard.owner().to_string())
+        .await
+        .unwrap();
     assert_eq!(owner.as_deref(), Some("1"));
+    // Renewals went on being confirmed: the lease clock is ahead of now.
+    assert!(guard.valid_until() > std::time::Instant::now());
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     assert!(redis.pttl("flaky").await > 0);
     guard.unlock().await.unwrap();
