@@ -338,6 +338,7 @@ impl Drop for Undo<'_> {
             request_id: String::new(),
             mode: ReleaseMode::Undo,
             close_attempts: true,
+            resent: false,
         }));
     }
 }

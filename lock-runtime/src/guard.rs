@@ -171,6 +171,7 @@ impl LockGuard {
                 request_id: uuid::Uuid::new_v4().simple().to_string(),
                 mode: ReleaseMode::Release,
                 close_attempts: hold.close_attempts,
+                resent: false,
             })
             .clone()
     }
@@ -219,7 +220,10 @@ impl LockGuard {
                     record(&self.shared, &request, Some(Released::NotHeld));
                 } else {
                     // `releasing` stays counted until the worker is done.
-                    self.shared.submit(Job::Release(request));
+                    self.shared.submit(Job::Release(ReleaseRequest {
+                        resent: true,
+                        ..request
+                    }));
                 }
                 Err(Error::from_redis(&self.hold.names.lock, error))
             }
@@ -237,6 +241,11 @@ impl Drop for LockGuard {
         if !started {
             self.shared.holds().releasing(&request.key());
         }
-        self.shared.submit(Job::Release(request));
+        // An `unlock` dropped while its release was on the way: that copy may
+        // still arrive.
+        self.shared.submit(Job::Release(ReleaseRequest {
+            resent: started,
+            ..request
+        }));
     }
 }

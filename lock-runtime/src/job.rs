@@ -27,6 +27,9 @@ pub(crate) struct ReleaseRequest {
     /// Some copy of the acquire may still be on its way to Redis (its reply
     /// was lost once): close the attempt keys so that it does nothing.
     pub close_attempts: bool,
+    /// A copy of this release was sent before and its reply lost: it may
+    /// still reach Redis, so the latch must stay until it expires.
+    pub resent: bool,
 }
 
 /// Work for the background worker.

@@ -242,12 +242,15 @@ impl Lock {
     /// handle's kind with [`Error::WrongType`].
     async fn inspect_own(&self) -> Result<LockInfo> {
         let info = self.inspect().await?;
-        let fits = match (&info.kind, self.kind) {
-            (LockKind::Free, _) => true,
-            (LockKind::Reentrant, Kind::Reentrant) => true,
-            (LockKind::ReadWrite { .. }, Kind::Read { .. } | Kind::Write { .. }) => true,
-            _ => false,
-        };
+        let fits = matches!(
+            (&info.kind, self.kind),
+            (LockKind::Free, _)
+                | (LockKind::Reentrant, Kind::Reentrant)
+                | (
+                    LockKind::ReadWrite { .. },
+                    Kind::Read { .. } | Kind::Write { .. }
+                )
+        );
         if !fits {
             return Err(Error::WrongType { name: info.name });
         }

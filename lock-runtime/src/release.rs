@@ -41,8 +41,10 @@ pub(crate) async fn release_once(
         .kind
         .release(&mut con, &shared.config, request)
         .await;
-    if reply.is_ok() && request.mode == ReleaseMode::Release {
-        // The latch only serves retries of this release; it expires anyway.
+    if reply.is_ok() && request.mode == ReleaseMode::Release && !request.resent {
+        // The latch only serves copies of this release, and there is none:
+        // this was the first, and it was answered. (After a lost reply the
+        // latch stays until it expires: a late copy must find it.)
         shared.submit(Job::DeleteLatch(request.names.latch(&request.request_id)));
     }
     reply
@@ -62,11 +64,13 @@ pub(crate) async fn release_retrying(
     };
     let deadline = Instant::now() + give_up;
     let mut pause = FIRST_PAUSE;
+    let mut request = request.clone();
     loop {
-        match release_once(shared, request).await {
+        match release_once(shared, &request).await {
             Ok(released) => return Some(released),
             Err(error) => match classify(&error) {
                 Failure::Unknown if Instant::now() + pause < deadline => {
+                    request.resent = true;
                     tracing::debug!(target: "redlua::lock", lock = %request.names.lock, %error, "release failed; retrying");
                     tokio::time::sleep(pause).await;
                     pause = (pause * 2).min(MAX_PAUSE);

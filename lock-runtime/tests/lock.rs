@@ -87,6 +87,46 @@ async fn keys_become(redis: &Redis, expected: &[String], limit: Duration) -> Vec
     }
 }
 
+/// The keys without release latches, once they are `expected` (or when
+/// `limit` runs out). A release whose reply was lost keeps its latch until
+/// the latch expires, so that a late copy of it finds the first result.
+async fn keys_but_latches_become(
+    redis: &Redis,
+    expected: &[String],
+    limit: Duration,
+) -> Vec<String> {
+    let mut expected = expected.to_vec();
+    expected.sort();
+    let deadline = Instant::now() + limit;
+    loop {
+        let keys = keys_but_latches(redis).await;
+        if keys == expected || Instant::now() >= deadline {
+            return keys;
+        }
+        tokio::time::sleep(ms(10)).await;
+    }
+}
+
+async fn keys_but_latches(redis: &Redis) -> Vec<String> {
+    let mut keys = redis.keys().await;
+    keys.retain(|key| !key.starts_with("redisson_unlock_latch:"));
+    keys
+}
+
+/// Asserts that exactly one release latch of `name` is left, expiring.
+async fn one_expiring_latch(redis: &Redis, name: &str) {
+    let prefix = format!("redisson_unlock_latch:{{{name}}}:");
+    let latches: Vec<String> = redis
+        .keys()
+        .await
+        .into_iter()
+        .filter(|key| key.starts_with(&prefix))
+        .collect();
+    assert_eq!(latches.len(), 1, "{latches:?}");
+    let ttl = redis.pttl(&latches[0]).await;
+    assert!(ttl > 0 && ttl <= 30_000, "latch ttl {ttl}");
+}
+
 /// Runs Redisson's release script by hand with EVAL, as a Java service
 /// sends it (3 keys; the lease is reset unconditionally; nil when not held).
 async fn eval_redisson_release(
@@ -611,7 +651,7 @@ async fn unlock_whose_reply_is_lost_releases_exactly_one_hold() {
     // settles once the release ran: the re-entry's attempt key is deleted
     // by it, and its latch right after it.)
     assert_eq!(
-        keys_become(
+        keys_but_latches_become(
             &redis,
             &["lost-reply".to_string(), token_key("lost-reply")],
             ms(5000)
@@ -627,10 +667,11 @@ async fn unlock_whose_reply_is_lost_releases_exactly_one_hold() {
         "the retried release released more or less than one hold"
     );
     assert_eq!(
-        redis.keys().await,
+        keys_but_latches(&redis).await,
         ["lost-reply".to_string(), token_key("lost-reply")],
-        "latch or attempt key left behind"
+        "attempt key left behind"
     );
+    one_expiring_latch(&redis, "lost-reply").await;
     assert!(!g1.is_lost());
     assert!(
         client
@@ -674,7 +715,7 @@ async fn unlock_delayed_past_its_retry_releases_exactly_one_hold() {
     proxy.refuse(false);
     // The background retry, on a new connection, is answered long before
     // the first copy arrives (1.5 s after it was sent).
-    let retried = keys_become(
+    let retried = keys_but_latches_become(
         &redis,
         &["slow-link".to_string(), token_key("slow-link")],
         ms(1000),
@@ -697,6 +738,7 @@ async fn unlock_delayed_past_its_retry_releases_exactly_one_hold() {
         map(&[(&owner.to_string(), "1")]),
         "the delayed first copy of the release released a second hold"
     );
+    one_expiring_latch(&redis, "slow-link").await;
     assert!(!g1.is_lost());
     g1.unlock().await.unwrap();
     assert!(!redis.exists("slow-link").await);
