@@ -160,6 +160,6 @@ pub mod guide {}
 pub use redlua_runtime::__private;
 
 /// The README's code blocks, compiled as doctests so that they stay true.
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "locks"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

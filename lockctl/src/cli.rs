@@ -13,6 +13,12 @@ use std::time::Duration;
 #[derive(Debug, Parser)]
 #[command(name = "lockctl", version, after_help = exit::HELP)]
 pub struct Cli {
+    /// The Redis server, before the subcommand (`lockctl --url URL status
+    /// NAME`), as earlier versions took it; hidden, as each subcommand that
+    /// talks to Redis lists its own `--url`, which wins.
+    #[arg(long = "url", hide = true, value_name = "URL")]
+    pub url_before: Option<String>,
+
     /// Write results as JSON (status, unlock, lint: one document on stdout;
     /// ls, hold: one object per line on stdout; run: notes as objects on
     /// stderr).
@@ -28,8 +34,8 @@ pub struct Cli {
 #[derive(Debug, Args, Clone)]
 pub struct ServerArgs {
     /// The Redis server, e.g. redis://127.0.0.1:6379/ or
-    /// redis://:PASSWORD@HOST:PORT/DB.
-    #[arg(long, env = "REDIS_URL", hide_env_values = true, value_name = "URL")]
+    /// redis://:PASSWORD@HOST:PORT/DB [default: $REDIS_URL].
+    #[arg(long, value_name = "URL")]
     pub url: Option<String>,
 }
 
@@ -266,6 +272,14 @@ mod tests {
         assert!(status.to_string().contains("--url"), "{status}");
         let top = command.render_long_help().to_string();
         assert!(top.contains("Exit codes"), "{top}");
+    }
+
+    #[test]
+    fn the_url_may_come_before_the_subcommand() {
+        let cli =
+            Cli::try_parse_from(["lockctl", "--url", "redis://a/", "status", "n"]).expect("parses");
+        assert_eq!(cli.url_before.as_deref(), Some("redis://a/"));
+        assert!(Cli::try_parse_from(["lockctl", "--url", "redis://a/", "lint", "x.lua"]).is_ok());
     }
 
     #[test]

@@ -42,7 +42,12 @@ fn main() -> ExitCode {
         Format::Human
     };
     let globals = |server: &cli::ServerArgs, watchdog: Option<&cli::WatchdogArgs>| Globals {
-        url: server.url.clone(),
+        // The subcommand's --url, else one given before it, else REDIS_URL.
+        url: server
+            .url
+            .clone()
+            .or_else(|| cli.url_before.clone())
+            .or_else(|| std::env::var("REDIS_URL").ok()),
         format,
         watchdog_timeout: watchdog.and_then(|w| w.watchdog_timeout),
     };

@@ -413,3 +413,18 @@ fn ctrl_c_on_a_terminal_ends_a_hold_and_a_run_once_and_releases() {
     assert_eq!(run(lockctl_at(&url).args(["status", "desk"])).code, Some(1));
     assert!(keys(&server, "*redlua_holder*").is_empty());
 }
+
+#[test]
+fn an_explicit_url_wins_over_redis_url_before_or_after_the_subcommand() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let unreachable = "redis://127.0.0.1:1/";
+    let out = run(lockctl_at(unreachable).args(["status", "x", "--url", &url]));
+    assert_eq!(out.code, Some(1), "free, read from the given server: {out:?}");
+    let out = run(lockctl_at(unreachable).args(["--url", &url, "status", "x"]));
+    assert_eq!(out.code, Some(1), "{out:?}");
+    let out = run(lockctl_at(&url).args(["status", "x"]));
+    assert_eq!(out.code, Some(1), "REDIS_URL alone: {out:?}");
+    let out = run(lockctl_at(unreachable).args(["status", "x"]));
+    assert_eq!(out.code, Some(125), "{out:?}");
+}
