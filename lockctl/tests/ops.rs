@@ -348,6 +348,21 @@ fn lint_reports_the_first_syntax_error_not_its_fallout() {
         "{}",
         out.stdout
     );
+    // What the lines before the error still show is reported too.
+    let before = dir.path().join("before.lua");
+    std::fs::write(&before, "local v = redis.call('GETT', KEYS[1])\nx = = 1\n").expect("write");
+    let out = run(lockctl().arg("lint").arg(&before));
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        out.stdout.contains("error[unknown_command]"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("checked 1 file: 2 errors"),
+        "{}",
+        out.stdout
+    );
     let out = run(lockctl().args(["--json", "lint"]).arg(&path));
     let report = json(&out.stdout);
     assert_eq!(report["errors"], 1);
@@ -420,7 +435,11 @@ fn an_explicit_url_wins_over_redis_url_before_or_after_the_subcommand() {
     let url = server.url();
     let unreachable = "redis://127.0.0.1:1/";
     let out = run(lockctl_at(unreachable).args(["status", "x", "--url", &url]));
-    assert_eq!(out.code, Some(1), "free, read from the given server: {out:?}");
+    assert_eq!(
+        out.code,
+        Some(1),
+        "free, read from the given server: {out:?}"
+    );
     let out = run(lockctl_at(unreachable).args(["--url", &url, "status", "x"]));
     assert_eq!(out.code, Some(1), "{out:?}");
     let out = run(lockctl_at(&url).args(["status", "x"]));
