@@ -155,7 +155,9 @@ impl Announcer {
         let (task_lock, task_key, task_field) = (name.to_string(), key.clone(), field.to_string());
         // The first write happens before `start` returns, so that `status`
         // run right after an acquire sees it.
-        let _ = write(&mut task_con, &task_lock, &task_key, &task_field, &identity).await;
+        // Bounded: a slow server must not hold the command back for long.
+        let first = write(&mut task_con, &task_lock, &task_key, &task_field, &identity);
+        let _ = tokio::time::timeout(Duration::from_secs(1), first).await;
         let task = tokio::spawn(async move {
             let mut ticks = tokio::time::interval(period.max(Duration::from_millis(10)));
             ticks.tick().await;
