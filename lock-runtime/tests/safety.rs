@@ -759,3 +759,66 @@ async fn a_release_retried_after_redis_lost_its_data_touches_nothing() {
     assert!(!theirs.is_lost());
     theirs.unlock().await.unwrap();
 }
+
+/// A waiter that cannot subscribe at all (pub/sub refused) polls: it gets
+/// a released lock promptly, without hammering Redis meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_without_pubsub_polls_gently() {
+    let redis = Redis::start().await;
+    let proxy = FaultProxy::start(redis.server.port());
+    proxy.refuse(true);
+    let waiter = LockClient::from_client(proxy.client())
+        .connection(
+            redis
+                .server
+                .client()
+                .get_multiplexed_async_connection()
+                .await
+                .unwrap(),
+        )
+        .connect()
+        .await
+        .unwrap();
+    let holder = redis.client().await;
+    let guard = holder.lock("no-pubsub").lock().await.unwrap();
+    let calls_before = evalsha_calls(&redis).await;
+    let wait = tokio::spawn({
+        let waiter = waiter.clone();
+        async move {
+            waiter
+                .lock("no-pubsub")
+                .lock()
+                .await
+                .map(|g| (g, Instant::now()))
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let released = Instant::now();
+    guard.unlock().await.unwrap();
+    let (got, at) = within(Duration::from_secs(5), "waiter", wait)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        at - released < Duration::from_millis(500),
+        "got it after {:?}",
+        at - released
+    );
+    // About ten tries a second, not a busy loop.
+    let calls = evalsha_calls(&redis).await - calls_before;
+    assert!((5..=40).contains(&calls), "{calls} script calls in 1.5 s");
+    got.unlock().await.unwrap();
+}
+
+async fn evalsha_calls(redis: &Redis) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut redis.raw())
+        .await
+        .unwrap();
+    info.lines()
+        .find_map(|line| line.strip_prefix("cmdstat_evalsha:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
