@@ -408,6 +408,43 @@ async fn a_fixed_lease_over_a_slow_link_is_lost_first() {
     stolen.unlock().await.unwrap();
 }
 
+/// Starts `waiter` waiting for `name`, held by `holder`; silences every
+/// connection through `proxy` at 200 ms, releases at 1 s, and returns the
+/// waiter's guard once it got it — within 3 s of the start, or it fails.
+async fn waits_through_a_dead_connection(
+    waiter: &LockClient,
+    holder: &LockClient,
+    proxy: &FaultProxy,
+    name: &str,
+) -> LockGuard {
+    let guard = holder.lock(name).lock().await.unwrap();
+    let started = Instant::now();
+    let wait = spawn_waiter(waiter, name);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    proxy.stall_current();
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    guard.unlock().await.unwrap();
+    let (got, at) = within(Duration::from_secs(10), "waiter", wait)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        at - started <= Duration::from_secs(3),
+        "got it after {:?}",
+        at - started
+    );
+    got
+}
+
+/// A task waiting for `name` on `client`: its guard and when it got it.
+fn spawn_waiter(
+    client: &LockClient,
+    name: &str,
+) -> tokio::task::JoinHandle<Result<(LockGuard, Instant), Error>> {
+    let lock = client.lock(name);
+    tokio::spawn(async move { lock.lock().await.map(|g| (g, Instant::now())) })
+}
+
 /// A waiter whose pub/sub connection died silently still gets a lock freed
 /// at 1 s within 3 s, and its client keeps working: the subscription is
 /// restored on a new connection and wakes the next waiter at once.
@@ -423,43 +460,10 @@ async fn a_silently_dead_pubsub_connection_is_replaced() {
         .await
         .unwrap();
     let holder = redis.client().await;
-    let guard = holder.lock("pubsub").lock().await.unwrap();
-    let started = Instant::now();
-    let wait = tokio::spawn({
-        let waiter = waiter.clone();
-        async move {
-            waiter
-                .lock("pubsub")
-                .lock()
-                .await
-                .map(|g| (g, Instant::now()))
-        }
-    });
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    proxy.stall_current();
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    guard.unlock().await.unwrap();
-    let (got, at) = within(Duration::from_secs(10), "waiter", wait)
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(
-        at - started <= Duration::from_secs(3),
-        "got it after {:?}",
-        at - started
-    );
+    let got = waits_through_a_dead_connection(&waiter, &holder, &proxy, "pubsub").await;
     // Recovered: the next release reaches it through pub/sub, promptly,
     // although the holder's lease (30 s) is far away.
-    let again = tokio::spawn({
-        let waiter = waiter.clone();
-        async move {
-            waiter
-                .lock("pubsub")
-                .lock()
-                .await
-                .map(|g| (g, Instant::now()))
-        }
-    });
+    let again = spawn_waiter(&waiter, "pubsub");
     tokio::time::sleep(Duration::from_millis(300)).await;
     let released = Instant::now();
     got.unlock().await.unwrap();
@@ -487,31 +491,7 @@ async fn a_silently_dead_command_connection_is_replaced() {
         .await
         .unwrap();
     let holder = redis.client().await;
-    let guard = holder.lock("commands").lock().await.unwrap();
-    let started = Instant::now();
-    let wait = tokio::spawn({
-        let waiter = waiter.clone();
-        async move {
-            waiter
-                .lock("commands")
-                .lock()
-                .await
-                .map(|g| (g, Instant::now()))
-        }
-    });
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    proxy.stall_current();
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    guard.unlock().await.unwrap();
-    let (got, at) = within(Duration::from_secs(10), "waiter", wait)
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(
-        at - started <= Duration::from_secs(3),
-        "got it after {:?}",
-        at - started
-    );
+    let got = waits_through_a_dead_connection(&waiter, &holder, &proxy, "commands").await;
     got.unlock().await.unwrap();
     // The same client goes on: no timeouts left.
     for _ in 0..5 {
