@@ -160,6 +160,11 @@ impl Request<'_> {
             undo.in_flight = true;
             let reply = kind.acquire(&mut con, &self.shared.config, &args).await;
             undo.in_flight = false;
+            if let (Ok(_), Some(sub)) = (&reply, &mut subscription) {
+                // This try used the last wake-up (a cancelled try passes it
+                // on to another waiter when the subscription drops).
+                sub.settled();
+            }
             let ttl = match reply {
                 Ok(Acquired::Held { token }) => {
                     undo.disarm();

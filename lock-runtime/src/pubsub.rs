@@ -98,6 +98,10 @@ pub(crate) struct Subscription {
     signals: Arc<Signals>,
     /// The channel's broadcast epoch this subscription has already reacted to.
     seen: u64,
+    /// A `0` woke this subscription and its caller has not yet said it
+    /// used it ([`Subscription::settled`]): dropped now, the subscription
+    /// passes the wake-up on to another waiter.
+    owes: bool,
 }
 
 /// State shared by the hub, its subscriptions and (weakly) its driver task.
@@ -272,6 +276,7 @@ impl PubSubHub {
             channel: channel.to_owned(),
             signals,
             seen,
+            owes: false,
         }
     }
 }
@@ -322,9 +327,9 @@ impl Subscription {
     /// it returned, the wake-up passes to another pending `wake()` of the
     /// channel, or is kept for the next one. A `1` is never lost either: the
     /// next `wake()` of this subscription sees it. The subscription itself
-    /// stays registered. (A wake-up that *was* returned is consumed: a caller
-    /// that then gives up without trying the lock leaves the other local
-    /// waiters to their TTL timers.)
+    /// stays registered. A wake-up that *was* returned is owed to the other
+    /// waiters until the caller calls [`Subscription::settled`] (having
+    /// tried the lock): a subscription dropped before that passes it on.
     pub(crate) async fn wake(&mut self) {
         let mut backoff = RESUBSCRIBE_BACKOFF_MIN;
         loop {
@@ -355,10 +360,18 @@ impl Subscription {
             }
             notified.await;
             // Woken by a message, or because the connection was lost (the
-            // next call subscribes again).
-            self.seen = self.signals.epoch();
+            // next call subscribes again). A `0` that chose this waiter is
+            // owed to the others until the caller used it.
+            let epoch = self.signals.epoch();
+            self.owes = epoch == self.seen;
+            self.seen = epoch;
             return;
         }
+    }
+
+    /// The caller tried the lock after the last wake-up: it owes nobody.
+    pub(crate) fn settled(&mut self) {
+        self.owes = false;
     }
 }
 
@@ -372,6 +385,11 @@ impl fmt::Debug for Subscription {
 
 impl Drop for Subscription {
     fn drop(&mut self) {
+        if self.owes {
+            // Chosen by a `0` and dropped before trying the lock (a
+            // cancelled waiter): another waiter of this client tries.
+            self.signals.notify.notify_one();
+        }
         let mut state = self.shared.lock();
         let state = &mut *state;
         let Entry::Occupied(mut entry) = state.channels.entry(std::mem::take(&mut self.channel))

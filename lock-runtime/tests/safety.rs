@@ -802,3 +802,50 @@ async fn evalsha_calls(redis: &Redis) -> u64 {
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
 }
+
+/// A waiter woken by a release and cancelled before its try reached Redis
+/// passes the wake-up on: the other waiter of its client gets the free lock
+/// at once, not after its own timer (up to 5 s here, the lease's 30 s in
+/// Redisson).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_woken_waiter_passes_its_wake_up_on() {
+    let redis = Redis::start().await;
+    let proxy = FaultProxy::start(redis.server.port());
+    // Tries go through a link that can be cut (they reconnect by
+    // themselves); wake-ups come directly.
+    let tries = proxy.client().get_connection_manager().await.unwrap();
+    let waiters = LockClient::from_client(redis.server.client())
+        .connection(tries)
+        .connect()
+        .await
+        .unwrap();
+    let holder = redis.client().await;
+    for round in 0..3 {
+        let name = format!("pass-on:{round}");
+        let guard = holder.lock(&name).lock().await.unwrap();
+        let first = spawn_waiter(&waiters, &name);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let second = spawn_waiter(&waiters, &name);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // The release wakes the first waiter (the longest waiting); its try
+        // is held on the link, and it is cancelled before the try arrives:
+        // the try never runs.
+        proxy.stall();
+        let released = Instant::now();
+        guard.unlock().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        first.abort();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        proxy.resume_dropping();
+        let (got, at) = within(Duration::from_secs(10), "second waiter", second)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(
+            at - released < Duration::from_secs(1),
+            "round {round}: the free lock waited {:?} for the second waiter",
+            at - released
+        );
+        got.unlock().await.unwrap();
+    }
+}
