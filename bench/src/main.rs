@@ -16,11 +16,11 @@
 //! connection per contender; the same 30 s lease everywhere.
 
 mod metrics;
+mod monitor;
 mod peers;
 mod report;
 mod scenarios;
 
-use metrics::Outcome;
 use std::path::PathBuf;
 
 /// What to run.
@@ -36,6 +36,8 @@ pub struct Settings {
     pub critical_ms: u64,
     /// Run the peers too.
     pub peers: bool,
+    /// Count client commands with `MONITOR` on the server at this port.
+    pub monitor: Option<u16>,
 }
 
 fn settings() -> Result<Settings, String> {
@@ -45,6 +47,7 @@ fn settings() -> Result<Settings, String> {
         contenders: 8,
         critical_ms: 1,
         peers: true,
+        monitor: None,
     };
     for arg in std::env::args().skip(1) {
         match arg.as_str() {
@@ -79,12 +82,37 @@ async fn main() {
     let redis_version = scenarios::redis_version(&url).await;
     eprintln!("redis-server {redis_version} at {url}; settings {settings:?}");
 
-    let mut outcomes: Vec<Outcome> = Vec::new();
-    outcomes.extend(scenarios::run_all(&url, &settings).await);
-    if settings.peers {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let env = peers::Environment::prepare(&root.join("../target/bench-env"));
-        outcomes.extend(peers::run_all(&env, &root.join("peers"), &url, &settings).await);
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let env = settings
+        .peers
+        .then(|| peers::Environment::prepare(&root.join("../target/bench-env")));
+    let run = async |settings: &Settings| {
+        let mut outcomes = scenarios::run_all(&url, settings).await;
+        if let Some(env) = &env {
+            outcomes.extend(peers::run_all(env, &root.join("peers"), &url, settings).await);
+        }
+        outcomes
+    };
+    // The timed pass; then a short pass counting the commands clients send,
+    // with MONITOR attached (it slows the server, so it times nothing).
+    let mut outcomes = run(&settings).await;
+    let counting = Settings {
+        iterations: 300,
+        seconds: 1.0,
+        monitor: Some(server.port()),
+        ..settings.clone()
+    };
+    for counted in run(&counting).await {
+        let Ok(measured) = counted.result else {
+            continue;
+        };
+        if let Some(outcome) = outcomes
+            .iter_mut()
+            .find(|o| o.library == counted.library && o.scenario == counted.scenario)
+            && let Ok(timed) = &mut outcome.result
+        {
+            timed.client_commands_per_acquisition = measured.client_commands_per_acquisition;
+        }
     }
 
     let machine = report::Machine {

@@ -18,8 +18,13 @@ pub struct Measured {
     /// second (contended).
     pub per_second: f64,
     /// Redis commands per acquisition, as the server counted them (all
-    /// commands, pub/sub included), when known.
+    /// commands, those run inside scripts included), when known.
     pub commands_per_acquisition: Option<f64>,
+    /// Commands clients sent per acquisition (scripts count one), from a
+    /// separate, shorter pass with `MONITOR` attached.
+    pub client_commands_per_acquisition: Option<f64>,
+    /// Acquisitions made (warm-up included).
+    pub acquisitions: usize,
     /// Contended only.
     pub contention: Option<Contention>,
 }

@@ -3,6 +3,7 @@
 
 use crate::Settings;
 use crate::metrics::{Event, Measured, Outcome, contention};
+use crate::monitor::counted;
 use crate::scenarios::{commands_so_far, contended_name, per_op};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -40,7 +41,10 @@ fn run(command: &mut Command) -> Result<(), String> {
 fn prepare_python(venv: &Path) -> Result<PathBuf, String> {
     let python = venv.join("bin/python");
     if !python.exists() {
-        eprintln!("installing redis-py and python-redis-lock into {}", venv.display());
+        eprintln!(
+            "installing redis-py and python-redis-lock into {}",
+            venv.display()
+        );
         run(Command::new("python3").arg("-m").arg("venv").arg(venv))?;
     }
     run(Command::new(&python).args([
@@ -58,7 +62,10 @@ fn prepare_python(venv: &Path) -> Result<PathBuf, String> {
 fn prepare_node(prefix: &Path) -> Result<PathBuf, String> {
     let modules = prefix.join("node_modules");
     if !modules.join("redis-semaphore").exists() || !modules.join("ioredis").exists() {
-        eprintln!("installing redis-semaphore and ioredis into {}", prefix.display());
+        eprintln!(
+            "installing redis-semaphore and ioredis into {}",
+            prefix.display()
+        );
         std::fs::create_dir_all(prefix).map_err(|e| e.to_string())?;
         run(Command::new("npm")
             .args(["install", "--silent", "--no-audit", "--no-fund", "--prefix"])
@@ -76,7 +83,12 @@ struct Peer {
 }
 
 /// Runs every scenario of every peer.
-pub async fn run_all(env: &Environment, scripts: &Path, url: &str, settings: &Settings) -> Vec<Outcome> {
+pub async fn run_all(
+    env: &Environment,
+    scripts: &Path,
+    url: &str,
+    settings: &Settings,
+) -> Vec<Outcome> {
     let python = |library: &'static str| Peer {
         library,
         program: env.python.clone().map(|python| {
@@ -113,12 +125,20 @@ pub async fn run_all(env: &Environment, scripts: &Path, url: &str, settings: &Se
         outcomes.push(Outcome {
             library: peer.library.to_string(),
             scenario: "uncontended".to_string(),
-            result: measure(peer, url, "uncontended", &uncontended, settings).await,
+            result: counted(
+                settings.monitor,
+                measure(peer, url, "uncontended", &uncontended, settings),
+            )
+            .await,
         });
         outcomes.push(Outcome {
             library: peer.library.to_string(),
             scenario: contended_name(settings.contenders, settings.contenders),
-            result: measure(peer, url, "contended", &contended, settings).await,
+            result: counted(
+                settings.monitor,
+                measure(peer, url, "contended", &contended, settings),
+            )
+            .await,
         });
     }
     outcomes
@@ -133,7 +153,9 @@ async fn measure(
 ) -> Result<Measured, String> {
     let program = peer.program.clone()?;
     let mut command = tokio::process::Command::new(&program[0]);
-    command.args(&program[1..]).args([url, scenario, &params.to_string()]);
+    command
+        .args(&program[1..])
+        .args([url, scenario, &params.to_string()]);
     if let Some(modules) = &peer.node_modules {
         command.env("REDLUA_BENCH_NODE_MODULES", modules);
     }
@@ -151,11 +173,15 @@ async fn measure(
     let reply: serde_json::Value =
         serde_json::from_slice(&output.stdout).map_err(|e| format!("bad output: {e}"))?;
     if scenario == "uncontended" {
-        let seconds = reply["seconds"].as_f64().ok_or("no `seconds` in the output")?;
+        let seconds = reply["seconds"]
+            .as_f64()
+            .ok_or("no `seconds` in the output")?;
         // The warm-up's 50 pairs count in the commands; they are few.
         return Ok(Measured {
             per_second: settings.iterations as f64 / seconds,
             commands_per_acquisition: per_op(before, after, settings.iterations + 50),
+            client_commands_per_acquisition: None,
+            acquisitions: settings.iterations + 50,
             contention: None,
         });
     }
@@ -169,6 +195,8 @@ async fn measure(
     Ok(Measured {
         per_second,
         commands_per_acquisition: per_op(before, after, events.len()),
+        client_commands_per_acquisition: None,
+        acquisitions: events.len(),
         contention: Some(contention),
     })
 }

@@ -3,6 +3,7 @@
 
 use crate::Settings;
 use crate::metrics::{Event, Measured, Outcome, contention};
+use crate::monitor::counted;
 use redlua::LockClient;
 use std::time::{Duration, Instant};
 
@@ -12,13 +13,22 @@ const RELEASE: &str = include_str!("../../lock-runtime/scripts/lock_release.lua"
 
 /// Runs every in-process scenario.
 pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
+    let port = settings.monitor;
     let mut outcomes = vec![
-        outcome("raw EVALSHA", "uncontended", raw_uncontended(url, settings).await),
-        outcome("redlua", "uncontended", redlua_uncontended(url, settings).await),
+        outcome(
+            "raw EVALSHA",
+            "uncontended",
+            counted(port, raw_uncontended(url, settings)).await,
+        ),
+        outcome(
+            "redlua",
+            "uncontended",
+            counted(port, redlua_uncontended(url, settings)).await,
+        ),
     ];
     for clients in [1, settings.contenders] {
         let scenario = contended_name(settings.contenders, clients);
-        let measured = redlua_contended(url, settings, clients).await;
+        let measured = counted(port, redlua_contended(url, settings, clients)).await;
         outcomes.push(outcome("redlua", &scenario, measured));
     }
     outcomes
@@ -129,6 +139,8 @@ async fn raw_uncontended(url: &str, settings: &Settings) -> Result<Measured, Str
     Ok(Measured {
         per_second: settings.iterations as f64 / elapsed,
         commands_per_acquisition: per_op(before, after, settings.iterations),
+        client_commands_per_acquisition: None,
+        acquisitions: settings.iterations + 50,
         contention: None,
     })
 }
@@ -154,6 +166,8 @@ async fn redlua_uncontended(url: &str, settings: &Settings) -> Result<Measured, 
     Ok(Measured {
         per_second: settings.iterations as f64 / elapsed,
         commands_per_acquisition: per_op(before, after, settings.iterations),
+        client_commands_per_acquisition: None,
+        acquisitions: settings.iterations + 50,
         contention: None,
     })
 }
@@ -200,6 +214,8 @@ async fn redlua_contended(
     Ok(Measured {
         per_second,
         commands_per_acquisition: per_op(before, after, events.len()),
+        client_commands_per_acquisition: None,
+        acquisitions: events.len(),
         contention: Some(contention),
     })
 }
