@@ -1,17 +1,28 @@
-//! Compile-time checked Redis Lua scripts for Rust.
+//! Compile-time checked Redis Lua scripts, and Redisson-compatible
+//! distributed locks, for Rust.
 //!
-//! redlua turns a Lua script file into a typed Rust struct with
-//! [`#[redis_script]`](redis_script). At compile time the script is parsed
-//! as Lua 5.1 (the dialect Redis embeds) and checked against what the struct
-//! declares: every `KEYS[n]` / `ARGV[n]` the script reads must be a field,
-//! every field must be read, globals must exist in Redis's sandbox, Redis
-//! commands must exist and get a valid number of arguments, read-only scripts
-//! must not write, and so on. A mistake is a compile error that points at the
-//! `.lua` file, line and column. At run time the script is sent with
-//! `EVALSHA` using a SHA1 computed at compile time, and loaded again
-//! transparently if the server answers `NOSCRIPT`.
+//! redlua has two halves:
 //!
-//! # Example
+//! - **Scripts.** [`#[redis_script]`](redis_script) turns a Lua script file
+//!   into a typed Rust struct. At compile time the script is parsed as Lua
+//!   5.1 (the dialect Redis embeds) and checked against what the struct
+//!   declares: every `KEYS[n]` / `ARGV[n]` the script reads must be a field,
+//!   every field must be read, globals must exist in Redis's sandbox, Redis
+//!   commands must exist and get a valid number of arguments, read-only
+//!   scripts must not write, and so on. A mistake is a compile error that
+//!   points at the `.lua` file, line and column. At run time the script is
+//!   sent with `EVALSHA` using a SHA1 computed at compile time, and loaded
+//!   again transparently if the server answers `NOSCRIPT`.
+//! - **Locks** (the `locks` feature, on by default). A [`LockClient`] hands
+//!   out [`Lock`]s and [`ReadWriteLock`]s stored exactly as Redisson (the
+//!   Java client) stores them, so Rust and Java services can share one lock.
+//!   Acquiring gives a [`LockGuard`]: kept alive by a watchdog, knowing how
+//!   long it is surely valid (its lease clock), carrying a fencing token,
+//!   released by [`LockGuard::unlock`] or in the background when dropped.
+//!   The [`guide`] explains the lock model: ownership, leases, fencing, what
+//!   Redis locks can and cannot promise, and Redisson interop.
+//!
+//! # A script
 //!
 //! `scripts/counter.lua`, next to the crate's `Cargo.toml`:
 //!
@@ -39,22 +50,91 @@
 //!     pub ttl_secs: u64,
 //! }
 //!
-//! # async fn demo() -> redis::RedisResult<()> {
-//! let client = redis::Client::open("redis://127.0.0.1:6379")?;
+//! # async fn demo() -> redlua::redis::RedisResult<()> {
+//! let client = redlua::redis::Client::open("redis://127.0.0.1:6379")?;
 //! let mut con = client.get_multiplexed_async_connection().await?;
 //! let now = Count { counter: "visits", by: 1, ttl_secs: 60 }.invoke(&mut con).await?;
 //! println!("{now} visits in the last minute");
+//! // Blocking connections work too:
+//! let mut sync_con = client.get_connection()?;
+//! let again = Count { counter: "visits", by: 1, ttl_secs: 60 }.invoke_blocking(&mut sync_con)?;
+//! # let _ = again;
 //! # Ok(()) }
 //! ```
 //!
 //! Had the script read `ARGV[3]`, or called `redis.call('INCRBYY', ...)`,
 //! the crate would not compile. The attribute's documentation,
 //! [`redis_script`], lists its options, the generated items and the lints.
+//! Scripts need no lock runtime: with `default-features = false` only this
+//! half is compiled.
+//!
+//! # A lock
+//!
+//! ```no_run
+//! use redlua::LockClient;
+//! use std::time::Duration;
+//!
+//! # async fn demo() -> Result<(), redlua::Error> {
+//! let client = LockClient::connect("redis://127.0.0.1:6379/").await?;
+//! let lock = client.lock("orders:42");
+//!
+//! // Wait for it; the watchdog renews the lease while the guard lives.
+//! let guard = lock.lock().await?;
+//! let token = guard.token(); // hand it to the resource the lock protects
+//! // ... exclusive work, while !guard.is_lost() ...
+//! guard.unlock().await?;
+//!
+//! // Or give up after a while, with a fixed lease (no watchdog).
+//! if let Some(guard) = lock.try_lock_for(Duration::from_secs(5), Some(Duration::from_secs(60))).await? {
+//!     let again = guard.reenter().await?; // explicit re-entry: hold count 2
+//!     again.unlock().await?;
+//!     guard.unlock().await?;
+//! }
+//! # let _ = token;
+//! # Ok(()) }
+//! ```
+//!
+//! A holder that may outlive its lease (a pause, a lost connection) should
+//! stop when [`LockGuard::lost`] fires, and let the resource refuse its
+//! stale token; [`fencing::FencedSet`] is that check as a typed script:
+//!
+//! ```no_run
+//! use redlua::{LockClient, fencing::FencedSet};
+//!
+//! # async fn demo(client: LockClient, mut con: redlua::redis::aio::MultiplexedConnection)
+//! # -> Result<(), Box<dyn std::error::Error>> {
+//! let guard = client.lock("report:7").lock().await?;
+//! let work = FencedSet {
+//!     resource: "report:7:body",
+//!     fence: "report:7:fence",
+//!     token: guard.token(),
+//!     value: "the new body",
+//! };
+//! tokio::select! {
+//!     written = work.invoke(&mut con) => {
+//!         if written? == 0 {
+//!             eprintln!("refused: a later holder wrote first");
+//!         }
+//!         guard.unlock().await?;
+//!     }
+//!     () = guard.lost() => eprintln!("lost the lock; the resource refuses our token"),
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! # Features
+//!
+//! - `locks` (default): the distributed locks ([`LockClient`] and the rest).
+//!   A scripts-only build turns it off:
+//!   `redlua = { version = "0.1", default-features = false }`.
+//!
+//! The minimum supported Rust version is 1.88.
 //!
 //! # Crates
 //!
 //! - [`redis_script`] comes from `redlua-macros`;
 //! - the runtime it calls, [`script`], comes from `redlua-runtime`;
+//! - the locks come from `redlua-runtime` too, re-exported here;
 //! - [`redis`] is the redis-rs version redlua is built on, re-exported so that
 //!   your connections and its types match.
 #![warn(missing_docs)]
@@ -62,6 +142,7 @@
 pub use redis;
 pub use redlua_macros::redis_script;
 pub use redlua_runtime::script;
+#[cfg(feature = "locks")]
 pub use redlua_runtime::{
     Connection, DEFAULT_CONNECT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT, DEFAULT_WATCHDOG_TIMEOUT, Error,
     Holder, Lock, LockClient, LockClientBuilder, LockGuard, LockInfo, LockKind, MAX_LEASE,
@@ -69,6 +150,10 @@ pub use redlua_runtime::{
 };
 
 pub mod fencing;
+
+#[cfg(feature = "locks")]
+#[doc = include_str!("../docs/lock-model.md")]
+pub mod guide {}
 
 /// Paths used by code that `#[redis_script]` generates. Not a public API.
 #[doc(hidden)]

@@ -1,4 +1,4 @@
-//! The `#[redis_script]` attribute of [redlua](https://example.invalid/redlua):
+//! The `#[redis_script]` attribute of [redlua](https://docs.rs/redlua):
 //! Redis Lua scripts as typed, compile-time checked Rust items.
 //!
 //! Use it through the `redlua` crate (`use redlua::redis_script;`), which

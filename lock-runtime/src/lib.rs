@@ -50,8 +50,22 @@
 //!   `rwlock.rs`, `client.rs` the public API.
 //!
 //! Most users depend on the `redlua` facade crate, which re-exports this one.
+//!
+//! # Features
+//!
+//! - `locks` (default): the distributed locks. Without it
+//!   (`default-features = false`) only [`script`] is compiled.
 #![warn(missing_docs)]
 
+pub mod script;
+
+/// Declares the items of the lock runtime, compiled with the `locks` feature
+/// (on by default) only; a scripts-only build leaves them out.
+macro_rules! locks {
+    ($($item:item)*) => { $( #[cfg(feature = "locks")] $item )* };
+}
+
+locks! {
 mod acquire;
 mod background;
 mod client;
@@ -71,7 +85,6 @@ mod pubsub;
 mod release;
 mod replies;
 mod rwlock;
-pub mod script;
 mod scripts;
 mod shared;
 mod watchdog;
@@ -89,6 +102,7 @@ pub use lock::Lock;
 pub use names::MAX_NAME_LEN;
 pub use owner::Owner;
 pub use rwlock::ReadWriteLock;
+}
 
 /// Paths used by code that `#[redis_script]` generates. Not a public API.
 #[doc(hidden)]
@@ -97,7 +111,7 @@ pub mod __private {
     pub use redis;
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "locks"))]
 mod tests {
     use super::*;
 
@@ -128,3 +142,8 @@ mod tests {
         send(guard.unlock());
     }
 }
+
+/// The README's code blocks, compiled as doctests so that they stay true.
+#[cfg(all(doctest, feature = "locks"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

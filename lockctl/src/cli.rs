@@ -13,53 +13,50 @@ use std::time::Duration;
 #[derive(Debug, Parser)]
 #[command(name = "lockctl", version, after_help = exit::HELP)]
 pub struct Cli {
-    /// The Redis server, e.g. redis://127.0.0.1:6379/ or
-    /// redis://:PASSWORD@HOST:PORT/DB. Needed by every command but `lint`.
-    #[arg(
-        long,
-        global = true,
-        env = "REDIS_URL",
-        hide_env_values = true,
-        value_name = "URL"
-    )]
-    pub url: Option<String>,
-
     /// Write results as JSON (status, unlock, lint: one document on stdout;
-    /// hold: one object per event on stdout; run: notes as objects on
+    /// ls, hold: one object per line on stdout; run: notes as objects on
     /// stderr).
     #[arg(long, global = true)]
     pub json: bool,
-
-    /// The watchdog timeout: the lease of holds taken without --lease,
-    /// renewed every third of it (for tests and demos).
-    #[arg(long, global = true, hide = true, value_parser = duration::parse_positive)]
-    pub watchdog_timeout: Option<Duration>,
 
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// How to reach Redis: the options of every subcommand but `lint`.
+#[derive(Debug, Args, Clone)]
+pub struct ServerArgs {
+    /// The Redis server, e.g. redis://127.0.0.1:6379/ or
+    /// redis://:PASSWORD@HOST:PORT/DB.
+    #[arg(long, env = "REDIS_URL", hide_env_values = true, value_name = "URL")]
+    pub url: Option<String>,
+}
+
+/// The lease options of the subcommands that hold locks.
+#[derive(Debug, Args, Clone, Copy)]
+pub struct WatchdogArgs {
+    /// The watchdog timeout: the lease of holds taken without --lease,
+    /// renewed every third of it (for tests and demos; at least 30ms).
+    #[arg(long, hide = true, value_name = "DURATION", value_parser = duration::parse_watchdog)]
+    pub watchdog_timeout: Option<Duration>,
+}
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Check Redis Lua scripts and print rustc-style diagnostics.
-    #[command(after_help = exit::HELP)]
     Lint(LintArgs),
     /// Show whether a lock is held, its kind, holders and TTL.
-    #[command(after_help = exit::HELP)]
     Status(StatusArgs),
+    /// List the locks whose names match a pattern (SCAN, never KEYS).
+    Ls(LsArgs),
     /// Run a command while holding a lock (a distributed flock).
-    #[command(
-        after_help = exit::HELP,
-        override_usage = "lockctl run [OPTIONS] <NAME> [--] <CMD>..."
-    )]
+    #[command(override_usage = "lockctl run [OPTIONS] <NAME> [--] <CMD>...")]
     Run(RunArgs),
     /// Acquire a lock, hold it for a while, release it.
-    #[command(after_help = exit::HELP)]
     Hold(HoldArgs),
     /// Break a lock whoever holds it, and wake its waiters.
-    #[command(after_help = exit::HELP)]
     Unlock(UnlockArgs),
 }
 
@@ -91,6 +88,28 @@ pub struct LintArgs {
 pub struct StatusArgs {
     /// The lock's name (its Redis key).
     pub name: String,
+
+    /// The server.
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// `lockctl ls`.
+#[derive(Debug, Args)]
+pub struct LsArgs {
+    /// Which names to list: a Redis glob pattern (`jobs:*`, `user{7}:*`).
+    #[arg(default_value = "*", value_name = "PATTERN")]
+    pub pattern: String,
+
+    /// Keys Redis examines per SCAN call (a hint: more is faster, less
+    /// blocks the server for shorter moments).
+    #[arg(long, default_value_t = 500, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub count: u32,
+
+    /// The server.
+    #[command(flatten)]
+    pub server: ServerArgs,
 }
 
 /// Which lock of a name to take.
@@ -140,6 +159,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", value_parser = duration::parse_positive)]
     pub lease: Option<Duration>,
 
+    /// The server.
+    #[command(flatten)]
+    pub server: ServerArgs,
+
+    /// The watchdog.
+    #[command(flatten)]
+    pub watchdog: WatchdogArgs,
+
     /// The command and its arguments (after `--`).
     #[arg(
         required = true,
@@ -163,6 +190,14 @@ pub struct HoldArgs {
     /// Which lock, and how long to wait for it.
     #[command(flatten)]
     pub acquire: AcquireArgs,
+
+    /// The server.
+    #[command(flatten)]
+    pub server: ServerArgs,
+
+    /// The watchdog.
+    #[command(flatten)]
+    pub watchdog: WatchdogArgs,
 }
 
 /// `lockctl unlock`.
@@ -175,6 +210,10 @@ pub struct UnlockArgs {
 
     /// The lock's name (its Redis key).
     pub name: String,
+
+    /// The server.
+    #[command(flatten)]
+    pub server: ServerArgs,
 }
 
 #[cfg(test)]
@@ -209,6 +248,24 @@ mod tests {
         let parsed =
             Cli::try_parse_from(["lockctl", "hold", "n", "--for", "1s", "--read", "--write"]);
         assert!(parsed.is_err());
+    }
+
+    #[test]
+    fn only_what_a_subcommand_takes_is_in_its_help() {
+        let mut command = Cli::command();
+        let lint = command
+            .find_subcommand_mut("lint")
+            .expect("lint")
+            .render_long_help();
+        assert!(!lint.to_string().contains("--url"), "{lint}");
+        assert!(!lint.to_string().contains("Exit codes"), "{lint}");
+        let status = command
+            .find_subcommand_mut("status")
+            .expect("status")
+            .render_long_help();
+        assert!(status.to_string().contains("--url"), "{status}");
+        let top = command.render_long_help().to_string();
+        assert!(top.contains("Exit codes"), "{top}");
     }
 
     #[test]

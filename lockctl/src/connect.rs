@@ -7,6 +7,9 @@ use std::time::Duration;
 /// How long connecting may take before lockctl gives up.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a reply on a plain connection may take.
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// The URL to use, or a usage error saying how to give one.
 pub fn url(given: Option<&str>) -> Result<&str, Failure> {
     match given.map(str::trim) {
@@ -33,6 +36,26 @@ pub async fn lock_client(url: &str, watchdog: Option<Duration>) -> Result<LockCl
         Ok(Err(redlua_runtime::Error::Connect { reason, .. })) => {
             Err(connect_failure(url, &reason))
         }
+        Ok(Err(error)) => Err(connect_failure(url, &error.to_string())),
+        Err(_) => Err(timed_out(url)),
+    }
+}
+
+/// A plain Redis connection on `url` (for what the lock runtime does not
+/// do: SCAN, holder identities), with the same timeouts.
+pub async fn redis_connection(url: &str) -> Result<redis::aio::MultiplexedConnection, Failure> {
+    let client = redis::Client::open(url)
+        .map_err(|e| Failure::usage(format!("bad Redis URL `{}`: {e}", shown(url))))?;
+    let config = redis::AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(CONNECT_TIMEOUT))
+        .set_response_timeout(Some(RESPONSE_TIMEOUT));
+    match tokio::time::timeout(
+        CONNECT_TIMEOUT * 2,
+        client.get_multiplexed_async_connection_with_config(&config),
+    )
+    .await
+    {
+        Ok(Ok(con)) => Ok(con),
         Ok(Err(error)) => Err(connect_failure(url, &error.to_string())),
         Err(_) => Err(timed_out(url)),
     }

@@ -27,6 +27,23 @@ pub fn parse_positive(text: &str) -> Result<Duration, String> {
     Ok(duration)
 }
 
+/// The shortest watchdog timeout the lock runtime accepts.
+pub const MIN_WATCHDOG_TIMEOUT: Duration = Duration::from_millis(30);
+
+/// Like [`parse`], for `--watchdog-timeout`: at least
+/// [`MIN_WATCHDOG_TIMEOUT`], so that a bad value is a usage error before
+/// anything connects.
+pub fn parse_watchdog(text: &str) -> Result<Duration, String> {
+    let duration = parse(text)?;
+    if duration < MIN_WATCHDOG_TIMEOUT {
+        return Err(format!(
+            "`{}` is too short: the watchdog timeout must be at least 30ms",
+            text.trim()
+        ));
+    }
+    Ok(duration)
+}
+
 /// Shows a duration to people, to the millisecond: `29s 812ms`, `2m`.
 pub fn show(duration: Duration) -> String {
     let millis = Duration::from_millis(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX));
@@ -65,6 +82,8 @@ mod tests {
                 .unwrap_err()
                 .contains("longer than zero")
         );
+        assert!(parse_watchdog("1ms").unwrap_err().contains("at least 30ms"));
+        assert_eq!(parse_watchdog("30ms"), Ok(MIN_WATCHDOG_TIMEOUT));
     }
 
     #[test]

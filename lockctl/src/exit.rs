@@ -6,10 +6,12 @@
 
 use std::fmt;
 
-/// Success (`status`: the lock is held; `unlock`: a lock was broken).
+/// Success (`status`: the lock is held; `ls`: locks were found; `unlock`: a
+/// lock was broken).
 pub const OK: u8 = 0;
 /// A negative answer: `lint` found errors or could not read a file;
-/// `status`: the lock is free; `unlock --force`: there was nothing to break.
+/// `status`: the lock is free; `ls`: no lock matches; `unlock --force`:
+/// there was nothing to break.
 pub const NO: u8 = 1;
 /// Bad usage: unknown option, malformed duration, no Redis URL, invalid
 /// lock name.
@@ -34,9 +36,10 @@ pub const SIGNAL_BASE: u8 = 128;
 /// The exit-code table shown at the end of `lockctl --help`.
 pub const HELP: &str = "\
 Exit codes:
-  0    success; status: the lock is held; unlock: a lock was broken
+  0    success; status: the lock is held; ls: locks were found;
+       unlock: a lock was broken
   1    lint: errors found, or a file unreadable; status: free;
-       unlock: nothing to break
+       ls: no lock matches; unlock: nothing to break
   2    usage error (bad option or duration, no Redis URL, invalid name)
   3    the key holds something that is not a lock (left alone)
   123  run, hold: the lock was lost while held (run: CMD got SIGTERM)

@@ -21,6 +21,7 @@ pub async fn run(globals: &Globals, args: &HoldArgs) -> Result<u8, Failure> {
     let url = connect::url(globals.url.as_deref())?;
     let mut signals = Signals::listen()?;
     let client = connect::lock_client(url, globals.watchdog_timeout).await?;
+    let con = connect::redis_connection(url).await?;
     let lock = locks::handle(&client, &args.name, kind, args.acquire.prefer_writers)?;
     let guard = match locks::acquire(&lock, args.acquire, None, &mut signals).await? {
         Acquired::Held(guard) => guard,
@@ -34,6 +35,22 @@ pub async fn run(globals: &Globals, args: &HoldArgs) -> Result<u8, Failure> {
             return Ok(exit::of_signal(signal));
         }
     };
+    let program = format!("lockctl hold --for {}", duration::show(args.hold_for));
+    let announcer = locks::announce(con, &client, &guard, kind, &program).await;
+    let outcome = held(globals, args, kind, guard, &mut signals).await;
+    announcer.stop().await;
+    outcome
+}
+
+/// Holds the acquired lock for its time, or until a signal or its loss;
+/// releases it.
+async fn held(
+    globals: &Globals,
+    args: &HoldArgs,
+    kind: Kind,
+    guard: LockGuard,
+    signals: &mut Signals,
+) -> Result<u8, Failure> {
     let since = Instant::now();
     match globals.format {
         Format::Human => output::out(&format!(

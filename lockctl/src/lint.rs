@@ -9,7 +9,7 @@ use crate::cli::{Color, LintArgs};
 use crate::exit;
 use crate::output::{self, Format};
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
-use redlua_analyzer::{Diagnostic, Options, Report, Severity, Span, analyze};
+use redlua_analyzer::{Diagnostic, Lint, Options, Report, Severity, Span, analyze};
 use serde_json::{Value, json};
 use std::io::{IsTerminal, Read};
 use std::path::Path;
@@ -23,7 +23,8 @@ pub fn run(args: &LintArgs, format: Format) -> u8 {
         let name = display_name(path);
         match read(path) {
             Ok(source) => {
-                let report = analyze(&source, &Options::default());
+                let mut report = analyze(&source, &Options::default());
+                let hidden = first_syntax_error_only(&mut report);
                 for d in &report.diagnostics {
                     match d.severity {
                         Severity::Error => errors += 1,
@@ -37,7 +38,11 @@ pub fn run(args: &LintArgs, format: Format) -> u8 {
                             output::out("");
                         }
                     }
-                    Format::Json => results.push(file_json(&name, &report)),
+                    Format::Json => {
+                        let mut file = file_json(&name, &report);
+                        file["hidden_syntax_errors"] = hidden.into();
+                        results.push(file);
+                    }
                 }
             }
             Err(error) => {
@@ -64,6 +69,43 @@ pub fn run(args: &LintArgs, format: Format) -> u8 {
     } else {
         exit::OK
     }
+}
+
+/// Keeps only the first syntax error of a script that does not parse, with
+/// a note on what it hides: after one syntax error the parser's further
+/// errors are mostly its fallout (one `goto` gave eight), and the other
+/// checks need a script that parses. The analyzer puts its best
+/// explanation first (syntax of a later Lua, a statement after `return`).
+/// Returns how many syntax errors were left out.
+fn first_syntax_error_only(report: &mut Report) -> usize {
+    let syntax = |d: &Diagnostic| d.lint == Lint::Syntax;
+    let Some(first) = report.diagnostics.iter().position(syntax) else {
+        return 0;
+    };
+    let hidden = report.diagnostics.iter().filter(|d| syntax(d)).count() - 1;
+    let mut kept = report.diagnostics[first].clone();
+    if hidden > 0 {
+        kept.notes.push(format!(
+            "{hidden} more syntax {} after this one not shown: likely its fallout; \
+             fix this one and lint again",
+            if hidden == 1 {
+                "error is"
+            } else {
+                "errors are"
+            }
+        ));
+    }
+    kept.notes.push(
+        "the script's KEYS, ARGV, globals and commands are checked once it parses".to_string(),
+    );
+    // Whatever else the analyzer could still say is kept, in its order.
+    let mut rest: Vec<Diagnostic> = std::mem::take(&mut report.diagnostics)
+        .into_iter()
+        .filter(|d| !syntax(d))
+        .collect();
+    rest.insert(0, kept);
+    report.diagnostics = rest;
+    hidden
 }
 
 /// The renderer: styled for `--color always`, or for `auto` on a terminal
@@ -239,6 +281,20 @@ mod tests {
             text.contains("^^^^^^^^^^ did you mean `hincrby`?"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn only_the_first_syntax_error_is_reported() {
+        let source = "local x = 1\ngoto done\nreturn KEYS[1]\n::done::\n";
+        let mut report = analyze(source, &Options::default());
+        assert!(report.diagnostics.len() > 1, "{:?}", report.diagnostics);
+        let hidden = first_syntax_error_only(&mut report);
+        assert_eq!(report.diagnostics.len(), 1, "{:?}", report.diagnostics);
+        assert_eq!(hidden, 7);
+        assert!(report.diagnostics[0].message.contains("goto"));
+        let mut clean = analyze("return 1", &Options::default());
+        assert_eq!(first_syntax_error_only(&mut clean), 0);
+        assert!(clean.diagnostics.is_empty());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use crate::cli::{AcquireArgs, ModeArgs};
 use crate::duration;
 use crate::exit::{self, Failure};
+use crate::identity;
 use crate::signals::Signals;
 use redlua_runtime::{Lock, LockClient, LockGuard};
 use std::time::Duration;
@@ -105,6 +106,33 @@ pub async fn acquire(
         },
         signal = signals.next() => Ok(Acquired::Interrupted(signal)),
     }
+}
+
+/// Starts announcing who holds `guard` ([`identity`]), as `program`.
+pub async fn announce(
+    con: redis::aio::MultiplexedConnection,
+    client: &LockClient,
+    guard: &LockGuard,
+    kind: Kind,
+    program: &str,
+) -> identity::Announcer {
+    let owner = guard.owner().to_string();
+    let field = match kind {
+        Kind::Write => format!("{owner}:write"),
+        Kind::Exclusive | Kind::Read => owner.clone(),
+    };
+    // A quarter of the lease: the identity's expiry, the lock's at each
+    // refresh, then stays ahead of the watchdog's renewals (every third).
+    let period = guard.lease().unwrap_or(client.watchdog_timeout()) / 4;
+    identity::Announcer::start(
+        con,
+        guard.name(),
+        &owner,
+        &field,
+        identity::Identity::of_this_process(program),
+        period,
+    )
+    .await
 }
 
 /// The failure for an acquire that ran out of time.

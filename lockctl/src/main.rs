@@ -2,6 +2,7 @@
 //!
 //! - `lockctl lint FILE...`: rustc-style diagnostics for Redis Lua scripts;
 //! - `lockctl status NAME`: whether a lock is held, by whom, for how long;
+//! - `lockctl ls [PATTERN]`: the locks whose names match, with SCAN;
 //! - `lockctl run NAME -- CMD...`: run a command while holding a lock;
 //! - `lockctl hold NAME --for D`: hold a lock for a while;
 //! - `lockctl unlock --force NAME`: break a lock.
@@ -14,8 +15,10 @@ mod connect;
 mod duration;
 mod exit;
 mod hold;
+mod identity;
 mod lint;
 mod locks;
+mod ls;
 mod main_args;
 mod output;
 mod run;
@@ -33,27 +36,30 @@ use std::time::Duration;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let globals = Globals {
-        url: cli.url,
-        format: if cli.json {
-            Format::Json
-        } else {
-            Format::Human
-        },
-        watchdog_timeout: cli.watchdog_timeout,
+    let format = if cli.json {
+        Format::Json
+    } else {
+        Format::Human
+    };
+    let globals = |server: &cli::ServerArgs, watchdog: Option<&cli::WatchdogArgs>| Globals {
+        url: server.url.clone(),
+        format,
+        watchdog_timeout: watchdog.and_then(|w| w.watchdog_timeout),
     };
     let outcome = match &cli.command {
-        Command::Lint(args) => Ok(lint::run(args, globals.format)),
-        Command::Status(args) => on_runtime(status::run(
-            globals.url.as_deref(),
-            &args.name,
-            globals.format,
+        Command::Lint(args) => Ok(lint::run(args, format)),
+        Command::Status(args) => on_runtime(status::run(&globals(&args.server, None), &args.name)),
+        Command::Ls(args) => on_runtime(ls::run(&globals(&args.server, None), args)),
+        Command::Run(args) => {
+            on_runtime(run::run(&globals(&args.server, Some(&args.watchdog)), args))
+        }
+        Command::Hold(args) => on_runtime(hold::run(
+            &globals(&args.server, Some(&args.watchdog)),
+            args,
         )),
-        Command::Run(args) => on_runtime(run::run(&globals, args)),
-        Command::Hold(args) => on_runtime(hold::run(&globals, args)),
-        Command::Unlock(args) => on_runtime(unlock::run(&globals, &args.name)),
+        Command::Unlock(args) => on_runtime(unlock::run(&globals(&args.server, None), &args.name)),
     };
-    ExitCode::from(outcome.unwrap_or_else(|failure| report(globals.format, &failure)))
+    ExitCode::from(outcome.unwrap_or_else(|failure| report(format, &failure)))
 }
 
 /// Runs a command that talks to Redis on a tokio runtime of its own.

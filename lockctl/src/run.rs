@@ -19,7 +19,7 @@ use crate::locks::{self, Acquired, Kind};
 use crate::main_args::Globals;
 use crate::output;
 use crate::signals::{self, Signals};
-use redlua_runtime::Error;
+use redlua_runtime::{Error, LockGuard};
 use serde_json::json;
 use std::io::ErrorKind;
 
@@ -27,7 +27,7 @@ use std::io::ErrorKind;
 pub async fn run(globals: &Globals, args: &RunArgs) -> Result<u8, Failure> {
     let kind = Kind::of(args.acquire.mode);
     let url = connect::url(globals.url.as_deref())?;
-    let Some((program, program_args)) = args.command.split_first() else {
+    let Some(program) = args.command.first() else {
         return Err(Failure::usage(
             "no command given: lockctl run NAME -- CMD [ARGS...]",
         ));
@@ -35,6 +35,7 @@ pub async fn run(globals: &Globals, args: &RunArgs) -> Result<u8, Failure> {
     let shown = program.to_string_lossy().into_owned();
     let mut signals = Signals::listen()?;
     let client = connect::lock_client(url, globals.watchdog_timeout).await?;
+    let con = connect::redis_connection(url).await?;
     let lock = locks::handle(&client, &args.name, kind, args.acquire.prefer_writers)?;
     let guard = match locks::acquire(&lock, args.acquire, args.lease, &mut signals).await? {
         Acquired::Held(guard) => guard,
@@ -53,7 +54,36 @@ pub async fn run(globals: &Globals, args: &RunArgs) -> Result<u8, Failure> {
             return Ok(exit::of_signal(signal));
         }
     };
+    let described: Vec<String> = args
+        .command
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let announcer = locks::announce(
+        con,
+        &client,
+        &guard,
+        kind,
+        &format!("lockctl run -- {}", described.join(" ")),
+    )
+    .await;
+    let outcome = held(globals, args, guard, &mut signals).await;
+    announcer.stop().await;
+    outcome
+}
 
+/// Runs the command while holding `guard`; releases it.
+async fn held(
+    globals: &Globals,
+    args: &RunArgs,
+    guard: LockGuard,
+    signals: &mut Signals,
+) -> Result<u8, Failure> {
+    let (program, program_args) = args
+        .command
+        .split_first()
+        .ok_or_else(|| Failure::usage("no command given"))?;
+    let shown = program.to_string_lossy().into_owned();
     let spawned = tokio::process::Command::new(program)
         .args(program_args)
         .kill_on_drop(false)

@@ -10,7 +10,10 @@
 use crate::connect;
 use crate::duration;
 use crate::exit::{self, Failure};
+use crate::identity::{self, Identity};
+use crate::main_args::Globals;
 use crate::output::{self, Format};
+use redis::aio::MultiplexedConnection;
 use redlua_runtime::{self as runtime, LockClient, LockInfo};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -81,14 +84,18 @@ pub struct Holder {
     pub count: u64,
     /// Its role in a read/write lock; `None` in a reentrant lock.
     pub mode: Option<Mode>,
+    /// Who it is, if it said so ([`identity`]).
+    pub identity: Option<Identity>,
 }
 
 /// `lockctl status`: prints the state; exit code 0 held, 1 free, 3 not a
 /// lock, 2 for an invalid name.
-pub async fn run(url: Option<&str>, name: &str, format: Format) -> Result<u8, Failure> {
-    let url = connect::url(url)?;
+pub async fn run(globals: &Globals, name: &str) -> Result<u8, Failure> {
+    let format = globals.format;
+    let url = connect::url(globals.url.as_deref())?;
     let client = connect::lock_client(url, None).await?;
-    let state = read(&client, name).await?;
+    let mut con = connect::redis_connection(url).await?;
+    let state = read(&client, &mut con, name).await?;
     match format {
         Format::Human => output::out(&describe(name, &state)),
         Format::Json => output::json(&state_json(name, &state)),
@@ -102,14 +109,38 @@ pub async fn run(url: Option<&str>, name: &str, format: Format) -> Result<u8, Fa
 
 /// Reads the state of lock `name` through the runtime's
 /// [`LockClient::inspect`] (one read-only script: the key's type, fields,
-/// TTL and fencing token at one instant).
+/// TTL and fencing token at one instant), then its holders' identities
+/// (one more round trip, on `con`).
 ///
 /// # Cancellation
 ///
 /// Only reads: dropping the future changes nothing.
-pub async fn read(client: &LockClient, name: &str) -> Result<State, Failure> {
+pub async fn read(
+    client: &LockClient,
+    con: &mut MultiplexedConnection,
+    name: &str,
+) -> Result<State, Failure> {
     let info = client.inspect(name).await.map_err(Failure::lock)?;
-    Ok(from_info(info))
+    let mut state = from_info(info);
+    add_identities(con, name, &mut state).await?;
+    Ok(state)
+}
+
+/// Fills in the identities of a held lock's holders.
+pub async fn add_identities(
+    con: &mut MultiplexedConnection,
+    name: &str,
+    state: &mut State,
+) -> Result<(), Failure> {
+    let State::Held(held) = state else {
+        return Ok(());
+    };
+    let owners: Vec<&str> = held.holders.iter().map(|h| h.owner.as_str()).collect();
+    let identities = identity::read(con, name, &owners).await?;
+    for (holder, identity) in held.holders.iter_mut().zip(identities) {
+        holder.identity = identity;
+    }
+    Ok(())
 }
 
 /// The state lockctl shows, from what the runtime read.
@@ -142,6 +173,7 @@ pub fn from_info(info: LockInfo) -> State {
                 runtime::Side::Read => Some(Mode::Read),
                 runtime::Side::Write => Some(Mode::Write),
             },
+            identity: None,
         })
         .collect();
     State::Held(Held {
@@ -174,9 +206,13 @@ pub fn holder_text(holder: &Holder) -> String {
     } else {
         format!("{} holds", holder.count)
     };
-    match holder.mode {
+    let text = match holder.mode {
         None => format!("{} ({holds})", holder.owner),
         Some(mode) => format!("{} ({}, {holds})", holder.owner, mode.as_str()),
+    };
+    match &holder.identity {
+        None => text,
+        Some(identity) => format!("{text}: {}", identity.text()),
     }
 }
 
@@ -218,7 +254,14 @@ pub fn kind_json(kind: LockKind) -> (&'static str, Option<&'static str>) {
 pub fn holders_json(holders: &[Holder]) -> Value {
     holders
         .iter()
-        .map(|h| json!({ "owner": h.owner, "count": h.count, "mode": h.mode.map(Mode::as_str) }))
+        .map(|h| {
+            json!({
+                "owner": h.owner,
+                "count": h.count,
+                "mode": h.mode.map(Mode::as_str),
+                "identity": h.identity.as_ref().map(Identity::json),
+            })
+        })
         .collect()
 }
 
@@ -256,6 +299,7 @@ mod tests {
             owner: owner.to_string(),
             count,
             mode,
+            identity: None,
         }
     }
 

@@ -13,7 +13,8 @@ use serde_json::json;
 pub async fn run(globals: &Globals, name: &str) -> Result<u8, Failure> {
     let url = connect::url(globals.url.as_deref())?;
     let client = connect::lock_client(url, globals.watchdog_timeout).await?;
-    let held = match status::read(&client, name).await? {
+    let mut con = connect::redis_connection(url).await?;
+    let held = match status::read(&client, &mut con, name).await? {
         State::Free => {
             report(globals.format, name, None, false);
             return Ok(exit::NO);

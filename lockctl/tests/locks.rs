@@ -178,7 +178,7 @@ fn status_shows_holds_made_by_the_library() {
     assert_eq!(status["kind"], "lock");
     assert_eq!(
         status["holders"],
-        serde_json::json!([{ "owner": first.owner().to_string(), "count": 2, "mode": null }])
+        serde_json::json!([{ "owner": first.owner().to_string(), "count": 2, "mode": null, "identity": null }])
     );
     let ttl = status["ttl_ms"].as_u64().expect("ttl");
     assert!(ttl > 20_000 && ttl <= 30_000, "{ttl}");
@@ -234,8 +234,8 @@ fn status_reads_read_write_locks_and_refuses_other_keys() {
     assert_eq!(
         status["holders"],
         serde_json::json!([
-            { "owner": "c1:7", "count": 1, "mode": "write" },
-            { "owner": "c1:7", "count": 2, "mode": "read" },
+            { "owner": "c1:7", "count": 1, "mode": "write", "identity": null },
+            { "owner": "c1:7", "count": 2, "mode": "read", "identity": null },
         ])
     );
 
@@ -346,7 +346,7 @@ fn a_lost_lock_terminates_the_command() {
     );
     let child = spawn(
         lockctl_at(&server.url())
-            .args(["--watchdog-timeout", "300ms", "run", "fragile", "--"])
+            .args(["run", "fragile", "--watchdog-timeout", "300ms", "--"])
             .args(sh(&script)),
     );
     wait_until("the command started", Duration::from_secs(10), || {

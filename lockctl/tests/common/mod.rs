@@ -95,3 +95,4 @@ pub fn read(path: &Path) -> String {
 pub fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
+pub mod pty;
