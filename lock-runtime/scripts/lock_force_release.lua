@@ -6,6 +6,8 @@
 -- KEYS[3]  the fencing token counter
 -- ARGV[1]  the message that wakes a waiter
 -- ARGV[2]  how long the token counter lives, in milliseconds
+-- ARGV[3]  'spublish' to announce on a sharded channel (Redis Cluster 7+),
+--          'publish' otherwise
 --
 -- Returns 1 when a lock was deleted, 0 when there was none. A key that is
 -- not a reentrant lock is left alone: WRONGTYPE.
@@ -25,5 +27,9 @@ if type(last) == 'string' and tonumber(last) and tonumber(last) >= token then
 end
 redis.call('set', KEYS[3], string.format('%.0f', token), 'px', ARGV[2])
 redis.call('del', KEYS[1])
-redis.call('publish', KEYS[2], ARGV[1])
+if ARGV[3] == 'spublish' then
+  redis.call('spublish', KEYS[2], ARGV[1])
+else
+  redis.call('publish', KEYS[2], ARGV[1])
+end
 return 1

@@ -16,6 +16,8 @@
 -- ARGV[7]  '1' when KEYS[5] is a re-entry (it took effect iff it holds '1')
 -- ARGV[8]  '1' to close the attempt keys (a late copy of an acquire may
 --          still be on its way), '0' when no copy can be
+-- ARGV[9]  'spublish' to announce on a sharded channel (Redis Cluster 7+),
+--          'publish' otherwise
 --
 -- Returns 1 when the lock is now free (waiters were told), 0 when the owner
 -- still holds it, -1 when the owner does not hold it, -2 (undo only) when
@@ -56,7 +58,11 @@ if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
   result = 0
 else
   redis.call('del', KEYS[1])
-  redis.call('publish', KEYS[2], ARGV[1])
+  if ARGV[9] == 'spublish' then
+    redis.call('spublish', KEYS[2], ARGV[1])
+  else
+    redis.call('publish', KEYS[2], ARGV[1])
+  end
   if ARGV[8] == '1' then
     redis.call('set', KEYS[4], '0', 'px', ARGV[6])
   end

@@ -7,6 +7,8 @@
 -- ARGV[1]  the message that wakes waiters (all of them)
 -- ARGV[2]  the side to break: 'read' or 'write'
 -- ARGV[3]  how long the token counter lives, in milliseconds
+-- ARGV[4]  'spublish' to announce on a sharded channel (Redis Cluster 7+),
+--          'publish' otherwise
 --
 -- Returns 1 when the lock was held in that mode and is now deleted, 0
 -- otherwise. A key that is not a read/write lock is left alone: WRONGTYPE.
@@ -29,5 +31,9 @@ if type(last) == 'string' and tonumber(last) and tonumber(last) >= token then
 end
 redis.call('set', KEYS[3], string.format('%.0f', token), 'px', ARGV[3])
 redis.call('del', KEYS[1])
-redis.call('publish', KEYS[2], ARGV[1])
+if ARGV[4] == 'spublish' then
+  redis.call('spublish', KEYS[2], ARGV[1])
+else
+  redis.call('publish', KEYS[2], ARGV[1])
+end
 return 1

@@ -16,6 +16,8 @@
 -- ARGV[5]  how long an attempt key lives once it is closed, in milliseconds
 -- ARGV[6]  '1' when KEYS[7] is a re-entry
 -- ARGV[7]  '1' to close the attempt keys, '0' when no late copy can come
+-- ARGV[8]  'spublish' to announce on a sharded channel (Redis Cluster 7+),
+--          'publish' otherwise
 --
 -- Returns 1 when the lock is now free (waiters were told), 0 when it is
 -- still held, -1 when the owner holds no read lock, -2 (undo only) when the
@@ -90,5 +92,9 @@ if redis.call('hlen', KEYS[1]) > 1 then
   end
 end
 redis.call('del', KEYS[1])
-redis.call('publish', KEYS[2], ARGV[1])
+if ARGV[8] == 'spublish' then
+  redis.call('spublish', KEYS[2], ARGV[1])
+else
+  redis.call('publish', KEYS[2], ARGV[1])
+end
 return finish(1)

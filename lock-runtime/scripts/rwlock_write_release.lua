@@ -14,6 +14,8 @@
 -- ARGV[6]  how long an attempt key lives once it is closed, in milliseconds
 -- ARGV[7]  '1' when KEYS[5] is a re-entry
 -- ARGV[8]  '1' to close the attempt keys, '0' when no late copy can come
+-- ARGV[9]  'spublish' to announce on a sharded channel (Redis Cluster 7+),
+--          'publish' otherwise
 --
 -- Returns 1 when the write lock is released (the lock is free, or only the
 -- owner's read holds remain: readers may enter, and are woken), 0 when the
@@ -75,5 +77,9 @@ else
   -- The owner keeps reading (a downgrade): other readers may enter now.
   redis.call('hset', KEYS[1], 'mode', 'read')
 end
-redis.call('publish', KEYS[2], ARGV[1])
+if ARGV[9] == 'spublish' then
+  redis.call('spublish', KEYS[2], ARGV[1])
+else
+  redis.call('publish', KEYS[2], ARGV[1])
+end
 return finish(1)

@@ -42,6 +42,10 @@ pub(crate) enum Wait {
     Forever,
 }
 
+/// How long a subscribe may take before the waiter polls instead, and how
+/// often a waiter without a subscription tries to subscribe again.
+const RESUBSCRIBE_EVERY: Duration = Duration::from_secs(1);
+
 /// First pause after a try whose reply was lost; doubles up to 1 s.
 const RETRY_AFTER_ERROR: Duration = Duration::from_millis(50);
 
@@ -148,6 +152,7 @@ impl Request<'_> {
             lease: self.lease(),
         };
         let mut subscription: Option<Subscription> = None;
+        let mut next_subscribe: Option<tokio::time::Instant> = None;
         let mut error_pause = RETRY_AFTER_ERROR;
         loop {
             let mut con = self.shared.con.clone();
@@ -155,6 +160,11 @@ impl Request<'_> {
             undo.in_flight = true;
             let reply = kind.acquire(&mut con, &self.shared.config, &args).await;
             undo.in_flight = false;
+            if let (Ok(_), Some(sub)) = (&reply, &mut subscription) {
+                // This try used the last wake-up (a cancelled try passes it
+                // on to another waiter when the subscription drops).
+                sub.settled();
+            }
             let ttl = match reply {
                 Ok(Acquired::Held { token }) => {
                     undo.disarm();
@@ -195,7 +205,17 @@ impl Request<'_> {
             }
             // Wait for a release message, or for the holder's lease to end.
             let Some(sub) = &mut subscription else {
-                // First refusal: subscribe, then try again at once.
+                // Not subscribed: subscribe (the first time at once, later
+                // at most every second), then try again; poll meanwhile.
+                if let Some(at) = next_subscribe {
+                    let now = tokio::time::Instant::now();
+                    if now < at {
+                        tokio::time::sleep(cap(POLL_WITHOUT_SUBSCRIPTION.min(at - now), wait))
+                            .await;
+                        continue;
+                    }
+                }
+                next_subscribe = Some(tokio::time::Instant::now() + RESUBSCRIBE_EVERY);
                 subscription = self.subscribe(wait).await;
                 continue;
             };
@@ -268,10 +288,10 @@ impl Request<'_> {
     /// (poll instead) when pub/sub fails.
     async fn subscribe(&self, wait: Wait) -> Option<Subscription> {
         let subscribe = self.shared.hub.subscribe(&self.names.channel);
-        let result = match wait {
-            Wait::Until(deadline) => tokio::time::timeout_at(deadline, subscribe).await.ok()?,
-            Wait::No | Wait::Forever => subscribe.await,
-        };
+        // Never wait long for it: trying the lock goes on meanwhile.
+        let result = tokio::time::timeout(cap(RESUBSCRIBE_EVERY, wait), subscribe)
+            .await
+            .ok()?;
         match result {
             Ok(subscription) => Some(subscription),
             Err(error) => {

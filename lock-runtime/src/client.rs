@@ -8,16 +8,17 @@ use crate::config::{
     MIN_WATCHDOG_TIMEOUT, check_lease,
 };
 use crate::connection::Connection;
-use crate::error::{Error, Result};
+use crate::error::{Error, Failure, Result, classify};
 use crate::holds::Holds;
 use crate::inspect::{LockInfo, inspect};
 use crate::kind::Kind;
 use crate::lock::Lock;
 use crate::owner::Ids;
 use crate::pubsub::PubSubHub;
+use crate::replies::Publish;
 use crate::rwlock::ReadWriteLock;
 use crate::shared::Shared;
-use redis::IntoConnectionInfo;
+use redis::{ConnectionInfo, IntoConnectionInfo};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -83,6 +84,74 @@ impl LockClient {
         LockClientBuilder::new(redis::Client::open(url))
     }
 
+    /// Connects to a Redis Cluster, seeded with the URLs of some of its
+    /// nodes, with default settings. See [`LockClient::cluster_builder`].
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), redlua_runtime::Error> {
+    /// let client = redlua_runtime::LockClient::cluster([
+    ///     "redis://127.0.0.1:7000/",
+    ///     "redis://127.0.0.1:7001/",
+    /// ])
+    /// .await?;
+    /// let guard = client.lock("orders:42").lock().await?;
+    /// guard.unlock().await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Cancellation
+    ///
+    /// Dropping the future drops the half-made connections; nothing is left
+    /// behind.
+    pub async fn cluster<T: IntoConnectionInfo>(
+        urls: impl IntoIterator<Item = T>,
+    ) -> Result<LockClient> {
+        LockClient::cluster_builder(urls).connect().await
+    }
+
+    /// A builder for a client of a Redis Cluster, seeded with the URLs of
+    /// some of its nodes (the others are found through them).
+    ///
+    /// The client sends its scripts on a redis-rs cluster connection, which
+    /// routes each by the lock's slot (every key and the channel of one lock
+    /// share it) and follows `MOVED`/`ASK` and failovers. Waiters subscribe
+    /// on the node that owns the lock's slot: with sharded pub/sub
+    /// (`SSUBSCRIBE`, and the releases `SPUBLISH`) when the cluster has it
+    /// (Redis 7+; probed once, at connect), with plain pub/sub otherwise.
+    /// The watchdog renews the locks of one slot together, 100 per call.
+    /// The credentials (and TLS settings) of the first URL are used for
+    /// every node. To send commands on a cluster connection of your own,
+    /// give it with [`LockClientBuilder::connection`].
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), redlua_runtime::Error> {
+    /// use std::time::Duration;
+    /// let client = redlua_runtime::LockClient::cluster_builder(["redis://127.0.0.1:7000/"])
+    ///     .watchdog_timeout(Duration::from_secs(10))
+    ///     .connect()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn cluster_builder<T: IntoConnectionInfo>(
+        urls: impl IntoIterator<Item = T>,
+    ) -> LockClientBuilder {
+        let nodes: redis::RedisResult<Vec<ConnectionInfo>> = urls
+            .into_iter()
+            .map(IntoConnectionInfo::into_connection_info)
+            .collect();
+        let seeds = nodes.and_then(|nodes| {
+            if nodes.is_empty() {
+                Err(redis::RedisError::from((
+                    redis::ErrorKind::InvalidClientConfig,
+                    "a cluster needs the URL of at least one node",
+                )))
+            } else {
+                Ok(Seeds::Cluster(nodes))
+            }
+        });
+        LockClientBuilder::with_seeds(seeds)
+    }
+
     /// A builder for a client on an existing redis-rs [`redis::Client`]
     /// (which opens the connections); give it an existing command
     /// connection with [`LockClientBuilder::connection`].
@@ -131,17 +200,31 @@ impl LockClient {
 #[derive(Debug)]
 #[must_use = "a builder does nothing until `connect` is called"]
 pub struct LockClientBuilder {
-    client: redis::RedisResult<redis::Client>,
+    seeds: redis::RedisResult<Seeds>,
     connection: Option<Connection>,
     watchdog_timeout: Duration,
     connect_timeout: Duration,
     response_timeout: Duration,
 }
 
+/// Where a client connects.
+#[derive(Debug)]
+enum Seeds {
+    /// One server (or, with a cluster connection given, a node of a
+    /// cluster).
+    Server(redis::Client),
+    /// Some nodes of a cluster.
+    Cluster(Vec<ConnectionInfo>),
+}
+
 impl LockClientBuilder {
     fn new(client: redis::RedisResult<redis::Client>) -> LockClientBuilder {
+        LockClientBuilder::with_seeds(client.map(Seeds::Server))
+    }
+
+    fn with_seeds(seeds: redis::RedisResult<Seeds>) -> LockClientBuilder {
         LockClientBuilder {
-            client,
+            seeds,
             connection: None,
             watchdog_timeout: DEFAULT_WATCHDOG_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
@@ -175,6 +258,23 @@ impl LockClientBuilder {
 
     /// Sends commands on this existing connection instead of the client's
     /// own healing one (see [`Connection`]).
+    ///
+    /// A redis-rs cluster connection makes the client a cluster client (see
+    /// [`LockClient::cluster_builder`]), whichever builder it is given to:
+    /// the builder's URLs then only tell how to reach the nodes for pub/sub
+    /// (credentials, TLS). A cluster builder refuses a single-node
+    /// connection ([`Error::Config`]).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let urls = ["redis://127.0.0.1:7000/", "redis://127.0.0.1:7001/"];
+    /// let cluster = redis::cluster::ClusterClient::new(urls.to_vec())?;
+    /// let client = redlua_runtime::LockClient::cluster_builder(urls)
+    ///     .connection(cluster.get_async_connection().await?)
+    ///     .connect()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
     pub fn connection(mut self, connection: impl Into<Connection>) -> Self {
         self.connection = Some(connection.into());
         self
@@ -203,27 +303,65 @@ impl LockClientBuilder {
                 return Err(Error::Config(format!("{what} must be longer than zero")));
             }
         }
-        let client = self.client?;
-        let con = match self.connection {
-            Some(con) => con,
-            None => {
-                Connection::healing(client.clone(), self.connect_timeout, self.response_timeout)
+        let (connect_timeout, response_timeout) = (self.connect_timeout, self.response_timeout);
+        let (con, hub, publish) = match (self.seeds?, self.connection) {
+            (Seeds::Server(client), Some(con)) if con.is_cluster() => {
+                let template = client.get_connection_info().clone();
+                cluster_parts(template, con, connect_timeout, response_timeout).await?
+            }
+            (Seeds::Server(client), con) => {
+                let con = match con {
+                    Some(con) => con,
+                    None => Connection::healing(client.clone(), connect_timeout, response_timeout)
+                        .await
+                        .map_err(|e| Error::Connect {
+                            addr: masked(client.get_connection_info()),
+                            reason: e.to_string(),
+                        })?,
+                };
+                let hub = PubSubHub::new(client, connect_timeout, response_timeout);
+                (con, hub, Publish::Plain)
+            }
+            (Seeds::Cluster(nodes), Some(con)) => {
+                if !con.is_cluster() {
+                    return Err(Error::Config(
+                        "a cluster client needs a cluster connection \
+                         (redis::cluster_async::ClusterConnection)"
+                            .to_string(),
+                    ));
+                }
+                cluster_parts(nodes[0].clone(), con, connect_timeout, response_timeout).await?
+            }
+            (Seeds::Cluster(nodes), None) => {
+                let connect_error = |reason: String| Error::Connect {
+                    addr: masked(&nodes[0]),
+                    reason,
+                };
+                let cluster = redis::cluster::ClusterClientBuilder::new(nodes.clone())
+                    .connection_timeout(connect_timeout)
+                    .response_timeout(response_timeout)
+                    .build()
+                    .map_err(|e| connect_error(e.to_string()))?;
+                let con = tokio::time::timeout(connect_timeout, cluster.get_async_connection())
                     .await
-                    .map_err(|e| Error::Connect {
-                        addr: masked(&client),
-                        reason: e.to_string(),
+                    .map_err(|_| {
+                        connect_error(format!("no connection within {connect_timeout:?}"))
                     })?
+                    .map_err(|e| connect_error(e.to_string()))?;
+                let template = nodes[0].clone();
+                cluster_parts(template, con.into(), connect_timeout, response_timeout).await?
             }
         };
         let config = Config {
             watchdog_timeout: self.watchdog_timeout,
             latch_ttl: LATCH_TTL,
+            publish,
         };
         let (jobs, queue) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             id: uuid::Uuid::new_v4().to_string().into(),
             con,
-            hub: PubSubHub::new(client, self.connect_timeout, self.response_timeout),
+            hub,
             config,
             holds: Mutex::new(Holds::default()),
             ids: Ids::default(),
@@ -234,9 +372,52 @@ impl LockClientBuilder {
     }
 }
 
-/// The client's address for messages, without its password.
-fn masked(client: &redis::Client) -> String {
-    let info = client.get_connection_info();
+/// A cluster client's command connection, pub/sub hub and way of
+/// announcing releases: sharded pub/sub if the cluster has it (probed once,
+/// with `PUBSUB SHARDNUMSUB`, as Redisson does).
+async fn cluster_parts(
+    template: ConnectionInfo,
+    mut con: Connection,
+    connect_timeout: Duration,
+    response_timeout: Duration,
+) -> Result<(Connection, PubSubHub, Publish)> {
+    let probe = redis::cmd("PUBSUB")
+        .arg("SHARDNUMSUB")
+        .query_async::<redis::Value>(&mut con)
+        .await;
+    let sharded = match probe {
+        Ok(_) => true,
+        // Unknown subcommand: a cluster before Redis 7.
+        Err(e) if classify(&e) == Failure::Refused => false,
+        Err(e) => {
+            return Err(Error::Connect {
+                addr: masked(&template),
+                reason: e.to_string(),
+            });
+        }
+    };
+    let Some(cluster) = con.cluster().cloned() else {
+        return Err(Error::Config(
+            "a cluster client needs a cluster connection".to_string(),
+        ));
+    };
+    let hub = PubSubHub::cluster(
+        template,
+        cluster,
+        sharded,
+        connect_timeout,
+        response_timeout,
+    );
+    let publish = if sharded {
+        Publish::Sharded
+    } else {
+        Publish::Plain
+    };
+    Ok((con, hub, publish))
+}
+
+/// A node's address for messages, without its password.
+fn masked(info: &ConnectionInfo) -> String {
     match info.addr() {
         redis::ConnectionAddr::Tcp(host, port) => format!("redis://{host}:{port}"),
         other => other.to_string(),

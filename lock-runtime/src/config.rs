@@ -2,6 +2,7 @@
 //! value before anything is written to Redis.
 
 use crate::error::{Error, Result};
+use crate::replies::Publish;
 use std::time::Duration;
 
 /// The default watchdog timeout, which is also the lease of a lock taken
@@ -49,6 +50,8 @@ pub(crate) struct Config {
     pub watchdog_timeout: Duration,
     /// How long a release's latch lives.
     pub latch_ttl: Duration,
+    /// How releases are announced (detected once, at connect).
+    pub publish: Publish,
 }
 
 impl Config {

@@ -6,9 +6,15 @@
 //! a dropped connection, or a reply that did not come within the response
 //! timeout (a connection that went silent). Opening it is bounded by the
 //! connect timeout. The next command after a failure opens a new one.
+//!
+//! On Redis Cluster the connection is redis-rs's cluster connection, which
+//! routes each script by its first key (every key of one lock shares its
+//! slot), follows `MOVED`/`ASK`, and reconnects and refreshes its slot map
+//! by itself.
 
 use crate::error::{Failure, classify};
 use redis::aio::{ConnectionLike, ConnectionManager, MultiplexedConnection};
+use redis::cluster_async::ClusterConnection;
 use redis::{
     AsyncConnectionConfig, Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, RedisResult, Value,
 };
@@ -24,13 +30,20 @@ use tokio::sync::Mutex;
 /// [`ConnectionManager`] or a [`MultiplexedConnection`] of your own instead
 /// ([`LockClientBuilder::connection`](crate::LockClientBuilder::connection));
 /// those recover only as redis-rs makes them (a `MultiplexedConnection`
-/// never reconnects).
+/// never reconnects). On Redis Cluster it is a redis-rs
+/// [`ClusterConnection`], made by
+/// [`LockClient::cluster`](crate::LockClient::cluster) or given with
+/// [`LockClientBuilder::connection`](crate::LockClientBuilder::connection).
 ///
 /// ```no_run
 /// # async fn demo() -> redis::RedisResult<()> {
 /// let client = redis::Client::open("redis://127.0.0.1:6380/")?;
 /// let manager = client.get_connection_manager().await?;
 /// let connection = redlua_runtime::Connection::from(manager);
+///
+/// let cluster = redis::cluster::ClusterClient::new(vec!["redis://127.0.0.1:7000/"])?;
+/// let connection = redlua_runtime::Connection::from(cluster.get_async_connection().await?);
+/// assert!(connection.is_cluster());
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]
@@ -41,6 +54,7 @@ enum Inner {
     Healing(Arc<Healing>),
     Manager(ConnectionManager),
     Multiplexed(MultiplexedConnection),
+    Cluster(ClusterConnection),
 }
 
 /// The client's own connection: one multiplexed connection at a time,
@@ -59,6 +73,7 @@ impl std::fmt::Debug for Connection {
             Inner::Healing(_) => f.write_str("Connection::Healing"),
             Inner::Manager(_) => f.write_str("Connection::Manager"),
             Inner::Multiplexed(_) => f.write_str("Connection::Multiplexed"),
+            Inner::Cluster(_) => f.write_str("Connection::Cluster"),
         }
     }
 }
@@ -75,7 +90,32 @@ impl From<MultiplexedConnection> for Connection {
     }
 }
 
+impl From<ClusterConnection> for Connection {
+    fn from(con: ClusterConnection) -> Self {
+        Connection(Inner::Cluster(con))
+    }
+}
+
 impl Connection {
+    /// Whether this is a Redis Cluster connection.
+    ///
+    /// ```
+    /// # async fn demo(manager: redis::aio::ConnectionManager) {
+    /// assert!(!redlua_runtime::Connection::from(manager).is_cluster());
+    /// # }
+    /// ```
+    pub fn is_cluster(&self) -> bool {
+        matches!(self.0, Inner::Cluster(_))
+    }
+
+    /// The cluster connection, if this is one.
+    pub(crate) fn cluster(&self) -> Option<&ClusterConnection> {
+        match &self.0 {
+            Inner::Cluster(con) => Some(con),
+            _ => None,
+        }
+    }
+
     /// The client's own healing connection to the server of `client`;
     /// connects once now, so that a dead address fails here.
     pub(crate) async fn healing(
@@ -150,6 +190,7 @@ impl ConnectionLike for Connection {
             }
             Inner::Manager(con) => con.req_packed_command(cmd),
             Inner::Multiplexed(con) => con.req_packed_command(cmd),
+            Inner::Cluster(con) => con.req_packed_command(cmd),
         }
     }
 
@@ -173,6 +214,7 @@ impl ConnectionLike for Connection {
             }
             Inner::Manager(con) => con.req_packed_commands(pipeline, offset, count),
             Inner::Multiplexed(con) => con.req_packed_commands(pipeline, offset, count),
+            Inner::Cluster(con) => con.req_packed_commands(pipeline, offset, count),
         }
     }
 
@@ -181,6 +223,7 @@ impl ConnectionLike for Connection {
             Inner::Healing(healing) => healing.client.get_connection_info().redis_settings().db(),
             Inner::Manager(con) => con.get_db(),
             Inner::Multiplexed(con) => con.get_db(),
+            Inner::Cluster(con) => con.get_db(),
         }
     }
 }

@@ -113,7 +113,11 @@ pub(crate) fn classify(error: &redis::RedisError) -> Failure {
         Some("LOCKUPGRADE") => return Failure::Upgrade,
         _ => {}
     }
+    // A cluster redirection or outage that outlived the cluster
+    // connection's own retries (a slot in migration, a failover under way)
+    // is retried too: the script did not run, and retrying is harmless.
     if error.is_io_error()
+        || error.is_cluster_error()
         || error.is_timeout()
         || error.is_connection_dropped()
         || error.is_connection_refusal()

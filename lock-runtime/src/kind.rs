@@ -6,7 +6,7 @@ use crate::config::{Config, millis, token_ttl};
 use crate::connection::Connection;
 use crate::job::ReleaseRequest;
 use crate::names::LockNames;
-use crate::replies::{Acquired, Flag, ReleaseMode, Released, Side, WakeMessage};
+use crate::replies::{Acquired, Flag, Publish, ReleaseMode, Released, Side, WakeMessage};
 use crate::scripts::{
     Acquire, ForceRelease, ReadAcquire, ReadRelease, Release, RwForceRelease, WriteAcquire,
     WriteRelease,
@@ -197,6 +197,7 @@ impl Kind {
                     attempt_ttl_ms,
                     reentry,
                     close_attempts,
+                    publish: config.publish,
                 }
                 .invoke(con)
                 .await
@@ -217,6 +218,7 @@ impl Kind {
                     attempt_ttl_ms,
                     reentry,
                     close_attempts,
+                    publish: config.publish,
                 }
                 .invoke(con)
                 .await
@@ -236,6 +238,7 @@ impl Kind {
                     attempt_ttl_ms,
                     reentry,
                     close_attempts,
+                    publish: config.publish,
                 }
                 .invoke(con)
                 .await
@@ -248,6 +251,7 @@ impl Kind {
         self,
         con: &mut Connection,
         names: &LockNames,
+        publish: Publish,
     ) -> RedisResult<bool> {
         let token_ttl_ms = millis(token_ttl(crate::config::DEFAULT_WATCHDOG_TIMEOUT));
         let broken: i64 = match self {
@@ -258,6 +262,7 @@ impl Kind {
                     token: &names.token(),
                     message: self.message(),
                     token_ttl_ms,
+                    publish,
                 }
                 .invoke(con)
                 .await?
@@ -274,6 +279,7 @@ impl Kind {
                         Side::Write
                     },
                     token_ttl_ms,
+                    publish,
                 }
                 .invoke(con)
                 .await?

@@ -54,6 +54,26 @@ pub(crate) fn hash_tag(key: &str) -> &str {
     key
 }
 
+/// Number of hash slots of a Redis Cluster.
+pub(crate) const SLOTS: u16 = 16384;
+
+/// The Redis Cluster hash slot of `key`: CRC16 (XMODEM) of its hash tag,
+/// modulo 16384, as the Redis Cluster specification defines it.
+pub(crate) fn slot(key: &str) -> u16 {
+    let mut crc: u16 = 0;
+    for &byte in hash_tag(key).as_bytes() {
+        crc ^= u16::from(byte) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+        }
+    }
+    crc % SLOTS
+}
+
 /// The keys of one lock.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LockNames {
@@ -202,6 +222,20 @@ mod tests {
         }
         assert!(matches!(LockNames::new(""), Err(Error::InvalidName { .. })));
         assert!(LockNames::new(&"x".repeat(MAX_NAME_LEN + 1)).is_err());
+    }
+
+    #[test]
+    fn slots() {
+        // The specification's check value, and slots redis-server reports.
+        assert_eq!(slot("123456789"), 0x31C3 % SLOTS);
+        assert_eq!(slot("a"), 15495);
+        assert_eq!(slot("b"), 3300);
+        assert_eq!(slot("c"), 7365);
+        assert_eq!(slot("foo"), 12182);
+        assert_eq!(slot("{foo}:bar"), 12182);
+        assert_eq!(slot(""), 0);
+        let names = LockNames::new("user{7}:cart").unwrap();
+        assert_eq!(slot(&names.channel), slot(&names.lock));
     }
 
     #[test]

@@ -48,6 +48,22 @@
 //!
 //! Callers bound their waits (the lock's TTL, `try_lock_for`'s wait time),
 //! and poll while [`Subscription::is_live`] is false.
+//!
+//! # Redis Cluster
+//!
+//! On a cluster the hub keeps one connection per node instead of one in
+//! all: a channel is subscribed on the primary that owns its slot (the
+//! lock's hash tag puts it in the lock's slot), with `SSUBSCRIBE` when the
+//! cluster has sharded pub/sub (Redis 7+; the release scripts then
+//! `SPUBLISH`) and `SUBSCRIBE` otherwise. Node connections speak RESP3, so
+//! that a node can tell its subscribers that a slot left it (a `sunsubscribe`
+//! they did not ask for). The owner of a slot comes from `CLUSTER SLOTS`,
+//! read through the command connection, remembered, and read again after
+//! any failure (a `MOVED` reply to a subscribe names the new owner at once).
+//! A node connection that is lost, goes silent, or is told that a slot left
+//! ends exactly as a single server's connection does: its waiters are woken
+//! and their next `wake()` subscribes again, on the node that owns the slot
+//! now.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -59,11 +75,17 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use redis::aio::PubSubSink;
-use redis::{ErrorKind, Msg, RedisError, RedisResult};
+use futures_util::stream::BoxStream;
+use redis::aio::{MultiplexedConnection, PubSubSink};
+use redis::cluster_async::ClusterConnection;
+use redis::{
+    AsyncConnectionConfig, ConnectionAddr, ConnectionInfo, ErrorKind, Msg, PushInfo, PushKind,
+    RedisError, RedisResult, Value,
+};
 use tokio::sync::{Notify, mpsc, watch};
 
 use crate::config::PUBSUB_PING_INTERVAL;
+use crate::names::slot;
 use crate::replies::WakeMessage;
 
 /// How many connections a subscribe tries before it reports the loss.
@@ -98,12 +120,48 @@ pub(crate) struct Subscription {
     signals: Arc<Signals>,
     /// The channel's broadcast epoch this subscription has already reacted to.
     seen: u64,
+    /// A `0` woke this subscription and its caller has not yet said it
+    /// used it ([`Subscription::settled`]): dropped now, the subscription
+    /// passes the wake-up on to another waiter.
+    owes: bool,
 }
+
+/// Where a hub's connections go.
+enum Target {
+    /// One server: one RESP2 pub/sub connection, `SUBSCRIBE`.
+    Server(redis::Client),
+    /// A cluster: a RESP3 connection to each node that owns the slot of a
+    /// subscribed channel.
+    Cluster(ClusterTarget),
+}
+
+/// How a hub finds and reaches the nodes of a cluster.
+struct ClusterTarget {
+    /// Settings of the node connections (each gets its node's address).
+    template: ConnectionInfo,
+    /// Reads `CLUSTER SLOTS`.
+    con: ClusterConnection,
+    /// `SSUBSCRIBE` (sharded pub/sub) rather than `SUBSCRIBE`.
+    sharded: bool,
+    /// The slot ranges last read and their primaries (`host:port`), first
+    /// match wins; `None` until read, and again after a failure.
+    slots: Mutex<Option<Arc<Vec<SlotOwner>>>>,
+}
+
+/// Slots `first..=last` are served by the primary at `addr` (`host:port`).
+struct SlotOwner {
+    first: u16,
+    last: u16,
+    addr: String,
+}
+
+/// The key of the single server's connection in [`State::conns`].
+const SERVER: &str = "";
 
 /// State shared by the hub, its subscriptions and (weakly) its driver task.
 struct Shared {
-    /// Opens pub/sub connections.
-    client: redis::Client,
+    /// Where connections go.
+    target: Target,
     /// How long opening a connection may take.
     connect_timeout: Duration,
     /// How long a ping may go unanswered before the connection counts as
@@ -115,8 +173,9 @@ struct Shared {
 
 /// The mutable part of [`Shared`].
 struct State {
-    /// The current connection's driver, if one was started and not found dead.
-    conn: Option<ConnHandle>,
+    /// Per node (`host:port`, or [`SERVER`]): the current connection's
+    /// driver, if one was started and not found dead.
+    conns: HashMap<String, ConnHandle>,
     /// Id of the next driver (ids tell connections apart).
     next_conn_id: u64,
     /// Channels that have at least one [`Subscription`].
@@ -143,6 +202,8 @@ struct ChannelEntry {
 
 /// One `SUBSCRIBE` of a channel on one connection.
 struct Attempt {
+    /// The node of that connection.
+    node: String,
     /// Id of the connection it was queued on.
     conn: u64,
     /// Its outcome; the sender is closed without a value if the connection
@@ -197,13 +258,42 @@ impl PubSubHub {
         connect_timeout: Duration,
         response_timeout: Duration,
     ) -> PubSubHub {
+        PubSubHub::with_target(Target::Server(client), connect_timeout, response_timeout)
+    }
+
+    /// Creates a hub for a cluster: it subscribes each channel on the node
+    /// that owns its slot (asking `con` which one), connecting as
+    /// `template` says (its address is replaced by the node's), with
+    /// `SSUBSCRIBE` if `sharded`, else `SUBSCRIBE`. Nothing is connected
+    /// yet.
+    pub(crate) fn cluster(
+        template: ConnectionInfo,
+        con: ClusterConnection,
+        sharded: bool,
+        connect_timeout: Duration,
+        response_timeout: Duration,
+    ) -> PubSubHub {
+        let target = Target::Cluster(ClusterTarget {
+            template,
+            con,
+            sharded,
+            slots: Mutex::new(None),
+        });
+        PubSubHub::with_target(target, connect_timeout, response_timeout)
+    }
+
+    fn with_target(
+        target: Target,
+        connect_timeout: Duration,
+        response_timeout: Duration,
+    ) -> PubSubHub {
         PubSubHub {
             shared: Arc::new(Shared {
-                client,
+                target,
                 connect_timeout,
                 response_timeout,
                 state: Mutex::new(State {
-                    conn: None,
+                    conns: HashMap::new(),
                     next_conn_id: 0,
                     channels: HashMap::new(),
                 }),
@@ -272,6 +362,7 @@ impl PubSubHub {
             channel: channel.to_owned(),
             signals,
             seen,
+            owes: false,
         }
     }
 }
@@ -280,7 +371,7 @@ impl fmt::Debug for PubSubHub {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = self.shared.lock();
         f.debug_struct("PubSubHub")
-            .field("connection", &state.conn.as_ref().map(|conn| conn.id))
+            .field("connections", &state.conns.len())
             .field("channels", &state.channels.len())
             .finish_non_exhaustive()
     }
@@ -322,9 +413,9 @@ impl Subscription {
     /// it returned, the wake-up passes to another pending `wake()` of the
     /// channel, or is kept for the next one. A `1` is never lost either: the
     /// next `wake()` of this subscription sees it. The subscription itself
-    /// stays registered. (A wake-up that *was* returned is consumed: a caller
-    /// that then gives up without trying the lock leaves the other local
-    /// waiters to their TTL timers.)
+    /// stays registered. A wake-up that *was* returned is owed to the other
+    /// waiters until the caller calls [`Subscription::settled`] (having
+    /// tried the lock): a subscription dropped before that passes it on.
     pub(crate) async fn wake(&mut self) {
         let mut backoff = RESUBSCRIBE_BACKOFF_MIN;
         loop {
@@ -355,10 +446,18 @@ impl Subscription {
             }
             notified.await;
             // Woken by a message, or because the connection was lost (the
-            // next call subscribes again).
-            self.seen = self.signals.epoch();
+            // next call subscribes again). A `0` that chose this waiter is
+            // owed to the others until the caller used it.
+            let epoch = self.signals.epoch();
+            self.owes = epoch == self.seen;
+            self.seen = epoch;
             return;
         }
+    }
+
+    /// The caller tried the lock after the last wake-up: it owes nobody.
+    pub(crate) fn settled(&mut self) {
+        self.owes = false;
     }
 }
 
@@ -372,6 +471,11 @@ impl fmt::Debug for Subscription {
 
 impl Drop for Subscription {
     fn drop(&mut self) {
+        if self.owes {
+            // Chosen by a `0` and dropped before trying the lock (a
+            // cancelled waiter): another waiter of this client tries.
+            self.signals.notify.notify_one();
+        }
         let mut state = self.shared.lock();
         let state = &mut *state;
         let Entry::Occupied(mut entry) = state.channels.entry(std::mem::take(&mut self.channel))
@@ -386,7 +490,8 @@ impl Drop for Subscription {
         // The channel is subscribed (or being subscribed) only if its last
         // attempt went to the live connection. An UNSUBSCRIBE queued now runs
         // after that SUBSCRIBE and before any later one.
-        if let (Some(attempt), Some(conn)) = (removed.attempt, state.conn.as_ref())
+        if let Some(attempt) = removed.attempt
+            && let Some(conn) = state.conns.get(&attempt.node)
             && attempt.conn == conn.id
         {
             // If the driver is gone, so is the subscription.
@@ -405,16 +510,18 @@ impl Shared {
     /// connection.
     fn is_subscribed(&self, channel: &str) -> bool {
         let state = self.lock();
-        let Some(conn) = state.conn.as_ref().filter(|conn| conn.is_alive()) else {
-            return false;
-        };
-        state
+        let Some(attempt) = state
             .channels
             .get(channel)
             .and_then(|entry| entry.attempt.as_ref())
-            .is_some_and(|attempt| {
-                attempt.conn == conn.id && matches!(*attempt.status.borrow(), Status::Subscribed)
-            })
+        else {
+            return false;
+        };
+        state
+            .conns
+            .get(&attempt.node)
+            .is_some_and(|conn| conn.is_alive() && conn.id == attempt.conn)
+            && matches!(*attempt.status.borrow(), Status::Subscribed)
     }
 
     /// Makes sure `channel` (which has a registered waiter) is subscribed on
@@ -425,32 +532,61 @@ impl Shared {
     /// Cancel-safe: the attempt stays recorded in the channel's entry, where
     /// other waiters share it.
     async fn ensure_subscribed(self: &Arc<Self>, channel: &str) -> RedisResult<()> {
+        let mut last_error = None;
         for _ in 0..SUBSCRIBE_ATTEMPTS {
-            let mut status = self.start_subscribe(channel)?;
+            let node = self.node_of(channel).await?;
+            let mut status = self.start_subscribe(channel, &node)?;
             let outcome = status
                 .wait_for(|status| !matches!(status, Status::Pending))
                 .await
                 .map(|status| status.clone());
             match outcome {
                 Ok(Status::Subscribed) => return Ok(()),
-                Ok(Status::Failed(err)) => return Err(err),
+                Ok(Status::Failed(err)) => match &self.target {
+                    Target::Server(_) => return Err(err),
+                    // The slot may have moved, the node may be down: ask
+                    // the cluster again.
+                    Target::Cluster(cluster) => {
+                        cluster.failed(&err);
+                        last_error = Some(err);
+                    }
+                },
                 // The connection died before it confirmed: try a new one.
-                Ok(Status::Pending) | Err(_) => {}
+                Ok(Status::Pending) | Err(_) => {
+                    if let Target::Cluster(cluster) = &self.target {
+                        cluster.forget_slots();
+                    }
+                }
             }
         }
-        Err(RedisError::from(std::io::Error::new(
-            std::io::ErrorKind::ConnectionAborted,
-            "redlua: the pub/sub connection was lost while subscribing",
-        )))
+        Err(last_error.unwrap_or_else(|| {
+            RedisError::from(std::io::Error::new(
+                std::io::ErrorKind::ConnectionAborted,
+                "redlua: the pub/sub connection was lost while subscribing",
+            ))
+        }))
+    }
+
+    /// The node to subscribe `channel` on: the server, or the primary that
+    /// owns the channel's slot.
+    async fn node_of(&self, channel: &str) -> RedisResult<String> {
+        match &self.target {
+            Target::Server(_) => Ok(SERVER.to_owned()),
+            Target::Cluster(cluster) => cluster.owner(slot(channel)).await,
+        }
     }
 
     /// Returns the outcome to wait for of `channel`'s `SUBSCRIBE` on the live
     /// connection: the pending or confirmed one, or else a new one queued now
     /// (starting a connection first if there is none).
-    fn start_subscribe(self: &Arc<Self>, channel: &str) -> RedisResult<watch::Receiver<Status>> {
+    fn start_subscribe(
+        self: &Arc<Self>,
+        channel: &str,
+        node: &str,
+    ) -> RedisResult<watch::Receiver<Status>> {
         let mut state = self.lock();
         let state = &mut *state;
-        let conn = live_conn(&mut state.conn, &mut state.next_conn_id, self)?;
+        let conn = live_conn(&mut state.conns, node, &mut state.next_conn_id, self)?;
         let Some(entry) = state.channels.get_mut(channel) else {
             // Callers hold a registration, so this does not happen.
             return Err(RedisError::from((
@@ -460,6 +596,7 @@ impl Shared {
         };
         if let Some(attempt) = &entry.attempt
             && attempt.conn == conn.id
+            && attempt.node == node
             && !matches!(*attempt.status.borrow(), Status::Failed(_))
         {
             return Ok(attempt.status.clone());
@@ -474,6 +611,7 @@ impl Shared {
             // status and tries the next connection.
             .ok();
         entry.attempt = Some(Attempt {
+            node: node.to_owned(),
             conn: conn.id,
             status: status.clone(),
         });
@@ -481,16 +619,24 @@ impl Shared {
     }
 }
 
-/// The live connection's handle, starting a new driver (and connection) if
-/// there is none or the last one is gone.
+/// The live connection's handle to `node`, starting a new driver (and
+/// connection) if there is none or the last one is gone.
 fn live_conn<'a>(
-    conn: &'a mut Option<ConnHandle>,
+    conns: &'a mut HashMap<String, ConnHandle>,
+    node: &str,
     next_conn_id: &mut u64,
     shared: &Arc<Shared>,
 ) -> RedisResult<&'a ConnHandle> {
-    if let Some(current) = conn.take_if(|current| current.is_alive()) {
-        return Ok(conn.insert(current));
+    if let Some(current) = conns.remove(node).filter(ConnHandle::is_alive) {
+        return Ok(conns.entry(node.to_owned()).or_insert(current));
     }
+    let connect = match &shared.target {
+        Target::Server(client) => Connect::Server(client.clone()),
+        Target::Cluster(cluster) => Connect::Node {
+            info: cluster.node_info(node)?,
+            sharded: cluster.sharded,
+        },
+    };
     let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
         RedisError::from((
             ErrorKind::Client,
@@ -502,17 +648,278 @@ fn live_conn<'a>(
     let (commands, queue) = mpsc::unbounded_channel();
     let driver = Driver {
         shared: Arc::downgrade(shared),
+        node: node.to_owned(),
         id,
         queue,
         running: None,
         dead: false,
+        unsubscribing: HashMap::new(),
     };
-    runtime.spawn(driver.run(
-        shared.client.clone(),
-        shared.connect_timeout,
-        shared.response_timeout,
-    ));
-    Ok(conn.insert(ConnHandle { id, commands }))
+    runtime.spawn(driver.run(connect, shared.connect_timeout, shared.response_timeout));
+    Ok(conns
+        .entry(node.to_owned())
+        .or_insert(ConnHandle { id, commands }))
+}
+
+impl ClusterTarget {
+    /// The `host:port` of the primary that owns `slot`, reading the slot
+    /// map if it is not known.
+    async fn owner(&self, slot: u16) -> RedisResult<String> {
+        let known = self
+            .slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let map = match known {
+            Some(map) => map,
+            None => {
+                let map = Arc::new(self.read_slots().await?);
+                *self.slots.lock().unwrap_or_else(PoisonError::into_inner) = Some(map.clone());
+                map
+            }
+        };
+        map.iter()
+            .find(|owner| owner.first <= slot && slot <= owner.last)
+            .map(|owner| owner.addr.clone())
+            .ok_or_else(|| {
+                RedisError::from((
+                    ErrorKind::Server(redis::ServerErrorKind::ClusterDown),
+                    "redlua: no node serves the slot of a lock's channel",
+                    format!("slot {slot}"),
+                ))
+            })
+    }
+
+    /// Reads `CLUSTER SLOTS` through the command connection.
+    async fn read_slots(&self) -> RedisResult<Vec<SlotOwner>> {
+        let mut con = self.con.clone();
+        let ranges: Vec<Vec<Value>> = redis::cmd("CLUSTER")
+            .arg("SLOTS")
+            .query_async(&mut con)
+            .await?;
+        let default_host = match self.template.addr() {
+            ConnectionAddr::Tcp(host, _) | ConnectionAddr::TcpTls { host, .. } => host.clone(),
+            _ => String::from("127.0.0.1"),
+        };
+        let mut owners = Vec::new();
+        for range in ranges {
+            let [
+                Value::Int(first),
+                Value::Int(last),
+                Value::Array(primary),
+                ..,
+            ] = &range[..]
+            else {
+                continue;
+            };
+            let (Some(host), Some(Value::Int(port))) = (primary.first(), primary.get(1)) else {
+                continue;
+            };
+            let host = match host {
+                Value::BulkString(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+                Value::SimpleString(text) => text.clone(),
+                _ => continue,
+            };
+            // An unknown endpoint ("" or "?") is the address we asked.
+            let host = if host.is_empty() || host == "?" {
+                default_host.clone()
+            } else {
+                host
+            };
+            let (Ok(first), Ok(last)) = (u16::try_from(*first), u16::try_from(*last)) else {
+                continue;
+            };
+            owners.push(SlotOwner {
+                first,
+                last,
+                addr: format!("{host}:{port}"),
+            });
+        }
+        Ok(owners)
+    }
+
+    /// Forgets the slot map: it is read again before the next subscribe.
+    fn forget_slots(&self) {
+        *self.slots.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    /// Learns from a failed subscribe: a `MOVED` names the slot's new
+    /// owner; anything else makes the map be read again.
+    fn failed(&self, error: &RedisError) {
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        match (error.redirect_node(), slots.as_ref()) {
+            (Some((addr, slot)), Some(map)) if error.code() == Some("MOVED") => {
+                let mut moved = vec![SlotOwner {
+                    first: slot,
+                    last: slot,
+                    addr: addr.to_owned(),
+                }];
+                moved.extend(map.iter().map(|owner| SlotOwner {
+                    first: owner.first,
+                    last: owner.last,
+                    addr: owner.addr.clone(),
+                }));
+                *slots = Some(Arc::new(moved));
+            }
+            _ => *slots = None,
+        }
+    }
+
+    /// The connection settings for the node at `addr` (`host:port`).
+    fn node_info(&self, addr: &str) -> RedisResult<ConnectionInfo> {
+        let bad = || {
+            RedisError::from((
+                ErrorKind::Client,
+                "redlua: the cluster named a node address that cannot be parsed",
+                addr.to_owned(),
+            ))
+        };
+        let (host, port) = addr.rsplit_once(':').ok_or_else(bad)?;
+        let port: u16 = port.parse().map_err(|_| bad())?;
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        let node = match self.template.addr() {
+            ConnectionAddr::TcpTls {
+                insecure,
+                tls_params,
+                ..
+            } => ConnectionAddr::TcpTls {
+                host,
+                port,
+                insecure: *insecure,
+                tls_params: tls_params.clone(),
+            },
+            _ => ConnectionAddr::Tcp(host, port),
+        };
+        let redis = self
+            .template
+            .redis_settings()
+            .clone()
+            .set_protocol(redis::ProtocolVersion::RESP3)
+            .set_db(0);
+        Ok(self
+            .template
+            .clone()
+            .set_addr(node)
+            .set_redis_settings(redis))
+    }
+}
+
+/// How a driver connects.
+enum Connect {
+    /// A RESP2 pub/sub connection to the server.
+    Server(redis::Client),
+    /// A RESP3 connection to a cluster node.
+    Node { info: ConnectionInfo, sharded: bool },
+}
+
+/// The sending half of a driver's connection.
+#[derive(Clone)]
+enum Link {
+    /// A RESP2 pub/sub connection.
+    Server(PubSubSink),
+    /// A RESP3 connection to a cluster node; `sharded`: `SSUBSCRIBE`.
+    Node {
+        con: MultiplexedConnection,
+        sharded: bool,
+    },
+}
+
+/// What arrives on a driver's connection.
+enum Incoming {
+    /// A message on a subscribed channel.
+    Message(Msg),
+    /// The server unsubscribed a channel (asked for, or because its slot
+    /// left the node).
+    Unsubscribed(String),
+    /// The connection is gone.
+    Closed,
+}
+
+impl Connect {
+    /// Opens the connection: its sending half and what it receives.
+    async fn open(
+        self,
+        connect_timeout: Duration,
+        response_timeout: Duration,
+    ) -> RedisResult<(Link, BoxStream<'static, Incoming>)> {
+        match self {
+            Connect::Server(client) => {
+                let (sink, stream) = client.get_async_pubsub().await?.split();
+                Ok((Link::Server(sink), stream.map(Incoming::Message).boxed()))
+            }
+            Connect::Node { info, sharded } => {
+                let (pushes, received) = mpsc::unbounded_channel::<PushInfo>();
+                let config = AsyncConnectionConfig::new()
+                    .set_connection_timeout(Some(connect_timeout))
+                    .set_response_timeout(Some(response_timeout))
+                    .set_push_sender(pushes);
+                let con = redis::Client::open(info)?
+                    .get_multiplexed_async_connection_with_config(&config)
+                    .await?;
+                let stream = futures_util::stream::unfold(received, |mut received| async move {
+                    let push = received.recv().await?;
+                    Some((incoming(push), received))
+                })
+                .filter_map(std::future::ready)
+                .boxed();
+                Ok((Link::Node { con, sharded }, stream))
+            }
+        }
+    }
+}
+
+/// What a RESP3 push means to a driver, if anything.
+fn incoming(push: PushInfo) -> Option<Incoming> {
+    match push.kind {
+        PushKind::Message | PushKind::SMessage => Msg::from_push_info(push).map(Incoming::Message),
+        PushKind::Unsubscribe | PushKind::SUnsubscribe => match push.data.first() {
+            Some(Value::BulkString(channel)) => Some(Incoming::Unsubscribed(
+                String::from_utf8_lossy(channel).into_owned(),
+            )),
+            _ => None,
+        },
+        PushKind::Disconnection => Some(Incoming::Closed),
+        _ => None,
+    }
+}
+
+impl Link {
+    /// A ping; its answer does not matter, only that it came.
+    fn ping(&self) -> RunningPing {
+        match self.clone() {
+            Link::Server(mut sink) => Box::pin(async move { sink.ping::<Value>().await.map(drop) }),
+            Link::Node { mut con, .. } => Box::pin(async move {
+                redis::cmd("PING")
+                    .query_async::<Value>(&mut con)
+                    .await
+                    .map(drop)
+            }),
+        }
+    }
+
+    /// Subscribes (or unsubscribes) `channel`.
+    async fn send(&mut self, subscribe: bool, channel: &str) -> RedisResult<()> {
+        match self {
+            Link::Server(sink) if subscribe => sink.subscribe(channel).await,
+            Link::Server(sink) => sink.unsubscribe(channel).await,
+            Link::Node { con, sharded } => {
+                let command = match (subscribe, *sharded) {
+                    (true, true) => "SSUBSCRIBE",
+                    (true, false) => "SUBSCRIBE",
+                    (false, true) => "SUNSUBSCRIBE",
+                    (false, false) => "UNSUBSCRIBE",
+                };
+                redis::cmd(command)
+                    .arg(channel)
+                    .query_async::<Value>(con)
+                    .await
+                    .map(drop)
+            }
+        }
+    }
 }
 
 impl ConnHandle {
@@ -545,6 +952,8 @@ impl Signals {
 struct Driver {
     /// The hub's state; weak, so that dropping the hub ends the driver.
     shared: Weak<Shared>,
+    /// The node it is connected to (its key in [`State::conns`]).
+    node: String,
     /// This connection's id.
     id: u64,
     /// Commands queued by the hub.
@@ -553,6 +962,10 @@ struct Driver {
     running: Option<RunningCommand>,
     /// Whether [`Driver::mark_dead`] already ran.
     dead: bool,
+    /// Unsubscribes sent and not yet seen confirmed, per channel: an
+    /// unsubscribe push beyond them was the server's own (a slot left the
+    /// node).
+    unsubscribing: HashMap<String, usize>,
 }
 
 /// A ping being sent on the connection.
@@ -567,7 +980,7 @@ enum Event {
     /// The ping was not answered in time: the connection is dead.
     Silent,
     /// A pushed message, or `None` when the connection is closed.
-    Message(Option<Msg>),
+    Message(Option<Incoming>),
     /// The running command completed.
     Done((RedisResult<()>, Option<watch::Sender<Status>>)),
     /// A queued command, or `None` when the hub is gone.
@@ -577,21 +990,17 @@ enum Event {
 impl Driver {
     /// Connects, then runs commands and dispatches messages until the
     /// connection is closed or the hub is dropped.
-    async fn run(
-        mut self,
-        client: redis::Client,
-        connect_timeout: Duration,
-        ping_timeout: Duration,
-    ) {
-        let connect = tokio::time::timeout(connect_timeout, client.get_async_pubsub());
+    async fn run(mut self, connect: Connect, connect_timeout: Duration, ping_timeout: Duration) {
+        let connect =
+            tokio::time::timeout(connect_timeout, connect.open(connect_timeout, ping_timeout));
         let connected = connect.await.unwrap_or_else(|_| {
             Err(RedisError::from((
                 ErrorKind::Io,
                 "redlua: opening the pub/sub connection timed out",
             )))
         });
-        let pubsub = match connected {
-            Ok(pubsub) => pubsub,
+        let (link, mut stream) = match connected {
+            Ok(connected) => connected,
             Err(err) => {
                 self.mark_dead();
                 // Nothing can be queued any more: report the error to every
@@ -605,7 +1014,6 @@ impl Driver {
                 return;
             }
         };
-        let (sink, mut stream) = pubsub.split();
         let mut ticker = tokio::time::interval(PUBSUB_PING_INTERVAL);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         // The ping under way, and when it must have been answered.
@@ -642,10 +1050,7 @@ impl Driver {
             };
             match event {
                 Event::Tick => {
-                    let mut sink = sink.clone();
-                    let pong: RunningPing =
-                        Box::pin(async move { sink.ping::<redis::Value>().await.map(drop) });
-                    ping = Some((pong, tokio::time::Instant::now() + ping_timeout));
+                    ping = Some((link.ping(), tokio::time::Instant::now() + ping_timeout));
                 }
                 Event::Pong(Ok(())) => ping = None,
                 Event::Pong(Err(error)) => {
@@ -656,10 +1061,28 @@ impl Driver {
                     tracing::warn!(target: "redlua::pubsub", timeout = ?ping_timeout, "the pub/sub connection went silent; replacing it");
                     break;
                 }
-                Event::Message(Some(message)) => self.dispatch(&message),
-                Event::Message(None) | Event::Command(None) => break,
+                Event::Message(Some(Incoming::Message(message))) => self.dispatch(&message),
+                Event::Message(Some(Incoming::Unsubscribed(channel))) => {
+                    match self.unsubscribing.get_mut(&channel) {
+                        Some(count) if *count > 1 => *count -= 1,
+                        Some(_) => {
+                            self.unsubscribing.remove(&channel);
+                        }
+                        None => {
+                            // Its slot left the node (migrated, failed
+                            // over): every channel here is in doubt.
+                            tracing::warn!(target: "redlua::pubsub", %channel, node = %self.node, "the node dropped a subscription; subscribing again where the slot is now");
+                            break;
+                        }
+                    }
+                }
+                Event::Message(Some(Incoming::Closed) | None) | Event::Command(None) => break,
                 Event::Command(Some(command)) => {
-                    self.running = Some(start_command(sink.clone(), command));
+                    if let (Command::Unsubscribe { channel }, Link::Node { .. }) = (&command, &link)
+                    {
+                        *self.unsubscribing.entry(channel.clone()).or_default() += 1;
+                    }
+                    self.running = Some(start_command(link.clone(), command));
                 }
                 Event::Done((result, done)) => {
                     self.running = None;
@@ -714,9 +1137,16 @@ impl Driver {
             return;
         };
         let woken: Vec<Arc<Signals>> = {
+            if let Target::Cluster(cluster) = &shared.target {
+                cluster.forget_slots();
+            }
             let mut state = shared.lock();
-            if state.conn.as_ref().is_some_and(|conn| conn.id == self.id) {
-                state.conn = None;
+            if state
+                .conns
+                .get(&self.node)
+                .is_some_and(|conn| conn.id == self.id)
+            {
+                state.conns.remove(&self.node);
             }
             state
                 .channels
@@ -744,11 +1174,11 @@ impl Drop for Driver {
 
 /// Runs one command on the connection; the output carries the command's
 /// outcome sender back to the driver.
-fn start_command(mut sink: PubSubSink, command: Command) -> RunningCommand {
+fn start_command(mut link: Link, command: Command) -> RunningCommand {
     Box::pin(async move {
         match command {
-            Command::Subscribe { channel, done } => (sink.subscribe(&channel).await, Some(done)),
-            Command::Unsubscribe { channel } => (sink.unsubscribe(&channel).await, None),
+            Command::Subscribe { channel, done } => (link.send(true, &channel).await, Some(done)),
+            Command::Unsubscribe { channel } => (link.send(false, &channel).await, None),
         }
     })
 }

@@ -93,6 +93,26 @@ impl ToRedisArgs for WakeMessage {
     }
 }
 
+/// How a release script announces a release: with `PUBLISH`, or with
+/// `SPUBLISH` on a sharded channel (Redis Cluster 7+, where waiters
+/// `SSUBSCRIBE` on the node that owns the lock's slot).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Publish {
+    /// `PUBLISH`: a single server, or a cluster without sharded pub/sub.
+    Plain,
+    /// `SPUBLISH`: a cluster with sharded pub/sub.
+    Sharded,
+}
+
+impl ToRedisArgs for Publish {
+    fn write_redis_args<W: ?Sized + RedisWrite>(&self, out: &mut W) {
+        out.write_arg(match self {
+            Publish::Plain => b"publish",
+            Publish::Sharded => b"spublish",
+        });
+    }
+}
+
 /// What a release script is asked to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ReleaseMode {
@@ -171,5 +191,7 @@ mod tests {
         assert_eq!(WakeMessage::parse(b"1"), Some(WakeMessage::All));
         assert_eq!(WakeMessage::parse(b"x"), None);
         assert_eq!(Flag(true).to_redis_args(), vec![b"1".to_vec()]);
+        assert_eq!(Publish::Plain.to_redis_args(), vec![b"publish".to_vec()]);
+        assert_eq!(Publish::Sharded.to_redis_args(), vec![b"spublish".to_vec()]);
     }
 }

@@ -7,7 +7,7 @@
 // The generated items the locks do not use (pipelines, `load`, ...).
 #![allow(dead_code)]
 
-use crate::replies::{Acquired, Flag, ReleaseMode, Released, Side, WakeMessage};
+use crate::replies::{Acquired, Flag, Publish, ReleaseMode, Released, Side, WakeMessage};
 use redlua_macros::redis_script;
 
 /// Acquires or re-enters a reentrant lock.
@@ -60,6 +60,9 @@ pub(crate) struct Release<'a> {
     pub reentry: Flag,
     #[arg]
     pub close_attempts: Flag,
+    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
+    #[arg]
+    pub publish: Publish,
 }
 
 /// Deletes a reentrant lock whoever holds it: 1 when there was one.
@@ -75,6 +78,9 @@ pub(crate) struct ForceRelease<'a> {
     pub message: WakeMessage,
     #[arg]
     pub token_ttl_ms: u64,
+    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
+    #[arg]
+    pub publish: Publish,
 }
 
 /// Renews a batch of leases: one 1 (renewed) or 0 (gone) per lock.
@@ -198,6 +204,9 @@ pub(crate) struct ReadRelease<'a> {
     pub reentry: Flag,
     #[arg]
     pub close_attempts: Flag,
+    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
+    #[arg]
+    pub publish: Publish,
 }
 
 /// Releases one write hold, or undoes an abandoned acquire of one.
@@ -229,6 +238,9 @@ pub(crate) struct WriteRelease<'a> {
     pub reentry: Flag,
     #[arg]
     pub close_attempts: Flag,
+    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
+    #[arg]
+    pub publish: Publish,
 }
 
 /// Breaks one side of a read/write lock: 1 when it was held in that mode.
@@ -246,4 +258,7 @@ pub(crate) struct RwForceRelease<'a> {
     pub side: Side,
     #[arg]
     pub token_ttl_ms: u64,
+    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
+    #[arg]
+    pub publish: Publish,
 }

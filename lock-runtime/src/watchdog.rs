@@ -2,7 +2,11 @@
 //! client's holds that were taken without an explicit lease.
 //!
 //! Every third of the watchdog timeout it renews them in batches of at most
-//! [`BATCH`] locks per script call (`scripts/lock_renew.lua`). A confirmed
+//! [`BATCH`] locks per script call (`scripts/lock_renew.lua`), all batches
+//! of a round sent at once (pipelined on the multiplexed connections). On
+//! Redis Cluster a batch holds the locks of one slot only (a script's keys
+//! must share a slot: a mixed batch would fail with `CROSSSLOT`), so each
+//! goes to the node that owns its slot. A confirmed
 //! renewal moves the holds' lease clocks forward, from when it was sent. A
 //! lock the script reports gone (expired, deleted, taken over) is marked
 //! lost: its guards see it through
@@ -14,6 +18,8 @@
 //! hold.
 
 use crate::config::millis;
+use crate::holds::Watched;
+use crate::names::slot;
 use crate::scripts::Renew;
 use crate::shared::Shared;
 use std::sync::{Arc, Weak};
@@ -62,44 +68,107 @@ async fn round(weak: &Weak<Shared>) -> Round {
     let Some(watched) = shared.holds().next_round() else {
         return Round::Stop;
     };
-    let mut outcome = Round::Done;
     let lease = shared.config.watchdog_timeout;
+    let batches = batches(watched, shared.con.is_cluster());
+    let results =
+        futures_util::future::join_all(batches.iter().map(|batch| renew(&shared, batch, lease)))
+            .await;
+    if results.contains(&false) {
+        Round::Failed
+    } else {
+        Round::Done
+    }
+}
+
+/// Splits the watched holds into script calls: at most [`BATCH`] locks
+/// each, and on a cluster the locks of one slot only.
+fn batches(mut watched: Vec<Watched>, by_slot: bool) -> Vec<Vec<Watched>> {
+    if !by_slot {
+        return watched.chunks(BATCH).map(<[Watched]>::to_vec).collect();
+    }
+    watched.sort_by_cached_key(|w| slot(&w.key.lock));
+    watched
+        .chunk_by(|a, b| slot(&a.key.lock) == slot(&b.key.lock))
+        .flat_map(|group| group.chunks(BATCH))
+        .map(<[Watched]>::to_vec)
+        .collect()
+}
+
+/// Renews one batch: whether Redis answered.
+async fn renew(shared: &Arc<Shared>, batch: &[Watched], lease: Duration) -> bool {
     let mut con = shared.con.clone();
-    for batch in watched.chunks(BATCH) {
-        let renew = Renew {
-            locks: batch.iter().map(|w| w.key.lock.as_str()).collect(),
-            lease_ms: millis(lease),
-            fields: batch
-                .iter()
-                .flat_map(|w| [w.key.field.as_str(), w.timeouts.as_str()])
-                .collect(),
-        };
-        let sent = Instant::now();
-        match renew.invoke(&mut con).await {
-            Ok(renewed) => {
-                for (watched, result) in batch.iter().zip(renewed) {
-                    if result == 1 {
-                        watched.clock.confirm(sent, lease);
-                        continue;
-                    }
-                    if shared
-                        .holds()
-                        .renewal_failed(&watched.key, watched.generation)
-                    {
-                        tracing::warn!(
-                            target: "redlua::lock",
-                            lock = %watched.key.lock,
-                            field = %watched.key.field,
-                            "lock lost: the watchdog found it gone (expired, deleted or taken over)"
-                        );
-                    }
+    let renew = Renew {
+        locks: batch.iter().map(|w| w.key.lock.as_str()).collect(),
+        lease_ms: millis(lease),
+        fields: batch
+            .iter()
+            .flat_map(|w| [w.key.field.as_str(), w.timeouts.as_str()])
+            .collect(),
+    };
+    let sent = Instant::now();
+    match renew.invoke(&mut con).await {
+        Ok(renewed) => {
+            for (watched, result) in batch.iter().zip(renewed) {
+                if result == 1 {
+                    watched.clock.confirm(sent, lease);
+                    continue;
+                }
+                if shared
+                    .holds()
+                    .renewal_failed(&watched.key, watched.generation)
+                {
+                    tracing::warn!(
+                        target: "redlua::lock",
+                        lock = %watched.key.lock,
+                        field = %watched.key.field,
+                        "lock lost: the watchdog found it gone (expired, deleted or taken over)"
+                    );
                 }
             }
-            Err(error) => {
-                tracing::warn!(target: "redlua::lock", %error, locks = batch.len(), "lease renewal failed; retrying soon");
-                outcome = Round::Failed;
-            }
+            true
+        }
+        Err(error) => {
+            tracing::warn!(target: "redlua::lock", %error, locks = batch.len(), "lease renewal failed; retrying soon");
+            false
         }
     }
-    outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::holds::HoldKey;
+    use crate::lease_clock::LeaseClock;
+
+    fn watched(lock: &str) -> Watched {
+        Watched {
+            key: HoldKey {
+                lock: lock.to_string(),
+                field: "c:1".to_string(),
+            },
+            generation: 0,
+            timeouts: String::new(),
+            clock: Arc::new(LeaseClock::new(Instant::now(), Duration::from_secs(30))),
+        }
+    }
+
+    #[test]
+    fn cluster_batches_hold_one_slot_and_at_most_a_hundred_locks() {
+        // 250 locks of slot {a}, 3 of {b}, one each of c, d.
+        let mut all: Vec<Watched> = (0..250).map(|i| watched(&format!("x{i}{{a}}"))).collect();
+        all.extend((0..3).map(|i| watched(&format!("{{b}}y{i}"))));
+        all.push(watched("c"));
+        all.push(watched("d"));
+        let batches = batches(all.clone(), true);
+        let mut sizes: Vec<usize> = batches.iter().map(Vec::len).collect();
+        sizes.sort_unstable();
+        assert_eq!(sizes, [1, 1, 3, 50, 100, 100]);
+        for batch in &batches {
+            let first = slot(&batch[0].key.lock);
+            assert!(batch.iter().all(|w| slot(&w.key.lock) == first));
+        }
+        // A single server: plain chunks of 100.
+        let sizes: Vec<usize> = super::batches(all, false).iter().map(Vec::len).collect();
+        assert_eq!(sizes, [100, 100, 55]);
+    }
 }

@@ -408,6 +408,43 @@ async fn a_fixed_lease_over_a_slow_link_is_lost_first() {
     stolen.unlock().await.unwrap();
 }
 
+/// Starts `waiter` waiting for `name`, held by `holder`; silences every
+/// connection through `proxy` at 200 ms, releases at 1 s, and returns the
+/// waiter's guard once it got it — within 3 s of the start, or it fails.
+async fn waits_through_a_dead_connection(
+    waiter: &LockClient,
+    holder: &LockClient,
+    proxy: &FaultProxy,
+    name: &str,
+) -> LockGuard {
+    let guard = holder.lock(name).lock().await.unwrap();
+    let started = Instant::now();
+    let wait = spawn_waiter(waiter, name);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    proxy.stall_current();
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    guard.unlock().await.unwrap();
+    let (got, at) = within(Duration::from_secs(10), "waiter", wait)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        at - started <= Duration::from_secs(3),
+        "got it after {:?}",
+        at - started
+    );
+    got
+}
+
+/// A task waiting for `name` on `client`: its guard and when it got it.
+fn spawn_waiter(
+    client: &LockClient,
+    name: &str,
+) -> tokio::task::JoinHandle<Result<(LockGuard, Instant), Error>> {
+    let lock = client.lock(name);
+    tokio::spawn(async move { lock.lock().await.map(|g| (g, Instant::now())) })
+}
+
 /// A waiter whose pub/sub connection died silently still gets a lock freed
 /// at 1 s within 3 s, and its client keeps working: the subscription is
 /// restored on a new connection and wakes the next waiter at once.
@@ -423,43 +460,10 @@ async fn a_silently_dead_pubsub_connection_is_replaced() {
         .await
         .unwrap();
     let holder = redis.client().await;
-    let guard = holder.lock("pubsub").lock().await.unwrap();
-    let started = Instant::now();
-    let wait = tokio::spawn({
-        let waiter = waiter.clone();
-        async move {
-            waiter
-                .lock("pubsub")
-                .lock()
-                .await
-                .map(|g| (g, Instant::now()))
-        }
-    });
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    proxy.stall_current();
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    guard.unlock().await.unwrap();
-    let (got, at) = within(Duration::from_secs(10), "waiter", wait)
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(
-        at - started <= Duration::from_secs(3),
-        "got it after {:?}",
-        at - started
-    );
+    let got = waits_through_a_dead_connection(&waiter, &holder, &proxy, "pubsub").await;
     // Recovered: the next release reaches it through pub/sub, promptly,
     // although the holder's lease (30 s) is far away.
-    let again = tokio::spawn({
-        let waiter = waiter.clone();
-        async move {
-            waiter
-                .lock("pubsub")
-                .lock()
-                .await
-                .map(|g| (g, Instant::now()))
-        }
-    });
+    let again = spawn_waiter(&waiter, "pubsub");
     tokio::time::sleep(Duration::from_millis(300)).await;
     let released = Instant::now();
     got.unlock().await.unwrap();
@@ -487,31 +491,7 @@ async fn a_silently_dead_command_connection_is_replaced() {
         .await
         .unwrap();
     let holder = redis.client().await;
-    let guard = holder.lock("commands").lock().await.unwrap();
-    let started = Instant::now();
-    let wait = tokio::spawn({
-        let waiter = waiter.clone();
-        async move {
-            waiter
-                .lock("commands")
-                .lock()
-                .await
-                .map(|g| (g, Instant::now()))
-        }
-    });
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    proxy.stall_current();
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    guard.unlock().await.unwrap();
-    let (got, at) = within(Duration::from_secs(10), "waiter", wait)
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(
-        at - started <= Duration::from_secs(3),
-        "got it after {:?}",
-        at - started
-    );
+    let got = waits_through_a_dead_connection(&waiter, &holder, &proxy, "commands").await;
     got.unlock().await.unwrap();
     // The same client goes on: no timeouts left.
     for _ in 0..5 {
@@ -758,4 +738,114 @@ async fn a_release_retried_after_redis_lost_its_data_touches_nothing() {
     );
     assert!(!theirs.is_lost());
     theirs.unlock().await.unwrap();
+}
+
+/// A waiter that cannot subscribe at all (pub/sub refused) polls: it gets
+/// a released lock promptly, without hammering Redis meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_without_pubsub_polls_gently() {
+    let redis = Redis::start().await;
+    let proxy = FaultProxy::start(redis.server.port());
+    proxy.refuse(true);
+    let waiter = LockClient::from_client(proxy.client())
+        .connection(
+            redis
+                .server
+                .client()
+                .get_multiplexed_async_connection()
+                .await
+                .unwrap(),
+        )
+        .connect()
+        .await
+        .unwrap();
+    let holder = redis.client().await;
+    let guard = holder.lock("no-pubsub").lock().await.unwrap();
+    let calls_before = evalsha_calls(&redis).await;
+    let wait = tokio::spawn({
+        let waiter = waiter.clone();
+        async move {
+            waiter
+                .lock("no-pubsub")
+                .lock()
+                .await
+                .map(|g| (g, Instant::now()))
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let released = Instant::now();
+    guard.unlock().await.unwrap();
+    let (got, at) = within(Duration::from_secs(5), "waiter", wait)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        at - released < Duration::from_millis(500),
+        "got it after {:?}",
+        at - released
+    );
+    // About ten tries a second, not a busy loop.
+    let calls = evalsha_calls(&redis).await - calls_before;
+    assert!((5..=40).contains(&calls), "{calls} script calls in 1.5 s");
+    got.unlock().await.unwrap();
+}
+
+async fn evalsha_calls(redis: &Redis) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut redis.raw())
+        .await
+        .unwrap();
+    info.lines()
+        .find_map(|line| line.strip_prefix("cmdstat_evalsha:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A waiter woken by a release and cancelled before its try reached Redis
+/// passes the wake-up on: the other waiter of its client gets the free lock
+/// at once, not after its own timer (up to 5 s here, the lease's 30 s in
+/// Redisson).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_woken_waiter_passes_its_wake_up_on() {
+    let redis = Redis::start().await;
+    let proxy = FaultProxy::start(redis.server.port());
+    // Tries go through a link that can be cut (they reconnect by
+    // themselves); wake-ups come directly.
+    let tries = proxy.client().get_connection_manager().await.unwrap();
+    let waiters = LockClient::from_client(redis.server.client())
+        .connection(tries)
+        .connect()
+        .await
+        .unwrap();
+    let holder = redis.client().await;
+    for round in 0..3 {
+        let name = format!("pass-on:{round}");
+        let guard = holder.lock(&name).lock().await.unwrap();
+        let first = spawn_waiter(&waiters, &name);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let second = spawn_waiter(&waiters, &name);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // The release wakes the first waiter (the longest waiting); its try
+        // is held on the link, and it is cancelled before the try arrives:
+        // the try never runs.
+        proxy.stall();
+        let released = Instant::now();
+        guard.unlock().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        first.abort();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        proxy.resume_dropping();
+        let (got, at) = within(Duration::from_secs(10), "second waiter", second)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(
+            at - released < Duration::from_secs(1),
+            "round {round}: the free lock waited {:?} for the second waiter",
+            at - released
+        );
+        got.unlock().await.unwrap();
+    }
 }

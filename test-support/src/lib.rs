@@ -537,6 +537,36 @@ impl RedisCluster {
         }
     }
 
+    /// Keeps the cluster for the rest of the process and returns it, for a
+    /// cluster shared by the tests of one binary (a `static` is never
+    /// dropped): its nodes are killed and their directories removed when the
+    /// process exits (an `atexit` handler), as a drop would.
+    ///
+    /// ```no_run
+    /// use std::sync::OnceLock;
+    /// use redlua_test_support::RedisCluster;
+    /// static CLUSTER: OnceLock<&'static RedisCluster> = OnceLock::new();
+    /// let cluster = *CLUSTER.get_or_init(|| RedisCluster::start(3).until_exit());
+    /// # let _ = cluster;
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// When the exit handler cannot be registered.
+    pub fn until_exit(self) -> &'static RedisCluster {
+        let mut at_exit = AT_EXIT.lock().unwrap_or_else(|e| e.into_inner());
+        if !at_exit.registered {
+            // SAFETY: `clean_up_at_exit` is a plain `extern "C" fn()`.
+            let failed = unsafe { libc::atexit(clean_up_at_exit) } != 0;
+            assert!(!failed, "cannot register an atexit handler");
+            at_exit.registered = true;
+        }
+        for node in &self.nodes {
+            at_exit.nodes.push((node.pid(), node.dir().to_owned()));
+        }
+        Box::leak(Box::new(self))
+    }
+
     /// The connection URLs of all nodes, in start order.
     pub fn urls(&self) -> Vec<String> {
         self.nodes.iter().map(RedisServer::url).collect()
@@ -554,6 +584,34 @@ impl RedisCluster {
     /// Never in practice (the URLs are always valid).
     pub fn client(&self) -> redis::cluster::ClusterClient {
         redis::cluster::ClusterClient::new(self.urls()).expect("valid cluster URLs")
+    }
+}
+
+/// What [`RedisCluster::until_exit`] cleans up when the process exits.
+struct AtExit {
+    registered: bool,
+    /// Each node's pid and directory.
+    nodes: Vec<(u32, PathBuf)>,
+}
+
+static AT_EXIT: std::sync::Mutex<AtExit> = std::sync::Mutex::new(AtExit {
+    registered: false,
+    nodes: Vec::new(),
+});
+
+/// Kills the nodes kept until exit and removes their directories.
+extern "C" fn clean_up_at_exit() {
+    let nodes = match AT_EXIT.lock() {
+        Ok(mut at_exit) => std::mem::take(&mut at_exit.nodes),
+        Err(_) => return,
+    };
+    for (pid, dir) in nodes {
+        if let Ok(pid) = libc::pid_t::try_from(pid) {
+            // SAFETY: kill(2) has no memory-safety preconditions; the pid is
+            // our own child, never waited on, so not reused.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
 

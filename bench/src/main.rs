@@ -1,0 +1,131 @@
+//! The benchmark runner of redlua (`tools/bench`): redlua's locks against
+//! the raw cost of their scripts and against peer libraries, on one
+//! throwaway loopback `redis-server`.
+//!
+//! ```sh
+//! tools/bench            # every scenario, every library; ~1 minute
+//! tools/bench --quick    # shorter runs
+//! tools/bench --no-peers # redlua and the raw baseline only
+//! ```
+//!
+//! It prints a table, and writes `bench/results/latest.json` and
+//! `bench/results/latest.svg` (shown by the README). The peers are installed
+//! into a throwaway environment under `target/bench-env/`: a Python venv
+//! with redis-py (its `Lock`) and python-redis-lock, and an npm prefix with
+//! redis-semaphore (its `Mutex`, on ioredis). One lock object and one
+//! connection per contender; the same 30 s lease everywhere.
+
+mod metrics;
+mod monitor;
+mod peers;
+mod report;
+mod scenarios;
+
+use std::path::PathBuf;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Lock + unlock pairs of the uncontended scenario.
+    pub iterations: usize,
+    /// How long each contended scenario runs.
+    pub seconds: f64,
+    /// Contenders of the contended scenarios.
+    pub contenders: usize,
+    /// Critical section of the contended scenarios, in milliseconds.
+    pub critical_ms: u64,
+    /// Run the peers too.
+    pub peers: bool,
+    /// Count client commands with `MONITOR` on the server at this port.
+    pub monitor: Option<u16>,
+}
+
+fn settings() -> Result<Settings, String> {
+    let mut settings = Settings {
+        iterations: 5_000,
+        seconds: 3.0,
+        contenders: 8,
+        critical_ms: 1,
+        peers: true,
+        monitor: None,
+    };
+    for arg in std::env::args().skip(1) {
+        match arg.as_str() {
+            "--quick" => {
+                settings.iterations = 1_000;
+                settings.seconds = 1.0;
+            }
+            "--no-peers" => settings.peers = false,
+            "-h" | "--help" => {
+                println!("usage: tools/bench [--quick] [--no-peers]");
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown argument `{other}` (see --help)")),
+        }
+    }
+    Ok(settings)
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let settings = match settings() {
+        Ok(settings) => settings,
+        Err(message) => {
+            eprintln!("redlua-bench: {message}");
+            std::process::exit(2);
+        }
+    };
+    let server = tokio::task::spawn_blocking(redlua_test_support::RedisServer::start)
+        .await
+        .expect("starting redis-server");
+    let url = server.url();
+    let redis_version = scenarios::redis_version(&url).await;
+    eprintln!("redis-server {redis_version} at {url}; settings {settings:?}");
+
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let env = settings
+        .peers
+        .then(|| peers::Environment::prepare(&root.join("../target/bench-env")));
+    let run = async |settings: &Settings| {
+        let mut outcomes = scenarios::run_all(&url, settings).await;
+        if let Some(env) = &env {
+            outcomes.extend(peers::run_all(env, &root.join("peers"), &url, settings).await);
+        }
+        outcomes
+    };
+    // The timed pass; then a short pass counting the commands clients send,
+    // with MONITOR attached (it slows the server, so it times nothing).
+    let mut outcomes = run(&settings).await;
+    let counting = Settings {
+        iterations: 300,
+        seconds: 1.0,
+        monitor: Some(server.port()),
+        ..settings.clone()
+    };
+    for counted in run(&counting).await {
+        let Ok(measured) = counted.result else {
+            continue;
+        };
+        if let Some(outcome) = outcomes
+            .iter_mut()
+            .find(|o| o.library == counted.library && o.scenario == counted.scenario)
+            && let Ok(timed) = &mut outcome.result
+        {
+            timed.client_commands_per_acquisition = measured.client_commands_per_acquisition;
+        }
+    }
+
+    let machine = report::Machine {
+        cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
+        redis_version,
+    };
+    println!("{}", report::table(&outcomes));
+    let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results");
+    match report::write(&out, &machine, &settings, &outcomes) {
+        Ok(()) => eprintln!("wrote {}/latest.json and latest.svg", out.display()),
+        Err(error) => {
+            eprintln!("redlua-bench: cannot write the results: {error}");
+            std::process::exit(1);
+        }
+    }
+}

@@ -1,0 +1,540 @@
+//! Locks on a real Redis Cluster of three primaries, started once for this
+//! binary and shared by its tests (each test uses lock names of its own).
+//!
+//! What the tests look at directly, they read from the node that owns the
+//! lock's slot: the lock's hash lives there and nowhere else.
+
+use redis::AsyncCommands;
+use redis::aio::MultiplexedConnection;
+use redlua_runtime::{LockClient, LockGuard};
+use redlua_test_support::RedisCluster;
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use tokio::time::Instant;
+
+const PRIMARIES: usize = 3;
+
+static CLUSTER: OnceLock<&'static RedisCluster> = OnceLock::new();
+
+/// The shared cluster, started by the first test that needs it.
+async fn cluster() -> &'static RedisCluster {
+    tokio::task::spawn_blocking(|| {
+        *CLUSTER.get_or_init(|| RedisCluster::start(PRIMARIES).until_exit())
+    })
+    .await
+    .expect("starting the cluster")
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// Fails the test if `future` takes longer than `limit`.
+async fn within<T>(limit: Duration, what: &str, future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(limit, future)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not finish within {limit:?}"))
+}
+
+/// A lock client of the cluster with default settings.
+async fn client() -> LockClient {
+    LockClient::cluster(cluster().await.urls())
+        .await
+        .expect("connect to the cluster")
+}
+
+/// A lock client of the cluster with a short watchdog timeout.
+async fn client_with_watchdog(timeout: Duration) -> LockClient {
+    LockClient::cluster_builder(cluster().await.urls())
+        .watchdog_timeout(timeout)
+        .connect()
+        .await
+        .expect("connect to the cluster")
+}
+
+/// A plain connection to node `i`.
+async fn node(i: usize) -> MultiplexedConnection {
+    cluster().await.nodes()[i]
+        .client()
+        .get_multiplexed_async_connection()
+        .await
+        .expect("a node connection")
+}
+
+/// The hash slot of `key`, as the cluster computes it.
+async fn keyslot(key: &str) -> u16 {
+    redis::cmd("CLUSTER")
+        .arg("KEYSLOT")
+        .arg(key)
+        .query_async(&mut node(0).await)
+        .await
+        .unwrap()
+}
+
+/// The node that owns `key`'s slot right now (asked of node 0).
+async fn owner_of(key: &str) -> usize {
+    let slot = i64::from(keyslot(key).await);
+    let ranges: Vec<(i64, i64, (String, u16))> = {
+        let raw: Vec<redis::Value> = redis::cmd("CLUSTER")
+            .arg("SLOTS")
+            .query_async(&mut node(0).await)
+            .await
+            .unwrap();
+        raw.into_iter()
+            .map(|range| {
+                let redis::Value::Array(items) = range else {
+                    panic!("CLUSTER SLOTS: {range:?}")
+                };
+                let first: i64 = redis::from_redis_value(items[0].clone()).unwrap();
+                let last: i64 = redis::from_redis_value(items[1].clone()).unwrap();
+                let redis::Value::Array(primary) = &items[2] else {
+                    panic!("CLUSTER SLOTS primary: {:?}", items[2])
+                };
+                let host: String = redis::from_redis_value(primary[0].clone()).unwrap();
+                let port: u16 = redis::from_redis_value(primary[1].clone()).unwrap();
+                (first, last, (host, port))
+            })
+            .collect()
+    };
+    let (_, _, (_, port)) = ranges
+        .iter()
+        .find(|(first, last, _)| *first <= slot && slot <= *last)
+        .expect("every slot is served");
+    cluster()
+        .await
+        .nodes()
+        .iter()
+        .position(|n| n.port() == *port)
+        .expect("a known node")
+}
+
+async fn hgetall(node_index: usize, key: &str) -> HashMap<String, String> {
+    node(node_index).await.hgetall(key).await.unwrap()
+}
+
+/// Whether `key` exists (on the node that owns its slot: no other node can
+/// hold it).
+async fn exists_anywhere(key: &str) -> bool {
+    let n: i64 = node(owner_of(key).await).await.exists(key).await.unwrap();
+    n == 1
+}
+
+/// How many keys of `slot` node `i` holds.
+async fn keys_in_slot(i: usize, slot: u16) -> i64 {
+    redis::cmd("CLUSTER")
+        .arg("COUNTKEYSINSLOT")
+        .arg(slot)
+        .query_async(&mut node(i).await)
+        .await
+        .unwrap()
+}
+
+/// Subscribers of `channel` on node `i`: (sharded, plain).
+async fn subscribers(i: usize, channel: &str) -> (i64, i64) {
+    let mut con = node(i).await;
+    let (_, sharded): (String, i64) = redis::cmd("PUBSUB")
+        .arg("SHARDNUMSUB")
+        .arg(channel)
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    let (_, plain): (String, i64) = redis::cmd("PUBSUB")
+        .arg("NUMSUB")
+        .arg(channel)
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    (sharded, plain)
+}
+
+/// Waits until `check` holds, failing after `limit`.
+async fn eventually<F, Fut>(limit: Duration, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = Instant::now() + limit;
+    while !check().await {
+        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
+        tokio::time::sleep(ms(20)).await;
+    }
+}
+
+/// Spawns a `lock()` of `name` on `client`: when it got the lock, and the
+/// guard.
+fn spawn_waiter(client: &LockClient, name: &str) -> tokio::task::JoinHandle<(Instant, LockGuard)> {
+    let lock = client.lock(name);
+    tokio::spawn(async move {
+        let guard = lock.lock().await.expect("the waiter's lock()");
+        (Instant::now(), guard)
+    })
+}
+
+// ---------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn locks_on_every_primary_with_braces_reentry_and_tokens() {
+    let client = client().await;
+    // Names until every primary owns one, and names with hash tags.
+    let mut names: Vec<String> = Vec::new();
+    let mut covered = [false; PRIMARIES];
+    for i in 0.. {
+        let name = format!("every-{i}");
+        let owner = owner_of(&name).await;
+        if !covered[owner] {
+            covered[owner] = true;
+            names.push(name);
+        }
+        if covered.iter().all(|c| *c) {
+            break;
+        }
+    }
+    names.extend(["user{7}:cart".to_string(), "{orders}:42".to_string()]);
+    let mut nodes_used = Vec::new();
+    for name in &names {
+        let owner_node = owner_of(name).await;
+        nodes_used.push(owner_node);
+        let lock = client.lock(name);
+        let guard = lock.lock().await.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let owner = guard.owner().to_string();
+        assert_eq!(
+            hgetall(owner_node, name).await,
+            HashMap::from([(owner.clone(), "1".to_string())]),
+            "{name}: the hash on the node that owns its slot"
+        );
+        let again = guard.reenter().await.unwrap();
+        assert_eq!(
+            again.token(),
+            guard.token(),
+            "{name}: a re-entry keeps the token"
+        );
+        assert_eq!(
+            hgetall(owner_node, name).await,
+            HashMap::from([(owner.clone(), "2".to_string())])
+        );
+        assert_eq!(lock.hold_count(guard.owner()).await.unwrap(), 2);
+        again.unlock().await.unwrap();
+        let first_token = guard.token();
+        guard.unlock().await.unwrap();
+        assert!(!exists_anywhere(name).await, "{name}: released");
+        // The next holder's token is higher.
+        let next = lock.try_lock().await.unwrap().expect("free again");
+        assert!(next.token() > first_token, "{name}: tokens increase");
+        next.unlock().await.unwrap();
+    }
+    nodes_used.sort_unstable();
+    nodes_used.dedup();
+    assert_eq!(nodes_used, [0, 1, 2], "locks on every primary");
+    // A name whose braces would split its keys is refused, typed.
+    let err = client.lock("{}x").lock().await.unwrap_err();
+    assert!(
+        matches!(err, redlua_runtime::Error::InvalidName { .. }),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contention_across_clients_never_overlaps_and_tokens_increase() {
+    const CLIENTS: usize = 3;
+    const TASKS: usize = 4;
+    const ROUNDS: usize = 5;
+    let name = "{contended}:lock";
+    let counter = "{contended}:counter";
+    let owner_node = owner_of(name).await;
+    let inside = Arc::new(AtomicUsize::new(0));
+    let overlaps = Arc::new(AtomicUsize::new(0));
+    let last_token = Arc::new(AtomicU64::new(0));
+    let regressions = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..CLIENTS {
+        let client = client().await;
+        for _ in 0..TASKS {
+            let lock = client.lock(name);
+            let mut con = node(owner_node).await;
+            let (inside, overlaps, last_token, regressions) = (
+                inside.clone(),
+                overlaps.clone(),
+                last_token.clone(),
+                regressions.clone(),
+            );
+            tasks.push(tokio::spawn(async move {
+                for _ in 0..ROUNDS {
+                    let guard = lock.lock().await.expect("lock()");
+                    if inside.fetch_add(1, Ordering::SeqCst) != 0 {
+                        overlaps.fetch_add(1, Ordering::SeqCst);
+                    }
+                    if last_token.fetch_max(guard.token(), Ordering::SeqCst) >= guard.token() {
+                        regressions.fetch_add(1, Ordering::SeqCst);
+                    }
+                    let n: Option<u64> = con.get(counter).await.unwrap();
+                    tokio::time::sleep(ms(1)).await;
+                    let _: () = con.set(counter, n.unwrap_or(0) + 1).await.unwrap();
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                    guard.unlock().await.expect("unlock()");
+                }
+            }));
+        }
+    }
+    within(Duration::from_secs(30), "all workers", async {
+        for task in tasks {
+            task.await.expect("worker");
+        }
+    })
+    .await;
+    let total: u64 = node(owner_node).await.get(counter).await.unwrap();
+    assert_eq!(total, (CLIENTS * TASKS * ROUNDS) as u64, "lost updates");
+    assert_eq!(overlaps.load(Ordering::SeqCst), 0, "two holders at once");
+    assert_eq!(regressions.load(Ordering::SeqCst), 0, "a token went down");
+    assert!(!exists_anywhere(name).await, "the lock is left held");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wake_ups_arrive_through_sharded_pubsub_on_the_owning_node() {
+    let holder = client().await;
+    let waiting = client().await;
+    let name = "wake-sharded";
+    let channel = "redisson_lock__channel:{wake-sharded}";
+    let owner_node = owner_of(name).await;
+    let guard = holder.lock(name).lock().await.unwrap();
+    let waiter = spawn_waiter(&waiting, name);
+    eventually(ms(3000), "the waiter subscribes", || async {
+        subscribers(owner_node, channel).await == (1, 0)
+    })
+    .await;
+    for other in (0..PRIMARIES).filter(|i| *i != owner_node) {
+        assert_eq!(subscribers(other, channel).await, (0, 0), "node {other}");
+    }
+    tokio::time::sleep(ms(200)).await;
+    assert!(!waiter.is_finished(), "the waiter got a held lock");
+    let released = Instant::now();
+    guard.unlock().await.unwrap();
+    let (acquired, guard) = within(ms(5000), "the waiter", waiter).await.unwrap();
+    let after = acquired.duration_since(released);
+    assert!(
+        after < ms(500),
+        "woke {after:?} after the release (30 s lease)"
+    );
+    assert_eq!(
+        hgetall(owner_node, name).await,
+        HashMap::from([(guard.owner().to_string(), "1".to_string())])
+    );
+    guard.unlock().await.unwrap();
+    eventually(ms(3000), "the waiter unsubscribes", || async {
+        subscribers(owner_node, channel).await == (0, 0)
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_write_locks_exclude_and_wake_on_a_cluster() {
+    let a = client().await;
+    let b = client().await;
+    let name = "{rw}:doc";
+    let owner_node = owner_of(name).await;
+    let read_a = a.read_write_lock(name).read().lock().await.unwrap();
+    let read_b = b.read_write_lock(name).read().lock().await.unwrap();
+    let hash = hgetall(owner_node, name).await;
+    assert_eq!(hash.get("mode").map(String::as_str), Some("read"));
+    assert_eq!(hash.len(), 3, "mode and two readers: {hash:?}");
+    let writer = {
+        let lock = b.read_write_lock(name).write();
+        tokio::spawn(async move {
+            let guard = lock.lock().await.expect("the writer's lock()");
+            (Instant::now(), guard)
+        })
+    };
+    tokio::time::sleep(ms(300)).await;
+    assert!(!writer.is_finished(), "the writer got in beside readers");
+    read_a.unlock().await.unwrap();
+    tokio::time::sleep(ms(200)).await;
+    assert!(!writer.is_finished(), "the writer got in beside a reader");
+    let released = Instant::now();
+    read_b.unlock().await.unwrap();
+    let (acquired, write) = within(ms(5000), "the writer", writer).await.unwrap();
+    let after = acquired.duration_since(released);
+    assert!(
+        after < ms(500),
+        "the writer woke {after:?} after the last reader left"
+    );
+    let hash = hgetall(owner_node, name).await;
+    assert_eq!(hash.get("mode").map(String::as_str), Some("write"));
+    assert_eq!(
+        hash.get(&format!("{}:write", write.owner()))
+            .map(String::as_str),
+        Some("1")
+    );
+    // A reader waits for the writer, and wakes on its release.
+    let reader = {
+        let lock = a.read_write_lock(name).read();
+        tokio::spawn(async move {
+            let guard = lock.lock().await.expect("the reader's lock()");
+            (Instant::now(), guard)
+        })
+    };
+    tokio::time::sleep(ms(300)).await;
+    assert!(!reader.is_finished(), "a reader got in beside the writer");
+    let released = Instant::now();
+    write.unlock().await.unwrap();
+    let (acquired, read) = within(ms(5000), "the reader", reader).await.unwrap();
+    assert!(acquired.duration_since(released) < ms(500));
+    read.unlock().await.unwrap();
+    assert!(!exists_anywhere(name).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watchdog_renews_locks_of_many_slots_in_slot_batches() {
+    let lease = ms(600);
+    let client = client_with_watchdog(lease).await;
+    // 150 locks in one slot (two batches), and one on every other slot
+    // group of a few names spread over the primaries.
+    let mut names: Vec<String> = (0..150).map(|i| format!("{{batch}}:{i}")).collect();
+    names.extend((0..9).map(|i| format!("spread-{i}")));
+    let mut guards = Vec::new();
+    for name in &names {
+        guards.push(client.lock(name).lock().await.unwrap());
+    }
+    // Three leases: only renewals keep them.
+    tokio::time::sleep(lease * 3).await;
+    for (name, guard) in names.iter().zip(&guards) {
+        assert!(!guard.is_lost(), "{name}: lost");
+        let owner_node = owner_of(name).await;
+        assert_eq!(
+            hgetall(owner_node, name).await,
+            HashMap::from([(guard.owner().to_string(), "1".to_string())]),
+            "{name}"
+        );
+        let pttl: i64 = node(owner_node).await.pttl(name).await.unwrap();
+        assert!(0 < pttl && pttl <= 600, "{name}: pttl {pttl}");
+    }
+    for guard in guards {
+        guard.unlock().await.unwrap();
+    }
+    for name in &names {
+        assert!(!exists_anywhere(name).await, "{name}");
+    }
+}
+
+/// The node ids, in start order.
+async fn node_ids() -> Vec<String> {
+    let mut ids = Vec::new();
+    for i in 0..PRIMARIES {
+        let id: String = redis::cmd("CLUSTER")
+            .arg("MYID")
+            .query_async(&mut node(i).await)
+            .await
+            .unwrap();
+        ids.push(id);
+    }
+    ids
+}
+
+/// Moves `slot` from node `from` to node `to` as `redis-cli --cluster
+/// reshard` does: IMPORTING/MIGRATING, MIGRATE of its keys, SETSLOT NODE.
+async fn migrate_slot(slot: u16, from: usize, to: usize) {
+    let ids = node_ids().await;
+    let cluster = cluster().await;
+    let setslot = |state: &str, id: &str| {
+        let mut cmd = redis::cmd("CLUSTER");
+        cmd.arg("SETSLOT").arg(slot).arg(state).arg(id);
+        cmd
+    };
+    let _: () = setslot("IMPORTING", &ids[from])
+        .query_async(&mut node(to).await)
+        .await
+        .unwrap();
+    let _: () = setslot("MIGRATING", &ids[to])
+        .query_async(&mut node(from).await)
+        .await
+        .unwrap();
+    let keys: Vec<String> = redis::cmd("CLUSTER")
+        .arg("GETKEYSINSLOT")
+        .arg(slot)
+        .arg(1000)
+        .query_async(&mut node(from).await)
+        .await
+        .unwrap();
+    assert!(!keys.is_empty(), "the slot holds the lock");
+    let mut migrate = redis::cmd("MIGRATE");
+    migrate
+        .arg("127.0.0.1")
+        .arg(cluster.nodes()[to].port())
+        .arg("")
+        .arg(0)
+        .arg(5000)
+        .arg("KEYS")
+        .arg(&keys);
+    let _: () = migrate.query_async(&mut node(from).await).await.unwrap();
+    for i in [to, from]
+        .into_iter()
+        .chain((0..PRIMARIES).filter(|i| *i != to && *i != from))
+    {
+        let _: () = setslot("NODE", &ids[to])
+            .query_async(&mut node(i).await)
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_lock_survives_a_slot_migration_and_waiters_follow_it() {
+    let renewed_name = "{migrating}:renewed";
+    let waited_name = "{migrating}:waited";
+    let channel = "redisson_lock__channel:{migrating}:waited";
+    let from = owner_of(renewed_name).await;
+    let to = (from + 1) % PRIMARIES;
+    let lease = ms(900);
+    let renewing = client_with_watchdog(lease).await;
+    let holder = client().await;
+    let waiting = client().await;
+    let renewed = renewing.lock(renewed_name).lock().await.unwrap();
+    let waited = holder.lock(waited_name).lock().await.unwrap();
+    let waiter = spawn_waiter(&waiting, waited_name);
+    eventually(ms(3000), "the waiter subscribes", || async {
+        subscribers(from, channel).await == (1, 0)
+    })
+    .await;
+
+    migrate_slot(keyslot(renewed_name).await, from, to).await;
+    assert_eq!(owner_of(renewed_name).await, to);
+
+    // The subscription follows the slot to its new node.
+    eventually(
+        ms(5000),
+        "the waiter subscribes on the new node",
+        || async {
+            subscribers(to, channel).await == (1, 0) && subscribers(from, channel).await == (0, 0)
+        },
+    )
+    .await;
+    // Renewals follow it too: three leases later the lock is still held,
+    // on the new node only.
+    tokio::time::sleep(lease * 3).await;
+    assert!(!renewed.is_lost(), "the renewed lock was lost");
+    assert_eq!(
+        hgetall(to, renewed_name).await,
+        HashMap::from([(renewed.owner().to_string(), "1".to_string())])
+    );
+    let pttl: i64 = node(to).await.pttl(renewed_name).await.unwrap();
+    assert!(0 < pttl && pttl <= 900, "pttl {pttl}");
+    assert_eq!(keys_in_slot(from, keyslot(renewed_name).await).await, 0);
+    assert!(!waiter.is_finished(), "the waiter got a held lock");
+
+    // A release on the new node wakes the waiter at once (the holder's
+    // lease is 30 s).
+    let released = Instant::now();
+    waited.unlock().await.unwrap();
+    let (acquired, guard) = within(ms(5000), "the waiter", waiter).await.unwrap();
+    let after = acquired.duration_since(released);
+    assert!(after < ms(500), "woke {after:?} after the release");
+    assert_eq!(
+        hgetall(to, waited_name).await,
+        HashMap::from([(guard.owner().to_string(), "1".to_string())])
+    );
+    guard.unlock().await.unwrap();
+    renewed.unlock().await.unwrap();
+    assert!(!exists_anywhere(renewed_name).await);
+    assert!(!exists_anywhere(waited_name).await);
+}
