@@ -151,6 +151,12 @@ pub use redlua_runtime::{
 
 pub mod fencing;
 
+/// Holder identity (opt-in): a holder says who it is (host, process id,
+/// program, since when) next to its lock, for `lockctl status` and
+/// `lockctl ls`.
+#[cfg(feature = "locks")]
+pub use redlua_runtime::identity;
+
 #[cfg(feature = "locks")]
 #[doc = include_str!("../docs/lock-model.md")]
 pub mod guide {}

@@ -46,6 +46,7 @@
 //! - `acquire.rs` acquiring, waiting, undoing abandoned acquires;
 //!   `release.rs` where holds are released; `background.rs` the worker;
 //!   `watchdog.rs` lease renewal; `inspect.rs` reading a lock;
+//!   `identity.rs` holder identity (opt-in, apart from the rest);
 //! - `kind.rs` which script each kind of lock runs; `guard.rs`, `lock.rs`,
 //!   `rwlock.rs`, `client.rs` the public API.
 //!
@@ -66,6 +67,7 @@ macro_rules! locks {
 }
 
 locks! {
+pub mod identity;
 mod acquire;
 mod background;
 mod client;

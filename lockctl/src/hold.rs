@@ -36,7 +36,7 @@ pub async fn run(globals: &Globals, args: &HoldArgs) -> Result<u8, Failure> {
         }
     };
     let program = format!("lockctl hold --for {}", duration::show(args.hold_for));
-    let announcer = locks::announce(con, &client, &guard, kind, &program).await;
+    let announcer = locks::announce(con, &client, &guard, &program).await;
     let outcome = held(globals, args, kind, guard, &mut signals).await;
     announcer.stop().await;
     outcome

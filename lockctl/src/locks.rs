@@ -113,26 +113,10 @@ pub async fn announce(
     con: redis::aio::MultiplexedConnection,
     client: &LockClient,
     guard: &LockGuard,
-    kind: Kind,
     program: &str,
-) -> identity::Announcer {
-    let owner = guard.owner().to_string();
-    let field = match kind {
-        Kind::Write => format!("{owner}:write"),
-        Kind::Exclusive | Kind::Read => owner.clone(),
-    };
-    // A quarter of the lease: the identity's expiry, the lock's at each
-    // refresh, then stays ahead of the watchdog's renewals (every third).
-    let period = guard.lease().unwrap_or(client.watchdog_timeout()) / 4;
-    identity::Announcer::start(
-        con,
-        guard.name(),
-        &owner,
-        &field,
-        identity::Identity::of_this_process(program),
-        period,
-    )
-    .await
+) -> identity::Announcer<redis::aio::MultiplexedConnection> {
+    let me = identity::Identity::of_this_process(program);
+    identity::Announcer::start(con, client, guard, me).await
 }
 
 /// The failure for an acquire that ran out of time.

@@ -63,7 +63,6 @@ pub async fn run(globals: &Globals, args: &RunArgs) -> Result<u8, Failure> {
         con,
         &client,
         &guard,
-        kind,
         &format!("lockctl run -- {}", described.join(" ")),
     )
     .await;

@@ -212,7 +212,7 @@ pub fn holder_text(holder: &Holder) -> String {
     };
     match &holder.identity {
         None => text,
-        Some(identity) => format!("{text}: {}", identity.text()),
+        Some(identity) => format!("{text}: {}", identity::text(identity)),
     }
 }
 
@@ -259,7 +259,7 @@ pub fn holders_json(holders: &[Holder]) -> Value {
                 "owner": h.owner,
                 "count": h.count,
                 "mode": h.mode.map(Mode::as_str),
-                "identity": h.identity.as_ref().map(Identity::json),
+                "identity": h.identity.as_ref().map(identity::json),
             })
         })
         .collect()
