@@ -157,6 +157,10 @@ use proc_macro::TokenStream;
 /// | `non_integer_return` | the script returning a non-integer number (Redis truncates it) |
 /// | `return_type` | a `return` the `returns` type cannot hold |
 /// | `integer_condition` | a command's integer reply used as a condition (`if redis.call('EXISTS', k) then`: 0 is true in Lua) |
+/// | `nil_comparison` | a reply compared with `nil` (`redis.call('GET', k) == nil`: a nil reply arrives as `false`) |
+/// | `status_comparison` | a status reply compared with a string (`redis.call('SET', k, v) == 'OK'`: it is a table `{ok = 'OK'}`) |
+/// | `number_string_comparison` | a number compared with a string (`redis.call('INCR', k) == '1'`, `tonumber(x) > ARGV[1]`) |
+/// | `scan_cursor` | a SCAN cursor compared with a number (`until cursor == 0`: the cursor is a string) |
 ///
 /// Diagnostics about the script are spanned at the path string; those about
 /// a declared key or argument that the script never reads, at that field.

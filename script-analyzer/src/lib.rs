@@ -25,6 +25,7 @@
 
 pub mod commands;
 mod diagnostic;
+pub mod infer;
 pub mod lints;
 mod parse;
 pub mod replies;
@@ -201,10 +202,12 @@ fn analyze_here(source: &str, options: &Options) -> Report {
             .as_ref()
             .is_some_and(|flags| flags.iter().any(|f| f == "no-writes"));
     let model = scope::Model::build(&ast);
+    let no_types = infer::Types::default();
     let cx = lints::Context {
         source,
         ast: &ast,
         model: &model,
+        types: &no_types,
         options,
         read_only,
     };

@@ -1,6 +1,7 @@
 //! The lints, one per file. Each has a `check` function that reads the
 //! [`Context`] and pushes its diagnostics into the [`Report`].
 
+use crate::infer::Types;
 use crate::scope::Model;
 use crate::{Options, Report, Span};
 use full_moon::ast::Ast;
@@ -15,8 +16,13 @@ mod global_assignment;
 mod inputs;
 mod integer_condition;
 mod literal_key;
+mod nil_comparison;
 mod non_integer_return;
+mod number_string_comparison;
 mod return_type;
+mod scan_cursor;
+mod status_comparison;
+mod typed;
 mod undefined_global;
 mod unknown_command;
 mod unknown_member;
@@ -32,6 +38,8 @@ pub struct Context<'a> {
     pub ast: &'a Ast,
     /// Which names are locals, upvalues or globals.
     pub model: &'a Model,
+    /// The inferred types of expressions and locals.
+    pub types: &'a Types<'a>,
     /// What the caller asked for.
     pub options: &'a Options,
     /// `options.read_only`, or a `no-writes` shebang.
@@ -107,6 +115,18 @@ lints! {
     /// A command's integer reply used as a condition (`if redis.call('EXISTS',
     /// k) then`): 0 is true in Lua.
     IntegerCondition => "integer_condition",
+    /// A reply compared with `nil` (`redis.call('GET', k) == nil`): a nil
+    /// reply arrives as `false`.
+    NilComparison => "nil_comparison",
+    /// A status reply compared with a string (`redis.call('SET', k, v) ==
+    /// 'OK'`): it is a table `{ok = 'OK'}`.
+    StatusComparison => "status_comparison",
+    /// A number compared with a string (`redis.call('INCR', k) == '1'`,
+    /// `tonumber(x) > ARGV[1]`): never equal, and `<` raises.
+    NumberStringComparison => "number_string_comparison",
+    /// A SCAN cursor compared with a number (`until cursor == 0`): the
+    /// cursor is a string.
+    ScanCursor => "scan_cursor",
 }
 
 impl Lint {
@@ -129,6 +149,11 @@ type Check = fn(&Context<'_>, &[RedisCall], &mut Report);
 /// Runs every lint that is not allowed.
 pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
     let calls = redis_calls(cx);
+    let types = Types::build(cx.source, cx.ast, cx.model, &calls);
+    let cx = &Context {
+        types: &types,
+        ..*cx
+    };
     let checks: &[(Lint, Check)] = &[
         (Lint::Arity, arity::check),
         (Lint::DynamicAccess, dynamic_access::check),
@@ -142,6 +167,13 @@ pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
         (Lint::NonIntegerReturn, non_integer_return::check),
         (Lint::ReturnType, return_type::check),
         (Lint::IntegerCondition, integer_condition::check),
+        (Lint::NilComparison, nil_comparison::check),
+        (Lint::StatusComparison, status_comparison::check),
+        (
+            Lint::NumberStringComparison,
+            number_string_comparison::check,
+        ),
+        (Lint::ScanCursor, scan_cursor::check),
     ];
     calls::record_info(cx, &calls, report);
     for (lint, check) in checks {
