@@ -161,6 +161,10 @@ use proc_macro::TokenStream;
 /// | `status_comparison` | a status reply compared with a string (`redis.call('SET', k, v) == 'OK'`: it is a table `{ok = 'OK'}`) |
 /// | `number_string_comparison` | a number compared with a string (`redis.call('INCR', k) == '1'`, `tonumber(x) > ARGV[1]`) |
 /// | `scan_cursor` | a SCAN cursor compared with a number (`until cursor == 0`: the cursor is a string) |
+/// | `maybe_false` | (warning) a reply that may be `false` used in arithmetic, `..` or as a command argument (`redis.call('GET', k) + 1`) |
+/// | `flat_reply_index` | a flat reply indexed by a field name (`redis.call('HGETALL', k).name` is always nil) |
+/// | `pcall_unchecked` | (warning) a `redis.pcall` result used without checking `err` |
+/// | `fractional_argument` | (warning) a number that may be fractional where an integer is needed (`EXPIRE k ARGV[1] / 1000`) |
 ///
 /// Diagnostics about the script are spanned at the path string; those about
 /// a declared key or argument that the script never reads, at that field.

@@ -176,6 +176,16 @@ const RUNS: &[(&str, &[&str], &[&str])] = &[
     ),
     ("compat_unpack.lua", &["compat"], &["a", "b"]),
     (
+        "typed_idioms.lua",
+        &["typed:n", "typed:h", "typed:s"],
+        &["1500", "2"],
+    ),
+    (
+        "typed_idioms.lua",
+        &["typed:n", "typed:h", "typed:s"],
+        &["", ""],
+    ),
+    (
         "idempotent_counter.lua",
         &["seen", "count", "users", "days"],
         &["r1", "u1", "3", "60"],

@@ -12,13 +12,17 @@ mod calls;
 mod chunk_returns;
 mod command_arity;
 mod dynamic_access;
+mod flat_reply_index;
+mod fractional_argument;
 mod global_assignment;
 mod inputs;
 mod integer_condition;
 mod literal_key;
+mod maybe_false;
 mod nil_comparison;
 mod non_integer_return;
 mod number_string_comparison;
+mod pcall_unchecked;
 mod return_type;
 mod scan_cursor;
 mod status_comparison;
@@ -127,6 +131,17 @@ lints! {
     /// A SCAN cursor compared with a number (`until cursor == 0`): the
     /// cursor is a string.
     ScanCursor => "scan_cursor",
+    /// A reply that may be `false` (GET, HGET, or `tonumber` of one) used in
+    /// arithmetic, `..`, `<` or as a command argument (a warning).
+    MaybeFalse => "maybe_false",
+    /// A flat reply (HGETALL, CONFIG GET, WITHSCORES) indexed by a field
+    /// name: `redis.call('HGETALL', k).name` is always nil.
+    FlatReplyIndex => "flat_reply_index",
+    /// A `redis.pcall` result used without checking `err` (a warning).
+    PcallUnchecked => "pcall_unchecked",
+    /// A number that may be fractional where an integer is needed
+    /// (`EXPIRE k ARGV[1]/1000`, `string.format('%d', x / 2)`; a warning).
+    FractionalArgument => "fractional_argument",
 }
 
 impl Lint {
@@ -174,6 +189,10 @@ pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
             number_string_comparison::check,
         ),
         (Lint::ScanCursor, scan_cursor::check),
+        (Lint::MaybeFalse, maybe_false::check),
+        (Lint::FlatReplyIndex, flat_reply_index::check),
+        (Lint::PcallUnchecked, pcall_unchecked::check),
+        (Lint::FractionalArgument, fractional_argument::check),
     ];
     calls::record_info(cx, &calls, report);
     for (lint, check) in checks {

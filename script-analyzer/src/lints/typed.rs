@@ -3,7 +3,10 @@
 
 use super::Context;
 use crate::infer::{Inferred, Origin, Ty, unparenthesized};
-use full_moon::ast::{BinOp, Expression};
+use full_moon::ast::{
+    BinOp, Call, Expression, FunctionArgs, FunctionCall, Prefix, Suffix, UnOp, Var, VarExpression,
+};
+use full_moon::node::Node;
 use full_moon::visitors::Visitor;
 
 /// The source text of `expr`, shortened for a message.
@@ -99,5 +102,98 @@ impl<F: FnMut(&Comparison<'_>)> Visitor for Finder<F> {
                 whole: expr,
             });
         }
+    }
+}
+
+/// How a value is consumed by an operation that raises on `false` or nil.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Operand {
+    /// `+ - * / % ^`, unary `-`.
+    Arithmetic(&'static str),
+    /// `< <= > >=`.
+    Ordering(&'static str),
+    /// `..`.
+    Concat,
+    /// An argument of a `redis.call`.
+    CommandArg,
+}
+
+/// Calls `f` on every operand of an operation that needs a number or a
+/// string, and every argument of a `redis.call`, in tree order.
+pub(crate) fn each_operand(cx: &Context<'_>, f: impl FnMut(&Expression, Operand)) {
+    let mut finder = Operands { cx, f };
+    finder.visit_ast(cx.ast);
+}
+
+struct Operands<'c, 'a, F> {
+    cx: &'c Context<'a>,
+    f: F,
+}
+
+impl<F: FnMut(&Expression, Operand)> Operands<'_, '_, F> {
+    fn chain<'s>(&mut self, prefix: &Prefix, suffixes: impl Iterator<Item = &'s Suffix>) {
+        let Some(start) = prefix.start_position().map(|p| p.bytes()) else {
+            return;
+        };
+        for suffix in suffixes {
+            let Suffix::Call(Call::AnonymousCall(args)) = suffix else {
+                continue;
+            };
+            let end = args.end_position().map_or(0, |p| p.bytes());
+            if self.cx.types.call_at(start, end).is_none() {
+                continue;
+            }
+            if let FunctionArgs::Parentheses { arguments, .. } = &**args {
+                for arg in arguments.iter() {
+                    (self.f)(unparenthesized(arg), Operand::CommandArg);
+                }
+            }
+        }
+    }
+}
+
+impl<F: FnMut(&Expression, Operand)> Visitor for Operands<'_, '_, F> {
+    fn visit_expression(&mut self, expr: &Expression) {
+        match expr {
+            Expression::BinaryOperator { lhs, binop, rhs } => {
+                let kind = match binop {
+                    BinOp::Plus(_) => Operand::Arithmetic("+"),
+                    BinOp::Minus(_) => Operand::Arithmetic("-"),
+                    BinOp::Star(_) => Operand::Arithmetic("*"),
+                    BinOp::Slash(_) => Operand::Arithmetic("/"),
+                    BinOp::Percent(_) => Operand::Arithmetic("%"),
+                    BinOp::Caret(_) => Operand::Arithmetic("^"),
+                    BinOp::TwoDots(_) => Operand::Concat,
+                    BinOp::LessThan(_) => Operand::Ordering("<"),
+                    BinOp::LessThanEqual(_) => Operand::Ordering("<="),
+                    BinOp::GreaterThan(_) => Operand::Ordering(">"),
+                    BinOp::GreaterThanEqual(_) => Operand::Ordering(">="),
+                    _ => return,
+                };
+                (self.f)(unparenthesized(lhs), kind);
+                (self.f)(unparenthesized(rhs), kind);
+            }
+            Expression::UnaryOperator {
+                unop: UnOp::Minus(_),
+                expression,
+            } => (self.f)(unparenthesized(expression), Operand::Arithmetic("-")),
+            _ => {}
+        }
+    }
+
+    fn visit_function_call(&mut self, call: &FunctionCall) {
+        self.chain(call.prefix(), call.suffixes());
+    }
+
+    fn visit_var_expression(&mut self, var: &VarExpression) {
+        self.chain(var.prefix(), var.suffixes());
+    }
+}
+
+/// The local variable an expression names, if it is a plain name.
+pub(crate) fn local_of(cx: &Context<'_>, expr: &Expression) -> Option<usize> {
+    match expr {
+        Expression::Var(Var::Name(token)) => cx.types.local(token),
+        _ => None,
     }
 }
