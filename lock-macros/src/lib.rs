@@ -165,6 +165,10 @@ use proc_macro::TokenStream;
 /// | `flat_reply_index` | a flat reply indexed by a field name (`redis.call('HGETALL', k).name` is always nil) |
 /// | `pcall_unchecked` | (warning) a `redis.pcall` result used without checking `err` |
 /// | `fractional_argument` | (warning) a number that may be fractional where an integer is needed (`EXPIRE k ARGV[1] / 1000`) |
+/// | `return_shape` | a returned table Redis converts otherwise: `{a, nil, b}` is cut at the nil, `{count = n}` arrives empty |
+/// | `cjson_empty_table` | (warning) `cjson.encode({})` gives `{}`, not `[]` |
+/// | `argv_pattern` | (warning) `KEYS[n]` / `ARGV[n]` used as a Lua pattern (`string.find(s, ARGV[1])`) |
+/// | `unpack_reply` | (warning) `unpack` of a command's array reply, which may be empty or too long |
 ///
 /// Diagnostics about the script are spanned at the path string; those about
 /// a declared key or argument that the script never reads, at that field.

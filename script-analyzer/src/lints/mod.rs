@@ -7,9 +7,11 @@ use crate::{Options, Report, Span};
 use full_moon::ast::Ast;
 use full_moon::node::Node;
 
+mod argv_pattern;
 mod arity;
 mod calls;
 mod chunk_returns;
+mod cjson_empty_table;
 mod command_arity;
 mod dynamic_access;
 mod flat_reply_index;
@@ -17,12 +19,14 @@ mod fractional_argument;
 mod global_assignment;
 mod inputs;
 mod integer_condition;
+mod library_calls;
 mod literal_key;
 mod maybe_false;
 mod nil_comparison;
 mod non_integer_return;
 mod number_string_comparison;
 mod pcall_unchecked;
+mod return_shape;
 mod return_type;
 mod scan_cursor;
 mod status_comparison;
@@ -30,6 +34,7 @@ mod typed;
 mod undefined_global;
 mod unknown_command;
 mod unknown_member;
+mod unpack_reply;
 mod write_in_read_only;
 
 pub use calls::{CallArg, RedisCall, redis_calls};
@@ -142,6 +147,18 @@ lints! {
     /// A number that may be fractional where an integer is needed
     /// (`EXPIRE k ARGV[1]/1000`, `string.format('%d', x / 2)`; a warning).
     FractionalArgument => "fractional_argument",
+    /// A returned table Redis converts into something else: a `nil` element
+    /// cuts the array, string keys are dropped (`return {count = n}` is `[]`).
+    ReturnShape => "return_shape",
+    /// `cjson.encode({})`: an empty table encodes as the object `{}`, not
+    /// the array `[]` (a warning).
+    CjsonEmptyTable => "cjson_empty_table",
+    /// `KEYS[n]` / `ARGV[n]` used as a Lua pattern in `string.find`, `match`,
+    /// `gmatch`, `gsub` without escaping (a warning).
+    ArgvPattern => "argv_pattern",
+    /// `unpack` of a command's array reply, which may be empty or too long
+    /// to unpack (a warning).
+    UnpackReply => "unpack_reply",
 }
 
 impl Lint {
@@ -193,6 +210,10 @@ pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
         (Lint::FlatReplyIndex, flat_reply_index::check),
         (Lint::PcallUnchecked, pcall_unchecked::check),
         (Lint::FractionalArgument, fractional_argument::check),
+        (Lint::ReturnShape, return_shape::check),
+        (Lint::CjsonEmptyTable, cjson_empty_table::check),
+        (Lint::ArgvPattern, argv_pattern::check),
+        (Lint::UnpackReply, unpack_reply::check),
     ];
     calls::record_info(cx, &calls, report);
     for (lint, check) in checks {
