@@ -196,6 +196,7 @@ fn file_json(name: &str, report: &Report) -> Value {
         "commands": info.commands,
         "writes": info.writes,
         "shebang_flags": info.shebang_flags,
+        "returns": info.returns,
     })
 }
 

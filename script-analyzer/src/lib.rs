@@ -118,6 +118,11 @@ pub struct ScriptInfo {
     pub writes: bool,
     /// The flags of a `#!lua flags=...` shebang, if any.
     pub shebang_flags: Option<Vec<String>>,
+    /// The replies the script may give, as the type inference sees them and
+    /// as Redis sends them: `"integer"`, `"string"`, `"status"`, `"error"`,
+    /// `"array"`, `"nil"`, in that order. `None` when some returned value
+    /// is not known.
+    pub returns: Option<Vec<String>>,
 }
 
 /// The result of [`analyze`].

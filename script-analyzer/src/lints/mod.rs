@@ -216,6 +216,7 @@ pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
         (Lint::UnpackReply, unpack_reply::check),
     ];
     calls::record_info(cx, &calls, report);
+    report.info.returns = chunk_returns::reply_kinds(cx);
     for (lint, check) in checks {
         let before = report.diagnostics.len();
         check(cx, &calls, report);
