@@ -250,6 +250,12 @@ pub struct Types<'a> {
     vars: HashMap<usize, Inferred>,
     defs_count: HashMap<usize, usize>,
     uses: HashMap<usize, Vec<Use>>,
+    /// The script may switch to RESP3 (`redis.setresp(3)`): replies then
+    /// have other shapes (nil, maps, doubles), so they are not typed.
+    resp3: bool,
+    /// The script assigns into `KEYS` or `ARGV` (`ARGV[1] = tonumber(...)`):
+    /// their elements are then not surely strings.
+    inputs_assigned: bool,
 }
 
 /// The SCAN family, whose reply starts with a cursor.
@@ -273,15 +279,24 @@ impl<'a> Types<'a> {
                 .iter()
                 .map(|c| ((c.span.start.offset, c.span.end.offset), c.clone()))
                 .collect(),
+            // Any mention, even in a comment: then no reply is typed.
+            resp3: source.contains("setresp"),
             ..Types::default()
         };
         let mut walker = Walker {
             types: &types,
             defs: HashMap::new(),
             uses: HashMap::new(),
+            inputs_assigned: false,
         };
         walker.block(ast.nodes());
-        let Walker { defs, uses, .. } = walker;
+        let Walker {
+            defs,
+            uses,
+            inputs_assigned,
+            ..
+        } = walker;
+        types.inputs_assigned = inputs_assigned;
         let mut env: HashMap<usize, Inferred> = defs
             .keys()
             .map(|&var| (var, Inferred::of(Ty::EMPTY)))
@@ -557,7 +572,9 @@ impl<'a> Types<'a> {
                             path = Some(format!("{p}.{name}"));
                             Inferred::any()
                         }
-                        (Some(p), Some(Key::Number(_))) if p == "KEYS" || p == "ARGV" => {
+                        (Some(p), Some(Key::Number(_)))
+                            if (p == "KEYS" || p == "ARGV") && !self.inputs_assigned =>
+                        {
                             Inferred::of(Ty::STRING)
                         }
                         _ => index_value(&current, key.as_ref()),
@@ -566,7 +583,11 @@ impl<'a> Types<'a> {
                 Suffix::Call(call) => {
                     let name = path.take();
                     if let Some(call) = self.calls.get(&(start, call_end(call))) {
-                        reply_of(call)
+                        if self.resp3 {
+                            Inferred::any()
+                        } else {
+                            reply_of(call)
+                        }
                     } else if let (Some(name), Call::AnonymousCall(args)) = (name, call) {
                         self.builtin(&name, args, env)
                     } else if let Call::MethodCall(method) = call {
@@ -756,6 +777,7 @@ struct Walker<'t, 'a> {
     types: &'t Types<'a>,
     defs: HashMap<usize, Vec<Def<'a>>>,
     uses: HashMap<usize, Vec<Use>>,
+    inputs_assigned: bool,
 }
 
 impl<'a> Walker<'_, 'a> {
@@ -833,6 +855,12 @@ impl<'a> Walker<'_, 'a> {
                     match var {
                         Var::Name(token) => names.push(Some(token)),
                         Var::Expression(var) => {
+                            if let Prefix::Name(table) = var.prefix()
+                                && matches!(table.token().to_string().as_str(), "KEYS" | "ARGV")
+                                && self.local(table).is_none()
+                            {
+                                self.inputs_assigned = true;
+                            }
                             let suffixes: Vec<&Suffix> = var.suffixes().collect();
                             self.chain(var.prefix(), &suffixes, UseKind::Other);
                             names.push(None);
@@ -1131,6 +1159,19 @@ mod tests {
         let cursor = returned("return redis.call('SCAN', 0)[1]");
         assert_eq!(cursor.ty, Ty::STRING);
         assert!(matches!(cursor.origin, Some(Origin::Cursor { .. })));
+    }
+
+    #[test]
+    fn resp3_and_assigned_inputs_are_not_typed() {
+        assert_eq!(
+            ty("redis.setresp(3) return redis.call('GET', KEYS[1])"),
+            Ty::ANY
+        );
+        assert_eq!(ty("ARGV[1] = tonumber(ARGV[1]) return ARGV[1]"), Ty::ANY);
+        assert_eq!(
+            ty("local ARGV = {1} ARGV[1] = 2 return KEYS[1]"),
+            Ty::STRING
+        );
     }
 
     #[test]

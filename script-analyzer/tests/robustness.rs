@@ -339,3 +339,39 @@ proptest! {
         let _ = analyze(&script, &Options::default());
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// `nil_comparison` fires on a reply compared with nil exactly when the
+    /// reply table knows the reply (no known reply is ever nil under RESP2),
+    /// and never once the script may switch to RESP3.
+    #[test]
+    fn nil_comparison_follows_the_reply_table(
+        command in command_name(),
+        args in proptest::collection::vec(call_argument(), 0..5),
+        through_local in any::<bool>(),
+        resp3 in any::<bool>(),
+    ) {
+        use redlua_analyzer::commands::ArgShape;
+        use redlua_analyzer::replies;
+        if args.iter().rev().skip(1).any(|(_, s)| matches!(s, ArgShape::Spread)) {
+            return Ok(());
+        }
+        let mut shapes = vec![ArgShape::Literal(command)];
+        shapes.extend(args.iter().map(|(_, shape)| *shape));
+        let known = replies::of_call(&shapes).is_some();
+        let mut text: Vec<String> = vec![format!("'{command}'")];
+        text.extend(args.iter().map(|(t, _)| t.clone()));
+        let call = format!("redis.call({})", text.join(", "));
+        let prelude = if resp3 { "redis.setresp(3)\n" } else { "" };
+        let script = if through_local {
+            format!("{prelude}local r = {call}\nif r == nil then return 1 end\nreturn 0")
+        } else {
+            format!("{prelude}if {call} == nil then return 1 end\nreturn 0")
+        };
+        let report = analyze(&script, &Options::default());
+        let fired = report.diagnostics.iter().any(|d| d.lint == Lint::NilComparison);
+        prop_assert_eq!(fired, known && !resp3, "{}", script);
+    }
+}

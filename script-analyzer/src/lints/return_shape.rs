@@ -14,12 +14,31 @@ use crate::infer::{Origin, Ty};
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::{Expression, Field};
 
+/// Keys that make a returned table a reply of another kind.
+const SPECIAL: &[&str] = &[
+    "err",
+    "ok",
+    "double",
+    "map",
+    "set",
+    "big_number",
+    "verbatim_string",
+];
+
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
     for expr in main_chunk_returns(cx.ast.nodes()) {
         let Expression::TableConstructor(table) = unparenthesized(expr) else {
             continue;
         };
         let fields: Vec<&Field> = table.fields().iter().collect();
+        // `{err = ...}` and `{ok = ...}` are Redis's error and status replies;
+        // RESP3 has more (`{double = ...}`, `{map = ...}`...).
+        let special = fields.iter().any(|f| {
+            matches!(f, Field::NameKey { key, .. } if SPECIAL.contains(&key.token().to_string().as_str()))
+        });
+        if special {
+            continue;
+        }
         let positional = fields
             .iter()
             .filter(|f| matches!(f, Field::NoKey(_)))
@@ -138,6 +157,7 @@ mod tests {
             "return {redis.call('GET', KEYS[1]), ARGV[1]}",
             "local function f() return {a = 1, nil} end return {KEYS[1], ARGV[1]}",
             "return cjson.encode({count = 1, k = KEYS[1], a = ARGV[1]})",
+            "if ARGV[1] == '' then return {err = 'empty'} end return {ok = KEYS[1]}",
         ] {
             assert!(found(source).is_empty(), "{source}: {:?}", found(source));
         }
