@@ -43,20 +43,47 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             .iter()
             .filter(|f| matches!(f, Field::NoKey(_)))
             .count();
+        let is_nil = |value: &Expression| matches!(unparenthesized(value), Expression::Symbol(t) if t.token().to_string() == "nil");
+        let elements: Vec<&Expression> = fields
+            .iter()
+            .filter_map(|f| match f {
+                Field::NoKey(value) => Some(value),
+                _ => None,
+            })
+            .collect();
+        // The first literal nil: the elements after it are lost (an error);
+        // nils only at the end shorten the array (a warning, unless every
+        // element is nil: `{nil, nil}` is a way to write an empty array).
+        if let Some(first) = elements.iter().position(|e| is_nil(e)) {
+            let lost = elements[first..].iter().any(|e| !is_nil(e));
+            let span = cx.span_of(elements[first]);
+            if lost {
+                report.diagnostics.push(
+                    Diagnostic::error(
+                        Lint::ReturnShape,
+                        span,
+                        "the script returns an array with a `nil` in it: Redis's reply stops before it, and the elements after it are lost",
+                    )
+                    .with_label("the reply is cut here")
+                    .with_help("return `false` for a nil element: it arrives as a nil reply and keeps its place"),
+                );
+            } else if first > 0 {
+                report.diagnostics.push(
+                    Diagnostic::warning(
+                        Lint::ReturnShape,
+                        span,
+                        "the script returns an array ending in `nil`: Redis's reply stops before it, so the caller gets fewer elements",
+                    )
+                    .with_label("the reply ends before this")
+                    .with_help("return `false` for a nil element: it arrives as a nil reply and keeps its place"),
+                );
+            }
+        }
         for field in &fields {
             match field {
                 Field::NoKey(value) => {
                     let value = unparenthesized(value);
-                    if matches!(value, Expression::Symbol(t) if t.token().to_string() == "nil") {
-                        report.diagnostics.push(
-                            Diagnostic::error(
-                                Lint::ReturnShape,
-                                cx.span_of(value),
-                                "the script returns an array with a `nil` in it: Redis's reply stops before it",
-                            )
-                            .with_label("the reply is cut here")
-                            .with_help("return `false` for a nil element: it arrives as a nil reply and keeps its place"),
-                        );
+                    if is_nil(value) {
                         continue;
                     }
                     let inferred = cx.types.of(value);
@@ -133,10 +160,13 @@ mod tests {
             found("return {KEYS[1], nil, ARGV[1]}"),
             [(
                 Severity::Error,
-                "the script returns an array with a `nil` in it: Redis's reply stops before it"
+                "the script returns an array with a `nil` in it: Redis's reply stops before it, and the elements after it are lost"
                     .to_string()
             )]
         );
+        let trailing = found("return {KEYS[1], ARGV[1], nil}");
+        assert_eq!(trailing.len(), 1);
+        assert_eq!(trailing[0].0, Severity::Warning);
         assert_eq!(
             found("return {count = redis.call('INCR', KEYS[1]), last = ARGV[1]}"),
             [(Severity::Error, "the script returns a table with string keys (`count = ...`): Redis replies with an empty array".to_string())]
@@ -153,6 +183,8 @@ mod tests {
     fn plain_arrays_pass() {
         for source in [
             "return {KEYS[1], false, ARGV[1]}",
+            // BullMQ's way to write an empty array.
+            "if ARGV[1] then return {nil, nil} end return {KEYS[1]}",
             "return {KEYS[1], tonumber(ARGV[1]) or 0}",
             "return {redis.call('GET', KEYS[1]), ARGV[1]}",
             "local function f() return {a = 1, nil} end return {KEYS[1], ARGV[1]}",
