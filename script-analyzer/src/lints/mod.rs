@@ -19,6 +19,7 @@ mod fractional_argument;
 mod global_assignment;
 mod inputs;
 mod integer_condition;
+mod lexical_comparison;
 mod library_calls;
 mod literal_key;
 mod maybe_false;
@@ -159,6 +160,9 @@ lints! {
     /// `unpack` of a command's array reply, which may be empty or too long
     /// to unpack (a warning).
     UnpackReply => "unpack_reply",
+    /// A string reply compared with `<`, `>` against `ARGV[n]` or a numeric
+    /// string: compared as text, `'10' < '9'` (a warning).
+    LexicalComparison => "lexical_comparison",
 }
 
 impl Lint {
@@ -214,6 +218,7 @@ pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
         (Lint::CjsonEmptyTable, cjson_empty_table::check),
         (Lint::ArgvPattern, argv_pattern::check),
         (Lint::UnpackReply, unpack_reply::check),
+        (Lint::LexicalComparison, lexical_comparison::check),
     ];
     calls::record_info(cx, &calls, report);
     report.info.returns = chunk_returns::reply_kinds(cx);
