@@ -45,7 +45,8 @@ impl Finder<'_, '_> {
             let Some(Key::Name(name)) = index_key(index) else {
                 continue;
             };
-            if !flat(before) {
+            // `r.err` is how a `redis.pcall` result is checked.
+            if !flat(before) || (name == "err" && before.ty.intersects(Ty::ERROR)) {
                 continue;
             }
             let Some((command, shape, _)) = before.reply() else {
@@ -107,6 +108,10 @@ mod tests {
             errors("local z = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES') return z.a").len(),
             1
         );
+        assert_eq!(
+            errors("local r = redis.pcall('HGETALL', KEYS[1]) if r.err then return 0 end return r.owner").len(),
+            1
+        );
     }
 
     #[test]
@@ -118,6 +123,7 @@ mod tests {
             "return redis.call('ZRANGE', KEYS[1], 0, -1).n",
             "return cjson.decode(redis.call('GET', KEYS[1])).owner",
             "return redis.call('TYPE', KEYS[1]).ok",
+            "local r = redis.pcall('HGETALL', KEYS[1]) if r.err then return 0 end return r[1]",
         ] {
             assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
         }
