@@ -22,6 +22,10 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
 
 fn check_value(cx: &Context<'_>, expr: &Expression, report: &mut Report) {
     let expr = unparenthesized(expr);
+    // Through locals and arithmetic the fraction is less evident, and
+    // scripts that mean the truncation (a rate limiter's remaining count)
+    // exist: a warning there.
+    let mut evident = true;
     let why = match expr {
         Expression::Number(token) => match number(token) {
             Some(n) if n.fract() != 0.0 => format!("{} is not an integer", token.token()),
@@ -49,6 +53,7 @@ fn check_value(cx: &Context<'_>, expr: &Expression, report: &mut Report) {
                 Some(Origin::Fraction { why, .. })
                     if value.ty.within(Ty::NUMBER) && value.ty.intersects(Ty::FLOAT) =>
                 {
+                    evident = false;
                     format!("`{}` may have a fraction ({why})", text(cx, expr))
                 }
                 _ => return,
@@ -56,12 +61,14 @@ fn check_value(cx: &Context<'_>, expr: &Expression, report: &mut Report) {
         }
     };
     let span = cx.span_of(expr);
+    let message = format!("the script returns a non-integer number: {why}");
+    let diagnostic = if evident {
+        Diagnostic::error(Lint::NonIntegerReturn, span, message)
+    } else {
+        Diagnostic::warning(Lint::NonIntegerReturn, span, message)
+    };
     report.diagnostics.push(
-        Diagnostic::error(
-            Lint::NonIntegerReturn,
-            span,
-            format!("the script returns a non-integer number: {why}"),
-        )
+        diagnostic
         .with_label("Redis truncates this to an integer")
         .with_help(
             "return `tostring(...)` to keep the fraction, or `math.floor(...)` to round on purpose",
