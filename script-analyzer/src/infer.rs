@@ -149,6 +149,11 @@ pub enum Origin {
         /// `SCAN`, `HSCAN`, ...
         command: String,
     },
+    /// An input: `KEYS[n]` or `ARGV[n]`, as written.
+    Input {
+        /// `ARGV[1]`.
+        name: String,
+    },
     /// A computation that may give a fraction.
     Fraction {
         /// Why: "a division gives a fractional number".
@@ -572,10 +577,15 @@ impl<'a> Types<'a> {
                             path = Some(format!("{p}.{name}"));
                             Inferred::any()
                         }
-                        (Some(p), Some(Key::Number(_)))
+                        (Some(p), Some(Key::Number(n)))
                             if (p == "KEYS" || p == "ARGV") && !self.inputs_assigned =>
                         {
-                            Inferred::of(Ty::STRING)
+                            Inferred {
+                                ty: Ty::STRING,
+                                origin: Some(Origin::Input {
+                                    name: format!("{p}[{n}]"),
+                                }),
+                            }
                         }
                         _ => index_value(&current, key.as_ref()),
                     }
@@ -1120,6 +1130,12 @@ mod tests {
         assert_eq!(ty("return nil"), Ty::NIL);
         assert_eq!(ty("return {}"), Ty::TABLE);
         assert_eq!(ty("return ARGV[1]"), Ty::STRING);
+        assert_eq!(
+            returned("local p = KEYS[2] return p").origin,
+            Some(Origin::Input {
+                name: "KEYS[2]".to_string()
+            })
+        );
         assert_eq!(ty("return x"), Ty::ANY);
         assert!(matches!(
             returned("return (ARGV[1] + 0) / 1000").origin,

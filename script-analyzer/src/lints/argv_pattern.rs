@@ -9,7 +9,7 @@
 
 use super::library_calls::each_library_call;
 use super::{Context, RedisCall};
-use crate::infer::unparenthesized;
+use crate::infer::{Origin, unparenthesized};
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::{Expression, Var};
 
@@ -39,7 +39,7 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             Diagnostic::warning(
                 Lint::ArgvPattern,
                 cx.span_of(pattern),
-                format!("`{input}` is used as a Lua pattern by `{function}`: its `.`, `%`, `-`, `(`, `[` are magic"),
+                format!("{input} is used as a Lua pattern by `{function}`: its `.`, `%`, `-`, `(`, `[` are magic"),
             )
             .with_label("a pattern, not plain text")
             .with_help("escape it first (`x:gsub('%p', '%%%0')`), or search plainly: `string.find(s, x, 1, true)`"),
@@ -47,8 +47,19 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
     });
 }
 
-/// `KEYS` or `ARGV` if `expr` indexes the global one.
+/// `KEYS[n]` / `ARGV[n]` if `expr` is one, or a local that holds one and is
+/// assigned nothing else.
 fn input_name(cx: &Context<'_>, expr: &Expression) -> Option<String> {
+    if let Expression::Var(Var::Name(token)) = expr {
+        let var = cx.types.local(token)?;
+        if cx.types.assignments(var) != 1 {
+            return None;
+        }
+        return match cx.types.var(var).origin {
+            Some(Origin::Input { name }) => Some(format!("`{}` (`{name}`)", token.token())),
+            _ => None,
+        };
+    }
     let Expression::Var(Var::Expression(var)) = expr else {
         return None;
     };
@@ -62,7 +73,7 @@ fn input_name(cx: &Context<'_>, expr: &Expression) -> Option<String> {
     if var.suffixes().count() != 1 {
         return None;
     }
-    Some(var.to_string().trim().to_string())
+    Some(format!("`{}`", var.to_string().trim()))
 }
 
 #[cfg(test)]
@@ -91,6 +102,14 @@ mod tests {
             warnings("local v = redis.call('GET', KEYS[1]) or '' return v:match(ARGV[1])").len(),
             1
         );
+        assert_eq!(
+            warnings(
+                "local user = ARGV[1]\nlocal token = redis.call('GET', KEYS[1]) or ''\nreturn string.find(token, user) and 1 or 0"
+            ),
+            [
+                "`user` (`ARGV[1]`) is used as a Lua pattern by `find`: its `.`, `%`, `-`, `(`, `[` are magic"
+            ]
+        );
     }
 
     #[test]
@@ -100,6 +119,7 @@ mod tests {
             "local v = redis.call('GET', KEYS[1]) or '' return v:find(ARGV[1], 1, true) and 1 or 0",
             "local v = redis.call('GET', KEYS[1]) or '' return string.match(v, '^%d+$') and ARGV[1]",
             "return string.find(ARGV[1], ':') and KEYS[1]",
+            "local p = ARGV[1] p = p:gsub('%p', '%%%0') local v = redis.call('GET', KEYS[1]) or '' return v:find(p) and 1 or 0",
         ] {
             assert!(
                 warnings(source).is_empty(),
