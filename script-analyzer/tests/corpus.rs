@@ -181,6 +181,16 @@ const RUNS: &[(&str, &[&str], &[&str])] = &[
         &["1500", "2"],
     ),
     (
+        "library_idioms.lua",
+        &["lib:tags", "lib:archive", "lib:json"],
+        &["a.", "2500"],
+    ),
+    (
+        "library_idioms.lua",
+        &["lib:tags", "lib:archive", "lib:json"],
+        &["zz", "100"],
+    ),
+    (
         "typed_idioms.lua",
         &["typed:n", "typed:h", "typed:s"],
         &["", ""],
