@@ -19,6 +19,7 @@ mod fractional_argument;
 mod global_assignment;
 mod inputs;
 mod integer_condition;
+mod invalid_expire;
 mod lexical_comparison;
 mod library_calls;
 mod literal_key;
@@ -163,6 +164,9 @@ lints! {
     /// A string reply compared with `<`, `>` against `ARGV[n]` or a numeric
     /// string: compared as text, `'10' < '9'` (a warning).
     LexicalComparison => "lexical_comparison",
+    /// An expire time SET, SETEX, PSETEX or GETEX always refuses
+    /// (`SET k v EX 0`, a fractional literal).
+    InvalidExpire => "invalid_expire",
 }
 
 impl Lint {
@@ -219,6 +223,7 @@ pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
         (Lint::ArgvPattern, argv_pattern::check),
         (Lint::UnpackReply, unpack_reply::check),
         (Lint::LexicalComparison, lexical_comparison::check),
+        (Lint::InvalidExpire, invalid_expire::check),
     ];
     calls::record_info(cx, &calls, report);
     report.info.returns = chunk_returns::reply_kinds(cx);
