@@ -157,6 +157,20 @@ use proc_macro::TokenStream;
 /// | `non_integer_return` | the script returning a non-integer number (Redis truncates it) |
 /// | `return_type` | a `return` the `returns` type cannot hold |
 /// | `integer_condition` | a command's integer reply used as a condition (`if redis.call('EXISTS', k) then`: 0 is true in Lua) |
+/// | `nil_comparison` | a reply compared with `nil` (`redis.call('GET', k) == nil`: a nil reply arrives as `false`) |
+/// | `status_comparison` | a status reply compared with a string (`redis.call('SET', k, v) == 'OK'`: it is a table `{ok = 'OK'}`) |
+/// | `number_string_comparison` | a number compared with a string (`redis.call('INCR', k) == '1'`, `tonumber(x) > ARGV[1]`) |
+/// | `scan_cursor` | a SCAN cursor compared with a number (`until cursor == 0`: the cursor is a string) |
+/// | `maybe_false` | (warning) a reply that may be `false` used in arithmetic, `..` or as a command argument (`redis.call('GET', k) + 1`) |
+/// | `flat_reply_index` | a flat reply indexed by a field name (`redis.call('HGETALL', k).name` is always nil) |
+/// | `pcall_unchecked` | (warning) a `redis.pcall` result used without checking `err` |
+/// | `fractional_argument` | (warning) a number that may be fractional where an integer is needed (`EXPIRE k ARGV[1] / 1000`) |
+/// | `return_shape` | a returned table Redis converts otherwise: `{a, nil, b}` is cut at the nil, `{count = n}` arrives empty |
+/// | `cjson_empty_table` | (warning) `cjson.encode({})` gives `{}`, not `[]` |
+/// | `argv_pattern` | (warning) `KEYS[n]` / `ARGV[n]` used as a Lua pattern (`string.find(s, ARGV[1])`) |
+/// | `unpack_reply` | (warning) `unpack` of a command's array reply, which may be empty or too long |
+/// | `lexical_comparison` | (warning) a string reply compared with `<` / `>` as text (`redis.call('ZSCORE', k, m) > ARGV[1]`: '10' < '9') |
+/// | `invalid_expire` | an expire time SET, SETEX, PSETEX or GETEX always refuses (`SET k v EX 0`) |
 ///
 /// Diagnostics about the script are spanned at the path string; those about
 /// a declared key or argument that the script never reads, at that field.

@@ -3,7 +3,8 @@
 //! Diagnostics are rendered by annotate-snippets (rustc's renderer): the
 //! headline, `--> file:line:col`, the quoted line and a caret, coloured only
 //! when asked to or when stdout is a terminal. `--json` gives, per file, the
-//! diagnostics and what the script reads, calls and writes.
+//! diagnostics, what the script reads, calls and writes, and the replies
+//! it may give (`returns`, from the analyzer's type inference).
 
 use crate::cli::{Color, LintArgs};
 use crate::exit;
@@ -295,6 +296,7 @@ fn file_json(name: &str, report: &Report) -> Value {
         "commands": info.commands,
         "writes": info.writes,
         "shebang_flags": info.shebang_flags,
+        "returns": info.returns,
     })
 }
 

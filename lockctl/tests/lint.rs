@@ -102,6 +102,8 @@ fn json_reports_diagnostics_inputs_commands_and_writes() {
         serde_json::json!({ "read": [1], "dynamic": false })
     );
     assert_eq!(hits["commands"], serde_json::json!(["hincrbyy"]));
+    // What an unknown command replies is not known.
+    assert_eq!(hits["returns"], serde_json::Value::Null);
 
     let get = &files[1];
     assert_eq!(get["ok"], true);
@@ -117,6 +119,7 @@ fn json_reports_diagnostics_inputs_commands_and_writes() {
     assert_eq!(get["commands"], serde_json::json!(["get"]));
     assert_eq!(get["writes"], false);
     assert_eq!(get["shebang_flags"], serde_json::json!(["no-writes"]));
+    assert_eq!(get["returns"], serde_json::json!(["array"]));
 
     let set = &files[2];
     assert_eq!(
@@ -132,6 +135,8 @@ fn json_reports_diagnostics_inputs_commands_and_writes() {
         serde_json::json!(["get", "publish", "set"])
     );
     assert_eq!(set["writes"], true);
+    // GET: a bulk string, or nil for a missing key.
+    assert_eq!(set["returns"], serde_json::json!(["string", "nil"]));
 }
 
 #[test]

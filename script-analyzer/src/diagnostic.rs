@@ -150,6 +150,14 @@ impl Diagnostic {
         }
     }
 
+    /// A warning at `span` of the script.
+    pub fn warning(lint: Lint, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(lint, span, message)
+        }
+    }
+
     /// An error about a declaration on the Rust side.
     pub fn declaration_error(lint: Lint, target: Target, message: impl Into<String>) -> Diagnostic {
         Diagnostic {

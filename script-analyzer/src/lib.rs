@@ -25,6 +25,7 @@
 
 pub mod commands;
 mod diagnostic;
+pub mod infer;
 pub mod lints;
 mod parse;
 pub mod replies;
@@ -117,6 +118,11 @@ pub struct ScriptInfo {
     pub writes: bool,
     /// The flags of a `#!lua flags=...` shebang, if any.
     pub shebang_flags: Option<Vec<String>>,
+    /// The replies the script may give, as the type inference sees them and
+    /// as Redis sends them: `"integer"`, `"string"`, `"status"`, `"error"`,
+    /// `"array"`, `"nil"`, in that order. `None` when some returned value
+    /// is not known.
+    pub returns: Option<Vec<String>>,
 }
 
 /// The result of [`analyze`].
@@ -201,10 +207,12 @@ fn analyze_here(source: &str, options: &Options) -> Report {
             .as_ref()
             .is_some_and(|flags| flags.iter().any(|f| f == "no-writes"));
     let model = scope::Model::build(&ast);
+    let no_types = infer::Types::default();
     let cx = lints::Context {
         source,
         ast: &ast,
         model: &model,
+        types: &no_types,
         options,
         read_only,
     };

@@ -176,6 +176,26 @@ const RUNS: &[(&str, &[&str], &[&str])] = &[
     ),
     ("compat_unpack.lua", &["compat"], &["a", "b"]),
     (
+        "typed_idioms.lua",
+        &["typed:n", "typed:h", "typed:s"],
+        &["1500", "2"],
+    ),
+    (
+        "library_idioms.lua",
+        &["lib:tags", "lib:archive", "lib:json"],
+        &["a.", "2500"],
+    ),
+    (
+        "library_idioms.lua",
+        &["lib:tags", "lib:archive", "lib:json"],
+        &["zz", "100"],
+    ),
+    (
+        "typed_idioms.lua",
+        &["typed:n", "typed:h", "typed:s"],
+        &["", ""],
+    ),
+    (
         "idempotent_counter.lua",
         &["seen", "count", "users", "days"],
         &["r1", "u1", "3", "60"],

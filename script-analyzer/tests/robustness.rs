@@ -281,3 +281,97 @@ proptest! {
         }
     }
 }
+
+/// Small expressions the type inference has rules for.
+fn typed_expression() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        Just("redis.call('GET', KEYS[1])".to_string()),
+        Just("redis.pcall('INCR', KEYS[1])".to_string()),
+        Just("redis.call('HGETALL', KEYS[1])".to_string()),
+        Just("redis.call('SCAN', v)[1]".to_string()),
+        Just("redis.call('SET', KEYS[1], v, 'NX')".to_string()),
+        Just("tonumber(ARGV[1])".to_string()),
+        Just("ARGV[1]".to_string()),
+        Just("v".to_string()),
+        Just("w".to_string()),
+        Just("nil".to_string()),
+        Just("false".to_string()),
+        Just("1.5".to_string()),
+        Just("'0'".to_string()),
+        Just("#KEYS".to_string()),
+        Just("cjson.null".to_string()),
+    ];
+    leaf.prop_recursive(4, 24, 2, |inner| {
+        prop_oneof![
+            (
+                inner.clone(),
+                "==|~=|<|>=|\\+|-|\\*|/|%|\\^|\\.\\.|and|or",
+                inner.clone()
+            )
+                .prop_map(|(a, op, b)| format!("({a} {op} {b})")),
+            inner.clone().prop_map(|a| format!("tonumber({a})")),
+            inner.clone().prop_map(|a| format!("not {a}")),
+            inner.clone().prop_map(|a| format!("{{{a}, 1}}")),
+            inner.clone().prop_map(|a| format!("({a}).ok")),
+            inner.prop_map(|a| format!("math.floor({a})")),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// The inference never panics and always settles, whatever locals
+    /// feed each other (including cycles through reassignment).
+    #[test]
+    fn inference_never_panics(
+        first in typed_expression(),
+        second in typed_expression(),
+        third in typed_expression(),
+        fourth in typed_expression(),
+    ) {
+        let script = format!(
+            "local v = {first}\nlocal w = {second}\nif {third} then v = {fourth} end\n\
+             while v == w do w = v .. w v = {third} end\n\
+             redis.call('SET', KEYS[1], v)\nreturn {{v, w, {fourth}}}"
+        );
+        let _ = analyze(&script, &options());
+        let _ = analyze(&script, &Options::default());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// `nil_comparison` fires on a reply compared with nil exactly when the
+    /// reply table knows the reply (no known reply is ever nil under RESP2),
+    /// and never once the script may switch to RESP3.
+    #[test]
+    fn nil_comparison_follows_the_reply_table(
+        command in command_name(),
+        args in proptest::collection::vec(call_argument(), 0..5),
+        through_local in any::<bool>(),
+        resp3 in any::<bool>(),
+    ) {
+        use redlua_analyzer::commands::ArgShape;
+        use redlua_analyzer::replies;
+        if args.iter().rev().skip(1).any(|(_, s)| matches!(s, ArgShape::Spread)) {
+            return Ok(());
+        }
+        let mut shapes = vec![ArgShape::Literal(command)];
+        shapes.extend(args.iter().map(|(_, shape)| *shape));
+        let known = replies::of_call(&shapes).is_some();
+        let mut text: Vec<String> = vec![format!("'{command}'")];
+        text.extend(args.iter().map(|(t, _)| t.clone()));
+        let call = format!("redis.call({})", text.join(", "));
+        let prelude = if resp3 { "redis.setresp(3)\n" } else { "" };
+        let script = if through_local {
+            format!("{prelude}local r = {call}\nif r == nil then return 1 end\nreturn 0")
+        } else {
+            format!("{prelude}if {call} == nil then return 1 end\nreturn 0")
+        };
+        let report = analyze(&script, &Options::default());
+        let fired = report.diagnostics.iter().any(|d| d.lint == Lint::NilComparison);
+        prop_assert_eq!(fired, known && !resp3, "{}", script);
+    }
+}

@@ -538,10 +538,12 @@ mod tests {
         let ast = parse::parse(source).expect("parses");
         let model = scope::Model::build(&ast);
         let options = Options::default();
+        let types = crate::infer::Types::default();
         let cx = Context {
             source,
             ast: &ast,
             model: &model,
+            types: &types,
             options: &options,
             read_only: false,
         };

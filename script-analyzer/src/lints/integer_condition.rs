@@ -15,6 +15,7 @@
 //! `redis.pcall`, the error table is true as well.
 
 use super::{CallArg, Context, RedisCall};
+use crate::infer::display_name;
 use crate::replies::{self, LuaTypes};
 use crate::{Diagnostic, Lint, Report, Span};
 use full_moon::ast::{BinOp, Expression, If, LocalAssignment, Repeat, UnOp, Var, While};
@@ -41,18 +42,6 @@ pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) 
     };
     conditions.visit_ast(cx.ast);
     report.diagnostics.extend(conditions.found);
-}
-
-/// The command's name as the message shows it: `EXISTS`, `OBJECT FREQ`.
-fn display_name(call: &RedisCall) -> Option<String> {
-    let name = call.command_name()?;
-    let sub = call.args.get(1).and_then(CallArg::literal);
-    Some(match sub {
-        Some(sub) if replies::lookup(&format!("{name}|{sub}")).is_some() => {
-            format!("{name} {sub}").to_ascii_uppercase()
-        }
-        _ => name.to_ascii_uppercase(),
-    })
 }
 
 /// Whether `call` replies with an integer, whatever happens.

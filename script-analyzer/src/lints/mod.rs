@@ -1,25 +1,42 @@
 //! The lints, one per file. Each has a `check` function that reads the
 //! [`Context`] and pushes its diagnostics into the [`Report`].
 
+use crate::infer::Types;
 use crate::scope::Model;
 use crate::{Options, Report, Span};
 use full_moon::ast::Ast;
 use full_moon::node::Node;
 
+mod argv_pattern;
 mod arity;
 mod calls;
 mod chunk_returns;
+mod cjson_empty_table;
 mod command_arity;
 mod dynamic_access;
+mod flat_reply_index;
+mod fractional_argument;
 mod global_assignment;
 mod inputs;
 mod integer_condition;
+mod invalid_expire;
+mod lexical_comparison;
+mod library_calls;
 mod literal_key;
+mod maybe_false;
+mod nil_comparison;
 mod non_integer_return;
+mod number_string_comparison;
+mod pcall_unchecked;
+mod return_shape;
 mod return_type;
+mod scan_cursor;
+mod status_comparison;
+mod typed;
 mod undefined_global;
 mod unknown_command;
 mod unknown_member;
+mod unpack_reply;
 mod write_in_read_only;
 
 pub use calls::{CallArg, RedisCall, redis_calls};
@@ -32,6 +49,8 @@ pub struct Context<'a> {
     pub ast: &'a Ast,
     /// Which names are locals, upvalues or globals.
     pub model: &'a Model,
+    /// The inferred types of expressions and locals.
+    pub types: &'a Types<'a>,
     /// What the caller asked for.
     pub options: &'a Options,
     /// `options.read_only`, or a `no-writes` shebang.
@@ -107,6 +126,47 @@ lints! {
     /// A command's integer reply used as a condition (`if redis.call('EXISTS',
     /// k) then`): 0 is true in Lua.
     IntegerCondition => "integer_condition",
+    /// A reply compared with `nil` (`redis.call('GET', k) == nil`): a nil
+    /// reply arrives as `false`.
+    NilComparison => "nil_comparison",
+    /// A status reply compared with a string (`redis.call('SET', k, v) ==
+    /// 'OK'`): it is a table `{ok = 'OK'}`.
+    StatusComparison => "status_comparison",
+    /// A number compared with a string (`redis.call('INCR', k) == '1'`,
+    /// `tonumber(x) > ARGV[1]`): never equal, and `<` raises.
+    NumberStringComparison => "number_string_comparison",
+    /// A SCAN cursor compared with a number (`until cursor == 0`): the
+    /// cursor is a string.
+    ScanCursor => "scan_cursor",
+    /// A reply that may be `false` (GET, HGET, or `tonumber` of one) used in
+    /// arithmetic, `..`, `<` or as a command argument (a warning).
+    MaybeFalse => "maybe_false",
+    /// A flat reply (HGETALL, CONFIG GET, WITHSCORES) indexed by a field
+    /// name: `redis.call('HGETALL', k).name` is always nil.
+    FlatReplyIndex => "flat_reply_index",
+    /// A `redis.pcall` result used without checking `err` (a warning).
+    PcallUnchecked => "pcall_unchecked",
+    /// A number that may be fractional where an integer is needed
+    /// (`EXPIRE k ARGV[1]/1000`, `string.format('%d', x / 2)`; a warning).
+    FractionalArgument => "fractional_argument",
+    /// A returned table Redis converts into something else: a `nil` element
+    /// cuts the array, string keys are dropped (`return {count = n}` is `[]`).
+    ReturnShape => "return_shape",
+    /// `cjson.encode({})`: an empty table encodes as the object `{}`, not
+    /// the array `[]` (a warning).
+    CjsonEmptyTable => "cjson_empty_table",
+    /// `KEYS[n]` / `ARGV[n]` used as a Lua pattern in `string.find`, `match`,
+    /// `gmatch`, `gsub` without escaping (a warning).
+    ArgvPattern => "argv_pattern",
+    /// `unpack` of a command's array reply, which may be empty or too long
+    /// to unpack (a warning).
+    UnpackReply => "unpack_reply",
+    /// A string reply compared with `<`, `>` against `ARGV[n]` or a numeric
+    /// string: compared as text, `'10' < '9'` (a warning).
+    LexicalComparison => "lexical_comparison",
+    /// An expire time SET, SETEX, PSETEX or GETEX always refuses
+    /// (`SET k v EX 0`, a fractional literal).
+    InvalidExpire => "invalid_expire",
 }
 
 impl Lint {
@@ -129,6 +189,11 @@ type Check = fn(&Context<'_>, &[RedisCall], &mut Report);
 /// Runs every lint that is not allowed.
 pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
     let calls = redis_calls(cx);
+    let types = Types::build(cx.source, cx.ast, cx.model, &calls);
+    let cx = &Context {
+        types: &types,
+        ..*cx
+    };
     let checks: &[(Lint, Check)] = &[
         (Lint::Arity, arity::check),
         (Lint::DynamicAccess, dynamic_access::check),
@@ -142,8 +207,26 @@ pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
         (Lint::NonIntegerReturn, non_integer_return::check),
         (Lint::ReturnType, return_type::check),
         (Lint::IntegerCondition, integer_condition::check),
+        (Lint::NilComparison, nil_comparison::check),
+        (Lint::StatusComparison, status_comparison::check),
+        (
+            Lint::NumberStringComparison,
+            number_string_comparison::check,
+        ),
+        (Lint::ScanCursor, scan_cursor::check),
+        (Lint::MaybeFalse, maybe_false::check),
+        (Lint::FlatReplyIndex, flat_reply_index::check),
+        (Lint::PcallUnchecked, pcall_unchecked::check),
+        (Lint::FractionalArgument, fractional_argument::check),
+        (Lint::ReturnShape, return_shape::check),
+        (Lint::CjsonEmptyTable, cjson_empty_table::check),
+        (Lint::ArgvPattern, argv_pattern::check),
+        (Lint::UnpackReply, unpack_reply::check),
+        (Lint::LexicalComparison, lexical_comparison::check),
+        (Lint::InvalidExpire, invalid_expire::check),
     ];
     calls::record_info(cx, &calls, report);
+    report.info.returns = chunk_returns::reply_kinds(cx);
     for (lint, check) in checks {
         let before = report.diagnostics.len();
         check(cx, &calls, report);

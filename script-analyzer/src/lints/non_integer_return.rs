@@ -8,7 +8,9 @@
 
 use super::chunk_returns::{main_chunk_returns, unparenthesized};
 use super::inputs::number;
+use super::typed::text;
 use super::{Context, RedisCall};
+use crate::infer::{Origin, Ty};
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::{BinOp, Expression, Field};
 
@@ -20,6 +22,10 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
 
 fn check_value(cx: &Context<'_>, expr: &Expression, report: &mut Report) {
     let expr = unparenthesized(expr);
+    // Through locals and arithmetic the fraction is less evident, and
+    // scripts that mean the truncation (a rate limiter's remaining count)
+    // exist: a warning there.
+    let mut evident = true;
     let why = match expr {
         Expression::Number(token) => match number(token) {
             Some(n) if n.fract() != 0.0 => format!("{} is not an integer", token.token()),
@@ -41,15 +47,28 @@ fn check_value(cx: &Context<'_>, expr: &Expression, report: &mut Report) {
             }
             return;
         }
-        _ => return,
+        _ => {
+            let value = cx.types.of(expr);
+            match &value.origin {
+                Some(Origin::Fraction { why, .. })
+                    if value.ty.within(Ty::NUMBER) && value.ty.intersects(Ty::FLOAT) =>
+                {
+                    evident = false;
+                    format!("`{}` may have a fraction ({why})", text(cx, expr))
+                }
+                _ => return,
+            }
+        }
     };
     let span = cx.span_of(expr);
+    let message = format!("the script returns a non-integer number: {why}");
+    let diagnostic = if evident {
+        Diagnostic::error(Lint::NonIntegerReturn, span, message)
+    } else {
+        Diagnostic::warning(Lint::NonIntegerReturn, span, message)
+    };
     report.diagnostics.push(
-        Diagnostic::error(
-            Lint::NonIntegerReturn,
-            span,
-            format!("the script returns a non-integer number: {why}"),
-        )
+        diagnostic
         .with_label("Redis truncates this to an integer")
         .with_help(
             "return `tostring(...)` to keep the fraction, or `math.floor(...)` to round on purpose",
@@ -80,6 +99,16 @@ mod tests {
             errors("if ARGV[1] then return {1, 0.25} end return 2 ^ 0.5").len(),
             2
         );
+        assert_eq!(
+            errors(
+                "local rate = tonumber(ARGV[1]) / 60
+local total = rate * 2 + 1
+return total"
+            ),
+            [
+                "the script returns a non-integer number: `total` may have a fraction (a division gives a fractional number)"
+            ]
+        );
     }
 
     #[test]
@@ -91,6 +120,8 @@ mod tests {
         );
         assert!(errors("return math.floor(tonumber(ARGV[1]) / 2)").is_empty());
         assert!(errors("return tostring(1.5)").is_empty());
+        assert!(errors("local n = math.floor(tonumber(ARGV[1]) / 2) return n").is_empty());
+        assert!(errors("local n = tonumber(ARGV[1]) / 2 return n % 1 == 0 and 1 or 0").is_empty());
         assert!(
             errors("local function half(x) return x / 2 end\nreturn math.floor(half(3))")
                 .is_empty()

@@ -1,0 +1,131 @@
+//! `flat_reply_index`: a flat reply indexed by a field name.
+//!
+//! Under RESP2, HGETALL, CONFIG GET, `ZRANGE ... WITHSCORES` and the other
+//! map or pair replies reach Lua as a flat array `{k1, v1, k2, v2, ...}`:
+//! `redis.call('HGETALL', k).name` is always nil. Walk the pairs, or ask
+//! for the field (HGET, HMGET).
+
+use super::{Context, RedisCall};
+use crate::infer::{Inferred, Key, Ty, index_key};
+use crate::{Diagnostic, Lint, Report};
+use full_moon::ast::{FunctionCall, Prefix, Suffix, VarExpression};
+use full_moon::visitors::Visitor;
+
+pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
+    let mut finder = Finder {
+        cx,
+        found: Vec::new(),
+    };
+    finder.visit_ast(cx.ast);
+    report.diagnostics.extend(finder.found);
+}
+
+struct Finder<'c, 'a> {
+    cx: &'c Context<'a>,
+    found: Vec<Diagnostic>,
+}
+
+fn flat(value: &Inferred) -> bool {
+    value.reply().is_some()
+        && value.ty.intersects(Ty::PAIRS)
+        && value.ty.within(Ty::PAIRS.union(Ty::FALSE).union(Ty::ERROR))
+}
+
+impl Finder<'_, '_> {
+    fn chain<'s>(&mut self, prefix: &Prefix, suffixes: impl Iterator<Item = &'s Suffix>) {
+        let suffixes: Vec<&Suffix> = suffixes.collect();
+        if !suffixes.iter().any(|s| matches!(s, Suffix::Index(_))) {
+            return;
+        }
+        let steps = self.cx.types.chain(prefix, suffixes.iter().copied());
+        for (suffix, before) in suffixes.iter().zip(&steps) {
+            let Suffix::Index(index) = suffix else {
+                continue;
+            };
+            let Some(Key::Name(name)) = index_key(index) else {
+                continue;
+            };
+            // `r.err` is how a `redis.pcall` result is checked.
+            if !flat(before) || (name == "err" && before.ty.intersects(Ty::ERROR)) {
+                continue;
+            }
+            let Some((command, shape, _)) = before.reply() else {
+                continue;
+            };
+            self.found.push(
+                Diagnostic::error(
+                    Lint::FlatReplyIndex,
+                    self.cx.span_of(index),
+                    format!("{command} returns {shape}; indexed by the name `{name}`, it is always nil"),
+                )
+                .with_label("a flat reply has only the indices 1, 2, 3...")
+                .with_help(
+                    "walk the pairs (`for i = 1, #reply, 2 do local field, value = reply[i], reply[i + 1] ... end`), or ask for the field (HGET, HMGET)",
+                ),
+            );
+        }
+    }
+}
+
+impl Visitor for Finder<'_, '_> {
+    fn visit_function_call(&mut self, call: &FunctionCall) {
+        self.chain(call.prefix(), call.suffixes());
+    }
+
+    fn visit_var_expression(&mut self, var: &VarExpression) {
+        self.chain(var.prefix(), var.suffixes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Lint;
+    use crate::lints::test_util::messages;
+
+    fn errors(source: &str) -> Vec<String> {
+        messages(Lint::FlatReplyIndex, source, 1, 0)
+    }
+
+    #[test]
+    fn flat_replies_indexed_by_name() {
+        assert_eq!(
+            errors("return redis.call('HGETALL', KEYS[1]).owner"),
+            [
+                "HGETALL returns a flat table of pairs (`{k1, v1, k2, v2, ...}`); indexed by the name `owner`, it is always nil"
+            ]
+        );
+        assert_eq!(
+            errors("local h = redis.call('HGETALL', KEYS[1])\nif h['state'] == 'done' then return 1 end return 0").len(),
+            1
+        );
+        assert_eq!(
+            errors("local c = redis.call('CONFIG', 'GET', 'maxmemory')\nreturn c.maxmemory"),
+            [
+                "CONFIG GET returns a flat table of pairs (`{k1, v1, k2, v2, ...}`); indexed by the name `maxmemory`, it is always nil"
+            ]
+        );
+        assert_eq!(
+            errors("local z = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES') return z.a").len(),
+            1
+        );
+        assert_eq!(
+            errors("local r = redis.pcall('HGETALL', KEYS[1]) if r.err then return 0 end return r.owner").len(),
+            1
+        );
+    }
+
+    #[test]
+    fn positions_and_other_tables_pass() {
+        for source in [
+            "local h = redis.call('HGETALL', KEYS[1]) return h[1]",
+            "local h = redis.call('HGETALL', KEYS[1]) local t = {} for i = 1, #h, 2 do t[h[i]] = h[i + 1] end return t.owner",
+            "local h = redis.call('HGETALL', KEYS[1]) h = {owner = 1} return h.owner",
+            "return redis.call('ZRANGE', KEYS[1], 0, -1).n",
+            "return cjson.decode(redis.call('GET', KEYS[1])).owner",
+            "return redis.call('TYPE', KEYS[1]).ok",
+            "local r = redis.pcall('HGETALL', KEYS[1]) if r.err then return 0 end return r[1]",
+        ] {
+            assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! `fractional_argument`: a number that may have a fraction where an
+//! integer is needed.
+//!
+//! Lua 5.1 has only floating-point numbers: `ARGV[1] / 1000` is 1.5 for
+//! 1500, and `redis.call('EXPIRE', k, 1.5)` fails with "value is not an
+//! integer or out of range" (only for some inputs, which makes it a late
+//! surprise). `string.format('%d', 1.5)` silently gives "1". Fires on a
+//! value the inference knows may be fractional (a division, `^`, a
+//! fractional literal, or arithmetic on one; directly or through locals)
+//! passed where the command takes an integer (EXPIRE and friends, SET's
+//! EX/PX/EXAT/PXAT, INCRBY, HINCRBY, ranges and counts), or formatted with
+//! `%d`. A warning: the division may be exact for every input.
+
+use super::typed::{Operand, each_operand};
+use super::{Context, RedisCall};
+use crate::infer::{Inferred, Origin, Ty, unparenthesized};
+use crate::{Diagnostic, Lint, Report};
+use full_moon::ast::{Call, Expression, FunctionArgs, FunctionCall, Prefix, Suffix};
+use full_moon::tokenizer::TokenType;
+use full_moon::visitors::Visitor;
+
+/// The fraction a value may have, if the inference knows it may.
+fn fraction(value: &Inferred) -> Option<&str> {
+    match &value.origin {
+        Some(Origin::Fraction { why, .. })
+            if value.ty.intersects(Ty::FLOAT) && value.ty.within(Ty::NUMBER) =>
+        {
+            Some(why)
+        }
+        _ => None,
+    }
+}
+
+/// Whether argument `index` (0 = the first after the command name) of
+/// `command` is an integer, given the previous argument.
+fn integer_argument(command: &str, index: usize, previous: Option<&str>) -> bool {
+    let previous = previous.map(str::to_ascii_uppercase);
+    match command {
+        "EXPIRE" | "PEXPIRE" | "EXPIREAT" | "PEXPIREAT" | "SETEX" | "PSETEX" | "INCRBY"
+        | "DECRBY" | "LINDEX" | "LSET" | "SETRANGE" | "RESTORE" | "SRANDMEMBER" | "SPOP"
+        | "LPOP" | "RPOP" => index == 1,
+        "HINCRBY" => index == 2,
+        "LRANGE" | "LTRIM" | "GETRANGE" | "ZREMRANGEBYRANK" => index == 1 || index == 2,
+        "SET" | "GETEX" => matches!(previous.as_deref(), Some("EX" | "PX" | "EXAT" | "PXAT")),
+        _ => false,
+    }
+}
+
+pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) {
+    // Command arguments.
+    let mut arguments = Vec::new();
+    each_operand(cx, |expr, operand| {
+        if operand == Operand::CommandArg {
+            let span = cx.span_of(expr);
+            if let Some(why) = fraction(&cx.types.of(expr)) {
+                arguments.push((span, why.to_string()));
+            }
+        }
+    });
+    for (span, why) in arguments {
+        for call in calls {
+            let Some(position) = call.args.iter().position(|a| a.span() == span) else {
+                continue;
+            };
+            let Some(command) = call.command_name().map(str::to_ascii_uppercase) else {
+                continue;
+            };
+            let previous = position
+                .checked_sub(1)
+                .and_then(|p| call.args.get(p))
+                .and_then(|a| a.literal());
+            if position == 0 || !integer_argument(&command, position - 1, previous) {
+                continue;
+            }
+            report.diagnostics.push(
+                Diagnostic::warning(
+                    Lint::FractionalArgument,
+                    span,
+                    format!("{command} needs an integer here, and this number may have a fraction: {why}"),
+                )
+                .with_label("Redis refuses `1.5`: \"value is not an integer or out of range\"")
+                .with_help("round it on purpose: `math.floor(...)`"),
+            );
+        }
+    }
+    // string.format('%d', ...).
+    let mut formats = Formats {
+        cx,
+        found: Vec::new(),
+    };
+    formats.visit_ast(cx.ast);
+    report.diagnostics.extend(formats.found);
+}
+
+struct Formats<'c, 'a> {
+    cx: &'c Context<'a>,
+    found: Vec<Diagnostic>,
+}
+
+impl Visitor for Formats<'_, '_> {
+    fn visit_function_call(&mut self, call: &FunctionCall) {
+        let Prefix::Name(string) = call.prefix() else {
+            return;
+        };
+        if string.token().to_string() != "string" || !self.cx.model.is_global(string) {
+            return;
+        }
+        let suffixes: Vec<&Suffix> = call.suffixes().collect();
+        let [
+            Suffix::Index(index),
+            Suffix::Call(Call::AnonymousCall(args)),
+        ] = suffixes.as_slice()
+        else {
+            return;
+        };
+        if crate::infer::index_key(index) != Some(crate::infer::Key::Name("format".to_string())) {
+            return;
+        }
+        let FunctionArgs::Parentheses { arguments, .. } = &**args else {
+            return;
+        };
+        let values: Vec<&Expression> = arguments.iter().collect();
+        let Some(Expression::String(format)) = values.first().map(|e| unparenthesized(e)) else {
+            return;
+        };
+        let TokenType::StringLiteral { literal, .. } = format.token_type() else {
+            return;
+        };
+        for (i, conversion) in conversions(literal).into_iter().enumerate() {
+            if !matches!(conversion, 'd' | 'i' | 'x' | 'X' | 'o' | 'u' | 'c') {
+                continue;
+            }
+            let Some(value) = values.get(i + 1) else {
+                continue;
+            };
+            let inferred = self.cx.types.of(value);
+            let Some(why) = fraction(&inferred) else {
+                continue;
+            };
+            self.found.push(
+                Diagnostic::warning(
+                    Lint::FractionalArgument,
+                    self.cx.span_of(*value),
+                    format!("`%{conversion}` needs an integer, and this number may have a fraction: {why}"),
+                )
+                .with_label("Lua drops the fraction silently: `string.format('%d', 1.5)` is \"1\"")
+                .with_help("round it on purpose (`math.floor(...)`), or format it with `%s` or `%.2f`"),
+            );
+        }
+    }
+}
+
+/// The conversion letters of a format string, one per value it takes.
+fn conversions(format: &str) -> Vec<char> {
+    let mut found = Vec::new();
+    let mut chars = format.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            continue;
+        }
+        // Flags, width and precision, then the conversion (`%%` takes none).
+        if let Some(c) = chars.find(|c| c.is_ascii_alphabetic() || *c == '%')
+            && c != '%'
+        {
+            found.push(c);
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lints::test_util::lint;
+    use crate::{Lint, Severity};
+
+    fn warnings(source: &str) -> Vec<String> {
+        let found = lint(Lint::FractionalArgument, source, 1, 2);
+        assert!(found.iter().all(|d| d.severity == Severity::Warning));
+        found.into_iter().map(|d| d.message).collect()
+    }
+
+    #[test]
+    fn fractions_where_integers_go() {
+        assert_eq!(
+            warnings("return redis.call('EXPIRE', KEYS[1], ARGV[1] / 1000) + #ARGV[2]"),
+            [
+                "EXPIRE needs an integer here, and this number may have a fraction: a division gives a fractional number"
+            ]
+        );
+        assert_eq!(
+            warnings("local ttl = tonumber(ARGV[1]) / 1000 + 1\nredis.call('SET', KEYS[1], ARGV[2], 'EX', ttl) return 1").len(),
+            1
+        );
+        assert_eq!(
+            warnings("redis.call('INCRBY', KEYS[1], 1.5) return ARGV[1] .. ARGV[2]"),
+            [
+                "INCRBY needs an integer here, and this number may have a fraction: 1.5 is not an integer"
+            ]
+        );
+        assert_eq!(
+            warnings("return string.format('%s=%d', ARGV[2], ARGV[1] / 2) .. KEYS[1]"),
+            [
+                "`%d` needs an integer, and this number may have a fraction: a division gives a fractional number"
+            ]
+        );
+    }
+
+    #[test]
+    fn integers_and_float_arguments_pass() {
+        for source in [
+            "return redis.call('EXPIRE', KEYS[1], math.floor(ARGV[1] / 1000)) + #ARGV[2]",
+            "return redis.call('EXPIRE', KEYS[1], ARGV[1]) + #ARGV[2]",
+            "return redis.call('ZADD', KEYS[1], ARGV[1] / 2, ARGV[2])",
+            "return redis.call('INCRBYFLOAT', KEYS[1], ARGV[1] / 2) .. ARGV[2]",
+            "redis.call('SET', KEYS[1], ARGV[1] / 2) return ARGV[2]",
+            "return string.format('%s %.2f %%d', ARGV[2], ARGV[1] / 2) .. KEYS[1]",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+}

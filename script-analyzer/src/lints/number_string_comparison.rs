@@ -1,0 +1,131 @@
+//! `number_string_comparison`: a number compared with a string.
+//!
+//! Lua never converts for a comparison: `redis.call('INCR', k) == '1'` and
+//! `redis.call('GET', k) == 1` are always false, and `tonumber(x) > ARGV[1]`
+//! raises "attempt to compare number with string". Fires when one operand is
+//! surely a number (or nil) and the other surely a string (or false/nil),
+//! as far as the inference knows: a reply, `tonumber`, arithmetic, `#`, a
+//! literal, `KEYS[n]` / `ARGV[n]`, `tostring`, a concatenation.
+//! A SCAN cursor is left to `scan_cursor`.
+
+use super::typed::{describe, each_comparison};
+use super::{Context, RedisCall};
+use crate::infer::{Inferred, Origin, Ty};
+use crate::{Diagnostic, Lint, Report};
+
+fn numeric(value: &Inferred) -> bool {
+    value.ty.intersects(Ty::NUMBER) && value.ty.within(Ty::NUMBER.union(Ty::NIL))
+}
+
+fn textual(value: &Inferred) -> bool {
+    value.ty.intersects(Ty::STRING) && value.ty.within(Ty::STRING.union(Ty::FALSY))
+}
+
+pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
+    each_comparison(cx, |cmp| {
+        let (l, r) = (cx.types.of(cmp.lhs), cx.types.of(cmp.rhs));
+        let cursor = |v: &Inferred| matches!(v.origin, Some(Origin::Cursor { .. }));
+        if cursor(&l) || cursor(&r) {
+            return;
+        }
+        let (number, string) = if numeric(&l) && textual(&r) {
+            ((cmp.lhs, &l), (cmp.rhs, &r))
+        } else if textual(&l) && numeric(&r) {
+            ((cmp.rhs, &r), (cmp.lhs, &l))
+        } else {
+            return;
+        };
+        // Name the side that says most: a reply or tonumber over a literal.
+        let (subject, with) = if string.1.origin.is_some() && number.1.origin.is_none() {
+            (describe(cx, string.0, string.1), "a number")
+        } else {
+            (describe(cx, number.0, number.1), "a string")
+        };
+        let (message, label) = if cmp.is_equality() {
+            (
+                format!(
+                    "{subject}; compared with {with}, `{}` is always {}",
+                    cmp.op,
+                    cmp.always()
+                ),
+                "Lua never equates a number and a string",
+            )
+        } else {
+            (
+                format!(
+                    "{subject}; compared with {with}, `{}` raises \"attempt to compare number with string\"",
+                    cmp.op
+                ),
+                "Lua does not convert strings to numbers for `<`, `>`",
+            )
+        };
+        report.diagnostics.push(
+            Diagnostic::error(Lint::NumberStringComparison, cx.span_of(cmp.whole), message)
+                .with_label(label)
+                .with_help(
+                    "convert one side: `tonumber(...)` the string, or `tostring(...)` the number",
+                ),
+        );
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Lint;
+    use crate::lints::test_util::messages;
+
+    fn errors(source: &str) -> Vec<String> {
+        messages(Lint::NumberStringComparison, source, 1, 1)
+    }
+
+    #[test]
+    fn numbers_compared_with_strings() {
+        assert_eq!(
+            errors("if redis.call('INCR', KEYS[1]) == '1' then return 1 end return ARGV[1]"),
+            [
+                "INCR returns a number (an integer reply); compared with a string, `==` is always false"
+            ]
+        );
+        assert_eq!(
+            errors("if tonumber(redis.call('GET', KEYS[1])) > ARGV[1] then return 1 end return 0"),
+            [
+                "`tonumber(redis.call('GET', KEYS[1]))` is a number or nil; compared with a string, `>` raises \"attempt to compare number with string\""
+            ]
+        );
+        assert_eq!(
+            errors(
+                "local v = redis.call('GET', KEYS[1])\nif v == 1 then return 1 end return ARGV[1]"
+            ),
+            [
+                "GET returns a string or `false` (a nil reply); compared with a number, `==` is always false"
+            ]
+        );
+        assert_eq!(
+            errors(
+                "local n = redis.call('LLEN', KEYS[1]) if n ~= ARGV[1] then return 1 end return 0"
+            ),
+            [
+                "LLEN returns a number (an integer reply); compared with a string, `~=` is always true"
+            ]
+        );
+        assert_eq!(
+            errors("local limit = tonumber(ARGV[1]) local c = redis.call('GET', KEYS[1]) or '0'\nif limit <= c then return 1 end return 0").len(),
+            1
+        );
+    }
+
+    #[test]
+    fn converted_or_unknown_operands_pass() {
+        for source in [
+            "if redis.call('INCR', KEYS[1]) == 1 then return 1 end return ARGV[1]",
+            "if tonumber(redis.call('GET', KEYS[1])) > tonumber(ARGV[1]) then return 1 end return 0",
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end return 0",
+            "if redis.call('GET', KEYS[1]) == '1' then return 1 end return ARGV[1]",
+            "local n = redis.call('GET', KEYS[1]) n = tonumber(n) or 0 if n > 5 then return 1 end return ARGV[1]",
+            "local t = cjson.decode(ARGV[1]) if t.n == '1' then return 1 end return KEYS[1]",
+            "local function f(x) return x end if f(1) == ARGV[1] then return 1 end return KEYS[1]",
+        ] {
+            assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! `return_shape`: a table the script returns that Redis converts into
+//! something else than it looks like.
+//!
+//! Redis turns the returned table into an array reply by reading `t[1]`,
+//! `t[2]`, ... up to the first nil: so `return {a, nil, b}` replies `[a]`,
+//! and a table with string keys (`return {count = n}`) replies an empty
+//! array. Checked on table constructors the main chunk returns: a literal
+//! `nil` element and keyed fields are errors; an element that is `nil`
+//! whenever `tonumber` fails is a warning.
+
+use super::chunk_returns::{main_chunk_returns, unparenthesized};
+use super::{Context, RedisCall};
+use crate::infer::{Origin, Ty};
+use crate::{Diagnostic, Lint, Report};
+use full_moon::ast::{Expression, Field};
+
+/// Keys that make a returned table a reply of another kind.
+const SPECIAL: &[&str] = &[
+    "err",
+    "ok",
+    "double",
+    "map",
+    "set",
+    "big_number",
+    "verbatim_string",
+];
+
+pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
+    for expr in main_chunk_returns(cx.ast.nodes()) {
+        let Expression::TableConstructor(table) = unparenthesized(expr) else {
+            continue;
+        };
+        let fields: Vec<&Field> = table.fields().iter().collect();
+        // `{err = ...}` and `{ok = ...}` are Redis's error and status replies;
+        // RESP3 has more (`{double = ...}`, `{map = ...}`...).
+        let special = fields.iter().any(|f| {
+            matches!(f, Field::NameKey { key, .. } if SPECIAL.contains(&key.token().to_string().as_str()))
+        });
+        if special {
+            continue;
+        }
+        let positional = fields
+            .iter()
+            .filter(|f| matches!(f, Field::NoKey(_)))
+            .count();
+        let is_nil = |value: &Expression| matches!(unparenthesized(value), Expression::Symbol(t) if t.token().to_string() == "nil");
+        let elements: Vec<&Expression> = fields
+            .iter()
+            .filter_map(|f| match f {
+                Field::NoKey(value) => Some(value),
+                _ => None,
+            })
+            .collect();
+        // The first literal nil: the elements after it are lost (an error);
+        // nils only at the end shorten the array (a warning, unless every
+        // element is nil: `{nil, nil}` is a way to write an empty array).
+        if let Some(first) = elements.iter().position(|e| is_nil(e)) {
+            let lost = elements[first..].iter().any(|e| !is_nil(e));
+            let span = cx.span_of(elements[first]);
+            if lost {
+                report.diagnostics.push(
+                    Diagnostic::error(
+                        Lint::ReturnShape,
+                        span,
+                        "the script returns an array with a `nil` in it: Redis's reply stops before it, and the elements after it are lost",
+                    )
+                    .with_label("the reply is cut here")
+                    .with_help("return `false` for a nil element: it arrives as a nil reply and keeps its place"),
+                );
+            } else if first > 0 {
+                report.diagnostics.push(
+                    Diagnostic::warning(
+                        Lint::ReturnShape,
+                        span,
+                        "the script returns an array ending in `nil`: Redis's reply stops before it, so the caller gets fewer elements",
+                    )
+                    .with_label("the reply ends before this")
+                    .with_help("return `false` for a nil element: it arrives as a nil reply and keeps its place"),
+                );
+            }
+        }
+        for field in &fields {
+            match field {
+                Field::NoKey(value) => {
+                    let value = unparenthesized(value);
+                    if is_nil(value) {
+                        continue;
+                    }
+                    let inferred = cx.types.of(value);
+                    if inferred.ty.intersects(Ty::NIL)
+                        && !inferred.ty.is_any()
+                        && matches!(inferred.origin, Some(Origin::Tonumber { .. }))
+                    {
+                        report.diagnostics.push(
+                            Diagnostic::warning(
+                                Lint::ReturnShape,
+                                cx.span_of(value),
+                                "the script returns an array with an element that is nil when `tonumber` fails: Redis's reply stops before it",
+                            )
+                            .with_label("nil when the text is not a number")
+                            .with_help("give it a default: `tonumber(...) or 0`"),
+                        );
+                    }
+                }
+                Field::NameKey { key, .. } => {
+                    let name = key.token().to_string();
+                    let (message, all) = if positional == 0 {
+                        (
+                            format!(
+                                "the script returns a table with string keys (`{name} = ...`): Redis replies with an empty array"
+                            ),
+                            true,
+                        )
+                    } else {
+                        (
+                            format!(
+                                "the script returns a table with a string key (`{name} = ...`): Redis drops that field from the reply"
+                            ),
+                            false,
+                        )
+                    };
+                    let diagnostic = if all {
+                        Diagnostic::error(Lint::ReturnShape, cx.span_of(*field), message)
+                    } else {
+                        Diagnostic::warning(Lint::ReturnShape, cx.span_of(*field), message)
+                    };
+                    report.diagnostics.push(
+                        diagnostic
+                            .with_label("only the elements 1, 2, 3... reach the caller")
+                            .with_help(
+                                "return a flat array (`{'count', n}`), or `cjson.encode(t)`",
+                            ),
+                    );
+                    if all {
+                        // One error per table is enough.
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lints::test_util::lint;
+    use crate::{Lint, Severity};
+
+    fn found(source: &str) -> Vec<(Severity, String)> {
+        lint(Lint::ReturnShape, source, 1, 1)
+            .into_iter()
+            .map(|d| (d.severity, d.message))
+            .collect()
+    }
+
+    #[test]
+    fn arrays_redis_converts_otherwise() {
+        assert_eq!(
+            found("return {KEYS[1], nil, ARGV[1]}"),
+            [(
+                Severity::Error,
+                "the script returns an array with a `nil` in it: Redis's reply stops before it, and the elements after it are lost"
+                    .to_string()
+            )]
+        );
+        let trailing = found("return {KEYS[1], ARGV[1], nil}");
+        assert_eq!(trailing.len(), 1);
+        assert_eq!(trailing[0].0, Severity::Warning);
+        assert_eq!(
+            found("return {count = redis.call('INCR', KEYS[1]), last = ARGV[1]}"),
+            [(Severity::Error, "the script returns a table with string keys (`count = ...`): Redis replies with an empty array".to_string())]
+        );
+        let mixed = found("return {KEYS[1], ARGV[1], n = 2}");
+        assert_eq!(mixed.len(), 1);
+        assert_eq!(mixed[0].0, Severity::Warning);
+        let tonumber = found("return {KEYS[1], tonumber(ARGV[1])}");
+        assert_eq!(tonumber.len(), 1);
+        assert_eq!(tonumber[0].0, Severity::Warning);
+    }
+
+    #[test]
+    fn plain_arrays_pass() {
+        for source in [
+            "return {KEYS[1], false, ARGV[1]}",
+            // BullMQ's way to write an empty array.
+            "if ARGV[1] then return {nil, nil} end return {KEYS[1]}",
+            "return {KEYS[1], tonumber(ARGV[1]) or 0}",
+            "return {redis.call('GET', KEYS[1]), ARGV[1]}",
+            "local function f() return {a = 1, nil} end return {KEYS[1], ARGV[1]}",
+            "return cjson.encode({count = 1, k = KEYS[1], a = ARGV[1]})",
+            "if ARGV[1] == '' then return {err = 'empty'} end return {ok = KEYS[1]}",
+        ] {
+            assert!(found(source).is_empty(), "{source}: {:?}", found(source));
+        }
+    }
+}

@@ -1,0 +1,2 @@
+local job = redis.call('HGETALL', KEYS[1])
+return job.state
