@@ -1,5 +1,5 @@
 //! Type inference: what Lua type each expression may have, on top of the
-//! reply table ([`replies`](crate::replies)).
+//! reply table ([`replies`]).
 //!
 //! The inference is small and sound rather than clever:
 //!
