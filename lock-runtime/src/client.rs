@@ -1,6 +1,6 @@
 //! [`LockClient`]: one identity (a uuid), one command connection, one
-//! pub/sub connection, one watchdog and one background worker, shared by
-//! every lock made from it.
+//! pub/sub connection (one per node on Redis Cluster), one watchdog and one
+//! background worker, shared by every lock made from it.
 
 use crate::background;
 use crate::config::{
@@ -30,6 +30,9 @@ use tokio::sync::mpsc;
 /// command connection (replaced when it fails or goes silent), one pub/sub
 /// connection shared by every waiter (pinged every second, replaced when it
 /// does not answer), and one watchdog task that renews all of its holds.
+/// On Redis Cluster ([`LockClient::cluster`]) the command connection is
+/// redis-rs's cluster connection, and there is one pub/sub connection per
+/// node that owns the slot of a lock someone waits for.
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), redlua_runtime::Error> {

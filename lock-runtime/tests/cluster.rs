@@ -1,14 +1,17 @@
-//! Locks on a real Redis Cluster of three primaries, started once for this
-//! binary and shared by its tests (each test uses lock names of its own).
+//! Locks on a real Redis Cluster of three primaries with a replica each,
+//! started once for this binary and shared by its tests (each test uses
+//! lock names of its own). Tests that change the topology (a slot
+//! migration, a failover) run alone; the others share it.
 //!
 //! What the tests look at directly, they read from the node that owns the
-//! lock's slot: the lock's hash lives there and nowhere else.
+//! lock's slot: the lock's hash lives there and nowhere else. Which node is
+//! a primary is asked of the cluster, never assumed.
 
 use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
 use redlua_runtime::{LockClient, LockGuard};
 use redlua_test_support::RedisCluster;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -16,16 +19,56 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 const PRIMARIES: usize = 3;
+const NODES: usize = 2 * PRIMARIES;
 
 static CLUSTER: OnceLock<&'static RedisCluster> = OnceLock::new();
+
+/// Held shared by tests that keep the topology, alone by those that change
+/// it.
+static TOPOLOGY: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
 
 /// The shared cluster, started by the first test that needs it.
 async fn cluster() -> &'static RedisCluster {
     tokio::task::spawn_blocking(|| {
-        *CLUSTER.get_or_init(|| RedisCluster::start(PRIMARIES).until_exit())
+        *CLUSTER.get_or_init(|| RedisCluster::start_with_replicas(PRIMARIES, 1).until_exit())
     })
     .await
     .expect("starting the cluster")
+}
+
+/// The nodes that are primaries now.
+async fn primaries() -> Vec<usize> {
+    let mut primaries = Vec::new();
+    for i in 0..NODES {
+        let role: Vec<redis::Value> = redis::cmd("ROLE")
+            .query_async(&mut node(i).await)
+            .await
+            .unwrap();
+        let kind: String = redis::from_redis_value(role[0].clone()).unwrap();
+        if kind == "master" {
+            primaries.push(i);
+        }
+    }
+    primaries
+}
+
+/// The replica of primary `i`.
+async fn replica_of(i: usize) -> usize {
+    let port = cluster().await.nodes()[i].port();
+    for r in 0..NODES {
+        let role: Vec<redis::Value> = redis::cmd("ROLE")
+            .query_async(&mut node(r).await)
+            .await
+            .unwrap();
+        let kind: String = redis::from_redis_value(role[0].clone()).unwrap();
+        if kind == "slave" {
+            let primary_port: u16 = redis::from_redis_value(role[2].clone()).unwrap();
+            if primary_port == port {
+                return r;
+            }
+        }
+    }
+    panic!("node {i} has no replica")
 }
 
 fn ms(n: u64) -> Duration {
@@ -177,18 +220,17 @@ fn spawn_waiter(client: &LockClient, name: &str) -> tokio::task::JoinHandle<(Ins
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn locks_on_every_primary_with_braces_reentry_and_tokens() {
+    let _topology = TOPOLOGY.read().await;
     let client = client().await;
     // Names until every primary owns one, and names with hash tags.
     let mut names: Vec<String> = Vec::new();
-    let mut covered = [false; PRIMARIES];
-    for i in 0.. {
+    let mut covered = BTreeSet::new();
+    for i in 0..1000 {
         let name = format!("every-{i}");
-        let owner = owner_of(&name).await;
-        if !covered[owner] {
-            covered[owner] = true;
+        if covered.insert(owner_of(&name).await) {
             names.push(name);
         }
-        if covered.iter().all(|c| *c) {
+        if covered.len() == PRIMARIES {
             break;
         }
     }
@@ -227,7 +269,7 @@ async fn locks_on_every_primary_with_braces_reentry_and_tokens() {
     }
     nodes_used.sort_unstable();
     nodes_used.dedup();
-    assert_eq!(nodes_used, [0, 1, 2], "locks on every primary");
+    assert_eq!(nodes_used, primaries().await, "locks on every primary");
     // A name whose braces would split its keys is refused, typed.
     let err = client.lock("{}x").lock().await.unwrap_err();
     assert!(
@@ -238,6 +280,7 @@ async fn locks_on_every_primary_with_braces_reentry_and_tokens() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn contention_across_clients_never_overlaps_and_tokens_increase() {
+    let _topology = TOPOLOGY.read().await;
     const CLIENTS: usize = 3;
     const TASKS: usize = 4;
     const ROUNDS: usize = 5;
@@ -293,6 +336,7 @@ async fn contention_across_clients_never_overlaps_and_tokens_increase() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wake_ups_arrive_through_sharded_pubsub_on_the_owning_node() {
+    let _topology = TOPOLOGY.read().await;
     let holder = client().await;
     let waiting = client().await;
     let name = "wake-sharded";
@@ -304,7 +348,7 @@ async fn wake_ups_arrive_through_sharded_pubsub_on_the_owning_node() {
         subscribers(owner_node, channel).await == (1, 0)
     })
     .await;
-    for other in (0..PRIMARIES).filter(|i| *i != owner_node) {
+    for other in (0..NODES).filter(|i| *i != owner_node) {
         assert_eq!(subscribers(other, channel).await, (0, 0), "node {other}");
     }
     tokio::time::sleep(ms(200)).await;
@@ -330,6 +374,7 @@ async fn wake_ups_arrive_through_sharded_pubsub_on_the_owning_node() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_write_locks_exclude_and_wake_on_a_cluster() {
+    let _topology = TOPOLOGY.read().await;
     let a = client().await;
     let b = client().await;
     let name = "{rw}:doc";
@@ -386,6 +431,7 @@ async fn read_write_locks_exclude_and_wake_on_a_cluster() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watchdog_renews_locks_of_many_slots_in_slot_batches() {
+    let _topology = TOPOLOGY.read().await;
     let lease = ms(600);
     let client = client_with_watchdog(lease).await;
     // 150 locks in one slot (two batches), and one on every other slot
@@ -420,7 +466,7 @@ async fn watchdog_renews_locks_of_many_slots_in_slot_batches() {
 /// The node ids, in start order.
 async fn node_ids() -> Vec<String> {
     let mut ids = Vec::new();
-    for i in 0..PRIMARIES {
+    for i in 0..NODES {
         let id: String = redis::cmd("CLUSTER")
             .arg("MYID")
             .query_async(&mut node(i).await)
@@ -467,10 +513,12 @@ async fn migrate_slot(slot: u16, from: usize, to: usize) {
         .arg("KEYS")
         .arg(&keys);
     let _: () = migrate.query_async(&mut node(from).await).await.unwrap();
-    for i in [to, from]
+    let others: Vec<usize> = primaries()
+        .await
         .into_iter()
-        .chain((0..PRIMARIES).filter(|i| *i != to && *i != from))
-    {
+        .filter(|i| *i != to && *i != from)
+        .collect();
+    for i in [to, from].into_iter().chain(others) {
         let _: () = setslot("NODE", &ids[to])
             .query_async(&mut node(i).await)
             .await
@@ -480,11 +528,16 @@ async fn migrate_slot(slot: u16, from: usize, to: usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_lock_survives_a_slot_migration_and_waiters_follow_it() {
+    let _topology = TOPOLOGY.write().await;
     let renewed_name = "{migrating}:renewed";
     let waited_name = "{migrating}:waited";
     let channel = "redisson_lock__channel:{migrating}:waited";
     let from = owner_of(renewed_name).await;
-    let to = (from + 1) % PRIMARIES;
+    let to = *primaries()
+        .await
+        .iter()
+        .find(|i| **i != from)
+        .expect("another primary");
     let lease = ms(900);
     let renewing = client_with_watchdog(lease).await;
     let holder = client().await;
@@ -531,6 +584,86 @@ async fn a_held_lock_survives_a_slot_migration_and_waiters_follow_it() {
     assert!(after < ms(500), "woke {after:?} after the release");
     assert_eq!(
         hgetall(to, waited_name).await,
+        HashMap::from([(guard.owner().to_string(), "1".to_string())])
+    );
+    guard.unlock().await.unwrap();
+    renewed.unlock().await.unwrap();
+    assert!(!exists_anywhere(renewed_name).await);
+    assert!(!exists_anywhere(waited_name).await);
+}
+
+/// Subscribers of `channel` on every node: (sharded, plain), summed.
+async fn subscribers_anywhere(channel: &str) -> (i64, i64) {
+    let mut total = (0, 0);
+    for i in 0..NODES {
+        let (sharded, plain) = subscribers(i, channel).await;
+        total = (total.0 + sharded, total.1 + plain);
+    }
+    total
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_lock_survives_a_primary_failover_and_waiters_still_wake() {
+    let _topology = TOPOLOGY.write().await;
+    let renewed_name = "{failover}:renewed";
+    let waited_name = "{failover}:waited";
+    let channel = "redisson_lock__channel:{failover}:waited";
+    let old = owner_of(renewed_name).await;
+    let new = replica_of(old).await;
+    let lease = ms(900);
+    let renewing = client_with_watchdog(lease).await;
+    let holder = client().await;
+    let waiting = client().await;
+    let renewed = renewing.lock(renewed_name).lock().await.unwrap();
+    let waited = holder.lock(waited_name).lock().await.unwrap();
+    let waiter = spawn_waiter(&waiting, waited_name);
+    eventually(ms(3000), "the waiter subscribes", || async {
+        subscribers(old, channel).await == (1, 0)
+    })
+    .await;
+
+    // A manual failover: the replica catches up, then takes over.
+    let _: () = redis::cmd("CLUSTER")
+        .arg("FAILOVER")
+        .query_async(&mut node(new).await)
+        .await
+        .unwrap();
+    eventually(ms(10_000), "the replica takes over the slot", || async {
+        owner_of(renewed_name).await == new && primaries().await.contains(&new)
+    })
+    .await;
+
+    // Renewals go on on the new primary: three leases later the lock is
+    // still held there, with a lease the watchdog keeps renewing.
+    tokio::time::sleep(lease * 3).await;
+    assert!(!renewed.is_lost(), "the renewed lock was lost");
+    assert_eq!(
+        hgetall(new, renewed_name).await,
+        HashMap::from([(renewed.owner().to_string(), "1".to_string())])
+    );
+    let pttl: i64 = node(new).await.pttl(renewed_name).await.unwrap();
+    assert!(0 < pttl && pttl <= 900, "pttl {pttl}");
+    assert!(!waiter.is_finished(), "the waiter got a held lock");
+    // Still exactly one subscription of the waiters' client, sharded.
+    eventually(ms(5000), "one sharded subscription", || async {
+        subscribers_anywhere(channel).await == (1, 0)
+    })
+    .await;
+
+    // The release, run by the new primary, wakes the waiter at once (the
+    // holder's lease is 30 s); the next holder's token is higher.
+    let released = Instant::now();
+    let waited_token = waited.token();
+    waited.unlock().await.unwrap();
+    let (acquired, guard) = within(ms(5000), "the waiter", waiter).await.unwrap();
+    let after = acquired.duration_since(released);
+    assert!(after < ms(500), "woke {after:?} after the release");
+    assert!(
+        guard.token() > waited_token,
+        "tokens increase across the failover"
+    );
+    assert_eq!(
+        hgetall(new, waited_name).await,
         HashMap::from([(guard.owner().to_string(), "1".to_string())])
     );
     guard.unlock().await.unwrap();
