@@ -345,14 +345,11 @@ impl LockClientBuilder {
                     .response_timeout(response_timeout)
                     .build()
                     .map_err(|e| connect_error(e.to_string()))?;
-                let con = tokio::time::timeout(connect_timeout, cluster.get_async_connection())
+                let con = Connection::healing_cluster(cluster, connect_timeout, response_timeout)
                     .await
-                    .map_err(|_| {
-                        connect_error(format!("no connection within {connect_timeout:?}"))
-                    })?
                     .map_err(|e| connect_error(e.to_string()))?;
                 let template = nodes[0].clone();
-                cluster_parts(template, con.into(), connect_timeout, response_timeout).await?
+                cluster_parts(template, con, connect_timeout, response_timeout).await?
             }
         };
         let config = Config {
@@ -399,14 +396,9 @@ async fn cluster_parts(
             });
         }
     };
-    let Some(cluster) = con.cluster().cloned() else {
-        return Err(Error::Config(
-            "a cluster client needs a cluster connection".to_string(),
-        ));
-    };
     let hub = PubSubHub::cluster(
         template,
-        cluster,
+        con.clone(),
         sharded,
         connect_timeout,
         response_timeout,

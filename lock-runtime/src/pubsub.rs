@@ -77,7 +77,6 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use redis::aio::{MultiplexedConnection, PubSubSink};
-use redis::cluster_async::ClusterConnection;
 use redis::{
     AsyncConnectionConfig, ConnectionAddr, ConnectionInfo, ErrorKind, Msg, PushInfo, PushKind,
     RedisError, RedisResult, Value,
@@ -85,6 +84,7 @@ use redis::{
 use tokio::sync::{Notify, mpsc, watch};
 
 use crate::config::PUBSUB_PING_INTERVAL;
+use crate::connection::Connection;
 use crate::names::slot;
 use crate::replies::WakeMessage;
 
@@ -135,8 +135,8 @@ enum Target {
 struct ClusterTarget {
     /// Settings of the node connections (each gets its node's address).
     template: ConnectionInfo,
-    /// Reads `CLUSTER SLOTS`.
-    con: ClusterConnection,
+    /// Reads `CLUSTER SLOTS` (the client's command connection).
+    con: Connection,
     /// `SSUBSCRIBE` (sharded pub/sub) rather than `SUBSCRIBE`.
     sharded: bool,
     /// The slot ranges last read and their primaries (`host:port`), first
@@ -264,7 +264,7 @@ impl PubSubHub {
     /// yet.
     pub(crate) fn cluster(
         template: ConnectionInfo,
-        con: ClusterConnection,
+        con: Connection,
         sharded: bool,
         connect_timeout: Duration,
         response_timeout: Duration,

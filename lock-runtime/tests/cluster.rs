@@ -671,3 +671,196 @@ async fn a_held_lock_survives_a_primary_failover_and_waiters_still_wake() {
     assert!(!exists_anywhere(renewed_name).await);
     assert!(!exists_anywhere(waited_name).await);
 }
+
+/// Node `.0` paused (`SIGSTOP`, a hung process) until this is dropped, even
+/// by a failing test (the cluster is shared).
+struct Paused(&'static redlua_test_support::RedisServer);
+
+impl Paused {
+    async fn node(i: usize) -> Paused {
+        let server = &cluster().await.nodes()[i];
+        server.pause();
+        Paused(server)
+    }
+}
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        self.0.resume();
+    }
+}
+
+/// A client of the cluster that gives up on a silent node quickly.
+async fn impatient_client(watchdog: Duration) -> LockClient {
+    LockClient::cluster_builder(cluster().await.urls())
+        .watchdog_timeout(watchdog)
+        .connect_timeout(ms(500))
+        .response_timeout(ms(500))
+        .connect()
+        .await
+        .expect("connect to the cluster")
+}
+
+/// Waits until node `i` is a replica in sync with its primary.
+async fn wait_replica_in_sync(i: usize) {
+    eventually(ms(20_000), "the old primary syncs as a replica", || async {
+        let info: String = redis::cmd("INFO")
+            .arg("replication")
+            .query_async(&mut node(i).await)
+            .await
+            .unwrap_or_default();
+        info.contains("role:slave")
+            && info.contains("master_link_status:up")
+            && info.contains("master_sync_in_progress:0")
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_primary_fails_its_acquires_cleanly_and_leaves_nothing_held() {
+    let _topology = TOPOLOGY.write().await;
+    let name = "{hung}:lock";
+    let hung = owner_of(name).await;
+    // A lock on another primary, for comparison.
+    let mut elsewhere = String::new();
+    for i in 0..1000 {
+        let candidate = format!("elsewhere-{i}");
+        if owner_of(&candidate).await != hung {
+            elsewhere = candidate;
+            break;
+        }
+    }
+    let impatient = impatient_client(Duration::from_secs(30)).await;
+    let paused = Paused::node(hung).await;
+    // The other primaries go on serving their slots.
+    let other = within(
+        ms(5_000),
+        "a lock on another primary",
+        impatient.lock(&elsewhere).try_lock(),
+    )
+    .await;
+    let started = Instant::now();
+    let outcome = within(
+        ms(10_000),
+        "try_lock on a hung node",
+        impatient.lock(name).try_lock(),
+    )
+    .await;
+    let failed_after = started.elapsed();
+    drop(paused);
+    let err = outcome.expect_err("an acquire on a hung node fails");
+    assert!(
+        matches!(err, redlua_runtime::Error::Redis(_)),
+        "a typed Redis error: {err:?}"
+    );
+    // Well before the node timeout (5 s): no failover meanwhile.
+    assert!(failed_after < ms(3_000), "failed after {failed_after:?}");
+    let other = other
+        .expect("the other primary answers")
+        .expect("the other lock is free");
+    other.unlock().await.unwrap();
+    // The acquire the hung node ran late was undone: nothing stays held,
+    // and another client gets the lock.
+    eventually(ms(10_000), "the late acquire is undone", || async {
+        !exists_anywhere(name).await
+    })
+    .await;
+    let second = client().await;
+    let guard = second
+        .lock(name)
+        .try_lock()
+        .await
+        .unwrap()
+        .expect("the lock is free");
+    guard.unlock().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_survives_a_hung_primary_being_failed_over() {
+    let _topology = TOPOLOGY.write().await;
+    let renewed_name = "{dead}:renewed";
+    let waited_name = "{dead}:waited";
+    let old = owner_of(renewed_name).await;
+    let new = replica_of(old).await;
+    // A lease longer than the failover (node timeout 5 s).
+    let watchdog = Duration::from_secs(15);
+    let renewing = impatient_client(watchdog).await;
+    let holder = impatient_client(Duration::from_secs(30)).await;
+    let waiting = impatient_client(Duration::from_secs(30)).await;
+    let renewed = renewing.lock(renewed_name).lock().await.unwrap();
+    let waited = holder.lock(waited_name).lock().await.unwrap();
+    let waiter = spawn_waiter(&waiting, waited_name);
+    let channel = "redisson_lock__channel:{dead}:waited";
+    eventually(ms(3000), "the waiter subscribes", || async {
+        subscribers(old, channel).await == (1, 0)
+    })
+    .await;
+    // Both holds are on the replica before the primary hangs.
+    let acked: i64 = redis::cmd("WAIT")
+        .arg(1)
+        .arg(1000)
+        .query_async(&mut node(old).await)
+        .await
+        .unwrap();
+    assert_eq!(acked, 1);
+
+    let paused = Paused::node(old).await;
+    eventually(ms(20_000), "the replica takes over", || async {
+        let role: Vec<redis::Value> = redis::cmd("ROLE")
+            .query_async(&mut node(new).await)
+            .await
+            .unwrap();
+        redis::from_redis_value::<String>(role[0].clone()).unwrap() == "master"
+    })
+    .await;
+
+    // The watchdog renews on the new primary (every 5 s): a lease above
+    // 14 s now was set less than a second ago, so after the primary hung
+    // (which took at least the 5 s node timeout to fail over).
+    eventually(ms(10_000), "a renewal on the new primary", || async {
+        let pttl: i64 = node(new).await.pttl(renewed_name).await.unwrap();
+        pttl > 14_000
+    })
+    .await;
+    assert!(!renewed.is_lost(), "the renewed lock was lost");
+    assert_eq!(
+        hgetall(new, renewed_name).await,
+        HashMap::from([(renewed.owner().to_string(), "1".to_string())])
+    );
+    assert!(!waiter.is_finished(), "the waiter got a held lock");
+
+    // The waiter subscribed again on the new primary, and wakes on the
+    // release at once.
+    eventually(
+        ms(10_000),
+        "the waiter subscribes on the new primary",
+        || async { subscribers(new, channel).await == (1, 0) },
+    )
+    .await;
+    // The holder's client may not have sent anything since the primary
+    // hung: its connection still points there, and the first command
+    // times out (500 ms), replacing it. `unlock` then reports the error and
+    // the release goes on in the background, on the new primary.
+    let released = Instant::now();
+    let waited_token = waited.token();
+    match waited.unlock().await {
+        Ok(()) | Err(redlua_runtime::Error::Redis(_)) => {}
+        Err(other) => panic!("unlock: {other:?}"),
+    }
+    let (acquired, guard) = within(ms(5000), "the waiter", waiter).await.unwrap();
+    let after = acquired.duration_since(released);
+    assert!(after < ms(2500), "woke {after:?} after the release");
+    assert!(guard.token() > waited_token, "tokens increase");
+    guard.unlock().await.unwrap();
+    renewed.unlock().await.unwrap();
+    assert!(!exists_anywhere(renewed_name).await);
+    assert!(!exists_anywhere(waited_name).await);
+
+    // The old primary comes back as a replica of the new one.
+    drop(paused);
+    wait_replica_in_sync(old).await;
+    eventually(ms(10_000), "every node agrees", || async {
+        primaries().await.len() == PRIMARIES
+    })
+    .await;
+}
