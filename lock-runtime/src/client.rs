@@ -90,6 +90,12 @@ impl LockClient {
     /// Connects to a Redis Cluster, seeded with the URLs of some of its
     /// nodes, with default settings. See [`LockClient::cluster_builder`].
     ///
+    /// Must be called within a tokio runtime. Fails with
+    /// [`Error::Connect`] when the cluster cannot be reached in time (the
+    /// connect timeout plus twice the response timeout, 9 s by default),
+    /// [`Error::Config`] when `urls` is empty, and [`Error::Redis`] for a URL
+    /// that cannot be parsed.
+    ///
     /// ```no_run
     /// # async fn demo() -> Result<(), redlua_runtime::Error> {
     /// let client = redlua_runtime::LockClient::cluster([
@@ -138,16 +144,15 @@ impl LockClient {
     pub fn cluster_builder<T: IntoConnectionInfo>(
         urls: impl IntoIterator<Item = T>,
     ) -> LockClientBuilder {
-        let nodes: redis::RedisResult<Vec<ConnectionInfo>> = urls
+        let nodes: Result<Vec<ConnectionInfo>> = urls
             .into_iter()
-            .map(IntoConnectionInfo::into_connection_info)
+            .map(|url| url.into_connection_info().map_err(Error::Redis))
             .collect();
         let seeds = nodes.and_then(|nodes| {
             if nodes.is_empty() {
-                Err(redis::RedisError::from((
-                    redis::ErrorKind::InvalidClientConfig,
-                    "a cluster needs the URL of at least one node",
-                )))
+                Err(Error::Config(
+                    "a cluster client needs the URL of at least one node".to_string(),
+                ))
             } else {
                 Ok(Seeds::Cluster(nodes))
             }
@@ -203,7 +208,7 @@ impl LockClient {
 #[derive(Debug)]
 #[must_use = "a builder does nothing until `connect` is called"]
 pub struct LockClientBuilder {
-    seeds: redis::RedisResult<Seeds>,
+    seeds: Result<Seeds>,
     connection: Option<Connection>,
     watchdog_timeout: Duration,
     connect_timeout: Duration,
@@ -222,10 +227,10 @@ enum Seeds {
 
 impl LockClientBuilder {
     fn new(client: redis::RedisResult<redis::Client>) -> LockClientBuilder {
-        LockClientBuilder::with_seeds(client.map(Seeds::Server))
+        LockClientBuilder::with_seeds(client.map(Seeds::Server).map_err(Error::Redis))
     }
 
-    fn with_seeds(seeds: redis::RedisResult<Seeds>) -> LockClientBuilder {
+    fn with_seeds(seeds: Result<Seeds>) -> LockClientBuilder {
         LockClientBuilder {
             seeds,
             connection: None,

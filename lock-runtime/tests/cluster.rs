@@ -864,3 +864,73 @@ async fn a_lock_survives_a_hung_primary_being_failed_over() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_connection_of_your_own_and_bad_settings() {
+    let _topology = TOPOLOGY.read().await;
+    let cluster = cluster().await;
+    // A ClusterConnection given to the cluster builder, and to the
+    // single-node builder (which then works as a cluster client too).
+    let mine = cluster.client().get_async_connection().await.unwrap();
+    let clients = [
+        LockClient::cluster_builder(cluster.urls())
+            .connection(mine.clone())
+            .connect()
+            .await
+            .unwrap(),
+        LockClient::builder(cluster.urls()[0].as_str())
+            .connection(mine)
+            .connect()
+            .await
+            .unwrap(),
+    ];
+    let name = "{own}:lock";
+    let owner_node = owner_of(name).await;
+    let channel = "redisson_lock__channel:{own}:lock";
+    let guard = clients[0].lock(name).lock().await.unwrap();
+    let waiter = spawn_waiter(&clients[1], name);
+    eventually(ms(3000), "the waiter subscribes, sharded", || async {
+        subscribers(owner_node, channel).await == (1, 0)
+    })
+    .await;
+    let released = Instant::now();
+    guard.unlock().await.unwrap();
+    let (acquired, guard) = within(ms(5000), "the waiter", waiter).await.unwrap();
+    assert!(acquired.duration_since(released) < ms(500));
+    assert_eq!(
+        hgetall(owner_node, name).await,
+        HashMap::from([(guard.owner().to_string(), "1".to_string())])
+    );
+    guard.unlock().await.unwrap();
+    assert!(!exists_anywhere(name).await);
+
+    // A cluster builder refuses a single-node connection, and no URLs.
+    let single = cluster.nodes()[0]
+        .client()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let err = LockClient::cluster_builder(cluster.urls())
+        .connection(single)
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(matches!(err, redlua_runtime::Error::Config(_)), "{err:?}");
+    let err = LockClient::cluster(Vec::<String>::new()).await.unwrap_err();
+    assert!(matches!(err, redlua_runtime::Error::Config(_)), "{err:?}");
+    let err = LockClient::cluster(["not a url"]).await.unwrap_err();
+    assert!(matches!(err, redlua_runtime::Error::Redis(_)), "{err:?}");
+    // Nothing listening: a typed connect error, in time.
+    let started = Instant::now();
+    let err = LockClient::cluster_builder(["redis://127.0.0.1:1/"])
+        .connect_timeout(ms(300))
+        .response_timeout(ms(300))
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, redlua_runtime::Error::Connect { .. }),
+        "{err:?}"
+    );
+    assert!(started.elapsed() < ms(2000), "{:?}", started.elapsed());
+}

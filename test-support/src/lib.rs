@@ -465,6 +465,11 @@ impl RedisCluster {
     ///
     /// `redis-cli` is looked up next to `redis-server`, else on `PATH`.
     ///
+    /// ```no_run
+    /// let cluster = redlua_test_support::RedisCluster::start_with_replicas(3, 1);
+    /// assert_eq!(cluster.nodes().len(), 6);
+    /// ```
+    ///
     /// # Panics
     ///
     /// When `masters` is below 3 (`redis-cli` refuses fewer), when a
