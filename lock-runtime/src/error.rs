@@ -113,11 +113,14 @@ pub(crate) fn classify(error: &redis::RedisError) -> Failure {
         Some("LOCKUPGRADE") => return Failure::Upgrade,
         _ => {}
     }
-    // A cluster redirection or outage that outlived the cluster
-    // connection's own retries (a slot in migration, a failover under way)
-    // is retried too: the script did not run, and retrying is harmless.
+    // A cluster outage that outlived the cluster connection's own retries
+    // (a failover or a slot migration under way) is retried too: the script
+    // did not run, and retrying is harmless. A redirection (`MOVED`, `ASK`)
+    // that reaches here is not: it means a single-node connection to a
+    // cluster (use `LockClient::cluster`), which retrying cannot mend.
+    let cluster_outage = matches!(error.code(), Some("TRYAGAIN" | "CLUSTERDOWN"));
     if error.is_io_error()
-        || error.is_cluster_error()
+        || cluster_outage
         || error.is_timeout()
         || error.is_connection_dropped()
         || error.is_connection_refusal()
@@ -146,3 +149,35 @@ impl Error {
 
 /// The result type of the locks.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redis::{ErrorKind, RedisError, ServerErrorKind};
+
+    fn server(kind: ServerErrorKind) -> RedisError {
+        RedisError::from((
+            ErrorKind::Server(kind),
+            "test",
+            "1 127.0.0.1:7000".to_string(),
+        ))
+    }
+
+    #[test]
+    fn cluster_outages_are_retried_redirections_are_not() {
+        assert_eq!(
+            classify(&server(ServerErrorKind::TryAgain)),
+            Failure::Unknown
+        );
+        assert_eq!(
+            classify(&server(ServerErrorKind::ClusterDown)),
+            Failure::Unknown
+        );
+        assert_eq!(classify(&server(ServerErrorKind::Moved)), Failure::Refused);
+        assert_eq!(classify(&server(ServerErrorKind::Ask)), Failure::Refused);
+        assert_eq!(
+            classify(&server(ServerErrorKind::CrossSlot)),
+            Failure::Refused
+        );
+    }
+}

@@ -934,3 +934,32 @@ async fn a_cluster_connection_of_your_own_and_bad_settings() {
     );
     assert!(started.elapsed() < ms(2000), "{:?}", started.elapsed());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_node_client_on_a_cluster_fails_at_once_with_moved() {
+    let _topology = TOPOLOGY.read().await;
+    let cluster = cluster().await;
+    let mut name = String::new();
+    for i in 0..1000 {
+        let candidate = format!("misplaced-{i}");
+        if owner_of(&candidate).await != 0 {
+            name = candidate;
+            break;
+        }
+    }
+    let single = LockClient::connect(cluster.urls()[0].as_str())
+        .await
+        .unwrap();
+    let err = within(
+        ms(3000),
+        "lock() on the wrong node",
+        single.lock(&name).lock(),
+    )
+    .await
+    .unwrap_err();
+    match err {
+        redlua_runtime::Error::Redis(e) => assert_eq!(e.code(), Some("MOVED"), "{e}"),
+        other => panic!("expected a MOVED error: {other:?}"),
+    }
+    assert!(!exists_anywhere(&name).await);
+}
