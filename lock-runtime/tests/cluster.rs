@@ -963,3 +963,71 @@ async fn a_single_node_client_on_a_cluster_fails_at_once_with_moved() {
     }
     assert!(!exists_anywhere(&name).await);
 }
+
+/// The README's ACL rule (`ACL SETUSER locks ...`), its arguments.
+fn readme_acl_rule() -> Vec<String> {
+    include_str!("../../README.md")
+        .lines()
+        .find(|line| line.starts_with("ACL SETUSER locks "))
+        .expect("the README gives an ACL SETUSER rule")
+        .split_whitespace()
+        .skip(1)
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn locks_work_as_the_readme_acl_user_plus_the_cluster_commands() {
+    let _topology = TOPOLOGY.read().await;
+    let cluster = cluster().await;
+    let mut rule = readme_acl_rule();
+    rule.extend([
+        "+cluster|slots".to_string(),
+        "+pubsub|shardnumsub".to_string(),
+    ]);
+    for i in 0..NODES {
+        let mut admin = node(i).await;
+        let _: () = redis::cmd("ACL")
+            .arg(&rule)
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+        let _: () = redis::cmd("ACL")
+            .arg("LOG")
+            .arg("RESET")
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+    }
+    let urls: Vec<String> = cluster
+        .nodes()
+        .iter()
+        .map(|n| format!("redis://locks:secret@127.0.0.1:{}/", n.port()))
+        .collect();
+    let a = LockClient::cluster(urls.clone()).await.unwrap();
+    let b = LockClient::cluster(urls).await.unwrap();
+    let name = "app:acl";
+    let owner_node = owner_of(name).await;
+    let guard = a.lock(name).lock().await.unwrap();
+    let waiter = spawn_waiter(&b, name);
+    eventually(ms(3000), "the waiter subscribes", || async {
+        subscribers(owner_node, "redisson_lock__channel:{app:acl}").await == (1, 0)
+    })
+    .await;
+    let released = Instant::now();
+    guard.unlock().await.unwrap();
+    let (acquired, guard) = within(ms(5000), "the waiter", waiter).await.unwrap();
+    assert!(acquired.duration_since(released) < ms(500));
+    let read = b.read_write_lock("app:acl-rw").read().lock().await.unwrap();
+    read.unlock().await.unwrap();
+    guard.unlock().await.unwrap();
+    tokio::time::sleep(ms(200)).await;
+    for i in 0..NODES {
+        let log: Vec<redis::Value> = redis::cmd("ACL")
+            .arg("LOG")
+            .query_async(&mut node(i).await)
+            .await
+            .unwrap();
+        assert!(log.is_empty(), "node {i} refused: {log:?}");
+    }
+}
