@@ -142,8 +142,43 @@ impl Error {
             Failure::Upgrade => Error::Upgrade {
                 name: name.to_string(),
             },
-            Failure::Unknown | Failure::Refused => Error::Redis(error),
+            Failure::Unknown | Failure::Refused => Error::Redis(name_refused_command(error)),
         }
+    }
+}
+
+/// A command refused inside a lock script (an ACL rule without it) is
+/// reported by Redis with the script's SHA1 and line only: this names the
+/// command, from the script's source, in a `NOPERM` error. Other errors are
+/// returned as they are.
+pub(crate) fn name_refused_command(error: redis::RedisError) -> redis::RedisError {
+    let text = error.to_string();
+    if !text.contains("can't run this command") {
+        return error;
+    }
+    let found = crate::scripts::ALL.iter().find_map(|def| {
+        if !text.contains(def.sha1) {
+            return None;
+        }
+        let (_, after) = text.rsplit_once("@user_script:")?;
+        let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+        let number: usize = digits.parse().ok()?;
+        let line = def.source.lines().nth(number.checked_sub(1)?)?;
+        let (_, call) = line.split_once("call('")?;
+        let (command, _) = call.split_once('\'')?;
+        Some(format!(
+            "the Redis user may not run {} ({} line {number}); Redis said: {text}",
+            command.to_uppercase(),
+            def.path
+        ))
+    });
+    match found {
+        Some(detail) => redis::RedisError::from((
+            redis::ErrorKind::Server(redis::ServerErrorKind::NoPerm),
+            "redlua: a command of a lock script was refused",
+            detail,
+        )),
+        None => error,
     }
 }
 
