@@ -249,7 +249,10 @@ impl LockClientBuilder {
     }
 
     /// Sets how long opening a connection may take (default 3 s); a dead
-    /// address fails with [`Error::Connect`] after that.
+    /// address fails with [`Error::Connect`] after that. On a cluster it
+    /// bounds each node's connection; making the cluster connection (which
+    /// also reads the slots from a node, and may first meet a silent one)
+    /// may take it plus twice the response timeout.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self

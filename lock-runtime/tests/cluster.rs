@@ -649,6 +649,25 @@ async fn a_held_lock_survives_a_primary_failover_and_waiters_still_wake() {
         subscribers_anywhere(channel).await == (1, 0)
     })
     .await;
+    // The subscription may still be on the old primary, now a replica: the
+    // new primary forwards its shard's messages there once it counts it as
+    // its replica. (A release in the moment before can miss the waiter,
+    // which then tries again within 5 s, as after any lost message.)
+    eventually(
+        ms(10_000),
+        "the old primary replicates the new one",
+        || async {
+            let info: String = redis::cmd("INFO")
+                .arg("replication")
+                .query_async(&mut node(new).await)
+                .await
+                .unwrap();
+            let port = cluster().await.nodes()[old].port();
+            info.lines()
+                .any(|line| line.contains(&format!("port={port},state=online")))
+        },
+    )
+    .await;
 
     // The release, run by the new primary, wakes the waiter at once (the
     // holder's lease is 30 s); the next holder's token is higher.
