@@ -1,6 +1,6 @@
 //! [`LockClient`]: one identity (a uuid), one command connection, one
-//! pub/sub connection, one watchdog and one background worker, shared by
-//! every lock made from it.
+//! pub/sub connection (one per node on Redis Cluster), one watchdog and one
+//! background worker, shared by every lock made from it.
 
 use crate::background;
 use crate::config::{
@@ -30,6 +30,9 @@ use tokio::sync::mpsc;
 /// command connection (replaced when it fails or goes silent), one pub/sub
 /// connection shared by every waiter (pinged every second, replaced when it
 /// does not answer), and one watchdog task that renews all of its holds.
+/// On Redis Cluster ([`LockClient::cluster`]) the command connection is
+/// redis-rs's cluster connection, and there is one pub/sub connection per
+/// node that owns the slot of a lock someone waits for.
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), redlua_runtime::Error> {
@@ -87,6 +90,12 @@ impl LockClient {
     /// Connects to a Redis Cluster, seeded with the URLs of some of its
     /// nodes, with default settings. See [`LockClient::cluster_builder`].
     ///
+    /// Must be called within a tokio runtime. Fails with
+    /// [`Error::Connect`] when the cluster cannot be reached in time (the
+    /// connect timeout plus twice the response timeout, 9 s by default),
+    /// [`Error::Config`] when `urls` is empty, and [`Error::Redis`] for a URL
+    /// that cannot be parsed.
+    ///
     /// ```no_run
     /// # async fn demo() -> Result<(), redlua_runtime::Error> {
     /// let client = redlua_runtime::LockClient::cluster([
@@ -135,16 +144,15 @@ impl LockClient {
     pub fn cluster_builder<T: IntoConnectionInfo>(
         urls: impl IntoIterator<Item = T>,
     ) -> LockClientBuilder {
-        let nodes: redis::RedisResult<Vec<ConnectionInfo>> = urls
+        let nodes: Result<Vec<ConnectionInfo>> = urls
             .into_iter()
-            .map(IntoConnectionInfo::into_connection_info)
+            .map(|url| url.into_connection_info().map_err(Error::Redis))
             .collect();
         let seeds = nodes.and_then(|nodes| {
             if nodes.is_empty() {
-                Err(redis::RedisError::from((
-                    redis::ErrorKind::InvalidClientConfig,
-                    "a cluster needs the URL of at least one node",
-                )))
+                Err(Error::Config(
+                    "a cluster client needs the URL of at least one node".to_string(),
+                ))
             } else {
                 Ok(Seeds::Cluster(nodes))
             }
@@ -200,7 +208,7 @@ impl LockClient {
 #[derive(Debug)]
 #[must_use = "a builder does nothing until `connect` is called"]
 pub struct LockClientBuilder {
-    seeds: redis::RedisResult<Seeds>,
+    seeds: Result<Seeds>,
     connection: Option<Connection>,
     watchdog_timeout: Duration,
     connect_timeout: Duration,
@@ -219,10 +227,10 @@ enum Seeds {
 
 impl LockClientBuilder {
     fn new(client: redis::RedisResult<redis::Client>) -> LockClientBuilder {
-        LockClientBuilder::with_seeds(client.map(Seeds::Server))
+        LockClientBuilder::with_seeds(client.map(Seeds::Server).map_err(Error::Redis))
     }
 
-    fn with_seeds(seeds: redis::RedisResult<Seeds>) -> LockClientBuilder {
+    fn with_seeds(seeds: Result<Seeds>) -> LockClientBuilder {
         LockClientBuilder {
             seeds,
             connection: None,
@@ -241,7 +249,10 @@ impl LockClientBuilder {
     }
 
     /// Sets how long opening a connection may take (default 3 s); a dead
-    /// address fails with [`Error::Connect`] after that.
+    /// address fails with [`Error::Connect`] after that. On a cluster it
+    /// bounds each node's connection; making the cluster connection (which
+    /// also reads the slots from a node, and may first meet a silent one)
+    /// may take it plus twice the response timeout.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
@@ -342,14 +353,11 @@ impl LockClientBuilder {
                     .response_timeout(response_timeout)
                     .build()
                     .map_err(|e| connect_error(e.to_string()))?;
-                let con = tokio::time::timeout(connect_timeout, cluster.get_async_connection())
+                let con = Connection::healing_cluster(cluster, connect_timeout, response_timeout)
                     .await
-                    .map_err(|_| {
-                        connect_error(format!("no connection within {connect_timeout:?}"))
-                    })?
                     .map_err(|e| connect_error(e.to_string()))?;
                 let template = nodes[0].clone();
-                cluster_parts(template, con.into(), connect_timeout, response_timeout).await?
+                cluster_parts(template, con, connect_timeout, response_timeout).await?
             }
         };
         let config = Config {
@@ -396,14 +404,9 @@ async fn cluster_parts(
             });
         }
     };
-    let Some(cluster) = con.cluster().cloned() else {
-        return Err(Error::Config(
-            "a cluster client needs a cluster connection".to_string(),
-        ));
-    };
     let hub = PubSubHub::cluster(
         template,
-        cluster,
+        con.clone(),
         sharded,
         connect_timeout,
         response_timeout,

@@ -9,8 +9,11 @@
 //!
 //! On Redis Cluster the connection is redis-rs's cluster connection, which
 //! routes each script by its first key (every key of one lock shares its
-//! slot), follows `MOVED`/`ASK`, and reconnects and refreshes its slot map
-//! by itself.
+//! slot), follows `MOVED`/`ASK`, and reconnects to a node whose connection
+//! dropped. It does not learn of a failover from a primary that went
+//! silent (it retries the silent node), so the client's own cluster
+//! connection is replaced too after a reply that did not come: the new one
+//! reads the topology afresh.
 
 use crate::error::{Failure, classify};
 use redis::aio::{ConnectionLike, ConnectionManager, MultiplexedConnection};
@@ -31,9 +34,13 @@ use tokio::sync::Mutex;
 /// ([`LockClientBuilder::connection`](crate::LockClientBuilder::connection));
 /// those recover only as redis-rs makes them (a `MultiplexedConnection`
 /// never reconnects). On Redis Cluster it is a redis-rs
-/// [`ClusterConnection`], made by
-/// [`LockClient::cluster`](crate::LockClient::cluster) or given with
-/// [`LockClientBuilder::connection`](crate::LockClientBuilder::connection).
+/// [`ClusterConnection`]: [`LockClient::cluster`](crate::LockClient::cluster)
+/// makes its own, replaced (and so the cluster's topology read afresh) after
+/// a reply that did not come within the response timeout, as a primary that
+/// hangs until its replica takes over would leave it; one given with
+/// [`LockClientBuilder::connection`](crate::LockClientBuilder::connection)
+/// recovers only as redis-rs makes it (it follows `MOVED`/`ASK` and
+/// reconnects dropped nodes, but keeps retrying a silent one).
 ///
 /// ```no_run
 /// # async fn demo() -> redis::RedisResult<()> {
@@ -55,6 +62,20 @@ enum Inner {
     Manager(ConnectionManager),
     Multiplexed(MultiplexedConnection),
     Cluster(ClusterConnection),
+    HealingCluster(Arc<HealingCluster>),
+}
+
+/// The client's own cluster connection: one at a time, replaced after a
+/// failure that leaves it in doubt.
+struct HealingCluster {
+    client: redis::cluster::ClusterClient,
+    /// How long making a connection may take: connecting to the seed nodes
+    /// (each within the connect timeout, at once), then reading the slots
+    /// from one of them (each within the response timeout; a silent node
+    /// costs one).
+    connect_timeout: Duration,
+    /// The current connection and its number.
+    current: Mutex<Option<(u64, ClusterConnection)>>,
 }
 
 /// The client's own connection: one multiplexed connection at a time,
@@ -74,6 +95,7 @@ impl std::fmt::Debug for Connection {
             Inner::Manager(_) => f.write_str("Connection::Manager"),
             Inner::Multiplexed(_) => f.write_str("Connection::Multiplexed"),
             Inner::Cluster(_) => f.write_str("Connection::Cluster"),
+            Inner::HealingCluster(_) => f.write_str("Connection::HealingCluster"),
         }
     }
 }
@@ -105,15 +127,23 @@ impl Connection {
     /// # }
     /// ```
     pub fn is_cluster(&self) -> bool {
-        matches!(self.0, Inner::Cluster(_))
+        matches!(self.0, Inner::Cluster(_) | Inner::HealingCluster(_))
     }
 
-    /// The cluster connection, if this is one.
-    pub(crate) fn cluster(&self) -> Option<&ClusterConnection> {
-        match &self.0 {
-            Inner::Cluster(con) => Some(con),
-            _ => None,
-        }
+    /// The client's own healing connection to the cluster of `client`;
+    /// connects once now, so that a cluster out of reach fails here.
+    pub(crate) async fn healing_cluster(
+        client: redis::cluster::ClusterClient,
+        connect_timeout: Duration,
+        response_timeout: Duration,
+    ) -> RedisResult<Connection> {
+        let healing = Arc::new(HealingCluster {
+            client,
+            connect_timeout: connect_timeout.saturating_add(response_timeout.saturating_mul(2)),
+            current: Mutex::new(None),
+        });
+        healing.get().await?;
+        Ok(Connection(Inner::HealingCluster(healing)))
     }
 
     /// The client's own healing connection to the server of `client`;
@@ -174,6 +204,41 @@ impl Healing {
     }
 }
 
+impl HealingCluster {
+    /// The current connection, opening one if there is none.
+    async fn get(&self) -> RedisResult<(u64, ClusterConnection)> {
+        let mut current = self.current.lock().await;
+        if let Some((number, con)) = &*current {
+            return Ok((*number, con.clone()));
+        }
+        let connect = self.client.get_async_connection();
+        let con = match tokio::time::timeout(self.connect_timeout, connect).await {
+            Ok(con) => con?,
+            Err(_) => {
+                return Err(RedisError::from((
+                    ErrorKind::Io,
+                    "redlua: connecting to the Redis Cluster timed out",
+                    format!("no connection within {:?}", self.connect_timeout),
+                )));
+            }
+        };
+        let number = current.as_ref().map_or(0, |(n, _)| n + 1);
+        *current = Some((number, con.clone()));
+        Ok((number, con))
+    }
+
+    /// Drops connection `number` after a failure that leaves it in doubt.
+    async fn failed(&self, number: u64, error: &RedisError) {
+        if classify(error) == Failure::Unknown {
+            let mut current = self.current.lock().await;
+            if current.as_ref().is_some_and(|(n, _)| *n == number) {
+                tracing::debug!(target: "redlua::connection", %error, "replacing the cluster connection");
+                *current = None;
+            }
+        }
+    }
+}
+
 impl ConnectionLike for Connection {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         match &mut self.0 {
@@ -191,6 +256,17 @@ impl ConnectionLike for Connection {
             Inner::Manager(con) => con.req_packed_command(cmd),
             Inner::Multiplexed(con) => con.req_packed_command(cmd),
             Inner::Cluster(con) => con.req_packed_command(cmd),
+            Inner::HealingCluster(healing) => {
+                let healing = healing.clone();
+                Box::pin(async move {
+                    let (number, mut con) = healing.get().await?;
+                    let reply = con.req_packed_command(cmd).await;
+                    if let Err(error) = &reply {
+                        healing.failed(number, error).await;
+                    }
+                    reply
+                })
+            }
         }
     }
 
@@ -215,6 +291,17 @@ impl ConnectionLike for Connection {
             Inner::Manager(con) => con.req_packed_commands(pipeline, offset, count),
             Inner::Multiplexed(con) => con.req_packed_commands(pipeline, offset, count),
             Inner::Cluster(con) => con.req_packed_commands(pipeline, offset, count),
+            Inner::HealingCluster(healing) => {
+                let healing = healing.clone();
+                Box::pin(async move {
+                    let (number, mut con) = healing.get().await?;
+                    let reply = con.req_packed_commands(pipeline, offset, count).await;
+                    if let Err(error) = &reply {
+                        healing.failed(number, error).await;
+                    }
+                    reply
+                })
+            }
         }
     }
 
@@ -224,6 +311,7 @@ impl ConnectionLike for Connection {
             Inner::Manager(con) => con.get_db(),
             Inner::Multiplexed(con) => con.get_db(),
             Inner::Cluster(con) => con.get_db(),
+            Inner::HealingCluster(_) => 0,
         }
     }
 }

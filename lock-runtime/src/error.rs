@@ -113,11 +113,14 @@ pub(crate) fn classify(error: &redis::RedisError) -> Failure {
         Some("LOCKUPGRADE") => return Failure::Upgrade,
         _ => {}
     }
-    // A cluster redirection or outage that outlived the cluster
-    // connection's own retries (a slot in migration, a failover under way)
-    // is retried too: the script did not run, and retrying is harmless.
+    // A cluster outage that outlived the cluster connection's own retries
+    // (a failover or a slot migration under way) is retried too: the script
+    // did not run, and retrying is harmless. A redirection (`MOVED`, `ASK`)
+    // that reaches here is not: it means a single-node connection to a
+    // cluster (use `LockClient::cluster`), which retrying cannot mend.
+    let cluster_outage = matches!(error.code(), Some("TRYAGAIN" | "CLUSTERDOWN"));
     if error.is_io_error()
-        || error.is_cluster_error()
+        || cluster_outage
         || error.is_timeout()
         || error.is_connection_dropped()
         || error.is_connection_refusal()
@@ -139,10 +142,77 @@ impl Error {
             Failure::Upgrade => Error::Upgrade {
                 name: name.to_string(),
             },
-            Failure::Unknown | Failure::Refused => Error::Redis(error),
+            Failure::Unknown | Failure::Refused => Error::Redis(name_refused_command(error)),
         }
+    }
+}
+
+/// A command refused inside a lock script (an ACL rule without it) is
+/// reported by Redis with the script's SHA1 and line only: this names the
+/// command, from the script's source, in a `NOPERM` error. Other errors are
+/// returned as they are.
+pub(crate) fn name_refused_command(error: redis::RedisError) -> redis::RedisError {
+    let text = error.to_string();
+    if !text.contains("can't run this command") {
+        return error;
+    }
+    let found = crate::scripts::ALL.iter().find_map(|def| {
+        if !text.contains(def.sha1) {
+            return None;
+        }
+        let (_, after) = text.rsplit_once("@user_script:")?;
+        let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+        let number: usize = digits.parse().ok()?;
+        let line = def.source.lines().nth(number.checked_sub(1)?)?;
+        let (_, call) = line.split_once("call('")?;
+        let (command, _) = call.split_once('\'')?;
+        Some(format!(
+            "the Redis user may not run {} ({} line {number}); Redis said: {text}",
+            command.to_uppercase(),
+            def.path
+        ))
+    });
+    match found {
+        Some(detail) => redis::RedisError::from((
+            redis::ErrorKind::Server(redis::ServerErrorKind::NoPerm),
+            "redlua: a command of a lock script was refused",
+            detail,
+        )),
+        None => error,
     }
 }
 
 /// The result type of the locks.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redis::{ErrorKind, RedisError, ServerErrorKind};
+
+    fn server(kind: ServerErrorKind) -> RedisError {
+        RedisError::from((
+            ErrorKind::Server(kind),
+            "test",
+            "1 127.0.0.1:7000".to_string(),
+        ))
+    }
+
+    #[test]
+    fn cluster_outages_are_retried_redirections_are_not() {
+        assert_eq!(
+            classify(&server(ServerErrorKind::TryAgain)),
+            Failure::Unknown
+        );
+        assert_eq!(
+            classify(&server(ServerErrorKind::ClusterDown)),
+            Failure::Unknown
+        );
+        assert_eq!(classify(&server(ServerErrorKind::Moved)), Failure::Refused);
+        assert_eq!(classify(&server(ServerErrorKind::Ask)), Failure::Refused);
+        assert_eq!(
+            classify(&server(ServerErrorKind::CrossSlot)),
+            Failure::Refused
+        );
+    }
+}

@@ -50,6 +50,12 @@
 //! - `kind.rs` which script each kind of lock runs; `guard.rs`, `lock.rs`,
 //!   `rwlock.rs`, `client.rs` the public API.
 //!
+//! On Redis Cluster, [`LockClient::cluster`] (or
+//! [`LockClient::cluster_builder`]) makes the client: scripts go to the node
+//! that owns the lock's slot, waiters use sharded pub/sub where the cluster
+//! has it, and renewals are grouped by slot (see `pubsub.rs` and
+//! `watchdog.rs`).
+//!
 //! Most users depend on the `redlua` facade crate, which re-exports this one.
 //!
 //! # Features
@@ -129,6 +135,8 @@ mod tests {
         send_sync_static(&guard);
         send_sync_static(guard.owner());
         send(LockClient::connect("redis://127.0.0.1/"));
+        send(LockClient::cluster(["redis://127.0.0.1/"]));
+        send(LockClient::cluster_builder(["redis://127.0.0.1/"]).connect());
         send(lock.lock());
         send(lock.lock_with_lease(std::time::Duration::from_secs(1)));
         send(lock.try_lock());

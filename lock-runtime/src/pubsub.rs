@@ -77,7 +77,6 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use redis::aio::{MultiplexedConnection, PubSubSink};
-use redis::cluster_async::ClusterConnection;
 use redis::{
     AsyncConnectionConfig, ConnectionAddr, ConnectionInfo, ErrorKind, Msg, PushInfo, PushKind,
     RedisError, RedisResult, Value,
@@ -85,6 +84,7 @@ use redis::{
 use tokio::sync::{Notify, mpsc, watch};
 
 use crate::config::PUBSUB_PING_INTERVAL;
+use crate::connection::Connection;
 use crate::names::slot;
 use crate::replies::WakeMessage;
 
@@ -139,8 +139,8 @@ enum Target {
 struct ClusterTarget {
     /// Settings of the node connections (each gets its node's address).
     template: ConnectionInfo,
-    /// Reads `CLUSTER SLOTS`.
-    con: ClusterConnection,
+    /// Reads `CLUSTER SLOTS` (the client's command connection).
+    con: Connection,
     /// `SSUBSCRIBE` (sharded pub/sub) rather than `SUBSCRIBE`.
     sharded: bool,
     /// The slot ranges last read and their primaries (`host:port`), first
@@ -268,7 +268,7 @@ impl PubSubHub {
     /// yet.
     pub(crate) fn cluster(
         template: ConnectionInfo,
-        con: ClusterConnection,
+        con: Connection,
         sharded: bool,
         connect_timeout: Duration,
         response_timeout: Duration,
@@ -1190,7 +1190,7 @@ mod tests {
     use std::task::Poll;
 
     use redis::aio::MultiplexedConnection;
-    use redlua_test_support::RedisServer;
+    use redlua_test_support::{RedisCluster, RedisServer};
     use tokio::sync::mpsc::UnboundedReceiver;
     use tokio::time::{Instant, sleep, timeout};
 
@@ -1629,6 +1629,57 @@ mod tests {
             sleep(Duration::from_millis(10)).await;
         }
         let _: () = redis::cmd("PING").query_async(&mut conn).await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn on_a_cluster_each_channel_is_subscribed_on_the_node_of_its_slot() {
+        let cluster = tokio::task::spawn_blocking(|| RedisCluster::start(3))
+            .await
+            .expect("starting a cluster");
+        let con = Connection::from(cluster.client().get_async_connection().await.unwrap());
+        let template = cluster.nodes()[0].client().get_connection_info().clone();
+        for sharded in [true, false] {
+            let (subscribe, publish) = if sharded {
+                ("SHARDNUMSUB", "SPUBLISH")
+            } else {
+                ("NUMSUB", "PUBLISH")
+            };
+            let hub = PubSubHub::cluster(
+                template.clone(),
+                con.clone(),
+                sharded,
+                Duration::from_secs(3),
+                Duration::from_secs(3),
+            );
+            // Slots: "b" 3300 (node 0), "c" 7365 (node 1), "a" 15495 (node 2).
+            for (channel, node) in [("ch{b}", 0), ("ch{c}", 1), ("ch{a}", 2)] {
+                let mut subscription = hub.subscribe(channel).await.unwrap();
+                assert!(subscription.is_live());
+                let mut direct = cluster.nodes()[node]
+                    .client()
+                    .get_multiplexed_async_connection()
+                    .await
+                    .unwrap();
+                let (_, count): (String, i64) = redis::cmd("PUBSUB")
+                    .arg(subscribe)
+                    .arg(channel)
+                    .query_async(&mut direct)
+                    .await
+                    .unwrap();
+                assert_eq!(count, 1, "{channel} ({subscribe}) on node {node}");
+                let received: i64 = redis::cmd(publish)
+                    .arg(channel)
+                    .arg("0")
+                    .query_async(&mut direct)
+                    .await
+                    .unwrap();
+                assert_eq!(received, 1, "{channel}: {publish} reaches the hub");
+                timeout(SOON, subscription.wake())
+                    .await
+                    .expect("the message wakes the waiter");
+            }
+            assert_eq!(hub.shared.lock().conns.len(), 3, "one connection per node");
+        }
     }
 
     #[tokio::test]

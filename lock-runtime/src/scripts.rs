@@ -262,3 +262,18 @@ pub(crate) struct RwForceRelease<'a> {
     #[arg]
     pub publish: Publish,
 }
+
+/// Every lock script, for naming the command of one that Redis refused.
+pub(crate) const ALL: [&crate::script::ScriptDef; 11] = [
+    &Acquire::SCRIPT,
+    &Release::SCRIPT,
+    &ForceRelease::SCRIPT,
+    &Renew::SCRIPT,
+    &Inspect::SCRIPT,
+    &ReadAcquire::SCRIPT,
+    &WriteAcquire::SCRIPT,
+    &ClearWriterMark::SCRIPT,
+    &ReadRelease::SCRIPT,
+    &WriteRelease::SCRIPT,
+    &RwForceRelease::SCRIPT,
+];

@@ -1,14 +1,17 @@
-//! Locks on a real Redis Cluster of three primaries, started once for this
-//! binary and shared by its tests (each test uses lock names of its own).
+//! Locks on a real Redis Cluster of three primaries with a replica each,
+//! started once for this binary and shared by its tests (each test uses
+//! lock names of its own). Tests that change the topology (a slot
+//! migration, a failover) run alone; the others share it.
 //!
 //! What the tests look at directly, they read from the node that owns the
-//! lock's slot: the lock's hash lives there and nowhere else.
+//! lock's slot: the lock's hash lives there and nowhere else. Which node is
+//! a primary is asked of the cluster, never assumed.
 
 use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
 use redlua_runtime::{LockClient, LockGuard};
 use redlua_test_support::RedisCluster;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -16,16 +19,56 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 const PRIMARIES: usize = 3;
+const NODES: usize = 2 * PRIMARIES;
 
 static CLUSTER: OnceLock<&'static RedisCluster> = OnceLock::new();
+
+/// Held shared by tests that keep the topology, alone by those that change
+/// it.
+static TOPOLOGY: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
 
 /// The shared cluster, started by the first test that needs it.
 async fn cluster() -> &'static RedisCluster {
     tokio::task::spawn_blocking(|| {
-        *CLUSTER.get_or_init(|| RedisCluster::start(PRIMARIES).until_exit())
+        *CLUSTER.get_or_init(|| RedisCluster::start_with_replicas(PRIMARIES, 1).until_exit())
     })
     .await
     .expect("starting the cluster")
+}
+
+/// The nodes that are primaries now.
+async fn primaries() -> Vec<usize> {
+    let mut primaries = Vec::new();
+    for i in 0..NODES {
+        let role: Vec<redis::Value> = redis::cmd("ROLE")
+            .query_async(&mut node(i).await)
+            .await
+            .unwrap();
+        let kind: String = redis::from_redis_value(role[0].clone()).unwrap();
+        if kind == "master" {
+            primaries.push(i);
+        }
+    }
+    primaries
+}
+
+/// The replica of primary `i`.
+async fn replica_of(i: usize) -> usize {
+    let port = cluster().await.nodes()[i].port();
+    for r in 0..NODES {
+        let role: Vec<redis::Value> = redis::cmd("ROLE")
+            .query_async(&mut node(r).await)
+            .await
+            .unwrap();
+        let kind: String = redis::from_redis_value(role[0].clone()).unwrap();
+        if kind == "slave" {
+            let primary_port: u16 = redis::from_redis_value(role[2].clone()).unwrap();
+            if primary_port == port {
+                return r;
+            }
+        }
+    }
+    panic!("node {i} has no replica")
 }
 
 fn ms(n: u64) -> Duration {
@@ -177,18 +220,17 @@ fn spawn_waiter(client: &LockClient, name: &str) -> tokio::task::JoinHandle<(Ins
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn locks_on_every_primary_with_braces_reentry_and_tokens() {
+    let _topology = TOPOLOGY.read().await;
     let client = client().await;
     // Names until every primary owns one, and names with hash tags.
     let mut names: Vec<String> = Vec::new();
-    let mut covered = [false; PRIMARIES];
-    for i in 0.. {
+    let mut covered = BTreeSet::new();
+    for i in 0..1000 {
         let name = format!("every-{i}");
-        let owner = owner_of(&name).await;
-        if !covered[owner] {
-            covered[owner] = true;
+        if covered.insert(owner_of(&name).await) {
             names.push(name);
         }
-        if covered.iter().all(|c| *c) {
+        if covered.len() == PRIMARIES {
             break;
         }
     }
@@ -227,7 +269,7 @@ async fn locks_on_every_primary_with_braces_reentry_and_tokens() {
     }
     nodes_used.sort_unstable();
     nodes_used.dedup();
-    assert_eq!(nodes_used, [0, 1, 2], "locks on every primary");
+    assert_eq!(nodes_used, primaries().await, "locks on every primary");
     // A name whose braces would split its keys is refused, typed.
     let err = client.lock("{}x").lock().await.unwrap_err();
     assert!(
@@ -238,6 +280,7 @@ async fn locks_on_every_primary_with_braces_reentry_and_tokens() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn contention_across_clients_never_overlaps_and_tokens_increase() {
+    let _topology = TOPOLOGY.read().await;
     const CLIENTS: usize = 3;
     const TASKS: usize = 4;
     const ROUNDS: usize = 5;
@@ -293,6 +336,7 @@ async fn contention_across_clients_never_overlaps_and_tokens_increase() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wake_ups_arrive_through_sharded_pubsub_on_the_owning_node() {
+    let _topology = TOPOLOGY.read().await;
     let holder = client().await;
     let waiting = client().await;
     let name = "wake-sharded";
@@ -304,7 +348,7 @@ async fn wake_ups_arrive_through_sharded_pubsub_on_the_owning_node() {
         subscribers(owner_node, channel).await == (1, 0)
     })
     .await;
-    for other in (0..PRIMARIES).filter(|i| *i != owner_node) {
+    for other in (0..NODES).filter(|i| *i != owner_node) {
         assert_eq!(subscribers(other, channel).await, (0, 0), "node {other}");
     }
     tokio::time::sleep(ms(200)).await;
@@ -330,6 +374,7 @@ async fn wake_ups_arrive_through_sharded_pubsub_on_the_owning_node() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_write_locks_exclude_and_wake_on_a_cluster() {
+    let _topology = TOPOLOGY.read().await;
     let a = client().await;
     let b = client().await;
     let name = "{rw}:doc";
@@ -386,6 +431,7 @@ async fn read_write_locks_exclude_and_wake_on_a_cluster() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watchdog_renews_locks_of_many_slots_in_slot_batches() {
+    let _topology = TOPOLOGY.read().await;
     let lease = ms(600);
     let client = client_with_watchdog(lease).await;
     // 150 locks in one slot (two batches), and one on every other slot
@@ -420,7 +466,7 @@ async fn watchdog_renews_locks_of_many_slots_in_slot_batches() {
 /// The node ids, in start order.
 async fn node_ids() -> Vec<String> {
     let mut ids = Vec::new();
-    for i in 0..PRIMARIES {
+    for i in 0..NODES {
         let id: String = redis::cmd("CLUSTER")
             .arg("MYID")
             .query_async(&mut node(i).await)
@@ -467,10 +513,12 @@ async fn migrate_slot(slot: u16, from: usize, to: usize) {
         .arg("KEYS")
         .arg(&keys);
     let _: () = migrate.query_async(&mut node(from).await).await.unwrap();
-    for i in [to, from]
+    let others: Vec<usize> = primaries()
+        .await
         .into_iter()
-        .chain((0..PRIMARIES).filter(|i| *i != to && *i != from))
-    {
+        .filter(|i| *i != to && *i != from)
+        .collect();
+    for i in [to, from].into_iter().chain(others) {
         let _: () = setslot("NODE", &ids[to])
             .query_async(&mut node(i).await)
             .await
@@ -480,11 +528,16 @@ async fn migrate_slot(slot: u16, from: usize, to: usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_lock_survives_a_slot_migration_and_waiters_follow_it() {
+    let _topology = TOPOLOGY.write().await;
     let renewed_name = "{migrating}:renewed";
     let waited_name = "{migrating}:waited";
     let channel = "redisson_lock__channel:{migrating}:waited";
     let from = owner_of(renewed_name).await;
-    let to = (from + 1) % PRIMARIES;
+    let to = *primaries()
+        .await
+        .iter()
+        .find(|i| **i != from)
+        .expect("another primary");
     let lease = ms(900);
     let renewing = client_with_watchdog(lease).await;
     let holder = client().await;
@@ -537,4 +590,463 @@ async fn a_held_lock_survives_a_slot_migration_and_waiters_follow_it() {
     renewed.unlock().await.unwrap();
     assert!(!exists_anywhere(renewed_name).await);
     assert!(!exists_anywhere(waited_name).await);
+}
+
+/// Subscribers of `channel` on every node: (sharded, plain), summed.
+async fn subscribers_anywhere(channel: &str) -> (i64, i64) {
+    let mut total = (0, 0);
+    for i in 0..NODES {
+        let (sharded, plain) = subscribers(i, channel).await;
+        total = (total.0 + sharded, total.1 + plain);
+    }
+    total
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_lock_survives_a_primary_failover_and_waiters_still_wake() {
+    let _topology = TOPOLOGY.write().await;
+    let renewed_name = "{failover}:renewed";
+    let waited_name = "{failover}:waited";
+    let channel = "redisson_lock__channel:{failover}:waited";
+    let old = owner_of(renewed_name).await;
+    let new = replica_of(old).await;
+    let lease = ms(900);
+    let renewing = client_with_watchdog(lease).await;
+    let holder = client().await;
+    let waiting = client().await;
+    let renewed = renewing.lock(renewed_name).lock().await.unwrap();
+    let waited = holder.lock(waited_name).lock().await.unwrap();
+    let waiter = spawn_waiter(&waiting, waited_name);
+    eventually(ms(3000), "the waiter subscribes", || async {
+        subscribers(old, channel).await == (1, 0)
+    })
+    .await;
+
+    // A manual failover: the replica catches up, then takes over.
+    let _: () = redis::cmd("CLUSTER")
+        .arg("FAILOVER")
+        .query_async(&mut node(new).await)
+        .await
+        .unwrap();
+    eventually(ms(10_000), "the replica takes over the slot", || async {
+        owner_of(renewed_name).await == new && primaries().await.contains(&new)
+    })
+    .await;
+
+    // Renewals go on on the new primary: three leases later the lock is
+    // still held there, with a lease the watchdog keeps renewing.
+    tokio::time::sleep(lease * 3).await;
+    assert!(!renewed.is_lost(), "the renewed lock was lost");
+    assert_eq!(
+        hgetall(new, renewed_name).await,
+        HashMap::from([(renewed.owner().to_string(), "1".to_string())])
+    );
+    let pttl: i64 = node(new).await.pttl(renewed_name).await.unwrap();
+    assert!(0 < pttl && pttl <= 900, "pttl {pttl}");
+    assert!(!waiter.is_finished(), "the waiter got a held lock");
+    // Still exactly one subscription of the waiters' client, sharded.
+    eventually(ms(5000), "one sharded subscription", || async {
+        subscribers_anywhere(channel).await == (1, 0)
+    })
+    .await;
+    // The subscription may still be on the old primary, now a replica: the
+    // new primary forwards its shard's messages there once it counts it as
+    // its replica. (A release in the moment before can miss the waiter,
+    // which then tries again within 5 s, as after any lost message.)
+    eventually(
+        ms(10_000),
+        "the old primary replicates the new one",
+        || async {
+            let info: String = redis::cmd("INFO")
+                .arg("replication")
+                .query_async(&mut node(new).await)
+                .await
+                .unwrap();
+            let port = cluster().await.nodes()[old].port();
+            info.lines()
+                .any(|line| line.contains(&format!("port={port},state=online")))
+        },
+    )
+    .await;
+
+    // The release, run by the new primary, wakes the waiter at once (the
+    // holder's lease is 30 s); the next holder's token is higher.
+    let released = Instant::now();
+    let waited_token = waited.token();
+    waited.unlock().await.unwrap();
+    let (acquired, guard) = within(ms(5000), "the waiter", waiter).await.unwrap();
+    let after = acquired.duration_since(released);
+    assert!(after < ms(500), "woke {after:?} after the release");
+    assert!(
+        guard.token() > waited_token,
+        "tokens increase across the failover"
+    );
+    assert_eq!(
+        hgetall(new, waited_name).await,
+        HashMap::from([(guard.owner().to_string(), "1".to_string())])
+    );
+    guard.unlock().await.unwrap();
+    renewed.unlock().await.unwrap();
+    assert!(!exists_anywhere(renewed_name).await);
+    assert!(!exists_anywhere(waited_name).await);
+}
+
+/// Node `.0` paused (`SIGSTOP`, a hung process) until this is dropped, even
+/// by a failing test (the cluster is shared).
+struct Paused(&'static redlua_test_support::RedisServer);
+
+impl Paused {
+    async fn node(i: usize) -> Paused {
+        let server = &cluster().await.nodes()[i];
+        server.pause();
+        Paused(server)
+    }
+}
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        self.0.resume();
+    }
+}
+
+/// A client of the cluster that gives up on a silent node quickly.
+async fn impatient_client(watchdog: Duration) -> LockClient {
+    LockClient::cluster_builder(cluster().await.urls())
+        .watchdog_timeout(watchdog)
+        .connect_timeout(ms(500))
+        .response_timeout(ms(500))
+        .connect()
+        .await
+        .expect("connect to the cluster")
+}
+
+/// Waits until node `i` is a replica in sync with its primary.
+async fn wait_replica_in_sync(i: usize) {
+    eventually(ms(20_000), "the old primary syncs as a replica", || async {
+        let info: String = redis::cmd("INFO")
+            .arg("replication")
+            .query_async(&mut node(i).await)
+            .await
+            .unwrap_or_default();
+        info.contains("role:slave")
+            && info.contains("master_link_status:up")
+            && info.contains("master_sync_in_progress:0")
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_primary_fails_its_acquires_cleanly_and_leaves_nothing_held() {
+    let _topology = TOPOLOGY.write().await;
+    let name = "{hung}:lock";
+    let hung = owner_of(name).await;
+    // A lock on another primary, for comparison.
+    let mut elsewhere = String::new();
+    for i in 0..1000 {
+        let candidate = format!("elsewhere-{i}");
+        if owner_of(&candidate).await != hung {
+            elsewhere = candidate;
+            break;
+        }
+    }
+    let impatient = impatient_client(Duration::from_secs(30)).await;
+    let paused = Paused::node(hung).await;
+    // The other primaries go on serving their slots.
+    let other = within(
+        ms(5_000),
+        "a lock on another primary",
+        impatient.lock(&elsewhere).try_lock(),
+    )
+    .await;
+    let started = Instant::now();
+    let outcome = within(
+        ms(10_000),
+        "try_lock on a hung node",
+        impatient.lock(name).try_lock(),
+    )
+    .await;
+    let failed_after = started.elapsed();
+    drop(paused);
+    let err = outcome.expect_err("an acquire on a hung node fails");
+    assert!(
+        matches!(err, redlua_runtime::Error::Redis(_)),
+        "a typed Redis error: {err:?}"
+    );
+    // Well before the node timeout (5 s): no failover meanwhile.
+    assert!(failed_after < ms(3_000), "failed after {failed_after:?}");
+    let other = other
+        .expect("the other primary answers")
+        .expect("the other lock is free");
+    other.unlock().await.unwrap();
+    // The acquire the hung node ran late was undone: nothing stays held,
+    // and another client gets the lock.
+    eventually(ms(10_000), "the late acquire is undone", || async {
+        !exists_anywhere(name).await
+    })
+    .await;
+    let second = client().await;
+    let guard = second
+        .lock(name)
+        .try_lock()
+        .await
+        .unwrap()
+        .expect("the lock is free");
+    guard.unlock().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_survives_a_hung_primary_being_failed_over() {
+    let _topology = TOPOLOGY.write().await;
+    let renewed_name = "{dead}:renewed";
+    let waited_name = "{dead}:waited";
+    let old = owner_of(renewed_name).await;
+    let new = replica_of(old).await;
+    // A lease longer than the failover (node timeout 5 s).
+    let watchdog = Duration::from_secs(15);
+    let renewing = impatient_client(watchdog).await;
+    let holder = impatient_client(Duration::from_secs(30)).await;
+    let waiting = impatient_client(Duration::from_secs(30)).await;
+    let renewed = renewing.lock(renewed_name).lock().await.unwrap();
+    let waited = holder.lock(waited_name).lock().await.unwrap();
+    let waiter = spawn_waiter(&waiting, waited_name);
+    let channel = "redisson_lock__channel:{dead}:waited";
+    eventually(ms(3000), "the waiter subscribes", || async {
+        subscribers(old, channel).await == (1, 0)
+    })
+    .await;
+    // Both holds are on the replica before the primary hangs.
+    let acked: i64 = redis::cmd("WAIT")
+        .arg(1)
+        .arg(1000)
+        .query_async(&mut node(old).await)
+        .await
+        .unwrap();
+    assert_eq!(acked, 1);
+
+    let paused = Paused::node(old).await;
+    eventually(ms(20_000), "the replica takes over", || async {
+        let role: Vec<redis::Value> = redis::cmd("ROLE")
+            .query_async(&mut node(new).await)
+            .await
+            .unwrap();
+        redis::from_redis_value::<String>(role[0].clone()).unwrap() == "master"
+    })
+    .await;
+
+    // The watchdog renews on the new primary (every 5 s): a lease above
+    // 14 s now was set less than a second ago, so after the primary hung
+    // (which took at least the 5 s node timeout to fail over).
+    eventually(ms(10_000), "a renewal on the new primary", || async {
+        let pttl: i64 = node(new).await.pttl(renewed_name).await.unwrap();
+        pttl > 14_000
+    })
+    .await;
+    assert!(!renewed.is_lost(), "the renewed lock was lost");
+    assert_eq!(
+        hgetall(new, renewed_name).await,
+        HashMap::from([(renewed.owner().to_string(), "1".to_string())])
+    );
+    assert!(!waiter.is_finished(), "the waiter got a held lock");
+
+    // The waiter subscribed again on the new primary, and wakes on the
+    // release at once.
+    eventually(
+        ms(10_000),
+        "the waiter subscribes on the new primary",
+        || async { subscribers(new, channel).await == (1, 0) },
+    )
+    .await;
+    // The holder's client may not have sent anything since the primary
+    // hung: its connection still points there, and the first command
+    // times out (500 ms), replacing it. `unlock` then reports the error and
+    // the release goes on in the background, on the new primary.
+    let released = Instant::now();
+    let waited_token = waited.token();
+    match waited.unlock().await {
+        Ok(()) | Err(redlua_runtime::Error::Redis(_)) => {}
+        Err(other) => panic!("unlock: {other:?}"),
+    }
+    let (acquired, guard) = within(ms(5000), "the waiter", waiter).await.unwrap();
+    let after = acquired.duration_since(released);
+    assert!(after < ms(2500), "woke {after:?} after the release");
+    assert!(guard.token() > waited_token, "tokens increase");
+    guard.unlock().await.unwrap();
+    renewed.unlock().await.unwrap();
+    assert!(!exists_anywhere(renewed_name).await);
+    assert!(!exists_anywhere(waited_name).await);
+
+    // The old primary comes back as a replica of the new one.
+    drop(paused);
+    wait_replica_in_sync(old).await;
+    eventually(ms(10_000), "every node agrees", || async {
+        primaries().await.len() == PRIMARIES
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_connection_of_your_own_and_bad_settings() {
+    let _topology = TOPOLOGY.read().await;
+    let cluster = cluster().await;
+    // A ClusterConnection given to the cluster builder, and to the
+    // single-node builder (which then works as a cluster client too).
+    let mine = cluster.client().get_async_connection().await.unwrap();
+    let clients = [
+        LockClient::cluster_builder(cluster.urls())
+            .connection(mine.clone())
+            .connect()
+            .await
+            .unwrap(),
+        LockClient::builder(cluster.urls()[0].as_str())
+            .connection(mine)
+            .connect()
+            .await
+            .unwrap(),
+    ];
+    let name = "{own}:lock";
+    let owner_node = owner_of(name).await;
+    let channel = "redisson_lock__channel:{own}:lock";
+    let guard = clients[0].lock(name).lock().await.unwrap();
+    let waiter = spawn_waiter(&clients[1], name);
+    eventually(ms(3000), "the waiter subscribes, sharded", || async {
+        subscribers(owner_node, channel).await == (1, 0)
+    })
+    .await;
+    let released = Instant::now();
+    guard.unlock().await.unwrap();
+    let (acquired, guard) = within(ms(5000), "the waiter", waiter).await.unwrap();
+    assert!(acquired.duration_since(released) < ms(500));
+    assert_eq!(
+        hgetall(owner_node, name).await,
+        HashMap::from([(guard.owner().to_string(), "1".to_string())])
+    );
+    guard.unlock().await.unwrap();
+    assert!(!exists_anywhere(name).await);
+
+    // A cluster builder refuses a single-node connection, and no URLs.
+    let single = cluster.nodes()[0]
+        .client()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let err = LockClient::cluster_builder(cluster.urls())
+        .connection(single)
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(matches!(err, redlua_runtime::Error::Config(_)), "{err:?}");
+    let err = LockClient::cluster(Vec::<String>::new()).await.unwrap_err();
+    assert!(matches!(err, redlua_runtime::Error::Config(_)), "{err:?}");
+    let err = LockClient::cluster(["not a url"]).await.unwrap_err();
+    assert!(matches!(err, redlua_runtime::Error::Redis(_)), "{err:?}");
+    // Nothing listening: a typed connect error, in time.
+    let started = Instant::now();
+    let err = LockClient::cluster_builder(["redis://127.0.0.1:1/"])
+        .connect_timeout(ms(300))
+        .response_timeout(ms(300))
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, redlua_runtime::Error::Connect { .. }),
+        "{err:?}"
+    );
+    assert!(started.elapsed() < ms(2000), "{:?}", started.elapsed());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_node_client_on_a_cluster_fails_at_once_with_moved() {
+    let _topology = TOPOLOGY.read().await;
+    let cluster = cluster().await;
+    let mut name = String::new();
+    for i in 0..1000 {
+        let candidate = format!("misplaced-{i}");
+        if owner_of(&candidate).await != 0 {
+            name = candidate;
+            break;
+        }
+    }
+    let single = LockClient::connect(cluster.urls()[0].as_str())
+        .await
+        .unwrap();
+    let err = within(
+        ms(3000),
+        "lock() on the wrong node",
+        single.lock(&name).lock(),
+    )
+    .await
+    .unwrap_err();
+    match err {
+        redlua_runtime::Error::Redis(e) => assert_eq!(e.code(), Some("MOVED"), "{e}"),
+        other => panic!("expected a MOVED error: {other:?}"),
+    }
+    assert!(!exists_anywhere(&name).await);
+}
+
+/// The README's ACL rule (`ACL SETUSER locks ...`), its arguments.
+fn readme_acl_rule() -> Vec<String> {
+    include_str!("../../README.md")
+        .lines()
+        .find(|line| line.starts_with("ACL SETUSER locks "))
+        .expect("the README gives an ACL SETUSER rule")
+        .split_whitespace()
+        .skip(1)
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn locks_work_as_the_readme_acl_user_plus_the_cluster_commands() {
+    let _topology = TOPOLOGY.read().await;
+    let cluster = cluster().await;
+    let mut rule = readme_acl_rule();
+    rule.extend([
+        "+cluster|slots".to_string(),
+        "+pubsub|shardnumsub".to_string(),
+    ]);
+    for i in 0..NODES {
+        let mut admin = node(i).await;
+        let _: () = redis::cmd("ACL")
+            .arg(&rule)
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+        let _: () = redis::cmd("ACL")
+            .arg("LOG")
+            .arg("RESET")
+            .query_async(&mut admin)
+            .await
+            .unwrap();
+    }
+    let urls: Vec<String> = cluster
+        .nodes()
+        .iter()
+        .map(|n| format!("redis://locks:secret@127.0.0.1:{}/", n.port()))
+        .collect();
+    let a = LockClient::cluster(urls.clone()).await.unwrap();
+    let b = LockClient::cluster(urls).await.unwrap();
+    let name = "app:acl";
+    let owner_node = owner_of(name).await;
+    let guard = a.lock(name).lock().await.unwrap();
+    let waiter = spawn_waiter(&b, name);
+    eventually(ms(3000), "the waiter subscribes", || async {
+        subscribers(owner_node, "redisson_lock__channel:{app:acl}").await == (1, 0)
+    })
+    .await;
+    let released = Instant::now();
+    guard.unlock().await.unwrap();
+    let (acquired, guard) = within(ms(5000), "the waiter", waiter).await.unwrap();
+    assert!(acquired.duration_since(released) < ms(500));
+    let read = b.read_write_lock("app:acl-rw").read().lock().await.unwrap();
+    read.unlock().await.unwrap();
+    guard.unlock().await.unwrap();
+    tokio::time::sleep(ms(200)).await;
+    for i in 0..NODES {
+        let log: Vec<redis::Value> = redis::cmd("ACL")
+            .arg("LOG")
+            .query_async(&mut node(i).await)
+            .await
+            .unwrap();
+        assert!(log.is_empty(), "node {i} refused: {log:?}");
+    }
 }

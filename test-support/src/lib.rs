@@ -427,8 +427,10 @@ enum Exit {
     Failed(String),
 }
 
-/// A throwaway Redis Cluster of primaries (no replicas) on free loopback
-/// ports, with all 16384 slots assigned evenly; every node is killed on drop.
+/// A throwaway Redis Cluster on free loopback ports, with all 16384 slots
+/// assigned evenly: primaries only ([`start`](Self::start)), or primaries
+/// with replicas ([`start_with_replicas`](Self::start_with_replicas)). Every
+/// node is killed on drop.
 #[derive(Debug)]
 pub struct RedisCluster {
     nodes: Vec<RedisServer>,
@@ -446,7 +448,73 @@ impl RedisCluster {
     /// in time (the message includes each node's `CLUSTER INFO`).
     pub fn start(masters: usize) -> RedisCluster {
         assert!(masters > 0, "a cluster needs at least one primary");
-        let nodes: Vec<RedisServer> = (0..masters)
+        let cluster = RedisCluster {
+            nodes: Self::spawn_nodes(masters),
+        };
+        cluster.assign_slots_and_meet();
+        cluster.wait_ok();
+        cluster
+    }
+
+    /// Starts a cluster of `masters` primaries with `replicas` replicas
+    /// each, made by `redis-cli --cluster create ... --cluster-replicas`
+    /// (slots spread evenly), and waits until every node reports
+    /// `cluster_state:ok` and every replica is in sync with its primary.
+    /// Which node is a primary is up to `redis-cli` (and to failovers
+    /// later): ask the nodes (`ROLE`), not their order.
+    ///
+    /// `redis-cli` is looked up next to `redis-server`, else on `PATH`.
+    ///
+    /// ```no_run
+    /// let cluster = redlua_test_support::RedisCluster::start_with_replicas(3, 1);
+    /// assert_eq!(cluster.nodes().len(), 6);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// When `masters` is below 3 (`redis-cli` refuses fewer), when a
+    /// server fails to start, when `redis-cli` fails (its output is in the
+    /// message), or when the cluster does not become healthy in time.
+    pub fn start_with_replicas(masters: usize, replicas: usize) -> RedisCluster {
+        assert!(masters >= 3, "redis-cli --cluster create needs 3 primaries");
+        let cluster = RedisCluster {
+            nodes: Self::spawn_nodes(masters * (1 + replicas)),
+        };
+        let cli = redis_server_bin().with_file_name("redis-cli");
+        let cli = if cli.is_file() {
+            cli
+        } else {
+            PathBuf::from("redis-cli")
+        };
+        let output = Command::new(&cli)
+            .arg("--cluster")
+            .arg("create")
+            .args(
+                cluster
+                    .nodes
+                    .iter()
+                    .map(|n| format!("127.0.0.1:{}", n.port())),
+            )
+            .arg("--cluster-replicas")
+            .arg(replicas.to_string())
+            .arg("--cluster-yes")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", cli.display()));
+        assert!(
+            output.status.success(),
+            "redis-cli --cluster create failed ({})\n{}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        cluster.wait_ok();
+        cluster.wait_replicas_in_sync();
+        cluster
+    }
+
+    fn spawn_nodes(count: usize) -> Vec<RedisServer> {
+        (0..count)
             .map(|_| {
                 let extra: Vec<OsString> = [
                     "--cluster-enabled",
@@ -461,11 +529,33 @@ impl RedisCluster {
                 .collect();
                 RedisServer::spawn(&extra, true)
             })
-            .collect();
-        let cluster = RedisCluster { nodes };
-        cluster.assign_slots_and_meet();
-        cluster.wait_ok();
-        cluster
+            .collect()
+    }
+
+    /// Waits until every replica reports `master_link_status:up` and
+    /// `master_sync_in_progress:0`.
+    fn wait_replicas_in_sync(&self) {
+        let deadline = Instant::now() + CLUSTER_TIMEOUT;
+        for node in &self.nodes {
+            loop {
+                let info: String = redis::cmd("INFO")
+                    .arg("replication")
+                    .query(&mut node.connection())
+                    .unwrap_or_else(|e| format!("INFO failed: {e}"));
+                if info.contains("role:master")
+                    || (info.contains("master_link_status:up")
+                        && info.contains("master_sync_in_progress:0"))
+                {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "replica {} not in sync within {CLUSTER_TIMEOUT:?}\n{info}",
+                    node.url()
+                );
+                thread::sleep(Duration::from_millis(50));
+            }
+        }
     }
 
     fn assign_slots_and_meet(&self) {
@@ -572,7 +662,8 @@ impl RedisCluster {
         self.nodes.iter().map(RedisServer::url).collect()
     }
 
-    /// The nodes, in start order (node `i` owns the `i`-th slot range).
+    /// The nodes, in start order (with [`start`](Self::start), node `i`
+    /// owns the `i`-th slot range).
     pub fn nodes(&self) -> &[RedisServer] {
         &self.nodes
     }
