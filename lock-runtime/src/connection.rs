@@ -74,8 +74,7 @@ struct HealingCluster {
     /// from one of them (each within the response timeout; a silent node
     /// costs one).
     connect_timeout: Duration,
-    /// The current connection and its number.
-    current: Mutex<Option<(u64, ClusterConnection)>>,
+    current: Current<ClusterConnection>,
 }
 
 /// The client's own connection: one multiplexed connection at a time,
@@ -84,8 +83,78 @@ struct Healing {
     client: redis::Client,
     connect_timeout: Duration,
     response_timeout: Duration,
-    /// The current connection and its number.
-    current: Mutex<Option<(u64, MultiplexedConnection)>>,
+    current: Current<MultiplexedConnection>,
+}
+
+/// The current connection of a healing connection, and its number: opened
+/// when first needed, dropped after a failure that leaves it in doubt.
+struct Current<C> {
+    slot: Mutex<Option<(u64, C)>>,
+}
+
+impl<C: Clone> Current<C> {
+    fn new() -> Self {
+        Current {
+            slot: Mutex::new(None),
+        }
+    }
+
+    /// The current connection, opening one with `connect` (within
+    /// `timeout`, else an I/O error saying `timed_out`) if there is none.
+    async fn get<F>(
+        &self,
+        timeout: Duration,
+        timed_out: &'static str,
+        connect: impl FnOnce() -> F,
+    ) -> RedisResult<(u64, C)>
+    where
+        F: std::future::Future<Output = RedisResult<C>>,
+    {
+        let mut current = self.slot.lock().await;
+        if let Some((number, con)) = &*current {
+            return Ok((*number, con.clone()));
+        }
+        let con = match tokio::time::timeout(timeout, connect()).await {
+            Ok(con) => con?,
+            Err(_) => {
+                return Err(RedisError::from((
+                    ErrorKind::Io,
+                    timed_out,
+                    format!("no connection within {timeout:?}"),
+                )));
+            }
+        };
+        let number = current.as_ref().map_or(0, |(n, _)| n + 1);
+        *current = Some((number, con.clone()));
+        Ok((number, con))
+    }
+
+    /// Drops connection `number` after a failure that leaves it in doubt.
+    async fn failed(&self, number: u64, error: &RedisError) {
+        if classify(error) == Failure::Unknown {
+            let mut current = self.slot.lock().await;
+            if current.as_ref().is_some_and(|(n, _)| *n == number) {
+                tracing::debug!(target: "redlua::connection", %error, "replacing a connection after a failure");
+                *current = None;
+            }
+        }
+    }
+}
+
+/// One request on a healing connection: on its current connection, which
+/// is dropped if the request fails in a way that leaves it in doubt.
+macro_rules! healed {
+    ($healing:expr, |$con:ident| $request:expr) => {{
+        let healing = $healing.clone();
+        Box::pin(async move {
+            let (number, mut $con) = healing.get().await?;
+            let reply = $request.await;
+            if let Err(error) = &reply {
+                healing.current.failed(number, error).await;
+            }
+            reply
+        })
+    }};
 }
 
 impl std::fmt::Debug for Connection {
@@ -140,7 +209,7 @@ impl Connection {
         let healing = Arc::new(HealingCluster {
             client,
             connect_timeout: connect_timeout.saturating_add(response_timeout.saturating_mul(2)),
-            current: Mutex::new(None),
+            current: Current::new(),
         });
         healing.get().await?;
         Ok(Connection(Inner::HealingCluster(healing)))
@@ -157,7 +226,7 @@ impl Connection {
             client,
             connect_timeout,
             response_timeout,
-            current: Mutex::new(None),
+            current: Current::new(),
         });
         healing.get().await?;
         Ok(Connection(Inner::Healing(healing)))
@@ -167,106 +236,40 @@ impl Connection {
 impl Healing {
     /// The current connection, opening one if there is none.
     async fn get(&self) -> RedisResult<(u64, MultiplexedConnection)> {
-        let mut current = self.current.lock().await;
-        if let Some((number, con)) = &*current {
-            return Ok((*number, con.clone()));
-        }
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(Some(self.connect_timeout))
             .set_response_timeout(Some(self.response_timeout));
-        let connect = self
-            .client
-            .get_multiplexed_async_connection_with_config(&config);
-        let con = match tokio::time::timeout(self.connect_timeout, connect).await {
-            Ok(con) => con?,
-            Err(_) => {
-                return Err(RedisError::from((
-                    ErrorKind::Io,
-                    "redlua: connecting to Redis timed out",
-                    format!("no connection within {:?}", self.connect_timeout),
-                )));
-            }
-        };
-        let number = current.as_ref().map_or(0, |(n, _)| n + 1);
-        *current = Some((number, con.clone()));
-        Ok((number, con))
-    }
-
-    /// Drops connection `number` after a failure that leaves it in doubt.
-    async fn failed(&self, number: u64, error: &RedisError) {
-        if classify(error) == Failure::Unknown {
-            let mut current = self.current.lock().await;
-            if current.as_ref().is_some_and(|(n, _)| *n == number) {
-                tracing::debug!(target: "redlua::connection", %error, "replacing the command connection");
-                *current = None;
-            }
-        }
+        self.current
+            .get(
+                self.connect_timeout,
+                "redlua: connecting to Redis timed out",
+                || self.client.get_multiplexed_async_connection_with_config(&config),
+            )
+            .await
     }
 }
 
 impl HealingCluster {
     /// The current connection, opening one if there is none.
     async fn get(&self) -> RedisResult<(u64, ClusterConnection)> {
-        let mut current = self.current.lock().await;
-        if let Some((number, con)) = &*current {
-            return Ok((*number, con.clone()));
-        }
-        let connect = self.client.get_async_connection();
-        let con = match tokio::time::timeout(self.connect_timeout, connect).await {
-            Ok(con) => con?,
-            Err(_) => {
-                return Err(RedisError::from((
-                    ErrorKind::Io,
-                    "redlua: connecting to the Redis Cluster timed out",
-                    format!("no connection within {:?}", self.connect_timeout),
-                )));
-            }
-        };
-        let number = current.as_ref().map_or(0, |(n, _)| n + 1);
-        *current = Some((number, con.clone()));
-        Ok((number, con))
-    }
-
-    /// Drops connection `number` after a failure that leaves it in doubt.
-    async fn failed(&self, number: u64, error: &RedisError) {
-        if classify(error) == Failure::Unknown {
-            let mut current = self.current.lock().await;
-            if current.as_ref().is_some_and(|(n, _)| *n == number) {
-                tracing::debug!(target: "redlua::connection", %error, "replacing the cluster connection");
-                *current = None;
-            }
-        }
+        self.current
+            .get(
+                self.connect_timeout,
+                "redlua: connecting to the Redis Cluster timed out",
+                || self.client.get_async_connection(),
+            )
+            .await
     }
 }
 
 impl ConnectionLike for Connection {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         match &mut self.0 {
-            Inner::Healing(healing) => {
-                let healing = healing.clone();
-                Box::pin(async move {
-                    let (number, mut con) = healing.get().await?;
-                    let reply = con.req_packed_command(cmd).await;
-                    if let Err(error) = &reply {
-                        healing.failed(number, error).await;
-                    }
-                    reply
-                })
-            }
+            Inner::Healing(healing) => healed!(healing, |con| con.req_packed_command(cmd)),
             Inner::Manager(con) => con.req_packed_command(cmd),
             Inner::Multiplexed(con) => con.req_packed_command(cmd),
             Inner::Cluster(con) => con.req_packed_command(cmd),
-            Inner::HealingCluster(healing) => {
-                let healing = healing.clone();
-                Box::pin(async move {
-                    let (number, mut con) = healing.get().await?;
-                    let reply = con.req_packed_command(cmd).await;
-                    if let Err(error) = &reply {
-                        healing.failed(number, error).await;
-                    }
-                    reply
-                })
-            }
+            Inner::HealingCluster(healing) => healed!(healing, |con| con.req_packed_command(cmd)),
         }
     }
 
@@ -277,31 +280,11 @@ impl ConnectionLike for Connection {
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
         match &mut self.0 {
-            Inner::Healing(healing) => {
-                let healing = healing.clone();
-                Box::pin(async move {
-                    let (number, mut con) = healing.get().await?;
-                    let reply = con.req_packed_commands(pipeline, offset, count).await;
-                    if let Err(error) = &reply {
-                        healing.failed(number, error).await;
-                    }
-                    reply
-                })
-            }
+            Inner::Healing(healing) => healed!(healing, |con| con.req_packed_commands(pipeline, offset, count)),
             Inner::Manager(con) => con.req_packed_commands(pipeline, offset, count),
             Inner::Multiplexed(con) => con.req_packed_commands(pipeline, offset, count),
             Inner::Cluster(con) => con.req_packed_commands(pipeline, offset, count),
-            Inner::HealingCluster(healing) => {
-                let healing = healing.clone();
-                Box::pin(async move {
-                    let (number, mut con) = healing.get().await?;
-                    let reply = con.req_packed_commands(pipeline, offset, count).await;
-                    if let Err(error) = &reply {
-                        healing.failed(number, error).await;
-                    }
-                    reply
-                })
-            }
+            Inner::HealingCluster(healing) => healed!(healing, |con| con.req_packed_commands(pipeline, offset, count)),
         }
     }
 
