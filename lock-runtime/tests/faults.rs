@@ -67,14 +67,18 @@ const STOP_FOR: Duration = Duration::from_secs(2);
 const STOP_GAP: Duration = Duration::from_secs(1);
 const STOPS: u32 = 3;
 
-/// The write of the read-modify-write: a blind SET of the value computed
-/// from the read, and its entry in the write log (idempotent: a retry after
-/// a lost reply writes the same). The log is the observer's, not the lock's.
-const WRITE_SCRIPT: &str = r"
-redis.call('SET', KEYS[1], ARGV[1])
-redis.call('HSET', KEYS[2], ARGV[2], ARGV[1])
-return 1
-";
+/// The write of the read-modify-write, and its entry in the write log.
+#[redlua_macros::redis_script("tests/scripts/logged_write.lua", returns = i64, crate = redlua_runtime)]
+struct LoggedWrite<'a> {
+    #[key]
+    counter: &'a str,
+    #[key]
+    log: &'a str,
+    #[arg]
+    value: u64,
+    #[arg]
+    token: u64,
+}
 
 /// The two tests share two cores: run them one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -409,7 +413,6 @@ fn child(spec: &str) {
 struct Data {
     client: redis::Client,
     con: Option<MultiplexedConnection>,
-    script: redis::Script,
     errors: u64,
     failures_in_a_row: u32,
 }
@@ -419,7 +422,6 @@ impl Data {
         Data {
             client: redis::Client::open(url).unwrap(),
             con: None,
-            script: redis::Script::new(WRITE_SCRIPT),
             errors: 0,
             failures_in_a_row: 0,
         }
@@ -510,13 +512,14 @@ impl Data {
             wrote = Wrote::Uncertain;
             let reply = match self.con().await {
                 Ok(mut con) => {
-                    self.script
-                        .key(COUNTER)
-                        .key(WRITES)
-                        .arg(value)
-                        .arg(guard.token())
-                        .invoke_async::<i64>(&mut con)
-                        .await
+                    LoggedWrite {
+                        counter: COUNTER,
+                        log: WRITES,
+                        value,
+                        token: guard.token(),
+                    }
+                    .invoke(&mut con)
+                    .await
                 }
                 Err(e) => Err(e),
             };
