@@ -21,7 +21,7 @@
 
 use crate::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
 use crate::error::{Error, Failure, Result, classify};
-use crate::holds::{HoldKey, NewHold};
+use crate::holds::NewHold;
 use crate::job::{Job, ReleaseRequest};
 use crate::kind::{AcquireArgs, Kind, WRITER_RETRY};
 use crate::lease_clock::LeaseClock;
@@ -92,10 +92,7 @@ impl Request<'_> {
         let field = owner.field();
         let watched = self.lease.is_none();
         let (clock, start_watchdog) = self.shared.holds().acquired(NewHold {
-            key: HoldKey {
-                lock: self.names.lock.clone(),
-                field: kind.field(&field),
-            },
+            key: kind.hold_key(&self.names.lock, &field),
             watched,
             timeouts: kind.renewed_timeouts(self.names, &field),
             sent,
@@ -125,12 +122,14 @@ impl Request<'_> {
             Wait::Until(_) | Wait::Forever => self.kind,
         };
         let id = self.shared.ids.next();
-        let owner_name = format!("{}:{id}", self.shared.id);
+        // The token is known once the acquire succeeds.
+        let owner = self.shared.owner(id, 0);
+        let owner_name = owner.field();
         let mut undo = Undo {
             shared: self.shared,
             kind,
             names: self.names,
-            owner: self.shared.owner(id, 0),
+            owner,
             reentry: None,
             lease: self.lease(),
             in_flight: false,

@@ -155,18 +155,14 @@ impl LockGuard {
 
     fn release_request(&mut self) -> ReleaseRequest {
         let hold = &self.hold;
-        let config = &self.shared.config;
         self.release
             .get_or_insert_with(|| ReleaseRequest {
                 kind: hold.kind,
                 names: hold.names.clone(),
                 owner: hold.owner.clone(),
                 reentry: hold.reentry,
-                lease: if hold.watched {
-                    config.watchdog_timeout
-                } else {
-                    hold.lease
-                },
+                // The watchdog's timeout for a watched hold.
+                lease: hold.lease,
                 watched: hold.watched,
                 request_id: uuid::Uuid::new_v4().simple().to_string(),
                 mode: ReleaseMode::Release,

@@ -5,8 +5,9 @@
 use crate::config::{Config, millis, token_ttl};
 use crate::connection::Connection;
 use crate::job::ReleaseRequest;
+use crate::holds::HoldKey;
 use crate::names::LockNames;
-use crate::replies::{Acquired, Flag, Publish, ReleaseMode, Released, Side, WakeMessage};
+use crate::replies::{Acquired, Flag, ReleaseMode, Released, Side, WakeMessage};
 use crate::scripts::{
     Acquire, ForceRelease, ReadAcquire, ReadRelease, Release, RwForceRelease, WriteAcquire,
     WriteRelease,
@@ -64,6 +65,14 @@ impl Kind {
         match self {
             Kind::Reentrant => WakeMessage::One,
             Kind::Read { .. } | Kind::Write { .. } => WakeMessage::All,
+        }
+    }
+
+    /// The registry key of `owner`'s holds of this kind of lock `lock`.
+    pub(crate) fn hold_key(self, lock: &str, owner: &str) -> HoldKey {
+        HoldKey {
+            lock: lock.to_string(),
+            field: self.field(owner),
         }
     }
 
@@ -250,10 +259,12 @@ impl Kind {
     pub(crate) async fn force_release(
         self,
         con: &mut Connection,
+        config: &Config,
         names: &LockNames,
-        publish: Publish,
     ) -> RedisResult<bool> {
-        let token_ttl_ms = millis(token_ttl(crate::config::DEFAULT_WATCHDOG_TIMEOUT));
+        // The counter outlives the lease a new holder gets by default.
+        let token_ttl_ms = millis(token_ttl(config.watchdog_timeout));
+        let publish = config.publish;
         let broken: i64 = match self {
             Kind::Reentrant => {
                 ForceRelease {

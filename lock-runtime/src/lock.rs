@@ -222,7 +222,7 @@ impl Lock {
         let names = self.names()?;
         let mut con = self.shared.con.clone();
         self.kind
-            .force_release(&mut con, names, self.shared.config.publish)
+            .force_release(&mut con, &self.shared.config, names)
             .await
             .map_err(|e| Error::from_redis(&names.lock, e))
     }

@@ -24,10 +24,7 @@ const MAX_PAUSE: Duration = Duration::from_secs(1);
 impl ReleaseRequest {
     /// The hold's key in the client's registry.
     pub(crate) fn key(&self) -> HoldKey {
-        HoldKey {
-            lock: self.names.lock.clone(),
-            field: self.kind.field(&self.owner.field()),
-        }
+        self.kind.hold_key(&self.names.lock, &self.owner.field())
     }
 }
 
