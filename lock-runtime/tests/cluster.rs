@@ -526,29 +526,94 @@ async fn migrate_slot(slot: u16, from: usize, to: usize) {
     }
 }
 
+/// Two locks of one slot (the slot of `{tag}`): `renewed` held by a client
+/// whose watchdog renews it every 300 ms, `waited` held by another client
+/// with a waiter of a third one subscribed on `node`, the slot's owner.
+struct Scene {
+    renewed_name: String,
+    waited_name: String,
+    channel: String,
+    renewed: LockGuard,
+    waited: LockGuard,
+    waiter: tokio::task::JoinHandle<(Instant, LockGuard)>,
+    _clients: [LockClient; 3],
+}
+
+/// The watchdog lease of a [`Scene`]'s renewed lock.
+const SCENE_LEASE: Duration = Duration::from_millis(900);
+
+impl Scene {
+    async fn start(tag: &str, node: usize) -> Scene {
+        let renewed_name = format!("{{{tag}}}:renewed");
+        let waited_name = format!("{{{tag}}}:waited");
+        let channel = format!("redisson_lock__channel:{{{tag}}}:waited");
+        let renewing = client_with_watchdog(SCENE_LEASE).await;
+        let holder = client().await;
+        let waiting = client().await;
+        let renewed = renewing.lock(&renewed_name).lock().await.unwrap();
+        let waited = holder.lock(&waited_name).lock().await.unwrap();
+        let waiter = spawn_waiter(&waiting, &waited_name);
+        eventually(ms(3000), "the waiter subscribes", || async {
+            subscribers(node, &channel).await == (1, 0)
+        })
+        .await;
+        Scene {
+            renewed_name,
+            waited_name,
+            channel,
+            renewed,
+            waited,
+            waiter,
+            _clients: [renewing, holder, waiting],
+        }
+    }
+
+    /// Three leases later the renewed lock is still held, on `node`, with a
+    /// lease the watchdog keeps renewing; the waiter still waits.
+    async fn renewals_went_on(&self, at: usize) {
+        tokio::time::sleep(SCENE_LEASE * 3).await;
+        assert!(!self.renewed.is_lost(), "the renewed lock was lost");
+        assert_eq!(
+            hgetall(at, &self.renewed_name).await,
+            HashMap::from([(self.renewed.owner().to_string(), "1".to_string())])
+        );
+        let pttl: i64 = node(at).await.pttl(&self.renewed_name).await.unwrap();
+        assert!(0 < pttl && pttl <= 900, "pttl {pttl}");
+        assert!(!self.waiter.is_finished(), "the waiter got a held lock");
+    }
+
+    /// The release, run by `node`, wakes the waiter at once (the holder's
+    /// lease is 30 s), whose token is higher; then nothing is left.
+    async fn release_wakes_the_waiter(self, node: usize) {
+        let released = Instant::now();
+        let waited_token = self.waited.token();
+        self.waited.unlock().await.unwrap();
+        let (acquired, guard) = within(ms(5000), "the waiter", self.waiter).await.unwrap();
+        let after = acquired.duration_since(released);
+        assert!(after < ms(500), "woke {after:?} after the release");
+        assert!(guard.token() > waited_token, "tokens increase");
+        assert_eq!(
+            hgetall(node, &self.waited_name).await,
+            HashMap::from([(guard.owner().to_string(), "1".to_string())])
+        );
+        guard.unlock().await.unwrap();
+        self.renewed.unlock().await.unwrap();
+        assert!(!exists_anywhere(&self.renewed_name).await);
+        assert!(!exists_anywhere(&self.waited_name).await);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_lock_survives_a_slot_migration_and_waiters_follow_it() {
     let _topology = TOPOLOGY.write().await;
-    let renewed_name = "{migrating}:renewed";
-    let waited_name = "{migrating}:waited";
-    let channel = "redisson_lock__channel:{migrating}:waited";
-    let from = owner_of(renewed_name).await;
+    let from = owner_of("{migrating}:renewed").await;
     let to = *primaries()
         .await
         .iter()
         .find(|i| **i != from)
         .expect("another primary");
-    let lease = ms(900);
-    let renewing = client_with_watchdog(lease).await;
-    let holder = client().await;
-    let waiting = client().await;
-    let renewed = renewing.lock(renewed_name).lock().await.unwrap();
-    let waited = holder.lock(waited_name).lock().await.unwrap();
-    let waiter = spawn_waiter(&waiting, waited_name);
-    eventually(ms(3000), "the waiter subscribes", || async {
-        subscribers(from, channel).await == (1, 0)
-    })
-    .await;
+    let scene = Scene::start("migrating", from).await;
+    let (renewed_name, channel) = (scene.renewed_name.as_str(), scene.channel.as_str());
 
     migrate_slot(keyslot(renewed_name).await, from, to).await;
     assert_eq!(owner_of(renewed_name).await, to);
@@ -562,34 +627,11 @@ async fn a_held_lock_survives_a_slot_migration_and_waiters_follow_it() {
         },
     )
     .await;
-    // Renewals follow it too: three leases later the lock is still held,
-    // on the new node only.
-    tokio::time::sleep(lease * 3).await;
-    assert!(!renewed.is_lost(), "the renewed lock was lost");
-    assert_eq!(
-        hgetall(to, renewed_name).await,
-        HashMap::from([(renewed.owner().to_string(), "1".to_string())])
-    );
-    let pttl: i64 = node(to).await.pttl(renewed_name).await.unwrap();
-    assert!(0 < pttl && pttl <= 900, "pttl {pttl}");
+    // Renewals follow it too, on the new node only.
+    scene.renewals_went_on(to).await;
     assert_eq!(keys_in_slot(from, keyslot(renewed_name).await).await, 0);
-    assert!(!waiter.is_finished(), "the waiter got a held lock");
-
-    // A release on the new node wakes the waiter at once (the holder's
-    // lease is 30 s).
-    let released = Instant::now();
-    waited.unlock().await.unwrap();
-    let (acquired, guard) = within(ms(5000), "the waiter", waiter).await.unwrap();
-    let after = acquired.duration_since(released);
-    assert!(after < ms(500), "woke {after:?} after the release");
-    assert_eq!(
-        hgetall(to, waited_name).await,
-        HashMap::from([(guard.owner().to_string(), "1".to_string())])
-    );
-    guard.unlock().await.unwrap();
-    renewed.unlock().await.unwrap();
-    assert!(!exists_anywhere(renewed_name).await);
-    assert!(!exists_anywhere(waited_name).await);
+    // A release on the new node wakes the waiter at once.
+    scene.release_wakes_the_waiter(to).await;
 }
 
 /// Subscribers of `channel` on every node: (sharded, plain), summed.
@@ -605,22 +647,10 @@ async fn subscribers_anywhere(channel: &str) -> (i64, i64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_lock_survives_a_primary_failover_and_waiters_still_wake() {
     let _topology = TOPOLOGY.write().await;
-    let renewed_name = "{failover}:renewed";
-    let waited_name = "{failover}:waited";
-    let channel = "redisson_lock__channel:{failover}:waited";
-    let old = owner_of(renewed_name).await;
+    let old = owner_of("{failover}:renewed").await;
     let new = replica_of(old).await;
-    let lease = ms(900);
-    let renewing = client_with_watchdog(lease).await;
-    let holder = client().await;
-    let waiting = client().await;
-    let renewed = renewing.lock(renewed_name).lock().await.unwrap();
-    let waited = holder.lock(waited_name).lock().await.unwrap();
-    let waiter = spawn_waiter(&waiting, waited_name);
-    eventually(ms(3000), "the waiter subscribes", || async {
-        subscribers(old, channel).await == (1, 0)
-    })
-    .await;
+    let scene = Scene::start("failover", old).await;
+    let (renewed_name, channel) = (scene.renewed_name.as_str(), scene.channel.as_str());
 
     // A manual failover: the replica catches up, then takes over.
     let _: () = redis::cmd("CLUSTER")
@@ -633,17 +663,8 @@ async fn a_held_lock_survives_a_primary_failover_and_waiters_still_wake() {
     })
     .await;
 
-    // Renewals go on on the new primary: three leases later the lock is
-    // still held there, with a lease the watchdog keeps renewing.
-    tokio::time::sleep(lease * 3).await;
-    assert!(!renewed.is_lost(), "the renewed lock was lost");
-    assert_eq!(
-        hgetall(new, renewed_name).await,
-        HashMap::from([(renewed.owner().to_string(), "1".to_string())])
-    );
-    let pttl: i64 = node(new).await.pttl(renewed_name).await.unwrap();
-    assert!(0 < pttl && pttl <= 900, "pttl {pttl}");
-    assert!(!waiter.is_finished(), "the waiter got a held lock");
+    // Renewals go on on the new primary.
+    scene.renewals_went_on(new).await;
     // Still exactly one subscription of the waiters' client, sharded.
     eventually(ms(5000), "one sharded subscription", || async {
         subscribers_anywhere(channel).await == (1, 0)
@@ -669,26 +690,8 @@ async fn a_held_lock_survives_a_primary_failover_and_waiters_still_wake() {
     )
     .await;
 
-    // The release, run by the new primary, wakes the waiter at once (the
-    // holder's lease is 30 s); the next holder's token is higher.
-    let released = Instant::now();
-    let waited_token = waited.token();
-    waited.unlock().await.unwrap();
-    let (acquired, guard) = within(ms(5000), "the waiter", waiter).await.unwrap();
-    let after = acquired.duration_since(released);
-    assert!(after < ms(500), "woke {after:?} after the release");
-    assert!(
-        guard.token() > waited_token,
-        "tokens increase across the failover"
-    );
-    assert_eq!(
-        hgetall(new, waited_name).await,
-        HashMap::from([(guard.owner().to_string(), "1".to_string())])
-    );
-    guard.unlock().await.unwrap();
-    renewed.unlock().await.unwrap();
-    assert!(!exists_anywhere(renewed_name).await);
-    assert!(!exists_anywhere(waited_name).await);
+    // The release, run by the new primary, wakes the waiter at once.
+    scene.release_wakes_the_waiter(new).await;
 }
 
 /// Node `.0` paused (`SIGSTOP`, a hung process) until this is dropped, even
