@@ -79,6 +79,8 @@ fn load_and_check(attr: &Attr, fields: &ScriptFields, errors: &mut Option<syn::E
             args_variadic: fields.args_variadic(),
         }),
         read_only: attr.read_only,
+        // Generated calls run on cluster connections too.
+        cluster: true,
         allow: attr.allow.iter().map(|(lint, _)| *lint).collect(),
         returns: attr.returns.as_ref().map(diagnostics::return_kind),
     };

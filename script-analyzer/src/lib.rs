@@ -94,6 +94,11 @@ pub struct Options {
     /// The script is run with `EVALSHA_RO`: it must not call write commands.
     /// A `#!lua flags=no-writes` shebang implies it.
     pub read_only: bool,
+    /// The script may run on Redis Cluster. Findings about cluster
+    /// portability (a key written as a literal, [`Lint::LiteralKey`]) are
+    /// errors then, and warnings on a standalone server (the default), where
+    /// such scripts run correctly.
+    pub cluster: bool,
     /// Lints switched off for this script.
     pub allow: Vec<Lint>,
     /// The expected result type, if known.

@@ -7,11 +7,21 @@
 //! (`XREAD ... STREAMS a b 0 0`: `a` and `b`); keys built from `KEYS`
 //! (`KEYS[1] .. ':x'`) or from `ARGV` are not reported, nor is the empty
 //! string (MIGRATE's "no key" placeholder).
+//!
+//! On a standalone server such a script runs correctly, so the finding is a
+//! warning there; it is an error when the script may run on a cluster
+//! ([`Options::cluster`](crate::Options::cluster)), as `#[redis_script]`'s
+//! scripts may.
 
 use super::{CallArg, Context, RedisCall};
 use crate::{Diagnostic, Lint, Report};
 
-pub(crate) fn check(_cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) {
+pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) {
+    let level = if cx.options.cluster {
+        Diagnostic::error
+    } else {
+        Diagnostic::warning
+    };
     for call in calls {
         let Some(command) = call.command() else {
             continue;
@@ -25,7 +35,7 @@ pub(crate) fn check(_cx: &Context<'_>, calls: &[RedisCall], report: &mut Report)
                 continue;
             }
             report.diagnostics.push(
-                Diagnostic::error(
+                level(
                     Lint::LiteralKey,
                     arg.span(),
                     "key passed as a string literal; take it from KEYS so Redis Cluster can route the script and ACL key patterns apply",
@@ -39,8 +49,8 @@ pub(crate) fn check(_cx: &Context<'_>, calls: &[RedisCall], report: &mut Report)
 
 #[cfg(test)]
 mod tests {
-    use crate::Lint;
-    use crate::lints::test_util::{lint, messages};
+    use crate::lints::test_util::{lint, lint_with, messages};
+    use crate::{Lint, Options, Severity};
 
     fn count(source: &str) -> usize {
         messages(Lint::LiteralKey, source, 3, 3).len()
@@ -66,6 +76,22 @@ mod tests {
         );
         assert_eq!(count("redis.call('DEL', unpack(KEYS))"), 0);
         assert_eq!(count("redis.call(ARGV[1], 'x')"), 0);
+    }
+
+    #[test]
+    fn an_error_on_a_cluster_a_warning_on_a_standalone_server() {
+        let source = "redis.call('LPUSH', 'queue:default', ARGV[1])";
+        let severity = |cluster| {
+            let options = Options {
+                cluster,
+                ..Options::default()
+            };
+            let found = lint_with(Lint::LiteralKey, source, &options);
+            assert_eq!(found.len(), 1);
+            found[0].severity
+        };
+        assert_eq!(severity(true), Severity::Error);
+        assert_eq!(severity(false), Severity::Warning);
     }
 
     #[test]

@@ -22,13 +22,18 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
 
 fn check_value(cx: &Context<'_>, expr: &Expression, report: &mut Report) {
     let expr = unparenthesized(expr);
-    // Through locals and arithmetic the fraction is less evident, and
-    // scripts that mean the truncation (a rate limiter's remaining count)
-    // exist: a warning there.
-    let mut evident = true;
+    // Only a literal is surely fractional: no script means `return 3.5` to
+    // get 3. A division or `^` may be exact (`10 / 2`), and production
+    // scripts return a computed number on purpose to have Redis truncate it
+    // (redis_rate returns its remaining count, `burst - tat / interval`,
+    // through locals): those run correctly, so they get a warning.
+    let mut surely = false;
     let why = match expr {
         Expression::Number(token) => match number(token) {
-            Some(n) if n.fract() != 0.0 => format!("{} is not an integer", token.token()),
+            Some(n) if n.fract() != 0.0 => {
+                surely = true;
+                format!("{} is not an integer", token.token())
+            }
             _ => return,
         },
         Expression::BinaryOperator {
@@ -53,7 +58,6 @@ fn check_value(cx: &Context<'_>, expr: &Expression, report: &mut Report) {
                 Some(Origin::Fraction { why, .. })
                     if value.ty.within(Ty::NUMBER) && value.ty.intersects(Ty::FLOAT) =>
                 {
-                    evident = false;
                     format!("`{}` may have a fraction ({why})", text(cx, expr))
                 }
                 _ => return,
@@ -62,7 +66,7 @@ fn check_value(cx: &Context<'_>, expr: &Expression, report: &mut Report) {
     };
     let span = cx.span_of(expr);
     let message = format!("the script returns a non-integer number: {why}");
-    let diagnostic = if evident {
+    let diagnostic = if surely {
         Diagnostic::error(Lint::NonIntegerReturn, span, message)
     } else {
         Diagnostic::warning(Lint::NonIntegerReturn, span, message)
@@ -78,15 +82,35 @@ fn check_value(cx: &Context<'_>, expr: &Expression, report: &mut Report) {
 
 #[cfg(test)]
 mod tests {
-    use crate::Lint;
-    use crate::lints::test_util::messages;
+    use crate::lints::test_util::{lint, messages};
+    use crate::{Lint, Severity};
 
     fn errors(source: &str) -> Vec<String> {
         messages(Lint::NonIntegerReturn, source, 0, 1)
     }
 
+    fn severities(source: &str) -> Vec<Severity> {
+        lint(Lint::NonIntegerReturn, source, 0, 1)
+            .into_iter()
+            .map(|d| d.severity)
+            .collect()
+    }
+
     #[test]
-    fn fractional_replies_are_errors() {
+    fn only_a_fractional_literal_is_an_error() {
+        assert_eq!(severities("return 3.5"), [Severity::Error]);
+        assert_eq!(severities("return {1, 0.25}"), [Severity::Error]);
+        // A division may be exact or a deliberate truncation.
+        assert_eq!(severities("return ARGV[1] / 2"), [Severity::Warning]);
+        assert_eq!(severities("return 2 ^ 0.5"), [Severity::Warning]);
+        assert_eq!(
+            severities("local r = tonumber(ARGV[1]) / 60 return r"),
+            [Severity::Warning]
+        );
+    }
+
+    #[test]
+    fn fractional_replies_are_reported() {
         assert_eq!(
             errors("return 3.5"),
             ["the script returns a non-integer number: 3.5 is not an integer"]
