@@ -153,7 +153,7 @@ use proc_macro::TokenStream;
 /// | `unknown_command` | `redis.call` with a literal command name Redis does not have |
 /// | `command_arity` | `redis.call` with a number of arguments the command does not accept |
 /// | `write_in_read_only` | a write command in a `read_only` script |
-/// | `literal_key` | a key passed as a string literal instead of through `KEYS` |
+/// | `literal_key` | a key passed as a string literal instead of through `KEYS` (an error here, since generated calls may run on a cluster; a warning from `lockctl lint`) |
 /// | `non_integer_return` | the script returning a non-integer number (Redis truncates it) |
 /// | `return_type` | a `return` the `returns` type cannot hold |
 /// | `integer_condition` | a command's integer reply used as a condition (`if redis.call('EXISTS', k) then`: 0 is true in Lua) |
@@ -167,6 +167,7 @@ use proc_macro::TokenStream;
 /// | `fractional_argument` | (warning) a number that may be fractional where an integer is needed (`EXPIRE k ARGV[1] / 1000`) |
 /// | `return_shape` | a returned table Redis converts otherwise: `{a, nil, b}` is cut at the nil, `{count = n}` arrives empty |
 /// | `cjson_empty_table` | (warning) `cjson.encode({})` gives `{}`, not `[]` |
+/// | `cjson_null_condition` | `cjson.null` as a condition (always true); (warning) a `cjson.decode` field tested as a condition or compared with `nil` (a JSON null is `cjson.null`) |
 /// | `argv_pattern` | (warning) `KEYS[n]` / `ARGV[n]` used as a Lua pattern (`string.find(s, ARGV[1])`) |
 /// | `unpack_reply` | (warning) `unpack` of a command's array reply, which may be empty or too long |
 /// | `lexical_comparison` | (warning) a string reply compared with `<` / `>` as text (`redis.call('ZSCORE', k, m) > ARGV[1]`: '10' < '9') |

@@ -12,6 +12,7 @@ mod arity;
 mod calls;
 mod chunk_returns;
 mod cjson_empty_table;
+mod cjson_null_condition;
 mod command_arity;
 mod dynamic_access;
 mod flat_reply_index;
@@ -155,6 +156,10 @@ lints! {
     /// `cjson.encode({})`: an empty table encodes as the object `{}`, not
     /// the array `[]` (a warning).
     CjsonEmptyTable => "cjson_empty_table",
+    /// `cjson.null` used as a condition (always true), or a field of a
+    /// `cjson.decode` result tested as a condition or compared with `nil`,
+    /// where a JSON null is the userdata `cjson.null` (a warning).
+    CjsonNullCondition => "cjson_null_condition",
     /// `KEYS[n]` / `ARGV[n]` used as a Lua pattern in `string.find`, `match`,
     /// `gmatch`, `gsub` without escaping (a warning).
     ArgvPattern => "argv_pattern",
@@ -220,6 +225,7 @@ pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
         (Lint::FractionalArgument, fractional_argument::check),
         (Lint::ReturnShape, return_shape::check),
         (Lint::CjsonEmptyTable, cjson_empty_table::check),
+        (Lint::CjsonNullCondition, cjson_null_condition::check),
         (Lint::ArgvPattern, argv_pattern::check),
         (Lint::UnpackReply, unpack_reply::check),
         (Lint::LexicalComparison, lexical_comparison::check),
