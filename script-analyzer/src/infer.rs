@@ -16,6 +16,14 @@
 //!   `and`/`or`, comparisons and arithmetic have their Lua 5.1 result types;
 //!   `redis.call` and `redis.pcall` have their reply (and under `pcall`, the
 //!   error table).
+//! - Replies are RESP2's, or RESP3's ([`Protocol::Resp3`]) when the script
+//!   switches with `redis.setresp(3)`. That is decided for the whole script,
+//!   not statement by statement: RESP3 when every mention of `setresp` is a
+//!   `redis.setresp(3)` statement of the main chunk and the first of them
+//!   comes before every `redis.call` in the text. Any other use of
+//!   `setresp` (`setresp(2)`, a computed protocol, a switch inside a
+//!   function or after a call, even a comment naming it) leaves replies
+//!   untyped.
 //!
 //! Each inferred value also keeps, where there is one, its [`Origin`]: the
 //! command whose reply it is, the `tonumber` that made it, the division that
@@ -24,11 +32,11 @@
 use crate::Span;
 use crate::commands::ArgShape;
 use crate::lints::{CallArg, RedisCall};
-use crate::replies::{self, LuaTypes};
+use crate::replies::{self, LuaTypes, Protocol};
 use crate::scope::{Model, Resolution};
 use full_moon::ast::{
-    Ast, BinOp, Block, Call, Expression, Field, FunctionArgs, FunctionBody, Index, LastStmt,
-    Parameter, Prefix, Stmt, Suffix, TableConstructor, UnOp, Var,
+    Ast, BinOp, Block, Call, Expression, Field, FunctionArgs, FunctionBody, FunctionCall, Index,
+    LastStmt, Parameter, Prefix, Stmt, Suffix, TableConstructor, UnOp, Var,
 };
 use full_moon::node::Node;
 use full_moon::tokenizer::{TokenReference, TokenType};
@@ -36,7 +44,7 @@ use std::collections::HashMap;
 
 /// A set of Lua types.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Debug)]
-pub struct Ty(u16);
+pub struct Ty(u32);
 
 impl Ty {
     /// No value at all (not yet known, in the fixed point).
@@ -67,8 +75,18 @@ impl Ty {
     pub const FUNCTION: Ty = Ty(1 << 11);
     /// Userdata and the like (`cjson.null`).
     pub const OTHER: Ty = Ty(1 << 12);
+    /// A RESP3 map reply, `{map = {...}}`.
+    pub const MAP: Ty = Ty(1 << 13);
+    /// A RESP3 set reply, `{set = {...}}`.
+    pub const SET: Ty = Ty(1 << 14);
+    /// A RESP3 double reply, `{double = n}`.
+    pub const DOUBLE: Ty = Ty(1 << 15);
+    /// A RESP3 big number reply, `{big_number = "..."}`.
+    pub const BIG_NUMBER: Ty = Ty(1 << 16);
+    /// A RESP3 verbatim string reply, `{verbatim_string = {...}}`.
+    pub const VERBATIM: Ty = Ty(1 << 17);
     /// Anything: not known.
-    pub const ANY: Ty = Ty((1 << 13) - 1);
+    pub const ANY: Ty = Ty((1 << 18) - 1);
     /// Any number.
     pub const NUMBER: Ty = Ty(Self::INT.0 | Self::FLOAT.0);
     /// A boolean.
@@ -116,6 +134,13 @@ impl Ty {
             (LuaTypes::STATUS, Ty::STATUS),
             (LuaTypes::ARRAY, Ty::ARRAY),
             (LuaTypes::PAIRS, Ty::PAIRS),
+            (LuaTypes::NIL, Ty::NIL),
+            (LuaTypes::MAP, Ty::MAP),
+            (LuaTypes::SET, Ty::SET),
+            (LuaTypes::DOUBLE, Ty::DOUBLE),
+            (LuaTypes::BOOLEAN, Ty::BOOL),
+            (LuaTypes::BIG_NUMBER, Ty::BIG_NUMBER),
+            (LuaTypes::VERBATIM, Ty::VERBATIM),
         ] {
             if lua.contains(shape) {
                 ty = ty.union(t);
@@ -255,9 +280,9 @@ pub struct Types<'a> {
     vars: HashMap<usize, Inferred>,
     defs_count: HashMap<usize, usize>,
     uses: HashMap<usize, Vec<Use>>,
-    /// The script may switch to RESP3 (`redis.setresp(3)`): replies then
-    /// have other shapes (nil, maps, doubles), so they are not typed.
-    resp3: bool,
+    /// The protocol of the replies, `None` when the script switches in a
+    /// way the inference does not follow: replies are then not typed.
+    protocol: Option<Protocol>,
     /// The script assigns into `KEYS` or `ARGV` (`ARGV[1] = tonumber(...)`):
     /// their elements are then not surely strings.
     inputs_assigned: bool,
@@ -284,8 +309,7 @@ impl<'a> Types<'a> {
                 .iter()
                 .map(|c| ((c.span.start.offset, c.span.end.offset), c.clone()))
                 .collect(),
-            // Any mention, even in a comment: then no reply is typed.
-            resp3: source.contains("setresp"),
+            protocol: protocol(source, ast, calls),
             ..Types::default()
         };
         let mut walker = Walker {
@@ -593,10 +617,9 @@ impl<'a> Types<'a> {
                 Suffix::Call(call) => {
                     let name = path.take();
                     if let Some(call) = self.calls.get(&(start, call_end(call))) {
-                        if self.resp3 {
-                            Inferred::any()
-                        } else {
-                            reply_of(call)
+                        match self.protocol {
+                            Some(protocol) => reply_of(call, protocol),
+                            None => Inferred::any(),
                         }
                     } else if let (Some(name), Call::AnonymousCall(args)) = (name, call) {
                         self.builtin(&name, args, env)
@@ -687,10 +710,55 @@ fn call_end(call: &Call) -> usize {
 /// String methods (`s:sub(...)`) that give a string.
 const STRING_RESULTS: &[&str] = &["sub", "lower", "upper", "rep", "reverse", "format"];
 
+/// The protocol of a script's replies (see the module's documentation).
+fn protocol(source: &str, ast: &Ast, calls: &[RedisCall]) -> Option<Protocol> {
+    let mentions = source.matches("setresp").count();
+    if mentions == 0 {
+        return Some(Protocol::Resp2);
+    }
+    let mut switches = Vec::new();
+    for stmt in ast.nodes().stmts() {
+        if let Stmt::FunctionCall(call) = stmt
+            && is_setresp_3(call)
+            && let Some((start, end)) = call.range()
+        {
+            switches.push((start.bytes(), end.bytes()));
+        }
+    }
+    let first_end = switches.first()?.1;
+    let all_before = calls.iter().all(|c| c.span.start.offset >= first_end);
+    (switches.len() == mentions && all_before).then_some(Protocol::Resp3)
+}
+
+/// `redis.setresp(3)`, exactly.
+fn is_setresp_3(call: &FunctionCall) -> bool {
+    let suffixes: Vec<&Suffix> = call.suffixes().collect();
+    let (
+        Prefix::Name(redis),
+        [
+            Suffix::Index(index),
+            Suffix::Call(Call::AnonymousCall(args)),
+        ],
+    ) = (call.prefix(), suffixes.as_slice())
+    else {
+        return false;
+    };
+    if redis.token().to_string() != "redis"
+        || index_key(index) != Some(Key::Name("setresp".to_string()))
+    {
+        return false;
+    }
+    let FunctionArgs::Parentheses { arguments, .. } = &**args else {
+        return false;
+    };
+    let arguments: Vec<&Expression> = arguments.iter().collect();
+    matches!(arguments.as_slice(), [Expression::Number(n)] if number(n) == Some(3.0))
+}
+
 /// The value a `redis.call` gives.
-fn reply_of(call: &RedisCall) -> Inferred {
+fn reply_of(call: &RedisCall, protocol: Protocol) -> Inferred {
     let shapes: Vec<ArgShape<'_>> = call.args.iter().map(CallArg::shape).collect();
-    let Some(lua) = replies::of_call(&shapes) else {
+    let Some(lua) = replies::of_call_in(protocol, &shapes) else {
         return Inferred::any();
     };
     let Some(command) = display_name(call) else {
@@ -766,6 +834,19 @@ fn index_value(value: &Inferred, key: Option<&Key>) -> Inferred {
     }
     if value.ty == Ty::STATUS && key == Some(&Key::Name("ok".to_string())) {
         return Inferred::of(Ty::STRING);
+    }
+    // The one field of a RESP3 reply table: `redis.call('ZSCORE', k, m).double`.
+    let table = value.ty.minus(Ty::FALSY.union(Ty::ERROR));
+    for (shape, field, ty) in [
+        (Ty::MAP, "map", Ty::TABLE),
+        (Ty::SET, "set", Ty::TABLE),
+        (Ty::DOUBLE, "double", Ty::NUMBER),
+        (Ty::BIG_NUMBER, "big_number", Ty::STRING),
+        (Ty::VERBATIM, "verbatim_string", Ty::TABLE),
+    ] {
+        if table == shape && key == Some(&Key::Name(field.to_string())) {
+            return Inferred::of(ty);
+        }
     }
     Inferred::any()
 }
@@ -1178,11 +1259,52 @@ mod tests {
     }
 
     #[test]
-    fn resp3_and_assigned_inputs_are_not_typed() {
+    fn replies_after_setresp_3_have_resp3_shapes() {
         assert_eq!(
             ty("redis.setresp(3) return redis.call('GET', KEYS[1])"),
-            Ty::ANY
+            Ty::STRING.union(Ty::NIL)
         );
+        assert_eq!(
+            ty("redis.setresp(3)\nlocal h = redis.call('HGETALL', KEYS[1])\nreturn h"),
+            Ty::MAP
+        );
+        assert_eq!(
+            ty("redis.setresp(3) return redis.call('ZSCORE', KEYS[1], 'm').double"),
+            Ty::NUMBER
+        );
+        assert_eq!(
+            ty("redis.setresp(3) return redis.call('SMEMBERS', KEYS[1]).set"),
+            Ty::TABLE
+        );
+        assert_eq!(
+            ty("redis.setresp(3) return redis.call('INFO').verbatim_string"),
+            Ty::TABLE
+        );
+        assert_eq!(
+            ty("redis.setresp(3) return redis.pcall('INCR', KEYS[1])"),
+            Ty::INT.union(Ty::ERROR)
+        );
+        // Integers are integers under both protocols.
+        assert_eq!(
+            ty("redis.setresp(3) redis.setresp(3) return redis.call('EXISTS', KEYS[1])"),
+            Ty::INT
+        );
+    }
+
+    #[test]
+    fn resp3_and_assigned_inputs_are_not_typed() {
+        // Switched after a call, back to RESP2, inside a block, computed,
+        // or only named: replies are not typed.
+        for source in [
+            "local a = redis.call('GET', KEYS[1]) redis.setresp(3) return redis.call('GET', KEYS[1])",
+            "redis.setresp(3) redis.setresp(2) return redis.call('GET', KEYS[1])",
+            "if ARGV[1] then redis.setresp(3) end return redis.call('GET', KEYS[1])",
+            "redis.setresp(tonumber(ARGV[1])) return redis.call('GET', KEYS[1])",
+            "-- redis.setresp(3) is not used\nreturn redis.call('GET', KEYS[1])",
+            "local function f() return redis.call('GET', KEYS[1]) end redis.setresp(3) local v = redis.call('GET', KEYS[1]) return v",
+        ] {
+            assert_eq!(ty(source), Ty::ANY, "{source}");
+        }
         assert_eq!(ty("ARGV[1] = tonumber(ARGV[1]) return ARGV[1]"), Ty::ANY);
         assert_eq!(
             ty("local ARGV = {1} ARGV[1] = 2 return KEYS[1]"),

@@ -26,10 +26,25 @@ pub(crate) fn reply_kinds(cx: &Context<'_>) -> Option<Vec<String>> {
     }
     let kinds: [(Ty, &str); 6] = [
         (Ty::NUMBER.union(Ty::TRUE), "integer"),
-        (Ty::STRING, "string"),
+        // RESP3 doubles, big numbers and verbatim strings reach a RESP2
+        // client as bulk strings, maps and sets as arrays.
+        (
+            Ty::STRING
+                .union(Ty::DOUBLE)
+                .union(Ty::BIG_NUMBER)
+                .union(Ty::VERBATIM),
+            "string",
+        ),
         (Ty::STATUS, "status"),
         (Ty::ERROR, "error"),
-        (Ty::ARRAY.union(Ty::PAIRS).union(Ty::TABLE), "array"),
+        (
+            Ty::ARRAY
+                .union(Ty::PAIRS)
+                .union(Ty::TABLE)
+                .union(Ty::MAP)
+                .union(Ty::SET),
+            "array",
+        ),
         (
             Ty::NIL
                 .union(Ty::FALSE)

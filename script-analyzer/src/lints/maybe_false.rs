@@ -13,6 +13,7 @@
 use super::typed::{Operand, describe, each_operand, local_of, text};
 use super::{Context, RedisCall};
 use crate::infer::{Inferred, Origin, Ty, UseKind};
+use crate::replies::LuaTypes;
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::Expression;
 use std::collections::HashSet;
@@ -23,9 +24,11 @@ fn may_be_false(value: &Inferred) -> bool {
         return false;
     }
     match &value.origin {
-        Some(Origin::Reply { .. }) => value.ty.intersects(Ty::FALSE),
+        // `false` under RESP2, nil under RESP3.
+        Some(Origin::Reply { .. }) => value.ty.intersects(Ty::FALSY),
         Some(Origin::Tonumber { of: Some(of) }) => {
-            matches!(&**of, Origin::Reply { shape, .. } if shape.contains(crate::replies::LuaTypes::FALSE))
+            let nil = LuaTypes::FALSE.union(LuaTypes::NIL);
+            matches!(&**of, Origin::Reply { shape, .. } if shape.intersects(nil))
         }
         _ => false,
     }

@@ -12,6 +12,24 @@
 //! | array | a table `{v1, v2, ...}` | [`ARRAY`](LuaTypes::ARRAY) |
 //! | map, and pairs such as `WITHSCORES` | a flat table `{k1, v1, k2, v2, ...}` | [`PAIRS`](LuaTypes::PAIRS) |
 //!
+//! After `redis.setresp(3)` a script gets RESP3 replies, which Redis
+//! converts otherwise (each row's RESP2 conversion above holds too, except
+//! that a nil is `nil`):
+//!
+//! | reply | Lua value | [`LuaTypes`] |
+//! |---|---|---|
+//! | null | `nil` | [`NIL`](LuaTypes::NIL) |
+//! | map | a table `{map = {k1 = v1, ...}}` | [`MAP`](LuaTypes::MAP) |
+//! | set | a table `{set = {m1 = true, ...}}` | [`SET`](LuaTypes::SET) |
+//! | double | a table `{double = 1.5}` (a Lua number inside) | [`DOUBLE`](LuaTypes::DOUBLE) |
+//! | boolean | `true` or `false` | [`BOOLEAN`](LuaTypes::BOOLEAN) |
+//! | big number | a table `{big_number = "123..."}` | [`BIG_NUMBER`](LuaTypes::BIG_NUMBER) |
+//! | verbatim string | a table `{verbatim_string = {string = ..., format = "txt"}}` | [`VERBATIM`](LuaTypes::VERBATIM) |
+//!
+//! Pairs that RESP2 sends flat (`WITHSCORES`, `ZPOPMIN`, `HRANDFIELD ...
+//! WITHVALUES`) come under RESP3 as an array of `[member, score]` arrays;
+//! [`Protocol`] picks the table, [`of_call_in`] reads it.
+//!
 //! An error reply raises a Lua error under `redis.call` and becomes a table
 //! `{err = "..."}` under `redis.pcall`; every command may give one, so it is
 //! not part of the table.
@@ -22,7 +40,8 @@
 //! overrides in the tool: the conditions on the arguments (`SET ... GET`,
 //! `LPOP key count`, `ZRANGE ... WITHSCORES`), which the schemas only
 //! describe in prose, and the replies whose schema does not say what Lua
-//! gets (`TYPE` replies with a status). Commands whose reply depends on what
+//! gets (`TYPE` replies with a status), and under RESP3 the replies the
+//! schema does not tell apart (verbatim strings, sets). Commands whose reply depends on what
 //! they run (`EVAL`, `FCALL`), and containers without a schema, have no entry.
 //!
 //! ```
@@ -48,9 +67,20 @@ pub const REDIS_VERSION: &str = table::REDIS_VERSION;
 /// The commit of [`REDIS_VERSION`] in `github.com/redis/redis`.
 pub const REDIS_COMMIT: &str = table::REDIS_COMMIT;
 
+/// The protocol a script's `redis.call` replies come in: RESP2 unless the
+/// script calls `redis.setresp(3)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Protocol {
+    /// RESP2, the default.
+    #[default]
+    Resp2,
+    /// RESP3, after `redis.setresp(3)`.
+    Resp3,
+}
+
 /// A set of the shapes a reply can take in Lua.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct LuaTypes(u8);
+pub struct LuaTypes(u16);
 
 /// Each shape: its value, its name in `Debug`, and its wording in `Display`.
 const SHAPES: &[(LuaTypes, &str, &str)] = &[
@@ -63,6 +93,25 @@ const SHAPES: &[(LuaTypes, &str, &str)] = &[
         LuaTypes::PAIRS,
         "PAIRS",
         "a flat table of pairs (`{k1, v1, k2, v2, ...}`)",
+    ),
+    (LuaTypes::NIL, "NIL", "nil (a RESP3 null)"),
+    (LuaTypes::MAP, "MAP", "a map table (`{map = {...}}`)"),
+    (LuaTypes::SET, "SET", "a set table (`{set = {...}}`)"),
+    (
+        LuaTypes::DOUBLE,
+        "DOUBLE",
+        "a double table (`{double = n}`)",
+    ),
+    (LuaTypes::BOOLEAN, "BOOLEAN", "a boolean"),
+    (
+        LuaTypes::BIG_NUMBER,
+        "BIG_NUMBER",
+        "a big number table (`{big_number = \"...\"}`)",
+    ),
+    (
+        LuaTypes::VERBATIM,
+        "VERBATIM",
+        "a verbatim string table (`{verbatim_string = {...}}`)",
     ),
 ];
 
@@ -82,6 +131,21 @@ impl LuaTypes {
     /// A flat table `{k1, v1, k2, v2, ...}`: a map reply under RESP2, or
     /// pairs such as `WITHSCORES` sends them.
     pub const PAIRS: LuaTypes = LuaTypes(1 << 5);
+    /// Lua `nil`: a RESP3 null.
+    pub const NIL: LuaTypes = LuaTypes(1 << 6);
+    /// A table `{map = {k1 = v1, ...}}`: a RESP3 map.
+    pub const MAP: LuaTypes = LuaTypes(1 << 7);
+    /// A table `{set = {m1 = true, ...}}`: a RESP3 set.
+    pub const SET: LuaTypes = LuaTypes(1 << 8);
+    /// A table `{double = n}`, `n` a Lua number: a RESP3 double.
+    pub const DOUBLE: LuaTypes = LuaTypes(1 << 9);
+    /// Lua `true` or `false`: a RESP3 boolean.
+    pub const BOOLEAN: LuaTypes = LuaTypes(1 << 10);
+    /// A table `{big_number = "..."}`: a RESP3 big number.
+    pub const BIG_NUMBER: LuaTypes = LuaTypes(1 << 11);
+    /// A table `{verbatim_string = {string = ..., format = ...}}`: a RESP3
+    /// verbatim string.
+    pub const VERBATIM: LuaTypes = LuaTypes(1 << 12);
 
     /// Every shape of `self` and of `other`.
     pub const fn union(self, other: LuaTypes) -> LuaTypes {
@@ -174,6 +238,8 @@ pub struct Reply {
     /// The cases, tried in order: the first whose condition holds gives the
     /// reply. The last one is [`When::Always`].
     pub cases: &'static [Case],
+    /// The same under RESP3.
+    pub resp3: &'static [Case],
 }
 
 /// Whether a condition holds for some arguments, as far as they are known.
@@ -220,8 +286,17 @@ impl Reply {
     /// arguments after the command and subcommand names): the first case
     /// that surely applies, together with every earlier case that may apply.
     pub fn lua_types(&self, args: &[ArgShape<'_>]) -> LuaTypes {
+        self.lua_types_in(Protocol::Resp2, args)
+    }
+
+    /// [`lua_types`](Reply::lua_types) under `protocol`.
+    pub fn lua_types_in(&self, protocol: Protocol, args: &[ArgShape<'_>]) -> LuaTypes {
+        let cases = match protocol {
+            Protocol::Resp2 => self.cases,
+            Protocol::Resp3 => self.resp3,
+        };
         let mut found = LuaTypes::EMPTY;
-        for case in self.cases {
+        for case in cases {
             match case.when.holds(args) {
                 Holds::Yes => return found.union(case.lua),
                 Holds::Maybe => found = found.union(case.lua),
@@ -252,15 +327,34 @@ pub fn all() -> &'static [Reply] {
 /// the second argument names the subcommand. `None` when the command is not
 /// a literal, or its reply is not known.
 pub fn of_call(args: &[ArgShape<'_>]) -> Option<LuaTypes> {
+    of_call_in(Protocol::Resp2, args)
+}
+
+/// [`of_call`] under `protocol`: what Lua receives after
+/// `redis.setresp(3)` with [`Protocol::Resp3`].
+///
+/// ```
+/// use redlua_analyzer::commands::ArgShape;
+/// use redlua_analyzer::replies::{self, LuaTypes, Protocol};
+///
+/// let hgetall = [ArgShape::Literal("HGETALL"), ArgShape::Value];
+/// assert_eq!(replies::of_call_in(Protocol::Resp3, &hgetall), Some(LuaTypes::MAP));
+/// let get = [ArgShape::Literal("GET"), ArgShape::Value];
+/// assert_eq!(
+///     replies::of_call_in(Protocol::Resp3, &get),
+///     Some(LuaTypes::STRING.union(LuaTypes::NIL))
+/// );
+/// ```
+pub fn of_call_in(protocol: Protocol, args: &[ArgShape<'_>]) -> Option<LuaTypes> {
     let ArgShape::Literal(name) = args.first()? else {
         return None;
     };
     if let Some(ArgShape::Literal(sub)) = args.get(1)
         && let Some(reply) = lookup(&format!("{name}|{sub}"))
     {
-        return Some(reply.lua_types(&args[2..]));
+        return Some(reply.lua_types_in(protocol, &args[2..]));
     }
-    Some(lookup(name)?.lua_types(&args[1..]))
+    Some(lookup(name)?.lua_types_in(protocol, &args[1..]))
 }
 
 #[cfg(test)]
@@ -373,6 +467,28 @@ mod tests {
         for reply in replies {
             assert_eq!(reply.cases.last().map(|c| c.when), Some(When::Always));
             assert!(reply.cases.iter().all(|c| !c.lua.is_empty()), "{reply:?}");
+            assert_eq!(reply.resp3.last().map(|c| c.when), Some(When::Always));
+            assert!(reply.resp3.iter().all(|c| !c.lua.is_empty()), "{reply:?}");
+            // RESP2 never gives a RESP3 shape.
+            let resp3_only = LuaTypes::NIL
+                .union(LuaTypes::MAP)
+                .union(LuaTypes::SET)
+                .union(LuaTypes::DOUBLE)
+                .union(LuaTypes::BOOLEAN)
+                .union(LuaTypes::BIG_NUMBER)
+                .union(LuaTypes::VERBATIM);
+            assert!(
+                reply.cases.iter().all(|c| !c.lua.intersects(resp3_only)),
+                "{reply:?}"
+            );
+            // RESP3 never gives `false` for a nil, nor flat pairs.
+            assert!(
+                reply
+                    .resp3
+                    .iter()
+                    .all(|c| !c.lua.intersects(LuaTypes::FALSE.union(LuaTypes::PAIRS))),
+                "{reply:?}"
+            );
         }
         assert_eq!(REDIS_VERSION, "7.4.1");
         assert_eq!(REDIS_COMMIT.len(), 40);
@@ -396,6 +512,50 @@ mod tests {
             }
         }
         assert!(missing.is_empty(), "no reply for {missing:?}");
+    }
+
+    fn call3(args: &[ArgShape<'_>]) -> LuaTypes {
+        of_call_in(Protocol::Resp3, args).unwrap_or_else(|| panic!("no reply for {args:?}"))
+    }
+
+    #[test]
+    fn resp3_shapes() {
+        let string_or_nil = LuaTypes::STRING.union(LuaTypes::NIL);
+        assert_eq!(call3(&[L("GET"), Value]), string_or_nil);
+        assert_eq!(call3(&[L("EXISTS"), Value]), LuaTypes::NUMBER);
+        assert_eq!(call3(&[L("HGETALL"), Value]), LuaTypes::MAP);
+        assert_eq!(call3(&[L("CONFIG"), L("GET"), L("*")]), LuaTypes::MAP);
+        assert_eq!(call3(&[L("SMEMBERS"), Value]), LuaTypes::SET);
+        assert_eq!(call3(&[L("SPOP"), Value, L("2")]), LuaTypes::SET);
+        assert_eq!(call3(&[L("SPOP"), Value]), string_or_nil);
+        assert_eq!(
+            call3(&[L("ZSCORE"), Value, L("m")]),
+            LuaTypes::DOUBLE.union(LuaTypes::NIL)
+        );
+        assert_eq!(
+            call3(&[L("ZINCRBY"), Value, L("1"), L("m")]),
+            LuaTypes::DOUBLE
+        );
+        // INCRBYFLOAT replies with a bulk string under both protocols.
+        assert_eq!(call3(&[L("INCRBYFLOAT"), Value, L("1")]), LuaTypes::STRING);
+        assert_eq!(
+            call3(&[L("ZRANGE"), Value, L("0"), L("-1"), L("WITHSCORES")]),
+            LuaTypes::ARRAY
+        );
+        assert_eq!(call3(&[L("INFO")]), LuaTypes::VERBATIM);
+        assert_eq!(
+            call3(&[L("SET"), Value, Value, L("NX")]),
+            LuaTypes::STATUS.union(LuaTypes::NIL)
+        );
+        assert_eq!(
+            call3(&[L("XREAD"), L("STREAMS"), Value, L("0")]),
+            LuaTypes::MAP.union(LuaTypes::NIL)
+        );
+        assert_eq!(call3(&[L("TYPE"), Value]), LuaTypes::STATUS);
+        assert_eq!(
+            LuaTypes::DOUBLE.union(LuaTypes::NIL).to_string(),
+            "nil (a RESP3 null) or a double table (`{double = n}`)"
+        );
     }
 
     #[test]
