@@ -15,13 +15,14 @@
 //!   may never hold a null there. A condition that also compares the value
 //!   with `cjson.null` passes.
 
-use super::typed::{each_comparison, text};
+use super::typed::each_comparison;
 use super::{Context, RedisCall};
 use crate::infer::{Key, index_key, unparenthesized};
 use crate::{Diagnostic, Lint, Report, Span};
 use full_moon::ast::{
     BinOp, Call, Expression, If, Index, LocalAssignment, Prefix, Repeat, Suffix, UnOp, Var, While,
 };
+use full_moon::node::Node;
 use full_moon::visitors::{Visit, Visitor};
 use std::collections::HashSet;
 
@@ -61,7 +62,7 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
                 span,
                 format!(
                     "`{}` comes from `cjson.decode`: a JSON null is `cjson.null`, not nil, so `{} nil` is {always} for it",
-                    text(cx, value),
+                    value_text(cx, value),
                     cmp.op,
                 ),
             )
@@ -73,6 +74,34 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         .found
         .sort_by_key(|d| d.primary_span().map(|s| s.start.offset));
     report.diagnostics.extend(conditions.found);
+}
+
+/// The source text of `expr`, to its last token (a node's own range may
+/// stop before a closing `]`).
+fn value_text(cx: &Context<'_>, expr: &Expression) -> String {
+    let start = expr.start_position().map(|p| p.bytes());
+    let closing = match expr {
+        Expression::Var(Var::Expression(var)) => match var.suffixes().last() {
+            Some(Suffix::Index(Index::Brackets { brackets, .. })) => Some(brackets.tokens().1),
+            _ => None,
+        },
+        _ => None,
+    };
+    let end = match closing {
+        Some(token) => Some(token.token().end_position().bytes()),
+        None => expr.end_position().map(|p| p.bytes()),
+    };
+    let text = match (start, end) {
+        (Some(start), Some(end)) => cx.source.get(start..end).unwrap_or("this value"),
+        _ => "this value",
+    };
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.chars().count() > 40 {
+        let short: String = text.chars().take(37).collect();
+        format!("{short}...")
+    } else {
+        text
+    }
 }
 
 fn is_nil(expr: &Expression) -> bool {
@@ -250,7 +279,7 @@ impl Conditions<'_, '_, '_> {
                 span,
                 format!(
                     "`{}` comes from `cjson.decode`: a JSON null is `cjson.null`, which is true as a condition",
-                    text(cx, expr)
+                    value_text(cx, expr)
                 ),
             )
             .with_label("true for a JSON null too")
@@ -390,6 +419,14 @@ mod tests {
         assert_eq!(
             found("local t = cjson.decode(ARGV[1]).t return t ~= nil and 1 or 0").len(),
             1
+        );
+        assert_eq!(
+            found("local job = cjson.decode(ARGV[1]) if job['class'] == nil then return 0 end return 1"),
+            [(
+                Severity::Warning,
+                "`job['class']` comes from `cjson.decode`: a JSON null is `cjson.null`, not nil, so `== nil` is false for it"
+                    .to_string()
+            )]
         );
     }
 
