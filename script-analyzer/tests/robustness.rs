@@ -407,3 +407,59 @@ proptest! {
         prop_assert_eq!(fired, never_nil, "{}", script);
     }
 }
+
+/// The production corpus's scripts (`tests/corpus/production`), which
+/// exercise the inference on real code.
+fn production_scripts() -> &'static [String] {
+    static SCRIPTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    SCRIPTS.get_or_init(|| {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/production");
+        let mut scripts = Vec::new();
+        for project in std::fs::read_dir(&root).expect("the production corpus") {
+            let project = project.expect("readable entry").path();
+            if !project.is_dir() {
+                continue;
+            }
+            for file in std::fs::read_dir(&project).expect("readable project") {
+                let file = file.expect("readable entry").path();
+                if file.extension().is_some_and(|e| e == "lua") {
+                    scripts.push(std::fs::read_to_string(&file).expect("readable script"));
+                }
+            }
+        }
+        scripts.sort();
+        assert!(scripts.len() >= 150, "{}", scripts.len());
+        scripts
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Production scripts cut anywhere, spliced into one another, or with a
+    /// `redis.setresp(3)` put in front: the analysis (inference included)
+    /// never panics.
+    #[test]
+    fn spliced_production_scripts_never_panic(
+        first in any::<proptest::sample::Index>(),
+        second in any::<proptest::sample::Index>(),
+        cut in any::<proptest::sample::Index>(),
+        resume in any::<proptest::sample::Index>(),
+        resp3 in any::<bool>(),
+    ) {
+        let scripts = production_scripts();
+        let a = first.get(scripts);
+        let b = second.get(scripts);
+        let floor = |s: &str, i: usize| (0..=i.min(s.len())).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0);
+        let head = &a[..floor(a, cut.index(a.len() + 1))];
+        let tail = &b[floor(b, resume.index(b.len() + 1))..];
+        let prelude = if resp3 { "redis.setresp(3)\n" } else { "" };
+        let script = format!("{prelude}{head}{tail}");
+        let report = analyze(&script, &Options::default());
+        prop_assert!(
+            !report.diagnostics.iter().any(|d| d.message.contains("internal error")),
+            "{}",
+            script
+        );
+    }
+}
