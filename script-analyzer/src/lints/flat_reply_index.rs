@@ -4,6 +4,10 @@
 //! map or pair replies reach Lua as a flat array `{k1, v1, k2, v2, ...}`:
 //! `redis.call('HGETALL', k).name` is always nil. Walk the pairs, or ask
 //! for the field (HGET, HMGET).
+//!
+//! Under RESP3 (after `redis.setresp(3)`), a map, set, double, big number or
+//! verbatim string reply is a table with one field (`map`, `set`, `double`,
+//! `big_number`, `verbatim_string`): any other name is always nil as well.
 
 use super::{Context, RedisCall};
 use crate::infer::{Inferred, Key, Ty, index_key};
@@ -23,6 +27,22 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
 struct Finder<'c, 'a> {
     cx: &'c Context<'a>,
     found: Vec<Diagnostic>,
+}
+
+/// The one field of a RESP3 reply table `value` surely is.
+fn wrapper_field(value: &Inferred) -> Option<&'static str> {
+    value.reply()?;
+    let table = value.ty.minus(Ty::FALSY.union(Ty::ERROR));
+    [
+        (Ty::MAP, "map"),
+        (Ty::SET, "set"),
+        (Ty::DOUBLE, "double"),
+        (Ty::BIG_NUMBER, "big_number"),
+        (Ty::VERBATIM, "verbatim_string"),
+    ]
+    .into_iter()
+    .find(|(ty, _)| table == *ty)
+    .map(|(_, field)| field)
 }
 
 fn flat(value: &Inferred) -> bool {
@@ -46,12 +66,29 @@ impl Finder<'_, '_> {
                 continue;
             };
             // `r.err` is how a `redis.pcall` result is checked.
-            if !flat(before) || (name == "err" && before.ty.intersects(Ty::ERROR)) {
+            if name == "err" && before.ty.intersects(Ty::ERROR) {
                 continue;
             }
             let Some((command, shape, _)) = before.reply() else {
                 continue;
             };
+            if let Some(field) = wrapper_field(before) {
+                if name != field {
+                    self.found.push(
+                        Diagnostic::error(
+                            Lint::FlatReplyIndex,
+                            self.cx.span_of(index),
+                            format!("{command} returns {shape} under RESP3; indexed by the name `{name}`, it is always nil"),
+                        )
+                        .with_label(format!("the reply's only field is `{field}`"))
+                        .with_help(format!("read it through `.{field}`")),
+                    );
+                }
+                continue;
+            }
+            if !flat(before) {
+                continue;
+            }
             self.found.push(
                 Diagnostic::error(
                     Lint::FlatReplyIndex,
@@ -112,6 +149,27 @@ mod tests {
             errors("local r = redis.pcall('HGETALL', KEYS[1]) if r.err then return 0 end return r.owner").len(),
             1
         );
+    }
+
+    #[test]
+    fn resp3_reply_tables_indexed_by_another_name() {
+        assert_eq!(
+            errors("redis.setresp(3)\nreturn redis.call('HGETALL', KEYS[1]).owner"),
+            [
+                "HGETALL returns a map table (`{map = {...}}`) under RESP3; indexed by the name `owner`, it is always nil"
+            ]
+        );
+        assert_eq!(
+            errors("redis.setresp(3)\nlocal s = redis.call('ZSCORE', KEYS[1], 'm')\nreturn s and s.score").len(),
+            1
+        );
+        for source in [
+            "redis.setresp(3)\nreturn redis.call('HGETALL', KEYS[1]).map.owner",
+            "redis.setresp(3)\nlocal s = redis.call('ZSCORE', KEYS[1], 'm') return s and tostring(s.double)",
+            "redis.setresp(3)\nlocal r = redis.pcall('SMEMBERS', KEYS[1]) if r.err then return 0 end return #r.set",
+        ] {
+            assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
+        }
     }
 
     #[test]

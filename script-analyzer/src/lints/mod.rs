@@ -143,7 +143,8 @@ lints! {
     /// arithmetic, `..`, `<` or as a command argument (a warning).
     MaybeFalse => "maybe_false",
     /// A flat reply (HGETALL, CONFIG GET, WITHSCORES) indexed by a field
-    /// name: `redis.call('HGETALL', k).name` is always nil.
+    /// name: `redis.call('HGETALL', k).name` is always nil; under RESP3, a
+    /// map, set or double table indexed by another name than its one field.
     FlatReplyIndex => "flat_reply_index",
     /// A `redis.pcall` result used without checking `err` (a warning).
     PcallUnchecked => "pcall_unchecked",
