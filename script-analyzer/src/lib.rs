@@ -32,11 +32,13 @@ pub mod replies;
 mod sandbox;
 mod scope;
 mod similar;
+pub mod target;
 
 pub use diagnostic::{Diagnostic, Label, Position, Severity, Span, Target};
 pub use lints::Lint;
 pub use parse::MAX_NESTING;
 pub use similar::best_match;
+pub use target::{ServerTarget, UnknownTarget, Vendor};
 
 use std::collections::BTreeSet;
 
@@ -98,6 +100,9 @@ pub struct Options {
     pub allow: Vec<Lint>,
     /// The expected result type, if known.
     pub returns: Option<ReturnKind>,
+    /// The server the script must run on: commands, options and shebang
+    /// flags it lacks are errors. Defaults to [`ServerTarget::Redis7_0`].
+    pub target: ServerTarget,
 }
 
 /// What the analyzer learned about a script, errors or not.
