@@ -210,7 +210,7 @@ fn nearest(lower: &str) -> Option<ServerTarget> {
     let mut numbers = rest.split('.').map(|n| n.parse::<u8>().ok());
     let major = numbers.next().flatten()?;
     let minor = numbers.next().flatten().unwrap_or(0);
-    let mut of_vendor = ServerTarget::ALL
+    let of_vendor = ServerTarget::ALL
         .iter()
         .copied()
         .filter(|t| t.vendor() == vendor);
