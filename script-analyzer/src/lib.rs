@@ -3,9 +3,10 @@
 //! `redlua-analyzer` reads a Redis Lua script (Lua 5.1, as embedded by Redis),
 //! and reports what would go wrong when Redis runs it: syntax errors, `KEYS` /
 //! `ARGV` indices that the caller does not supply, globals that Redis's sandbox
-//! forbids, unknown Redis commands, wrong argument counts, writes from
-//! read-only scripts, keys written as string literals, and non-integer return
-//! values.
+//! forbids, unknown Redis commands, wrong argument counts, commands, options
+//! and shebang flags the target server lacks (see [`ServerTarget`]), writes
+//! from read-only scripts, keys written as string literals, and non-integer
+//! return values.
 //!
 //! It is the plain library behind the `#[redis_script]` macro and the
 //! `lockctl lint` command: everything here is ordinary Rust, with no

@@ -1,7 +1,7 @@
 //! `target_version`: a command, subcommand or option that exists, but not on
 //! the target (`HEXPIRE` on Redis 7.0, `ZRANK ... WITHSCORE` before 7.2,
 //! `HEXPIRE` on any Valkey). The server fails such a call with "Unknown
-//! Redis command called from script" or a syntax error.
+//! Redis command called from script", or a syntax error for an option.
 //!
 //! An option is a literal argument equal to one of the command's tokens
 //! (`NX`, `WITHSCORE`), outside the key positions.
@@ -26,6 +26,7 @@ pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) 
                 command.since(),
                 target,
                 name_arg.span(),
+                Refusal::UnknownCommand,
             ));
             continue;
         }
@@ -44,6 +45,7 @@ pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) 
                     found.since(),
                     target,
                     span,
+                    Refusal::UnknownCommand,
                 ));
                 continue;
             }
@@ -81,14 +83,33 @@ fn check_options(
             continue;
         }
         let what = format!("`{}` option `{}`", command.display_name(), token.name());
-        report
-            .diagnostics
-            .push(missing(&what, token.since(), target, arg.span()));
+        report.diagnostics.push(missing(
+            &what,
+            token.since(),
+            target,
+            arg.span(),
+            Refusal::SyntaxError,
+        ));
     }
 }
 
+/// What the server says to a call with something it lacks.
+#[derive(Clone, Copy)]
+enum Refusal {
+    /// A command or subcommand.
+    UnknownCommand,
+    /// An option.
+    SyntaxError,
+}
+
 /// The diagnostic for `what`, which exists on the targets of `since` only.
-fn missing(what: &str, since: Availability, target: ServerTarget, span: Span) -> Diagnostic {
+fn missing(
+    what: &str,
+    since: Availability,
+    target: ServerTarget,
+    span: Span,
+    refusal: Refusal,
+) -> Diagnostic {
     let vendor = target.vendor();
     let (message, label, suggested) = match since.first(vendor) {
         Some(first) => (
@@ -116,8 +137,12 @@ fn missing(what: &str, since: Availability, target: ServerTarget, span: Span) ->
     let mut d = Diagnostic::error(Lint::TargetVersion, span, message)
         .with_label(label)
         .with_note(format!(
-            "{} fails the call (\"Unknown Redis command called from script\" or a syntax error)",
-            target.display_name()
+            "{} fails the call with {}",
+            target.display_name(),
+            match refusal {
+                Refusal::UnknownCommand => "\"Unknown Redis command called from script\"",
+                Refusal::SyntaxError => "a syntax error (or a wrong number of arguments)",
+            }
         ));
     if let Some(t) = suggested {
         d = d.with_help(format!(
