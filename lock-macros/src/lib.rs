@@ -93,10 +93,11 @@ use proc_macro::TokenStream;
 ///
 /// A script is checked against one server release: `redis-7.0` (the
 /// default: the oldest release the runtime supports, as it needs
-/// `EVALSHA_RO`), `redis-7.2`, `redis-7.4`, `valkey-7.2` or `valkey-8.0`.
-/// A command, subcommand or option the target lacks is an error (lint
-/// `target_version`: `HEXPIRE` needs `redis-7.4`, `ZRANK ... WITHSCORE`
-/// `redis-7.2`; Valkey has no `HEXPIRE`), and so is a shebang flag it does not
+/// `EVALSHA_RO`), `redis-7.2`, `redis-7.4`, `redis-8.0`, `redis-8.2`,
+/// `redis-8.4`, `valkey-7.2` or `valkey-8.0`. A command, subcommand or option
+/// the target lacks is an error (lint `target_version`: `HEXPIRE` needs
+/// `redis-7.4`, `SET ... IFEQ` `redis-8.4`; Valkey has no `HEXPIRE`), and so
+/// is a shebang flag it does not
 /// know (lint `shebang_flag`: `#!lua flags=allow-key-locking`). Arity and
 /// `noscript` follow the target too (`BLPOP` may be called from scripts
 /// since Redis 7.2).

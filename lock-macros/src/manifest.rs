@@ -143,7 +143,8 @@ mod tests {
         assert_eq!(
             message,
             "unknown target `redis-7.3` (did you mean `redis-7.2`?); the targets are redis-7.0, \
-             redis-7.2, redis-7.4, valkey-7.2, valkey-8.0 (in [package.metadata.redlua])"
+             redis-7.2, redis-7.4, redis-8.0, redis-8.2, redis-8.4, valkey-7.2, valkey-8.0 \
+             (in [package.metadata.redlua])"
         );
         let (_, message) = target_of("[package.metadata.redlua]\ntarget = 7.4\n").unwrap_err();
         assert!(message.starts_with("`target` in [package.metadata.redlua] must be a string"));

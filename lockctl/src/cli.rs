@@ -91,7 +91,8 @@ pub struct LintArgs {
 
     /// The server the scripts must run on: commands, options and shebang
     /// flags it lacks are errors. One of redis-7.0 (the oldest supported),
-    /// redis-7.2, redis-7.4, valkey-7.2, valkey-8.0.
+    /// redis-7.2, redis-7.4, redis-8.0, redis-8.2, redis-8.4, valkey-7.2,
+    /// valkey-8.0.
     #[arg(long, value_name = "TARGET", default_value = "redis-7.0",
           value_parser = parse_target)]
     pub target: ServerTarget,

@@ -282,14 +282,15 @@ fn unknown_shebang_flags_are_errors_on_every_target() {
 fn an_unknown_target_is_a_usage_error() {
     let (_dir, paths) = scripts(&[("ttl.lua", HEXPIRE.as_bytes())]);
     let out = run(lockctl()
-        .args(["lint", "--target", "redis-8.0"])
+        .args(["lint", "--target", "redis-8.1"])
         .arg(&paths[0]));
     assert_eq!(out.code, Some(2), "{out:?}");
     assert_eq!(out.stdout, "");
     assert!(
         out.stderr.contains(
-            "unknown target `redis-8.0` (did you mean `redis-7.4`?); the targets are \
-             redis-7.0, redis-7.2, redis-7.4, valkey-7.2, valkey-8.0"
+            "unknown target `redis-8.1` (did you mean `redis-8.0`?); the targets are \
+             redis-7.0, redis-7.2, redis-7.4, redis-8.0, redis-8.2, redis-8.4, valkey-7.2, \
+             valkey-8.0"
         ),
         "{}",
         out.stderr

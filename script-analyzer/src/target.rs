@@ -19,7 +19,7 @@
 //! assert_eq!(
 //!     error.to_string(),
 //!     "unknown target `redis-7.3` (did you mean `redis-7.2`?); the targets are \
-//!      redis-7.0, redis-7.2, redis-7.4, valkey-7.2, valkey-8.0"
+//!      redis-7.0, redis-7.2, redis-7.4, redis-8.0, redis-8.2, redis-8.4, valkey-7.2, valkey-8.0"
 //! );
 //! ```
 
@@ -100,6 +100,12 @@ targets! {
     Redis7_2 => (Redis, 7, 2, "redis-7.2"),
     /// Redis 7.4 (hash field expiration: `HEXPIRE`, `HTTL`, ...).
     Redis7_4 => (Redis, 7, 4, "redis-7.4"),
+    /// Redis 8.0 (`HGETEX`, `HSETEX`, `HGETDEL`, vector sets).
+    Redis8_0 => (Redis, 8, 0, "redis-8.0"),
+    /// Redis 8.2 (`XDELEX`, `XACKDEL`, `BITOP DIFF`, ...).
+    Redis8_2 => (Redis, 8, 2, "redis-8.2"),
+    /// Redis 8.4 (`SET ... IFEQ`, `DELEX`, `DIGEST`, `MSETEX`).
+    Redis8_4 => (Redis, 8, 4, "redis-8.4"),
     /// Valkey 7.2 (the commands of Redis 7.2).
     Valkey7_2 => (Valkey, 7, 2, "valkey-7.2"),
     /// Valkey 8.0.
@@ -128,7 +134,9 @@ impl ServerTarget {
     }
 
     /// The release whose command JSON files gave this target's facts, as
-    /// its tag and commit (`("7.4.1", "74b289a…")`).
+    /// its tag and commit in its repository (`("7.4.1", "74b289a…")`). A
+    /// Redis 8 target gives its version and the commit of the Redis
+    /// documentation whose command file it comes from.
     pub fn source(self) -> (&'static str, &'static str) {
         crate::commands::release_of(self)
     }
@@ -267,6 +275,8 @@ mod tests {
         assert_eq!(ServerTarget::Redis7_4.display_name(), "Redis 7.4");
         assert_eq!(ServerTarget::default(), ServerTarget::Redis7_0);
         assert_eq!(ServerTarget::Redis7_4.source().0, "7.4.1");
+        assert_eq!(ServerTarget::Redis8_4.source().0, "8.4");
+        assert!(ServerTarget::Redis8_4.at_least(ServerTarget::Redis7_0));
     }
 
     #[test]
@@ -274,8 +284,10 @@ mod tests {
         let e = "redis-7.1".parse::<ServerTarget>().unwrap_err();
         assert_eq!(e.given, "redis-7.1");
         assert_eq!(e.suggestion, Some(ServerTarget::Redis7_0));
-        let e = "redis-8.0".parse::<ServerTarget>().unwrap_err();
-        assert_eq!(e.suggestion, Some(ServerTarget::Redis7_4));
+        let e = "redis-8.1".parse::<ServerTarget>().unwrap_err();
+        assert_eq!(e.suggestion, Some(ServerTarget::Redis8_0));
+        let e = "redis-9.0".parse::<ServerTarget>().unwrap_err();
+        assert_eq!(e.suggestion, Some(ServerTarget::Redis8_4));
         let e = "redis-6.2".parse::<ServerTarget>().unwrap_err();
         assert_eq!(e.suggestion, Some(ServerTarget::Redis7_0));
         let e = "valkey 8".parse::<ServerTarget>().unwrap_err();
@@ -290,7 +302,7 @@ mod tests {
         assert_eq!(e.suggestion, None);
         assert_eq!(
             e.to_string(),
-            "unknown target `dragonfly`; the targets are redis-7.0, redis-7.2, redis-7.4, valkey-7.2, valkey-8.0"
+            "unknown target `dragonfly`; the targets are redis-7.0, redis-7.2, redis-7.4, redis-8.0, redis-8.2, redis-8.4, valkey-7.2, valkey-8.0"
         );
         assert!("".parse::<ServerTarget>().is_err());
     }

@@ -42,9 +42,13 @@
 //! assert!(!hexpire.available_on(ServerTarget::Redis7_0));
 //! assert!(hexpire.available_on(ServerTarget::Redis7_4));
 //! assert!(!hexpire.available_on(ServerTarget::Valkey8_0));
-//! // SET's IFEQ is not known; GET is an option since 6.2.
+//! // SET takes GET on every target, IFEQ since Redis 8.4.
 //! let set = commands::lookup("set").unwrap();
 //! assert!(set.token("get").unwrap().available_on(ServerTarget::Redis7_0));
+//! let ifeq = set.token("IFEQ").unwrap();
+//! assert!(!ifeq.available_on(ServerTarget::Redis8_2));
+//! assert!(ifeq.available_on(ServerTarget::Redis8_4));
+//! assert_eq!(ifeq.arg_type(), commands::ArgType::String);
 //! ```
 
 #[rustfmt::skip]

@@ -2,10 +2,13 @@
 //   Redis 7.0.15: commit f35f36a265403c07b119830aa4bb3b7d71653ec9
 //   Redis 7.2.6: commit ae6a2aa95cd094b032e7a69b8b59f64dd1ed085f
 //   Redis 7.4.1: commit 74b289a0e12f9f65a6daeec6a66cadc76792f644
+//   Redis 8.0: github.com/redis/docs data/commands_core.json, commit 853398658d7bd2a79919e0965efdb9bc478dff8d
+//   Redis 8.2: github.com/redis/docs data/commands_core.json, commit 853398658d7bd2a79919e0965efdb9bc478dff8d
+//   Redis 8.4: github.com/redis/docs data/commands_core.json, commit 853398658d7bd2a79919e0965efdb9bc478dff8d
 //   Valkey 7.2.7: commit 357191acb9a07876d39f98f951843de482586398
 //   Valkey 8.0.1: commit 4fbab5740bfef66918d6c2950dd2b3b4e07815a2
 // Do not edit. Regenerate with
-// `script-analyzer/tools/gen-commands path/to/redis.git path/to/valkey.git`.
+// `script-analyzer/tools/gen-commands path/to/redis.git path/to/valkey.git path/to/docs.git`.
 
 use super::{
     ArgType, BeginSearch, Command, FindKeys, Flags, KeySpec, KeySpecFlags, Revision, Token,
@@ -17,6 +20,9 @@ pub(crate) static RELEASES: &[(T, &str, &str)] = &[
     (T::Redis7_0, "7.0.15", "f35f36a265403c07b119830aa4bb3b7d71653ec9"),
     (T::Redis7_2, "7.2.6", "ae6a2aa95cd094b032e7a69b8b59f64dd1ed085f"),
     (T::Redis7_4, "7.4.1", "74b289a0e12f9f65a6daeec6a66cadc76792f644"),
+    (T::Redis8_0, "8.0", "853398658d7bd2a79919e0965efdb9bc478dff8d"),
+    (T::Redis8_2, "8.2", "853398658d7bd2a79919e0965efdb9bc478dff8d"),
+    (T::Redis8_4, "8.4", "853398658d7bd2a79919e0965efdb9bc478dff8d"),
     (T::Valkey7_2, "7.2.7", "357191acb9a07876d39f98f951843de482586398"),
     (T::Valkey8_0, "8.0.1", "4fbab5740bfef66918d6c2950dd2b3b4e07815a2"),
 ];
@@ -305,7 +311,11 @@ pub(crate) static COMMANDS: &[Command] = &[
         ],
         tokens: &[
             Token { name: "AND", arg: ArgType::PureToken, since: A::EVERYWHERE },
+            Token { name: "ANDOR", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_2), valkey: None } },
+            Token { name: "DIFF", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_2), valkey: None } },
+            Token { name: "DIFF1", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_2), valkey: None } },
             Token { name: "NOT", arg: ArgType::PureToken, since: A::EVERYWHERE },
+            Token { name: "ONE", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_2), valkey: None } },
             Token { name: "OR", arg: ArgType::PureToken, since: A::EVERYWHERE },
             Token { name: "XOR", arg: ArgType::PureToken, since: A::EVERYWHERE },
         ],
@@ -338,6 +348,9 @@ pub(crate) static COMMANDS: &[Command] = &[
         revisions: &[
             Revision { target: T::Redis7_2, arity: 6, flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::BLOCKING) },
             Revision { target: T::Redis7_4, arity: 6, flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::BLOCKING) },
+            Revision { target: T::Redis8_0, arity: 6, flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::BLOCKING) },
+            Revision { target: T::Redis8_2, arity: 6, flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::BLOCKING) },
+            Revision { target: T::Redis8_4, arity: 6, flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::BLOCKING) },
             Revision { target: T::Valkey7_2, arity: 6, flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::BLOCKING) },
             Revision { target: T::Valkey8_0, arity: 6, flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::BLOCKING) },
         ],
@@ -387,6 +400,9 @@ pub(crate) static COMMANDS: &[Command] = &[
         revisions: &[
             Revision { target: T::Redis7_2, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING) },
             Revision { target: T::Redis7_4, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING) },
+            Revision { target: T::Redis8_0, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING) },
+            Revision { target: T::Redis8_2, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING) },
+            Revision { target: T::Redis8_4, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING) },
             Revision { target: T::Valkey7_2, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING) },
             Revision { target: T::Valkey8_0, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING) },
         ],
@@ -408,6 +424,9 @@ pub(crate) static COMMANDS: &[Command] = &[
         revisions: &[
             Revision { target: T::Redis7_2, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING) },
             Revision { target: T::Redis7_4, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING) },
+            Revision { target: T::Redis8_0, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING) },
+            Revision { target: T::Redis8_2, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING) },
+            Revision { target: T::Redis8_4, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING) },
             Revision { target: T::Valkey7_2, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING) },
             Revision { target: T::Valkey8_0, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING) },
         ],
@@ -429,6 +448,9 @@ pub(crate) static COMMANDS: &[Command] = &[
         revisions: &[
             Revision { target: T::Redis7_2, arity: 4, flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::BLOCKING) },
             Revision { target: T::Redis7_4, arity: 4, flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::BLOCKING) },
+            Revision { target: T::Redis8_0, arity: 4, flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::BLOCKING) },
+            Revision { target: T::Redis8_2, arity: 4, flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::BLOCKING) },
+            Revision { target: T::Redis8_4, arity: 4, flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::BLOCKING) },
             Revision { target: T::Valkey7_2, arity: 4, flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::BLOCKING) },
             Revision { target: T::Valkey8_0, arity: 4, flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::BLOCKING) },
         ],
@@ -475,6 +497,9 @@ pub(crate) static COMMANDS: &[Command] = &[
         revisions: &[
             Revision { target: T::Redis7_2, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING).union(Flags::FAST) },
             Revision { target: T::Redis7_4, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING).union(Flags::FAST) },
+            Revision { target: T::Redis8_0, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING).union(Flags::FAST) },
+            Revision { target: T::Redis8_2, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING).union(Flags::FAST) },
+            Revision { target: T::Redis8_4, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING).union(Flags::FAST) },
             Revision { target: T::Valkey7_2, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING).union(Flags::FAST) },
             Revision { target: T::Valkey8_0, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING).union(Flags::FAST) },
         ],
@@ -496,6 +521,9 @@ pub(crate) static COMMANDS: &[Command] = &[
         revisions: &[
             Revision { target: T::Redis7_2, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING).union(Flags::FAST) },
             Revision { target: T::Redis7_4, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING).union(Flags::FAST) },
+            Revision { target: T::Redis8_0, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING).union(Flags::FAST) },
+            Revision { target: T::Redis8_2, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING).union(Flags::FAST) },
+            Revision { target: T::Redis8_4, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING).union(Flags::FAST) },
             Revision { target: T::Valkey7_2, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING).union(Flags::FAST) },
             Revision { target: T::Valkey8_0, arity: -3, flags: Flags::WRITE.union(Flags::BLOCKING).union(Flags::FAST) },
         ],
@@ -939,6 +967,22 @@ pub(crate) static COMMANDS: &[Command] = &[
                 subcommands: &[],
             },
             Command {
+                name: "cluster|migration",
+                arity: -4,
+                flags: Flags::ADMIN.union(Flags::STALE).union(Flags::NO_ASYNC_LOADING),
+                since: A { redis: Some(T::Redis8_4), valkey: None },
+                revisions: &[],
+                key_specs: &[],
+                tokens: &[
+                    Token { name: "ALL", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_4), valkey: None } },
+                    Token { name: "CANCEL", arg: ArgType::OneOf, since: A { redis: Some(T::Redis8_4), valkey: None } },
+                    Token { name: "ID", arg: ArgType::String, since: A { redis: Some(T::Redis8_4), valkey: None } },
+                    Token { name: "IMPORT", arg: ArgType::Block, since: A { redis: Some(T::Redis8_4), valkey: None } },
+                    Token { name: "STATUS", arg: ArgType::OneOf, since: A { redis: Some(T::Redis8_4), valkey: None } },
+                ],
+                subcommands: &[],
+            },
+            Command {
                 name: "cluster|myid",
                 arity: 2,
                 flags: Flags::STALE,
@@ -1053,6 +1097,9 @@ pub(crate) static COMMANDS: &[Command] = &[
                 revisions: &[
                     Revision { target: T::Redis7_2, arity: 2, flags: Flags::LOADING.union(Flags::STALE) },
                     Revision { target: T::Redis7_4, arity: 2, flags: Flags::LOADING.union(Flags::STALE) },
+                    Revision { target: T::Redis8_0, arity: 2, flags: Flags::LOADING.union(Flags::STALE) },
+                    Revision { target: T::Redis8_2, arity: 2, flags: Flags::LOADING.union(Flags::STALE) },
+                    Revision { target: T::Redis8_4, arity: 2, flags: Flags::LOADING.union(Flags::STALE) },
                     Revision { target: T::Valkey7_2, arity: 2, flags: Flags::LOADING.union(Flags::STALE) },
                     Revision { target: T::Valkey8_0, arity: 2, flags: Flags::LOADING.union(Flags::STALE) },
                 ],
@@ -1074,15 +1121,15 @@ pub(crate) static COMMANDS: &[Command] = &[
                 name: "cluster|slot-stats",
                 arity: -4,
                 flags: Flags::LOADING.union(Flags::STALE),
-                since: A { redis: None, valkey: Some(T::Valkey8_0) },
+                since: A { redis: Some(T::Redis8_2), valkey: Some(T::Valkey8_0) },
                 revisions: &[],
                 key_specs: &[],
                 tokens: &[
-                    Token { name: "ASC", arg: ArgType::PureToken, since: A { redis: None, valkey: Some(T::Valkey8_0) } },
-                    Token { name: "DESC", arg: ArgType::PureToken, since: A { redis: None, valkey: Some(T::Valkey8_0) } },
-                    Token { name: "LIMIT", arg: ArgType::Integer, since: A { redis: None, valkey: Some(T::Valkey8_0) } },
-                    Token { name: "ORDERBY", arg: ArgType::Block, since: A { redis: None, valkey: Some(T::Valkey8_0) } },
-                    Token { name: "SLOTSRANGE", arg: ArgType::Block, since: A { redis: None, valkey: Some(T::Valkey8_0) } },
+                    Token { name: "ASC", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_2), valkey: Some(T::Valkey8_0) } },
+                    Token { name: "DESC", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_2), valkey: Some(T::Valkey8_0) } },
+                    Token { name: "LIMIT", arg: ArgType::Integer, since: A { redis: Some(T::Redis8_2), valkey: Some(T::Valkey8_0) } },
+                    Token { name: "ORDERBY", arg: ArgType::Block, since: A { redis: Some(T::Redis8_2), valkey: Some(T::Valkey8_0) } },
+                    Token { name: "SLOTSRANGE", arg: ArgType::Block, since: A { redis: Some(T::Redis8_2), valkey: Some(T::Valkey8_0) } },
                 ],
                 subcommands: &[],
             },
@@ -1094,11 +1141,32 @@ pub(crate) static COMMANDS: &[Command] = &[
                 revisions: &[
                     Revision { target: T::Redis7_2, arity: 2, flags: Flags::LOADING.union(Flags::STALE) },
                     Revision { target: T::Redis7_4, arity: 2, flags: Flags::LOADING.union(Flags::STALE) },
+                    Revision { target: T::Redis8_0, arity: 2, flags: Flags::LOADING.union(Flags::STALE) },
+                    Revision { target: T::Redis8_2, arity: 2, flags: Flags::LOADING.union(Flags::STALE) },
+                    Revision { target: T::Redis8_4, arity: 2, flags: Flags::LOADING.union(Flags::STALE) },
                     Revision { target: T::Valkey7_2, arity: 2, flags: Flags::LOADING.union(Flags::STALE) },
                     Revision { target: T::Valkey8_0, arity: 2, flags: Flags::LOADING.union(Flags::STALE) },
                 ],
                 key_specs: &[],
                 tokens: &[],
+                subcommands: &[],
+            },
+            Command {
+                name: "cluster|syncslots",
+                arity: -3,
+                flags: Flags::ADMIN.union(Flags::STALE).union(Flags::NO_ASYNC_LOADING),
+                since: A { redis: Some(T::Redis8_4), valkey: None },
+                revisions: &[],
+                key_specs: &[],
+                tokens: &[
+                    Token { name: "ACK", arg: ArgType::Block, since: A { redis: Some(T::Redis8_4), valkey: None } },
+                    Token { name: "CONF", arg: ArgType::Block, since: A { redis: Some(T::Redis8_4), valkey: None } },
+                    Token { name: "FAIL", arg: ArgType::String, since: A { redis: Some(T::Redis8_4), valkey: None } },
+                    Token { name: "RDBCHANNEL", arg: ArgType::String, since: A { redis: Some(T::Redis8_4), valkey: None } },
+                    Token { name: "SNAPSHOT-EOF", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_4), valkey: None } },
+                    Token { name: "STREAM-EOF", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_4), valkey: None } },
+                    Token { name: "SYNC", arg: ArgType::Block, since: A { redis: Some(T::Redis8_4), valkey: None } },
+                ],
                 subcommands: &[],
             },
         ],
@@ -1140,6 +1208,9 @@ pub(crate) static COMMANDS: &[Command] = &[
                 revisions: &[
                     Revision { target: T::Redis7_2, arity: -3, flags: Flags::LOADING.union(Flags::STALE) },
                     Revision { target: T::Redis7_4, arity: -3, flags: Flags::LOADING.union(Flags::STALE) },
+                    Revision { target: T::Redis8_0, arity: -3, flags: Flags::LOADING.union(Flags::STALE) },
+                    Revision { target: T::Redis8_2, arity: -3, flags: Flags::LOADING.union(Flags::STALE) },
+                    Revision { target: T::Redis8_4, arity: -3, flags: Flags::LOADING.union(Flags::STALE) },
                     Revision { target: T::Valkey7_2, arity: -3, flags: Flags::LOADING.union(Flags::STALE) },
                     Revision { target: T::Valkey8_0, arity: -3, flags: Flags::LOADING.union(Flags::STALE) },
                 ],
@@ -1155,6 +1226,9 @@ pub(crate) static COMMANDS: &[Command] = &[
                 revisions: &[
                     Revision { target: T::Redis7_2, arity: -3, flags: Flags::LOADING.union(Flags::STALE) },
                     Revision { target: T::Redis7_4, arity: -3, flags: Flags::LOADING.union(Flags::STALE) },
+                    Revision { target: T::Redis8_0, arity: -3, flags: Flags::LOADING.union(Flags::STALE) },
+                    Revision { target: T::Redis8_2, arity: -3, flags: Flags::LOADING.union(Flags::STALE) },
+                    Revision { target: T::Redis8_4, arity: -3, flags: Flags::LOADING.union(Flags::STALE) },
                     Revision { target: T::Valkey7_2, arity: -3, flags: Flags::LOADING.union(Flags::STALE) },
                     Revision { target: T::Valkey8_0, arity: -3, flags: Flags::LOADING.union(Flags::STALE) },
                 ],
@@ -1347,6 +1421,43 @@ pub(crate) static COMMANDS: &[Command] = &[
                 flags: KeySpecFlags::RM.union(KeySpecFlags::DELETE),
                 begin_search: BeginSearch::Index(1),
                 find_keys: FindKeys::Range { last_key: -1, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[],
+        subcommands: &[],
+    },
+    Command {
+        name: "delex",
+        arity: -2,
+        flags: Flags::WRITE.union(Flags::FAST),
+        since: A { redis: Some(T::Redis8_4), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RW.union(KeySpecFlags::DELETE).union(KeySpecFlags::VARIABLE_FLAGS),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[
+            Token { name: "IFDEQ", arg: ArgType::Integer, since: A { redis: Some(T::Redis8_4), valkey: None } },
+            Token { name: "IFDNE", arg: ArgType::Integer, since: A { redis: Some(T::Redis8_4), valkey: None } },
+            Token { name: "IFEQ", arg: ArgType::String, since: A { redis: Some(T::Redis8_4), valkey: None } },
+            Token { name: "IFNE", arg: ArgType::String, since: A { redis: Some(T::Redis8_4), valkey: None } },
+        ],
+        subcommands: &[],
+    },
+    Command {
+        name: "digest",
+        arity: 2,
+        flags: Flags::READONLY.union(Flags::FAST),
+        since: A { redis: Some(T::Redis8_4), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
             },
         ],
         tokens: &[],
@@ -2240,6 +2351,47 @@ pub(crate) static COMMANDS: &[Command] = &[
         subcommands: &[],
     },
     Command {
+        name: "hgetdel",
+        arity: -5,
+        flags: Flags::WRITE.union(Flags::FAST),
+        since: A { redis: Some(T::Redis8_0), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS).union(KeySpecFlags::DELETE),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[
+            Token { name: "FIELDS", arg: ArgType::Block, since: A { redis: Some(T::Redis8_0), valkey: None } },
+        ],
+        subcommands: &[],
+    },
+    Command {
+        name: "hgetex",
+        arity: -5,
+        flags: Flags::WRITE.union(Flags::FAST),
+        since: A { redis: Some(T::Redis8_0), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS).union(KeySpecFlags::UPDATE),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[
+            Token { name: "EX", arg: ArgType::Integer, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "EXAT", arg: ArgType::UnixTime, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "FIELDS", arg: ArgType::Block, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "PERSIST", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "PX", arg: ArgType::Integer, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "PXAT", arg: ArgType::UnixTime, since: A { redis: Some(T::Redis8_0), valkey: None } },
+        ],
+        subcommands: &[],
+    },
+    Command {
         name: "hincrby",
         arity: 4,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
@@ -2485,6 +2637,31 @@ pub(crate) static COMMANDS: &[Command] = &[
             },
         ],
         tokens: &[],
+        subcommands: &[],
+    },
+    Command {
+        name: "hsetex",
+        arity: -6,
+        flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
+        since: A { redis: Some(T::Redis8_0), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RW.union(KeySpecFlags::UPDATE),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[
+            Token { name: "EX", arg: ArgType::Integer, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "EXAT", arg: ArgType::UnixTime, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "FIELDS", arg: ArgType::Block, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "FNX", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "FXX", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "KEEPTTL", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "PX", arg: ArgType::Integer, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "PXAT", arg: ArgType::UnixTime, since: A { redis: Some(T::Redis8_0), valkey: None } },
+        ],
         subcommands: &[],
     },
     Command {
@@ -3086,7 +3263,6 @@ pub(crate) static COMMANDS: &[Command] = &[
             },
         ],
         tokens: &[
-            Token { name: "\"\"", arg: ArgType::PureToken, since: A::EVERYWHERE },
             Token { name: "AUTH", arg: ArgType::String, since: A::EVERYWHERE },
             Token { name: "AUTH2", arg: ArgType::Block, since: A::EVERYWHERE },
             Token { name: "COPY", arg: ArgType::PureToken, since: A::EVERYWHERE },
@@ -3199,6 +3375,30 @@ pub(crate) static COMMANDS: &[Command] = &[
             },
         ],
         tokens: &[],
+        subcommands: &[],
+    },
+    Command {
+        name: "msetex",
+        arity: -4,
+        flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::MOVABLEKEYS),
+        since: A { redis: Some(T::Redis8_4), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::KeyNum { key_num_index: 0, first_key: 1, key_step: 2 },
+            },
+        ],
+        tokens: &[
+            Token { name: "EX", arg: ArgType::Integer, since: A { redis: Some(T::Redis8_4), valkey: None } },
+            Token { name: "EXAT", arg: ArgType::UnixTime, since: A { redis: Some(T::Redis8_4), valkey: None } },
+            Token { name: "KEEPTTL", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_4), valkey: None } },
+            Token { name: "NX", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_4), valkey: None } },
+            Token { name: "PX", arg: ArgType::Integer, since: A { redis: Some(T::Redis8_4), valkey: None } },
+            Token { name: "PXAT", arg: ArgType::UnixTime, since: A { redis: Some(T::Redis8_4), valkey: None } },
+            Token { name: "XX", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_4), valkey: None } },
+        ],
         subcommands: &[],
     },
     Command {
@@ -4064,6 +4264,10 @@ pub(crate) static COMMANDS: &[Command] = &[
             Token { name: "EX", arg: ArgType::Integer, since: A::EVERYWHERE },
             Token { name: "EXAT", arg: ArgType::UnixTime, since: A::EVERYWHERE },
             Token { name: "GET", arg: ArgType::PureToken, since: A::EVERYWHERE },
+            Token { name: "IFDEQ", arg: ArgType::Integer, since: A { redis: Some(T::Redis8_4), valkey: None } },
+            Token { name: "IFDNE", arg: ArgType::Integer, since: A { redis: Some(T::Redis8_4), valkey: None } },
+            Token { name: "IFEQ", arg: ArgType::String, since: A { redis: Some(T::Redis8_4), valkey: None } },
+            Token { name: "IFNE", arg: ArgType::String, since: A { redis: Some(T::Redis8_4), valkey: None } },
             Token { name: "KEEPTTL", arg: ArgType::PureToken, since: A::EVERYWHERE },
             Token { name: "NX", arg: ArgType::PureToken, since: A::EVERYWHERE },
             Token { name: "PX", arg: ArgType::Integer, since: A::EVERYWHERE },
@@ -4643,6 +4847,18 @@ pub(crate) static COMMANDS: &[Command] = &[
         subcommands: &[],
     },
     Command {
+        name: "trimslots",
+        arity: -5,
+        flags: Flags::WRITE,
+        since: A { redis: Some(T::Redis8_4), valkey: None },
+        revisions: &[],
+        key_specs: &[],
+        tokens: &[
+            Token { name: "RANGES", arg: ArgType::Block, since: A { redis: Some(T::Redis8_4), valkey: None } },
+        ],
+        subcommands: &[],
+    },
+    Command {
         name: "ttl",
         arity: 2,
         flags: Flags::READONLY.union(Flags::FAST),
@@ -4711,6 +4927,242 @@ pub(crate) static COMMANDS: &[Command] = &[
         subcommands: &[],
     },
     Command {
+        name: "vadd",
+        arity: -5,
+        flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::MODULE),
+        since: A { redis: Some(T::Redis8_0), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS).union(KeySpecFlags::UPDATE),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[
+            Token { name: "BIN", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "CAS", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "EF", arg: ArgType::Integer, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "FP32", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "M", arg: ArgType::Integer, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "NOQUANT", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "Q8", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "REDUCE", arg: ArgType::Block, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "SETATTR", arg: ArgType::String, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "VALUES", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_0), valkey: None } },
+        ],
+        subcommands: &[],
+    },
+    Command {
+        name: "vcard",
+        arity: 2,
+        flags: Flags::READONLY.union(Flags::MODULE).union(Flags::FAST),
+        since: A { redis: Some(T::Redis8_0), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS).union(KeySpecFlags::UPDATE),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[],
+        subcommands: &[],
+    },
+    Command {
+        name: "vdim",
+        arity: 2,
+        flags: Flags::READONLY.union(Flags::MODULE).union(Flags::FAST),
+        since: A { redis: Some(T::Redis8_0), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS).union(KeySpecFlags::UPDATE),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[],
+        subcommands: &[],
+    },
+    Command {
+        name: "vemb",
+        arity: -3,
+        flags: Flags::READONLY.union(Flags::MODULE).union(Flags::FAST),
+        since: A { redis: Some(T::Redis8_0), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS).union(KeySpecFlags::UPDATE),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[
+            Token { name: "RAW", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_0), valkey: None } },
+        ],
+        subcommands: &[],
+    },
+    Command {
+        name: "vgetattr",
+        arity: 3,
+        flags: Flags::READONLY.union(Flags::MODULE).union(Flags::FAST),
+        since: A { redis: Some(T::Redis8_0), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS).union(KeySpecFlags::UPDATE),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[],
+        subcommands: &[],
+    },
+    Command {
+        name: "vinfo",
+        arity: 2,
+        flags: Flags::READONLY.union(Flags::MODULE).union(Flags::FAST),
+        since: A { redis: Some(T::Redis8_0), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS).union(KeySpecFlags::UPDATE),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[],
+        subcommands: &[],
+    },
+    Command {
+        name: "vismember",
+        arity: 3,
+        flags: Flags::READONLY.union(Flags::MODULE),
+        since: A { redis: Some(T::Redis8_2), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS).union(KeySpecFlags::UPDATE),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[],
+        subcommands: &[],
+    },
+    Command {
+        name: "vlinks",
+        arity: -3,
+        flags: Flags::READONLY.union(Flags::MODULE).union(Flags::FAST),
+        since: A { redis: Some(T::Redis8_0), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS).union(KeySpecFlags::UPDATE),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[
+            Token { name: "WITHSCORES", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_0), valkey: None } },
+        ],
+        subcommands: &[],
+    },
+    Command {
+        name: "vrandmember",
+        arity: -2,
+        flags: Flags::READONLY.union(Flags::MODULE),
+        since: A { redis: Some(T::Redis8_0), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS).union(KeySpecFlags::UPDATE),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[],
+        subcommands: &[],
+    },
+    Command {
+        name: "vrange",
+        arity: -4,
+        flags: Flags::READONLY.union(Flags::MODULE),
+        since: A { redis: Some(T::Redis8_4), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS).union(KeySpecFlags::UPDATE),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[],
+        subcommands: &[],
+    },
+    Command {
+        name: "vrem",
+        arity: 3,
+        flags: Flags::WRITE.union(Flags::MODULE),
+        since: A { redis: Some(T::Redis8_0), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS).union(KeySpecFlags::UPDATE),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[],
+        subcommands: &[],
+    },
+    Command {
+        name: "vsetattr",
+        arity: 4,
+        flags: Flags::WRITE.union(Flags::MODULE).union(Flags::FAST),
+        since: A { redis: Some(T::Redis8_0), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS).union(KeySpecFlags::UPDATE),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[],
+        subcommands: &[],
+    },
+    Command {
+        name: "vsim",
+        arity: -4,
+        flags: Flags::READONLY.union(Flags::MODULE),
+        since: A { redis: Some(T::Redis8_0), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS).union(KeySpecFlags::UPDATE),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[
+            Token { name: "COUNT", arg: ArgType::Integer, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "EF", arg: ArgType::Integer, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "ELE", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "EPSILON", arg: ArgType::Double, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "FILTER", arg: ArgType::String, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "FILTER-EF", arg: ArgType::Integer, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "FP32", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "NOTHREAD", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "TRUTH", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "VALUES", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "WITHATTRIBS", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_0), valkey: None } },
+            Token { name: "WITHSCORES", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_0), valkey: None } },
+        ],
+        subcommands: &[],
+    },
+    Command {
         name: "wait",
         arity: 3,
         flags: Flags::NOSCRIPT,
@@ -4718,6 +5170,9 @@ pub(crate) static COMMANDS: &[Command] = &[
         revisions: &[
             Revision { target: T::Redis7_2, arity: 3, flags: Flags::EMPTY },
             Revision { target: T::Redis7_4, arity: 3, flags: Flags::BLOCKING },
+            Revision { target: T::Redis8_0, arity: 3, flags: Flags::BLOCKING },
+            Revision { target: T::Redis8_2, arity: 3, flags: Flags::BLOCKING },
+            Revision { target: T::Redis8_4, arity: 3, flags: Flags::BLOCKING },
             Revision { target: T::Valkey7_2, arity: 3, flags: Flags::EMPTY },
             Revision { target: T::Valkey8_0, arity: 3, flags: Flags::BLOCKING },
         ],
@@ -4732,6 +5187,9 @@ pub(crate) static COMMANDS: &[Command] = &[
         since: A { redis: Some(T::Redis7_2), valkey: Some(T::Valkey7_2) },
         revisions: &[
             Revision { target: T::Redis7_4, arity: 4, flags: Flags::BLOCKING },
+            Revision { target: T::Redis8_0, arity: 4, flags: Flags::BLOCKING },
+            Revision { target: T::Redis8_2, arity: 4, flags: Flags::BLOCKING },
+            Revision { target: T::Redis8_4, arity: 4, flags: Flags::BLOCKING },
             Revision { target: T::Valkey8_0, arity: 4, flags: Flags::BLOCKING },
         ],
         key_specs: &[],
@@ -4773,6 +5231,27 @@ pub(crate) static COMMANDS: &[Command] = &[
         subcommands: &[],
     },
     Command {
+        name: "xackdel",
+        arity: -6,
+        flags: Flags::WRITE.union(Flags::FAST),
+        since: A { redis: Some(T::Redis8_2), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RW.union(KeySpecFlags::UPDATE).union(KeySpecFlags::DELETE),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[
+            Token { name: "ACKED", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_2), valkey: None } },
+            Token { name: "DELREF", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_2), valkey: None } },
+            Token { name: "IDS", arg: ArgType::Block, since: A { redis: Some(T::Redis8_2), valkey: None } },
+            Token { name: "KEEPREF", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_2), valkey: None } },
+        ],
+        subcommands: &[],
+    },
+    Command {
         name: "xadd",
         arity: -5,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
@@ -4788,6 +5267,9 @@ pub(crate) static COMMANDS: &[Command] = &[
         tokens: &[
             Token { name: "*", arg: ArgType::PureToken, since: A::EVERYWHERE },
             Token { name: "=", arg: ArgType::PureToken, since: A::EVERYWHERE },
+            Token { name: "ACKED", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_2), valkey: None } },
+            Token { name: "DELREF", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_2), valkey: None } },
+            Token { name: "KEEPREF", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_2), valkey: None } },
             Token { name: "LIMIT", arg: ArgType::Integer, since: A::EVERYWHERE },
             Token { name: "MAXLEN", arg: ArgType::PureToken, since: A::EVERYWHERE },
             Token { name: "MINID", arg: ArgType::PureToken, since: A::EVERYWHERE },
@@ -4852,6 +5334,27 @@ pub(crate) static COMMANDS: &[Command] = &[
             },
         ],
         tokens: &[],
+        subcommands: &[],
+    },
+    Command {
+        name: "xdelex",
+        arity: -5,
+        flags: Flags::WRITE.union(Flags::FAST),
+        since: A { redis: Some(T::Redis8_2), valkey: None },
+        revisions: &[],
+        key_specs: &[
+            KeySpec {
+                flags: KeySpecFlags::RW.union(KeySpecFlags::DELETE),
+                begin_search: BeginSearch::Index(1),
+                find_keys: FindKeys::Range { last_key: 0, key_step: 1, limit: 0 },
+            },
+        ],
+        tokens: &[
+            Token { name: "ACKED", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_2), valkey: None } },
+            Token { name: "DELREF", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_2), valkey: None } },
+            Token { name: "IDS", arg: ArgType::Block, since: A { redis: Some(T::Redis8_2), valkey: None } },
+            Token { name: "KEEPREF", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_2), valkey: None } },
+        ],
         subcommands: &[],
     },
     Command {
@@ -5121,6 +5624,7 @@ pub(crate) static COMMANDS: &[Command] = &[
         ],
         tokens: &[
             Token { name: "BLOCK", arg: ArgType::Integer, since: A::EVERYWHERE },
+            Token { name: "CLAIM", arg: ArgType::Integer, since: A { redis: Some(T::Redis8_4), valkey: None } },
             Token { name: "COUNT", arg: ArgType::Integer, since: A::EVERYWHERE },
             Token { name: "GROUP", arg: ArgType::Block, since: A::EVERYWHERE },
             Token { name: "NOACK", arg: ArgType::PureToken, since: A::EVERYWHERE },
@@ -5180,6 +5684,9 @@ pub(crate) static COMMANDS: &[Command] = &[
         ],
         tokens: &[
             Token { name: "=", arg: ArgType::PureToken, since: A::EVERYWHERE },
+            Token { name: "ACKED", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_2), valkey: None } },
+            Token { name: "DELREF", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_2), valkey: None } },
+            Token { name: "KEEPREF", arg: ArgType::PureToken, since: A { redis: Some(T::Redis8_2), valkey: None } },
             Token { name: "LIMIT", arg: ArgType::Integer, since: A::EVERYWHERE },
             Token { name: "MAXLEN", arg: ArgType::PureToken, since: A::EVERYWHERE },
             Token { name: "MINID", arg: ArgType::PureToken, since: A::EVERYWHERE },
@@ -5560,6 +6067,9 @@ pub(crate) static COMMANDS: &[Command] = &[
         revisions: &[
             Revision { target: T::Redis7_2, arity: -3, flags: Flags::READONLY.union(Flags::FAST) },
             Revision { target: T::Redis7_4, arity: -3, flags: Flags::READONLY.union(Flags::FAST) },
+            Revision { target: T::Redis8_0, arity: -3, flags: Flags::READONLY.union(Flags::FAST) },
+            Revision { target: T::Redis8_2, arity: -3, flags: Flags::READONLY.union(Flags::FAST) },
+            Revision { target: T::Redis8_4, arity: -3, flags: Flags::READONLY.union(Flags::FAST) },
             Revision { target: T::Valkey7_2, arity: -3, flags: Flags::READONLY.union(Flags::FAST) },
             Revision { target: T::Valkey8_0, arity: -3, flags: Flags::READONLY.union(Flags::FAST) },
         ],
@@ -5702,6 +6212,9 @@ pub(crate) static COMMANDS: &[Command] = &[
         revisions: &[
             Revision { target: T::Redis7_2, arity: -3, flags: Flags::READONLY.union(Flags::FAST) },
             Revision { target: T::Redis7_4, arity: -3, flags: Flags::READONLY.union(Flags::FAST) },
+            Revision { target: T::Redis8_0, arity: -3, flags: Flags::READONLY.union(Flags::FAST) },
+            Revision { target: T::Redis8_2, arity: -3, flags: Flags::READONLY.union(Flags::FAST) },
+            Revision { target: T::Redis8_4, arity: -3, flags: Flags::READONLY.union(Flags::FAST) },
             Revision { target: T::Valkey7_2, arity: -3, flags: Flags::READONLY.union(Flags::FAST) },
             Revision { target: T::Valkey8_0, arity: -3, flags: Flags::READONLY.union(Flags::FAST) },
         ],

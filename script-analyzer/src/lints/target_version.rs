@@ -261,6 +261,52 @@ mod tests {
     }
 
     #[test]
+    fn redis_8() {
+        let set_ifeq = "return redis.call('SET', KEYS[1], ARGV[1], 'IFEQ', ARGV[2])";
+        assert_eq!(
+            msgs_on(ServerTarget::Redis7_0, set_ifeq),
+            ["`SET` option `IFEQ` needs Redis 8.4 or later; the target is redis-7.0"]
+        );
+        assert_eq!(
+            msgs_on(ServerTarget::Redis8_2, set_ifeq),
+            ["`SET` option `IFEQ` needs Redis 8.4 or later; the target is redis-8.2"]
+        );
+        assert!(msgs_on(ServerTarget::Redis8_4, set_ifeq).is_empty());
+        assert_eq!(
+            msgs_on(ServerTarget::Valkey8_0, set_ifeq),
+            [
+                "`SET` option `IFEQ` does not exist in Valkey (Redis 8.4 has it); the target is valkey-8.0"
+            ]
+        );
+        let hgetex = "return redis.call('HGETEX', KEYS[1], 'EX', 60, 'FIELDS', 1, ARGV[1])";
+        assert_eq!(
+            msgs_on(ServerTarget::Redis7_4, hgetex),
+            ["`HGETEX` needs Redis 8.0 or later; the target is redis-7.4"]
+        );
+        assert!(msgs_on(ServerTarget::Redis8_0, hgetex).is_empty());
+        let xdelex = "return redis.call('XDELEX', KEYS[1], 'KEEPREF', 'IDS', 1, ARGV[1])";
+        assert_eq!(
+            msgs_on(ServerTarget::Redis8_0, xdelex),
+            ["`XDELEX` needs Redis 8.2 or later; the target is redis-8.0"]
+        );
+        assert!(msgs_on(ServerTarget::Redis8_2, xdelex).is_empty());
+        let bitop = "return redis.call('BITOP', 'DIFF', KEYS[1], KEYS[2])";
+        assert_eq!(
+            msgs_on(ServerTarget::Redis8_0, bitop),
+            ["`BITOP` option `DIFF` needs Redis 8.2 or later; the target is redis-8.0"]
+        );
+        assert!(msgs_on(ServerTarget::Redis8_2, bitop).is_empty());
+        let claim = "return redis.call('XREADGROUP', 'GROUP', 'g', 'c', 'CLAIM', 1000, 'STREAMS', KEYS[1], '>')";
+        assert_eq!(
+            msgs_on(ServerTarget::Redis8_2, claim),
+            ["`XREADGROUP` option `CLAIM` needs Redis 8.4 or later; the target is redis-8.2"]
+        );
+        assert!(msgs_on(ServerTarget::Redis8_4, claim).is_empty());
+        // What Redis 7.4 has, Redis 8 has.
+        assert!(msgs_on(ServerTarget::Redis8_0, HEXPIRE).is_empty());
+    }
+
+    #[test]
     fn options_of_every_target_pass() {
         for target in ServerTarget::ALL {
             let src = "redis.call('SET', KEYS[1], ARGV[1], 'NX', 'GET', 'PX', 100)\n\
