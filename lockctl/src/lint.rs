@@ -2,9 +2,10 @@
 //!
 //! Diagnostics are rendered by annotate-snippets (rustc's renderer): the
 //! headline, `--> file:line:col`, the quoted line and a caret, coloured only
-//! when asked to or when stdout is a terminal. `--json` gives, per file, the
-//! diagnostics, what the script reads, calls and writes, and the replies
-//! it may give (`returns`, from the analyzer's type inference).
+//! when asked to or when stdout is a terminal. `--json` gives the target
+//! (`--target`, default `redis-7.0`) and, per file, the diagnostics, what the
+//! script reads, calls and writes, and the replies it may give (`returns`,
+//! from the analyzer's type inference).
 
 use crate::cli::{Color, LintArgs};
 use crate::exit;
