@@ -264,6 +264,7 @@ pub struct KeySpec {
 pub struct Command {
     name: &'static str,
     arity: i32,
+    positional: u8,
     flags: Flags,
     since: Availability,
     revisions: &'static [Revision],
@@ -427,6 +428,13 @@ impl Command {
     /// The tokens the command recognises on some target, sorted.
     pub fn tokens(&self) -> &'static [Token] {
         self.tokens
+    }
+
+    /// How many arguments come first, each in its place, before any option
+    /// (2 for `SET key value`): values, not tokens, whatever they spell.
+    /// Counted after the command's name (and a subcommand's).
+    pub fn positional(&self) -> usize {
+        usize::from(self.positional)
     }
 
     /// The token `name` (any ASCII case), if the command has it on some target.

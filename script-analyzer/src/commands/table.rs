@@ -32,6 +32,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "acl",
         arity: -2,
+        positional: 0,
         flags: Flags::EMPTY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -41,6 +42,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "acl|cat",
                 arity: -2,
+                positional: 0,
                 flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -51,6 +53,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "acl|deluser",
                 arity: -3,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -61,6 +64,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "acl|dryrun",
                 arity: -4,
+                positional: 2,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -71,6 +75,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "acl|genpass",
                 arity: -2,
+                positional: 0,
                 flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -81,6 +86,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "acl|getuser",
                 arity: 3,
+                positional: 1,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -91,6 +97,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "acl|help",
                 arity: 2,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -101,6 +108,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "acl|list",
                 arity: 2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -111,6 +119,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "acl|load",
                 arity: 2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -121,6 +130,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "acl|log",
                 arity: -2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -133,6 +143,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "acl|save",
                 arity: 2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -143,6 +154,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "acl|setuser",
                 arity: -3,
+                positional: 1,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -153,6 +165,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "acl|users",
                 arity: 2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -163,6 +176,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "acl|whoami",
                 arity: 2,
+                positional: 0,
                 flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -175,6 +189,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "append",
         arity: 3,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -191,6 +206,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "asking",
         arity: 1,
+        positional: 0,
         flags: Flags::FAST,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -201,6 +217,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "auth",
         arity: -2,
+        positional: 0,
         flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE).union(Flags::FAST).union(Flags::NO_AUTH).union(Flags::ALLOW_BUSY),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -211,6 +228,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "bgrewriteaof",
         arity: 1,
+        positional: 0,
         flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::NO_ASYNC_LOADING),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -221,6 +239,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "bgsave",
         arity: -1,
+        positional: 0,
         flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::NO_ASYNC_LOADING),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -233,6 +252,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "bitcount",
         arity: -2,
+        positional: 1,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -252,6 +272,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "bitfield",
         arity: -2,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -276,6 +297,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "bitfield_ro",
         arity: -2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -294,6 +316,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "bitop",
         arity: -4,
+        positional: 0,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -324,6 +347,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "bitpos",
         arity: -3,
+        positional: 2,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -343,6 +367,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "blmove",
         arity: 6,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::NOSCRIPT).union(Flags::BLOCKING),
         since: A::EVERYWHERE,
         revisions: &[
@@ -375,6 +400,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "blmpop",
         arity: -5,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::BLOCKING).union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -395,6 +421,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "blpop",
         arity: -3,
+        positional: 0,
         flags: Flags::WRITE.union(Flags::NOSCRIPT).union(Flags::BLOCKING),
         since: A::EVERYWHERE,
         revisions: &[
@@ -419,6 +446,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "brpop",
         arity: -3,
+        positional: 0,
         flags: Flags::WRITE.union(Flags::NOSCRIPT).union(Flags::BLOCKING),
         since: A::EVERYWHERE,
         revisions: &[
@@ -443,6 +471,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "brpoplpush",
         arity: 4,
+        positional: 3,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::NOSCRIPT).union(Flags::BLOCKING),
         since: A::EVERYWHERE,
         revisions: &[
@@ -472,6 +501,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "bzmpop",
         arity: -5,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::BLOCKING).union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -492,6 +522,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "bzpopmax",
         arity: -3,
+        positional: 0,
         flags: Flags::WRITE.union(Flags::NOSCRIPT).union(Flags::BLOCKING).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[
@@ -516,6 +547,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "bzpopmin",
         arity: -3,
+        positional: 0,
         flags: Flags::WRITE.union(Flags::NOSCRIPT).union(Flags::BLOCKING).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[
@@ -540,6 +572,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "client",
         arity: -2,
+        positional: 0,
         flags: Flags::EMPTY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -549,6 +582,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "client|caching",
                 arity: 3,
+                positional: 0,
                 flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -562,6 +596,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "client|capa",
                 arity: -3,
+                positional: 0,
                 flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE),
                 since: A { redis: None, valkey: Some(T::Valkey8_0) },
                 revisions: &[],
@@ -572,6 +607,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "client|getname",
                 arity: 2,
+                positional: 0,
                 flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -582,6 +618,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "client|getredir",
                 arity: 2,
+                positional: 0,
                 flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -592,6 +629,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "client|help",
                 arity: 2,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -602,6 +640,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "client|id",
                 arity: 2,
+                positional: 0,
                 flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -612,6 +651,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "client|info",
                 arity: 2,
+                positional: 0,
                 flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -622,6 +662,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "client|kill",
                 arity: -3,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -648,6 +689,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "client|list",
                 arity: -2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -665,6 +707,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "client|no-evict",
                 arity: 3,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -678,6 +721,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "client|no-touch",
                 arity: 3,
+                positional: 0,
                 flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE),
                 since: A { redis: Some(T::Redis7_2), valkey: Some(T::Valkey7_2) },
                 revisions: &[],
@@ -691,6 +735,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "client|pause",
                 arity: -3,
+                positional: 1,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -704,6 +749,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "client|reply",
                 arity: 3,
+                positional: 0,
                 flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -718,6 +764,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "client|setinfo",
                 arity: 4,
+                positional: 0,
                 flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE),
                 since: A { redis: Some(T::Redis7_2), valkey: Some(T::Valkey7_2) },
                 revisions: &[],
@@ -731,6 +778,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "client|setname",
                 arity: 3,
+                positional: 1,
                 flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -741,6 +789,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "client|tracking",
                 arity: -3,
+                positional: 0,
                 flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -760,6 +809,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "client|trackinginfo",
                 arity: 2,
+                positional: 0,
                 flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -770,6 +820,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "client|unblock",
                 arity: -3,
+                positional: 1,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -783,6 +834,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "client|unpause",
                 arity: 2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -795,6 +847,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "cluster",
         arity: -2,
+        positional: 0,
         flags: Flags::EMPTY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -804,6 +857,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|addslots",
                 arity: -3,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::STALE).union(Flags::NO_ASYNC_LOADING),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -814,6 +868,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|addslotsrange",
                 arity: -4,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::STALE).union(Flags::NO_ASYNC_LOADING),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -824,6 +879,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|bumpepoch",
                 arity: 2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::STALE).union(Flags::NO_ASYNC_LOADING),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -834,6 +890,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|count-failure-reports",
                 arity: 3,
+                positional: 1,
                 flags: Flags::ADMIN.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -844,6 +901,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|countkeysinslot",
                 arity: 3,
+                positional: 1,
                 flags: Flags::STALE,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -854,6 +912,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|delslots",
                 arity: -3,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::STALE).union(Flags::NO_ASYNC_LOADING),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -864,6 +923,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|delslotsrange",
                 arity: -4,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::STALE).union(Flags::NO_ASYNC_LOADING),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -874,6 +934,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|failover",
                 arity: -2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::STALE).union(Flags::NO_ASYNC_LOADING),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -887,6 +948,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|flushslots",
                 arity: 2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::STALE).union(Flags::NO_ASYNC_LOADING),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -897,6 +959,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|forget",
                 arity: 3,
+                positional: 1,
                 flags: Flags::ADMIN.union(Flags::STALE).union(Flags::NO_ASYNC_LOADING),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -907,6 +970,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|getkeysinslot",
                 arity: 4,
+                positional: 2,
                 flags: Flags::STALE,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -917,6 +981,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|help",
                 arity: 2,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -927,6 +992,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|info",
                 arity: 2,
+                positional: 0,
                 flags: Flags::STALE,
                 since: A::EVERYWHERE,
                 revisions: &[
@@ -939,6 +1005,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|keyslot",
                 arity: 3,
+                positional: 1,
                 flags: Flags::STALE,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -949,6 +1016,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|links",
                 arity: 2,
+                positional: 0,
                 flags: Flags::STALE,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -959,6 +1027,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|meet",
                 arity: -4,
+                positional: 2,
                 flags: Flags::ADMIN.union(Flags::STALE).union(Flags::NO_ASYNC_LOADING),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -969,6 +1038,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|migration",
                 arity: -4,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::STALE).union(Flags::NO_ASYNC_LOADING),
                 since: A { redis: Some(T::Redis8_4), valkey: None },
                 revisions: &[],
@@ -985,6 +1055,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|myid",
                 arity: 2,
+                positional: 0,
                 flags: Flags::STALE,
                 since: A::EVERYWHERE,
                 revisions: &[
@@ -997,6 +1068,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|myshardid",
                 arity: 2,
+                positional: 0,
                 flags: Flags::STALE,
                 since: A { redis: Some(T::Redis7_2), valkey: Some(T::Valkey7_2) },
                 revisions: &[
@@ -1009,6 +1081,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|nodes",
                 arity: 2,
+                positional: 0,
                 flags: Flags::STALE,
                 since: A::EVERYWHERE,
                 revisions: &[
@@ -1021,6 +1094,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|replicas",
                 arity: 3,
+                positional: 1,
                 flags: Flags::ADMIN.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1031,6 +1105,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|replicate",
                 arity: 3,
+                positional: 1,
                 flags: Flags::ADMIN.union(Flags::STALE).union(Flags::NO_ASYNC_LOADING),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1041,6 +1116,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|reset",
                 arity: -2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1054,6 +1130,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|saveconfig",
                 arity: 2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::STALE).union(Flags::NO_ASYNC_LOADING),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1064,6 +1141,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|set-config-epoch",
                 arity: 3,
+                positional: 1,
                 flags: Flags::ADMIN.union(Flags::STALE).union(Flags::NO_ASYNC_LOADING),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1074,6 +1152,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|setslot",
                 arity: -4,
+                positional: 1,
                 flags: Flags::ADMIN.union(Flags::STALE).union(Flags::NO_ASYNC_LOADING),
                 since: A::EVERYWHERE,
                 revisions: &[
@@ -1092,6 +1171,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|shards",
                 arity: 2,
+                positional: 0,
                 flags: Flags::STALE,
                 since: A::EVERYWHERE,
                 revisions: &[
@@ -1110,6 +1190,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|slaves",
                 arity: 3,
+                positional: 1,
                 flags: Flags::ADMIN.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1120,6 +1201,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|slot-stats",
                 arity: -4,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A { redis: Some(T::Redis8_2), valkey: Some(T::Valkey8_0) },
                 revisions: &[],
@@ -1136,6 +1218,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|slots",
                 arity: 2,
+                positional: 0,
                 flags: Flags::STALE,
                 since: A::EVERYWHERE,
                 revisions: &[
@@ -1154,6 +1237,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "cluster|syncslots",
                 arity: -3,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::STALE).union(Flags::NO_ASYNC_LOADING),
                 since: A { redis: Some(T::Redis8_4), valkey: None },
                 revisions: &[],
@@ -1174,6 +1258,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "command",
         arity: -1,
+        positional: 0,
         flags: Flags::LOADING.union(Flags::STALE),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1183,6 +1268,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "command|count",
                 arity: 2,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1193,6 +1279,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "command|docs",
                 arity: -2,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1203,6 +1290,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "command|getkeys",
                 arity: -4,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[
@@ -1221,6 +1309,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "command|getkeysandflags",
                 arity: -4,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[
@@ -1239,6 +1328,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "command|help",
                 arity: 2,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1249,6 +1339,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "command|info",
                 arity: -2,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1259,6 +1350,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "command|list",
                 arity: -2,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1276,6 +1368,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "config",
         arity: -2,
+        positional: 0,
         flags: Flags::EMPTY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1285,6 +1378,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "config|get",
                 arity: -3,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1295,6 +1389,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "config|help",
                 arity: 2,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1305,6 +1400,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "config|resetstat",
                 arity: 2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1315,6 +1411,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "config|rewrite",
                 arity: 2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1325,6 +1422,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "config|set",
                 arity: -4,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1337,6 +1435,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "copy",
         arity: -3,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1361,6 +1460,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "dbsize",
         arity: 1,
+        positional: 0,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1371,6 +1471,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "debug",
         arity: -2,
+        positional: 0,
         flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE).union(Flags::PROTECTED),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1381,6 +1482,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "decr",
         arity: 2,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1397,6 +1499,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "decrby",
         arity: 3,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1413,6 +1516,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "del",
         arity: -2,
+        positional: 0,
         flags: Flags::WRITE,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1429,6 +1533,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "delex",
         arity: -2,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A { redis: Some(T::Redis8_4), valkey: None },
         revisions: &[],
@@ -1450,6 +1555,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "digest",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A { redis: Some(T::Redis8_4), valkey: None },
         revisions: &[],
@@ -1466,6 +1572,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "discard",
         arity: 1,
+        positional: 0,
         flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE).union(Flags::FAST).union(Flags::ALLOW_BUSY),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1476,6 +1583,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "dump",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1492,6 +1600,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "echo",
         arity: 2,
+        positional: 1,
         flags: Flags::LOADING.union(Flags::STALE).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1502,6 +1611,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "eval",
         arity: -3,
+        positional: 2,
         flags: Flags::NOSCRIPT.union(Flags::STALE).union(Flags::SKIP_MONITOR).union(Flags::MAY_REPLICATE).union(Flags::NO_MANDATORY_KEYS).union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1518,6 +1628,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "eval_ro",
         arity: -3,
+        positional: 2,
         flags: Flags::READONLY.union(Flags::NOSCRIPT).union(Flags::STALE).union(Flags::SKIP_MONITOR).union(Flags::NO_MANDATORY_KEYS).union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1534,6 +1645,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "evalsha",
         arity: -3,
+        positional: 2,
         flags: Flags::NOSCRIPT.union(Flags::STALE).union(Flags::SKIP_MONITOR).union(Flags::MAY_REPLICATE).union(Flags::NO_MANDATORY_KEYS).union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1550,6 +1662,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "evalsha_ro",
         arity: -3,
+        positional: 2,
         flags: Flags::READONLY.union(Flags::NOSCRIPT).union(Flags::STALE).union(Flags::SKIP_MONITOR).union(Flags::NO_MANDATORY_KEYS).union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1566,6 +1679,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "exec",
         arity: 1,
+        positional: 0,
         flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE).union(Flags::SKIP_SLOWLOG),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1576,6 +1690,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "exists",
         arity: -2,
+        positional: 0,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1592,6 +1707,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "expire",
         arity: -3,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1613,6 +1729,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "expireat",
         arity: -3,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1634,6 +1751,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "expiretime",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1650,6 +1768,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "failover",
         arity: -1,
+        positional: 0,
         flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::STALE),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1665,6 +1784,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "fcall",
         arity: -3,
+        positional: 2,
         flags: Flags::NOSCRIPT.union(Flags::STALE).union(Flags::SKIP_MONITOR).union(Flags::MAY_REPLICATE).union(Flags::NO_MANDATORY_KEYS).union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1681,6 +1801,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "fcall_ro",
         arity: -3,
+        positional: 2,
         flags: Flags::READONLY.union(Flags::NOSCRIPT).union(Flags::STALE).union(Flags::SKIP_MONITOR).union(Flags::NO_MANDATORY_KEYS).union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1697,6 +1818,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "flushall",
         arity: -1,
+        positional: 0,
         flags: Flags::WRITE,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1710,6 +1832,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "flushdb",
         arity: -1,
+        positional: 0,
         flags: Flags::WRITE,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1723,6 +1846,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "function",
         arity: -2,
+        positional: 0,
         flags: Flags::EMPTY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1732,6 +1856,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "function|delete",
                 arity: 3,
+                positional: 1,
                 flags: Flags::WRITE.union(Flags::NOSCRIPT),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1742,6 +1867,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "function|dump",
                 arity: 2,
+                positional: 0,
                 flags: Flags::NOSCRIPT,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1752,6 +1878,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "function|flush",
                 arity: -2,
+                positional: 0,
                 flags: Flags::WRITE.union(Flags::NOSCRIPT),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1765,6 +1892,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "function|help",
                 arity: 2,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1775,6 +1903,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "function|kill",
                 arity: 2,
+                positional: 0,
                 flags: Flags::NOSCRIPT.union(Flags::ALLOW_BUSY),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1785,6 +1914,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "function|list",
                 arity: -2,
+                positional: 0,
                 flags: Flags::NOSCRIPT,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1798,6 +1928,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "function|load",
                 arity: -3,
+                positional: 0,
                 flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::NOSCRIPT),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1810,6 +1941,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "function|restore",
                 arity: -3,
+                positional: 1,
                 flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::NOSCRIPT),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1824,6 +1956,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "function|stats",
                 arity: 2,
+                positional: 0,
                 flags: Flags::NOSCRIPT.union(Flags::ALLOW_BUSY),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -1836,6 +1969,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "geoadd",
         arity: -5,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1856,6 +1990,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "geodist",
         arity: -4,
+        positional: 3,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1877,6 +2012,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "geohash",
         arity: -2,
+        positional: 1,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1893,6 +2029,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "geopos",
         arity: -2,
+        positional: 1,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1909,6 +2046,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "georadius",
         arity: -6,
+        positional: 4,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1949,6 +2087,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "georadius_ro",
         arity: -6,
+        positional: 4,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -1977,6 +2116,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "georadiusbymember",
         arity: -5,
+        positional: 3,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2017,6 +2157,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "georadiusbymember_ro",
         arity: -5,
+        positional: 3,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2045,6 +2186,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "geosearch",
         arity: -7,
+        positional: 1,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2077,6 +2219,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "geosearchstore",
         arity: -8,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2112,6 +2255,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "get",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2128,6 +2272,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "getbit",
         arity: 3,
+        positional: 2,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2144,6 +2289,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "getdel",
         arity: 2,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2160,6 +2306,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "getex",
         arity: -2,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2182,6 +2329,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "getrange",
         arity: 4,
+        positional: 3,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2198,6 +2346,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "getset",
         arity: 3,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2214,6 +2363,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hdel",
         arity: -3,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2230,6 +2380,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hello",
         arity: -1,
+        positional: 0,
         flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE).union(Flags::FAST).union(Flags::NO_AUTH).union(Flags::ALLOW_BUSY),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2243,6 +2394,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hexists",
         arity: 3,
+        positional: 2,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2259,6 +2411,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hexpire",
         arity: -6,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A { redis: Some(T::Redis7_4), valkey: None },
         revisions: &[],
@@ -2281,6 +2434,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hexpireat",
         arity: -6,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A { redis: Some(T::Redis7_4), valkey: None },
         revisions: &[],
@@ -2303,6 +2457,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hexpiretime",
         arity: -5,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A { redis: Some(T::Redis7_4), valkey: None },
         revisions: &[],
@@ -2321,6 +2476,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hget",
         arity: 3,
+        positional: 2,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2337,6 +2493,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hgetall",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2353,6 +2510,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hgetdel",
         arity: -5,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A { redis: Some(T::Redis8_0), valkey: None },
         revisions: &[],
@@ -2371,6 +2529,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hgetex",
         arity: -5,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A { redis: Some(T::Redis8_0), valkey: None },
         revisions: &[],
@@ -2394,6 +2553,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hincrby",
         arity: 4,
+        positional: 3,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2410,6 +2570,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hincrbyfloat",
         arity: 4,
+        positional: 3,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2426,6 +2587,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hkeys",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2442,6 +2604,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hlen",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2458,6 +2621,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hmget",
         arity: -3,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2474,6 +2638,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hmset",
         arity: -4,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2490,6 +2655,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hpersist",
         arity: -5,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A { redis: Some(T::Redis7_4), valkey: None },
         revisions: &[],
@@ -2508,6 +2674,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hpexpire",
         arity: -6,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A { redis: Some(T::Redis7_4), valkey: None },
         revisions: &[],
@@ -2530,6 +2697,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hpexpireat",
         arity: -6,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A { redis: Some(T::Redis7_4), valkey: None },
         revisions: &[],
@@ -2552,6 +2720,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hpexpiretime",
         arity: -5,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A { redis: Some(T::Redis7_4), valkey: None },
         revisions: &[],
@@ -2570,6 +2739,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hpttl",
         arity: -5,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A { redis: Some(T::Redis7_4), valkey: None },
         revisions: &[],
@@ -2588,6 +2758,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hrandfield",
         arity: -2,
+        positional: 1,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2606,6 +2777,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hscan",
         arity: -3,
+        positional: 2,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2626,6 +2798,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hset",
         arity: -4,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2642,6 +2815,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hsetex",
         arity: -6,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A { redis: Some(T::Redis8_0), valkey: None },
         revisions: &[],
@@ -2667,6 +2841,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hsetnx",
         arity: 4,
+        positional: 3,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2683,6 +2858,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hstrlen",
         arity: 3,
+        positional: 2,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2699,6 +2875,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "httl",
         arity: -5,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A { redis: Some(T::Redis7_4), valkey: None },
         revisions: &[],
@@ -2717,6 +2894,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "hvals",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2733,6 +2911,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "incr",
         arity: 2,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2749,6 +2928,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "incrby",
         arity: 3,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2765,6 +2945,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "incrbyfloat",
         arity: 3,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2781,6 +2962,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "info",
         arity: -1,
+        positional: 0,
         flags: Flags::LOADING.union(Flags::STALE),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2791,6 +2973,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "keys",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2801,6 +2984,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "lastsave",
         arity: 1,
+        positional: 0,
         flags: Flags::LOADING.union(Flags::STALE).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2811,6 +2995,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "latency",
         arity: -2,
+        positional: 0,
         flags: Flags::EMPTY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2820,6 +3005,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "latency|doctor",
                 arity: 2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -2830,6 +3016,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "latency|graph",
                 arity: 3,
+                positional: 1,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -2840,6 +3027,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "latency|help",
                 arity: 2,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -2850,6 +3038,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "latency|histogram",
                 arity: -2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -2860,6 +3049,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "latency|history",
                 arity: 3,
+                positional: 1,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -2870,6 +3060,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "latency|latest",
                 arity: 2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -2880,6 +3071,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "latency|reset",
                 arity: -2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -2892,6 +3084,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "lcs",
         arity: -3,
+        positional: 2,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2913,6 +3106,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "lindex",
         arity: 3,
+        positional: 2,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2929,6 +3123,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "linsert",
         arity: 5,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2948,6 +3143,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "llen",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2964,6 +3160,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "lmove",
         arity: 5,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -2988,6 +3185,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "lmpop",
         arity: -4,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3008,6 +3206,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "lolwut",
         arity: -1,
+        positional: 0,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3020,6 +3219,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "lpop",
         arity: -2,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3036,6 +3236,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "lpos",
         arity: -3,
+        positional: 2,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3056,6 +3257,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "lpush",
         arity: -3,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3072,6 +3274,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "lpushx",
         arity: -3,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3088,6 +3291,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "lrange",
         arity: 4,
+        positional: 3,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3104,6 +3308,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "lrem",
         arity: 4,
+        positional: 3,
         flags: Flags::WRITE,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3120,6 +3325,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "lset",
         arity: 4,
+        positional: 3,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3136,6 +3342,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "ltrim",
         arity: 4,
+        positional: 3,
         flags: Flags::WRITE,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3152,6 +3359,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "memory",
         arity: -2,
+        positional: 0,
         flags: Flags::EMPTY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3161,6 +3369,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "memory|doctor",
                 arity: 2,
+                positional: 0,
                 flags: Flags::EMPTY,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3171,6 +3380,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "memory|help",
                 arity: 2,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3181,6 +3391,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "memory|malloc-stats",
                 arity: 2,
+                positional: 0,
                 flags: Flags::EMPTY,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3191,6 +3402,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "memory|purge",
                 arity: 2,
+                positional: 0,
                 flags: Flags::EMPTY,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3201,6 +3413,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "memory|stats",
                 arity: 2,
+                positional: 0,
                 flags: Flags::EMPTY,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3211,6 +3424,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "memory|usage",
                 arity: -3,
+                positional: 1,
                 flags: Flags::READONLY,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3231,6 +3445,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "mget",
         arity: -2,
+        positional: 0,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3247,6 +3462,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "migrate",
         arity: -6,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3274,6 +3490,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "module",
         arity: -2,
+        positional: 0,
         flags: Flags::EMPTY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3283,6 +3500,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "module|help",
                 arity: 2,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3293,6 +3511,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "module|list",
                 arity: 2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3303,6 +3522,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "module|load",
                 arity: -3,
+                positional: 1,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::PROTECTED).union(Flags::NO_ASYNC_LOADING),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3313,6 +3533,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "module|loadex",
                 arity: -3,
+                positional: 1,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::PROTECTED).union(Flags::NO_ASYNC_LOADING),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3326,6 +3547,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "module|unload",
                 arity: 3,
+                positional: 1,
                 flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::PROTECTED).union(Flags::NO_ASYNC_LOADING),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3338,6 +3560,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "monitor",
         arity: 1,
+        positional: 0,
         flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3348,6 +3571,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "move",
         arity: 3,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3364,6 +3588,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "mset",
         arity: -3,
+        positional: 0,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3380,6 +3605,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "msetex",
         arity: -4,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::MOVABLEKEYS),
         since: A { redis: Some(T::Redis8_4), valkey: None },
         revisions: &[],
@@ -3404,6 +3630,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "msetnx",
         arity: -3,
+        positional: 0,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3420,6 +3647,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "multi",
         arity: 1,
+        positional: 0,
         flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE).union(Flags::FAST).union(Flags::ALLOW_BUSY),
         since: A::EVERYWHERE,
         revisions: &[
@@ -3432,6 +3660,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "object",
         arity: -2,
+        positional: 0,
         flags: Flags::EMPTY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3441,6 +3670,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "object|encoding",
                 arity: 3,
+                positional: 1,
                 flags: Flags::READONLY,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3457,6 +3687,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "object|freq",
                 arity: 3,
+                positional: 1,
                 flags: Flags::READONLY,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3473,6 +3704,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "object|help",
                 arity: 2,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3483,6 +3715,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "object|idletime",
                 arity: 3,
+                positional: 1,
                 flags: Flags::READONLY,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3499,6 +3732,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "object|refcount",
                 arity: 3,
+                positional: 1,
                 flags: Flags::READONLY,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3517,6 +3751,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "persist",
         arity: 2,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3533,6 +3768,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "pexpire",
         arity: -3,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3554,6 +3790,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "pexpireat",
         arity: -3,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3575,6 +3812,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "pexpiretime",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3591,6 +3829,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "pfadd",
         arity: -2,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3607,6 +3846,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "pfcount",
         arity: -2,
+        positional: 0,
         flags: Flags::READONLY.union(Flags::MAY_REPLICATE),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3623,6 +3863,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "pfdebug",
         arity: 3,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::ADMIN),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3639,6 +3880,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "pfmerge",
         arity: -2,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3660,6 +3902,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "pfselftest",
         arity: 1,
+        positional: 0,
         flags: Flags::ADMIN,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3670,6 +3913,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "ping",
         arity: -1,
+        positional: 0,
         flags: Flags::FAST,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3680,6 +3924,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "psetex",
         arity: 4,
+        positional: 3,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3696,6 +3941,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "psubscribe",
         arity: -2,
+        positional: 0,
         flags: Flags::PUBSUB.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3706,6 +3952,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "psync",
         arity: -3,
+        positional: 2,
         flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::NO_ASYNC_LOADING).union(Flags::NO_MULTI),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3716,6 +3963,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "pttl",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3732,6 +3980,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "publish",
         arity: 3,
+        positional: 2,
         flags: Flags::PUBSUB.union(Flags::LOADING).union(Flags::STALE).union(Flags::FAST).union(Flags::MAY_REPLICATE),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3742,6 +3991,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "pubsub",
         arity: -2,
+        positional: 0,
         flags: Flags::EMPTY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3751,6 +4001,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "pubsub|channels",
                 arity: -2,
+                positional: 0,
                 flags: Flags::PUBSUB.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3761,6 +4012,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "pubsub|help",
                 arity: 2,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3771,6 +4023,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "pubsub|numpat",
                 arity: 2,
+                positional: 0,
                 flags: Flags::PUBSUB.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3781,6 +4034,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "pubsub|numsub",
                 arity: -2,
+                positional: 0,
                 flags: Flags::PUBSUB.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3791,6 +4045,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "pubsub|shardchannels",
                 arity: -2,
+                positional: 0,
                 flags: Flags::PUBSUB.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3801,6 +4056,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "pubsub|shardnumsub",
                 arity: -2,
+                positional: 0,
                 flags: Flags::PUBSUB.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -3813,6 +4069,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "punsubscribe",
         arity: -1,
+        positional: 0,
         flags: Flags::PUBSUB.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3823,6 +4080,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "quit",
         arity: -1,
+        positional: 0,
         flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE).union(Flags::FAST).union(Flags::NO_AUTH).union(Flags::ALLOW_BUSY),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3833,6 +4091,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "randomkey",
         arity: 1,
+        positional: 0,
         flags: Flags::READONLY.union(Flags::TOUCHES_ARBITRARY_KEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3843,6 +4102,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "readonly",
         arity: 1,
+        positional: 0,
         flags: Flags::LOADING.union(Flags::STALE).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3853,6 +4113,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "readwrite",
         arity: 1,
+        positional: 0,
         flags: Flags::LOADING.union(Flags::STALE).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3863,6 +4124,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "rename",
         arity: 3,
+        positional: 2,
         flags: Flags::WRITE,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3884,6 +4146,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "renamenx",
         arity: 3,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3905,6 +4168,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "replconf",
         arity: -1,
+        positional: 0,
         flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE).union(Flags::ALLOW_BUSY),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3915,6 +4179,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "replicaof",
         arity: 3,
+        positional: 0,
         flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::STALE).union(Flags::NO_ASYNC_LOADING),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3928,6 +4193,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "reset",
         arity: 1,
+        positional: 0,
         flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE).union(Flags::FAST).union(Flags::NO_AUTH).union(Flags::ALLOW_BUSY),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3938,6 +4204,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "restore",
         arity: -4,
+        positional: 3,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3959,6 +4226,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "restore-asking",
         arity: -4,
+        positional: 3,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::ASKING),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3980,6 +4248,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "role",
         arity: 1,
+        positional: 0,
         flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -3990,6 +4259,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "rpop",
         arity: -2,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4006,6 +4276,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "rpoplpush",
         arity: 3,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4027,6 +4298,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "rpush",
         arity: -3,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4043,6 +4315,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "rpushx",
         arity: -3,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4059,6 +4332,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "sadd",
         arity: -3,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4075,6 +4349,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "save",
         arity: 1,
+        positional: 0,
         flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::NO_ASYNC_LOADING).union(Flags::NO_MULTI),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4085,6 +4360,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "scan",
         arity: -2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::TOUCHES_ARBITRARY_KEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4099,6 +4375,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "scard",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4115,6 +4392,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "script",
         arity: -2,
+        positional: 0,
         flags: Flags::EMPTY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4124,6 +4402,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "script|debug",
                 arity: 3,
+                positional: 0,
                 flags: Flags::NOSCRIPT,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -4138,6 +4417,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "script|exists",
                 arity: -3,
+                positional: 0,
                 flags: Flags::NOSCRIPT,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -4148,6 +4428,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "script|flush",
                 arity: -2,
+                positional: 0,
                 flags: Flags::NOSCRIPT,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -4161,6 +4442,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "script|help",
                 arity: 2,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -4171,6 +4453,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "script|kill",
                 arity: 2,
+                positional: 0,
                 flags: Flags::NOSCRIPT.union(Flags::ALLOW_BUSY),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -4181,6 +4464,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "script|load",
                 arity: 3,
+                positional: 1,
                 flags: Flags::NOSCRIPT.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -4191,6 +4475,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "script|show",
                 arity: 3,
+                positional: 1,
                 flags: Flags::NOSCRIPT,
                 since: A { redis: None, valkey: Some(T::Valkey8_0) },
                 revisions: &[],
@@ -4203,6 +4488,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "sdiff",
         arity: -2,
+        positional: 0,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4219,6 +4505,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "sdiffstore",
         arity: -3,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4240,6 +4527,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "select",
         arity: 2,
+        positional: 1,
         flags: Flags::LOADING.union(Flags::STALE).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4250,6 +4538,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "set",
         arity: -3,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4279,6 +4568,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "setbit",
         arity: 4,
+        positional: 3,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4295,6 +4585,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "setex",
         arity: 4,
+        positional: 3,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4311,6 +4602,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "setnx",
         arity: 3,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4327,6 +4619,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "setrange",
         arity: 4,
+        positional: 3,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4343,6 +4636,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "shutdown",
         arity: -1,
+        positional: 0,
         flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE).union(Flags::NO_MULTI).union(Flags::ALLOW_BUSY),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4359,6 +4653,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "sinter",
         arity: -2,
+        positional: 0,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4375,6 +4670,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "sintercard",
         arity: -3,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4393,6 +4689,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "sinterstore",
         arity: -3,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4414,6 +4711,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "sismember",
         arity: 3,
+        positional: 2,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4430,6 +4728,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "slaveof",
         arity: 3,
+        positional: 0,
         flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::STALE).union(Flags::NO_ASYNC_LOADING),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4443,6 +4742,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "slowlog",
         arity: -2,
+        positional: 0,
         flags: Flags::EMPTY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4452,6 +4752,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "slowlog|get",
                 arity: -2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -4462,6 +4763,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "slowlog|help",
                 arity: 2,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -4472,6 +4774,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "slowlog|len",
                 arity: 2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -4482,6 +4785,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "slowlog|reset",
                 arity: 2,
+                positional: 0,
                 flags: Flags::ADMIN.union(Flags::LOADING).union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -4494,6 +4798,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "smembers",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4510,6 +4815,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "smismember",
         arity: -3,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4526,6 +4832,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "smove",
         arity: 4,
+        positional: 3,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4547,6 +4854,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "sort",
         arity: -2,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4581,6 +4889,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "sort_ro",
         arity: -2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4609,6 +4918,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "spop",
         arity: -2,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4625,6 +4935,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "spublish",
         arity: 3,
+        positional: 2,
         flags: Flags::PUBSUB.union(Flags::LOADING).union(Flags::STALE).union(Flags::FAST).union(Flags::MAY_REPLICATE),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4641,6 +4952,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "srandmember",
         arity: -2,
+        positional: 1,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4657,6 +4969,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "srem",
         arity: -3,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4673,6 +4986,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "sscan",
         arity: -3,
+        positional: 2,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4692,6 +5006,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "ssubscribe",
         arity: -2,
+        positional: 0,
         flags: Flags::PUBSUB.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4708,6 +5023,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "strlen",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4724,6 +5040,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "subscribe",
         arity: -2,
+        positional: 0,
         flags: Flags::PUBSUB.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4734,6 +5051,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "substr",
         arity: 4,
+        positional: 3,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4750,6 +5068,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "sunion",
         arity: -2,
+        positional: 0,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4766,6 +5085,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "sunionstore",
         arity: -3,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4787,6 +5107,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "sunsubscribe",
         arity: -1,
+        positional: 0,
         flags: Flags::PUBSUB.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4803,6 +5124,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "swapdb",
         arity: 3,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4813,6 +5135,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "sync",
         arity: 1,
+        positional: 0,
         flags: Flags::ADMIN.union(Flags::NOSCRIPT).union(Flags::NO_ASYNC_LOADING).union(Flags::NO_MULTI),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4823,6 +5146,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "time",
         arity: 1,
+        positional: 0,
         flags: Flags::LOADING.union(Flags::STALE).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4833,6 +5157,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "touch",
         arity: -2,
+        positional: 0,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4849,6 +5174,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "trimslots",
         arity: -5,
+        positional: 0,
         flags: Flags::WRITE,
         since: A { redis: Some(T::Redis8_4), valkey: None },
         revisions: &[],
@@ -4861,6 +5187,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "ttl",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4877,6 +5204,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "type",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4893,6 +5221,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "unlink",
         arity: -2,
+        positional: 0,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4909,6 +5238,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "unsubscribe",
         arity: -1,
+        positional: 0,
         flags: Flags::PUBSUB.union(Flags::NOSCRIPT).union(Flags::LOADING).union(Flags::STALE),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4919,6 +5249,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "unwatch",
         arity: 1,
+        positional: 0,
         flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE).union(Flags::FAST).union(Flags::ALLOW_BUSY),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -4929,6 +5260,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "vadd",
         arity: -5,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::MODULE),
         since: A { redis: Some(T::Redis8_0), valkey: None },
         revisions: &[],
@@ -4956,6 +5288,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "vcard",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::MODULE).union(Flags::FAST),
         since: A { redis: Some(T::Redis8_0), valkey: None },
         revisions: &[],
@@ -4972,6 +5305,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "vdim",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::MODULE).union(Flags::FAST),
         since: A { redis: Some(T::Redis8_0), valkey: None },
         revisions: &[],
@@ -4988,6 +5322,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "vemb",
         arity: -3,
+        positional: 2,
         flags: Flags::READONLY.union(Flags::MODULE).union(Flags::FAST),
         since: A { redis: Some(T::Redis8_0), valkey: None },
         revisions: &[],
@@ -5006,6 +5341,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "vgetattr",
         arity: 3,
+        positional: 2,
         flags: Flags::READONLY.union(Flags::MODULE).union(Flags::FAST),
         since: A { redis: Some(T::Redis8_0), valkey: None },
         revisions: &[],
@@ -5022,6 +5358,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "vinfo",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::MODULE).union(Flags::FAST),
         since: A { redis: Some(T::Redis8_0), valkey: None },
         revisions: &[],
@@ -5038,6 +5375,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "vismember",
         arity: 3,
+        positional: 2,
         flags: Flags::READONLY.union(Flags::MODULE),
         since: A { redis: Some(T::Redis8_2), valkey: None },
         revisions: &[],
@@ -5054,6 +5392,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "vlinks",
         arity: -3,
+        positional: 2,
         flags: Flags::READONLY.union(Flags::MODULE).union(Flags::FAST),
         since: A { redis: Some(T::Redis8_0), valkey: None },
         revisions: &[],
@@ -5072,6 +5411,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "vrandmember",
         arity: -2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::MODULE),
         since: A { redis: Some(T::Redis8_0), valkey: None },
         revisions: &[],
@@ -5088,6 +5428,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "vrange",
         arity: -4,
+        positional: 3,
         flags: Flags::READONLY.union(Flags::MODULE),
         since: A { redis: Some(T::Redis8_4), valkey: None },
         revisions: &[],
@@ -5104,6 +5445,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "vrem",
         arity: 3,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::MODULE),
         since: A { redis: Some(T::Redis8_0), valkey: None },
         revisions: &[],
@@ -5120,6 +5462,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "vsetattr",
         arity: 4,
+        positional: 3,
         flags: Flags::WRITE.union(Flags::MODULE).union(Flags::FAST),
         since: A { redis: Some(T::Redis8_0), valkey: None },
         revisions: &[],
@@ -5136,6 +5479,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "vsim",
         arity: -4,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::MODULE),
         since: A { redis: Some(T::Redis8_0), valkey: None },
         revisions: &[],
@@ -5165,6 +5509,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "wait",
         arity: 3,
+        positional: 2,
         flags: Flags::NOSCRIPT,
         since: A::EVERYWHERE,
         revisions: &[
@@ -5183,6 +5528,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "waitaof",
         arity: 4,
+        positional: 3,
         flags: Flags::NOSCRIPT,
         since: A { redis: Some(T::Redis7_2), valkey: Some(T::Valkey7_2) },
         revisions: &[
@@ -5199,6 +5545,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "watch",
         arity: -2,
+        positional: 0,
         flags: Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE).union(Flags::FAST).union(Flags::ALLOW_BUSY),
         since: A::EVERYWHERE,
         revisions: &[
@@ -5217,6 +5564,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "xack",
         arity: -4,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5233,6 +5581,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "xackdel",
         arity: -6,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A { redis: Some(T::Redis8_2), valkey: None },
         revisions: &[],
@@ -5254,6 +5603,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "xadd",
         arity: -5,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5281,6 +5631,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "xautoclaim",
         arity: -6,
+        positional: 5,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5300,6 +5651,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "xclaim",
         arity: -6,
+        positional: 4,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5323,6 +5675,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "xdel",
         arity: -3,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5339,6 +5692,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "xdelex",
         arity: -5,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A { redis: Some(T::Redis8_2), valkey: None },
         revisions: &[],
@@ -5360,6 +5714,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "xgroup",
         arity: -2,
+        positional: 0,
         flags: Flags::EMPTY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5369,6 +5724,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "xgroup|create",
                 arity: -5,
+                positional: 2,
                 flags: Flags::WRITE.union(Flags::DENYOOM),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -5389,6 +5745,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "xgroup|createconsumer",
                 arity: 5,
+                positional: 3,
                 flags: Flags::WRITE.union(Flags::DENYOOM),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -5405,6 +5762,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "xgroup|delconsumer",
                 arity: 5,
+                positional: 3,
                 flags: Flags::WRITE,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -5421,6 +5779,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "xgroup|destroy",
                 arity: 4,
+                positional: 2,
                 flags: Flags::WRITE,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -5437,6 +5796,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "xgroup|help",
                 arity: 2,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -5447,6 +5807,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "xgroup|setid",
                 arity: -5,
+                positional: 2,
                 flags: Flags::WRITE,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -5468,6 +5829,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "xinfo",
         arity: -2,
+        positional: 0,
         flags: Flags::EMPTY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5477,6 +5839,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "xinfo|consumers",
                 arity: 4,
+                positional: 2,
                 flags: Flags::READONLY,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -5493,6 +5856,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "xinfo|groups",
                 arity: 3,
+                positional: 1,
                 flags: Flags::READONLY,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -5509,6 +5873,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "xinfo|help",
                 arity: 2,
+                positional: 0,
                 flags: Flags::LOADING.union(Flags::STALE),
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -5519,6 +5884,7 @@ pub(crate) static COMMANDS: &[Command] = &[
             Command {
                 name: "xinfo|stream",
                 arity: -3,
+                positional: 1,
                 flags: Flags::READONLY,
                 since: A::EVERYWHERE,
                 revisions: &[],
@@ -5540,6 +5906,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "xlen",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5556,6 +5923,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "xpending",
         arity: -3,
+        positional: 2,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5574,6 +5942,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "xrange",
         arity: -4,
+        positional: 3,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5592,6 +5961,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "xread",
         arity: -4,
+        positional: 0,
         flags: Flags::READONLY.union(Flags::BLOCKING).union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5612,6 +5982,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "xreadgroup",
         arity: -7,
+        positional: 0,
         flags: Flags::WRITE.union(Flags::BLOCKING).union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5635,6 +6006,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "xrevrange",
         arity: -4,
+        positional: 3,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5653,6 +6025,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "xsetid",
         arity: -3,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5672,6 +6045,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "xtrim",
         arity: -4,
+        positional: 1,
         flags: Flags::WRITE,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5697,6 +6071,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zadd",
         arity: -4,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5720,6 +6095,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zcard",
         arity: 2,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5736,6 +6112,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zcount",
         arity: 4,
+        positional: 3,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5752,6 +6129,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zdiff",
         arity: -3,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5770,6 +6148,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zdiffstore",
         arity: -4,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5791,6 +6170,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zincrby",
         arity: 4,
+        positional: 3,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5807,6 +6187,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zinter",
         arity: -3,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5830,6 +6211,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zintercard",
         arity: -3,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5848,6 +6230,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zinterstore",
         arity: -4,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5875,6 +6258,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zlexcount",
         arity: 4,
+        positional: 3,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5891,6 +6275,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zmpop",
         arity: -4,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5911,6 +6296,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zmscore",
         arity: -3,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5927,6 +6313,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zpopmax",
         arity: -2,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5943,6 +6330,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zpopmin",
         arity: -2,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5959,6 +6347,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zrandmember",
         arity: -2,
+        positional: 1,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5977,6 +6366,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zrange",
         arity: -4,
+        positional: 3,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -5999,6 +6389,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zrangebylex",
         arity: -4,
+        positional: 3,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -6017,6 +6408,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zrangebyscore",
         arity: -4,
+        positional: 3,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -6036,6 +6428,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zrangestore",
         arity: -5,
+        positional: 4,
         flags: Flags::WRITE.union(Flags::DENYOOM),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -6062,6 +6455,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zrank",
         arity: 3,
+        positional: 2,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[
@@ -6088,6 +6482,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zrem",
         arity: -3,
+        positional: 1,
         flags: Flags::WRITE.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -6104,6 +6499,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zremrangebylex",
         arity: 4,
+        positional: 3,
         flags: Flags::WRITE,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -6120,6 +6516,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zremrangebyrank",
         arity: 4,
+        positional: 3,
         flags: Flags::WRITE,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -6136,6 +6533,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zremrangebyscore",
         arity: 4,
+        positional: 3,
         flags: Flags::WRITE,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -6152,6 +6550,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zrevrange",
         arity: -4,
+        positional: 3,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -6170,6 +6569,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zrevrangebylex",
         arity: -4,
+        positional: 3,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -6188,6 +6588,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zrevrangebyscore",
         arity: -4,
+        positional: 3,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -6207,6 +6608,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zrevrank",
         arity: 3,
+        positional: 2,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[
@@ -6233,6 +6635,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zscan",
         arity: -3,
+        positional: 2,
         flags: Flags::READONLY,
         since: A::EVERYWHERE,
         revisions: &[],
@@ -6253,6 +6656,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zscore",
         arity: 3,
+        positional: 2,
         flags: Flags::READONLY.union(Flags::FAST),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -6269,6 +6673,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zunion",
         arity: -3,
+        positional: 1,
         flags: Flags::READONLY.union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],
@@ -6292,6 +6697,7 @@ pub(crate) static COMMANDS: &[Command] = &[
     Command {
         name: "zunionstore",
         arity: -4,
+        positional: 2,
         flags: Flags::WRITE.union(Flags::DENYOOM).union(Flags::MOVABLEKEYS),
         since: A::EVERYWHERE,
         revisions: &[],

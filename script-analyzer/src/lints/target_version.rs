@@ -4,10 +4,12 @@
 //! Redis command called from script", or a syntax error for an option.
 //!
 //! An option is a literal argument equal to one of the command's tokens
-//! (`NX`, `WITHSCORE`), outside the key positions.
+//! (`NX`, `WITHSCORE`), except where a value must be: a key, one of the
+//! arguments that come first (`SET key value`), or the value of the
+//! previous token (`MATCH pattern`).
 
 use super::{CallArg, Context, RedisCall};
-use crate::commands::{self, ArgShape, Command};
+use crate::commands::{self, ArgShape, ArgType, Command};
 use crate::target::{Availability, ServerTarget};
 use crate::{Diagnostic, Lint, Report, Span};
 
@@ -69,16 +71,24 @@ fn check_options(
     }
     let shapes: Vec<ArgShape<'_>> = call.args.iter().skip(1).map(CallArg::shape).collect();
     let keys = command.key_positions(&shapes);
-    for (i, arg) in call.args.iter().enumerate().skip(first) {
-        if keys.contains(&(i - 1)) {
+    let mut after_value_token = false;
+    for (i, arg) in call
+        .args
+        .iter()
+        .enumerate()
+        .skip(first + command.positional())
+    {
+        let value_of_token = std::mem::take(&mut after_value_token);
+        if keys.contains(&(i - 1)) || value_of_token {
             continue;
         }
-        let Some(word) = arg.literal() else {
+        let Some(token) = arg.literal().and_then(|word| command.token(word)) else {
             continue;
         };
-        let Some(token) = command.token(word) else {
-            continue;
-        };
+        after_value_token = !matches!(
+            token.arg_type(),
+            ArgType::PureToken | ArgType::Block | ArgType::OneOf
+        );
         if token.available_on(target) {
             continue;
         }
@@ -314,9 +324,15 @@ mod tests {
                        redis.call('ZADD', KEYS[1], 'GT', 'CH', 1, 'm')";
             assert!(msgs_on(*target, src).is_empty(), "{target}");
         }
-        // A key that happens to spell a newer token is a key.
+        // A key or a value that happens to spell a newer token is a value.
         let src = "return redis.call('HSCAN', 'NOVALUES', 0)";
         assert!(msgs_on(ServerTarget::Redis7_0, src).is_empty());
+        let src = "return redis.call('SET', KEYS[1], 'IFEQ')";
+        assert!(msgs_on(ServerTarget::Redis7_0, src).is_empty());
+        let src = "return redis.call('HSCAN', KEYS[1], 0, 'MATCH', 'NOVALUES')";
+        assert!(msgs_on(ServerTarget::Redis7_0, src).is_empty());
+        let src = "return redis.call('HSCAN', KEYS[1], 0, 'MATCH', '*', 'NOVALUES')";
+        assert_eq!(msgs_on(ServerTarget::Redis7_0, src).len(), 1);
         // Computed names and arguments are not checked.
         assert!(
             msgs_on(
