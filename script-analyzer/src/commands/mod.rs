@@ -276,7 +276,7 @@ pub struct Command {
 /// A target on which a command's arity or flags differ from those of the
 /// oldest release that has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Revision {
+pub(crate) struct Revision {
     target: ServerTarget,
     arity: i32,
     flags: Flags,
