@@ -1,8 +1,8 @@
 //! Parsing of the attribute's arguments:
-//! `#[redis_script("path.lua", returns = T, read_only, allow(lint, ...), crate = path)]`.
+//! `#[redis_script("path.lua", returns = T, read_only, allow(lint, ...), target = "redis-7.4", crate = path)]`.
 
 use proc_macro2::Span;
-use redlua_analyzer::{Lint, best_match};
+use redlua_analyzer::{Lint, ServerTarget, best_match};
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{Ident, LitStr, Path, Token, Type};
@@ -19,12 +19,15 @@ pub struct Attr {
     pub allow: Vec<(Lint, Span)>,
     /// `crate = path`.
     pub krate: Option<Path>,
+    /// `target = "redis-7.4"`.
+    pub target: Option<ServerTarget>,
 }
 
-const OPTIONS: &str = "`returns = Type`, `read_only`, `allow(lint, ...)` or `crate = path`";
+const OPTIONS: &str =
+    "`returns = Type`, `read_only`, `allow(lint, ...)`, `target = \"redis-7.4\"` or `crate = path`";
 
 /// The option names, for "did you mean".
-const OPTION_NAMES: &[&str] = &["returns", "read_only", "allow", "crate"];
+const OPTION_NAMES: &[&str] = &["returns", "read_only", "allow", "target", "crate"];
 
 impl Parse for Attr {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
@@ -50,6 +53,7 @@ impl Parse for Attr {
             read_only: false,
             allow: Vec::new(),
             krate: None,
+            target: None,
         };
         let mut seen: Vec<String> = Vec::new();
         let mut errors: Option<syn::Error> = None;
@@ -102,6 +106,23 @@ impl Parse for Attr {
                 "crate" => {
                     input.parse::<Token![=]>()?;
                     attr.krate = Some(Path::parse_mod_style(input)?);
+                }
+                "target" => {
+                    input.parse::<Token![=]>()?;
+                    let literal: LitStr = input.parse().map_err(|e| {
+                        syn::Error::new(
+                            e.span(),
+                            format!(
+                                "expected the target as a string literal, one of {}: \
+                                 `target = \"redis-7.4\"`",
+                                ServerTarget::names()
+                            ),
+                        )
+                    })?;
+                    match literal.value().parse::<ServerTarget>() {
+                        Ok(target) => attr.target = Some(target),
+                        Err(e) => combine(&mut errors, syn::Error::new(literal.span(), e)),
+                    }
                 }
                 other => {
                     let message = match best_match(other, OPTION_NAMES.iter().copied()) {

@@ -6,7 +6,7 @@ use crate::fields::{self, ScriptField, ScriptFields};
 use proc_macro2::Span;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
-use redlua_analyzer::{Declared, Options};
+use redlua_analyzer::{Declared, Options, ServerTarget};
 use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
 use syn::{Item, ItemStruct};
@@ -38,7 +38,25 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let script = load_and_check(&attr, &fields, &mut errors);
     add_struct_docs(&mut item, &attr, &fields);
     let methods = generate_impl(&item, &attr, &fields, &script);
-    with_errors(quote!(#item #methods), errors)
+    let manifest = track_manifest(&attr);
+    with_errors(quote!(#item #methods #manifest), errors)
+}
+
+/// When the target comes from `Cargo.toml` (no `target = ...` option), makes
+/// the crate depend on that file, so that changing the setting re-checks the
+/// script (Cargo does not rebuild for `[package.metadata]` edits otherwise).
+fn track_manifest(attr: &Attr) -> TokenStream {
+    let present = std::env::var_os("CARGO_MANIFEST_DIR")
+        .is_some_and(|dir| Path::new(&dir).join("Cargo.toml").is_file());
+    if attr.target.is_some() || !present {
+        return TokenStream::new();
+    }
+    quote! {
+        const _: &[u8] = ::core::include_bytes!(::core::concat!(
+            ::core::env!("CARGO_MANIFEST_DIR"),
+            "/Cargo.toml"
+        ));
+    }
 }
 
 /// What the macro learned from the script file.
@@ -71,7 +89,15 @@ fn load_and_check(attr: &Attr, fields: &ScriptFields, errors: &mut Option<syn::E
     script.sha1 = sha1_smol::Sha1::from(source.as_bytes())
         .digest()
         .to_string();
+    let target = match attr.target {
+        Some(target) => target,
+        None => crate_target().unwrap_or_else(|message| {
+            combine(errors, syn::Error::new(attr.path.span(), message));
+            ServerTarget::default()
+        }),
+    };
     let options = Options {
+        target,
         declared: Some(Declared {
             keys: fields.fixed_keys(),
             keys_variadic: fields.keys_variadic(),
@@ -97,6 +123,15 @@ fn load_and_check(attr: &Attr, fields: &ScriptFields, errors: &mut Option<syn::E
         combine(errors, e);
     }
     script
+}
+
+/// The crate-wide target of `[package.metadata.redlua]` in the invoking
+/// crate's `Cargo.toml`, else the default.
+fn crate_target() -> Result<ServerTarget, String> {
+    let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") else {
+        return Ok(ServerTarget::default());
+    };
+    Ok(crate::manifest::target_in(Path::new(&dir))?.unwrap_or_default())
 }
 
 /// Reads `written` relative to `CARGO_MANIFEST_DIR`, or says why it cannot.
@@ -512,6 +547,35 @@ mod tests {
     }
 
     #[test]
+    fn the_target_option_decides_what_the_script_may_call() {
+        let item = "struct Expire<'a> { #[key] hash: &'a str, #[arg] seconds: u64, #[arg] field: &'a str }";
+        let out = expand_str(r#""../tests/ui/scripts/hexpire.lua""#, item);
+        assert!(
+            out.contains("`HEXPIRE` needs Redis 7.4 or later; the target is redis-7.0"),
+            "{out}"
+        );
+        // The target comes from lock-macros/Cargo.toml, which sets none: the
+        // crate depends on that file.
+        assert!(out.contains(r#""/Cargo.toml""#), "{out}");
+        let out = expand_str(
+            r#""../tests/ui/scripts/hexpire.lua", target = "redis-7.4""#,
+            item,
+        );
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(!out.contains(r#""/Cargo.toml""#), "{out}");
+        let out = expand_str(
+            r#""../tests/ui/scripts/hexpire.lua", target = "valkey-8.0""#,
+            item,
+        );
+        assert!(
+            out.contains(
+                "`HEXPIRE` does not exist in Valkey (Redis 7.4 has it); the target is valkey-8.0"
+            ),
+            "{out}"
+        );
+    }
+
+    #[test]
     fn bad_options_are_reported() {
         for (attr, message) in [
             ("", "expected the path of a Lua script"),
@@ -545,6 +609,18 @@ mod tests {
             (
                 r#""a.lua", allow(syntax)"#,
                 "`syntax` lint cannot be allowed",
+            ),
+            (
+                r#""a.lua", target = "redis-7.3""#,
+                "unknown target `redis-7.3` (did you mean `redis-7.2`?); the targets are redis-7.0,",
+            ),
+            (
+                r#""a.lua", target = redis_7_4"#,
+                "expected the target as a string literal, one of redis-7.0,",
+            ),
+            (
+                r#""a.lua", targte = "redis-7.4""#,
+                "unknown option `targte`: did you mean `target`?",
             ),
         ] {
             let out = expand_str(attr, "struct S;");

@@ -10,6 +10,7 @@ mod attr;
 mod diagnostics;
 mod expand;
 mod fields;
+mod manifest;
 
 use proc_macro::TokenStream;
 
@@ -49,7 +50,7 @@ use proc_macro::TokenStream;
 ///          |
 ///        1 | return redis.call('hincrbyy', KEYS[1], 'hits', 1)
 ///          |                   ^^^^^^^^^^ did you mean `hincrby`?
-///          = note: the analyzer knows the commands of Redis 7.0.15; allow `unknown_command` for module or newer commands
+///          = note: Redis fails the call with "Unknown Redis command called from script"
 ///  --> src/main.rs:3:16
 ///   |
 /// 3 | #[redis_script("scripts/hits.lua", returns = i64)]
@@ -58,7 +59,7 @@ use proc_macro::TokenStream;
 ///
 /// # Syntax
 ///
-/// `#[redis_script("path.lua" [, returns = Type] [, read_only] [, allow(lint, ...)] [, crate = path])]`
+/// `#[redis_script("path.lua" [, returns = Type] [, read_only] [, allow(lint, ...)] [, target = "redis-7.4"] [, crate = path])]`
 /// on a struct (named fields, tuple fields, or none).
 ///
 /// - **`"path.lua"`** (required): the script, relative to the directory of
@@ -81,9 +82,37 @@ use proc_macro::TokenStream;
 /// - **`allow(lint, ...)`**: switches off the named lints for this script
 ///   (names as listed below). An unknown name is a compile error that lists
 ///   the valid ones.
+/// - **`target = "redis-7.4"`**: the server the script must run on (see
+///   [Targets](#targets) below); it overrides the crate-wide default. An
+///   unknown name is a compile error at the literal that lists the targets.
 /// - **`crate = path`**: where the `redlua` crate is, if not at `::redlua`
 ///   (when it is renamed or re-exported). Generated code refers to
 ///   `path::__private::{ScriptDef, ScriptCall, redis}`.
+///
+/// # Targets
+///
+/// A script is checked against one server release: `redis-7.0` (the
+/// default: the oldest release the runtime supports, as it needs
+/// `EVALSHA_RO`), `redis-7.2`, `redis-7.4`, `redis-8.0`, `redis-8.2`,
+/// `redis-8.4`, `valkey-7.2` or `valkey-8.0`. A command, subcommand or option
+/// the target lacks is an error (lint `target_version`: `HEXPIRE` needs
+/// `redis-7.4`, `SET ... IFEQ` `redis-8.4`; Valkey has no `HEXPIRE`), and so
+/// is a shebang flag it does not
+/// know (lint `shebang_flag`: `#!lua flags=allow-key-locking`). Arity and
+/// `noscript` follow the target too (`BLPOP` may be called from scripts
+/// since Redis 7.2).
+///
+/// Set the target for one script with `target = "..."`, or for every script
+/// of a crate in its `Cargo.toml`; the attribute wins:
+///
+/// ```toml
+/// [package.metadata.redlua]
+/// target = "redis-7.4"
+/// ```
+///
+/// A bad value there is a compile error at each script's path that names
+/// `Cargo.toml` and the line. When a script takes its target from
+/// `Cargo.toml`, the crate is rebuilt when that file changes.
 ///
 /// # Fields
 ///
@@ -150,7 +179,7 @@ use proc_macro::TokenStream;
 /// | `global_assignment` | assigning a global variable (Redis forbids it) |
 /// | `undefined_global` | reading a global the Redis sandbox does not have, with a "did you mean" suggestion |
 /// | `unknown_member` | a member of a sandbox library that does not exist (`redis.cal`, `os.time`) |
-/// | `unknown_command` | `redis.call` with a literal command name Redis does not have |
+/// | `unknown_command` | `redis.call` with a literal command name no supported Redis or Valkey has, or one the target refuses in scripts (`noscript`) |
 /// | `command_arity` | `redis.call` with a number of arguments the command does not accept |
 /// | `write_in_read_only` | a write command in a `read_only` script |
 /// | `literal_key` | a key passed as a string literal instead of through `KEYS` (an error here, since generated calls may run on a cluster; a warning from `lockctl lint`) |
@@ -172,6 +201,8 @@ use proc_macro::TokenStream;
 /// | `unpack_reply` | (warning) `unpack` of a command's array reply, which may be empty or too long |
 /// | `lexical_comparison` | (warning) a string reply compared with `<` / `>` as text (`redis.call('ZSCORE', k, m) > ARGV[1]`: '10' < '9') |
 /// | `invalid_expire` | an expire time SET, SETEX, PSETEX or GETEX always refuses (`SET k v EX 0`) |
+/// | `target_version` | a command, subcommand or option the target lacks (`HEXPIRE` on `redis-7.0`) |
+/// | `shebang_flag` | a `#!lua flags=...` flag the target does not know (`allow-key-locking`) |
 ///
 /// Diagnostics about the script are spanned at the path string; those about
 /// a declared key or argument that the script never reads, at that field.

@@ -3,6 +3,7 @@
 use crate::duration;
 use crate::exit;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use redlua_analyzer::{ServerTarget, UnknownTarget};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -87,6 +88,19 @@ pub struct LintArgs {
     /// When to colour the diagnostics.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     pub color: Color,
+
+    /// The server the scripts must run on: commands, options and shebang
+    /// flags it lacks are errors. One of redis-7.0 (the oldest supported),
+    /// redis-7.2, redis-7.4, redis-8.0, redis-8.2, redis-8.4, valkey-7.2,
+    /// valkey-8.0.
+    #[arg(long, value_name = "TARGET", default_value = "redis-7.0",
+          value_parser = parse_target)]
+    pub target: ServerTarget,
+}
+
+/// A `--target` value.
+fn parse_target(value: &str) -> Result<ServerTarget, UnknownTarget> {
+    value.parse()
 }
 
 /// `lockctl status`.
@@ -272,6 +286,31 @@ mod tests {
         assert!(status.to_string().contains("--url"), "{status}");
         let top = command.render_long_help().to_string();
         assert!(top.contains("Exit codes"), "{top}");
+    }
+
+    #[test]
+    fn lint_takes_a_target() {
+        let cli = Cli::try_parse_from(["lockctl", "lint", "x.lua"]).expect("parses");
+        let Command::Lint(lint) = cli.command else {
+            panic!("not lint")
+        };
+        assert_eq!(lint.target, ServerTarget::Redis7_0);
+        let cli = Cli::try_parse_from(["lockctl", "lint", "--target", "valkey-8.0", "x.lua"])
+            .expect("parses");
+        let Command::Lint(lint) = cli.command else {
+            panic!("not lint")
+        };
+        assert_eq!(lint.target, ServerTarget::Valkey8_0);
+        // The help names every target.
+        let help = Cli::command()
+            .find_subcommand_mut("lint")
+            .expect("lint")
+            .render_long_help()
+            .to_string();
+        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for target in ServerTarget::ALL {
+            assert!(help.contains(target.name()), "{target}: {help}");
+        }
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //!
 //! Diagnostics are rendered by annotate-snippets (rustc's renderer): the
 //! headline, `--> file:line:col`, the quoted line and a caret, coloured only
-//! when asked to or when stdout is a terminal. `--json` gives, per file, the
-//! diagnostics, what the script reads, calls and writes, and the replies
-//! it may give (`returns`, from the analyzer's type inference).
+//! when asked to or when stdout is a terminal. `--json` gives the target
+//! (`--target`, default `redis-7.0`) and, per file, the diagnostics, what the
+//! script reads, calls and writes, and the replies it may give (`returns`,
+//! from the analyzer's type inference).
 
 use crate::cli::{Color, LintArgs};
 use crate::exit;
@@ -18,14 +19,18 @@ use std::path::Path;
 /// Lints every file, printing as `format` says; the exit code.
 pub fn run(args: &LintArgs, format: Format) -> u8 {
     let renderer = renderer(args.color);
+    let options = Options {
+        target: args.target,
+        ..Options::default()
+    };
     let mut results = Vec::new();
     let (mut errors, mut warnings, mut unreadable) = (0usize, 0usize, 0usize);
     for path in &args.files {
         let name = display_name(path);
         match read(path) {
             Ok(source) => {
-                let mut report = analyze(&source, &Options::default());
-                let hidden = first_syntax_error_only(&mut report, &source);
+                let mut report = analyze(&source, &options);
+                let hidden = first_syntax_error_only(&mut report, &source, &options);
                 for d in &report.diagnostics {
                     match d.severity {
                         Severity::Error => errors += 1,
@@ -59,6 +64,7 @@ pub fn run(args: &LintArgs, format: Format) -> u8 {
     match format {
         Format::Human => output::out(&summary(args.files.len(), errors, warnings, unreadable)),
         Format::Json => output::json(&json!({
+            "target": args.target.name(),
             "files": results,
             "errors": errors,
             "warnings": warnings,
@@ -80,7 +86,7 @@ pub fn run(args: &LintArgs, format: Format) -> u8 {
 /// when they parse on their own, whose findings are added (only lints
 /// about one place, which a part of the script cannot make up).
 /// Returns how many syntax errors were left out.
-fn first_syntax_error_only(report: &mut Report, source: &str) -> usize {
+fn first_syntax_error_only(report: &mut Report, source: &str, options: &Options) -> usize {
     let syntax = |d: &Diagnostic| d.lint == Lint::Syntax;
     let Some(first) = report.diagnostics.iter().position(syntax) else {
         return 0;
@@ -98,7 +104,7 @@ fn first_syntax_error_only(report: &mut Report, source: &str) -> usize {
             }
         ));
     }
-    let before = checked_before(source, &kept);
+    let before = checked_before(source, &kept, options);
     kept.notes.push(match before.lines {
         0 => "the script is checked further once it parses".to_string(),
         1 => "the line before this error was checked as well; the rest is checked once \
@@ -125,7 +131,7 @@ struct Before {
 
 /// Checks the whole lines before `error` on their own. Offsets, lines and
 /// columns stay those of the full script, as it starts the same.
-fn checked_before(source: &str, error: &Diagnostic) -> Before {
+fn checked_before(source: &str, error: &Diagnostic, options: &Options) -> Before {
     let none = Before {
         lines: 0,
         diagnostics: Vec::new(),
@@ -142,7 +148,7 @@ fn checked_before(source: &str, error: &Diagnostic) -> Before {
     if prefix.trim().is_empty() {
         return none;
     }
-    let report = analyze(prefix, &Options::default());
+    let report = analyze(prefix, options);
     if report.diagnostics.iter().any(|d| d.lint == Lint::Syntax) {
         return none; // an open block: the part alone is not a script
     }
@@ -155,6 +161,7 @@ fn checked_before(source: &str, error: &Diagnostic) -> Before {
         Lint::WriteInReadOnly,
         Lint::LiteralKey,
         Lint::IntegerCondition,
+        Lint::TargetVersion,
     ];
     Before {
         lines: prefix.lines().count(),
@@ -347,7 +354,7 @@ mod tests {
         let source = "local x = 1\ngoto done\nreturn KEYS[1]\n::done::\n";
         let mut report = analyze(source, &Options::default());
         assert!(report.diagnostics.len() > 1, "{:?}", report.diagnostics);
-        let hidden = first_syntax_error_only(&mut report, source);
+        let hidden = first_syntax_error_only(&mut report, source, &Options::default());
         assert_eq!(report.diagnostics.len(), 1, "{:?}", report.diagnostics);
         assert_eq!(hidden, 7);
         assert!(report.diagnostics[0].message.contains("goto"));
@@ -357,7 +364,10 @@ mod tests {
             "{notes}"
         );
         let mut clean = analyze("return 1", &Options::default());
-        assert_eq!(first_syntax_error_only(&mut clean, "return 1"), 0);
+        assert_eq!(
+            first_syntax_error_only(&mut clean, "return 1", &Options::default()),
+            0
+        );
         assert!(clean.diagnostics.is_empty());
     }
 
@@ -365,14 +375,14 @@ mod tests {
     fn the_lines_before_a_syntax_error_are_still_checked() {
         let source = "local v = redis.call('GETT', KEYS[1])\nprint(v)\nif v then\n  x = 1 +\nend\n";
         let mut report = analyze(source, &Options::default());
-        first_syntax_error_only(&mut report, source);
+        first_syntax_error_only(&mut report, source, &Options::default());
         let lints: Vec<Lint> = report.diagnostics.iter().map(|d| d.lint).collect();
         // The error is on line 4; lines 1 to 3 end in an open `if`, so they
         // do not parse alone and nothing else is reported.
         assert_eq!(lints, [Lint::Syntax], "{:?}", report.diagnostics);
         let source = "local v = redis.call('GETT', KEYS[1])\nprint(v)\nx = = 1\n";
         let mut report = analyze(source, &Options::default());
-        first_syntax_error_only(&mut report, source);
+        first_syntax_error_only(&mut report, source, &Options::default());
         let lints: Vec<Lint> = report.diagnostics.iter().map(|d| d.lint).collect();
         assert_eq!(lints[0], Lint::Syntax, "{:?}", report.diagnostics);
         assert!(lints.contains(&Lint::UnknownCommand), "{lints:?}");

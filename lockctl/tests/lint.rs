@@ -217,3 +217,82 @@ fn lint_reads_standard_input_and_needs_no_server() {
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("--> <stdin>:1:19"), "{stdout}");
 }
+
+const HEXPIRE: &str = "return redis.call('HEXPIRE', KEYS[1], ARGV[1], 'FIELDS', 1, ARGV[2])\n";
+const LOCKING: &str = "#!lua flags=allow-key-locking\nreturn 1\n";
+
+#[test]
+fn the_target_decides_which_commands_exist() {
+    let (_dir, paths) = scripts(&[("ttl.lua", HEXPIRE.as_bytes())]);
+    // The default target is Redis 7.0, which has no HEXPIRE.
+    let out = run(lockctl().arg("lint").arg(&paths[0]));
+    assert_eq!(out.code, Some(1), "{out:?}");
+    let expected = format!(
+        "error[target_version]: `HEXPIRE` needs Redis 7.4 or later; the target is redis-7.0\n \
+         --> {}:1:19\n",
+        paths[0].display()
+    );
+    assert!(out.stdout.starts_with(&expected), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(
+            "= help: to run on Redis 7.4 instead, set `target = \"redis-7.4\"` in `#[redis_script(...)]`"
+        ),
+        "{}",
+        out.stdout
+    );
+    let out = run(lockctl()
+        .args(["lint", "--target", "redis-7.4"])
+        .arg(&paths[0]));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(out.stdout, "checked 1 file: 0 errors, 0 warnings\n");
+    let out = run(lockctl()
+        .args(["lint", "--target", "valkey-8.0", "--json"])
+        .arg(&paths[0]));
+    assert_eq!(out.code, Some(1), "{out:?}");
+    let report = json(&out.stdout);
+    assert_eq!(report["target"], "valkey-8.0");
+    let d = &report["files"][0]["diagnostics"][0];
+    assert_eq!(d["lint"], "target_version");
+    assert_eq!(
+        d["message"],
+        "`HEXPIRE` does not exist in Valkey (Redis 7.4 has it); the target is valkey-8.0"
+    );
+}
+
+#[test]
+fn unknown_shebang_flags_are_errors_on_every_target() {
+    let (_dir, paths) = scripts(&[("locking.lua", LOCKING.as_bytes())]);
+    for target in ["redis-7.0", "redis-7.4", "valkey-8.0"] {
+        let out = run(lockctl()
+            .args(["lint", "--json", "--target", target])
+            .arg(&paths[0]));
+        assert_eq!(out.code, Some(1), "{target}: {out:?}");
+        let report = json(&out.stdout);
+        let d = &report["files"][0]["diagnostics"][0];
+        assert_eq!(d["lint"], "shebang_flag", "{target}");
+        assert_eq!(d["message"], "unknown shebang flag `allow-key-locking`");
+        assert_eq!(
+            (d["line"].clone(), d["column"].clone()),
+            (1.into(), 13.into())
+        );
+    }
+}
+
+#[test]
+fn an_unknown_target_is_a_usage_error() {
+    let (_dir, paths) = scripts(&[("ttl.lua", HEXPIRE.as_bytes())]);
+    let out = run(lockctl()
+        .args(["lint", "--target", "redis-8.1"])
+        .arg(&paths[0]));
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.stderr.contains(
+            "unknown target `redis-8.1` (did you mean `redis-8.0`?); the targets are \
+             redis-7.0, redis-7.2, redis-7.4, redis-8.0, redis-8.2, redis-8.4, valkey-7.2, \
+             valkey-8.0"
+        ),
+        "{}",
+        out.stderr
+    );
+}

@@ -3,9 +3,10 @@
 //! `redlua-analyzer` reads a Redis Lua script (Lua 5.1, as embedded by Redis),
 //! and reports what would go wrong when Redis runs it: syntax errors, `KEYS` /
 //! `ARGV` indices that the caller does not supply, globals that Redis's sandbox
-//! forbids, unknown Redis commands, wrong argument counts, writes from
-//! read-only scripts, keys written as string literals, and non-integer return
-//! values.
+//! forbids, unknown Redis commands, wrong argument counts, commands, options
+//! and shebang flags the target server lacks (see [`ServerTarget`]), writes
+//! from read-only scripts, keys written as string literals, and non-integer
+//! return values.
 //!
 //! It is the plain library behind the `#[redis_script]` macro and the
 //! `lockctl lint` command: everything here is ordinary Rust, with no
@@ -32,11 +33,13 @@ pub mod replies;
 mod sandbox;
 mod scope;
 mod similar;
+pub mod target;
 
 pub use diagnostic::{Diagnostic, Label, Position, Severity, Span, Target};
 pub use lints::Lint;
 pub use parse::MAX_NESTING;
 pub use similar::best_match;
+pub use target::{ServerTarget, UnknownTarget, Vendor};
 
 use std::collections::BTreeSet;
 
@@ -103,6 +106,9 @@ pub struct Options {
     pub allow: Vec<Lint>,
     /// The expected result type, if known.
     pub returns: Option<ReturnKind>,
+    /// The server the script must run on: commands, options and shebang
+    /// flags it lacks are errors. Defaults to [`ServerTarget::Redis7_0`].
+    pub target: ServerTarget,
 }
 
 /// What the analyzer learned about a script, errors or not.

@@ -463,3 +463,53 @@ proptest! {
         );
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    /// Any command of the table, on any target, with its own tokens, keys,
+    /// values and spreads as arguments: the analysis never panics, and
+    /// `target_version` flags the command exactly when the target lacks it.
+    #[test]
+    fn targets_never_panic_and_date_commands_right(
+        command in 0usize..1000,
+        target in 0usize..100,
+        picks in proptest::collection::vec((0usize..100, 0u8..4), 0..8),
+        shebang in proptest::option::of(prop_oneof![
+            Just("no-writes"), Just("allow-key-locking"), Just(""), Just("no-writes,,allow-oom"),
+        ]),
+    ) {
+        use redlua_analyzer::commands;
+        use redlua_analyzer::ServerTarget;
+        let all: Vec<&commands::Command> = commands::all()
+            .iter()
+            .flat_map(|c| std::iter::once(c).chain(c.subcommands()))
+            .collect();
+        let command = all[command % all.len()];
+        let target = ServerTarget::ALL[target % ServerTarget::ALL.len()];
+        let mut args: Vec<String> = command
+            .name()
+            .split('|')
+            .map(|w| format!("'{w}'"))
+            .collect();
+        for (i, kind) in picks {
+            args.push(match (kind, command.tokens()) {
+                (0, tokens) if !tokens.is_empty() => format!("'{}'", tokens[i % tokens.len()].name()),
+                (1, _) => "KEYS[1]".to_string(),
+                (2, _) => "unpack(ARGV)".to_string(),
+                _ => format!("'{i}'"),
+            });
+        }
+        let head = shebang.map_or(String::new(), |flags| format!("#!lua flags={flags}\n"));
+        let script = format!("{head}return redis.pcall({})", args.join(", "));
+        let options = Options { target, ..Options::default() };
+        let report = analyze(&script, &options);
+        let top = commands::lookup(command.name().split('|').next().unwrap()).unwrap();
+        let dated = report
+            .diagnostics
+            .iter()
+            .any(|d| d.lint == Lint::TargetVersion && !d.message.contains(" option "));
+        let missing = !top.available_on(target) || !command.available_on(target);
+        prop_assert_eq!(dated, missing, "{} on {}: {:?}", script, target, report.diagnostics);
+    }
+}

@@ -1,16 +1,25 @@
-//! Redis's command table.
+//! The command table of every supported Redis and Valkey release.
 //!
-//! The table is data, generated from a real server's `COMMAND` reply by
-//! `script-analyzer/tools/gen-commands` (see [`REDIS_VERSION`] for the Redis
-//! it came from). For every command it holds the arity, the flags, the key
-//! specifications and the subcommands, which is what the analyzer needs to
-//! check a `redis.call`: does the command exist, may a script call it, does
-//! it write, does it accept this many arguments, and which arguments are keys.
+//! The table is data, generated from the `src/commands/*.json` files of each
+//! release a script may target ([`ServerTarget`]) by
+//! `script-analyzer/tools/gen-commands`, at pinned commits. For every command
+//! it holds the arity, the flags, the key specifications, the subcommands,
+//! the tokens (options such as `NX` or `EX`, with the type of their
+//! argument), and on which targets the command and each token exist. That is
+//! what the analyzer needs to check a `redis.call`: does the command exist on
+//! the target, may a script call it, does it write, does it accept this many
+//! arguments, and which arguments are keys.
 //!
-//! To move the table to another Redis, run `script-analyzer/tools/gen-commands
-//! [path/to/redis-server]` (it needs `python3` and `redis-server`; it starts a
-//! throwaway server on a free loopback port) and commit `commands/table.rs`;
-//! `tools/gen-commands --check` tells whether the committed table is current.
+//! The arity and flags are those of the oldest release that has the command;
+//! [`Command::arity_on`] and [`Command::flags_on`] give a target's own
+//! (blocking commands are `noscript` in Redis 7.0 only, `ZRANK` takes
+//! `WITHSCORE` since 7.2).
+//!
+//! To add a target, add its release to `RELEASES` in
+//! `script-analyzer/tools/gen-commands`, run it with clones of the Redis and
+//! Valkey repositories (it needs `python3` and `git`) and commit
+//! `commands/table.rs`; `tools/gen-commands --check` tells whether the
+//! committed table is current.
 //!
 //! ```
 //! use redlua_analyzer::commands::{self, ArgShape};
@@ -26,15 +35,35 @@
 //! assert_eq!(zunionstore.key_positions(&args), vec![0, 2, 3]);
 //!
 //! assert_eq!(commands::suggest("hincrbyy"), Some("hincrby"));
+//!
+//! // HEXPIRE came with Redis 7.4; Valkey 8.0 does not have it.
+//! use redlua_analyzer::ServerTarget;
+//! let hexpire = commands::lookup("hexpire").unwrap();
+//! assert!(!hexpire.available_on(ServerTarget::Redis7_0));
+//! assert!(hexpire.available_on(ServerTarget::Redis7_4));
+//! assert!(!hexpire.available_on(ServerTarget::Valkey8_0));
+//! // SET takes GET on every target, IFEQ since Redis 8.4.
+//! let set = commands::lookup("set").unwrap();
+//! assert!(set.token("get").unwrap().available_on(ServerTarget::Redis7_0));
+//! let ifeq = set.token("IFEQ").unwrap();
+//! assert!(!ifeq.available_on(ServerTarget::Redis8_2));
+//! assert!(ifeq.available_on(ServerTarget::Redis8_4));
+//! assert_eq!(ifeq.arg_type(), commands::ArgType::String);
 //! ```
 
 #[rustfmt::skip]
 mod table;
 
+use crate::target::{Availability, ServerTarget};
 use std::fmt;
 
-/// The Redis version the command table was generated from.
-pub const REDIS_VERSION: &str = table::REDIS_VERSION;
+/// The release (tag and commit) whose JSON files gave `target`'s facts.
+pub(crate) fn release_of(target: ServerTarget) -> (&'static str, &'static str) {
+    table::RELEASES
+        .iter()
+        .find(|(t, _, _)| *t == target)
+        .map_or(("", ""), |(_, tag, commit)| (*tag, *commit))
+}
 
 macro_rules! bit_flags {
     (
@@ -86,10 +115,9 @@ macro_rules! bit_flags {
 }
 
 bit_flags! {
-    /// A command's flags, as listed by `COMMAND`.
-    ///
-    /// Redis 7.0 does not list `may_replicate`; the generator finds those
-    /// commands by asking the server which ones a read-only script refuses.
+    /// A command's flags, as the command JSON files list them (and as
+    /// `COMMAND` shows them, but for `may_replicate`, which Redis 7.0's
+    /// `COMMAND` does not show).
     Flags {
         /// Changes data.
         WRITE = 0 => "write",
@@ -141,6 +169,8 @@ bit_flags! {
         ALLOW_BUSY = 23 => "allow_busy",
         /// A module command that cannot run in a cluster.
         MODULE_NO_CLUSTER = 24 => "module_no_cluster",
+        /// May touch keys other than its arguments (`SCAN`, `RANDOMKEY`).
+        TOUCHES_ARBITRARY_KEYS = 25 => "touches_arbitrary_keys",
     }
 }
 
@@ -229,15 +259,82 @@ pub struct KeySpec {
     pub find_keys: FindKeys,
 }
 
-/// A Redis command or subcommand, as described by `COMMAND`.
+/// A Redis command or subcommand, as its JSON file describes it.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Command {
     name: &'static str,
     arity: i32,
+    positional: u8,
     flags: Flags,
-    legacy_keys: (i32, i32, i32),
+    since: Availability,
+    revisions: &'static [Revision],
     key_specs: &'static [KeySpec],
+    tokens: &'static [Token],
     subcommands: &'static [Command],
+}
+
+/// A target on which a command's arity or flags differ from those of the
+/// oldest release that has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Revision {
+    target: ServerTarget,
+    arity: i32,
+    flags: Flags,
+}
+
+/// The type of the argument a token introduces, as the command JSON files
+/// name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ArgType {
+    /// The token alone (`NX`, `WITHSCORES`).
+    PureToken,
+    /// An integer (`EX 10`).
+    Integer,
+    /// A floating-point number.
+    Double,
+    /// A string.
+    String,
+    /// A key name.
+    Key,
+    /// A glob-style pattern (`MATCH user:*`).
+    Pattern,
+    /// A Unix time in seconds.
+    UnixTime,
+    /// Several arguments in a row (`LIMIT offset count`).
+    Block,
+    /// One of several alternatives.
+    OneOf,
+}
+
+/// A literal word a command recognises among its arguments (`NX`, `EX`,
+/// `WITHSCORES`), and the targets that accept it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Token {
+    name: &'static str,
+    arg: ArgType,
+    since: Availability,
+}
+
+impl Token {
+    /// The token, upper case (`"EX"`).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The type of the argument it introduces.
+    pub fn arg_type(&self) -> ArgType {
+        self.arg
+    }
+
+    /// The targets that accept it.
+    pub fn since(&self) -> Availability {
+        self.since
+    }
+
+    /// Whether `target` accepts it.
+    pub fn available_on(&self, target: ServerTarget) -> bool {
+        self.since.on(target)
+    }
 }
 
 /// What the analyzer knows about one argument of a command, to find which
@@ -253,7 +350,8 @@ pub enum ArgShape<'a> {
     Spread,
 }
 
-/// The command named `name` (any ASCII case), if Redis has it.
+/// The command named `name` (any ASCII case), if some target has it (see
+/// [`Command::available_on`] for a given one).
 ///
 /// `name` is a top-level command (`"OBJECT"`); use [`Command::subcommand`]
 /// for `OBJECT ENCODING`.
@@ -265,7 +363,7 @@ pub fn lookup(name: &str) -> Option<&'static Command> {
         .map(|i| &table::COMMANDS[i])
 }
 
-/// Every top-level command, sorted by name.
+/// Every top-level command of every target, sorted by name.
 pub fn all() -> &'static [Command] {
     table::COMMANDS
 }
@@ -291,25 +389,64 @@ impl Command {
     }
 
     /// The arity as Redis reports it: it counts the command name (and a
-    /// subcommand's name); positive means exactly, negative at least.
+    /// subcommand's name); positive means exactly, negative at least. This
+    /// is the oldest release's; see [`Command::arity_on`].
     pub fn arity(&self) -> i32 {
         self.arity
     }
 
-    /// The command's flags.
+    /// The arity on `target`.
+    pub fn arity_on(&self, target: ServerTarget) -> i32 {
+        self.revision(target).map_or(self.arity, |r| r.arity)
+    }
+
+    /// The command's flags in the oldest release that has it; see
+    /// [`Command::flags_on`].
     pub fn flags(&self) -> Flags {
         self.flags
+    }
+
+    /// The command's flags on `target`.
+    pub fn flags_on(&self, target: ServerTarget) -> Flags {
+        self.revision(target).map_or(self.flags, |r| r.flags)
+    }
+
+    fn revision(&self, target: ServerTarget) -> Option<&'static Revision> {
+        self.revisions.iter().find(|r| r.target == target)
+    }
+
+    /// The targets that have the command.
+    pub fn since(&self) -> Availability {
+        self.since
+    }
+
+    /// Whether `target` has the command.
+    pub fn available_on(&self, target: ServerTarget) -> bool {
+        self.since.on(target)
+    }
+
+    /// The tokens the command recognises on some target, sorted.
+    pub fn tokens(&self) -> &'static [Token] {
+        self.tokens
+    }
+
+    /// How many arguments come first, each in its place, before any option
+    /// (2 for `SET key value`): values, not tokens, whatever they spell.
+    /// Counted after the command's name (and a subcommand's).
+    pub fn positional(&self) -> usize {
+        usize::from(self.positional)
+    }
+
+    /// The token `name` (any ASCII case), if the command has it on some target.
+    pub fn token(&self, name: &str) -> Option<&'static Token> {
+        self.tokens
+            .iter()
+            .find(|t| t.name.eq_ignore_ascii_case(name))
     }
 
     /// The key specifications.
     pub fn key_specs(&self) -> &'static [KeySpec] {
         self.key_specs
-    }
-
-    /// The legacy `(first key, last key, step)` of `COMMAND` (indices count
-    /// the command name as 0; a negative last key counts from the end).
-    pub fn legacy_key_range(&self) -> (i32, i32, i32) {
-        self.legacy_keys
     }
 
     /// The subcommands (`OBJECT ENCODING`, `XINFO STREAM`, ...), sorted by name.
@@ -341,20 +478,36 @@ impl Command {
         self.is_write() || self.subcommands.iter().any(Command::is_write)
     }
 
-    /// Whether scripts may call the command (it has no `noscript` flag).
+    /// Whether scripts may call the command (it has no `noscript` flag) in
+    /// the oldest release that has it.
     pub fn allowed_in_scripts(&self) -> bool {
         !self.flags.contains(Flags::NOSCRIPT)
+    }
+
+    /// Whether scripts may call the command on `target` (`BLPOP` is
+    /// `noscript` in Redis 7.0 only).
+    pub fn allowed_in_scripts_on(&self, target: ServerTarget) -> bool {
+        !self.flags_on(target).contains(Flags::NOSCRIPT)
     }
 
     /// Whether the command accepts `argc` words in all, counting the command
     /// name (and a subcommand's name): the number of arguments given to
     /// `redis.call`.
     pub fn accepts(&self, argc: usize) -> bool {
-        let arity = self.arity.unsigned_abs() as usize;
-        if self.arity >= 0 {
-            argc == arity
+        self.accepts_arity(self.arity, argc)
+    }
+
+    /// [`Command::accepts`] on `target`.
+    pub fn accepts_on(&self, target: ServerTarget, argc: usize) -> bool {
+        self.accepts_arity(self.arity_on(target), argc)
+    }
+
+    fn accepts_arity(&self, arity: i32, argc: usize) -> bool {
+        let least = arity.unsigned_abs() as usize;
+        if arity >= 0 {
+            argc == least
         } else {
-            argc >= arity
+            argc >= least
         }
     }
 
@@ -487,7 +640,10 @@ mod tests {
 
     #[test]
     fn table_is_sorted_and_complete() {
-        assert_eq!(REDIS_VERSION, "7.0.15");
+        assert_eq!(ServerTarget::Redis7_0.source().0, "7.0.15");
+        for target in ServerTarget::ALL {
+            assert!(!target.source().0.is_empty(), "{target}");
+        }
         assert!(all().windows(2).all(|w| w[0].name < w[1].name));
         for command in all() {
             assert!(

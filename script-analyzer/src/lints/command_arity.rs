@@ -6,7 +6,8 @@
 use super::{Context, RedisCall};
 use crate::{Diagnostic, Lint, Report};
 
-pub(crate) fn check(_cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) {
+pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) {
+    let target = cx.options.target;
     for call in calls {
         if call.args.is_empty() {
             report.diagnostics.push(
@@ -26,14 +27,18 @@ pub(crate) fn check(_cx: &Context<'_>, calls: &[RedisCall], report: &mut Report)
         let Some(command) = call.resolved_command() else {
             continue;
         };
-        if !command.allowed_in_scripts() || command.accepts(call.args.len()) {
+        if !command.available_on(target)
+            || !command.allowed_in_scripts_on(target)
+            || command.accepts_on(target, call.args.len())
+        {
             continue;
         }
         // Words of the command's name: 1, or 2 for a subcommand.
         let words = if command.name().contains('|') { 2 } else { 1 };
-        let wanted = command.arity().unsigned_abs() as usize - words;
+        let arity = command.arity_on(target);
+        let wanted = arity.unsigned_abs() as usize - words;
         let passed = call.args.len().saturating_sub(words);
-        let amount = if command.arity() < 0 {
+        let amount = if arity < 0 {
             format!("at least {}", plural(wanted))
         } else {
             format!("exactly {}", plural(wanted))
@@ -101,6 +106,21 @@ mod tests {
             msgs("redis.call()"),
             ["`redis.call` needs at least a command name"]
         );
+    }
+
+    #[test]
+    fn arity_of_the_target() {
+        // ZRANK takes WITHSCORE since Redis 7.2: arity 3 in 7.0, -3 after.
+        let src = "return redis.call('ZRANK', KEYS[1], ARGV[1], 'WITHSCORE')";
+        assert_eq!(
+            msgs(src),
+            ["`ZRANK` takes exactly 2 arguments after its name, but this call passes 3"]
+        );
+        let options = crate::Options {
+            target: crate::ServerTarget::Redis7_2,
+            ..Default::default()
+        };
+        assert!(crate::lints::test_util::lint_with(Lint::CommandArity, src, &options).is_empty());
     }
 
     #[test]

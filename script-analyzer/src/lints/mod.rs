@@ -32,7 +32,9 @@ mod pcall_unchecked;
 mod return_shape;
 mod return_type;
 mod scan_cursor;
+mod shebang_flag;
 mod status_comparison;
+mod target_version;
 mod typed;
 mod undefined_global;
 mod unknown_command;
@@ -173,6 +175,12 @@ lints! {
     /// An expire time SET, SETEX, PSETEX or GETEX always refuses
     /// (`SET k v EX 0`, a fractional literal).
     InvalidExpire => "invalid_expire",
+    /// A command, subcommand or option the target lacks (`HEXPIRE` before
+    /// Redis 7.4, on any Valkey).
+    TargetVersion => "target_version",
+    /// A `#!lua flags=...` flag the target does not know
+    /// (`allow-key-locking`).
+    ShebangFlag => "shebang_flag",
 }
 
 impl Lint {
@@ -231,6 +239,8 @@ pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
         (Lint::UnpackReply, unpack_reply::check),
         (Lint::LexicalComparison, lexical_comparison::check),
         (Lint::InvalidExpire, invalid_expire::check),
+        (Lint::TargetVersion, target_version::check),
+        (Lint::ShebangFlag, shebang_flag::check),
     ];
     calls::record_info(cx, &calls, report);
     report.info.returns = chunk_returns::reply_kinds(cx);

@@ -1,12 +1,15 @@
-//! `unknown_command`: a literal command name Redis does not have, a literal
-//! subcommand the command does not have, or a command Redis refuses to run
-//! from scripts (`noscript`: `SUBSCRIBE`, `MULTI`, `EVAL`, `SCRIPT LOAD`, ...).
+//! `unknown_command`: a literal command name no supported Redis or Valkey
+//! has, a literal subcommand the command does not have, or a command the
+//! target refuses to run from scripts (`noscript`: `SUBSCRIBE`, `MULTI`,
+//! `EVAL`, `SCRIPT LOAD`, and in Redis 7.0 `BLPOP`, ...). A command that
+//! exists, but not on the target, is `target_version`'s.
 
 use super::{CallArg, Context, RedisCall};
-use crate::commands::{self, REDIS_VERSION};
+use crate::commands;
 use crate::{Diagnostic, Lint, Report};
 
-pub(crate) fn check(_cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) {
+pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) {
+    let target = cx.options.target;
     for call in calls {
         let Some(name_arg) = call.args.first() else {
             continue;
@@ -22,7 +25,8 @@ pub(crate) fn check(_cx: &Context<'_>, calls: &[RedisCall], report: &mut Report)
             )
             .with_note("Redis fails the call with \"Unknown Redis command called from script\"")
             .with_note(format!(
-                "the analyzer knows the commands of Redis {REDIS_VERSION}; allow `unknown_command` for module or newer commands"
+                "the analyzer knows the commands of {}; allow `unknown_command` for module commands",
+                crate::ServerTarget::names()
             ));
             if let Some(suggestion) = commands::suggest(name) {
                 d = d.with_label(format!("did you mean `{suggestion}`?"));
@@ -32,15 +36,23 @@ pub(crate) fn check(_cx: &Context<'_>, calls: &[RedisCall], report: &mut Report)
             report.diagnostics.push(d);
             continue;
         };
+        if !command.available_on(target) {
+            continue;
+        }
         let mut resolved = command;
         if !command.subcommands().is_empty()
             && let Some(sub_arg @ CallArg::Literal(sub, _)) = call.args.get(1)
         {
             match command.subcommand(sub) {
-                Some(found) => resolved = found,
+                Some(found) if found.available_on(target) => resolved = found,
+                Some(_) => continue,
                 None => {
                     let prefix = command.name().len() + 1;
-                    let names = command.subcommands().iter().map(|c| &c.name()[prefix..]);
+                    let names = command
+                        .subcommands()
+                        .iter()
+                        .filter(|c| c.available_on(target))
+                        .map(|c| &c.name()[prefix..]);
                     let mut d = Diagnostic::error(
                         Lint::UnknownCommand,
                         sub_arg.span(),
@@ -59,7 +71,7 @@ pub(crate) fn check(_cx: &Context<'_>, calls: &[RedisCall], report: &mut Report)
                 }
             }
         }
-        if !resolved.allowed_in_scripts() {
+        if !resolved.allowed_in_scripts_on(target) {
             let span = if std::ptr::eq(resolved, command) {
                 name_arg.span()
             } else {
@@ -78,7 +90,10 @@ pub(crate) fn check(_cx: &Context<'_>, calls: &[RedisCall], report: &mut Report)
                         resolved.display_name()
                     ),
                 )
-                .with_label("Redis refuses this command in scripts")
+                .with_label(format!(
+                    "{} refuses this command in scripts",
+                    target.display_name()
+                ))
                 .with_note(
                     "Redis fails the call with \"This Redis command is not allowed from script\"",
                 ),
@@ -160,6 +175,31 @@ mod tests {
             msgs("redis.pcall('SCRIPT', 'LOAD', 'return 1')"),
             ["`SCRIPT LOAD` cannot be called from a script"]
         );
+    }
+
+    #[test]
+    fn blocking_commands_are_refused_by_redis_7_0_only() {
+        let src = "return redis.call('BLPOP', KEYS[1], 0)";
+        assert_eq!(msgs(src), ["`BLPOP` cannot be called from a script"]);
+        for target in [
+            crate::ServerTarget::Redis7_2,
+            crate::ServerTarget::Redis7_4,
+            crate::ServerTarget::Valkey8_0,
+        ] {
+            let options = crate::Options {
+                target,
+                ..Default::default()
+            };
+            let d = crate::lints::test_util::lint_with(Lint::UnknownCommand, src, &options);
+            assert!(d.is_empty(), "{target}: {d:?}");
+        }
+    }
+
+    #[test]
+    fn commands_of_other_targets_are_not_unknown() {
+        // HEXPIRE is Redis 7.4's: `target_version` says so, not this lint.
+        assert!(msgs("return redis.call('HEXPIRE', KEYS[1], 10, 'FIELDS', 1, 'f')").is_empty());
+        assert!(msgs("return redis.call('CLIENT', 'NO-TOUCH', 'ON')").is_empty());
     }
 
     #[test]

@@ -1,0 +1,2 @@
+#!lua flags=no-writes,allow-key-locking
+return redis.call('GET', KEYS[1])
