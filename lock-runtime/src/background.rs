@@ -12,15 +12,18 @@ use redis::AsyncCommands;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
-/// Spawns the worker; it ends when the client (every clone and guard) is
-/// gone and its last job is taken.
-pub(crate) fn start(queue: mpsc::UnboundedReceiver<(Arc<Shared>, Job)>) {
+/// Spawns the worker; it ends when the client (every clone, handle and
+/// guard) is gone and its last job is done (each job's task holds the
+/// client's state, so the queue stays open until it ends).
+pub(crate) fn start(
+    queue: mpsc::UnboundedReceiver<(Arc<Shared>, Job)>,
+) -> tokio::task::JoinHandle<()> {
     let mut queue = queue;
     tokio::spawn(async move {
         while let Some((shared, job)) = queue.recv().await {
             tokio::spawn(run(shared, job));
         }
-    });
+    })
 }
 
 async fn run(shared: Arc<Shared>, job: Job) {

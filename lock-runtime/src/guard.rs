@@ -143,14 +143,27 @@ impl LockGuard {
     /// If the future is dropped, the re-entry is undone in the background if
     /// it took effect: exactly that hold, no other.
     pub async fn reenter(&self) -> Result<LockGuard> {
-        let request = Request {
-            shared: &self.shared,
-            kind: self.hold.kind,
-            names: &self.hold.names,
-            lease: self.lease(),
-        };
-        let hold = request.reenter(&self.hold.owner).await?;
-        Ok(LockGuard::new(self.shared.clone(), hold))
+        self.reenter_owned().await
+    }
+
+    /// [`LockGuard::reenter`] as a future that borrows nothing (for the
+    /// blocking API, which runs it on the client's thread).
+    pub(crate) fn reenter_owned(
+        &self,
+    ) -> impl std::future::Future<Output = Result<LockGuard>> + Send + 'static {
+        let shared = self.shared.clone();
+        let names = self.hold.names.clone();
+        let (kind, lease, owner) = (self.hold.kind, self.lease(), self.hold.owner.clone());
+        async move {
+            let request = Request {
+                shared: &shared,
+                kind,
+                names: &names,
+                lease,
+            };
+            let hold = request.reenter(&owner).await?;
+            Ok(LockGuard::new(shared.clone(), hold))
+        }
     }
 
     fn release_request(&mut self) -> ReleaseRequest {

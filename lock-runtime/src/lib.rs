@@ -48,13 +48,17 @@
 //!   `watchdog.rs` lease renewal; `inspect.rs` reading a lock;
 //!   `identity.rs` holder identity (opt-in, apart from the rest);
 //! - `kind.rs` which script each kind of lock runs; `guard.rs`, `lock.rs`,
-//!   `rwlock.rs`, `client.rs` the public API.
+//!   `rwlock.rs`, `client.rs` the public API; `blocking/` the same API for
+//!   sync code, run on a thread of the client's own.
 //!
 //! On Redis Cluster, [`LockClient::cluster`] (or
 //! [`LockClient::cluster_builder`]) makes the client: scripts go to the node
 //! that owns the lock's slot, waiters use sharded pub/sub where the cluster
 //! has it, and renewals are grouped by slot (see `pubsub.rs` and
 //! `watchdog.rs`).
+//!
+//! Sync programs use [`blocking`]: the same locks as blocking calls, with
+//! no runtime of the caller's.
 //!
 //! Most users depend on the `redlua` facade crate, which re-exports this one.
 //!
@@ -73,6 +77,7 @@ macro_rules! locks {
 }
 
 locks! {
+pub mod blocking;
 pub mod identity;
 mod acquire;
 mod background;
@@ -150,6 +155,22 @@ mod tests {
         send(guard.lost());
         send(guard.reenter());
         send(guard.unlock());
+    }
+
+    /// The blocking API's handles move between threads.
+    #[allow(dead_code)]
+    fn blocking_types_are_send_and_static(
+        client: blocking::LockClient,
+        lock: blocking::Lock,
+        rw: blocking::ReadWriteLock,
+        guard: blocking::LockGuard,
+        builder: blocking::LockClientBuilder,
+    ) {
+        send_sync_static(&client);
+        send_sync_static(&lock);
+        send_sync_static(&rw);
+        send_sync_static(&guard);
+        send(builder);
     }
 }
 
