@@ -4,6 +4,7 @@
 //! job in a task of its own, retried until Redis answers.
 
 use crate::job::Job;
+use crate::observability::targets;
 use crate::release::{record, release_retrying};
 use crate::replies::{ReleaseMode, Released};
 use crate::scripts::ClearWriterMark;
@@ -32,10 +33,10 @@ async fn run(shared: Arc<Shared>, job: Job) {
             let outcome = release_retrying(&shared, &request).await;
             if request.mode == ReleaseMode::Undo {
                 if let Some(Released::Freed | Released::StillHeld) = outcome {
-                    tracing::debug!(target: "redlua::lock", lock = %request.names.lock, "undid an abandoned acquire");
+                    tracing::debug!(target: targets::RELEASE, lock = %request.names.lock, "undid an abandoned acquire");
                 }
             } else {
-                record(&shared, &request, outcome);
+                record(&shared, &request, outcome, true);
             }
         }
         Job::DeleteLatch(latch) => {
@@ -49,7 +50,7 @@ async fn run(shared: Arc<Shared>, job: Job) {
                 writer_field: &field,
             };
             if let Err(error) = clear.invoke(&mut con).await {
-                tracing::warn!(target: "redlua::lock", lock = %names.lock, %error, "could not clear a waiting writer's mark; it expires by itself");
+                tracing::warn!(target: targets::RELEASE, lock = %names.lock, %error, "could not clear a waiting writer's mark; it expires by itself");
             }
         }
     }

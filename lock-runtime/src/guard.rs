@@ -206,11 +206,11 @@ impl LockGuard {
         self.done = true;
         match reply {
             Ok(released @ (Released::Freed | Released::StillHeld)) => {
-                record(&self.shared, &request, Some(released));
+                record(&self.shared, &request, Some(released), false);
                 Ok(())
             }
             Ok(Released::NotHeld | Released::NeverTook) => {
-                record(&self.shared, &request, Some(Released::NotHeld));
+                record(&self.shared, &request, Some(Released::NotHeld), false);
                 let name = self.hold.names.lock.clone();
                 let held_by_other = inspect(&self.shared, &name)
                     .await
@@ -226,7 +226,7 @@ impl LockGuard {
             }
             Err(error) => {
                 if classify(&error) == Failure::WrongType {
-                    record(&self.shared, &request, Some(Released::NotHeld));
+                    record(&self.shared, &request, Some(Released::NotHeld), false);
                 } else {
                     // `releasing` stays counted until the worker is done.
                     self.shared.submit(Job::Release(ReleaseRequest {

@@ -79,6 +79,7 @@ macro_rules! locks {
 locks! {
 pub mod blocking;
 pub mod identity;
+pub mod observability;
 mod acquire;
 mod background;
 mod client;
@@ -100,6 +101,7 @@ mod replies;
 mod rwlock;
 mod scripts;
 mod shared;
+mod telemetry;
 mod watchdog;
 
 pub use client::{LockClient, LockClientBuilder};
