@@ -139,6 +139,10 @@
 //! - `locks` (default): the distributed locks ([`LockClient`] and the rest).
 //!   A scripts-only build turns it off:
 //!   `redlua = { version = "0.1", default-features = false }`.
+//! - `metrics`: the locks' metrics through the `metrics` crate's facade
+//!   (acquire wait time, holds held, renewals and their failures, locks
+//!   lost, wake-ups); see [`observability`], which also lists the `tracing`
+//!   events the locks always emit.
 //!
 //! The minimum supported Rust version is 1.88.
 //!
@@ -167,6 +171,11 @@ pub mod fencing;
 /// async client on a thread of its own (see the module's documentation).
 #[cfg(feature = "locks")]
 pub use redlua_runtime::blocking;
+
+/// What the locks report: `tracing` targets, events and fields, and the
+/// metrics of the `metrics` feature (see the module's documentation).
+#[cfg(feature = "locks")]
+pub use redlua_runtime::observability;
 
 /// Holder identity (opt-in): a holder says who it is (host, process id,
 /// program, since when) next to its lock, for `lockctl status` and

@@ -66,6 +66,9 @@
 //!
 //! - `locks` (default): the distributed locks. Without it
 //!   (`default-features = false`) only [`script`] is compiled.
+//! - `metrics`: the locks' metrics through the `metrics` crate's facade;
+//!   [`observability`] lists them, and the `tracing` events the locks
+//!   always emit.
 #![warn(missing_docs)]
 
 pub mod script;
