@@ -31,10 +31,11 @@ use crate::pubsub::Subscription;
 use crate::replies::{Acquired, ReleaseMode};
 use crate::observability::targets;
 use crate::shared::Shared;
-use crate::telemetry::{AcquireRecord, NotAcquired};
+use crate::telemetry::{self, AcquireRecord, NotAcquired};
 use crate::watchdog;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tracing::Instrument;
 
 /// How long an acquire may wait.
 #[derive(Debug, Clone, Copy)]
@@ -119,6 +120,11 @@ impl Request<'_> {
     /// lock could not be had in time. Reported when it ends (see
     /// [`observability`](crate::observability)).
     pub(crate) async fn acquire(&self, wait: Wait) -> Result<Option<Hold>> {
+        let span = telemetry::acquire_span(&self.names.lock, self.kind, false);
+        self.acquire_recorded(wait).instrument(span).await
+    }
+
+    async fn acquire_recorded(&self, wait: Wait) -> Result<Option<Hold>> {
         let mut record = AcquireRecord::new(&self.names.lock, self.kind, false);
         let result = self.try_until(wait, &mut record).await;
         match &result {
@@ -260,6 +266,11 @@ impl Request<'_> {
     /// Re-enters: one more hold for `owner`, which must hold the lock (of
     /// this kind, or the write side for a read re-entry). Never waits.
     pub(crate) async fn reenter(&self, owner: &Owner) -> Result<Hold> {
+        let span = telemetry::acquire_span(&self.names.lock, self.kind, true);
+        self.reenter_recorded(owner).instrument(span).await
+    }
+
+    async fn reenter_recorded(&self, owner: &Owner) -> Result<Hold> {
         let mut record = AcquireRecord::new(&self.names.lock, self.kind, true);
         record.attempt();
         let result = self.reenter_once(owner).await;

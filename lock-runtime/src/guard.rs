@@ -11,6 +11,7 @@ use crate::replies::{ReleaseMode, Released};
 use crate::shared::Shared;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tracing::Instrument;
 
 /// One hold of a lock. Owned (`Send + 'static`): it can move to another
 /// task, and be released from there.
@@ -199,7 +200,12 @@ impl LockGuard {
     ///
     /// If the future is dropped, the release is finished in the background
     /// with the same request id: it happens exactly once.
-    pub async fn unlock(mut self) -> Result<()> {
+    pub async fn unlock(self) -> Result<()> {
+        let span = crate::telemetry::release_span(&self.hold.names.lock, &self.hold.owner);
+        self.unlock_once().instrument(span).await
+    }
+
+    async fn unlock_once(mut self) -> Result<()> {
         let request = self.release_request();
         self.shared.holds().releasing(&request.key());
         let reply = release_once(&self.shared, &request).await;

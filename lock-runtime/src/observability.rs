@@ -13,6 +13,16 @@
 //! `tracing-subscriber`'s `EnvFilter`. Lock names, owners and tokens are
 //! fields, never part of the message.
 //!
+//! Spans (level debug) give the events inside them their context:
+//!
+//! | target | span | fields | around |
+//! |---|---|---|---|
+//! | `redlua::acquire` | `acquire` | `lock`, `kind`, `reentry` | an acquire or re-entry call: its tries, its wake-ups, the connection's events while it runs, its outcome |
+//! | `redlua::release` | `release` | `lock`, `owner` | an `unlock`, or a release or undo done in the background |
+//! | `redlua::watchdog` | `renewal_round` | | one renewal round of a client |
+//!
+//! The events:
+//!
 //! | target | level | message | fields |
 //! |---|---|---|---|
 //! | `redlua::acquire` | debug | `lock acquired` | `lock`, `kind`, `reentry`, `owner`, `token`, `waited_ms`, `attempts`, `wakeups` |

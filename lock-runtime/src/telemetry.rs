@@ -27,6 +27,22 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// The span of an acquire call (or a re-entry): the events of its tries,
+/// and of the connection they use, happen in it.
+pub(crate) fn acquire_span(lock: &str, kind: Kind, reentry: bool) -> tracing::Span {
+    tracing::debug_span!(target: targets::ACQUIRE, "acquire", lock = %lock, kind = kind_label(kind), reentry)
+}
+
+/// The span of one release (by `unlock`, or in the background).
+pub(crate) fn release_span(lock: &str, owner: &Owner) -> tracing::Span {
+    tracing::debug_span!(target: targets::RELEASE, "release", lock = %lock, owner = %owner)
+}
+
+/// The span of one renewal round.
+pub(crate) fn round_span() -> tracing::Span {
+    tracing::debug_span!(target: targets::WATCHDOG, "renewal_round")
+}
+
 /// How an acquire call ended without a hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum NotAcquired {

@@ -26,6 +26,7 @@ use crate::shared::Shared;
 use crate::telemetry;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
+use tracing::Instrument;
 
 /// The most locks renewed by one script call.
 pub(crate) const BATCH: usize = 100;
@@ -52,7 +53,7 @@ pub(crate) fn start(shared: &Arc<Shared>) {
         let mut pause = period;
         loop {
             tokio::time::sleep(pause).await;
-            pause = match round(&weak).await {
+            pause = match round(&weak).instrument(telemetry::round_span()).await {
                 Round::Done => period,
                 Round::Failed if pause >= period => RETRY.min(period),
                 Round::Failed => (pause * 2).min(period),

@@ -16,6 +16,7 @@ use std::time::Duration;
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
 
 /// One captured event.
 #[derive(Debug, Clone)]
@@ -23,6 +24,8 @@ struct Captured {
     target: String,
     level: Level,
     message: String,
+    /// The name of the span it happened in.
+    span: Option<String>,
     fields: BTreeMap<String, String>,
 }
 
@@ -58,8 +61,8 @@ impl Visit for Fields {
 #[derive(Clone, Default)]
 struct Capture(Arc<Mutex<Vec<Captured>>>);
 
-impl<S: Subscriber> Layer<S> for Capture {
-    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
+    fn on_event(&self, event: &Event<'_>, context: Context<'_, S>) {
         let mut fields = Fields::default();
         event.record(&mut fields);
         let mut fields = fields.0;
@@ -68,6 +71,7 @@ impl<S: Subscriber> Layer<S> for Capture {
             target: event.metadata().target().to_string(),
             level: *event.metadata().level(),
             message,
+            span: context.event_span(event).map(|s| s.name().to_string()),
             fields,
         });
     }
@@ -140,6 +144,7 @@ async fn acquire_events_tell_how_long_it_waited_and_how() {
     assert_eq!(first.number("token"), held.token());
     assert_eq!(first.number("attempts"), 1);
     assert_eq!(first.number("wakeups"), 0);
+    assert_eq!(first.span.as_deref(), Some("acquire"));
 
     // A waiter, woken by the release 300 ms later.
     let lock = waiter.lock("obs:wait");
@@ -249,6 +254,11 @@ async fn releases_are_reported_with_their_outcome() {
     assert!(released.iter().all(|e| e.field("owner") == owner));
     assert!(released.iter().all(|e| e.field("kind") == "reentrant"));
     assert!(released.iter().all(|e| e.level == Level::DEBUG));
+    assert!(
+        released
+            .iter()
+            .all(|e| e.span.as_deref() == Some("release"))
+    );
 
     // A dropped guard is released by the background worker.
     drop(lock.lock().await.unwrap());
@@ -258,6 +268,7 @@ async fn releases_are_reported_with_their_outcome() {
         })
         .await;
     assert_eq!(background.field("outcome"), "freed");
+    assert_eq!(background.span.as_deref(), Some("release"));
 
     // The write side of a read/write lock.
     let rw = client.read_write_lock("obs:rw");
@@ -285,6 +296,7 @@ async fn renewal_rounds_and_a_lost_lock_are_reported() {
     assert_eq!(round.number("renewed"), 2);
     assert_eq!(round.number("lost"), 0);
     assert_eq!(round.number("failed_batches"), 0);
+    assert_eq!(round.span.as_deref(), Some("renewal_round"));
 
     assert!(breaker.lock("obs:broken").force_unlock().await.unwrap());
     let lost = capture
@@ -372,6 +384,8 @@ async fn a_killed_connection_is_reported_and_opened_again() {
     );
     assert!(!failed.is_empty());
     assert_eq!(failed[0].level, Level::INFO);
+    // It happened while the acquire tried: in its span.
+    assert_eq!(failed[0].span.as_deref(), Some("acquire"));
     let opened = capture.events(targets::CONNECTION, "command connection opened again");
     assert_eq!(opened.len(), 1, "{opened:#?}");
     assert_eq!(opened[0].level, Level::INFO);
