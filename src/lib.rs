@@ -94,6 +94,18 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Sync programs, with no runtime of their own, use [`blocking`]: the same
+//! locks as blocking calls, kept alive by a thread of the client's own.
+//!
+//! ```no_run
+//! # fn demo() -> Result<(), redlua::Error> {
+//! let client = redlua::blocking::LockClient::connect("redis://127.0.0.1:6379/")?;
+//! let guard = client.lock("orders:42").lock()?;
+//! std::thread::sleep(std::time::Duration::from_secs(60)); // still held
+//! guard.unlock()?; // or drop it: released before the drop returns
+//! # Ok(()) }
+//! ```
+//!
 //! A holder that may outlive its lease (a pause, a lost connection) should
 //! stop when [`LockGuard::lost`] fires, and let the resource refuse its
 //! stale token; [`fencing::FencedSet`] is that check as a typed script:
@@ -127,6 +139,10 @@
 //! - `locks` (default): the distributed locks ([`LockClient`] and the rest).
 //!   A scripts-only build turns it off:
 //!   `redlua = { version = "0.1", default-features = false }`.
+//! - `metrics`: the locks' metrics through the `metrics` crate's facade
+//!   (acquire wait time, holds held, renewals and their failures, locks
+//!   lost, wake-ups); see [`observability`], which also lists the `tracing`
+//!   events the locks always emit.
 //!
 //! The minimum supported Rust version is 1.88.
 //!
@@ -150,6 +166,16 @@ pub use redlua_runtime::{
 };
 
 pub mod fencing;
+
+/// The locks for synchronous code: a [`blocking::LockClient`] runs the
+/// async client on a thread of its own (see the module's documentation).
+#[cfg(feature = "locks")]
+pub use redlua_runtime::blocking;
+
+/// What the locks report: `tracing` targets, events and fields, and the
+/// metrics of the `metrics` feature (see the module's documentation).
+#[cfg(feature = "locks")]
+pub use redlua_runtime::observability;
 
 /// Holder identity (opt-in): a holder says who it is (host, process id,
 /// program, since when) next to its lock, for `lockctl status` and

@@ -29,10 +29,13 @@ use crate::names::LockNames;
 use crate::owner::Owner;
 use crate::pubsub::Subscription;
 use crate::replies::{Acquired, ReleaseMode};
+use crate::observability::targets;
 use crate::shared::Shared;
+use crate::telemetry::{self, AcquireRecord, NotAcquired};
 use crate::watchdog;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tracing::Instrument;
 
 /// How long an acquire may wait.
 #[derive(Debug, Clone, Copy)]
@@ -114,8 +117,31 @@ impl Request<'_> {
     }
 
     /// Acquires as a new owner, waiting as `wait` allows: `None` when the
-    /// lock could not be had in time.
+    /// lock could not be had in time. Reported when it ends (see
+    /// [`observability`](crate::observability)).
     pub(crate) async fn acquire(&self, wait: Wait) -> Result<Option<Hold>> {
+        let span = telemetry::acquire_span(&self.names.lock, self.kind, false);
+        self.acquire_recorded(wait).instrument(span).await
+    }
+
+    async fn acquire_recorded(&self, wait: Wait) -> Result<Option<Hold>> {
+        let mut record = AcquireRecord::new(&self.names.lock, self.kind, false);
+        let result = self.try_until(wait, &mut record).await;
+        match &result {
+            Ok(Some(hold)) => record.acquired(&hold.owner),
+            Ok(None) if matches!(wait, Wait::No) => record.not_acquired(NotAcquired::Busy, None),
+            Ok(None) => record.not_acquired(NotAcquired::TimedOut, None),
+            Err(error) => record.not_acquired(NotAcquired::Failed, Some(error)),
+        }
+        result
+    }
+
+    /// Tries until the lock is had or `wait` runs out.
+    async fn try_until(
+        &self,
+        wait: Wait,
+        record: &mut AcquireRecord<'_>,
+    ) -> Result<Option<Hold>> {
         // An attempt that will not wait leaves no writer's mark behind.
         let kind = match wait {
             Wait::No => self.kind.not_waiting(),
@@ -157,6 +183,7 @@ impl Request<'_> {
             let mut con = self.shared.con.clone();
             let sent = Instant::now();
             undo.in_flight = true;
+            record.attempt();
             let reply = kind.acquire(&mut con, &self.shared.config, &args).await;
             undo.in_flight = false;
             if let (Ok(_), Some(sub)) = (&reply, &mut subscription) {
@@ -189,7 +216,7 @@ impl Request<'_> {
                         if matches!(wait, Wait::No) || past(wait) {
                             return Err(Error::Redis(error));
                         }
-                        tracing::debug!(target: "redlua::lock", lock = %self.names.lock, %error, "acquire failed; trying again");
+                        tracing::debug!(target: targets::ACQUIRE, lock = %self.names.lock, %error, "acquire failed; trying again");
                         let pause = cap(error_pause, wait);
                         error_pause = (error_pause * 2).min(Duration::from_secs(1));
                         tokio::time::sleep(pause).await;
@@ -230,7 +257,7 @@ impl Request<'_> {
             }
             let pause = cap(pause, wait);
             tokio::select! {
-                _ = sub.wake() => {}
+                _ = sub.wake() => record.woken(),
                 _ = tokio::time::sleep(pause) => {}
             }
         }
@@ -239,6 +266,22 @@ impl Request<'_> {
     /// Re-enters: one more hold for `owner`, which must hold the lock (of
     /// this kind, or the write side for a read re-entry). Never waits.
     pub(crate) async fn reenter(&self, owner: &Owner) -> Result<Hold> {
+        let span = telemetry::acquire_span(&self.names.lock, self.kind, true);
+        self.reenter_recorded(owner).instrument(span).await
+    }
+
+    async fn reenter_recorded(&self, owner: &Owner) -> Result<Hold> {
+        let mut record = AcquireRecord::new(&self.names.lock, self.kind, true);
+        record.attempt();
+        let result = self.reenter_once(owner).await;
+        match &result {
+            Ok(hold) => record.acquired(&hold.owner),
+            Err(error) => record.not_acquired(NotAcquired::Failed, Some(error)),
+        }
+        result
+    }
+
+    async fn reenter_once(&self, owner: &Owner) -> Result<Hold> {
         let kind = self.kind.not_waiting();
         let reentry = self.shared.ids.next();
         let owner_name = owner.field();
@@ -294,7 +337,7 @@ impl Request<'_> {
         match result {
             Ok(subscription) => Some(subscription),
             Err(error) => {
-                tracing::warn!(target: "redlua::lock", %error, channel = %self.names.channel, "cannot subscribe; polling for the lock instead");
+                tracing::warn!(target: targets::ACQUIRE, lock = %self.names.lock, %error, channel = %self.names.channel, "cannot subscribe; polling for the lock instead");
                 None
             }
         }

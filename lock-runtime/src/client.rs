@@ -42,6 +42,21 @@ use tokio::sync::mpsc;
 /// guard.unlock().await?;
 /// # Ok(()) }
 /// ```
+///
+/// # On a blocked runtime
+///
+/// The watchdog, the pub/sub connection and background releases are tasks
+/// of the runtime the client was made on. On a current-thread runtime
+/// (`#[tokio::main(flavor = "current_thread")]`, `#[tokio::test]`), code
+/// that blocks the thread while holding a lock (`std::thread::sleep`, a
+/// blocking read, a long computation) stops them all: the lease is not
+/// renewed, Redis frees the lock after the watchdog timeout, and another
+/// client may take it. The guard shows it, even with no task running:
+/// [`LockGuard::valid_until`](crate::LockGuard::valid_until) does not move,
+/// and [`LockGuard::is_lost`](crate::LockGuard::is_lost) turns true when it
+/// passes. Blocking code should use [`blocking::LockClient`](crate::blocking::LockClient),
+/// whose thread renews leases whatever the caller does; async code that
+/// must block should do it in `spawn_blocking` or on a multi-thread runtime.
 #[derive(Clone)]
 pub struct LockClient {
     pub(crate) shared: Arc<Shared>,
@@ -299,6 +314,17 @@ impl LockClientBuilder {
     /// Dropping the future drops the half-made connections; nothing is left
     /// behind.
     pub async fn connect(self) -> Result<LockClient> {
+        let (client, _worker) = self.connect_with_worker().await?;
+        Ok(client)
+    }
+
+    /// [`LockClientBuilder::connect`], also returning the background
+    /// worker's task, which ends once the client, every handle and guard
+    /// made from it, and their last background job are gone (what the
+    /// blocking client's thread waits for).
+    pub(crate) async fn connect_with_worker(
+        self,
+    ) -> Result<(LockClient, tokio::task::JoinHandle<()>)> {
         check_lease("the watchdog timeout", self.watchdog_timeout)?;
         if self.watchdog_timeout < MIN_WATCHDOG_TIMEOUT {
             return Err(Error::Config(format!(
@@ -375,8 +401,8 @@ impl LockClientBuilder {
             ids: Ids::default(),
             jobs,
         });
-        background::start(queue);
-        Ok(LockClient { shared })
+        let worker = background::start(queue);
+        Ok((LockClient { shared }, worker))
     }
 }
 

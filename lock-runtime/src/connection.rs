@@ -22,6 +22,7 @@ use redis::{
     AsyncConnectionConfig, Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, RedisResult, Value,
 };
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::sync::Mutex;
 
@@ -90,12 +91,15 @@ struct Healing {
 /// when first needed, dropped after a failure that leaves it in doubt.
 struct Current<C> {
     slot: Mutex<Option<(u64, C)>>,
+    /// How many connections were opened (the next one's number).
+    opened: AtomicU64,
 }
 
 impl<C: Clone> Current<C> {
     fn new() -> Self {
         Current {
             slot: Mutex::new(None),
+            opened: AtomicU64::new(0),
         }
     }
 
@@ -124,7 +128,8 @@ impl<C: Clone> Current<C> {
                 )));
             }
         };
-        let number = current.as_ref().map_or(0, |(n, _)| n + 1);
+        let number = self.opened.fetch_add(1, Ordering::Relaxed);
+        crate::telemetry::connection_opened(number);
         *current = Some((number, con.clone()));
         Ok((number, con))
     }
@@ -134,7 +139,7 @@ impl<C: Clone> Current<C> {
         if classify(error) == Failure::Unknown {
             let mut current = self.slot.lock().await;
             if current.as_ref().is_some_and(|(n, _)| *n == number) {
-                tracing::debug!(target: "redlua::connection", %error, "replacing a connection after a failure");
+                crate::telemetry::connection_failed(error);
                 *current = None;
             }
         }

@@ -84,6 +84,12 @@ pub enum Error {
         /// Why (refused, timed out, ...).
         reason: String,
     },
+    /// The thread of a [`blocking::LockClient`](crate::blocking::LockClient)
+    /// could not be started, or has ended (only after a panic inside it).
+    /// Nothing is held: without the thread no lock can be acquired, and a
+    /// hold it had is freed by its lease.
+    #[error("the lock client's thread {0}")]
+    ClientThread(String),
     /// Redis failed or could not be reached. For an acquire, nothing is held
     /// (an acquire whose outcome is unknown is undone in the background);
     /// for a release, the release goes on in the background.

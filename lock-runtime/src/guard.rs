@@ -11,6 +11,7 @@ use crate::replies::{ReleaseMode, Released};
 use crate::shared::Shared;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tracing::Instrument;
 
 /// One hold of a lock. Owned (`Send + 'static`): it can move to another
 /// task, and be released from there.
@@ -143,14 +144,27 @@ impl LockGuard {
     /// If the future is dropped, the re-entry is undone in the background if
     /// it took effect: exactly that hold, no other.
     pub async fn reenter(&self) -> Result<LockGuard> {
-        let request = Request {
-            shared: &self.shared,
-            kind: self.hold.kind,
-            names: &self.hold.names,
-            lease: self.lease(),
-        };
-        let hold = request.reenter(&self.hold.owner).await?;
-        Ok(LockGuard::new(self.shared.clone(), hold))
+        self.reenter_owned().await
+    }
+
+    /// [`LockGuard::reenter`] as a future that borrows nothing (for the
+    /// blocking API, which runs it on the client's thread).
+    pub(crate) fn reenter_owned(
+        &self,
+    ) -> impl std::future::Future<Output = Result<LockGuard>> + Send + 'static {
+        let shared = self.shared.clone();
+        let names = self.hold.names.clone();
+        let (kind, lease, owner) = (self.hold.kind, self.lease(), self.hold.owner.clone());
+        async move {
+            let request = Request {
+                shared: &shared,
+                kind,
+                names: &names,
+                lease,
+            };
+            let hold = request.reenter(&owner).await?;
+            Ok(LockGuard::new(shared.clone(), hold))
+        }
     }
 
     fn release_request(&mut self) -> ReleaseRequest {
@@ -186,18 +200,23 @@ impl LockGuard {
     ///
     /// If the future is dropped, the release is finished in the background
     /// with the same request id: it happens exactly once.
-    pub async fn unlock(mut self) -> Result<()> {
+    pub async fn unlock(self) -> Result<()> {
+        let span = crate::telemetry::release_span(&self.hold.names.lock, &self.hold.owner);
+        self.unlock_once().instrument(span).await
+    }
+
+    async fn unlock_once(mut self) -> Result<()> {
         let request = self.release_request();
         self.shared.holds().releasing(&request.key());
         let reply = release_once(&self.shared, &request).await;
         self.done = true;
         match reply {
             Ok(released @ (Released::Freed | Released::StillHeld)) => {
-                record(&self.shared, &request, Some(released));
+                record(&self.shared, &request, Some(released), false);
                 Ok(())
             }
             Ok(Released::NotHeld | Released::NeverTook) => {
-                record(&self.shared, &request, Some(Released::NotHeld));
+                record(&self.shared, &request, Some(Released::NotHeld), false);
                 let name = self.hold.names.lock.clone();
                 let held_by_other = inspect(&self.shared, &name)
                     .await
@@ -213,7 +232,7 @@ impl LockGuard {
             }
             Err(error) => {
                 if classify(&error) == Failure::WrongType {
-                    record(&self.shared, &request, Some(Released::NotHeld));
+                    record(&self.shared, &request, Some(Released::NotHeld), false);
                 } else {
                     // `releasing` stays counted until the worker is done.
                     self.shared.submit(Job::Release(ReleaseRequest {

@@ -2,6 +2,7 @@
 //! of them the watchdog keeps alive, and their shared lease clock.
 
 use crate::lease_clock::LeaseClock;
+use crate::telemetry::holds_changed;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -83,6 +84,7 @@ impl Holds {
             hold.clock.confirm(new.sent, new.lease);
         }
         hold.count += 1;
+        holds_changed(1);
         if new.watched {
             hold.watched += 1;
         }
@@ -110,7 +112,10 @@ impl Holds {
             return;
         };
         hold.releasing = hold.releasing.saturating_sub(1);
-        hold.count = hold.count.saturating_sub(1);
+        if hold.count > 0 {
+            hold.count -= 1;
+            holds_changed(-1);
+        }
         if watched {
             hold.watched = hold.watched.saturating_sub(1);
         }
@@ -128,6 +133,7 @@ impl Holds {
     /// `key` is gone from Redis: mark its guards lost and forget it.
     pub(crate) fn lost(&mut self, key: &HoldKey) {
         if let Some(hold) = self.holds.remove(key) {
+            holds_changed(-i64::try_from(hold.count).unwrap_or(i64::MAX));
             hold.clock.mark_lost();
         }
     }
@@ -170,6 +176,17 @@ impl Holds {
             return None;
         }
         Some(watched)
+    }
+}
+
+impl Drop for Holds {
+    /// Holds whose release was never recorded (the runtime went away) no
+    /// longer count as held.
+    fn drop(&mut self) {
+        let left: u64 = self.holds.values().map(|h| h.count).sum();
+        if left > 0 {
+            holds_changed(-i64::try_from(left).unwrap_or(i64::MAX));
+        }
     }
 }
 

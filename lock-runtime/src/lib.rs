@@ -48,7 +48,8 @@
 //!   `watchdog.rs` lease renewal; `inspect.rs` reading a lock;
 //!   `identity.rs` holder identity (opt-in, apart from the rest);
 //! - `kind.rs` which script each kind of lock runs; `guard.rs`, `lock.rs`,
-//!   `rwlock.rs`, `client.rs` the public API.
+//!   `rwlock.rs`, `client.rs` the public API; `blocking/` the same API for
+//!   sync code, run on a thread of the client's own.
 //!
 //! On Redis Cluster, [`LockClient::cluster`] (or
 //! [`LockClient::cluster_builder`]) makes the client: scripts go to the node
@@ -56,12 +57,18 @@
 //! has it, and renewals are grouped by slot (see `pubsub.rs` and
 //! `watchdog.rs`).
 //!
+//! Sync programs use [`blocking`]: the same locks as blocking calls, with
+//! no runtime of the caller's.
+//!
 //! Most users depend on the `redlua` facade crate, which re-exports this one.
 //!
 //! # Features
 //!
 //! - `locks` (default): the distributed locks. Without it
 //!   (`default-features = false`) only [`script`] is compiled.
+//! - `metrics`: the locks' metrics through the `metrics` crate's facade;
+//!   [`observability`] lists them, and the `tracing` events the locks
+//!   always emit.
 #![warn(missing_docs)]
 
 pub mod script;
@@ -73,7 +80,9 @@ macro_rules! locks {
 }
 
 locks! {
+pub mod blocking;
 pub mod identity;
+pub mod observability;
 mod acquire;
 mod background;
 mod client;
@@ -95,6 +104,7 @@ mod replies;
 mod rwlock;
 mod scripts;
 mod shared;
+mod telemetry;
 mod watchdog;
 
 pub use client::{LockClient, LockClientBuilder};
@@ -150,6 +160,22 @@ mod tests {
         send(guard.lost());
         send(guard.reenter());
         send(guard.unlock());
+    }
+
+    /// The blocking API's handles move between threads.
+    #[allow(dead_code)]
+    fn blocking_types_are_send_and_static(
+        client: blocking::LockClient,
+        lock: blocking::Lock,
+        rw: blocking::ReadWriteLock,
+        guard: blocking::LockGuard,
+        builder: blocking::LockClientBuilder,
+    ) {
+        send_sync_static(&client);
+        send_sync_static(&lock);
+        send_sync_static(&rw);
+        send_sync_static(&guard);
+        send(builder);
     }
 }
 

@@ -86,6 +86,7 @@ use tokio::sync::{Notify, mpsc, watch};
 use crate::config::PUBSUB_PING_INTERVAL;
 use crate::connection::Connection;
 use crate::names::slot;
+use crate::observability::targets;
 use crate::replies::WakeMessage;
 
 /// How many connections a subscribe tries before it reports the loss.
@@ -1000,7 +1001,10 @@ impl Driver {
             )))
         });
         let (link, mut stream) = match connected {
-            Ok(connected) => connected,
+            Ok(connected) => {
+                crate::telemetry::pubsub_opened(&self.node, self.id);
+                connected
+            }
             Err(err) => {
                 self.mark_dead();
                 // Nothing can be queued any more: report the error to every
@@ -1054,11 +1058,11 @@ impl Driver {
                 }
                 Event::Pong(Ok(())) => ping = None,
                 Event::Pong(Err(error)) => {
-                    tracing::warn!(target: "redlua::pubsub", %error, "the pub/sub connection failed its ping; replacing it");
+                    tracing::warn!(target: targets::PUBSUB, %error, "the pub/sub connection failed its ping; replacing it");
                     break;
                 }
                 Event::Silent => {
-                    tracing::warn!(target: "redlua::pubsub", timeout = ?ping_timeout, "the pub/sub connection went silent; replacing it");
+                    tracing::warn!(target: targets::PUBSUB, timeout = ?ping_timeout, "the pub/sub connection went silent; replacing it");
                     break;
                 }
                 Event::Message(Some(Incoming::Message(message))) => self.dispatch(&message),
@@ -1071,7 +1075,7 @@ impl Driver {
                         None => {
                             // Its slot left the node (migrated, failed
                             // over): every channel here is in doubt.
-                            tracing::warn!(target: "redlua::pubsub", %channel, node = %self.node, "the node dropped a subscription; subscribing again where the slot is now");
+                            tracing::warn!(target: targets::PUBSUB, %channel, node = %self.node, "the node dropped a subscription; subscribing again where the slot is now");
                             break;
                         }
                     }

@@ -11,8 +11,10 @@
 use crate::error::{Failure, classify};
 use crate::holds::HoldKey;
 use crate::job::{Job, ReleaseRequest};
+use crate::observability::targets;
 use crate::replies::{ReleaseMode, Released};
 use crate::shared::Shared;
+use crate::telemetry;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -68,16 +70,16 @@ pub(crate) async fn release_retrying(
             Err(error) => match classify(&error) {
                 Failure::Unknown if Instant::now() + pause < deadline => {
                     request.resent = true;
-                    tracing::debug!(target: "redlua::lock", lock = %request.names.lock, %error, "release failed; retrying");
+                    tracing::debug!(target: targets::RELEASE, lock = %request.names.lock, %error, "release failed; retrying");
                     tokio::time::sleep(pause).await;
                     pause = (pause * 2).min(MAX_PAUSE);
                 }
                 Failure::WrongType => {
-                    tracing::warn!(target: "redlua::lock", lock = %request.names.lock, "the lock's key now holds something else; nothing released");
+                    tracing::warn!(target: targets::RELEASE, lock = %request.names.lock, "the lock's key now holds something else; nothing released");
                     return Some(Released::NotHeld);
                 }
                 _ => {
-                    tracing::warn!(target: "redlua::lock", lock = %request.names.lock, %error, "release failed; the lock will be freed by its lease");
+                    tracing::warn!(target: targets::RELEASE, lock = %request.names.lock, %error, "release failed; the lock will be freed by its lease");
                     return None;
                 }
             },
@@ -85,12 +87,25 @@ pub(crate) async fn release_retrying(
     }
 }
 
-/// Updates the registry after a release of a hold ended: `outcome` is what
-/// Redis said, `None` when nothing could be learned.
-pub(crate) fn record(shared: &Shared, request: &ReleaseRequest, outcome: Option<Released>) {
+/// Updates the registry after a release of a hold ended, and reports it:
+/// `outcome` is what Redis said, `None` when nothing could be learned;
+/// `background` whether the worker did it (a guard dropped, a retry).
+pub(crate) fn record(
+    shared: &Shared,
+    request: &ReleaseRequest,
+    outcome: Option<Released>,
+    background: bool,
+) {
     if request.mode != ReleaseMode::Release {
         return;
     }
+    telemetry::released(
+        request.kind,
+        &request.names.lock,
+        &request.owner,
+        outcome,
+        background,
+    );
     let still_held = outcome.map(|released| released == Released::StillHeld);
     shared
         .holds()

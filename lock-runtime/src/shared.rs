@@ -43,7 +43,7 @@ impl Shared {
     pub(crate) fn submit(self: &Arc<Self>, job: Job) {
         if self.jobs.send((self.clone(), job)).is_err() {
             tracing::warn!(
-                target: "redlua::lock",
+                target: crate::observability::targets::RELEASE,
                 "the background worker is gone (tokio runtime shut down?); a lock will be freed by its lease"
             );
         }

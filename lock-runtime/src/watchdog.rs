@@ -11,7 +11,8 @@
 //! lock the script reports gone (expired, deleted, taken over) is marked
 //! lost: its guards see it through
 //! [`LockGuard::is_lost`](crate::LockGuard::is_lost), and a warning is
-//! logged. A Redis error moves no clock; the round is retried soon (after
+//! logged. Each round is reported (see
+//! [`observability`](crate::observability)). A Redis error moves no clock; the round is retried soon (after
 //! 50 ms, doubling while it keeps failing, up to the normal period), so one
 //! failed round does not cost the leases. The task ends when the client
 //! holds nothing that needs renewing, and starts again with the next such
@@ -22,8 +23,10 @@ use crate::holds::Watched;
 use crate::names::slot;
 use crate::scripts::Renew;
 use crate::shared::Shared;
+use crate::telemetry;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
+use tracing::Instrument;
 
 /// The most locks renewed by one script call.
 pub(crate) const BATCH: usize = 100;
@@ -50,7 +53,7 @@ pub(crate) fn start(shared: &Arc<Shared>) {
         let mut pause = period;
         loop {
             tokio::time::sleep(pause).await;
-            pause = match round(&weak).await {
+            pause = match round(&weak).instrument(telemetry::round_span()).await {
                 Round::Done => period,
                 Round::Failed if pause >= period => RETRY.min(period),
                 Round::Failed => (pause * 2).min(period),
@@ -69,11 +72,26 @@ async fn round(weak: &Weak<Shared>) -> Round {
         return Round::Stop;
     };
     let lease = shared.config.watchdog_timeout;
+    let started = Instant::now();
+    let mut report = telemetry::Round {
+        locks: watched.len(),
+        ..telemetry::Round::default()
+    };
     let batches = batches(watched, shared.con.is_cluster());
     let results =
         futures_util::future::join_all(batches.iter().map(|batch| renew(&shared, batch, lease)))
             .await;
-    if results.contains(&false) {
+    for result in &results {
+        match result {
+            Some((renewed, lost)) => {
+                report.renewed += renewed;
+                report.lost += lost;
+            }
+            None => report.failed_batches += 1,
+        }
+    }
+    telemetry::renewal_round(&report, started.elapsed());
+    if report.failed_batches > 0 {
         Round::Failed
     } else {
         Round::Done
@@ -94,8 +112,13 @@ fn batches(mut watched: Vec<Watched>, by_slot: bool) -> Vec<Vec<Watched>> {
         .collect()
 }
 
-/// Renews one batch: whether Redis answered.
-async fn renew(shared: &Arc<Shared>, batch: &[Watched], lease: Duration) -> bool {
+/// Renews one batch: how many holds were renewed and how many found lost,
+/// or `None` when Redis did not answer.
+async fn renew(
+    shared: &Arc<Shared>,
+    batch: &[Watched],
+    lease: Duration,
+) -> Option<(usize, usize)> {
     let mut con = shared.con.clone();
     let renew = Renew {
         locks: batch.iter().map(|w| w.key.lock.as_str()).collect(),
@@ -107,29 +130,27 @@ async fn renew(shared: &Arc<Shared>, batch: &[Watched], lease: Duration) -> bool
     };
     let sent = Instant::now();
     match renew.invoke(&mut con).await {
-        Ok(renewed) => {
-            for (watched, result) in batch.iter().zip(renewed) {
+        Ok(results) => {
+            let (mut renewed, mut lost) = (0, 0);
+            for (watched, result) in batch.iter().zip(results) {
                 if result == 1 {
                     watched.clock.confirm(sent, lease);
+                    renewed += 1;
                     continue;
                 }
                 if shared
                     .holds()
                     .renewal_failed(&watched.key, watched.generation)
                 {
-                    tracing::warn!(
-                        target: "redlua::lock",
-                        lock = %watched.key.lock,
-                        field = %watched.key.field,
-                        "lock lost: the watchdog found it gone (expired, deleted or taken over)"
-                    );
+                    telemetry::lock_lost(&watched.key);
+                    lost += 1;
                 }
             }
-            true
+            Some((renewed, lost))
         }
         Err(error) => {
-            tracing::warn!(target: "redlua::lock", %error, locks = batch.len(), "lease renewal failed; retrying soon");
-            false
+            telemetry::renewal_failed(batch.len(), &error);
+            None
         }
     }
 }

@@ -1053,3 +1053,47 @@ async fn locks_work_as_the_readme_acl_user_plus_the_cluster_commands() {
         assert!(log.is_empty(), "node {i} refused: {log:?}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_blocking_client_locks_and_wakes_on_a_cluster() {
+    let _topology = TOPOLOGY.read().await;
+    let urls = cluster().await.urls();
+    let names = ["blocking-a", "{blocking}:b", "blocking-c"];
+    let mut owners = Vec::new();
+    for name in names {
+        owners.push(owner_of(name).await);
+    }
+    tokio::task::spawn_blocking(move || {
+        use redlua_runtime::blocking;
+        let holder = blocking::LockClient::cluster_builder(urls.clone())
+            .watchdog_timeout(ms(900))
+            .connect()
+            .expect("a blocking cluster client");
+        let other = blocking::LockClient::cluster(urls).expect("a blocking cluster client");
+        for name in names {
+            let guard = holder.lock(name).lock().unwrap();
+            assert!(other.lock(name).try_lock().unwrap().is_none());
+            // A waiter on another thread is woken by the release.
+            let lock = other.lock(name);
+            let waiter = std::thread::spawn(move || {
+                let started = Instant::now();
+                let guard = lock.try_lock_for(Duration::from_secs(20), None).unwrap();
+                (guard.map(|g| g.unlock()), started.elapsed())
+            });
+            // Past a lease period: renewed on the cluster by the client's thread.
+            std::thread::sleep(ms(1_200));
+            assert!(!guard.is_lost());
+            guard.unlock().unwrap();
+            let (unlocked, waited) = waiter.join().unwrap();
+            assert!(matches!(unlocked, Some(Ok(()))), "{name}");
+            assert!(waited < Duration::from_secs(5), "{name}: {waited:?}");
+        }
+    })
+    .await
+    .unwrap();
+    // The names were spread over more than one primary.
+    let mut distinct = owners.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert!(distinct.len() > 1, "{owners:?}");
+}
