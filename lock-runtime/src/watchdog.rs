@@ -7,7 +7,8 @@
 //! Redis Cluster a batch holds the locks of one slot only (a script's keys
 //! must share a slot: a mixed batch would fail with `CROSSSLOT`), so each
 //! goes to the node that owns its slot. A confirmed
-//! renewal moves the holds' lease clocks forward, from when it was sent. A
+//! renewal moves the holds' lease clocks forward, from when it was sent (in
+//! replica-synced mode, only once enough replicas acknowledged it). A
 //! lock the script reports gone (expired, deleted, taken over) is marked
 //! lost: its guards see it through
 //! [`LockGuard::is_lost`](crate::LockGuard::is_lost), and a warning is
@@ -20,6 +21,7 @@
 use crate::config::millis;
 use crate::holds::Watched;
 use crate::names::slot;
+use crate::replica_sync::{Acked, Synced};
 use crate::scripts::Renew;
 use crate::shared::Shared;
 use std::sync::{Arc, Weak};
@@ -106,11 +108,21 @@ async fn renew(shared: &Arc<Shared>, batch: &[Watched], lease: Duration) -> bool
             .collect(),
     };
     let sent = Instant::now();
-    match renew.invoke(&mut con).await {
-        Ok(renewed) => {
-            for (watched, result) in batch.iter().zip(renewed) {
+    let first = batch.first().map_or("", |w| w.key.lock.as_str());
+    let call = renew.call();
+    match shared.config.sync.run::<Vec<i64>>(&mut con, &call, first).await {
+        Ok(Synced { reply, acked }) => {
+            // Too few replicas have the new leases: a failover could go
+            // back to the old ones, so the clocks stay; retried soon.
+            let synced = !matches!(acked, Acked::Short { .. });
+            if let Acked::Short { acked, wanted } = acked {
+                tracing::warn!(target: "redlua::lock", acked, wanted, locks = batch.len(), "too few replicas acknowledged a renewal; the lease clocks stay, retrying soon");
+            }
+            for (watched, result) in batch.iter().zip(reply) {
                 if result == 1 {
-                    watched.clock.confirm(sent, lease);
+                    if synced {
+                        watched.clock.confirm(sent, lease);
+                    }
                     continue;
                 }
                 if shared
@@ -125,7 +137,7 @@ async fn renew(shared: &Arc<Shared>, batch: &[Watched], lease: Duration) -> bool
                     );
                 }
             }
-            true
+            synced
         }
         Err(error) => {
             tracing::warn!(target: "redlua::lock", %error, locks = batch.len(), "lease renewal failed; retrying soon");
