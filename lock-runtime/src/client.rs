@@ -216,7 +216,8 @@ pub struct LockClientBuilder {
     connect_timeout: Duration,
     response_timeout: Duration,
     sync_replicas: SyncReplicas,
-    sync_timeout: Duration,
+    /// `None`: the default, cut to half the response timeout.
+    sync_timeout: Option<Duration>,
 }
 
 /// Where a client connects.
@@ -242,7 +243,7 @@ impl LockClientBuilder {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
             sync_replicas: SyncReplicas::default(),
-            sync_timeout: DEFAULT_SYNC_TIMEOUT,
+            sync_timeout: None,
         }
     }
 
@@ -309,9 +310,10 @@ impl LockClientBuilder {
     /// (default 1 s, as Redisson's `slavesSyncTimeout`); an acquire not
     /// acknowledged by then is undone and fails with
     /// [`Error::NotReplicated`]. Longer than zero and shorter than the
-    /// response timeout (a connection that waits longer is replaced).
+    /// response timeout (a connection that waits longer is replaced); left
+    /// at its default, it is cut to half a shorter response timeout.
     pub fn sync_timeout(mut self, timeout: Duration) -> Self {
-        self.sync_timeout = timeout;
+        self.sync_timeout = Some(timeout);
         self
     }
 
@@ -362,11 +364,14 @@ impl LockClientBuilder {
                 return Err(Error::Config(format!("{what} must be longer than zero")));
             }
         }
+        let sync_timeout = self
+            .sync_timeout
+            .unwrap_or(DEFAULT_SYNC_TIMEOUT.min(self.response_timeout / 2));
         if self.sync_replicas != SyncReplicas::Off {
-            if self.sync_timeout.is_zero() || self.sync_timeout >= self.response_timeout {
+            if sync_timeout.is_zero() || sync_timeout >= self.response_timeout {
                 return Err(Error::Config(format!(
-                    "the sync timeout ({:?}) must be longer than zero and shorter than the response timeout ({:?})",
-                    self.sync_timeout, self.response_timeout
+                    "the sync timeout ({sync_timeout:?}) must be longer than zero and shorter than the response timeout ({:?})",
+                    self.response_timeout
                 )));
             }
             if self.sync_replicas == SyncReplicas::AtLeast(0) {
@@ -423,7 +428,7 @@ impl LockClientBuilder {
             }
         };
         let mut probe_con = con.clone();
-        let sync = Replication::probe(&mut probe_con, self.sync_replicas, self.sync_timeout).await?;
+        let sync = Replication::probe(&mut probe_con, self.sync_replicas, sync_timeout).await?;
         let config = Config {
             watchdog_timeout: self.watchdog_timeout,
             latch_ttl: LATCH_TTL,

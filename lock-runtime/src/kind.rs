@@ -7,7 +7,7 @@ use crate::connection::Connection;
 use crate::job::ReleaseRequest;
 use crate::holds::HoldKey;
 use crate::names::LockNames;
-use crate::replica_sync::Synced;
+use crate::replica_sync::{Synced, unsynced};
 use crate::replies::{Acquired, Flag, ReleaseMode, Released, Side, WakeMessage};
 use crate::scripts::{
     Acquire, ForceRelease, ReadAcquire, ReadRelease, Release, RwForceRelease, WriteAcquire,
@@ -237,6 +237,10 @@ impl Kind {
                 }
                 .call(),
         };
+        if request.mode == ReleaseMode::Undo {
+            // Nothing relies on an undo: it need not wait for replicas.
+            return unsynced(con, &call).await;
+        }
         config.sync.run(con, &call, &names.lock).await
     }
 

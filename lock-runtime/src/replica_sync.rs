@@ -200,11 +200,7 @@ impl Replication {
         lock: &str,
     ) -> RedisResult<Synced<T>> {
         if !self.is_on() {
-            let reply = call.invoke_async(con).await?;
-            return Ok(Synced {
-                reply,
-                acked: Acked::NotAsked,
-            });
+            return unsynced(con, call).await;
         }
         let slot = if self.cluster { slot(lock) } else { 0 };
         let mut loaded = false;
@@ -340,6 +336,18 @@ impl Replication {
     fn nodes(&self) -> std::sync::MutexGuard<'_, HashMap<u16, NodeInfo>> {
         self.nodes.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// Runs `call` without waiting for replicas (an undo: nothing relies on it).
+pub(crate) async fn unsynced<T: FromRedisValue>(
+    con: &mut Connection,
+    call: &ScriptCall,
+) -> RedisResult<Synced<T>> {
+    let reply = call.invoke_async(con).await?;
+    Ok(Synced {
+        reply,
+        acked: Acked::NotAsked,
+    })
 }
 
 /// A redirection: the slot is served elsewhere (now, or for this key).
