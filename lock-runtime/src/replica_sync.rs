@@ -155,13 +155,16 @@ impl Replication {
             .arg(0)
             .query_async::<Value>(con)
             .await;
-        if let Err(error) = wait {
-            return Err(match classify(&error) {
-                Failure::Unknown => Error::Redis(error),
-                _ => Error::SyncUnavailable {
+        match wait {
+            Err(error) if classify(&error) == Failure::Unknown => return Err(Error::Redis(error)),
+            Err(error) if refuses(&error) => {
+                return Err(Error::SyncUnavailable {
                     reason: error.to_string(),
-                },
-            });
+                });
+            }
+            // It has WAIT (a replica, say, answers that it cannot use it:
+            // the scripts will meet its redirection).
+            Ok(_) | Err(_) => {}
         }
         let waitaof = match redis::cmd("WAITAOF")
             .arg(0)
@@ -348,6 +351,14 @@ pub(crate) async fn unsynced<T: FromRedisValue>(
         reply,
         acked: Acked::NotAsked,
     })
+}
+
+/// The server does not know the command (renamed away, or a proxy
+/// without it), or the user may not run it.
+fn refuses(error: &RedisError) -> bool {
+    error.kind() == ErrorKind::Server(ServerErrorKind::NoPerm)
+        || error.code() == Some("NOPERM")
+        || error.to_string().contains("unknown command")
 }
 
 /// A redirection: the slot is served elsewhere (now, or for this key).
