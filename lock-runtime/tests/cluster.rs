@@ -709,7 +709,11 @@ async fn a_held_lock_survives_a_primary_failover_and_waiters_still_wake() {
 
     // Renewals go on on the new primary, and nobody else got the lock.
     scene.renewals_went_on(new).await;
-    assert_eq!(observer.granted().await, Vec::<u64>::new(), "a second holder");
+    assert_eq!(
+        observer.granted().await,
+        Vec::<u64>::new(),
+        "a second holder"
+    );
     // Still exactly one subscription of the waiters' client, sharded.
     eventually(ms(5000), "one sharded subscription", || async {
         subscribers_anywhere(channel).await == (1, 0)
@@ -898,7 +902,11 @@ async fn a_lock_survives_a_hung_primary_being_failed_over() {
         HashMap::from([(renewed.owner().to_string(), "1".to_string())])
     );
     assert!(!waiter.is_finished(), "the waiter got a held lock");
-    assert_eq!(observer.granted().await, Vec::<u64>::new(), "a second holder");
+    assert_eq!(
+        observer.granted().await,
+        Vec::<u64>::new(),
+        "a second holder"
+    );
 
     // The waiter subscribed again on the new primary, and wakes on the
     // release at once.

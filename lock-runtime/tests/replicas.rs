@@ -107,6 +107,21 @@ async fn by_default_acquires_and_releases_wait_for_every_connected_replica() {
     for replica in &replicas {
         assert!(!exists(replica, "orders").await);
     }
+    // A flushed script cache (a restart, a new node): the pipeline meets
+    // NOSCRIPT, loads the script and is sent again, once.
+    let _: () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query_async(&mut con(&primary).await)
+        .await
+        .unwrap();
+    let guard = client.lock("orders").lock().await.unwrap();
+    for replica in &replicas {
+        assert_eq!(
+            hgetall(replica, "orders").await,
+            HashMap::from([(guard.owner().to_string(), "1".to_string())])
+        );
+    }
+    guard.unlock().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -185,7 +200,14 @@ async fn one_acknowledgement_of_two_is_not_enough() {
     // More than there are: never enough.
     let err = at_least_three.lock("x").try_lock().await.unwrap_err();
     assert!(
-        matches!(err, Error::NotReplicated { acked: 2, wanted: 3, .. }),
+        matches!(
+            err,
+            Error::NotReplicated {
+                acked: 2,
+                wanted: 3,
+                ..
+            }
+        ),
         "{err:?}"
     );
 
@@ -194,7 +216,14 @@ async fn one_acknowledgement_of_two_is_not_enough() {
     // any connected one did not.
     let err = connected.lock("x").try_lock().await.unwrap_err();
     assert!(
-        matches!(err, Error::NotReplicated { acked: 1, wanted: 2, .. }),
+        matches!(
+            err,
+            Error::NotReplicated {
+                acked: 1,
+                wanted: 2,
+                ..
+            }
+        ),
         "{err:?}"
     );
     assert!(!exists(&primary, "x").await);
