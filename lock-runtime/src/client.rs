@@ -344,6 +344,11 @@ impl LockClientBuilder {
     /// Checks the settings, connects and starts the client's background
     /// worker on the current tokio runtime.
     ///
+    /// Errors: [`Error::Config`] for a bad setting (nothing is sent),
+    /// [`Error::Connect`] when Redis cannot be reached in time, and in
+    /// replica-synced mode (the default) [`Error::SyncUnavailable`] when the
+    /// server refuses `WAIT` (probed once, here).
+    ///
     /// # Cancellation
     ///
     /// Dropping the future drops the half-made connections; nothing is left
