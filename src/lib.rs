@@ -160,9 +160,10 @@ pub use redlua_macros::redis_script;
 pub use redlua_runtime::script;
 #[cfg(feature = "locks")]
 pub use redlua_runtime::{
-    Connection, DEFAULT_CONNECT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT, DEFAULT_WATCHDOG_TIMEOUT, Error,
-    Holder, Lock, LockClient, LockClientBuilder, LockGuard, LockInfo, LockKind, MAX_LEASE,
-    MIN_LEASE, Mode, Owner, ReadWriteLock, Result, Side,
+    Connection, DEFAULT_CONNECT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT, DEFAULT_SYNC_TIMEOUT,
+    DEFAULT_WATCHDOG_TIMEOUT, Error, Holder, Lock, LockClient, LockClientBuilder, LockGuard,
+    LockInfo, LockKind, MAX_LEASE, MIN_LEASE, Mode, Owner, ReadWriteLock, Result, Side,
+    SyncReplicas,
 };
 
 pub mod fencing;

@@ -28,6 +28,8 @@ use crate::lease_clock::LeaseClock;
 use crate::names::LockNames;
 use crate::owner::Owner;
 use crate::pubsub::Subscription;
+use crate::release::release_once;
+use crate::replica_sync::{Acked, Synced};
 use crate::replies::{Acquired, ReleaseMode};
 use crate::observability::targets;
 use crate::shared::Shared;
@@ -192,7 +194,18 @@ impl Request<'_> {
                 sub.settled();
             }
             let ttl = match reply {
-                Ok(Acquired::Held { token }) => {
+                Ok(Synced {
+                    reply: Acquired::Held { .. },
+                    acked: Acked::Short { acked, wanted },
+                }) => {
+                    // Fail closed: a failover now could lose it.
+                    undo.now().await;
+                    return Err(self.not_replicated(acked, wanted));
+                }
+                Ok(Synced {
+                    reply: Acquired::Held { token },
+                    ..
+                }) => {
                     undo.disarm();
                     if let Some(mark) = &mut mark {
                         mark.armed = false;
@@ -200,8 +213,14 @@ impl Request<'_> {
                     let owner = self.shared.owner(id, token);
                     return Ok(Some(self.hold(kind, owner, None, sent, undo.uncertain)));
                 }
-                Ok(Acquired::Busy { ttl }) => ttl,
-                Ok(Acquired::NotHeld | Acquired::Abandoned) => {
+                Ok(Synced {
+                    reply: Acquired::Busy { ttl },
+                    ..
+                }) => ttl,
+                Ok(Synced {
+                    reply: Acquired::NotHeld | Acquired::Abandoned,
+                    ..
+                }) => {
                     // Not answers to a new owner's live attempt.
                     return Err(Error::Redis(redis::RedisError::from((
                         redis::ErrorKind::UnexpectedReturnType,
@@ -306,12 +325,16 @@ impl Request<'_> {
         let sent = Instant::now();
         let reply = kind.acquire(&mut con, &self.shared.config, &args).await;
         undo.in_flight = false;
-        match reply {
-            Ok(Acquired::Held { .. }) => {
+        match reply.map(|synced| (synced.reply, synced.acked)) {
+            Ok((Acquired::Held { .. }, Acked::Short { acked, wanted })) => {
+                undo.now().await;
+                Err(self.not_replicated(acked, wanted))
+            }
+            Ok((Acquired::Held { .. }, _)) => {
                 undo.disarm();
                 Ok(self.hold(kind, owner.clone(), Some(reentry), sent, false))
             }
-            Ok(Acquired::NotHeld | Acquired::Busy { .. } | Acquired::Abandoned) => {
+            Ok((Acquired::NotHeld | Acquired::Busy { .. } | Acquired::Abandoned, _)) => {
                 Err(Error::NotHeld {
                     name: self.names.lock.clone(),
                     owner: owner_name,
@@ -323,6 +346,16 @@ impl Request<'_> {
                 }
                 Err(Error::from_redis(&self.names.lock, error))
             }
+        }
+    }
+
+    /// The error for an acquire that too few replicas acknowledged.
+    fn not_replicated(&self, acked: u32, wanted: u32) -> Error {
+        tracing::warn!(target: crate::observability::targets::ACQUIRE, lock = %self.names.lock, acked, wanted, "too few replicas acknowledged the acquire; undone");
+        Error::NotReplicated {
+            name: self.names.lock.clone(),
+            acked,
+            wanted,
         }
     }
 
@@ -383,14 +416,19 @@ impl Undo<'_> {
     fn disarm(&mut self) {
         self.done = true;
     }
-}
 
-impl Drop for Undo<'_> {
-    fn drop(&mut self) {
-        if self.done || !(self.in_flight || self.uncertain) {
-            return;
+    /// Undoes the attempt, which took effect, now; in the background if
+    /// Redis does not answer (or the call is dropped meanwhile).
+    async fn now(&mut self) {
+        self.in_flight = true;
+        if release_once(self.shared, &self.request()).await.is_ok() {
+            self.done = true;
         }
-        self.shared.submit(Job::Release(ReleaseRequest {
+    }
+
+    /// The release that undoes the attempt.
+    fn request(&self) -> ReleaseRequest {
+        ReleaseRequest {
             kind: self.kind,
             names: self.names.clone(),
             owner: self.owner.clone(),
@@ -401,7 +439,16 @@ impl Drop for Undo<'_> {
             mode: ReleaseMode::Undo,
             close_attempts: true,
             resent: false,
-        }));
+        }
+    }
+}
+
+impl Drop for Undo<'_> {
+    fn drop(&mut self) {
+        if self.done || !(self.in_flight || self.uncertain) {
+            return;
+        }
+        self.shared.submit(Job::Release(self.request()));
     }
 }
 

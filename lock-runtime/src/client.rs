@@ -15,9 +15,11 @@ use crate::kind::Kind;
 use crate::lock::Lock;
 use crate::owner::Ids;
 use crate::pubsub::PubSubHub;
+use crate::replica_sync::Replication;
 use crate::replies::Publish;
 use crate::rwlock::ReadWriteLock;
 use crate::shared::Shared;
+use crate::sync_replicas::{DEFAULT_SYNC_TIMEOUT, SyncReplicas};
 use redis::{ConnectionInfo, IntoConnectionInfo};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -228,6 +230,9 @@ pub struct LockClientBuilder {
     watchdog_timeout: Duration,
     connect_timeout: Duration,
     response_timeout: Duration,
+    sync_replicas: SyncReplicas,
+    /// `None`: the default, cut to half the response timeout.
+    sync_timeout: Option<Duration>,
 }
 
 /// Where a client connects.
@@ -252,6 +257,8 @@ impl LockClientBuilder {
             watchdog_timeout: DEFAULT_WATCHDOG_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
+            sync_replicas: SyncReplicas::default(),
+            sync_timeout: None,
         }
     }
 
@@ -282,6 +289,49 @@ impl LockClientBuilder {
         self
     }
 
+    /// Sets how many replicas must acknowledge every acquire, release and
+    /// renewal (replica-synced mode; see [`SyncReplicas`]). The default,
+    /// [`SyncReplicas::Connected`], waits for the replicas the primary
+    /// reports connected, as Redisson's `checkLockSyncedSlaves` does — but
+    /// fails an acquire when *any* of them did not acknowledge in time, not
+    /// only when none did. Where there is no replica, nothing is waited for.
+    ///
+    /// The cost: the `WAIT` goes in the same pipeline as the script, so a
+    /// lock operation takes the replicas' acknowledgement (about one more
+    /// round trip between primary and replica) and, while a replica is slow,
+    /// up to the sync timeout. `WAIT` holds up the commands sent after it on
+    /// the same connection: while a replica does not answer, every lock
+    /// operation of the client waits up to the sync timeout. A server that
+    /// refuses `WAIT` makes [`connect`](Self::connect) fail with
+    /// [`Error::SyncUnavailable`]. [`SyncReplicas::Off`] turns it off: the
+    /// lock is then as safe as Redis's asynchronous replication, and fencing
+    /// tokens are what protect the resource across a failover.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), redlua_runtime::Error> {
+    /// use redlua_runtime::{LockClient, SyncReplicas};
+    /// let client = LockClient::builder("redis://127.0.0.1:6379/")
+    ///     .sync_replicas(SyncReplicas::Off) // a cache-like lock, no failover worries
+    ///     .connect()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn sync_replicas(mut self, replicas: SyncReplicas) -> Self {
+        self.sync_replicas = replicas;
+        self
+    }
+
+    /// Sets how long a lock operation waits for its replicas in synced mode
+    /// (default 1 s, as Redisson's `slavesSyncTimeout`); an acquire not
+    /// acknowledged by then is undone and fails with
+    /// [`Error::NotReplicated`]. Longer than zero and shorter than the
+    /// response timeout (a connection that waits longer is replaced); left
+    /// at its default, it is cut to half a shorter response timeout.
+    pub fn sync_timeout(mut self, timeout: Duration) -> Self {
+        self.sync_timeout = Some(timeout);
+        self
+    }
+
     /// Sends commands on this existing connection instead of the client's
     /// own healing one (see [`Connection`]).
     ///
@@ -308,6 +358,11 @@ impl LockClientBuilder {
 
     /// Checks the settings, connects and starts the client's background
     /// worker on the current tokio runtime.
+    ///
+    /// Errors: [`Error::Config`] for a bad setting (nothing is sent),
+    /// [`Error::Connect`] when Redis cannot be reached in time, and in
+    /// replica-synced mode (the default) [`Error::SyncUnavailable`] when the
+    /// server refuses `WAIT` (probed once, here).
     ///
     /// # Cancellation
     ///
@@ -338,6 +393,23 @@ impl LockClientBuilder {
         ] {
             if timeout.is_zero() {
                 return Err(Error::Config(format!("{what} must be longer than zero")));
+            }
+        }
+        let sync_timeout = self
+            .sync_timeout
+            .unwrap_or(DEFAULT_SYNC_TIMEOUT.min(self.response_timeout / 2));
+        if self.sync_replicas != SyncReplicas::Off {
+            if sync_timeout.is_zero() || sync_timeout >= self.response_timeout {
+                return Err(Error::Config(format!(
+                    "the sync timeout ({sync_timeout:?}) must be longer than zero and shorter than the response timeout ({:?})",
+                    self.response_timeout
+                )));
+            }
+            if self.sync_replicas == SyncReplicas::AtLeast(0) {
+                return Err(Error::Config(
+                    "SyncReplicas::AtLeast needs at least 1 replica (SyncReplicas::Off waits for none)"
+                        .to_string(),
+                ));
             }
         }
         let (connect_timeout, response_timeout) = (self.connect_timeout, self.response_timeout);
@@ -386,10 +458,13 @@ impl LockClientBuilder {
                 cluster_parts(template, con, connect_timeout, response_timeout).await?
             }
         };
+        let mut probe_con = con.clone();
+        let sync = Replication::probe(&mut probe_con, self.sync_replicas, sync_timeout).await?;
         let config = Config {
             watchdog_timeout: self.watchdog_timeout,
             latch_ttl: LATCH_TTL,
             publish,
+            sync: Arc::new(sync),
         };
         let (jobs, queue) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {

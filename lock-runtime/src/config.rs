@@ -2,7 +2,9 @@
 //! value before anything is written to Redis.
 
 use crate::error::{Error, Result};
+use crate::replica_sync::Replication;
 use crate::replies::Publish;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The default watchdog timeout, which is also the lease of a lock taken
@@ -52,6 +54,8 @@ pub(crate) struct Config {
     pub latch_ttl: Duration,
     /// How releases are announced (detected once, at connect).
     pub publish: Publish,
+    /// How lock writes are synced to replicas (probed once, at connect).
+    pub sync: Arc<Replication>,
 }
 
 impl Config {

@@ -18,6 +18,7 @@
 use crate::error::{Failure, classify};
 use redis::aio::{ConnectionLike, ConnectionManager, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
+use redis::cluster_routing::{Route, SingleNodeRoutingInfo, SlotAddr};
 use redis::{
     AsyncConnectionConfig, Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, RedisResult, Value,
 };
@@ -235,6 +236,36 @@ impl Connection {
         });
         healing.get().await?;
         Ok(Connection(Inner::Healing(healing)))
+    }
+}
+
+impl Connection {
+    /// Sends `pipeline` as one batch on one connection: on a cluster, to the
+    /// primary that owns `slot` (whatever its commands are: a lone `WAIT`
+    /// would go to every primary), elsewhere to the one server. Replies to
+    /// the commands that failed are `Value::ServerError`s in the result.
+    pub(crate) async fn pipeline_on_primary(
+        &mut self,
+        pipeline: &Pipeline,
+        slot: u16,
+    ) -> RedisResult<Vec<Value>> {
+        let count = pipeline.len();
+        let primary = || {
+            SingleNodeRoutingInfo::SpecificNode(Route::new(slot, SlotAddr::Master))
+        };
+        match &mut self.0 {
+            Inner::Cluster(con) => {
+                con.route_pipeline(pipeline.clone(), 0, count, primary())
+                    .await
+            }
+            Inner::HealingCluster(healing) => {
+                healed!(healing, |con| con.route_pipeline(pipeline.clone(), 0, count, primary()))
+                    .await
+            }
+            Inner::Healing(_) | Inner::Manager(_) | Inner::Multiplexed(_) => {
+                self.req_packed_commands(pipeline, 0, count).await
+            }
+        }
     }
 }
 

@@ -76,6 +76,51 @@ pub enum Error {
     /// before anything was sent to Redis.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// Replica-synced mode: fewer replicas than wanted acknowledged an
+    /// acquire (or re-entry) within the sync timeout. The acquire was undone
+    /// (at once if Redis answered, else in the background): nothing is held,
+    /// and no fencing token was handed out. Trying again is safe; a replica
+    /// that keeps failing to acknowledge needs looking at (or a lower
+    /// [`SyncReplicas`](crate::SyncReplicas) setting).
+    #[error(
+        "lock `{name}`: {acked} of {wanted} replicas acknowledged the acquire in time; it was undone"
+    )]
+    NotReplicated {
+        /// The lock's name.
+        name: String,
+        /// Replicas that acknowledged.
+        acked: u32,
+        /// Replicas wanted.
+        wanted: u32,
+    },
+    /// Replica-synced mode: the hold was released on the primary, but fewer
+    /// replicas than wanted acknowledged the release within the sync
+    /// timeout. The client holds nothing and renews nothing; a failover to a
+    /// replica that missed the release would bring the hold back there
+    /// until its lease ends (nobody renews it), keeping others out meanwhile.
+    #[error(
+        "lock `{name}`: released, but {acked} of {wanted} replicas acknowledged the release in time"
+    )]
+    ReleaseNotReplicated {
+        /// The lock's name.
+        name: String,
+        /// Replicas that acknowledged.
+        acked: u32,
+        /// Replicas wanted.
+        wanted: u32,
+    },
+    /// Replica-synced mode is on, but the server refuses `WAIT` (a proxy or
+    /// managed service without it, a renamed command, an ACL rule without
+    /// `+wait`). Found at connect; nothing was written. Allow `WAIT`, or turn
+    /// the mode off knowingly with
+    /// [`SyncReplicas::Off`](crate::SyncReplicas::Off).
+    #[error(
+        "replica-synced mode needs WAIT, which the server refuses ({reason}); allow it, or connect with sync_replicas(SyncReplicas::Off)"
+    )]
+    SyncUnavailable {
+        /// What the server answered.
+        reason: String,
+    },
     /// Redis could not be reached within the connect timeout.
     #[error("cannot connect to Redis at {addr}: {reason}")]
     Connect {

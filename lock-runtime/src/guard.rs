@@ -7,6 +7,7 @@ use crate::inspect::inspect;
 use crate::job::{Job, ReleaseRequest};
 use crate::owner::Owner;
 use crate::release::{record, release_once};
+use crate::replica_sync::Acked;
 use crate::replies::{ReleaseMode, Released};
 use crate::shared::Shared;
 use std::sync::Arc;
@@ -194,7 +195,11 @@ impl LockGuard {
     /// owner holds the lock (it is left untouched), [`Error::WrongType`] when
     /// the key now holds something else, [`Error::Redis`] when Redis could
     /// not be reached — the release then goes on in the background, with the
-    /// same request id, so that it happens once.
+    /// same request id, so that it happens once. In replica-synced mode,
+    /// [`Error::ReleaseNotReplicated`] when the release was done on the
+    /// primary but fewer replicas than wanted acknowledged it in time: the
+    /// client holds and renews nothing, but a failover to a replica that
+    /// missed it would keep the lock there until its lease ends.
     ///
     /// # Cancellation
     ///
@@ -210,12 +215,19 @@ impl LockGuard {
         self.shared.holds().releasing(&request.key());
         let reply = release_once(&self.shared, &request).await;
         self.done = true;
-        match reply {
-            Ok(released @ (Released::Freed | Released::StillHeld)) => {
+        match reply.map(|synced| (synced.reply, synced.acked)) {
+            Ok((released @ (Released::Freed | Released::StillHeld), acked)) => {
                 record(&self.shared, &request, Some(released), false);
-                Ok(())
+                match acked {
+                    Acked::Short { acked, wanted } => Err(Error::ReleaseNotReplicated {
+                        name: self.hold.names.lock.clone(),
+                        acked,
+                        wanted,
+                    }),
+                    Acked::Enough | Acked::NotAsked => Ok(()),
+                }
             }
-            Ok(Released::NotHeld | Released::NeverTook) => {
+            Ok((Released::NotHeld | Released::NeverTook, _)) => {
                 record(&self.shared, &request, Some(Released::NotHeld), false);
                 let name = self.hold.names.lock.clone();
                 let held_by_other = inspect(&self.shared, &name)

@@ -7,6 +7,7 @@ use crate::connection::Connection;
 use crate::job::ReleaseRequest;
 use crate::holds::HoldKey;
 use crate::names::LockNames;
+use crate::replica_sync::{Synced, unsynced};
 use crate::replies::{Acquired, Flag, ReleaseMode, Released, Side, WakeMessage};
 use crate::scripts::{
     Acquire, ForceRelease, ReadAcquire, ReadRelease, Release, RwForceRelease, WriteAcquire,
@@ -112,16 +113,15 @@ impl Kind {
         con: &mut Connection,
         config: &Config,
         args: &AcquireArgs<'_>,
-    ) -> RedisResult<Acquired> {
+    ) -> RedisResult<Synced<Acquired>> {
         let names = args.names;
         let lease_ms = millis(args.lease);
         let attempt = names.attempt(args.owner, args.reentry);
         let attempt_ttl_ms = millis(config.attempt_ttl(args.lease));
         let token_ttl_ms = millis(token_ttl(args.lease));
         let reenter = Flag(args.reentry.is_some());
-        match self {
-            Kind::Reentrant => {
-                Acquire {
+        let call = match self {
+            Kind::Reentrant => Acquire {
                     lock: &names.lock,
                     token: &names.token(),
                     attempt: &attempt,
@@ -131,11 +131,8 @@ impl Kind {
                     attempt_ttl_ms,
                     token_ttl_ms,
                 }
-                .invoke(con)
-                .await
-            }
-            Kind::Read { prefer_writers } => {
-                ReadAcquire {
+                .call(),
+            Kind::Read { prefer_writers } => ReadAcquire {
                     lock: &names.lock,
                     timeouts: &names.timeouts(args.owner),
                     writer_mark: &names.writer_mark(),
@@ -149,11 +146,8 @@ impl Kind {
                     attempt_ttl_ms,
                     token_ttl_ms,
                 }
-                .invoke(con)
-                .await
-            }
-            Kind::Write { prefer_writers } => {
-                WriteAcquire {
+                .call(),
+            Kind::Write { prefer_writers } => WriteAcquire {
                     lock: &names.lock,
                     writer_mark: &names.writer_mark(),
                     token: &names.token(),
@@ -167,10 +161,9 @@ impl Kind {
                     attempt_ttl_ms,
                     token_ttl_ms,
                 }
-                .invoke(con)
-                .await
-            }
-        }
+                .call(),
+        };
+        config.sync.run(con, &call, &names.lock).await
     }
 
     /// Runs the release script once (a release, or an undo).
@@ -179,7 +172,7 @@ impl Kind {
         con: &mut Connection,
         config: &Config,
         request: &ReleaseRequest,
-    ) -> RedisResult<Released> {
+    ) -> RedisResult<Synced<Released>> {
         let names = &*request.names;
         let owner = request.owner.field();
         let latch = names.latch(&request.request_id);
@@ -190,9 +183,8 @@ impl Kind {
         let reentry = Flag(request.reentry.is_some());
         // An undo always closes its attempt: it may run before the acquire.
         let close_attempts = Flag(request.close_attempts || request.mode == ReleaseMode::Undo);
-        match self {
-            Kind::Reentrant => {
-                Release {
+        let call = match self {
+            Kind::Reentrant => Release {
                     lock: &names.lock,
                     channel: &names.channel,
                     latch: &latch,
@@ -208,11 +200,8 @@ impl Kind {
                     close_attempts,
                     publish: config.publish,
                 }
-                .invoke(con)
-                .await
-            }
-            Kind::Read { .. } => {
-                ReadRelease {
+                .call(),
+            Kind::Read { .. } => ReadRelease {
                     lock: &names.lock,
                     channel: &names.channel,
                     timeouts: &names.timeouts(&owner),
@@ -229,11 +218,8 @@ impl Kind {
                     close_attempts,
                     publish: config.publish,
                 }
-                .invoke(con)
-                .await
-            }
-            Kind::Write { .. } => {
-                WriteRelease {
+                .call(),
+            Kind::Write { .. } => WriteRelease {
                     lock: &names.lock,
                     channel: &names.channel,
                     latch: &latch,
@@ -249,10 +235,13 @@ impl Kind {
                     close_attempts,
                     publish: config.publish,
                 }
-                .invoke(con)
-                .await
-            }
+                .call(),
+        };
+        if request.mode == ReleaseMode::Undo {
+            // Nothing relies on an undo: it need not wait for replicas.
+            return unsynced(con, &call).await;
         }
+        config.sync.run(con, &call, &names.lock).await
     }
 
     /// Runs the force-release script: whether something was broken.

@@ -4,7 +4,8 @@
 //! It runs from when the acquire, or the last renewal that Redis confirmed,
 //! was *sent* (Redis set the expiry later than that, never earlier), minus a
 //! drift margin for the two clocks' rates: 1% of the lease plus 2 ms, as
-//! Redlock allows. It only moves forward, and only on a confirmed reply. A
+//! Redlock allows. It only moves forward, only on a confirmed reply, and
+//! never once it has passed. A
 //! guard is lost once the clock has passed, or once Redis was seen without
 //! the hold; [`LeaseClock::is_lost`] works that out when asked, so it is
 //! right even when no task could run (a blocked runtime).
@@ -23,6 +24,12 @@ pub(crate) fn drift(lease: Duration) -> Duration {
 fn base() -> Instant {
     static BASE: OnceLock<Instant> = OnceLock::new();
     *BASE.get_or_init(Instant::now)
+}
+
+/// The clock's reading for a script sent at `sent` with `lease`.
+fn until(sent: Instant, lease: Duration) -> u64 {
+    sent.checked_add(lease.saturating_sub(drift(lease)))
+        .map_or(u64::MAX, to_nanos)
 }
 
 fn to_nanos(at: Instant) -> u64 {
@@ -44,23 +51,27 @@ pub(crate) struct LeaseClock {
 impl LeaseClock {
     /// A clock for a hold acquired by a script sent at `sent` with `lease`.
     pub(crate) fn new(sent: Instant, lease: Duration) -> LeaseClock {
-        let clock = LeaseClock {
-            valid_until: AtomicU64::new(0),
+        LeaseClock {
+            valid_until: AtomicU64::new(until(sent, lease)),
             lost: AtomicBool::new(false),
             changed: Notify::new(),
-        };
-        clock.confirm(sent, lease);
-        clock
+        }
     }
 
     /// Redis confirmed a script sent at `sent` that made the lease run at
     /// least `lease` from when it ran: move the clock forward if that is
-    /// later than what it says.
+    /// later than what it says — unless it has passed: a hold its holder
+    /// was told may be gone is not brought back (a renewal that Redis ran
+    /// but too few replicas acknowledged leaves the clock behind Redis's
+    /// expiry, and a later one must not revive it).
     pub(crate) fn confirm(&self, sent: Instant, lease: Duration) {
-        let until = sent
-            .checked_add(lease.saturating_sub(drift(lease)))
-            .map_or(u64::MAX, to_nanos);
-        self.valid_until.fetch_max(until, Ordering::SeqCst);
+        let until = until(sent, lease);
+        let now = to_nanos(Instant::now());
+        let _ = self
+            .valid_until
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |current| {
+                (current > now && until > current).then_some(until)
+            });
         self.changed.notify_waiters();
     }
 
@@ -129,6 +140,9 @@ mod tests {
         let clock = LeaseClock::new(Instant::now(), Duration::from_millis(20));
         assert!(!clock.is_lost());
         std::thread::sleep(Duration::from_millis(25));
+        assert!(clock.is_lost());
+        // Once passed, a confirmation does not bring it back.
+        clock.confirm(Instant::now(), Duration::from_secs(10));
         assert!(clock.is_lost());
     }
 

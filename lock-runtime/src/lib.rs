@@ -100,10 +100,12 @@ mod names;
 mod owner;
 mod pubsub;
 mod release;
+mod replica_sync;
 mod replies;
 mod rwlock;
 mod scripts;
 mod shared;
+mod sync_replicas;
 mod telemetry;
 mod watchdog;
 
@@ -120,6 +122,7 @@ pub use lock::Lock;
 pub use names::MAX_NAME_LEN;
 pub use owner::Owner;
 pub use rwlock::ReadWriteLock;
+pub use sync_replicas::{DEFAULT_SYNC_TIMEOUT, SyncReplicas};
 }
 
 /// Paths used by code that `#[redis_script]` generates. Not a public API.

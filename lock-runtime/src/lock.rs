@@ -119,7 +119,10 @@ impl Lock {
     /// lease is the watchdog timeout, renewed by the watchdog until the
     /// guard is released. Failures that leave the outcome unknown (a lost
     /// reply, a dropped connection) are retried while waiting; others are
-    /// returned.
+    /// returned. In replica-synced mode (the default; see
+    /// [`SyncReplicas`](crate::SyncReplicas)) an acquire that too few
+    /// replicas acknowledged is undone and returned as
+    /// [`Error::NotReplicated`], as by every acquire and re-entry.
     ///
     /// # Cancellation
     ///

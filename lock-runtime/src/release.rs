@@ -12,6 +12,7 @@ use crate::error::{Failure, classify};
 use crate::holds::HoldKey;
 use crate::job::{Job, ReleaseRequest};
 use crate::observability::targets;
+use crate::replica_sync::{Acked, Synced};
 use crate::replies::{ReleaseMode, Released};
 use crate::shared::Shared;
 use crate::telemetry;
@@ -30,11 +31,12 @@ impl ReleaseRequest {
     }
 }
 
-/// Sends the release (or undo) once.
+/// Sends the release (or undo) once; in replica-synced mode, also says how
+/// many replicas acknowledged it.
 pub(crate) async fn release_once(
     shared: &Arc<Shared>,
     request: &ReleaseRequest,
-) -> redis::RedisResult<Released> {
+) -> redis::RedisResult<Synced<Released>> {
     let mut con = shared.con.clone();
     let reply = request
         .kind
@@ -66,7 +68,14 @@ pub(crate) async fn release_retrying(
     let mut request = request.clone();
     loop {
         match release_once(shared, &request).await {
-            Ok(released) => return Some(released),
+            Ok(synced) => {
+                if let (Acked::Short { acked, wanted }, ReleaseMode::Release) =
+                    (synced.acked, request.mode)
+                {
+                    tracing::warn!(target: targets::RELEASE, lock = %request.names.lock, acked, wanted, "released, but too few replicas acknowledged the release");
+                }
+                return Some(synced.reply);
+            }
             Err(error) => match classify(&error) {
                 Failure::Unknown if Instant::now() + pause < deadline => {
                     request.resent = true;

@@ -271,7 +271,7 @@ impl ScriptCall {
 }
 
 /// Whether `err` is the server's `NOSCRIPT` answer.
-fn is_noscript(err: &RedisError) -> bool {
+pub(crate) fn is_noscript(err: &RedisError) -> bool {
     err.kind() == ErrorKind::Server(ServerErrorKind::NoScript) || err.code() == Some("NOSCRIPT")
 }
 

@@ -7,7 +7,8 @@
 //! Redis Cluster a batch holds the locks of one slot only (a script's keys
 //! must share a slot: a mixed batch would fail with `CROSSSLOT`), so each
 //! goes to the node that owns its slot. A confirmed
-//! renewal moves the holds' lease clocks forward, from when it was sent. A
+//! renewal moves the holds' lease clocks forward, from when it was sent (in
+//! replica-synced mode, only once enough replicas acknowledged it). A
 //! lock the script reports gone (expired, deleted, taken over) is marked
 //! lost: its guards see it through
 //! [`LockGuard::is_lost`](crate::LockGuard::is_lost), and a warning is
@@ -21,8 +22,10 @@
 use crate::config::millis;
 use crate::holds::Watched;
 use crate::names::slot;
+use crate::replica_sync::{Acked, Synced};
 use crate::scripts::Renew;
 use crate::shared::Shared;
+use crate::observability::targets;
 use crate::telemetry;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -113,7 +116,8 @@ fn batches(mut watched: Vec<Watched>, by_slot: bool) -> Vec<Vec<Watched>> {
 }
 
 /// Renews one batch: how many holds were renewed and how many found lost,
-/// or `None` when Redis did not answer.
+/// or `None` when Redis did not answer or too few replicas acknowledged
+/// (the round is then retried soon).
 async fn renew(
     shared: &Arc<Shared>,
     batch: &[Watched],
@@ -129,13 +133,23 @@ async fn renew(
             .collect(),
     };
     let sent = Instant::now();
-    match renew.invoke(&mut con).await {
-        Ok(results) => {
+    let first = batch.first().map_or("", |w| w.key.lock.as_str());
+    let call = renew.call();
+    match shared.config.sync.run::<Vec<i64>>(&mut con, &call, first).await {
+        Ok(Synced { reply, acked }) => {
+            // Too few replicas have the new leases: a failover could go
+            // back to the old ones, so the clocks stay; retried soon.
+            let synced = !matches!(acked, Acked::Short { .. });
+            if let Acked::Short { acked, wanted } = acked {
+                tracing::warn!(target: targets::WATCHDOG, acked, wanted, locks = batch.len(), "too few replicas acknowledged a renewal; the lease clocks stay, retrying soon");
+            }
             let (mut renewed, mut lost) = (0, 0);
-            for (watched, result) in batch.iter().zip(results) {
+            for (watched, result) in batch.iter().zip(reply) {
                 if result == 1 {
-                    watched.clock.confirm(sent, lease);
-                    renewed += 1;
+                    if synced {
+                        watched.clock.confirm(sent, lease);
+                        renewed += 1;
+                    }
                     continue;
                 }
                 if shared
@@ -146,7 +160,7 @@ async fn renew(
                     lost += 1;
                 }
             }
-            Some((renewed, lost))
+            synced.then_some((renewed, lost))
         }
         Err(error) => {
             telemetry::renewal_failed(batch.len(), &error);

@@ -197,4 +197,28 @@ async fn a_narrower_rule_says_what_is_missing() {
             .contains("no permissions to access one of the keys"),
         "{err}"
     );
+
+    // Without WAIT, replica-synced mode (the default) cannot work: the
+    // connect says so, and nothing is written.
+    let rule: Vec<String> = readme_rule()
+        .into_iter()
+        .filter(|part| part != "+wait")
+        .collect();
+    set_user(&mut admin, &rule).await;
+    let err = LockClient::connect(user_url(&server)).await.unwrap_err();
+    let Error::SyncUnavailable { reason } = &err else {
+        panic!("SyncUnavailable: {err:?}")
+    };
+    assert!(
+        reason.contains("no permissions to run the 'wait' command"),
+        "{reason}"
+    );
+    assert!(err.to_string().contains("SyncReplicas::Off"), "{err}");
+    let client = LockClient::builder(user_url(&server))
+        .sync_replicas(redlua_runtime::SyncReplicas::Off)
+        .connect()
+        .await
+        .unwrap();
+    let guard = client.lock("app:x").try_lock().await.unwrap().unwrap();
+    guard.unlock().await.unwrap();
 }

@@ -216,6 +216,49 @@ fn spawn_waiter(client: &LockClient, name: &str) -> tokio::task::JoinHandle<(Ins
     })
 }
 
+/// Another client trying to take `name` every 20 ms, through whatever
+/// happens to the cluster, until [`Observer::granted`]: the guards it got.
+struct Observer {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    task: tokio::task::JoinHandle<Vec<u64>>,
+}
+
+impl Observer {
+    async fn start(name: &str) -> Observer {
+        let client = impatient_client(Duration::from_secs(30)).await;
+        let lock = client.lock(name);
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        let task = tokio::spawn(async move {
+            let _client = client;
+            let mut granted = Vec::new();
+            while !stopped.load(Ordering::SeqCst) {
+                // Errors (a node down, a failover under way) are expected.
+                if let Ok(Ok(Some(guard))) = tokio::time::timeout(ms(3000), lock.try_lock()).await {
+                    granted.push(guard.token());
+                }
+                tokio::time::sleep(ms(20)).await;
+            }
+            granted
+        });
+        Observer { stop, task }
+    }
+
+    /// Stops it: the tokens of the guards it was granted.
+    async fn granted(self) -> Vec<u64> {
+        self.stop.store(true, Ordering::SeqCst);
+        within(ms(5000), "the observer", self.task).await.unwrap()
+    }
+}
+
+/// `key`'s hash as replica `i` has it (`READONLY`: a replica answers for
+/// its primary's slots).
+async fn hgetall_on_replica(i: usize, key: &str) -> HashMap<String, String> {
+    let mut con = node(i).await;
+    let _: () = redis::cmd("READONLY").query_async(&mut con).await.unwrap();
+    con.hgetall(key).await.unwrap()
+}
+
 // ---------------------------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -651,6 +694,7 @@ async fn a_held_lock_survives_a_primary_failover_and_waiters_still_wake() {
     let new = replica_of(old).await;
     let scene = Scene::start("failover", old).await;
     let (renewed_name, channel) = (scene.renewed_name.as_str(), scene.channel.as_str());
+    let observer = Observer::start(renewed_name).await;
 
     // A manual failover: the replica catches up, then takes over.
     let _: () = redis::cmd("CLUSTER")
@@ -663,8 +707,13 @@ async fn a_held_lock_survives_a_primary_failover_and_waiters_still_wake() {
     })
     .await;
 
-    // Renewals go on on the new primary.
+    // Renewals go on on the new primary, and nobody else got the lock.
     scene.renewals_went_on(new).await;
+    assert_eq!(
+        observer.granted().await,
+        Vec::<u64>::new(),
+        "a second holder"
+    );
     // Still exactly one subscription of the waiters' client, sharded.
     eventually(ms(5000), "one sharded subscription", || async {
         subscribers_anywhere(channel).await == (1, 0)
@@ -817,14 +866,17 @@ async fn a_lock_survives_a_hung_primary_being_failed_over() {
         subscribers(old, channel).await == (1, 0)
     })
     .await;
-    // Both holds are on the replica before the primary hangs.
-    let acked: i64 = redis::cmd("WAIT")
-        .arg(1)
-        .arg(1000)
-        .query_async(&mut node(old).await)
-        .await
-        .unwrap();
-    assert_eq!(acked, 1);
+    // Synced mode (the default): both holds were on the replica before
+    // their guards existed.
+    assert_eq!(
+        hgetall_on_replica(new, renewed_name).await,
+        HashMap::from([(renewed.owner().to_string(), "1".to_string())])
+    );
+    assert_eq!(
+        hgetall_on_replica(new, waited_name).await,
+        HashMap::from([(waited.owner().to_string(), "1".to_string())])
+    );
+    let observer = Observer::start(renewed_name).await;
 
     let paused = Paused::node(old).await;
     eventually(ms(20_000), "the replica takes over", || async {
@@ -850,6 +902,11 @@ async fn a_lock_survives_a_hung_primary_being_failed_over() {
         HashMap::from([(renewed.owner().to_string(), "1".to_string())])
     );
     assert!(!waiter.is_finished(), "the waiter got a held lock");
+    assert_eq!(
+        observer.granted().await,
+        Vec::<u64>::new(),
+        "a second holder"
+    );
 
     // The waiter subscribed again on the new primary, and wakes on the
     // release at once.
@@ -880,6 +937,105 @@ async fn a_lock_survives_a_hung_primary_being_failed_over() {
 
     // The old primary comes back as a replica of the new one.
     drop(paused);
+    wait_replica_in_sync(old).await;
+    eventually(ms(10_000), "every node agrees", || async {
+        primaries().await.len() == PRIMARIES
+    })
+    .await;
+}
+
+/// A client like [`impatient_client`], without replica-synced mode.
+async fn unsynced_client(watchdog: Duration) -> LockClient {
+    LockClient::cluster_builder(cluster().await.urls())
+        .sync_replicas(redlua_runtime::SyncReplicas::Off)
+        .watchdog_timeout(watchdog)
+        .connect_timeout(ms(500))
+        .response_timeout(ms(500))
+        .connect()
+        .await
+        .expect("connect to the cluster")
+}
+
+/// What node `i` is: "master" or "slave".
+async fn role(i: usize) -> String {
+    let role: Vec<redis::Value> = redis::cmd("ROLE")
+        .query_async(&mut node(i).await)
+        .await
+        .unwrap();
+    redis::from_redis_value(role[0].clone()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_synced_mode_a_failover_can_grant_the_lock_twice() {
+    let _topology = TOPOLOGY.write().await;
+    let name = "{unsynced}:lock";
+    let old = owner_of(name).await;
+    let new = replica_of(old).await;
+    let synced = impatient_client(Duration::from_secs(30)).await;
+    let unsynced = unsynced_client(Duration::from_secs(3)).await;
+
+    // A replica that does not answer: synced mode undoes the acquire.
+    let paused_replica = Paused::node(new).await;
+    let err = within(ms(5000), "a synced try_lock", synced.lock(name).try_lock())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            redlua_runtime::Error::NotReplicated {
+                acked: 0,
+                wanted: 1,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(!exists_anywhere(name).await, "nothing held");
+    // The link to the replica breaks; unsynced, the acquire is granted on
+    // the primary alone.
+    let _: redis::Value = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("TYPE")
+        .arg("replica")
+        .query_async(&mut node(old).await)
+        .await
+        .unwrap();
+    let first = unsynced.lock(name).lock().await.unwrap();
+
+    // The primary hangs; the replica runs again and takes over, without
+    // the hold.
+    let paused_primary = Paused::node(old).await;
+    drop(paused_replica);
+    eventually(ms(20_000), "the replica takes over", || async {
+        role(new).await == "master"
+    })
+    .await;
+
+    // A second holder is granted while the first still has its guard.
+    let second_client = unsynced_client(Duration::from_secs(30)).await;
+    let deadline = Instant::now() + ms(10_000);
+    let second = loop {
+        if let Ok(Some(guard)) = second_client.lock(name).try_lock().await {
+            break guard;
+        }
+        assert!(Instant::now() < deadline, "no second holder");
+        tokio::time::sleep(ms(50)).await;
+    };
+    // The token counter was lost with the hold, but tokens start from the
+    // server's clock: the second holder's is still higher, and a fenced
+    // resource refuses the first holder's writes once it saw it.
+    assert!(
+        second.token() > first.token(),
+        "first {}, second {}",
+        first.token(),
+        second.token()
+    );
+    // The first holder learns it at its next renewal (every second).
+    within(ms(5000), "the first holder sees the loss", first.lost()).await;
+    second.unlock().await.unwrap();
+    let _ = first.unlock().await;
+
+    drop(paused_primary);
     wait_replica_in_sync(old).await;
     eventually(ms(10_000), "every node agrees", || async {
         primaries().await.len() == PRIMARIES

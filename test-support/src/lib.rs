@@ -179,6 +179,58 @@ impl RedisServer {
         Self::spawn(&extra, false)
     }
 
+    /// Starts a replica of `primary` (`--replicaof 127.0.0.1 <port>`, then
+    /// `args`), and waits until it is in sync: its link to the primary is
+    /// up and the primary counts it `online`.
+    ///
+    /// ```no_run
+    /// use redlua_test_support::RedisServer;
+    /// let primary = RedisServer::start();
+    /// let replica = RedisServer::start_replica_of(&primary, std::iter::empty::<&str>());
+    /// # let _ = replica;
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start), and when the replica is not in sync
+    /// within 10 s.
+    pub fn start_replica_of<I, S>(primary: &RedisServer, args: I) -> RedisServer
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut extra: Vec<OsString> = ["--replicaof", "127.0.0.1"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        extra.push(primary.port().to_string().into());
+        extra.extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        let replica = Self::spawn(&extra, false);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let online = format!("port={},state=online", replica.port());
+        loop {
+            let info = |server: &RedisServer| -> String {
+                redis::cmd("INFO")
+                    .arg("replication")
+                    .query(&mut server.connection())
+                    .unwrap_or_else(|e| format!("INFO failed: {e}"))
+            };
+            let (mine, theirs) = (info(&replica), info(primary));
+            if mine.contains("master_link_status:up")
+                && mine.contains("master_sync_in_progress:0")
+                && theirs.contains(&online)
+            {
+                return replica;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "replica {} not in sync within 10 s\n{mine}\n--- primary ---\n{theirs}",
+                replica.url()
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     fn spawn(extra: &[OsString], cluster_bus: bool) -> RedisServer {
         let bin = redis_server_bin();
         let mut last_log = String::new();

@@ -1,0 +1,503 @@
+//! Replica-synced writes: a lock script sent pipelined with `WAIT` (or
+//! `WAITAOF`) on one connection to the primary that runs it, and the
+//! replicas that acknowledged it counted.
+//!
+//! `WAIT n t` waits until `n` replicas have acknowledged every write that
+//! came before it *on the same connection*; sent after the script in one
+//! pipeline, on the connection to the node the script ran on, it counts the
+//! replicas that have the script's write (and maybe others: it never counts
+//! too many). A lone `WAIT` on a redis-rs cluster connection would go to
+//! every primary instead, and its smallest reply would say nothing about
+//! the script.
+//!
+//! What the servers offer is probed once, at connect: a server that refuses
+//! `WAIT` (a proxy, a managed service, an ACL without it) fails the connect
+//! with [`Error::SyncUnavailable`] — a safety setting that cannot work is
+//! not dropped silently. `WAITAOF` (Redis 7.2) is used where it exists and
+//! the primary keeps an append-only file. The number of connected replicas
+//! is read from `INFO replication` once per primary (per slot on a cluster)
+//! and read again when an acknowledgement shows it changed or the node's
+//! connection failed.
+
+use crate::config::millis;
+use crate::connection::Connection;
+use crate::error::{Error, Failure, classify};
+use crate::names::slot;
+use crate::script::{ScriptCall, is_noscript};
+use crate::sync_replicas::SyncReplicas;
+use redis::{ErrorKind, FromRedisValue, RedisError, RedisResult, ServerErrorKind, Value};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// How often a script that met a redirection (`MOVED`, `ASK`) is sent again
+/// after the cluster connection followed it, before the call gives up with
+/// `TRYAGAIN` (which the lock operations retry).
+const REDIRECTS: u32 = 3;
+
+/// The first pause before a script that met a redirection is sent again;
+/// it doubles.
+const REDIRECT_PAUSE: Duration = Duration::from_millis(25);
+
+/// How a client syncs its lock writes to replicas.
+#[derive(Debug)]
+pub(crate) struct Replication {
+    mode: SyncReplicas,
+    timeout: Duration,
+    /// The server has `WAITAOF` (probed at connect).
+    waitaof: bool,
+    /// Per slot on a cluster (slot 0 on one server): what `INFO` said.
+    nodes: Mutex<HashMap<u16, NodeInfo>>,
+    cluster: bool,
+}
+
+/// What a primary said about itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NodeInfo {
+    /// Replicas connected and in sync (`state=online`).
+    pub replicas: u32,
+    /// It keeps an append-only file (`aof_enabled:1`).
+    pub aof: bool,
+}
+
+/// How many replicas acknowledged a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Acked {
+    /// Synced mode is off: nothing was asked.
+    NotAsked,
+    /// At least as many as wanted.
+    Enough,
+    /// Fewer than wanted within the sync timeout.
+    Short {
+        /// Replicas that acknowledged.
+        acked: u32,
+        /// Replicas wanted.
+        wanted: u32,
+    },
+}
+
+/// A script's reply, and how its write was acknowledged.
+#[derive(Debug)]
+pub(crate) struct Synced<T> {
+    pub reply: T,
+    pub acked: Acked,
+}
+
+/// The command that waits for the replicas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WaitCommand {
+    /// `WAIT <replicas> <ms>`: replicas that received the writes.
+    Wait,
+    /// `WAITAOF 1 <replicas> <ms>`: the primary and replicas that wrote
+    /// them to their append-only files.
+    WaitAof,
+}
+
+impl WaitCommand {
+    /// The command for `wanted` replicas within `timeout`.
+    pub(crate) fn cmd(self, wanted: u32, timeout: Duration) -> redis::Cmd {
+        // WAIT's timeout 0 means forever; `millis` is at least 1.
+        let ms = millis(timeout);
+        match self {
+            WaitCommand::Wait => {
+                let mut cmd = redis::cmd("WAIT");
+                cmd.arg(wanted).arg(ms);
+                cmd
+            }
+            WaitCommand::WaitAof => {
+                let mut cmd = redis::cmd("WAITAOF");
+                cmd.arg(1).arg(wanted).arg(ms);
+                cmd
+            }
+        }
+    }
+
+    /// The replicas its reply counts (`WAITAOF`: none unless the primary's
+    /// own file has the writes too).
+    pub(crate) fn acked(self, reply: Value) -> RedisResult<u32> {
+        let reply = reply.extract_error()?;
+        match self {
+            WaitCommand::Wait => redis::from_redis_value(reply).map_err(Into::into),
+            WaitCommand::WaitAof => {
+                let (local, replicas): (u32, u32) = redis::from_redis_value(reply)?;
+                Ok(if local >= 1 { replicas } else { 0 })
+            }
+        }
+    }
+}
+
+impl Replication {
+    /// No syncing.
+    pub(crate) fn off() -> Replication {
+        Replication {
+            mode: SyncReplicas::Off,
+            timeout: Duration::ZERO,
+            waitaof: false,
+            nodes: Mutex::new(HashMap::new()),
+            cluster: false,
+        }
+    }
+
+    /// Probes once whether the server (every primary of a cluster) has
+    /// `WAIT` and `WAITAOF`: [`Error::SyncUnavailable`] when it refuses
+    /// `WAIT`, [`Error::Redis`] when it cannot be asked.
+    pub(crate) async fn probe(
+        con: &mut Connection,
+        mode: SyncReplicas,
+        timeout: Duration,
+    ) -> Result<Replication, Error> {
+        if mode == SyncReplicas::Off {
+            return Ok(Replication::off());
+        }
+        // Zero replicas are reached at once: these return without waiting.
+        let wait = redis::cmd("WAIT")
+            .arg(0)
+            .arg(0)
+            .query_async::<Value>(con)
+            .await;
+        match wait {
+            Err(error) if classify(&error) == Failure::Unknown => return Err(Error::Redis(error)),
+            Err(error) if refuses(&error) => {
+                return Err(Error::SyncUnavailable {
+                    reason: error.to_string(),
+                });
+            }
+            // It has WAIT (a replica, say, answers that it cannot use it:
+            // the scripts will meet its redirection).
+            Ok(_) | Err(_) => {}
+        }
+        let waitaof = match redis::cmd("WAITAOF")
+            .arg(0)
+            .arg(0)
+            .arg(0)
+            .query_async::<Value>(con)
+            .await
+        {
+            Ok(_) => true,
+            Err(error) if classify(&error) == Failure::Unknown => return Err(Error::Redis(error)),
+            // Unknown (before Redis 7.2), or refused by an ACL: WAIT it is.
+            Err(_) => false,
+        };
+        Ok(Replication {
+            mode,
+            timeout,
+            waitaof,
+            nodes: Mutex::new(HashMap::new()),
+            cluster: con.is_cluster(),
+        })
+    }
+
+    /// Whether writes are synced at all.
+    pub(crate) fn is_on(&self) -> bool {
+        self.mode != SyncReplicas::Off
+    }
+
+    /// Runs `call` (a lock script whose keys share the slot of `lock`) and,
+    /// in synced mode, waits for the replicas in the same pipeline. The
+    /// script runs at most once (a retry only follows `NOSCRIPT` or a
+    /// redirection, which mean it did not run).
+    pub(crate) async fn run<T: FromRedisValue>(
+        &self,
+        con: &mut Connection,
+        call: &ScriptCall,
+        lock: &str,
+    ) -> RedisResult<Synced<T>> {
+        if !self.is_on() {
+            return unsynced(con, call).await;
+        }
+        let slot = if self.cluster { slot(lock) } else { 0 };
+        let mut loaded = false;
+        let mut redirects = 0;
+        let mut pause = REDIRECT_PAUSE;
+        loop {
+            let info = self.node_info(con, slot).await?;
+            let wanted = match self.mode {
+                SyncReplicas::AtLeast(n) => n,
+                SyncReplicas::Connected | SyncReplicas::Off => info.replicas,
+            };
+            let command = if self.waitaof && info.aof {
+                WaitCommand::WaitAof
+            } else {
+                WaitCommand::Wait
+            };
+            let mut pipe = redis::pipe();
+            call.add_to_pipeline(&mut pipe);
+            pipe.add_command(command.cmd(wanted, self.timeout));
+            let values = match con.pipeline_on_primary(&pipe, slot).await {
+                Ok(values) => values,
+                Err(error) => {
+                    self.forget(slot);
+                    return Err(error);
+                }
+            };
+            let Ok([script, wait]) = <[Value; 2]>::try_from(values) else {
+                return Err(RedisError::from((
+                    ErrorKind::UnexpectedReturnType,
+                    "redlua: a lock script's pipeline did not get two replies",
+                )));
+            };
+            match script.extract_error() {
+                Err(error) if is_noscript(&error) && !loaded => {
+                    call.def().load(con).await?;
+                    loaded = true;
+                }
+                Err(error) if self.cluster && is_redirect(&error) => {
+                    self.forget(slot);
+                    if redirects == REDIRECTS {
+                        return Err(RedisError::from((
+                            ErrorKind::Server(ServerErrorKind::TryAgain),
+                            "redlua: the lock's slot is moving",
+                            error.to_string(),
+                        )));
+                    }
+                    redirects += 1;
+                    // A lone command follows the redirection, and makes the
+                    // cluster connection read the slots again.
+                    let _ = redis::cmd("PTTL")
+                        .arg(lock)
+                        .query_async::<Value>(con)
+                        .await;
+                    tokio::time::sleep(pause).await;
+                    pause *= 2;
+                }
+                Err(error) => return Err(error),
+                Ok(value) => {
+                    let reply = redis::from_redis_value(value)?;
+                    let acked = self.count(command.acked(wait), wanted, slot);
+                    return Ok(Synced { reply, acked });
+                }
+            }
+        }
+    }
+
+    /// What the wait command's reply means for a write that wanted
+    /// `wanted` replicas.
+    fn count(&self, acked: RedisResult<u32>, wanted: u32, slot: u16) -> Acked {
+        match acked {
+            Ok(acked) => {
+                if self.mode == SyncReplicas::Connected && acked != wanted {
+                    // More replicas than counted, or some missing: count
+                    // them again next time.
+                    self.forget(slot);
+                }
+                if acked >= wanted {
+                    Acked::Enough
+                } else {
+                    Acked::Short { acked, wanted }
+                }
+            }
+            Err(error) => {
+                self.forget(slot);
+                tracing::warn!(target: crate::observability::targets::CONNECTION, %error, "waiting for the replicas failed");
+                if wanted == 0 {
+                    Acked::Enough
+                } else {
+                    Acked::Short { acked: 0, wanted }
+                }
+            }
+        }
+    }
+
+    /// What the primary of `slot` said about itself, asked if not known.
+    async fn node_info(&self, con: &mut Connection, slot: u16) -> RedisResult<NodeInfo> {
+        let needed = self.mode == SyncReplicas::Connected || self.waitaof;
+        if !needed {
+            return Ok(NodeInfo {
+                replicas: 0,
+                aof: false,
+            });
+        }
+        if let Some(info) = self.nodes().get(&slot) {
+            return Ok(*info);
+        }
+        let mut cmd = redis::cmd("INFO");
+        cmd.arg("replication");
+        if self.waitaof {
+            // Several sections at once: Redis 7+, as WAITAOF is.
+            cmd.arg("persistence");
+        }
+        let mut pipe = redis::pipe();
+        pipe.add_command(cmd);
+        let reply = con
+            .pipeline_on_primary(&pipe, slot)
+            .await?
+            .into_iter()
+            .next()
+            .unwrap_or(Value::Nil)
+            .extract_error()?;
+        let text: String = redis::from_redis_value(reply)?;
+        let info = parse_info(&text);
+        self.nodes().insert(slot, info);
+        Ok(info)
+    }
+
+    /// Forgets what the primary of `slot` said.
+    fn forget(&self, slot: u16) {
+        self.nodes().remove(&slot);
+    }
+
+    fn nodes(&self) -> std::sync::MutexGuard<'_, HashMap<u16, NodeInfo>> {
+        self.nodes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Runs `call` without waiting for replicas (an undo: nothing relies on it).
+pub(crate) async fn unsynced<T: FromRedisValue>(
+    con: &mut Connection,
+    call: &ScriptCall,
+) -> RedisResult<Synced<T>> {
+    let reply = call.invoke_async(con).await?;
+    Ok(Synced {
+        reply,
+        acked: Acked::NotAsked,
+    })
+}
+
+/// The server does not know the command (renamed away, or a proxy
+/// without it), or the user may not run it.
+fn refuses(error: &RedisError) -> bool {
+    error.kind() == ErrorKind::Server(ServerErrorKind::NoPerm)
+        || error.code() == Some("NOPERM")
+        || error.to_string().contains("unknown command")
+}
+
+/// A redirection: the slot is served elsewhere (now, or for this key).
+fn is_redirect(error: &RedisError) -> bool {
+    matches!(error.code(), Some("MOVED" | "ASK"))
+}
+
+/// Reads `INFO replication` (and `persistence`): the replicas online, and
+/// whether the append-only file is on.
+pub(crate) fn parse_info(text: &str) -> NodeInfo {
+    let mut replicas = 0;
+    let mut aof = false;
+    for line in text.lines() {
+        let line = line.trim();
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        let replica_line = name
+            .strip_prefix("slave")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if replica_line && value.split(',').any(|field| field == "state=online") {
+            replicas += 1;
+        } else if name == "aof_enabled" {
+            aof = value == "1";
+        }
+    }
+    NodeInfo { replicas, aof }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(cmd: &redis::Cmd) -> Vec<String> {
+        cmd.args_iter()
+            .map(|a| match a {
+                redis::Arg::Simple(s) => String::from_utf8_lossy(s).into_owned(),
+                _ => "<cursor>".to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn info_counts_online_replicas_and_reads_the_aof_flag() {
+        let text = "# Replication\r\nrole:master\r\nconnected_slaves:3\r\n\
+            slave0:ip=127.0.0.1,port=7001,state=online,offset=42,lag=0\r\n\
+            slave1:ip=127.0.0.1,port=7002,state=wait_bgsave,offset=0,lag=0\r\n\
+            slave2:ip=127.0.0.1,port=7003,state=online,offset=42,lag=1\r\n\
+            slave_read_repl_offset:0\r\nmaster_repl_offset:42\r\n\r\n\
+            # Persistence\r\naof_enabled:1\r\n";
+        assert_eq!(
+            parse_info(text),
+            NodeInfo {
+                replicas: 2,
+                aof: true
+            }
+        );
+        assert_eq!(
+            parse_info("role:master\r\nconnected_slaves:0\r\n"),
+            NodeInfo {
+                replicas: 0,
+                aof: false
+            }
+        );
+    }
+
+    #[test]
+    fn wait_commands_and_their_replies() {
+        let second = Duration::from_secs(1);
+        assert_eq!(args(&WaitCommand::Wait.cmd(2, second)), ["WAIT", "2", "1000"]);
+        assert_eq!(
+            args(&WaitCommand::WaitAof.cmd(2, second)),
+            ["WAITAOF", "1", "2", "1000"]
+        );
+        // Never WAIT's "forever".
+        assert_eq!(
+            args(&WaitCommand::Wait.cmd(1, Duration::ZERO)),
+            ["WAIT", "1", "1"]
+        );
+        assert_eq!(WaitCommand::Wait.acked(Value::Int(2)).unwrap(), 2);
+        let aof = |local, replicas| Value::Array(vec![Value::Int(local), Value::Int(replicas)]);
+        assert_eq!(WaitCommand::WaitAof.acked(aof(1, 2)).unwrap(), 2);
+        // Not on the primary's own disk: nothing counts.
+        assert_eq!(WaitCommand::WaitAof.acked(aof(0, 2)).unwrap(), 0);
+        let refused = redis::parse_redis_value(b"-NOPERM no permission to run WAIT\r\n").unwrap();
+        assert!(matches!(refused, Value::ServerError(_)), "{refused:?}");
+        assert!(WaitCommand::Wait.acked(refused).is_err());
+    }
+
+    fn replication(mode: SyncReplicas) -> Replication {
+        Replication {
+            mode,
+            timeout: Duration::from_secs(1),
+            waitaof: false,
+            nodes: Mutex::new(HashMap::from([(
+                7,
+                NodeInfo {
+                    replicas: 2,
+                    aof: false,
+                },
+            )])),
+            cluster: true,
+        }
+    }
+
+    #[test]
+    fn fewer_acknowledgements_than_wanted_are_short_and_recount() {
+        let r = replication(SyncReplicas::Connected);
+        assert_eq!(r.count(Ok(2), 2, 7), Acked::Enough);
+        assert!(r.nodes().contains_key(&7), "the count still holds");
+        // Redisson passes 1 of 3; this does not.
+        assert_eq!(
+            r.count(Ok(1), 2, 7),
+            Acked::Short {
+                acked: 1,
+                wanted: 2
+            }
+        );
+        assert!(!r.nodes().contains_key(&7), "counted again next time");
+        let r = replication(SyncReplicas::Connected);
+        assert_eq!(r.count(Ok(3), 2, 7), Acked::Enough);
+        assert!(!r.nodes().contains_key(&7), "a new replica is counted");
+        let r = replication(SyncReplicas::AtLeast(2));
+        assert_eq!(
+            r.count(Ok(0), 2, 7),
+            Acked::Short {
+                acked: 0,
+                wanted: 2
+            }
+        );
+        let failed = Err(RedisError::from((ErrorKind::Io, "gone")));
+        assert_eq!(r.count(failed, 0, 7), Acked::Enough);
+        let failed = Err(RedisError::from((ErrorKind::Io, "gone")));
+        assert_eq!(
+            r.count(failed, 1, 7),
+            Acked::Short {
+                acked: 0,
+                wanted: 1
+            }
+        );
+    }
+}

@@ -1,0 +1,62 @@
+//! [`SyncReplicas`]: how many replicas must acknowledge a lock's writes
+//! before the client relies on them (replica-synced mode).
+
+use std::time::Duration;
+
+/// The default time a lock operation waits for its replicas: 1 s, as
+/// Redisson's `slavesSyncTimeout`.
+pub const DEFAULT_SYNC_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// How many replicas must acknowledge an acquire, a release or a renewal
+/// (replica-synced mode), set with
+/// [`LockClientBuilder::sync_replicas`](crate::LockClientBuilder::sync_replicas).
+///
+/// Redis replicates asynchronously: a primary that fails right after an
+/// acquire can be replaced by a replica that never saw it, and that replica
+/// grants the lock to a second client. In synced mode every lock script is
+/// sent pipelined with `WAIT <n> <timeout>` (`WAITAOF 1 <n> <timeout>` where
+/// the server has it and keeps an append-only file) on the same connection,
+/// to the same node, and the client counts the replicas that acknowledged:
+///
+/// - an acquire (or re-entry) acknowledged by fewer than wanted is undone and
+///   fails with [`Error::NotReplicated`](crate::Error::NotReplicated): no
+///   guard, no fencing token;
+/// - a renewal acknowledged by fewer does not move the hold's lease clock
+///   ([`LockGuard::valid_until`](crate::LockGuard::valid_until)), and is
+///   retried soon;
+/// - a release acknowledged by fewer is reported by
+///   [`LockGuard::unlock`](crate::LockGuard::unlock) as
+///   [`Error::ReleaseNotReplicated`](crate::Error::ReleaseNotReplicated).
+///
+/// It narrows the window in which a failover can lose a hold; it does not
+/// close it (see the guide, "Replica-synced mode"): fencing tokens do.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), redlua_runtime::Error> {
+/// use redlua_runtime::{LockClient, SyncReplicas};
+/// use std::time::Duration;
+/// let client = LockClient::builder("redis://127.0.0.1:6379/")
+///     .sync_replicas(SyncReplicas::AtLeast(2))
+///     .sync_timeout(Duration::from_millis(500))
+///     .connect()
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum SyncReplicas {
+    /// Do not wait for replicas: a lock script's reply is relied on as soon
+    /// as the primary sends it.
+    Off,
+    /// Wait for every replica the primary reports connected and in sync
+    /// (`INFO replication`: the `slaveN` lines with `state=online`), as
+    /// Redisson does. The count is read once per primary (per slot on a
+    /// cluster) and read again whenever an acknowledgement shows it changed
+    /// or the node's connection failed. With no replica, nothing is waited
+    /// for. The default.
+    #[default]
+    Connected,
+    /// Wait for at least this many replicas, however many are connected:
+    /// with fewer, every acquire fails. At least 1.
+    AtLeast(u32),
+}

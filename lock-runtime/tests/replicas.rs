@@ -1,0 +1,345 @@
+//! Replica-synced mode on a real primary with real replicas (each test
+//! starts its own: a primary and one or two replicas start in a fraction of
+//! a second). A replica is made to miss acknowledgements by suspending its
+//! process (`SIGSTOP`): it stays connected, as a slow or hung replica does.
+
+use redis::AsyncCommands;
+use redlua_runtime::{Error, LockClient, SyncReplicas};
+use redlua_test_support::RedisServer;
+use std::collections::HashMap;
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// Fails the test if `future` takes longer than `limit`.
+async fn within<T>(limit: Duration, what: &str, future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(limit, future)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not finish within {limit:?}"))
+}
+
+/// A primary with `replicas` replicas, all in sync.
+async fn deployment(replicas: usize) -> (RedisServer, Vec<RedisServer>) {
+    tokio::task::spawn_blocking(move || {
+        let primary = RedisServer::start();
+        let replicas = (0..replicas)
+            .map(|_| RedisServer::start_replica_of(&primary, std::iter::empty::<&str>()))
+            .collect();
+        (primary, replicas)
+    })
+    .await
+    .expect("starting the servers")
+}
+
+/// `server` suspended until this is dropped (even by a failing test).
+struct Paused<'a>(&'a RedisServer);
+
+impl<'a> Paused<'a> {
+    fn new(server: &'a RedisServer) -> Paused<'a> {
+        server.pause();
+        Paused(server)
+    }
+}
+
+impl Drop for Paused<'_> {
+    fn drop(&mut self) {
+        self.0.resume();
+    }
+}
+
+async fn con(server: &RedisServer) -> redis::aio::MultiplexedConnection {
+    server
+        .client()
+        .get_multiplexed_async_connection()
+        .await
+        .expect("a connection")
+}
+
+async fn hgetall(server: &RedisServer, key: &str) -> HashMap<String, String> {
+    con(server).await.hgetall(key).await.unwrap()
+}
+
+async fn exists(server: &RedisServer, key: &str) -> bool {
+    let n: i64 = con(server).await.exists(key).await.unwrap();
+    n == 1
+}
+
+async fn synced_client(primary: &RedisServer, timeout: Duration) -> LockClient {
+    LockClient::builder(primary.url())
+        .sync_timeout(timeout)
+        .connect()
+        .await
+        .expect("connect")
+}
+
+async fn unsynced_client(primary: &RedisServer) -> LockClient {
+    LockClient::builder(primary.url())
+        .sync_replicas(SyncReplicas::Off)
+        .connect()
+        .await
+        .expect("connect")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn by_default_acquires_and_releases_wait_for_every_connected_replica() {
+    let (primary, replicas) = deployment(2).await;
+    // Redisson's defaults: the connected replicas, 1 s.
+    let client = LockClient::connect(primary.url()).await.unwrap();
+    let guard = client.lock("orders").lock().await.unwrap();
+    // The acquire, and the token counter it raised, are on both replicas
+    // by the time the guard exists: no sleeping here.
+    for replica in &replicas {
+        assert_eq!(
+            hgetall(replica, "orders").await,
+            HashMap::from([(guard.owner().to_string(), "1".to_string())])
+        );
+        let token: u64 = con(replica)
+            .await
+            .get("redisson_lock_token:{orders}")
+            .await
+            .unwrap();
+        assert_eq!(token, guard.token());
+    }
+    guard.unlock().await.unwrap();
+    for replica in &replicas {
+        assert!(!exists(replica, "orders").await);
+    }
+    // A flushed script cache (a restart, a new node): the pipeline meets
+    // NOSCRIPT, loads the script and is sent again, once.
+    let _: () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query_async(&mut con(&primary).await)
+        .await
+        .unwrap();
+    let guard = client.lock("orders").lock().await.unwrap();
+    for replica in &replicas {
+        assert_eq!(
+            hgetall(replica, "orders").await,
+            HashMap::from([(guard.owner().to_string(), "1".to_string())])
+        );
+    }
+    guard.unlock().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acquire_a_replica_did_not_acknowledge_is_undone_and_fails_closed() {
+    let (primary, replicas) = deployment(1).await;
+    let default = LockClient::connect(primary.url()).await.unwrap();
+    let quick = synced_client(&primary, ms(300)).await;
+    let unsynced = unsynced_client(&primary).await;
+    let held = quick.lock("held").lock().await.unwrap();
+
+    let paused = Paused::new(&replicas[0]);
+    // The default sync timeout is 1 s; then the acquire is undone.
+    let started = Instant::now();
+    let err = within(ms(5000), "try_lock", default.lock("jobs").try_lock())
+        .await
+        .unwrap_err();
+    let failed_after = started.elapsed();
+    assert!(
+        matches!(&err, Error::NotReplicated { name, acked: 0, wanted: 1 } if name == "jobs"),
+        "{err:?}"
+    );
+    assert!(
+        ms(1000) <= failed_after && failed_after < ms(2500),
+        "failed after {failed_after:?}"
+    );
+    // Undone before the error was returned: nothing is held.
+    assert!(!exists(&primary, "jobs").await);
+    // A waiting acquire fails the same way (it does not wait on).
+    let err = within(ms(5000), "lock", quick.lock("jobs").lock())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotReplicated { .. }), "{err:?}");
+    assert!(!exists(&primary, "jobs").await);
+    // A re-entry too: the owner keeps its one hold, and no other.
+    let err = held.reenter().await.unwrap_err();
+    assert!(matches!(err, Error::NotReplicated { .. }), "{err:?}");
+    assert_eq!(
+        hgetall(&primary, "held").await,
+        HashMap::from([(held.owner().to_string(), "1".to_string())])
+    );
+    // Without synced mode the same acquire is granted at once: the lock is
+    // free, and nothing of the failed ones stayed.
+    let started = Instant::now();
+    let unreplicated = unsynced.lock("jobs").try_lock().await.unwrap().unwrap();
+    assert!(started.elapsed() < ms(500));
+    let unreplicated_token = unreplicated.token();
+    unreplicated.unlock().await.unwrap();
+
+    drop(paused);
+    let guard = quick.lock("jobs").try_lock().await.unwrap().unwrap();
+    assert!(guard.token() > unreplicated_token, "tokens increase");
+    assert_eq!(
+        hgetall(&replicas[0], "jobs").await,
+        HashMap::from([(guard.owner().to_string(), "1".to_string())])
+    );
+    guard.unlock().await.unwrap();
+    held.unlock().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_acknowledgement_of_two_is_not_enough() {
+    let (primary, replicas) = deployment(2).await;
+    let connected = synced_client(&primary, ms(300)).await;
+    let at_least_one = LockClient::builder(primary.url())
+        .sync_replicas(SyncReplicas::AtLeast(1))
+        .sync_timeout(ms(300))
+        .connect()
+        .await
+        .unwrap();
+    let at_least_three = LockClient::builder(primary.url())
+        .sync_replicas(SyncReplicas::AtLeast(3))
+        .sync_timeout(ms(300))
+        .connect()
+        .await
+        .unwrap();
+    // More than there are: never enough.
+    let err = at_least_three.lock("x").try_lock().await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::NotReplicated {
+                acked: 2,
+                wanted: 3,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+
+    let paused = Paused::new(&replicas[1]);
+    // Redisson fails only when no replica acknowledged; this fails when
+    // any connected one did not.
+    let err = connected.lock("x").try_lock().await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::NotReplicated {
+                acked: 1,
+                wanted: 2,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(!exists(&primary, "x").await);
+    // Asked for one, one is enough.
+    let guard = at_least_one.lock("x").try_lock().await.unwrap().unwrap();
+    assert_eq!(
+        hgetall(&replicas[0], "x").await,
+        HashMap::from([(guard.owner().to_string(), "1".to_string())])
+    );
+    guard.unlock().await.unwrap();
+    drop(paused);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_a_replica_did_not_acknowledge_is_reported() {
+    let (primary, replicas) = deployment(1).await;
+    let client = synced_client(&primary, ms(300)).await;
+    let guard = client.lock("r").lock().await.unwrap();
+    let paused = Paused::new(&replicas[0]);
+    let err = guard.unlock().await.unwrap_err();
+    assert!(
+        matches!(&err, Error::ReleaseNotReplicated { name, acked: 0, wanted: 1 } if name == "r"),
+        "{err:?}"
+    );
+    // Released on the primary all the same.
+    assert!(!exists(&primary, "r").await);
+    drop(paused);
+    let again = client.lock("r").try_lock().await.unwrap().unwrap();
+    again.unlock().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewal_a_replica_did_not_acknowledge_moves_no_lease_clock() {
+    let (primary, replicas) = deployment(1).await;
+    // Renewed every 300 ms; a renewal waits at most 150 ms for the replica.
+    let lease = ms(900);
+    let client = LockClient::builder(primary.url())
+        .watchdog_timeout(lease)
+        .sync_timeout(ms(150))
+        .connect()
+        .await
+        .unwrap();
+    let guard = client.lock("w").lock().await.unwrap();
+    let first = guard.valid_until();
+    tokio::time::sleep(ms(450)).await;
+    assert!(guard.valid_until() > first, "acknowledged renewals move it");
+
+    let paused = Paused::new(&replicas[0]);
+    // Past any renewal acknowledged before the pause.
+    tokio::time::sleep(ms(500)).await;
+    let stuck = guard.valid_until();
+    tokio::time::sleep(ms(1200)).await;
+    assert_eq!(guard.valid_until(), stuck, "no renewal moved the clock");
+    assert!(guard.is_lost(), "the clock has passed");
+    // Yet Redis renewed it: 1.7 s after the pause, past its 900 ms lease,
+    // the primary still holds it with a fresh lease.
+    assert_eq!(
+        hgetall(&primary, "w").await,
+        HashMap::from([(guard.owner().to_string(), "1".to_string())])
+    );
+    let pttl: i64 = con(&primary).await.pttl("w").await.unwrap();
+    assert!(0 < pttl && pttl <= 900, "pttl {pttl}");
+
+    // Once passed, a later acknowledged renewal does not revive it.
+    drop(paused);
+    tokio::time::sleep(ms(700)).await;
+    assert!(guard.is_lost());
+    assert_eq!(guard.valid_until(), stuck);
+    guard.unlock().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_refuses_wait_fails_the_connect_of_a_synced_client() {
+    let server = tokio::task::spawn_blocking(|| {
+        RedisServer::start_with(["--rename-command", "WAIT", "WAIT_RENAMED_BY_TEST"])
+    })
+    .await
+    .unwrap();
+    let err = LockClient::connect(server.url()).await.unwrap_err();
+    let Error::SyncUnavailable { reason } = &err else {
+        panic!("SyncUnavailable: {err:?}")
+    };
+    assert!(reason.contains("unknown command"), "{reason}");
+    let dbsize: i64 = redis::cmd("DBSIZE")
+        .query_async(&mut con(&server).await)
+        .await
+        .unwrap();
+    assert_eq!(dbsize, 0, "nothing was written");
+    // Turned off knowingly, locks work.
+    let client = unsynced_client(&server).await;
+    let guard = client.lock("k").try_lock().await.unwrap().unwrap();
+    guard.unlock().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_sync_settings_are_refused_before_connecting() {
+    // Nothing listens there: the settings are refused first.
+    let url = "redis://127.0.0.1:1/";
+    let refused = [
+        LockClient::builder(url).sync_timeout(Duration::ZERO),
+        LockClient::builder(url).sync_timeout(ms(3000)),
+        LockClient::builder(url)
+            .response_timeout(ms(500))
+            .sync_timeout(ms(600)),
+        LockClient::builder(url).sync_replicas(SyncReplicas::AtLeast(0)),
+    ];
+    for builder in refused {
+        let err = builder.connect().await.unwrap_err();
+        assert!(matches!(err, Error::Config(_)), "{err:?}");
+    }
+    // Off ignores the timeout.
+    let err = LockClient::builder(url)
+        .sync_replicas(SyncReplicas::Off)
+        .sync_timeout(Duration::ZERO)
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Connect { .. }), "{err:?}");
+}
