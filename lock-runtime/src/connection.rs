@@ -16,6 +16,7 @@
 //! reads the topology afresh.
 
 use crate::error::{Failure, classify};
+use crate::sentinel::Sentinels;
 use redis::aio::{ConnectionLike, ConnectionManager, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
 use redis::{
@@ -80,10 +81,18 @@ struct HealingCluster {
 /// The client's own connection: one multiplexed connection at a time,
 /// replaced after a failure.
 struct Healing {
-    client: redis::Client,
+    source: Source,
     connect_timeout: Duration,
     response_timeout: Duration,
     current: Current<MultiplexedConnection>,
+}
+
+/// Where a healing connection connects.
+pub(crate) enum Source {
+    /// One server.
+    Server(redis::Client),
+    /// The master the sentinels name at the time (asked at each connect).
+    Sentinel(Arc<Sentinels>),
 }
 
 /// The current connection of a healing connection, and its number: opened
@@ -215,15 +224,15 @@ impl Connection {
         Ok(Connection(Inner::HealingCluster(healing)))
     }
 
-    /// The client's own healing connection to the server of `client`;
+    /// The client's own healing connection to the server of `source`;
     /// connects once now, so that a dead address fails here.
     pub(crate) async fn healing(
-        client: redis::Client,
+        source: Source,
         connect_timeout: Duration,
         response_timeout: Duration,
     ) -> RedisResult<Connection> {
         let healing = Arc::new(Healing {
-            client,
+            source,
             connect_timeout,
             response_timeout,
             current: Current::new(),
@@ -243,7 +252,16 @@ impl Healing {
             .get(
                 self.connect_timeout,
                 "redlua: connecting to Redis timed out",
-                || self.client.get_multiplexed_async_connection_with_config(&config),
+                || async {
+                    match &self.source {
+                        Source::Server(client) => {
+                            client
+                                .get_multiplexed_async_connection_with_config(&config)
+                                .await
+                        }
+                        Source::Sentinel(sentinels) => sentinels.connect_master(&config).await,
+                    }
+                },
             )
             .await
     }
@@ -290,7 +308,10 @@ impl ConnectionLike for Connection {
 
     fn get_db(&self) -> i64 {
         match &self.0 {
-            Inner::Healing(healing) => healing.client.get_connection_info().redis_settings().db(),
+            Inner::Healing(healing) => match &healing.source {
+                Source::Server(client) => client.get_connection_info().redis_settings().db(),
+                Source::Sentinel(sentinels) => sentinels.master_template().redis_settings().db(),
+            },
             Inner::Manager(con) => con.get_db(),
             Inner::Multiplexed(con) => con.get_db(),
             Inner::Cluster(con) => con.get_db(),

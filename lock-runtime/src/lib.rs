@@ -94,7 +94,9 @@ mod release;
 mod replies;
 mod rwlock;
 mod scripts;
+mod sentinel;
 mod shared;
+mod tls;
 mod watchdog;
 
 pub use client::{LockClient, LockClientBuilder};

@@ -86,6 +86,7 @@ use tokio::sync::{Notify, mpsc, watch};
 use crate::config::PUBSUB_PING_INTERVAL;
 use crate::connection::Connection;
 use crate::names::slot;
+use crate::sentinel::Sentinels;
 use crate::replies::WakeMessage;
 
 /// How many connections a subscribe tries before it reports the loss.
@@ -130,6 +131,9 @@ pub(crate) struct Subscription {
 enum Target {
     /// One server: one RESP2 pub/sub connection, `SUBSCRIBE`.
     Server(redis::Client),
+    /// The master of a Sentinel service, asked of the sentinels at each
+    /// connect; otherwise as `Server`.
+    Sentinel(Arc<Sentinels>),
     /// A cluster: a RESP3 connection to each node that owns the slot of a
     /// subscribed channel.
     Cluster(ClusterTarget),
@@ -280,6 +284,21 @@ impl PubSubHub {
             slots: Mutex::new(None),
         });
         PubSubHub::with_target(target, connect_timeout, response_timeout)
+    }
+
+    /// Creates a hub for the master of a Sentinel service: each connection
+    /// goes to the master the sentinels name when it is opened. Nothing is
+    /// connected yet.
+    pub(crate) fn sentinel(
+        sentinels: Arc<Sentinels>,
+        connect_timeout: Duration,
+        response_timeout: Duration,
+    ) -> PubSubHub {
+        PubSubHub::with_target(
+            Target::Sentinel(sentinels),
+            connect_timeout,
+            response_timeout,
+        )
     }
 
     fn with_target(
@@ -543,7 +562,7 @@ impl Shared {
             match outcome {
                 Ok(Status::Subscribed) => return Ok(()),
                 Ok(Status::Failed(err)) => match &self.target {
-                    Target::Server(_) => return Err(err),
+                    Target::Server(_) | Target::Sentinel(_) => return Err(err),
                     // The slot may have moved, the node may be down: ask
                     // the cluster again.
                     Target::Cluster(cluster) => {
@@ -571,7 +590,7 @@ impl Shared {
     /// owns the channel's slot.
     async fn node_of(&self, channel: &str) -> RedisResult<String> {
         match &self.target {
-            Target::Server(_) => Ok(SERVER.to_owned()),
+            Target::Server(_) | Target::Sentinel(_) => Ok(SERVER.to_owned()),
             Target::Cluster(cluster) => cluster.owner(slot(channel)).await,
         }
     }
@@ -632,6 +651,7 @@ fn live_conn<'a>(
     }
     let connect = match &shared.target {
         Target::Server(client) => Connect::Server(client.clone()),
+        Target::Sentinel(sentinels) => Connect::Sentinel(sentinels.clone()),
         Target::Cluster(cluster) => Connect::Node {
             info: cluster.node_info(node)?,
             sharded: cluster.sharded,
@@ -811,6 +831,8 @@ impl ClusterTarget {
 enum Connect {
     /// A RESP2 pub/sub connection to the server.
     Server(redis::Client),
+    /// A RESP2 pub/sub connection to the master the sentinels name.
+    Sentinel(Arc<Sentinels>),
     /// A RESP3 connection to a cluster node.
     Node { info: ConnectionInfo, sharded: bool },
 }
@@ -847,6 +869,11 @@ impl Connect {
     ) -> RedisResult<(Link, BoxStream<'static, Incoming>)> {
         match self {
             Connect::Server(client) => {
+                let (sink, stream) = client.get_async_pubsub().await?.split();
+                Ok((Link::Server(sink), stream.map(Incoming::Message).boxed()))
+            }
+            Connect::Sentinel(sentinels) => {
+                let client = sentinels.master_client().await?;
                 let (sink, stream) = client.get_async_pubsub().await?.split();
                 Ok((Link::Server(sink), stream.map(Incoming::Message).boxed()))
             }

@@ -20,8 +20,10 @@
 #![warn(missing_docs)]
 
 mod proxy;
+mod tls;
 
 pub use proxy::FaultProxy;
+pub use tls::{Issued, TestCa};
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -131,6 +133,8 @@ pub struct RedisServer {
     dir: tempfile::TempDir,
     /// The extra arguments it was started with, for [`restart`](Self::restart).
     extra: Vec<OsString>,
+    /// Its certificate when it listens with TLS only.
+    tls: Option<Issued>,
 }
 
 impl RedisServer {
@@ -176,10 +180,31 @@ impl RedisServer {
         S: AsRef<OsStr>,
     {
         let extra: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
-        Self::spawn(&extra, false)
+        Self::spawn(&extra, false, None)
     }
 
-    fn spawn(extra: &[OsString], cluster_bus: bool) -> RedisServer {
+    /// Starts a server that listens with TLS only (`--port 0 --tls-port
+    /// <port>`), presenting `cert` (made by a [`TestCa`]) and trusting its
+    /// CA for client certificates, with `--tls-auth-clients no` unless
+    /// `args` says otherwise (`["--tls-auth-clients", "yes"]` asks every
+    /// client for a certificate). It is ready when its log says so: this
+    /// crate speaks no TLS, so [`client`](Self::client) and
+    /// [`connection`](Self::connection) panic for it; its
+    /// [`url`](Self::url) is `rediss://127.0.0.1:<port>/`.
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_tls<I, S>(cert: &Issued, args: I) -> RedisServer
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let extra: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        Self::spawn(&extra, false, Some(cert.clone()))
+    }
+
+    fn spawn(extra: &[OsString], cluster_bus: bool, tls: Option<Issued>) -> RedisServer {
         let bin = redis_server_bin();
         let mut last_log = String::new();
         for _ in 0..PORT_ATTEMPTS {
@@ -188,14 +213,15 @@ impl RedisServer {
                 .prefix("redlua-redis-")
                 .tempdir()
                 .unwrap_or_else(|e| panic!("cannot create a temporary directory: {e}"));
-            let child = launch(&bin, port, dir.path(), extra);
+            let child = launch(&bin, port, dir.path(), tls.as_ref(), extra);
             let mut server = RedisServer {
                 child,
                 port,
                 dir,
                 extra: extra.to_vec(),
+                tls: tls.clone(),
             };
-            match server.wait_ready() {
+            match server.wait_ready(0) {
                 Ok(()) => return server,
                 Err(Exit::PortTaken) => {
                     last_log = server.log();
@@ -270,9 +296,17 @@ impl RedisServer {
         // Kill works on a paused (stopped) process too.
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let log_from = std::fs::metadata(self.dir.path().join("redis.log"))
+            .map_or(0, |m| usize::try_from(m.len()).unwrap_or(usize::MAX));
         let bin = redis_server_bin();
-        self.child = launch(&bin, self.port, self.dir.path(), &self.extra);
-        match self.wait_ready() {
+        self.child = launch(
+            &bin,
+            self.port,
+            self.dir.path(),
+            self.tls.as_ref(),
+            &self.extra,
+        );
+        match self.wait_ready(log_from) {
             Ok(()) => {}
             Err(Exit::PortTaken) => panic!(
                 "cannot restart redis-server: port {} was taken by another process \
@@ -290,12 +324,23 @@ impl RedisServer {
     }
 
     /// Waits until the server answers `PING`, or it exits, or time runs out.
-    fn wait_ready(&mut self) -> Result<(), Exit> {
+    fn wait_ready(&mut self, log_from: usize) -> Result<(), Exit> {
         let deadline = Instant::now() + READY_TIMEOUT;
-        let client = redis::Client::open(self.url())
+        let plain = format!("redis://127.0.0.1:{}/", self.port);
+        let client = redis::Client::open(plain)
             .map_err(|e| Exit::Failed(format!("has an invalid URL: {e}")))?;
         loop {
-            if let Ok(mut con) = client.get_connection_with_timeout(Duration::from_millis(500))
+            if self.tls.is_some() {
+                // No TLS here: the log says when it listens.
+                let log = std::fs::read(self.dir.path().join("redis.log")).unwrap_or_default();
+                if String::from_utf8_lossy(log.get(log_from..).unwrap_or_default())
+                    .contains("Ready to accept connections")
+                    && std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok()
+                {
+                    return Ok(());
+                }
+            } else if let Ok(mut con) =
+                client.get_connection_with_timeout(Duration::from_millis(500))
                 && let Ok(pong) = redis::cmd("PING").query::<String>(&mut con)
                 && pong == "PONG"
             {
@@ -327,17 +372,26 @@ impl RedisServer {
         self.port
     }
 
-    /// The connection URL of the server: `redis://127.0.0.1:<port>/`.
+    /// The connection URL of the server: `redis://127.0.0.1:<port>/`, or
+    /// `rediss://127.0.0.1:<port>/` when it was started with
+    /// [`start_tls`](Self::start_tls).
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
+        let scheme = if self.tls.is_some() { "rediss" } else { "redis" };
+        format!("{scheme}://127.0.0.1:{}/", self.port)
     }
 
     /// A redis-rs client for this server.
     ///
     /// # Panics
     ///
-    /// Never in practice (the URL is always valid).
+    /// For a server started with [`start_tls`](Self::start_tls) (this crate
+    /// speaks no TLS: make a client with the CA's certificate instead).
     pub fn client(&self) -> redis::Client {
+        assert!(
+            self.tls.is_none(),
+            "{} listens with TLS only: make a client that trusts its CA",
+            self.url()
+        );
         redis::Client::open(self.url()).expect("a valid redis URL")
     }
 
@@ -386,8 +440,9 @@ impl Drop for RedisServer {
 }
 
 /// Spawns `bin` on `port` with `dir` as its working directory, the default
-/// configuration, then `extra`. Does not wait for it to be ready.
-fn launch(bin: &Path, port: u16, dir: &Path, extra: &[OsString]) -> Child {
+/// configuration (TLS only, on `port`, with `tls`), then `extra`. Does not
+/// wait for it to be ready.
+fn launch(bin: &Path, port: u16, dir: &Path, tls: Option<&Issued>, extra: &[OsString]) -> Child {
     let log_file = dir.join("redis.log");
     let stdio_file = dir.join("stdio.log");
     let stdio = File::create(&stdio_file)
@@ -395,9 +450,24 @@ fn launch(bin: &Path, port: u16, dir: &Path, extra: &[OsString]) -> Child {
     let stdio_err = stdio
         .try_clone()
         .unwrap_or_else(|e| panic!("cannot duplicate a file handle: {e}"));
-    Command::new(bin)
-        .arg("--port")
-        .arg(port.to_string())
+    let mut command = Command::new(bin);
+    match tls {
+        None => command.arg("--port").arg(port.to_string()),
+        Some(tls) => command
+            .arg("--port")
+            .arg("0")
+            .arg("--tls-port")
+            .arg(port.to_string())
+            .arg("--tls-cert-file")
+            .arg(&tls.cert)
+            .arg("--tls-key-file")
+            .arg(&tls.key)
+            .arg("--tls-ca-cert-file")
+            .arg(&tls.ca_cert)
+            .arg("--tls-auth-clients")
+            .arg("no"),
+    };
+    command
         .arg("--bind")
         .arg("127.0.0.1")
         .arg("--save")
@@ -527,7 +597,7 @@ impl RedisCluster {
                 .iter()
                 .map(OsString::from)
                 .collect();
-                RedisServer::spawn(&extra, true)
+                RedisServer::spawn(&extra, true, None)
             })
             .collect()
     }
@@ -913,6 +983,27 @@ mod tests {
             .query(&mut server.connection())
             .unwrap();
         assert_eq!(v, None);
+    }
+
+    #[test]
+    fn a_tls_server_speaks_tls_only() {
+        let ca = TestCa::new("redlua test CA");
+        let cert = ca.issue("server", &["IP:127.0.0.1"]);
+        let mut server = RedisServer::start_tls(&cert, ["--tls-auth-clients", "no"]);
+        assert_eq!(
+            server.url(),
+            format!("rediss://127.0.0.1:{}/", server.port())
+        );
+        let plain = redis::Client::open(format!("redis://127.0.0.1:{}/", server.port())).unwrap();
+        let ping = plain
+            .get_connection_with_timeout(Duration::from_secs(2))
+            .and_then(|mut con| redis::cmd("PING").query::<String>(&mut con));
+        assert!(ping.is_err(), "a plain PING on the TLS port: {ping:?}");
+        assert!(ca.cert_pem().starts_with(b"-----BEGIN CERTIFICATE-----"));
+        assert!(cert.key_pem().starts_with(b"-----BEGIN PRIVATE KEY-----"));
+        // A restart keeps TLS.
+        server.restart();
+        assert!(server.log().contains("Ready to accept connections"));
     }
 
     #[test]
