@@ -285,6 +285,20 @@ impl LockClient {
         inspect(&self.shared, name).await
     }
 
+    /// The client's command connection (a cheap clone of it), for your
+    /// own commands and scripts: it heals as the client's does, and on a
+    /// Sentinel client it follows the master through failovers.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: redlua_runtime::LockClient) -> redis::RedisResult<()> {
+    /// let mut con = client.connection();
+    /// let answer: String = redis::cmd("PING").query_async(&mut con).await?;
+    /// # let _ = answer; Ok(()) }
+    /// ```
+    pub fn connection(&self) -> Connection {
+        self.shared.con.clone()
+    }
+
     /// This client's uuid, the first part of its owners' names.
     pub fn id(&self) -> &str {
         &self.shared.id
@@ -586,6 +600,7 @@ impl LockClientBuilder {
                         reason: e.to_string(),
                     })?,
                 };
+                sentinels.watch();
                 let hub = PubSubHub::sentinel(sentinels, connect_timeout, response_timeout);
                 (con, hub, Publish::Plain)
             }

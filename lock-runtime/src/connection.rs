@@ -23,6 +23,7 @@ use redis::{
     AsyncConnectionConfig, Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, RedisResult, Value,
 };
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::sync::Mutex;
 
@@ -82,6 +83,9 @@ struct HealingCluster {
 /// replaced after a failure.
 struct Healing {
     source: Source,
+    /// For a Sentinel source: the generation of the master the current
+    /// connection was opened under.
+    generation: AtomicU64,
     connect_timeout: Duration,
     response_timeout: Duration,
     current: Current<MultiplexedConnection>,
@@ -136,6 +140,11 @@ impl<C: Clone> Current<C> {
         let number = current.as_ref().map_or(0, |(n, _)| n + 1);
         *current = Some((number, con.clone()));
         Ok((number, con))
+    }
+
+    /// Drops the current connection, whatever it is.
+    async fn clear(&self) {
+        *self.slot.lock().await = None;
     }
 
     /// Drops connection `number` after a failure that leaves it in doubt.
@@ -231,8 +240,13 @@ impl Connection {
         connect_timeout: Duration,
         response_timeout: Duration,
     ) -> RedisResult<Connection> {
+        let generation = match &source {
+            Source::Sentinel(sentinels) => sentinels.generation(),
+            Source::Server(_) => 0,
+        };
         let healing = Arc::new(Healing {
             source,
+            generation: AtomicU64::new(generation),
             connect_timeout,
             response_timeout,
             current: Current::new(),
@@ -243,8 +257,16 @@ impl Connection {
 }
 
 impl Healing {
-    /// The current connection, opening one if there is none.
+    /// The current connection, opening one if there is none (or, for a
+    /// Sentinel source, if the master changed since it was opened).
     async fn get(&self) -> RedisResult<(u64, MultiplexedConnection)> {
+        if let Source::Sentinel(sentinels) = &self.source {
+            let generation = sentinels.generation();
+            if self.generation.swap(generation, Ordering::SeqCst) != generation {
+                tracing::debug!(target: "redlua::connection", "the master changed; replacing the connection");
+                self.current.clear().await;
+            }
+        }
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(Some(self.connect_timeout))
             .set_response_timeout(Some(self.response_timeout));

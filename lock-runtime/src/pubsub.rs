@@ -666,7 +666,12 @@ fn live_conn<'a>(
     let id = *next_conn_id;
     *next_conn_id += 1;
     let (commands, queue) = mpsc::unbounded_channel();
+    let moved = match &shared.target {
+        Target::Sentinel(sentinels) => Some(sentinels.switches()),
+        Target::Server(_) | Target::Cluster(_) => None,
+    };
     let driver = Driver {
+        moved,
         shared: Arc::downgrade(shared),
         node: node.to_owned(),
         id,
@@ -989,6 +994,9 @@ struct Driver {
     running: Option<RunningCommand>,
     /// Whether [`Driver::mark_dead`] already ran.
     dead: bool,
+    /// For the master of a Sentinel service: tells when the master
+    /// changed (the connection then ends, as a lost one).
+    moved: Option<watch::Receiver<u64>>,
     /// Unsubscribes sent and not yet seen confirmed, per channel: an
     /// unsubscribe push beyond them was the server's own (a slot left the
     /// node).
@@ -1012,6 +1020,8 @@ enum Event {
     Done((RedisResult<()>, Option<watch::Sender<Status>>)),
     /// A queued command, or `None` when the hub is gone.
     Command(Option<Command>),
+    /// The sentinels name another master.
+    Moved,
 }
 
 impl Driver {
@@ -1049,6 +1059,7 @@ impl Driver {
             let event = {
                 let running = &mut self.running;
                 let queue = &mut self.queue;
+                let moved = &mut self.moved;
                 let pinging = ping.is_some();
                 let ping_deadline = ping.as_ref().map(|(_, deadline)| *deadline);
                 tokio::select! {
@@ -1073,6 +1084,15 @@ impl Driver {
                         }
                     }, if running.is_some() => Event::Done(done),
                     command = queue.recv(), if running.is_none() => Event::Command(command),
+                    () = async {
+                        let changed = match moved.as_mut() {
+                            Some(moved) => moved.changed().await.is_ok(),
+                            None => false,
+                        };
+                        if !changed {
+                            std::future::pending::<()>().await;
+                        }
+                    } => Event::Moved,
                 }
             };
             match event {
@@ -1104,6 +1124,10 @@ impl Driver {
                     }
                 }
                 Event::Message(Some(Incoming::Closed) | None) | Event::Command(None) => break,
+                Event::Moved => {
+                    tracing::warn!(target: "redlua::pubsub", "the sentinels name a new master; subscribing there");
+                    break;
+                }
                 Event::Command(Some(command)) => {
                     if let (Command::Unsubscribe { channel }, Link::Node { .. }) = (&command, &link)
                     {

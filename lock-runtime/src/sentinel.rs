@@ -6,15 +6,29 @@
 //! [`Sentinels`]: each time one is (re)opened, the sentinels are asked in
 //! turn (`SENTINEL GET-MASTER-ADDR-BY-NAME`) until one names the master,
 //! and a node that does not say it is a master (`ROLE`; a failover under
-//! way) is refused, so the connection is tried again later. A write
-//! refused with `READONLY` (a master demoted under an open connection)
-//! drops the connection (see `error::classify`), and the next command
-//! asks the sentinels again.
+//! way) is refused, so the connection is tried again later.
+//!
+//! A failover does not close the connections to the old master at once:
+//! the sentinels demote it seconds later (and a master cut off from them
+//! goes on taking writes). So a watcher task asks the sentinels every
+//! [`SENTINEL_POLL_INTERVAL`] which node is the master; when the answer
+//! changes it bumps a counter, and the command connection and the pub/sub
+//! connection, which compare it with the one they were opened under, are
+//! replaced (the pub/sub one wakes its waiters, which subscribe again on
+//! the new master). A write refused with `READONLY` (a master demoted
+//! under an open connection) drops the connection too (see
+//! `error::classify`).
 
+use crate::config::SENTINEL_POLL_INTERVAL;
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, ConnectionAddr, ConnectionInfo, ErrorKind, RedisError};
 use redis::{RedisResult, Value};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
+use tokio::sync::watch;
+
+/// A master's address as the sentinels give it.
+type Addr = (String, u16);
 
 /// The sentinels of one service, and how to reach its master.
 #[derive(Debug)]
@@ -30,6 +44,10 @@ pub(crate) struct Sentinels {
     connect_timeout: Duration,
     /// Bounds each reply.
     response_timeout: Duration,
+    /// The master last named, if any.
+    named: Mutex<Option<Addr>>,
+    /// Counts the changes of master seen (the generation of the master).
+    switches: watch::Sender<u64>,
 }
 
 impl Sentinels {
@@ -48,7 +66,56 @@ impl Sentinels {
             master,
             connect_timeout,
             response_timeout,
+            named: Mutex::new(None),
+            switches: watch::channel(0).0,
         }
+    }
+
+    /// How many times the master changed so far (as seen from here).
+    pub(crate) fn generation(&self) -> u64 {
+        *self.switches.borrow()
+    }
+
+    /// Tells of each change of master from now on.
+    pub(crate) fn switches(&self) -> watch::Receiver<u64> {
+        self.switches.subscribe()
+    }
+
+    /// Remembers the master the sentinels named; a change (not the first
+    /// answer) bumps the generation.
+    fn note(&self, addr: &Addr) {
+        let mut named = self.named.lock().unwrap_or_else(PoisonError::into_inner);
+        if named.as_ref() == Some(addr) {
+            return;
+        }
+        let changed = named.is_some();
+        *named = Some(addr.clone());
+        drop(named);
+        if changed {
+            tracing::warn!(target: "redlua::connection", master = %format!("{}:{}", addr.0, addr.1), "the sentinels name a new master; moving the connections to it");
+            self.switches.send_modify(|generation| *generation += 1);
+        }
+    }
+
+    /// Starts the task that asks the sentinels every
+    /// [`SENTINEL_POLL_INTERVAL`] which node is the master; it ends once
+    /// `self` is dropped. Must be called within a tokio runtime.
+    pub(crate) fn watch(self: &Arc<Self>) {
+        let weak: Weak<Sentinels> = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval(SENTINEL_POLL_INTERVAL);
+            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticker.tick().await;
+                let Some(sentinels) = weak.upgrade() else {
+                    return;
+                };
+                // A failed round changes nothing: the next one asks again.
+                if let Err(error) = sentinels.master_addr().await {
+                    tracing::debug!(target: "redlua::connection", %error, "asking the sentinels for the master failed");
+                }
+            }
+        });
     }
 
     /// The settings of connections to the master (its address aside).
@@ -115,7 +182,10 @@ impl Sentinels {
             let limit = self.connect_timeout.saturating_add(self.response_timeout);
             let asked = tokio::time::timeout(limit, self.ask(sentinel)).await;
             match asked {
-                Ok(Ok(Some(addr))) => return Ok(addr),
+                Ok(Ok(Some(addr))) => {
+                    self.note(&addr);
+                    return Ok(addr);
+                }
                 Ok(Ok(None)) => unknown += 1,
                 Ok(Err(error)) => last_error = Some(error),
                 Err(_) => {

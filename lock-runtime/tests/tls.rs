@@ -125,10 +125,16 @@ async fn locks_work_over_tls_with_a_private_ca() {
     // Read/write locks: readers share, a writer waits for them.
     let rw = holder.read_write_lock("tls:rw");
     let r1 = rw.read().lock().await.unwrap();
-    let r2 = waiter.read_write_lock("tls:rw").read().lock().await.unwrap();
+    let r2 = waiter
+        .read_write_lock("tls:rw")
+        .read()
+        .lock()
+        .await
+        .unwrap();
     let writer = waiter.read_write_lock("tls:rw").write();
     assert!(writer.try_lock().await.unwrap().is_none());
-    let writing = tokio::spawn(async move { writer.try_lock_for(Duration::from_secs(20), None).await });
+    let writing =
+        tokio::spawn(async move { writer.try_lock_for(Duration::from_secs(20), None).await });
     r1.unlock().await.unwrap();
     r2.unlock().await.unwrap();
     let w = within(Duration::from_secs(5), "the writer", writing)
@@ -150,8 +156,20 @@ async fn scripts_run_over_tls() {
     let mut con = redis.get_multiplexed_async_connection().await.unwrap();
     // The first call loads the script (NOSCRIPT recovery), the second
     // finds it.
-    let first = IncrBy { key: "tls:counter", by: 2 }.invoke(&mut con).await.unwrap();
-    let second = IncrBy { key: "tls:counter", by: 3 }.invoke(&mut con).await.unwrap();
+    let first = IncrBy {
+        key: "tls:counter",
+        by: 2,
+    }
+    .invoke(&mut con)
+    .await
+    .unwrap();
+    let second = IncrBy {
+        key: "tls:counter",
+        by: 3,
+    }
+    .invoke(&mut con)
+    .await
+    .unwrap();
     assert_eq!((first, second), (2, 5));
 }
 
@@ -181,7 +199,8 @@ async fn a_certificate_for_another_name_is_refused() {
         .await;
     let reason = connect_reason(result);
     assert!(
-        reason.contains("invalid peer certificate") && reason.contains("not valid for name \"127.0.0.1\""),
+        reason.contains("invalid peer certificate")
+            && reason.contains("not valid for name \"127.0.0.1\""),
         "{reason}"
     );
 }

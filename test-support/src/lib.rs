@@ -20,9 +20,11 @@
 #![warn(missing_docs)]
 
 mod proxy;
+mod sentinel;
 mod tls;
 
 pub use proxy::FaultProxy;
+pub use sentinel::RedisSentinel;
 pub use tls::{Issued, TestCa};
 
 use std::ffi::{OsStr, OsString};
@@ -133,8 +135,20 @@ pub struct RedisServer {
     dir: tempfile::TempDir,
     /// The extra arguments it was started with, for [`restart`](Self::restart).
     extra: Vec<OsString>,
-    /// Its certificate when it listens with TLS only.
-    tls: Option<Issued>,
+    /// How it listens, and what it is.
+    mode: Mode,
+}
+
+/// What a [`RedisServer`] process is.
+#[derive(Debug, Clone)]
+enum Mode {
+    /// A server on a plain TCP port.
+    Plain,
+    /// A server that listens with TLS only, presenting this certificate.
+    Tls(Issued),
+    /// A sentinel (`--sentinel`), first started with this configuration
+    /// file (which it rewrites, and which a restart keeps).
+    Sentinel(String),
 }
 
 impl RedisServer {
@@ -180,7 +194,7 @@ impl RedisServer {
         S: AsRef<OsStr>,
     {
         let extra: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
-        Self::spawn(&extra, false, None)
+        Self::spawn(&extra, false, Mode::Plain)
     }
 
     /// Starts a server that listens with TLS only (`--port 0 --tls-port
@@ -201,10 +215,16 @@ impl RedisServer {
         S: AsRef<OsStr>,
     {
         let extra: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
-        Self::spawn(&extra, false, Some(cert.clone()))
+        Self::spawn(&extra, false, Mode::Tls(cert.clone()))
     }
 
-    fn spawn(extra: &[OsString], cluster_bus: bool, tls: Option<Issued>) -> RedisServer {
+    /// Starts a sentinel (`redis-server <conf> --sentinel`) whose
+    /// configuration file, in its directory, starts as `conf`.
+    pub(crate) fn start_sentinel(conf: String) -> RedisServer {
+        Self::spawn(&[], false, Mode::Sentinel(conf))
+    }
+
+    fn spawn(extra: &[OsString], cluster_bus: bool, mode: Mode) -> RedisServer {
         let bin = redis_server_bin();
         let mut last_log = String::new();
         for _ in 0..PORT_ATTEMPTS {
@@ -213,13 +233,13 @@ impl RedisServer {
                 .prefix("redlua-redis-")
                 .tempdir()
                 .unwrap_or_else(|e| panic!("cannot create a temporary directory: {e}"));
-            let child = launch(&bin, port, dir.path(), tls.as_ref(), extra);
+            let child = launch(&bin, port, dir.path(), &mode, extra);
             let mut server = RedisServer {
                 child,
                 port,
                 dir,
                 extra: extra.to_vec(),
-                tls: tls.clone(),
+                mode: mode.clone(),
             };
             match server.wait_ready(0) {
                 Ok(()) => return server,
@@ -299,13 +319,7 @@ impl RedisServer {
         let log_from = std::fs::metadata(self.dir.path().join("redis.log"))
             .map_or(0, |m| usize::try_from(m.len()).unwrap_or(usize::MAX));
         let bin = redis_server_bin();
-        self.child = launch(
-            &bin,
-            self.port,
-            self.dir.path(),
-            self.tls.as_ref(),
-            &self.extra,
-        );
+        self.child = launch(&bin, self.port, self.dir.path(), &self.mode, &self.extra);
         match self.wait_ready(log_from) {
             Ok(()) => {}
             Err(Exit::PortTaken) => panic!(
@@ -330,7 +344,7 @@ impl RedisServer {
         let client = redis::Client::open(plain)
             .map_err(|e| Exit::Failed(format!("has an invalid URL: {e}")))?;
         loop {
-            if self.tls.is_some() {
+            if matches!(self.mode, Mode::Tls(_)) {
                 // No TLS here: the log says when it listens.
                 let log = std::fs::read(self.dir.path().join("redis.log")).unwrap_or_default();
                 if String::from_utf8_lossy(log.get(log_from..).unwrap_or_default())
@@ -376,7 +390,10 @@ impl RedisServer {
     /// `rediss://127.0.0.1:<port>/` when it was started with
     /// [`start_tls`](Self::start_tls).
     pub fn url(&self) -> String {
-        let scheme = if self.tls.is_some() { "rediss" } else { "redis" };
+        let scheme = match self.mode {
+            Mode::Tls(_) => "rediss",
+            Mode::Plain | Mode::Sentinel(_) => "redis",
+        };
         format!("{scheme}://127.0.0.1:{}/", self.port)
     }
 
@@ -388,7 +405,7 @@ impl RedisServer {
     /// speaks no TLS: make a client with the CA's certificate instead).
     pub fn client(&self) -> redis::Client {
         assert!(
-            self.tls.is_none(),
+            !matches!(self.mode, Mode::Tls(_)),
             "{} listens with TLS only: make a client that trusts its CA",
             self.url()
         );
@@ -442,7 +459,7 @@ impl Drop for RedisServer {
 /// Spawns `bin` on `port` with `dir` as its working directory, the default
 /// configuration (TLS only, on `port`, with `tls`), then `extra`. Does not
 /// wait for it to be ready.
-fn launch(bin: &Path, port: u16, dir: &Path, tls: Option<&Issued>, extra: &[OsString]) -> Child {
+fn launch(bin: &Path, port: u16, dir: &Path, mode: &Mode, extra: &[OsString]) -> Child {
     let log_file = dir.join("redis.log");
     let stdio_file = dir.join("stdio.log");
     let stdio = File::create(&stdio_file)
@@ -451,9 +468,22 @@ fn launch(bin: &Path, port: u16, dir: &Path, tls: Option<&Issued>, extra: &[OsSt
         .try_clone()
         .unwrap_or_else(|e| panic!("cannot duplicate a file handle: {e}"));
     let mut command = Command::new(bin);
-    match tls {
-        None => command.arg("--port").arg(port.to_string()),
-        Some(tls) => command
+    match mode {
+        Mode::Plain => command.arg("--port").arg(port.to_string()),
+        Mode::Sentinel(conf) => {
+            let file = dir.join("sentinel.conf");
+            if !file.exists() {
+                std::fs::write(&file, conf)
+                    .unwrap_or_else(|e| panic!("cannot write {}: {e}", file.display()));
+            }
+            // The configuration file comes first.
+            command
+                .arg(&file)
+                .arg("--sentinel")
+                .arg("--port")
+                .arg(port.to_string())
+        }
+        Mode::Tls(tls) => command
             .arg("--port")
             .arg("0")
             .arg("--tls-port")
@@ -597,7 +627,7 @@ impl RedisCluster {
                 .iter()
                 .map(OsString::from)
                 .collect();
-                RedisServer::spawn(&extra, true, None)
+                RedisServer::spawn(&extra, true, Mode::Plain)
             })
             .collect()
     }
@@ -714,16 +744,7 @@ impl RedisCluster {
     ///
     /// When the exit handler cannot be registered.
     pub fn until_exit(self) -> &'static RedisCluster {
-        let mut at_exit = AT_EXIT.lock().unwrap_or_else(|e| e.into_inner());
-        if !at_exit.registered {
-            // SAFETY: `clean_up_at_exit` is a plain `extern "C" fn()`.
-            let failed = unsafe { libc::atexit(clean_up_at_exit) } != 0;
-            assert!(!failed, "cannot register an atexit handler");
-            at_exit.registered = true;
-        }
-        for node in &self.nodes {
-            at_exit.nodes.push((node.pid(), node.dir().to_owned()));
-        }
+        clean_up_at_exit_too(&self.nodes);
         Box::leak(Box::new(self))
     }
 
@@ -759,6 +780,25 @@ static AT_EXIT: std::sync::Mutex<AtExit> = std::sync::Mutex::new(AtExit {
     registered: false,
     nodes: Vec::new(),
 });
+
+/// Kills `servers` when the process exits and removes their directories
+/// (servers kept in a `static`, which is never dropped).
+///
+/// # Panics
+///
+/// When the exit handler cannot be registered.
+pub(crate) fn clean_up_at_exit_too(servers: &[RedisServer]) {
+    let mut at_exit = AT_EXIT.lock().unwrap_or_else(|e| e.into_inner());
+    if !at_exit.registered {
+        // SAFETY: `clean_up_at_exit` is a plain `extern "C" fn()`.
+        let failed = unsafe { libc::atexit(clean_up_at_exit) } != 0;
+        assert!(!failed, "cannot register an atexit handler");
+        at_exit.registered = true;
+    }
+    for server in servers {
+        at_exit.nodes.push((server.pid(), server.dir().to_owned()));
+    }
+}
 
 /// Kills the nodes kept until exit and removes their directories.
 extern "C" fn clean_up_at_exit() {
