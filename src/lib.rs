@@ -127,6 +127,15 @@
 //! - `locks` (default): the distributed locks ([`LockClient`] and the rest).
 //!   A scripts-only build turns it off:
 //!   `redlua = { version = "0.1", default-features = false }`.
+//! - `tls-rustls`: `rediss://` URLs, with rustls, trusting the platform's
+//!   root certificates, or a private CA given to the builder
+//!   (`LockClientBuilder::tls_root_certificate`). Without it a `rediss://`
+//!   URL fails with `Error::TlsNotEnabled`.
+//! - `tls-rustls-webpki-roots`: as `tls-rustls`, trusting Mozilla's root
+//!   certificates (compiled in) instead of the platform's.
+//!
+//! Redis Cluster ([`LockClient::cluster`]) and Sentinel
+//! ([`LockClient::sentinel`]) need no feature.
 //!
 //! The minimum supported Rust version is 1.88.
 //!

@@ -54,7 +54,10 @@
 //! [`LockClient::cluster_builder`]) makes the client: scripts go to the node
 //! that owns the lock's slot, waiters use sharded pub/sub where the cluster
 //! has it, and renewals are grouped by slot (see `pubsub.rs` and
-//! `watchdog.rs`).
+//! `watchdog.rs`). Through Redis Sentinel, [`LockClient::sentinel`] (or
+//! [`LockClient::sentinel_builder`]) connects to the master of a service
+//! and follows its failovers (see `sentinel.rs`). TLS settings live in
+//! `tls.rs`.
 //!
 //! Most users depend on the `redlua` facade crate, which re-exports this one.
 //!
@@ -62,6 +65,10 @@
 //!
 //! - `locks` (default): the distributed locks. Without it
 //!   (`default-features = false`) only [`script`] is compiled.
+//! - `tls-rustls`: `rediss://` URLs with rustls (see `tls.rs`); without it
+//!   a `rediss://` URL fails with `Error::TlsNotEnabled`.
+//! - `tls-rustls-webpki-roots`: as `tls-rustls`, with Mozilla's root
+//!   certificates instead of the platform's.
 #![warn(missing_docs)]
 
 pub mod script;
