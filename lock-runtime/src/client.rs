@@ -34,7 +34,9 @@ use tokio::sync::mpsc;
 /// does not answer), and one watchdog task that renews all of its holds.
 /// On Redis Cluster ([`LockClient::cluster`]) the command connection is
 /// redis-rs's cluster connection, and there is one pub/sub connection per
-/// node that owns the slot of a lock someone waits for.
+/// node that owns the slot of a lock someone waits for. Through Redis
+/// Sentinel ([`LockClient::sentinel`]) both connections go to the master
+/// the sentinels name, and move when they name another.
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), redlua_runtime::Error> {
@@ -202,16 +204,23 @@ impl LockClient {
     /// Each time the client opens its command connection or its pub/sub
     /// connection (at first, and again after a failure or a silence), it
     /// asks the sentinels which node is the master now, and refuses a node
-    /// that does not answer `ROLE` as a master. A write refused with
-    /// `READONLY` (a master demoted while the client was connected) drops
-    /// the connection, so the next command, and the retries of an acquire,
-    /// go to the new master. Holds survive a failover as far as the
+    /// that does not answer `ROLE` as a master. An old master goes on
+    /// taking writes for seconds after a failover (the sentinels demote it
+    /// later), so the client also asks the sentinels every 500 ms, and
+    /// replaces both connections as soon as they name another master: the
+    /// watchdog renews on the new master, waiters subscribe there. A write
+    /// refused with `READONLY` (a demoted master) drops the connection too,
+    /// and an acquire retries it. Holds survive a failover as far as the
     /// replica had their writes (replication is asynchronous): a hold whose
     /// acquire the new master never saw is reported lost by the watchdog.
+    /// That asking stops once the client and every clone of its
+    /// [`connection`](LockClient::connection) are dropped.
     ///
-    /// The master is reached with the TLS setting of the sentinel URLs
-    /// (`rediss://` for both), without credentials, on database 0, unless
-    /// [`LockClientBuilder::sentinel_master`] says otherwise.
+    /// The master is reached with the TLS setting of the first sentinel
+    /// URL (`rediss://` for both), without credentials, on database 0,
+    /// unless [`LockClientBuilder::sentinel_master`] says otherwise. TLS
+    /// certificates given to the builder apply to every TLS connection,
+    /// sentinels' and masters'.
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), redlua_runtime::Error> {
@@ -509,7 +518,7 @@ impl LockClientBuilder {
                 let con = match con {
                     Some(con) => con,
                     None => Connection::healing(
-                        Source::Server(client.clone()),
+                        Source::Server(Box::new(client.clone())),
                         connect_timeout,
                         response_timeout,
                     )
@@ -560,9 +569,11 @@ impl LockClientBuilder {
                 cluster_parts(template, con, connect_timeout, response_timeout).await?
             }
             (Seeds::Sentinel { sentinels, service }, con) => {
+                // Sentinels and masters may differ: plain sentinels of
+                // masters that speak TLS, say.
                 let sentinels = sentinels
                     .into_iter()
-                    .map(|sentinel| tls.apply(sentinel))
+                    .map(|sentinel| tls.apply_where_tls(sentinel))
                     .collect::<Result<Vec<_>>>()?;
                 let master = match self.master {
                     Some(master) => master?,
@@ -570,7 +581,10 @@ impl LockClientBuilder {
                         .clone()
                         .set_redis_settings(RedisConnectionInfo::default()),
                 };
-                let master = tls.apply(master)?;
+                let master = tls.apply_where_tls(master)?;
+                tls.check_used(
+                    crate::tls::uses_tls(&master) || sentinels.iter().any(crate::tls::uses_tls),
+                )?;
                 let addr = format!(
                     "the master of `{service}` (sentinels {})",
                     sentinels.iter().map(masked).collect::<Vec<_>>().join(", ")

@@ -94,7 +94,7 @@ struct Healing {
 /// Where a healing connection connects.
 pub(crate) enum Source {
     /// One server.
-    Server(redis::Client),
+    Server(Box<redis::Client>),
     /// The master the sentinels name at the time (asked at each connect).
     Sentinel(Arc<Sentinels>),
 }

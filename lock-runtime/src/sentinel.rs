@@ -46,6 +46,9 @@ pub(crate) struct Sentinels {
     response_timeout: Duration,
     /// The master last named, if any.
     named: Mutex<Option<Addr>>,
+    /// A connection to each sentinel, kept between questions (`None`:
+    /// none yet, or the last one failed).
+    connections: Mutex<Vec<Option<MultiplexedConnection>>>,
     /// Counts the changes of master seen (the generation of the master).
     switches: watch::Sender<u64>,
 }
@@ -60,6 +63,7 @@ impl Sentinels {
         connect_timeout: Duration,
         response_timeout: Duration,
     ) -> Sentinels {
+        let count = sentinels.len();
         Sentinels {
             sentinels,
             service,
@@ -67,6 +71,7 @@ impl Sentinels {
             connect_timeout,
             response_timeout,
             named: Mutex::new(None),
+            connections: Mutex::new(vec![None; count]),
             switches: watch::channel(0).0,
         }
     }
@@ -178,9 +183,12 @@ impl Sentinels {
     async fn master_addr(&self) -> RedisResult<(String, u16)> {
         let mut last_error = None;
         let mut unknown = 0;
-        for sentinel in &self.sentinels {
+        for (i, sentinel) in self.sentinels.iter().enumerate() {
             let limit = self.connect_timeout.saturating_add(self.response_timeout);
-            let asked = tokio::time::timeout(limit, self.ask(sentinel)).await;
+            let asked = tokio::time::timeout(limit, self.ask(i)).await;
+            if !matches!(asked, Ok(Ok(_))) {
+                self.connections()[i] = None;
+            }
             match asked {
                 Ok(Ok(Some(addr))) => {
                     self.note(&addr);
@@ -212,12 +220,27 @@ impl Sentinels {
         )))
     }
 
-    /// One sentinel's answer: the master's address, or `None` if it knows
+    /// The kept sentinel connections.
+    fn connections(&self) -> std::sync::MutexGuard<'_, Vec<Option<MultiplexedConnection>>> {
+        self.connections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sentinel `i`'s answer: the master's address, or `None` if it knows
     /// no such service.
-    async fn ask(&self, sentinel: &ConnectionInfo) -> RedisResult<Option<(String, u16)>> {
-        let mut con = redis::Client::open(sentinel.clone())?
-            .get_multiplexed_async_connection_with_config(&self.config())
-            .await?;
+    async fn ask(&self, i: usize) -> RedisResult<Option<(String, u16)>> {
+        let kept = self.connections()[i].clone();
+        let mut con = match kept {
+            Some(con) => con,
+            None => {
+                let con = redis::Client::open(self.sentinels[i].clone())?
+                    .get_multiplexed_async_connection_with_config(&self.config())
+                    .await?;
+                self.connections()[i] = Some(con.clone());
+                con
+            }
+        };
         let reply: Option<(String, u16)> = redis::cmd("SENTINEL")
             .arg("GET-MASTER-ADDR-BY-NAME")
             .arg(&self.service)

@@ -62,14 +62,26 @@ impl TlsSettings {
     /// (parsed now, so a bad PEM fails here) and a crypto provider. Refuses
     /// certificates for an address without TLS.
     pub(crate) fn apply(&self, info: ConnectionInfo) -> Result<ConnectionInfo> {
+        self.check_used(uses_tls(&info))?;
+        self.apply_where_tls(info)
+    }
+
+    /// Refuses certificates when no connection uses TLS (`any_tls` false).
+    pub(crate) fn check_used(&self, any_tls: bool) -> Result<()> {
+        if self.any() && !any_tls {
+            return Err(Error::Config(
+                "TLS certificates were given for a connection without TLS: \
+                 use a rediss:// URL"
+                    .to_string(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// As [`apply`](Self::apply), but leaves an address without TLS as it
+    /// is (sentinels and masters may differ).
+    pub(crate) fn apply_where_tls(&self, info: ConnectionInfo) -> Result<ConnectionInfo> {
         if !uses_tls(&info) {
-            if self.any() {
-                return Err(Error::Config(
-                    "TLS certificates were given for a connection without TLS: \
-                     use a rediss:// URL"
-                        .to_string(),
-                ));
-            }
             return Ok(info);
         }
         #[cfg(feature = "tls-rustls")]
