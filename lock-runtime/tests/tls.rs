@@ -5,7 +5,7 @@
 //! them, so everything that works here went over TLS.
 
 use redlua_runtime::{Error, LockClient};
-use redlua_test_support::{Issued, RedisServer, TestCa};
+use redlua_test_support::{Issued, RedisCluster, RedisServer, TestCa};
 use std::future::Future;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -246,4 +246,59 @@ async fn bad_tls_settings_are_typed_errors() {
         matches!(&err, Error::Config(why) if why.contains("bad TLS certificate")),
         "{err:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn locks_work_on_a_cluster_over_tls() {
+    let ca = TestCa::new("redlua test CA");
+    let cert = ca.issue("redis", &["IP:127.0.0.1"]);
+    let cluster = tokio::task::spawn_blocking(move || RedisCluster::start_tls(3, &cert))
+        .await
+        .expect("starting a TLS cluster");
+    let client = |watchdog| {
+        LockClient::cluster_builder(cluster.tls_urls())
+            .tls_root_certificate(ca.cert_pem())
+            .watchdog_timeout(watchdog)
+            .connect()
+    };
+    let holder = client(Duration::from_millis(600))
+        .await
+        .expect("a TLS cluster client");
+    let waiter = client(Duration::from_millis(600))
+        .await
+        .expect("a TLS cluster client");
+    // Without the CA, the seed nodes' certificates are refused.
+    let refused = LockClient::cluster(cluster.tls_urls()).await;
+    assert!(matches!(refused, Err(Error::Connect { .. })), "{refused:?}");
+
+    // Slots: "b" 3300 (node 0), "c" 7365 (node 1), "a" 15495 (node 2): a
+    // lock on each node, a waiter woken by (sharded) pub/sub on each node
+    // over TLS, and renewals there.
+    for name in ["b", "c", "a"] {
+        let guard = holder
+            .lock(name)
+            .lock_with_lease(Duration::from_secs(30))
+            .await
+            .unwrap();
+        let lock = waiter.lock(name);
+        let waiting =
+            tokio::spawn(async move { lock.try_lock_for(Duration::from_secs(20), None).await });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let released = Instant::now();
+        guard.unlock().await.unwrap();
+        let got = within(Duration::from_secs(25), "the waiter", waiting)
+            .await
+            .unwrap()
+            .unwrap()
+            .expect("the waiter gets the lock");
+        assert!(
+            released.elapsed() < Duration::from_secs(1),
+            "`{name}`: woken {:?} after the release",
+            released.elapsed()
+        );
+        // Held for three leases by the watchdog.
+        tokio::time::sleep(Duration::from_millis(1800)).await;
+        assert!(!got.is_lost(), "`{name}`");
+        got.unlock().await.unwrap();
+    }
 }

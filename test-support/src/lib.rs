@@ -146,6 +146,9 @@ enum Mode {
     Plain,
     /// A server that listens with TLS only, presenting this certificate.
     Tls(Issued),
+    /// A cluster node with a plain port (for the helpers) and a TLS port
+    /// (this one), its cluster bus and replication over TLS too.
+    AlsoTls(Issued, u16),
     /// A sentinel (`--sentinel`), first started with this configuration
     /// file (which it rewrites, and which a restart keeps).
     Sentinel(String),
@@ -229,6 +232,10 @@ impl RedisServer {
         let mut last_log = String::new();
         for _ in 0..PORT_ATTEMPTS {
             let port = pick_free_port(cluster_bus);
+            let mode = match &mode {
+                Mode::AlsoTls(cert, _) => Mode::AlsoTls(cert.clone(), pick_free_port(false)),
+                other => other.clone(),
+            };
             let dir = tempfile::Builder::new()
                 .prefix("redlua-redis-")
                 .tempdir()
@@ -392,9 +399,19 @@ impl RedisServer {
     pub fn url(&self) -> String {
         let scheme = match self.mode {
             Mode::Tls(_) => "rediss",
-            Mode::Plain | Mode::Sentinel(_) => "redis",
+            Mode::Plain | Mode::Sentinel(_) | Mode::AlsoTls(..) => "redis",
         };
         format!("{scheme}://127.0.0.1:{}/", self.port)
+    }
+
+    /// The TLS URL of a node of [`RedisCluster::start_tls`]
+    /// (`rediss://127.0.0.1:<tls port>/`); `None` for other servers.
+    pub fn tls_url(&self) -> Option<String> {
+        match &self.mode {
+            Mode::AlsoTls(_, tls_port) => Some(format!("rediss://127.0.0.1:{tls_port}/")),
+            Mode::Tls(_) => Some(self.url()),
+            Mode::Plain | Mode::Sentinel(_) => None,
+        }
     }
 
     /// A redis-rs client for this server.
@@ -483,6 +500,27 @@ fn launch(bin: &Path, port: u16, dir: &Path, mode: &Mode, extra: &[OsString]) ->
                 .arg("--port")
                 .arg(port.to_string())
         }
+        Mode::AlsoTls(tls, tls_port) => command
+            .arg("--port")
+            .arg(port.to_string())
+            .arg("--tls-port")
+            .arg(tls_port.to_string())
+            .arg("--tls-cert-file")
+            .arg(&tls.cert)
+            .arg("--tls-key-file")
+            .arg(&tls.key)
+            .arg("--tls-ca-cert-file")
+            .arg(&tls.ca_cert)
+            .arg("--tls-auth-clients")
+            .arg("no")
+            .arg("--tls-cluster")
+            .arg("yes")
+            // With TLS the bus would follow the TLS port; keep it at the
+            // plain port's (checked free, and what CLUSTER MEET assumes).
+            .arg("--cluster-port")
+            .arg((u32::from(port) + u32::from(CLUSTER_BUS_OFFSET)).to_string())
+            .arg("--tls-replication")
+            .arg("yes"),
         Mode::Tls(tls) => command
             .arg("--port")
             .arg("0")
@@ -549,11 +587,37 @@ impl RedisCluster {
     pub fn start(masters: usize) -> RedisCluster {
         assert!(masters > 0, "a cluster needs at least one primary");
         let cluster = RedisCluster {
-            nodes: Self::spawn_nodes(masters),
+            nodes: Self::spawn_nodes(masters, None),
         };
         cluster.assign_slots_and_meet();
         cluster.wait_ok();
         cluster
+    }
+
+    /// As [`start`](Self::start), with nodes that also listen with TLS
+    /// (`--tls-port`, presenting `cert` from a [`TestCa`]), their cluster
+    /// bus over TLS (`--tls-cluster yes`), so that `CLUSTER SLOTS` and
+    /// redirections name TLS ports to TLS clients. [`urls`](Self::urls)
+    /// are still the plain ports (this crate speaks no TLS);
+    /// [`tls_urls`](Self::tls_urls) the TLS ones.
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_tls(masters: usize, cert: &Issued) -> RedisCluster {
+        assert!(masters > 0, "a cluster needs at least one primary");
+        let cluster = RedisCluster {
+            nodes: Self::spawn_nodes(masters, Some(cert)),
+        };
+        cluster.assign_slots_and_meet();
+        cluster.wait_ok();
+        cluster
+    }
+
+    /// The TLS URLs of the nodes of a cluster made by
+    /// [`start_tls`](Self::start_tls), in start order; empty for others.
+    pub fn tls_urls(&self) -> Vec<String> {
+        self.nodes.iter().filter_map(RedisServer::tls_url).collect()
     }
 
     /// Starts a cluster of `masters` primaries with `replicas` replicas
@@ -578,7 +642,7 @@ impl RedisCluster {
     pub fn start_with_replicas(masters: usize, replicas: usize) -> RedisCluster {
         assert!(masters >= 3, "redis-cli --cluster create needs 3 primaries");
         let cluster = RedisCluster {
-            nodes: Self::spawn_nodes(masters * (1 + replicas)),
+            nodes: Self::spawn_nodes(masters * (1 + replicas), None),
         };
         let cli = redis_server_bin().with_file_name("redis-cli");
         let cli = if cli.is_file() {
@@ -613,7 +677,7 @@ impl RedisCluster {
         cluster
     }
 
-    fn spawn_nodes(count: usize) -> Vec<RedisServer> {
+    fn spawn_nodes(count: usize, tls: Option<&Issued>) -> Vec<RedisServer> {
         (0..count)
             .map(|_| {
                 let extra: Vec<OsString> = [
@@ -627,7 +691,11 @@ impl RedisCluster {
                 .iter()
                 .map(OsString::from)
                 .collect();
-                RedisServer::spawn(&extra, true, Mode::Plain)
+                let mode = match tls {
+                    Some(cert) => Mode::AlsoTls(cert.clone(), 0),
+                    None => Mode::Plain,
+                };
+                RedisServer::spawn(&extra, true, mode)
             })
             .collect()
     }
