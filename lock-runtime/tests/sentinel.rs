@@ -362,3 +362,46 @@ async fn an_unknown_service_is_a_connect_error() {
         "{empty:?}"
     );
 }
+
+#[tokio::test]
+async fn a_node_that_is_not_a_master_is_refused() {
+    let _serial = SERIAL.lock().await;
+    let deployment = deployment().await;
+    let replica = 1 - master().await;
+    let replica_port = deployment.servers()[replica].port();
+    // Sentinels told that the replica is the master of a service `stale`
+    // name it when asked (as a sentinel with an old view would).
+    let monitor = |add: bool| async move {
+        for sentinel in deployment.sentinels() {
+            let mut con = sentinel
+                .client()
+                .get_multiplexed_async_connection()
+                .await
+                .unwrap();
+            let mut cmd = redis::cmd("SENTINEL");
+            if add {
+                cmd.arg("MONITOR")
+                    .arg("stale")
+                    .arg("127.0.0.1")
+                    .arg(replica_port)
+                    .arg(2);
+            } else {
+                cmd.arg("REMOVE").arg("stale");
+            }
+            let _: () = cmd.query_async(&mut con).await.unwrap();
+        }
+    };
+    monitor(true).await;
+    let result = LockClient::sentinel_builder(deployment.sentinel_urls(), "stale")
+        .connect_timeout(Duration::from_millis(500))
+        .connect()
+        .await;
+    monitor(false).await;
+    match result {
+        Err(redlua_runtime::Error::Connect { reason, .. }) => assert!(
+            reason.contains("is not a master") && reason.contains(&replica_port.to_string()),
+            "{reason}"
+        ),
+        other => panic!("expected a connect error, got {other:?}"),
+    }
+}
