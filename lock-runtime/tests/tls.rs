@@ -5,7 +5,7 @@
 //! them, so everything that works here went over TLS.
 
 use redlua_runtime::{Error, LockClient};
-use redlua_test_support::{Issued, RedisCluster, RedisServer, TestCa};
+use redlua_test_support::{Issued, RedisCluster, RedisSentinel, RedisServer, TestCa};
 use std::future::Future;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -301,4 +301,78 @@ async fn locks_work_on_a_cluster_over_tls() {
         assert!(!got.is_lost(), "`{name}`");
         got.unlock().await.unwrap();
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn locks_follow_a_sentinel_failover_over_tls() {
+    let ca = TestCa::new("redlua test CA");
+    let cert = ca.issue("redis", &["IP:127.0.0.1"]);
+    // Kept until the binary exits (its processes are killed then).
+    let deployment =
+        tokio::task::spawn_blocking(move || RedisSentinel::start_tls(1, 3, &cert).until_exit())
+            .await
+            .expect("starting a Sentinel deployment over TLS");
+    let client = |watchdog| {
+        LockClient::sentinel_builder(deployment.sentinel_tls_urls(), RedisSentinel::SERVICE)
+            .tls_root_certificate(ca.cert_pem())
+            .watchdog_timeout(watchdog)
+            .connect_timeout(Duration::from_millis(500))
+            .response_timeout(Duration::from_millis(500))
+            .connect()
+    };
+    let holder = client(Duration::from_secs(6))
+        .await
+        .expect("a client through TLS sentinels");
+    let waiter = client(Duration::from_secs(6))
+        .await
+        .expect("a client through TLS sentinels");
+    // Without the CA, the sentinels' certificates are refused.
+    let refused =
+        LockClient::sentinel(deployment.sentinel_tls_urls(), RedisSentinel::SERVICE).await;
+    match refused {
+        Err(Error::Connect { reason, .. }) => assert!(reason.contains("UnknownIssuer"), "{reason}"),
+        other => panic!("expected a connect error, got {other:?}"),
+    }
+
+    let guard = holder.lock("tls:sentinel").lock().await.unwrap();
+    let token = guard.token();
+    let old = deployment.master();
+    // The hold reaches the replica before the failover (WAIT through the
+    // client's own connection, over TLS).
+    let acked: i64 = redis::cmd("WAIT")
+        .arg(1)
+        .arg(2000)
+        .query_async(&mut holder.connection())
+        .await
+        .unwrap();
+    assert_eq!(acked, 1);
+    let new = tokio::task::spawn_blocking(move || deployment.failover())
+        .await
+        .expect("the failover");
+    assert_ne!(new, old);
+
+    // A waiter through the new master is woken by the release, within a
+    // second: pub/sub moved to the new master, over TLS.
+    let lock = waiter.lock("tls:sentinel");
+    let waiting =
+        tokio::spawn(async move { lock.try_lock_for(Duration::from_secs(20), None).await });
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(!guard.is_lost());
+    let released = Instant::now();
+    guard.unlock().await.unwrap();
+    let next = within(Duration::from_secs(25), "the waiter", waiting)
+        .await
+        .unwrap()
+        .unwrap()
+        .expect("the waiter gets the lock after the failover");
+    assert!(
+        released.elapsed() < Duration::from_secs(1),
+        "woken {:?} after the release",
+        released.elapsed()
+    );
+    assert!(next.token() > token);
+    next.unlock().await.unwrap();
+    tokio::task::spawn_blocking(move || deployment.rejoin(old))
+        .await
+        .expect("the deployment settles");
 }

@@ -223,8 +223,22 @@ impl RedisServer {
 
     /// Starts a sentinel (`redis-server <conf> --sentinel`) whose
     /// configuration file, in its directory, starts as `conf`.
-    pub(crate) fn start_sentinel(conf: String) -> RedisServer {
-        Self::spawn(&[], false, Mode::Sentinel(conf))
+    pub(crate) fn start_sentinel(conf: String, extra: &[OsString]) -> RedisServer {
+        Self::spawn(extra, false, Mode::Sentinel(conf))
+    }
+
+    /// Starts a server on a plain port and a TLS port (presenting `cert`,
+    /// replication over TLS), with `extra` arguments.
+    pub(crate) fn start_also_tls(cert: &Issued, extra: &[OsString]) -> RedisServer {
+        Self::spawn(extra, false, Mode::AlsoTls(cert.clone(), 0))
+    }
+
+    /// The TLS port of a server started with TLS besides its plain port.
+    pub(crate) fn tls_port(&self) -> Option<u16> {
+        match self.mode {
+            Mode::AlsoTls(_, port) => Some(port),
+            _ => None,
+        }
     }
 
     fn spawn(extra: &[OsString], cluster_bus: bool, mode: Mode) -> RedisServer {

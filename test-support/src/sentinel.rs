@@ -2,8 +2,9 @@
 //! sentinels watching them, on free loopback ports, tuned for fast
 //! failovers.
 
-use crate::{RedisServer, clean_up_at_exit_too};
+use crate::{Issued, RedisServer, clean_up_at_exit_too};
 use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -33,6 +34,8 @@ const SETTLE_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct RedisSentinel {
     servers: Vec<RedisServer>,
     sentinels: Vec<RedisServer>,
+    /// The sentinels' TLS ports, for [`start_tls`](Self::start_tls).
+    sentinel_tls_ports: Vec<u16>,
 }
 
 impl RedisSentinel {
@@ -48,15 +51,39 @@ impl RedisSentinel {
     /// When `sentinels` is 0, a process fails to start, or the deployment
     /// does not settle in time.
     pub fn start(replicas: usize, sentinels: usize) -> RedisSentinel {
+        Self::start_with(replicas, sentinels, None)
+    }
+
+    /// As [`start`](Self::start), over TLS: every process also listens on
+    /// a TLS port presenting `cert` (from a [`TestCa`](crate::TestCa)),
+    /// replication and the sentinels' links go over TLS, so the sentinels
+    /// name the master's TLS port. The helpers use the plain ports;
+    /// clients take [`sentinel_tls_urls`](Self::sentinel_tls_urls).
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_tls(replicas: usize, sentinels: usize, cert: &Issued) -> RedisSentinel {
+        Self::start_with(replicas, sentinels, Some(cert))
+    }
+
+    fn start_with(replicas: usize, sentinels: usize, tls: Option<&Issued>) -> RedisSentinel {
         assert!(sentinels > 0, "a Sentinel deployment needs a sentinel");
-        let master = RedisServer::start();
-        let master_port = master.port().to_string();
+        let data = |extra: &[String]| {
+            let extra: Vec<OsString> = extra.iter().map(OsString::from).collect();
+            match tls {
+                Some(cert) => RedisServer::start_also_tls(cert, &extra),
+                None => RedisServer::start_with(extra),
+            }
+        };
+        let master = data(&[]);
+        let master_port = master.tls_port().unwrap_or(master.port()).to_string();
         let mut servers = vec![master];
         for _ in 0..replicas {
-            servers.push(RedisServer::start_with([
-                "--replicaof",
-                "127.0.0.1",
-                &master_port,
+            servers.push(data(&[
+                "--replicaof".into(),
+                "127.0.0.1".into(),
+                master_port.clone(),
             ]));
         }
         let quorum = sentinels / 2 + 1;
@@ -67,10 +94,42 @@ impl RedisSentinel {
              sentinel failover-timeout {service} 5000\n\
              sentinel parallel-syncs {service} 1\n"
         );
+        let mut sentinel_tls_ports = Vec::new();
         let sentinels = (0..sentinels)
-            .map(|_| RedisServer::start_sentinel(conf.clone()))
+            .map(|_| {
+                let extra: Vec<OsString> = match tls {
+                    None => Vec::new(),
+                    Some(cert) => {
+                        let port = crate::pick_free_port(false);
+                        sentinel_tls_ports.push(port);
+                        let port = port.to_string();
+                        [
+                            OsStr::new("--tls-port"),
+                            OsStr::new(&port),
+                            OsStr::new("--tls-cert-file"),
+                            cert.cert.as_os_str(),
+                            OsStr::new("--tls-key-file"),
+                            cert.key.as_os_str(),
+                            OsStr::new("--tls-ca-cert-file"),
+                            cert.ca_cert.as_os_str(),
+                            OsStr::new("--tls-auth-clients"),
+                            OsStr::new("no"),
+                            OsStr::new("--tls-replication"),
+                            OsStr::new("yes"),
+                        ]
+                        .iter()
+                        .map(|a| a.to_os_string())
+                        .collect()
+                    }
+                };
+                RedisServer::start_sentinel(conf.clone(), &extra)
+            })
             .collect();
-        let deployment = RedisSentinel { servers, sentinels };
+        let deployment = RedisSentinel {
+            servers,
+            sentinels,
+            sentinel_tls_ports,
+        };
         deployment.wait_settled();
         deployment
     }
@@ -93,6 +152,15 @@ impl RedisSentinel {
         self.sentinels.iter().map(RedisServer::url).collect()
     }
 
+    /// The TLS URLs of the sentinels (`rediss://127.0.0.1:<port>/`) of a
+    /// deployment made by [`start_tls`](Self::start_tls); empty otherwise.
+    pub fn sentinel_tls_urls(&self) -> Vec<String> {
+        self.sentinel_tls_ports
+            .iter()
+            .map(|port| format!("rediss://127.0.0.1:{port}/"))
+            .collect()
+    }
+
     /// The sentinel processes.
     pub fn sentinels(&self) -> &[RedisServer] {
         &self.sentinels
@@ -113,7 +181,7 @@ impl RedisSentinel {
         let port = self.named_master(&self.sentinels[0]);
         self.servers
             .iter()
-            .position(|s| s.port() == port)
+            .position(|s| replication_port(s) == port)
             .unwrap_or_else(|| panic!("the sentinels name an unknown master on port {port}"))
     }
 
@@ -151,7 +219,7 @@ impl RedisSentinel {
         if master != old && role(&self.servers[old]).first().map(String::as_str) == Some("master") {
             let _: () = redis::cmd("REPLICAOF")
                 .arg("127.0.0.1")
-                .arg(self.servers[master].port())
+                .arg(replication_port(&self.servers[master]))
                 .query(&mut self.servers[old].connection())
                 .unwrap_or_else(|e| panic!("REPLICAOF on the old master: {e}"));
         }
@@ -169,7 +237,7 @@ impl RedisSentinel {
     /// When that does not happen in time.
     pub fn wait_new_master(&self, old: usize) -> usize {
         let deadline = Instant::now() + SETTLE_TIMEOUT;
-        let old_port = self.servers[old].port();
+        let old_port = replication_port(&self.servers[old]);
         loop {
             let ports: Vec<u16> = self
                 .sentinels
@@ -177,7 +245,10 @@ impl RedisSentinel {
                 .map(|s| self.named_master(s))
                 .collect();
             if ports.iter().all(|p| *p == ports[0] && *p != old_port)
-                && let Some(new) = self.servers.iter().position(|s| s.port() == ports[0])
+                && let Some(new) = self
+                    .servers
+                    .iter()
+                    .position(|s| replication_port(s) == ports[0])
                 && role(&self.servers[new]).first().map(String::as_str) == Some("master")
             {
                 return new;
@@ -222,7 +293,10 @@ impl RedisSentinel {
         if ports.iter().any(|p| *p != ports[0]) {
             return Some(format!("the sentinels name different masters: {ports:?}"));
         }
-        let master = self.servers.iter().find(|s| s.port() == ports[0])?;
+        let master = self
+            .servers
+            .iter()
+            .find(|s| replication_port(s) == ports[0])?;
         let role = role(master);
         if role.first().map(String::as_str) != Some("master") {
             return Some(format!("the named master says ROLE {role:?}"));
@@ -262,7 +336,7 @@ impl RedisSentinel {
             }
         }
         for server in &self.servers {
-            if server.port() == ports[0] {
+            if replication_port(server) == ports[0] {
                 continue;
             }
             let info: String = redis::cmd("INFO")
@@ -290,7 +364,13 @@ impl RedisSentinel {
     }
 }
 
-/// A server's `ROLE` reply, its first two fields as text.
+/// The port replicas and sentinels use for `server`: its TLS port in a
+/// deployment over TLS.
+fn replication_port(server: &RedisServer) -> u16 {
+    server.tls_port().unwrap_or(server.port())
+}
+
+/// A server's `ROLE` reply, its first field as text.
 fn role(server: &RedisServer) -> Vec<String> {
     let role: Vec<redis::Value> = redis::cmd("ROLE")
         .query(&mut server.connection())
