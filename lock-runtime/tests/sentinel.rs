@@ -356,6 +356,14 @@ async fn an_unknown_service_is_a_connect_error() {
         }
         other => panic!("expected a connect error, got {other:?}"),
     }
+    let not_sentinel = LockClient::builder("redis://127.0.0.1:1/")
+        .sentinel_master("redis://master/")
+        .connect()
+        .await;
+    assert!(
+        matches!(&not_sentinel, Err(redlua_runtime::Error::Config(why)) if why.contains("sentinel_master")),
+        "{not_sentinel:?}"
+    );
     let empty = LockClient::sentinel(Vec::<String>::new(), "redlua").await;
     assert!(
         matches!(empty, Err(redlua_runtime::Error::Config(_))),
