@@ -143,6 +143,15 @@
 //!   (acquire wait time, holds held, renewals and their failures, locks
 //!   lost, wake-ups); see [`observability`], which also lists the `tracing`
 //!   events the locks always emit.
+//! - `tls-rustls`: `rediss://` URLs, with rustls, trusting the platform's
+//!   root certificates, or a private CA given to the builder
+//!   (`LockClientBuilder::tls_root_certificate`). Without it a `rediss://`
+//!   URL fails with `Error::TlsNotEnabled`.
+//! - `tls-rustls-webpki-roots`: as `tls-rustls`, trusting Mozilla's root
+//!   certificates (compiled in) instead of the platform's.
+//!
+//! Redis Cluster ([`LockClient::cluster`]) and Sentinel
+//! ([`LockClient::sentinel`]) need no feature.
 //!
 //! The minimum supported Rust version is 1.88.
 //!

@@ -7,7 +7,7 @@ use crate::config::{
     Config, DEFAULT_CONNECT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT, DEFAULT_WATCHDOG_TIMEOUT, LATCH_TTL,
     MIN_WATCHDOG_TIMEOUT, check_lease,
 };
-use crate::connection::Connection;
+use crate::connection::{Connection, Source};
 use crate::error::{Error, Failure, Result, classify};
 use crate::holds::Holds;
 use crate::inspect::{LockInfo, inspect};
@@ -18,9 +18,11 @@ use crate::pubsub::PubSubHub;
 use crate::replica_sync::Replication;
 use crate::replies::Publish;
 use crate::rwlock::ReadWriteLock;
+use crate::sentinel::Sentinels;
 use crate::shared::Shared;
 use crate::sync_replicas::{DEFAULT_SYNC_TIMEOUT, SyncReplicas};
-use redis::{ConnectionInfo, IntoConnectionInfo};
+use crate::tls::TlsSettings;
+use redis::{ConnectionInfo, IntoConnectionInfo, RedisConnectionInfo};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -34,7 +36,9 @@ use tokio::sync::mpsc;
 /// does not answer), and one watchdog task that renews all of its holds.
 /// On Redis Cluster ([`LockClient::cluster`]) the command connection is
 /// redis-rs's cluster connection, and there is one pub/sub connection per
-/// node that owns the slot of a lock someone waits for.
+/// node that owns the slot of a lock someone waits for. Through Redis
+/// Sentinel ([`LockClient::sentinel`]) both connections go to the master
+/// the sentinels name, and move when they name another.
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), redlua_runtime::Error> {
@@ -163,7 +167,7 @@ impl LockClient {
     ) -> LockClientBuilder {
         let nodes: Result<Vec<ConnectionInfo>> = urls
             .into_iter()
-            .map(|url| url.into_connection_info().map_err(Error::Redis))
+            .map(|url| url.into_connection_info().map_err(Error::from_url))
             .collect();
         let seeds = nodes.and_then(|nodes| {
             if nodes.is_empty() {
@@ -172,6 +176,104 @@ impl LockClient {
                 ))
             } else {
                 Ok(Seeds::Cluster(nodes))
+            }
+        });
+        LockClientBuilder::with_seeds(seeds)
+    }
+
+    /// Connects through Redis Sentinel to the master of `service`, with
+    /// default settings. See [`LockClient::sentinel_builder`].
+    ///
+    /// Must be called within a tokio runtime. Fails with [`Error::Connect`]
+    /// when no sentinel names a master that answers as one within the
+    /// connect timeout, [`Error::Config`] when `sentinels` or `service` is
+    /// empty, and [`Error::Redis`] for a URL that cannot be parsed.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), redlua_runtime::Error> {
+    /// let client = redlua_runtime::LockClient::sentinel(
+    ///     ["redis://10.0.0.1:26379/", "redis://10.0.0.2:26379/", "redis://10.0.0.3:26379/"],
+    ///     "mymaster",
+    /// )
+    /// .await?;
+    /// let guard = client.lock("orders:42").lock().await?;
+    /// guard.unlock().await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Cancellation
+    ///
+    /// Dropping the future drops the half-made connections; nothing is left
+    /// behind.
+    pub async fn sentinel<T: IntoConnectionInfo>(
+        sentinels: impl IntoIterator<Item = T>,
+        service: &str,
+    ) -> Result<LockClient> {
+        LockClient::sentinel_builder(sentinels, service)
+            .connect()
+            .await
+    }
+
+    /// A builder for a client of the master of the Sentinel service
+    /// `service`, found through the sentinels at `sentinels` (asked in
+    /// this order).
+    ///
+    /// Each time the client opens its command connection or its pub/sub
+    /// connection (at first, and again after a failure or a silence), it
+    /// asks the sentinels which node is the master now, and refuses a node
+    /// that does not answer `ROLE` as a master. An old master goes on
+    /// taking writes for seconds after a failover (the sentinels demote it
+    /// later), so the client also asks the sentinels every 500 ms, and
+    /// replaces both connections as soon as they name another master: the
+    /// watchdog renews on the new master, waiters subscribe there. A write
+    /// refused with `READONLY` (a demoted master) drops the connection too,
+    /// and an acquire retries it. Holds survive a failover as far as the
+    /// replica had their writes (replication is asynchronous): a hold whose
+    /// acquire the new master never saw is reported lost by the watchdog.
+    /// That asking stops once the client and every clone of its
+    /// [`connection`](LockClient::connection) are dropped.
+    ///
+    /// The master is reached with the TLS setting of the first sentinel
+    /// URL (`rediss://` for both), without credentials, on database 0,
+    /// unless [`LockClientBuilder::sentinel_master`] says otherwise. TLS
+    /// certificates given to the builder apply to every TLS connection,
+    /// sentinels' and masters'.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), redlua_runtime::Error> {
+    /// use std::time::Duration;
+    /// let client = redlua_runtime::LockClient::sentinel_builder(
+    ///     ["redis://10.0.0.1:26379/", "redis://10.0.0.2:26379/"],
+    ///     "mymaster",
+    /// )
+    /// .sentinel_master("redis://locks:secret@master/0")
+    /// .watchdog_timeout(Duration::from_secs(10))
+    /// .connect()
+    /// .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn sentinel_builder<T: IntoConnectionInfo>(
+        sentinels: impl IntoIterator<Item = T>,
+        service: &str,
+    ) -> LockClientBuilder {
+        let nodes: Result<Vec<ConnectionInfo>> = sentinels
+            .into_iter()
+            .map(|url| url.into_connection_info().map_err(Error::from_url))
+            .collect();
+        let seeds = nodes.and_then(|sentinels| {
+            if sentinels.is_empty() {
+                Err(Error::Config(
+                    "a Sentinel client needs the URL of at least one sentinel".to_string(),
+                ))
+            } else if service.is_empty() {
+                Err(Error::Config(
+                    "a Sentinel client needs the name of the service (master)".to_string(),
+                ))
+            } else {
+                Ok(Seeds::Sentinel {
+                    sentinels,
+                    service: service.to_string(),
+                })
             }
         });
         LockClientBuilder::with_seeds(seeds)
@@ -209,6 +311,20 @@ impl LockClient {
         inspect(&self.shared, name).await
     }
 
+    /// The client's command connection (a cheap clone of it), for your
+    /// own commands and scripts: it heals as the client's does, and on a
+    /// Sentinel client it follows the master through failovers.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: redlua_runtime::LockClient) -> redis::RedisResult<()> {
+    /// let mut con = client.connection();
+    /// let answer: String = redis::cmd("PING").query_async(&mut con).await?;
+    /// # let _ = answer; Ok(()) }
+    /// ```
+    pub fn connection(&self) -> Connection {
+        self.shared.con.clone()
+    }
+
     /// This client's uuid, the first part of its owners' names.
     pub fn id(&self) -> &str {
         &self.shared.id
@@ -233,6 +349,9 @@ pub struct LockClientBuilder {
     sync_replicas: SyncReplicas,
     /// `None`: the default, cut to half the response timeout.
     sync_timeout: Option<Duration>,
+    tls: TlsSettings,
+    /// How to reach a Sentinel service's master, if not the default.
+    master: Option<Result<ConnectionInfo>>,
 }
 
 /// Where a client connects.
@@ -243,11 +362,16 @@ enum Seeds {
     Server(redis::Client),
     /// Some nodes of a cluster.
     Cluster(Vec<ConnectionInfo>),
+    /// The sentinels of a service.
+    Sentinel {
+        sentinels: Vec<ConnectionInfo>,
+        service: String,
+    },
 }
 
 impl LockClientBuilder {
     fn new(client: redis::RedisResult<redis::Client>) -> LockClientBuilder {
-        LockClientBuilder::with_seeds(client.map(Seeds::Server).map_err(Error::Redis))
+        LockClientBuilder::with_seeds(client.map(Seeds::Server).map_err(Error::from_url))
     }
 
     fn with_seeds(seeds: Result<Seeds>) -> LockClientBuilder {
@@ -259,7 +383,67 @@ impl LockClientBuilder {
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
             sync_replicas: SyncReplicas::default(),
             sync_timeout: None,
+            tls: TlsSettings::default(),
+            master: None,
         }
+    }
+
+    /// Trusts the certificate authority (or authorities) in `pem` for
+    /// `rediss://` connections, *instead of* the platform's root
+    /// certificates: for a server whose certificate a private CA signed.
+    /// The server's certificate and name are verified against it, on every
+    /// connection of the client (command, pub/sub, cluster nodes, sentinels
+    /// and the master they name). With the `tls-rustls` feature.
+    ///
+    /// A PEM that cannot be parsed fails [`connect`](Self::connect) with
+    /// [`Error::Config`]; giving certificates for a `redis://` URL does too.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let ca = std::fs::read("/etc/redis/tls/ca.crt")?;
+    /// let client = redlua_runtime::LockClient::builder("rediss://redis.internal:6380/")
+    ///     .tls_root_certificate(ca)
+    ///     .connect()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "tls-rustls")]
+    pub fn tls_root_certificate(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.tls.root = Some(pem.into());
+        self
+    }
+
+    /// Presents this client certificate chain and private key (both PEM)
+    /// to servers that ask for one (mutual TLS; `tls-auth-clients` on the
+    /// server). With the `tls-rustls` feature.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = redlua_runtime::LockClient::builder("rediss://redis.internal:6380/")
+    ///     .tls_root_certificate(std::fs::read("ca.crt")?)
+    ///     .tls_client_certificate(std::fs::read("client.crt")?, std::fs::read("client.key")?)
+    ///     .connect()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "tls-rustls")]
+    pub fn tls_client_certificate(
+        mut self,
+        cert_pem: impl Into<Vec<u8>>,
+        key_pem: impl Into<Vec<u8>>,
+    ) -> Self {
+        self.tls.client = Some((cert_pem.into(), key_pem.into()));
+        self
+    }
+
+    /// How a Sentinel client ([`LockClient::sentinel_builder`]) reaches the
+    /// master: the scheme (`rediss://` for TLS), credentials and database
+    /// of `url`, whose host and port are replaced by the master's. By
+    /// default: the sentinels' scheme, no credentials, database 0. Other
+    /// builders refuse it ([`Error::Config`]).
+    pub fn sentinel_master(mut self, url: impl IntoConnectionInfo) -> Self {
+        self.master = Some(url.into_connection_info().map_err(Error::from_url));
+        self
     }
 
     /// Sets the watchdog timeout (default 30 s): the lease of holds taken
@@ -413,20 +597,34 @@ impl LockClientBuilder {
             }
         }
         let (connect_timeout, response_timeout) = (self.connect_timeout, self.response_timeout);
-        let (con, hub, publish) = match (self.seeds?, self.connection) {
+        let tls = &self.tls;
+        let seeds = self.seeds?;
+        if self.master.is_some() && !matches!(seeds, Seeds::Sentinel { .. }) {
+            return Err(Error::Config(
+                "sentinel_master is for a Sentinel client (LockClient::sentinel_builder)"
+                    .to_string(),
+            ));
+        }
+        let (con, hub, publish) = match (seeds, self.connection) {
             (Seeds::Server(client), Some(con)) if con.is_cluster() => {
-                let template = client.get_connection_info().clone();
+                let template = tls.apply(client.get_connection_info().clone())?;
                 cluster_parts(template, con, connect_timeout, response_timeout).await?
             }
             (Seeds::Server(client), con) => {
+                let client = redis::Client::open(tls.apply(client.get_connection_info().clone())?)
+                    .map_err(Error::Redis)?;
                 let con = match con {
                     Some(con) => con,
-                    None => Connection::healing(client.clone(), connect_timeout, response_timeout)
-                        .await
-                        .map_err(|e| Error::Connect {
-                            addr: masked(client.get_connection_info()),
-                            reason: e.to_string(),
-                        })?,
+                    None => Connection::healing(
+                        Source::Server(Box::new(client.clone())),
+                        connect_timeout,
+                        response_timeout,
+                    )
+                    .await
+                    .map_err(|e| Error::Connect {
+                        addr: masked(client.get_connection_info()),
+                        reason: e.to_string(),
+                    })?,
                 };
                 let hub = PubSubHub::new(client, connect_timeout, response_timeout);
                 (con, hub, Publish::Plain)
@@ -439,16 +637,27 @@ impl LockClientBuilder {
                             .to_string(),
                     ));
                 }
-                cluster_parts(nodes[0].clone(), con, connect_timeout, response_timeout).await?
+                let template = tls.apply(nodes[0].clone())?;
+                cluster_parts(template, con, connect_timeout, response_timeout).await?
             }
             (Seeds::Cluster(nodes), None) => {
+                let nodes = nodes
+                    .into_iter()
+                    .map(|node| tls.apply(node))
+                    .collect::<Result<Vec<_>>>()?;
                 let connect_error = |reason: String| Error::Connect {
                     addr: masked(&nodes[0]),
                     reason,
                 };
                 let cluster = redis::cluster::ClusterClientBuilder::new(nodes.clone())
                     .connection_timeout(connect_timeout)
-                    .response_timeout(response_timeout)
+                    .response_timeout(response_timeout);
+                #[cfg(feature = "tls-rustls")]
+                let cluster = match tls.certificates() {
+                    Some(certificates) => cluster.certs(certificates),
+                    None => cluster,
+                };
+                let cluster = cluster
                     .build()
                     .map_err(|e| connect_error(e.to_string()))?;
                 let con = Connection::healing_cluster(cluster, connect_timeout, response_timeout)
@@ -456,6 +665,56 @@ impl LockClientBuilder {
                     .map_err(|e| connect_error(e.to_string()))?;
                 let template = nodes[0].clone();
                 cluster_parts(template, con, connect_timeout, response_timeout).await?
+            }
+            (Seeds::Sentinel { sentinels, service }, con) => {
+                // Sentinels and masters may differ: plain sentinels of
+                // masters that speak TLS, say.
+                let sentinels = sentinels
+                    .into_iter()
+                    .map(|sentinel| tls.apply_where_tls(sentinel))
+                    .collect::<Result<Vec<_>>>()?;
+                let master = match self.master {
+                    Some(master) => master?,
+                    None => sentinels[0]
+                        .clone()
+                        .set_redis_settings(RedisConnectionInfo::default()),
+                };
+                let master = tls.apply_where_tls(master)?;
+                tls.check_used(
+                    crate::tls::uses_tls(&master) || sentinels.iter().any(crate::tls::uses_tls),
+                )?;
+                let addr = format!(
+                    "the master of `{service}` (sentinels {})",
+                    sentinels.iter().map(masked).collect::<Vec<_>>().join(", ")
+                );
+                let sentinels = Arc::new(Sentinels::new(
+                    sentinels,
+                    service,
+                    master,
+                    connect_timeout,
+                    response_timeout,
+                ));
+                let con = match con {
+                    Some(con) if con.is_cluster() => {
+                        return Err(Error::Config(
+                            "a Sentinel client cannot send on a cluster connection".to_string(),
+                        ));
+                    }
+                    Some(con) => con,
+                    None => Connection::healing(
+                        Source::Sentinel(sentinels.clone()),
+                        connect_timeout,
+                        response_timeout,
+                    )
+                    .await
+                    .map_err(|e| Error::Connect {
+                        addr,
+                        reason: e.to_string(),
+                    })?,
+                };
+                sentinels.watch();
+                let hub = PubSubHub::sentinel(sentinels, connect_timeout, response_timeout);
+                (con, hub, Publish::Plain)
             }
         };
         let mut probe_con = con.clone();
@@ -524,6 +783,7 @@ async fn cluster_parts(
 fn masked(info: &ConnectionInfo) -> String {
     match info.addr() {
         redis::ConnectionAddr::Tcp(host, port) => format!("redis://{host}:{port}"),
+        redis::ConnectionAddr::TcpTls { host, port, .. } => format!("rediss://{host}:{port}"),
         other => other.to_string(),
     }
 }

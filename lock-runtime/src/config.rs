@@ -38,6 +38,10 @@ pub(crate) const TOKEN_RETENTION: Duration = Duration::from_secs(3600);
 /// How often the pub/sub connection is pinged to find out it died silently.
 pub(crate) const PUBSUB_PING_INTERVAL: Duration = Duration::from_secs(1);
 
+/// How often a Sentinel client asks the sentinels which node is the
+/// master, to leave an old master soon after a failover.
+pub(crate) const SENTINEL_POLL_INTERVAL: Duration = Duration::from_millis(500);
+
 /// The longest a waiter sleeps between two tries, whatever it was told:
 /// a lost message costs at most this.
 pub(crate) const MAX_WAIT_BETWEEN_TRIES: Duration = Duration::from_secs(5);

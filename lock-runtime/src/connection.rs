@@ -16,6 +16,7 @@
 //! reads the topology afresh.
 
 use crate::error::{Failure, classify};
+use crate::sentinel::Sentinels;
 use redis::aio::{ConnectionLike, ConnectionManager, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
 use redis::cluster_routing::{Route, SingleNodeRoutingInfo, SlotAddr};
@@ -82,10 +83,21 @@ struct HealingCluster {
 /// The client's own connection: one multiplexed connection at a time,
 /// replaced after a failure.
 struct Healing {
-    client: redis::Client,
+    source: Source,
+    /// For a Sentinel source: the generation of the master the current
+    /// connection was opened under.
+    generation: AtomicU64,
     connect_timeout: Duration,
     response_timeout: Duration,
     current: Current<MultiplexedConnection>,
+}
+
+/// Where a healing connection connects.
+pub(crate) enum Source {
+    /// One server.
+    Server(Box<redis::Client>),
+    /// The master the sentinels name at the time (asked at each connect).
+    Sentinel(Arc<Sentinels>),
 }
 
 /// The current connection of a healing connection, and its number: opened
@@ -133,6 +145,11 @@ impl<C: Clone> Current<C> {
         crate::telemetry::connection_opened(number);
         *current = Some((number, con.clone()));
         Ok((number, con))
+    }
+
+    /// Drops the current connection, whatever it is.
+    async fn clear(&self) {
+        *self.slot.lock().await = None;
     }
 
     /// Drops connection `number` after a failure that leaves it in doubt.
@@ -221,15 +238,20 @@ impl Connection {
         Ok(Connection(Inner::HealingCluster(healing)))
     }
 
-    /// The client's own healing connection to the server of `client`;
+    /// The client's own healing connection to the server of `source`;
     /// connects once now, so that a dead address fails here.
     pub(crate) async fn healing(
-        client: redis::Client,
+        source: Source,
         connect_timeout: Duration,
         response_timeout: Duration,
     ) -> RedisResult<Connection> {
+        let generation = match &source {
+            Source::Sentinel(sentinels) => sentinels.generation(),
+            Source::Server(_) => 0,
+        };
         let healing = Arc::new(Healing {
-            client,
+            source,
+            generation: AtomicU64::new(generation),
             connect_timeout,
             response_timeout,
             current: Current::new(),
@@ -270,8 +292,16 @@ impl Connection {
 }
 
 impl Healing {
-    /// The current connection, opening one if there is none.
+    /// The current connection, opening one if there is none (or, for a
+    /// Sentinel source, if the master changed since it was opened).
     async fn get(&self) -> RedisResult<(u64, MultiplexedConnection)> {
+        if let Source::Sentinel(sentinels) = &self.source {
+            let generation = sentinels.generation();
+            if self.generation.swap(generation, Ordering::SeqCst) != generation {
+                tracing::debug!(target: "redlua::connection", "the master changed; replacing the connection");
+                self.current.clear().await;
+            }
+        }
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(Some(self.connect_timeout))
             .set_response_timeout(Some(self.response_timeout));
@@ -279,7 +309,16 @@ impl Healing {
             .get(
                 self.connect_timeout,
                 "redlua: connecting to Redis timed out",
-                || self.client.get_multiplexed_async_connection_with_config(&config),
+                || async {
+                    match &self.source {
+                        Source::Server(client) => {
+                            client
+                                .get_multiplexed_async_connection_with_config(&config)
+                                .await
+                        }
+                        Source::Sentinel(sentinels) => sentinels.connect_master(&config).await,
+                    }
+                },
             )
             .await
     }
@@ -326,7 +365,10 @@ impl ConnectionLike for Connection {
 
     fn get_db(&self) -> i64 {
         match &self.0 {
-            Inner::Healing(healing) => healing.client.get_connection_info().redis_settings().db(),
+            Inner::Healing(healing) => match &healing.source {
+                Source::Server(client) => client.get_connection_info().redis_settings().db(),
+                Source::Sentinel(sentinels) => sentinels.master_template().redis_settings().db(),
+            },
             Inner::Manager(con) => con.get_db(),
             Inner::Multiplexed(con) => con.get_db(),
             Inner::Cluster(con) => con.get_db(),

@@ -135,6 +135,12 @@ pub enum Error {
     /// hold it had is freed by its lease.
     #[error("the lock client's thread {0}")]
     ClientThread(String),
+    /// A `rediss://` URL, in a build without TLS: enable the `tls-rustls`
+    /// feature of `redlua` (or of `redlua-runtime`).
+    #[error(
+        "a rediss:// URL needs TLS, which this build leaves out: enable the `tls-rustls` feature of redlua (or redlua-runtime)"
+    )]
+    TlsNotEnabled,
     /// Redis failed or could not be reached. For an acquire, nothing is held
     /// (an acquire whose outcome is unknown is undone in the background);
     /// for a release, the release goes on in the background.
@@ -170,8 +176,14 @@ pub(crate) fn classify(error: &redis::RedisError) -> Failure {
     // that reaches here is not: it means a single-node connection to a
     // cluster (use `LockClient::cluster`), which retrying cannot mend.
     let cluster_outage = matches!(error.code(), Some("TRYAGAIN" | "CLUSTERDOWN"));
+    // A write refused by a replica: the connection reaches a master that
+    // was demoted (a Sentinel failover, or a managed service's endpoint
+    // that moved). The script did not run; a new connection finds the
+    // master again.
+    let demoted = error.code() == Some("READONLY");
     if error.is_io_error()
         || cluster_outage
+        || demoted
         || error.is_timeout()
         || error.is_connection_dropped()
         || error.is_connection_refusal()
@@ -184,6 +196,20 @@ pub(crate) fn classify(error: &redis::RedisError) -> Failure {
 }
 
 impl Error {
+    /// The error for a connection URL (or its settings) that cannot be
+    /// used: [`Error::TlsNotEnabled`] for a `rediss://` URL in a build
+    /// without TLS.
+    pub(crate) fn from_url(error: redis::RedisError) -> Error {
+        // redis-rs's only word for it is its message.
+        let tls_missing = error.kind() == redis::ErrorKind::InvalidClientConfig
+            && error.to_string().contains("TLS, the feature is not enabled");
+        if tls_missing {
+            Error::TlsNotEnabled
+        } else {
+            Error::Redis(error)
+        }
+    }
+
     /// The error for a Redis failure about the lock `name`.
     pub(crate) fn from_redis(name: &str, error: redis::RedisError) -> Error {
         match classify(&error) {
@@ -265,5 +291,37 @@ mod tests {
             classify(&server(ServerErrorKind::CrossSlot)),
             Failure::Refused
         );
+    }
+
+    #[test]
+    fn a_demoted_master_is_retried_on_a_new_connection() {
+        let readonly = RedisError::from((
+            ErrorKind::Server(ServerErrorKind::ReadOnly),
+            "test",
+            "You can't write against a read only replica.".to_string(),
+        ));
+        assert_eq!(readonly.code(), Some("READONLY"));
+        assert_eq!(classify(&readonly), Failure::Unknown);
+    }
+
+    /// Both builds are checked: `cargo test -p redlua-runtime --lib` (no
+    /// TLS) and with `--features tls-rustls` (tools/test runs both).
+    #[tokio::test]
+    async fn a_rediss_url_needs_the_tls_feature() {
+        let connected = crate::LockClient::connect("rediss://127.0.0.1:1/").await;
+        if cfg!(feature = "tls-rustls") {
+            // TLS is there: the URL is fine, nothing listens on port 1.
+            assert!(
+                matches!(&connected, Err(Error::Connect { addr, .. }) if addr == "rediss://127.0.0.1:1"),
+                "{connected:?}"
+            );
+        } else {
+            assert!(
+                matches!(&connected, Err(Error::TlsNotEnabled)),
+                "{connected:?}"
+            );
+            let message = Error::TlsNotEnabled.to_string();
+            assert!(message.contains("`tls-rustls` feature"), "{message}");
+        }
     }
 }

@@ -55,7 +55,10 @@
 //! [`LockClient::cluster_builder`]) makes the client: scripts go to the node
 //! that owns the lock's slot, waiters use sharded pub/sub where the cluster
 //! has it, and renewals are grouped by slot (see `pubsub.rs` and
-//! `watchdog.rs`).
+//! `watchdog.rs`). Through Redis Sentinel, [`LockClient::sentinel`] (or
+//! [`LockClient::sentinel_builder`]) connects to the master of a service
+//! and follows its failovers (see `sentinel.rs`). TLS settings live in
+//! `tls.rs`.
 //!
 //! Sync programs use [`blocking`]: the same locks as blocking calls, with
 //! no runtime of the caller's.
@@ -69,6 +72,10 @@
 //! - `metrics`: the locks' metrics through the `metrics` crate's facade;
 //!   [`observability`] lists them, and the `tracing` events the locks
 //!   always emit.
+//! - `tls-rustls`: `rediss://` URLs with rustls (see `tls.rs`); without it
+//!   a `rediss://` URL fails with `Error::TlsNotEnabled`.
+//! - `tls-rustls-webpki-roots`: as `tls-rustls`, with Mozilla's root
+//!   certificates instead of the platform's.
 #![warn(missing_docs)]
 
 pub mod script;
@@ -104,9 +111,11 @@ mod replica_sync;
 mod replies;
 mod rwlock;
 mod scripts;
+mod sentinel;
 mod shared;
 mod sync_replicas;
 mod telemetry;
+mod tls;
 mod watchdog;
 
 pub use client::{LockClient, LockClientBuilder};

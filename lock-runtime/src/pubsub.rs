@@ -87,6 +87,7 @@ use crate::config::PUBSUB_PING_INTERVAL;
 use crate::connection::Connection;
 use crate::names::slot;
 use crate::observability::targets;
+use crate::sentinel::Sentinels;
 use crate::replies::WakeMessage;
 
 /// How many connections a subscribe tries before it reports the loss.
@@ -131,6 +132,9 @@ pub(crate) struct Subscription {
 enum Target {
     /// One server: one RESP2 pub/sub connection, `SUBSCRIBE`.
     Server(redis::Client),
+    /// The master of a Sentinel service, asked of the sentinels at each
+    /// connect; otherwise as `Server`.
+    Sentinel(Arc<Sentinels>),
     /// A cluster: a RESP3 connection to each node that owns the slot of a
     /// subscribed channel.
     Cluster(ClusterTarget),
@@ -281,6 +285,21 @@ impl PubSubHub {
             slots: Mutex::new(None),
         });
         PubSubHub::with_target(target, connect_timeout, response_timeout)
+    }
+
+    /// Creates a hub for the master of a Sentinel service: each connection
+    /// goes to the master the sentinels name when it is opened. Nothing is
+    /// connected yet.
+    pub(crate) fn sentinel(
+        sentinels: Arc<Sentinels>,
+        connect_timeout: Duration,
+        response_timeout: Duration,
+    ) -> PubSubHub {
+        PubSubHub::with_target(
+            Target::Sentinel(sentinels),
+            connect_timeout,
+            response_timeout,
+        )
     }
 
     fn with_target(
@@ -544,7 +563,7 @@ impl Shared {
             match outcome {
                 Ok(Status::Subscribed) => return Ok(()),
                 Ok(Status::Failed(err)) => match &self.target {
-                    Target::Server(_) => return Err(err),
+                    Target::Server(_) | Target::Sentinel(_) => return Err(err),
                     // The slot may have moved, the node may be down: ask
                     // the cluster again.
                     Target::Cluster(cluster) => {
@@ -572,7 +591,7 @@ impl Shared {
     /// owns the channel's slot.
     async fn node_of(&self, channel: &str) -> RedisResult<String> {
         match &self.target {
-            Target::Server(_) => Ok(SERVER.to_owned()),
+            Target::Server(_) | Target::Sentinel(_) => Ok(SERVER.to_owned()),
             Target::Cluster(cluster) => cluster.owner(slot(channel)).await,
         }
     }
@@ -633,6 +652,7 @@ fn live_conn<'a>(
     }
     let connect = match &shared.target {
         Target::Server(client) => Connect::Server(client.clone()),
+        Target::Sentinel(sentinels) => Connect::Sentinel(sentinels.clone()),
         Target::Cluster(cluster) => Connect::Node {
             info: cluster.node_info(node)?,
             sharded: cluster.sharded,
@@ -647,7 +667,12 @@ fn live_conn<'a>(
     let id = *next_conn_id;
     *next_conn_id += 1;
     let (commands, queue) = mpsc::unbounded_channel();
+    let moved = match &shared.target {
+        Target::Sentinel(sentinels) => Some(sentinels.switches()),
+        Target::Server(_) | Target::Cluster(_) => None,
+    };
     let driver = Driver {
+        moved,
         shared: Arc::downgrade(shared),
         node: node.to_owned(),
         id,
@@ -812,6 +837,8 @@ impl ClusterTarget {
 enum Connect {
     /// A RESP2 pub/sub connection to the server.
     Server(redis::Client),
+    /// A RESP2 pub/sub connection to the master the sentinels name.
+    Sentinel(Arc<Sentinels>),
     /// A RESP3 connection to a cluster node.
     Node { info: ConnectionInfo, sharded: bool },
 }
@@ -848,6 +875,11 @@ impl Connect {
     ) -> RedisResult<(Link, BoxStream<'static, Incoming>)> {
         match self {
             Connect::Server(client) => {
+                let (sink, stream) = client.get_async_pubsub().await?.split();
+                Ok((Link::Server(sink), stream.map(Incoming::Message).boxed()))
+            }
+            Connect::Sentinel(sentinels) => {
+                let client = sentinels.master_client().await?;
                 let (sink, stream) = client.get_async_pubsub().await?.split();
                 Ok((Link::Server(sink), stream.map(Incoming::Message).boxed()))
             }
@@ -963,6 +995,9 @@ struct Driver {
     running: Option<RunningCommand>,
     /// Whether [`Driver::mark_dead`] already ran.
     dead: bool,
+    /// For the master of a Sentinel service: tells when the master
+    /// changed (the connection then ends, as a lost one).
+    moved: Option<watch::Receiver<u64>>,
     /// Unsubscribes sent and not yet seen confirmed, per channel: an
     /// unsubscribe push beyond them was the server's own (a slot left the
     /// node).
@@ -986,6 +1021,8 @@ enum Event {
     Done((RedisResult<()>, Option<watch::Sender<Status>>)),
     /// A queued command, or `None` when the hub is gone.
     Command(Option<Command>),
+    /// The sentinels name another master.
+    Moved,
 }
 
 impl Driver {
@@ -1026,6 +1063,7 @@ impl Driver {
             let event = {
                 let running = &mut self.running;
                 let queue = &mut self.queue;
+                let moved = &mut self.moved;
                 let pinging = ping.is_some();
                 let ping_deadline = ping.as_ref().map(|(_, deadline)| *deadline);
                 tokio::select! {
@@ -1050,6 +1088,15 @@ impl Driver {
                         }
                     }, if running.is_some() => Event::Done(done),
                     command = queue.recv(), if running.is_none() => Event::Command(command),
+                    () = async {
+                        let changed = match moved.as_mut() {
+                            Some(moved) => moved.changed().await.is_ok(),
+                            None => false,
+                        };
+                        if !changed {
+                            std::future::pending::<()>().await;
+                        }
+                    } => Event::Moved,
                 }
             };
             match event {
@@ -1081,6 +1128,10 @@ impl Driver {
                     }
                 }
                 Event::Message(Some(Incoming::Closed) | None) | Event::Command(None) => break,
+                Event::Moved => {
+                    tracing::warn!(target: "redlua::pubsub", "the sentinels name a new master; subscribing there");
+                    break;
+                }
                 Event::Command(Some(command)) => {
                     if let (Command::Unsubscribe { channel }, Link::Node { .. }) = (&command, &link)
                     {

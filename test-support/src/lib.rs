@@ -20,8 +20,12 @@
 #![warn(missing_docs)]
 
 mod proxy;
+mod sentinel;
+mod tls;
 
 pub use proxy::FaultProxy;
+pub use sentinel::RedisSentinel;
+pub use tls::{Issued, TestCa};
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -131,6 +135,23 @@ pub struct RedisServer {
     dir: tempfile::TempDir,
     /// The extra arguments it was started with, for [`restart`](Self::restart).
     extra: Vec<OsString>,
+    /// How it listens, and what it is.
+    mode: Mode,
+}
+
+/// What a [`RedisServer`] process is.
+#[derive(Debug, Clone)]
+enum Mode {
+    /// A server on a plain TCP port.
+    Plain,
+    /// A server that listens with TLS only, presenting this certificate.
+    Tls(Issued),
+    /// A cluster node with a plain port (for the helpers) and a TLS port
+    /// (this one), its cluster bus and replication over TLS too.
+    AlsoTls(Issued, u16),
+    /// A sentinel (`--sentinel`), first started with this configuration
+    /// file (which it rewrites, and which a restart keeps).
+    Sentinel(String),
 }
 
 impl RedisServer {
@@ -176,7 +197,7 @@ impl RedisServer {
         S: AsRef<OsStr>,
     {
         let extra: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
-        Self::spawn(&extra, false)
+        Self::spawn(&extra, false, Mode::Plain)
     }
 
     /// Starts a replica of `primary` (`--replicaof 127.0.0.1 <port>`, then
@@ -205,7 +226,7 @@ impl RedisServer {
             .collect();
         extra.push(primary.port().to_string().into());
         extra.extend(args.into_iter().map(|a| a.as_ref().to_owned()));
-        let replica = Self::spawn(&extra, false);
+        let replica = Self::spawn(&extra, false, Mode::Plain);
         let deadline = Instant::now() + Duration::from_secs(10);
         let online = format!("port={},state=online", replica.port());
         loop {
@@ -231,23 +252,69 @@ impl RedisServer {
         }
     }
 
-    fn spawn(extra: &[OsString], cluster_bus: bool) -> RedisServer {
+    /// Starts a server that listens with TLS only (`--port 0 --tls-port
+    /// <port>`), presenting `cert` (made by a [`TestCa`]) and trusting its
+    /// CA for client certificates, with `--tls-auth-clients no` unless
+    /// `args` says otherwise (`["--tls-auth-clients", "yes"]` asks every
+    /// client for a certificate). It is ready when its log says so: this
+    /// crate speaks no TLS, so [`client`](Self::client) and
+    /// [`connection`](Self::connection) panic for it; its
+    /// [`url`](Self::url) is `rediss://127.0.0.1:<port>/`.
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_tls<I, S>(cert: &Issued, args: I) -> RedisServer
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let extra: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        Self::spawn(&extra, false, Mode::Tls(cert.clone()))
+    }
+
+    /// Starts a sentinel (`redis-server <conf> --sentinel`) whose
+    /// configuration file, in its directory, starts as `conf`.
+    pub(crate) fn start_sentinel(conf: String, extra: &[OsString]) -> RedisServer {
+        Self::spawn(extra, false, Mode::Sentinel(conf))
+    }
+
+    /// Starts a server on a plain port and a TLS port (presenting `cert`,
+    /// replication over TLS), with `extra` arguments.
+    pub(crate) fn start_also_tls(cert: &Issued, extra: &[OsString]) -> RedisServer {
+        Self::spawn(extra, false, Mode::AlsoTls(cert.clone(), 0))
+    }
+
+    /// The TLS port of a server started with TLS besides its plain port.
+    pub(crate) fn tls_port(&self) -> Option<u16> {
+        match self.mode {
+            Mode::AlsoTls(_, port) => Some(port),
+            _ => None,
+        }
+    }
+
+    fn spawn(extra: &[OsString], cluster_bus: bool, mode: Mode) -> RedisServer {
         let bin = redis_server_bin();
         let mut last_log = String::new();
         for _ in 0..PORT_ATTEMPTS {
             let port = pick_free_port(cluster_bus);
+            let mode = match &mode {
+                Mode::AlsoTls(cert, _) => Mode::AlsoTls(cert.clone(), pick_free_port(false)),
+                other => other.clone(),
+            };
             let dir = tempfile::Builder::new()
                 .prefix("redlua-redis-")
                 .tempdir()
                 .unwrap_or_else(|e| panic!("cannot create a temporary directory: {e}"));
-            let child = launch(&bin, port, dir.path(), extra);
+            let child = launch(&bin, port, dir.path(), &mode, extra);
             let mut server = RedisServer {
                 child,
                 port,
                 dir,
                 extra: extra.to_vec(),
+                mode: mode.clone(),
             };
-            match server.wait_ready() {
+            match server.wait_ready(0) {
                 Ok(()) => return server,
                 Err(Exit::PortTaken) => {
                     last_log = server.log();
@@ -322,9 +389,11 @@ impl RedisServer {
         // Kill works on a paused (stopped) process too.
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let log_from = std::fs::metadata(self.dir.path().join("redis.log"))
+            .map_or(0, |m| usize::try_from(m.len()).unwrap_or(usize::MAX));
         let bin = redis_server_bin();
-        self.child = launch(&bin, self.port, self.dir.path(), &self.extra);
-        match self.wait_ready() {
+        self.child = launch(&bin, self.port, self.dir.path(), &self.mode, &self.extra);
+        match self.wait_ready(log_from) {
             Ok(()) => {}
             Err(Exit::PortTaken) => panic!(
                 "cannot restart redis-server: port {} was taken by another process \
@@ -342,12 +411,23 @@ impl RedisServer {
     }
 
     /// Waits until the server answers `PING`, or it exits, or time runs out.
-    fn wait_ready(&mut self) -> Result<(), Exit> {
+    fn wait_ready(&mut self, log_from: usize) -> Result<(), Exit> {
         let deadline = Instant::now() + READY_TIMEOUT;
-        let client = redis::Client::open(self.url())
+        let plain = format!("redis://127.0.0.1:{}/", self.port);
+        let client = redis::Client::open(plain)
             .map_err(|e| Exit::Failed(format!("has an invalid URL: {e}")))?;
         loop {
-            if let Ok(mut con) = client.get_connection_with_timeout(Duration::from_millis(500))
+            if matches!(self.mode, Mode::Tls(_)) {
+                // No TLS here: the log says when it listens.
+                let log = std::fs::read(self.dir.path().join("redis.log")).unwrap_or_default();
+                if String::from_utf8_lossy(log.get(log_from..).unwrap_or_default())
+                    .contains("Ready to accept connections")
+                    && std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok()
+                {
+                    return Ok(());
+                }
+            } else if let Ok(mut con) =
+                client.get_connection_with_timeout(Duration::from_millis(500))
                 && let Ok(pong) = redis::cmd("PING").query::<String>(&mut con)
                 && pong == "PONG"
             {
@@ -379,17 +459,39 @@ impl RedisServer {
         self.port
     }
 
-    /// The connection URL of the server: `redis://127.0.0.1:<port>/`.
+    /// The connection URL of the server: `redis://127.0.0.1:<port>/`, or
+    /// `rediss://127.0.0.1:<port>/` when it was started with
+    /// [`start_tls`](Self::start_tls).
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
+        let scheme = match self.mode {
+            Mode::Tls(_) => "rediss",
+            Mode::Plain | Mode::Sentinel(_) | Mode::AlsoTls(..) => "redis",
+        };
+        format!("{scheme}://127.0.0.1:{}/", self.port)
+    }
+
+    /// The TLS URL of a node of [`RedisCluster::start_tls`]
+    /// (`rediss://127.0.0.1:<tls port>/`); `None` for other servers.
+    pub fn tls_url(&self) -> Option<String> {
+        match &self.mode {
+            Mode::AlsoTls(_, tls_port) => Some(format!("rediss://127.0.0.1:{tls_port}/")),
+            Mode::Tls(_) => Some(self.url()),
+            Mode::Plain | Mode::Sentinel(_) => None,
+        }
     }
 
     /// A redis-rs client for this server.
     ///
     /// # Panics
     ///
-    /// Never in practice (the URL is always valid).
+    /// For a server started with [`start_tls`](Self::start_tls) (this crate
+    /// speaks no TLS: make a client with the CA's certificate instead).
     pub fn client(&self) -> redis::Client {
+        assert!(
+            !matches!(self.mode, Mode::Tls(_)),
+            "{} listens with TLS only: make a client that trusts its CA",
+            self.url()
+        );
         redis::Client::open(self.url()).expect("a valid redis URL")
     }
 
@@ -438,8 +540,9 @@ impl Drop for RedisServer {
 }
 
 /// Spawns `bin` on `port` with `dir` as its working directory, the default
-/// configuration, then `extra`. Does not wait for it to be ready.
-fn launch(bin: &Path, port: u16, dir: &Path, extra: &[OsString]) -> Child {
+/// configuration (TLS only, on `port`, with `tls`), then `extra`. Does not
+/// wait for it to be ready.
+fn launch(bin: &Path, port: u16, dir: &Path, mode: &Mode, extra: &[OsString]) -> Child {
     let log_file = dir.join("redis.log");
     let stdio_file = dir.join("stdio.log");
     let stdio = File::create(&stdio_file)
@@ -447,9 +550,58 @@ fn launch(bin: &Path, port: u16, dir: &Path, extra: &[OsString]) -> Child {
     let stdio_err = stdio
         .try_clone()
         .unwrap_or_else(|e| panic!("cannot duplicate a file handle: {e}"));
-    Command::new(bin)
-        .arg("--port")
-        .arg(port.to_string())
+    let mut command = Command::new(bin);
+    match mode {
+        Mode::Plain => command.arg("--port").arg(port.to_string()),
+        Mode::Sentinel(conf) => {
+            let file = dir.join("sentinel.conf");
+            if !file.exists() {
+                std::fs::write(&file, conf)
+                    .unwrap_or_else(|e| panic!("cannot write {}: {e}", file.display()));
+            }
+            // The configuration file comes first.
+            command
+                .arg(&file)
+                .arg("--sentinel")
+                .arg("--port")
+                .arg(port.to_string())
+        }
+        Mode::AlsoTls(tls, tls_port) => command
+            .arg("--port")
+            .arg(port.to_string())
+            .arg("--tls-port")
+            .arg(tls_port.to_string())
+            .arg("--tls-cert-file")
+            .arg(&tls.cert)
+            .arg("--tls-key-file")
+            .arg(&tls.key)
+            .arg("--tls-ca-cert-file")
+            .arg(&tls.ca_cert)
+            .arg("--tls-auth-clients")
+            .arg("no")
+            .arg("--tls-cluster")
+            .arg("yes")
+            // With TLS the bus would follow the TLS port; keep it at the
+            // plain port's (checked free, and what CLUSTER MEET assumes).
+            .arg("--cluster-port")
+            .arg((u32::from(port) + u32::from(CLUSTER_BUS_OFFSET)).to_string())
+            .arg("--tls-replication")
+            .arg("yes"),
+        Mode::Tls(tls) => command
+            .arg("--port")
+            .arg("0")
+            .arg("--tls-port")
+            .arg(port.to_string())
+            .arg("--tls-cert-file")
+            .arg(&tls.cert)
+            .arg("--tls-key-file")
+            .arg(&tls.key)
+            .arg("--tls-ca-cert-file")
+            .arg(&tls.ca_cert)
+            .arg("--tls-auth-clients")
+            .arg("no"),
+    };
+    command
         .arg("--bind")
         .arg("127.0.0.1")
         .arg("--save")
@@ -501,11 +653,37 @@ impl RedisCluster {
     pub fn start(masters: usize) -> RedisCluster {
         assert!(masters > 0, "a cluster needs at least one primary");
         let cluster = RedisCluster {
-            nodes: Self::spawn_nodes(masters),
+            nodes: Self::spawn_nodes(masters, None),
         };
         cluster.assign_slots_and_meet();
         cluster.wait_ok();
         cluster
+    }
+
+    /// As [`start`](Self::start), with nodes that also listen with TLS
+    /// (`--tls-port`, presenting `cert` from a [`TestCa`]), their cluster
+    /// bus over TLS (`--tls-cluster yes`), so that `CLUSTER SLOTS` and
+    /// redirections name TLS ports to TLS clients. [`urls`](Self::urls)
+    /// are still the plain ports (this crate speaks no TLS);
+    /// [`tls_urls`](Self::tls_urls) the TLS ones.
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_tls(masters: usize, cert: &Issued) -> RedisCluster {
+        assert!(masters > 0, "a cluster needs at least one primary");
+        let cluster = RedisCluster {
+            nodes: Self::spawn_nodes(masters, Some(cert)),
+        };
+        cluster.assign_slots_and_meet();
+        cluster.wait_ok();
+        cluster
+    }
+
+    /// The TLS URLs of the nodes of a cluster made by
+    /// [`start_tls`](Self::start_tls), in start order; empty for others.
+    pub fn tls_urls(&self) -> Vec<String> {
+        self.nodes.iter().filter_map(RedisServer::tls_url).collect()
     }
 
     /// Starts a cluster of `masters` primaries with `replicas` replicas
@@ -530,7 +708,7 @@ impl RedisCluster {
     pub fn start_with_replicas(masters: usize, replicas: usize) -> RedisCluster {
         assert!(masters >= 3, "redis-cli --cluster create needs 3 primaries");
         let cluster = RedisCluster {
-            nodes: Self::spawn_nodes(masters * (1 + replicas)),
+            nodes: Self::spawn_nodes(masters * (1 + replicas), None),
         };
         let cli = redis_server_bin().with_file_name("redis-cli");
         let cli = if cli.is_file() {
@@ -565,7 +743,7 @@ impl RedisCluster {
         cluster
     }
 
-    fn spawn_nodes(count: usize) -> Vec<RedisServer> {
+    fn spawn_nodes(count: usize, tls: Option<&Issued>) -> Vec<RedisServer> {
         (0..count)
             .map(|_| {
                 let extra: Vec<OsString> = [
@@ -579,7 +757,11 @@ impl RedisCluster {
                 .iter()
                 .map(OsString::from)
                 .collect();
-                RedisServer::spawn(&extra, true)
+                let mode = match tls {
+                    Some(cert) => Mode::AlsoTls(cert.clone(), 0),
+                    None => Mode::Plain,
+                };
+                RedisServer::spawn(&extra, true, mode)
             })
             .collect()
     }
@@ -696,16 +878,7 @@ impl RedisCluster {
     ///
     /// When the exit handler cannot be registered.
     pub fn until_exit(self) -> &'static RedisCluster {
-        let mut at_exit = AT_EXIT.lock().unwrap_or_else(|e| e.into_inner());
-        if !at_exit.registered {
-            // SAFETY: `clean_up_at_exit` is a plain `extern "C" fn()`.
-            let failed = unsafe { libc::atexit(clean_up_at_exit) } != 0;
-            assert!(!failed, "cannot register an atexit handler");
-            at_exit.registered = true;
-        }
-        for node in &self.nodes {
-            at_exit.nodes.push((node.pid(), node.dir().to_owned()));
-        }
+        clean_up_at_exit_too(&self.nodes);
         Box::leak(Box::new(self))
     }
 
@@ -741,6 +914,25 @@ static AT_EXIT: std::sync::Mutex<AtExit> = std::sync::Mutex::new(AtExit {
     registered: false,
     nodes: Vec::new(),
 });
+
+/// Kills `servers` when the process exits and removes their directories
+/// (servers kept in a `static`, which is never dropped).
+///
+/// # Panics
+///
+/// When the exit handler cannot be registered.
+pub(crate) fn clean_up_at_exit_too(servers: &[RedisServer]) {
+    let mut at_exit = AT_EXIT.lock().unwrap_or_else(|e| e.into_inner());
+    if !at_exit.registered {
+        // SAFETY: `clean_up_at_exit` is a plain `extern "C" fn()`.
+        let failed = unsafe { libc::atexit(clean_up_at_exit) } != 0;
+        assert!(!failed, "cannot register an atexit handler");
+        at_exit.registered = true;
+    }
+    for server in servers {
+        at_exit.nodes.push((server.pid(), server.dir().to_owned()));
+    }
+}
 
 /// Kills the nodes kept until exit and removes their directories.
 extern "C" fn clean_up_at_exit() {
@@ -965,6 +1157,27 @@ mod tests {
             .query(&mut server.connection())
             .unwrap();
         assert_eq!(v, None);
+    }
+
+    #[test]
+    fn a_tls_server_speaks_tls_only() {
+        let ca = TestCa::new("redlua test CA");
+        let cert = ca.issue("server", &["IP:127.0.0.1"]);
+        let mut server = RedisServer::start_tls(&cert, ["--tls-auth-clients", "no"]);
+        assert_eq!(
+            server.url(),
+            format!("rediss://127.0.0.1:{}/", server.port())
+        );
+        let plain = redis::Client::open(format!("redis://127.0.0.1:{}/", server.port())).unwrap();
+        let ping = plain
+            .get_connection_with_timeout(Duration::from_secs(2))
+            .and_then(|mut con| redis::cmd("PING").query::<String>(&mut con));
+        assert!(ping.is_err(), "a plain PING on the TLS port: {ping:?}");
+        assert!(ca.cert_pem().starts_with(b"-----BEGIN CERTIFICATE-----"));
+        assert!(cert.key_pem().starts_with(b"-----BEGIN PRIVATE KEY-----"));
+        // A restart keeps TLS.
+        server.restart();
+        assert!(server.log().contains("Ready to accept connections"));
     }
 
     #[test]

@@ -1,0 +1,415 @@
+//! Locks through Redis Sentinel: a master, a replica and three sentinels,
+//! started once for this binary and shared by its tests, which run one at
+//! a time (two of them fail the master over).
+//!
+//! What these tests show without replica-synced holds: a hold whose writes
+//! reached the replica (the tests make sure of it with `WAIT`) survives a
+//! failover, its renewals go on on the new master, fencing tokens keep
+//! increasing, and waiters caught in the failover are woken or give up at
+//! their deadline, never later.
+
+use redis::aio::MultiplexedConnection;
+use redlua_runtime::{LockClient, LockGuard};
+use redlua_test_support::RedisSentinel;
+use std::future::Future;
+use std::sync::OnceLock;
+use std::time::Duration;
+use tokio::time::Instant;
+
+static DEPLOYMENT: OnceLock<&'static RedisSentinel> = OnceLock::new();
+
+/// One test at a time: failovers change the deployment under the others.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The shared deployment, started by the first test that needs it.
+async fn deployment() -> &'static RedisSentinel {
+    tokio::task::spawn_blocking(|| {
+        *DEPLOYMENT.get_or_init(|| RedisSentinel::start(1, 3).until_exit())
+    })
+    .await
+    .expect("starting the Sentinel deployment")
+}
+
+/// A client through the sentinels, with short timeouts and `watchdog`.
+async fn client(watchdog: Duration) -> LockClient {
+    LockClient::sentinel_builder(deployment().await.sentinel_urls(), RedisSentinel::SERVICE)
+        .watchdog_timeout(watchdog)
+        .connect_timeout(Duration::from_millis(500))
+        .response_timeout(Duration::from_millis(500))
+        .connect()
+        .await
+        .expect("a client through the sentinels")
+}
+
+/// A plain connection to data server `i`.
+async fn server(i: usize) -> MultiplexedConnection {
+    deployment().await.servers()[i]
+        .client()
+        .get_multiplexed_async_connection()
+        .await
+        .expect("a connection to a data server")
+}
+
+/// The master's index, as the sentinels say.
+async fn master() -> usize {
+    let deployment = deployment().await;
+    tokio::task::spawn_blocking(move || deployment.master())
+        .await
+        .unwrap()
+}
+
+/// Waits until the master's writes reached the replica.
+async fn replicated() {
+    let mut con = server(master().await).await;
+    let acked: i64 = redis::cmd("WAIT")
+        .arg(1)
+        .arg(2000)
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    assert_eq!(acked, 1, "the replica acknowledged the writes");
+}
+
+/// The lock's hash on server `i`: its fields, and its PTTL.
+async fn stored(i: usize, name: &str) -> (Vec<String>, i64) {
+    let mut con = server(i).await;
+    let fields: Vec<String> = redis::cmd("HKEYS")
+        .arg(name)
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    let pttl: i64 = redis::cmd("PTTL")
+        .arg(name)
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    (fields, pttl)
+}
+
+/// Fails the test if `future` takes longer than `limit`.
+async fn within<T>(limit: Duration, what: &str, future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(limit, future)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not finish within {limit:?}"))
+}
+
+/// Waits (at most `limit`) until `name`'s PTTL on server `i` climbs (by
+/// more than 300 ms) above the lowest it was seen at from now on: the
+/// watchdog renewed it there. Returns the PTTL then.
+async fn renewed_on(i: usize, name: &str, limit: Duration) -> i64 {
+    let deadline = Instant::now() + limit;
+    let (_, mut lowest) = stored(i, name).await;
+    assert!(lowest > 0, "`{name}` is on server {i} (PTTL {lowest} ms)");
+    loop {
+        let (_, pttl) = stored(i, name).await;
+        assert!(pttl > 0, "`{name}` expired on server {i}");
+        if pttl > lowest + 300 {
+            return pttl;
+        }
+        lowest = lowest.min(pttl);
+        assert!(
+            Instant::now() < deadline,
+            "`{name}` not renewed on server {i} within {limit:?} (PTTL {pttl} ms)"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Starts a waiter on `name` that gives up after `wait`; returns what it
+/// got and how long it took.
+fn waiter(
+    client: &LockClient,
+    name: &str,
+    wait: Duration,
+) -> tokio::task::JoinHandle<(redlua_runtime::Result<Option<LockGuard>>, Duration)> {
+    let lock = client.lock(name);
+    tokio::spawn(async move {
+        let started = Instant::now();
+        let got = lock.try_lock_for(wait, None).await;
+        (got, started.elapsed())
+    })
+}
+
+#[redlua_macros::redis_script("tests/scripts/incr_by.lua", returns = i64, crate = redlua_runtime)]
+struct IncrBy<'a> {
+    #[key]
+    key: &'a str,
+    #[arg]
+    by: i64,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn locks_and_scripts_go_to_the_master_the_sentinels_name() {
+    let _serial = SERIAL.lock().await;
+    let holder = client(Duration::from_secs(3)).await;
+    let other = client(Duration::from_secs(3)).await;
+    let m = master().await;
+
+    let guard = holder.lock("sentinel:basic").lock().await.unwrap();
+    let (fields, pttl) = stored(m, "sentinel:basic").await;
+    assert_eq!(
+        fields,
+        [guard.owner().to_string()],
+        "the hash is on the master"
+    );
+    assert!(pttl > 0);
+    let first = guard.token();
+
+    // A waiter woken by the release message: the lease is long, only the
+    // message gets it in within a second.
+    guard.unlock().await.unwrap();
+    let guard = holder
+        .lock("sentinel:basic")
+        .lock_with_lease(Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert!(guard.token() > first);
+    let waiting = waiter(&other, "sentinel:basic", Duration::from_secs(20));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let released = Instant::now();
+    guard.unlock().await.unwrap();
+    let (got, _) = within(Duration::from_secs(25), "the waiter", waiting)
+        .await
+        .unwrap();
+    got.unwrap()
+        .expect("the waiter gets the lock")
+        .unlock()
+        .await
+        .unwrap();
+    assert!(
+        released.elapsed() < Duration::from_secs(1),
+        "woken {:?} after the release",
+        released.elapsed()
+    );
+
+    // Scripts on the client's connection run on the master.
+    let mut con = holder.connection();
+    let _: () = redis::cmd("DEL")
+        .arg("sentinel:counter")
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    let n = IncrBy {
+        key: "sentinel:counter",
+        by: 4,
+    }
+    .invoke(&mut con)
+    .await
+    .unwrap();
+    assert_eq!(n, 4);
+    let on_master: i64 = redis::cmd("GET")
+        .arg("sentinel:counter")
+        .query_async(&mut server(m).await)
+        .await
+        .unwrap();
+    assert_eq!(on_master, 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_lock_follows_a_sentinel_failover() {
+    let _serial = SERIAL.lock().await;
+    let deployment = deployment().await;
+    // Renewals every 2 s.
+    let watchdog = Duration::from_secs(6);
+    let holder = client(watchdog).await;
+    let other = client(watchdog).await;
+    let old = master().await;
+
+    let guard = holder.lock("sentinel:failover").lock().await.unwrap();
+    let token = guard.token();
+    replicated().await;
+    // A waiter caught in the failover gives up at its deadline.
+    let caught = waiter(&other, "sentinel:failover", Duration::from_secs(3));
+
+    let new = tokio::task::spawn_blocking(move || deployment.failover())
+        .await
+        .expect("the failover");
+    assert_ne!(new, old);
+
+    let (got, waited) = within(Duration::from_secs(10), "the caught waiter", caught)
+        .await
+        .unwrap();
+    assert!(
+        matches!(got, Ok(None)),
+        "the lock is held: the waiter times out ({:?})",
+        got.map(|g| g.is_some())
+    );
+    assert!(
+        waited < Duration::from_secs(5),
+        "it gave up after {waited:?}"
+    );
+
+    // The old master is still a master, and the client's connections to
+    // it still work: the client leaves it because the sentinels name
+    // another. The hold is on the new master, and renewed there.
+    let (fields, _) = stored(new, "sentinel:failover").await;
+    assert_eq!(fields, [guard.owner().to_string()]);
+    renewed_on(new, "sentinel:failover", Duration::from_secs(4)).await;
+    assert!(!guard.is_lost());
+
+    // A waiter through the new master is woken by the release.
+    let waiting = waiter(&other, "sentinel:failover", Duration::from_secs(20));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let released = Instant::now();
+    guard.unlock().await.unwrap();
+    let (got, _) = within(Duration::from_secs(25), "the waiter", waiting)
+        .await
+        .unwrap();
+    let next = got
+        .unwrap()
+        .expect("the waiter gets the lock after the failover");
+    assert!(
+        released.elapsed() < Duration::from_secs(1),
+        "woken {:?} after the release",
+        released.elapsed()
+    );
+    // Fencing tokens went on increasing across the failover.
+    assert!(next.token() > token, "{} after {token}", next.token());
+    next.unlock().await.unwrap();
+    let role: Vec<redis::Value> = redis::cmd("ROLE")
+        .query_async(&mut server(old).await)
+        .await
+        .unwrap();
+    assert_eq!(
+        redis::from_redis_value::<String>(role[0].clone()).unwrap(),
+        "master",
+        "the old master was demoted before the checks ended: they proved nothing"
+    );
+    tokio::task::spawn_blocking(move || deployment.rejoin(old))
+        .await
+        .expect("the deployment settles");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_master_is_replaced_and_the_hold_moves_with_it() {
+    let _serial = SERIAL.lock().await;
+    let deployment = deployment().await;
+    // Renewals every 5 s: the failover (1 s to notice, a few to elect)
+    // ends well within the lease.
+    let watchdog = Duration::from_secs(15);
+    let holder = client(watchdog).await;
+    let other = client(watchdog).await;
+    let old = master().await;
+
+    let guard = holder.lock("sentinel:hung").lock().await.unwrap();
+    let token = guard.token();
+    replicated().await;
+
+    deployment.servers()[old].pause();
+    let paused = Instant::now();
+    // Waiters during the outage give up at their deadline.
+    let caught = waiter(&other, "sentinel:hung", Duration::from_secs(2));
+    let (got, waited) = within(Duration::from_secs(8), "a waiter during the outage", caught)
+        .await
+        .unwrap();
+    assert!(
+        matches!(got, Ok(None) | Err(_)),
+        "nothing is granted while the lock is held"
+    );
+    assert!(
+        waited < Duration::from_secs(4),
+        "it gave up after {waited:?}"
+    );
+
+    let new = tokio::task::spawn_blocking(move || deployment.wait_new_master(old))
+        .await
+        .expect("a new master");
+    assert_ne!(new, old);
+    let failed_over = paused.elapsed();
+
+    // The watchdog's next renewal lands on the new master.
+    let pttl = renewed_on(new, "sentinel:hung", Duration::from_secs(7)).await;
+    assert!(
+        !guard.is_lost(),
+        "the hold survived a failover of {failed_over:?} (PTTL now {pttl} ms)"
+    );
+    let (fields, _) = stored(new, "sentinel:hung").await;
+    assert_eq!(fields, [guard.owner().to_string()]);
+
+    // The old master comes back, and is made a replica of the new one.
+    deployment.servers()[old].resume();
+    tokio::task::spawn_blocking(move || deployment.rejoin(old))
+        .await
+        .expect("the deployment settles");
+    assert_eq!(master().await, new);
+
+    guard.unlock().await.unwrap();
+    let next = other.lock("sentinel:hung").lock().await.unwrap();
+    assert!(next.token() > token, "{} after {token}", next.token());
+    next.unlock().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_unknown_service_is_a_connect_error() {
+    let _serial = SERIAL.lock().await;
+    let result = LockClient::sentinel_builder(deployment().await.sentinel_urls(), "nope")
+        .connect_timeout(Duration::from_millis(500))
+        .connect()
+        .await;
+    match result {
+        Err(redlua_runtime::Error::Connect { addr, reason }) => {
+            assert!(addr.contains("`nope`"), "{addr}");
+            assert!(
+                reason.contains("no sentinel knows a master named `nope`"),
+                "{reason}"
+            );
+        }
+        other => panic!("expected a connect error, got {other:?}"),
+    }
+    let not_sentinel = LockClient::builder("redis://127.0.0.1:1/")
+        .sentinel_master("redis://master/")
+        .connect()
+        .await;
+    assert!(
+        matches!(&not_sentinel, Err(redlua_runtime::Error::Config(why)) if why.contains("sentinel_master")),
+        "{not_sentinel:?}"
+    );
+    let empty = LockClient::sentinel(Vec::<String>::new(), "redlua").await;
+    assert!(
+        matches!(empty, Err(redlua_runtime::Error::Config(_))),
+        "{empty:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_node_that_is_not_a_master_is_refused() {
+    let _serial = SERIAL.lock().await;
+    let deployment = deployment().await;
+    let replica = 1 - master().await;
+    let replica_port = deployment.servers()[replica].port();
+    // Sentinels told that the replica is the master of a service `stale`
+    // name it when asked (as a sentinel with an old view would).
+    let monitor = |add: bool| async move {
+        for sentinel in deployment.sentinels() {
+            let mut con = sentinel
+                .client()
+                .get_multiplexed_async_connection()
+                .await
+                .unwrap();
+            let mut cmd = redis::cmd("SENTINEL");
+            if add {
+                cmd.arg("MONITOR")
+                    .arg("stale")
+                    .arg("127.0.0.1")
+                    .arg(replica_port)
+                    .arg(2);
+            } else {
+                cmd.arg("REMOVE").arg("stale");
+            }
+            let _: () = cmd.query_async(&mut con).await.unwrap();
+        }
+    };
+    monitor(true).await;
+    let result = LockClient::sentinel_builder(deployment.sentinel_urls(), "stale")
+        .connect_timeout(Duration::from_millis(500))
+        .connect()
+        .await;
+    monitor(false).await;
+    match result {
+        Err(redlua_runtime::Error::Connect { reason, .. }) => assert!(
+            reason.contains("is not a master") && reason.contains(&replica_port.to_string()),
+            "{reason}"
+        ),
+        other => panic!("expected a connect error, got {other:?}"),
+    }
+}
