@@ -40,6 +40,7 @@ mod unpack_reply;
 mod write_in_read_only;
 
 pub use calls::{CallArg, RedisCall, redis_calls};
+pub(crate) use calls::{string_value, unparen};
 
 /// Everything a lint may read.
 pub struct Context<'a> {
@@ -69,7 +70,7 @@ impl Context<'_> {
 
     /// Whether `lint` was switched off by the caller.
     pub fn allowed(&self, lint: Lint) -> bool {
-        lint != Lint::Syntax && self.options.allow.contains(&lint)
+        lint.can_be_allowed() && self.options.allow.contains(&lint)
     }
 }
 
@@ -167,9 +168,20 @@ lints! {
     /// An expire time SET, SETEX, PSETEX or GETEX always refuses
     /// (`SET k v EX 0`, a fractional literal).
     InvalidExpire => "invalid_expire",
+    /// A Redis Functions library Redis refuses at `FUNCTION LOAD` (no
+    /// `#!lua name=` line, a bad or duplicate name, an unknown flag,
+    /// `redis.call` at load time) or that uses `KEYS` / `ARGV`, which do
+    /// not exist in functions (cannot be allowed).
+    Library => "library",
 }
 
 impl Lint {
+    /// Whether `allow(...)` may switch the lint off: not `syntax` and
+    /// `library`, whose errors Redis refuses the script or library for.
+    pub fn can_be_allowed(self) -> bool {
+        !matches!(self, Lint::Syntax | Lint::Library)
+    }
+
     /// The lint with this name (`"literal_key"`; `-` is accepted for `_`).
     pub fn from_name(name: &str) -> Option<Lint> {
         let name = name.replace('-', "_");
