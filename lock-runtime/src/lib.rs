@@ -61,9 +61,11 @@
 //! # Features
 //!
 //! - `locks` (default): the distributed locks. Without it
-//!   (`default-features = false`) only [`script`] is compiled.
+//!   (`default-features = false`) only [`script`] and [`function`] are
+//!   compiled.
 #![warn(missing_docs)]
 
+pub mod function;
 pub mod script;
 
 /// Declares the items of the lock runtime, compiled with the `locks` feature
@@ -112,9 +114,11 @@ pub use owner::Owner;
 pub use rwlock::ReadWriteLock;
 }
 
-/// Paths used by code that `#[redis_script]` generates. Not a public API.
+/// Paths used by code that `#[redis_script]` and `#[redis_function]` generate.
+/// Not a public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::function::{FunctionCall, FunctionDef, LibraryDef};
     pub use crate::script::{ScriptCall, ScriptDef};
     pub use redis;
 }
