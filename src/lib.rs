@@ -140,7 +140,8 @@
 #![warn(missing_docs)]
 
 pub use redis;
-pub use redlua_macros::redis_script;
+pub use redlua_macros::{redis_function, redis_script};
+pub use redlua_runtime::function;
 pub use redlua_runtime::script;
 #[cfg(feature = "locks")]
 pub use redlua_runtime::{

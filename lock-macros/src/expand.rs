@@ -1,13 +1,16 @@
-//! Code generation of `#[redis_script]`.
+//! Code generation of `#[redis_script]`, and what `#[redis_function]`
+//! shares with it (reading the struct and the file, passing fields).
 
-use crate::attr::{Attr, combine};
+use crate::attr::{Attr, Kind, combine};
 use crate::diagnostics;
 use crate::fields::{self, ScriptField, ScriptFields};
+use crate::function;
 use proc_macro2::Span;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
 use redlua_analyzer::{Declared, Options};
 use std::path::{Path, PathBuf};
+use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
 use syn::{Item, ItemStruct};
 
@@ -17,13 +20,28 @@ use syn::{Item, ItemStruct};
 /// (stripped of its `#[key]` / `#[arg]` attributes) so that they are the only
 /// errors the user sees.
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand_kind(Kind::Script, attr, item)
+}
+
+/// Expands `#[redis_function(attr)] item`, as [`expand`] does.
+pub fn expand_function(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand_kind(Kind::Function, attr, item)
+}
+
+fn expand_kind(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut item = match syn::parse2::<Item>(item.clone()) {
         Ok(Item::Struct(item)) => item,
         Ok(other) => {
+            let (name, what) = match kind {
+                Kind::Script => ("redis_script", "script"),
+                Kind::Function => ("redis_function", "function"),
+            };
             let error = syn::Error::new_spanned(
                 item_keyword(&other),
-                "`#[redis_script]` goes on a struct whose fields are the script's keys and \
-                 arguments",
+                format!(
+                    "`#[{name}]` goes on a struct whose fields are the {what}'s keys and \
+                     arguments"
+                ),
             );
             return with_errors(other.into_token_stream(), Some(error));
         }
@@ -31,13 +49,24 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let mut errors = None;
     let fields = fields::extract(&mut item).map_err(|e| combine(&mut errors, e));
-    let attr = syn::parse2::<Attr>(attr).map_err(|e| combine(&mut errors, e));
+    let attr = (|input: ParseStream<'_>| Attr::parse(input, kind))
+        .parse2(attr)
+        .map_err(|e| combine(&mut errors, e));
     let (Ok(fields), Ok(attr)) = (fields, attr) else {
         return with_errors(item.into_token_stream(), errors);
     };
-    let script = load_and_check(&attr, &fields, &mut errors);
-    add_struct_docs(&mut item, &attr, &fields);
-    let methods = generate_impl(&item, &attr, &fields, &script);
+    let methods = match kind {
+        Kind::Script => {
+            let script = load_and_check(&attr, &fields, &mut errors);
+            add_struct_docs(&mut item, &attr, &fields);
+            generate_impl(&item, &attr, &fields, &script)
+        }
+        Kind::Function => {
+            let checked = function::load_and_check(&attr, &fields, &mut errors);
+            function::add_struct_docs(&mut item, &attr, &fields, &checked);
+            function::generate_impl(&item, &attr, &fields, &checked)
+        }
+    };
     with_errors(quote!(#item #methods), errors)
 }
 
@@ -72,12 +101,7 @@ fn load_and_check(attr: &Attr, fields: &ScriptFields, errors: &mut Option<syn::E
         .digest()
         .to_string();
     let options = Options {
-        declared: Some(Declared {
-            keys: fields.fixed_keys(),
-            keys_variadic: fields.keys_variadic(),
-            args: fields.fixed_args(),
-            args_variadic: fields.args_variadic(),
-        }),
+        declared: Some(declared(fields)),
         read_only: attr.read_only,
         allow: attr.allow.iter().map(|(lint, _)| *lint).collect(),
         returns: attr.returns.as_ref().map(diagnostics::return_kind),
@@ -97,8 +121,45 @@ fn load_and_check(attr: &Attr, fields: &ScriptFields, errors: &mut Option<syn::E
     script
 }
 
+/// What the fields declare, for the analyzer.
+pub(crate) fn declared(fields: &ScriptFields) -> Declared {
+    Declared {
+        keys: fields.fixed_keys(),
+        keys_variadic: fields.keys_variadic(),
+        args: fields.fixed_args(),
+        args_variadic: fields.args_variadic(),
+    }
+}
+
+/// The paths of the runtime items and of the redis crate that generated
+/// code uses: `<crate>::__private` and `<crate>::__private::redis`.
+pub(crate) fn runtime_paths(attr: &Attr) -> (TokenStream, TokenStream) {
+    let krate = match &attr.krate {
+        Some(path) => quote!(#path),
+        None => quote!(::redlua),
+    };
+    let private = quote!(#krate::__private);
+    let redis = quote!(#private::redis);
+    (private, redis)
+}
+
+/// The `include_str!` of the file, relative to `CARGO_MANIFEST_DIR`, or `""`
+/// when it could not be read.
+pub(crate) fn include_source(attr: &Attr, readable: bool) -> TokenStream {
+    let path = &attr.path;
+    if readable {
+        quote!(::core::include_str!(::core::concat!(
+            ::core::env!("CARGO_MANIFEST_DIR"),
+            "/",
+            #path
+        )))
+    } else {
+        quote!("")
+    }
+}
+
 /// Reads `written` relative to `CARGO_MANIFEST_DIR`, or says why it cannot.
-fn read_script(written: &str) -> Result<String, String> {
+pub(crate) fn read_script(written: &str) -> Result<String, String> {
     let Some(manifest_dir) = std::env::var_os("CARGO_MANIFEST_DIR") else {
         return Err(format!(
             "cannot locate `{written}`: CARGO_MANIFEST_DIR is not set (script paths are \
@@ -164,34 +225,41 @@ fn display_path(path: &Path) -> String {
 /// Appends a `# Script` section to the struct's documentation.
 fn add_struct_docs(item: &mut ItemStruct, attr: &Attr, fields: &ScriptFields) {
     let path = attr.path.value();
-    let list = |fields: &[ScriptField], array: &str| -> String {
-        if fields.is_empty() {
-            return "none".to_owned();
-        }
-        fields
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                if f.variadic {
-                    format!("`{}` (`{array}[{}..]`)", f.name(), i + 1)
-                } else {
-                    format!("`{}` (`{array}[{}]`)", f.name(), i + 1)
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     let lines = [
         String::new(),
         "# Redis script".to_owned(),
         String::new(),
         format!(
             "Generated by `#[redis_script]` from `{path}`: keys {}; arguments {}.",
-            list(&fields.keys, "KEYS"),
-            list(&fields.args, "ARGV")
+            field_list(&fields.keys, "KEYS"),
+            field_list(&fields.args, "ARGV")
         ),
         "Run it with `invoke` (async), `invoke_blocking` or `add_to_pipeline`.".to_owned(),
     ];
+    push_docs(item, lines);
+}
+
+/// The fields with the index each takes: "`lock` (`KEYS[1]`), ...".
+pub(crate) fn field_list(fields: &[ScriptField], array: &str) -> String {
+    if fields.is_empty() {
+        return "none".to_owned();
+    }
+    fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            if f.variadic {
+                format!("`{}` (`{array}[{}..]`)", f.name(), i + 1)
+            } else {
+                format!("`{}` (`{array}[{}]`)", f.name(), i + 1)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Appends documentation lines to the struct.
+pub(crate) fn push_docs(item: &mut ItemStruct, lines: impl IntoIterator<Item = String>) {
     for line in lines {
         let line = if line.is_empty() {
             line
@@ -209,12 +277,7 @@ fn generate_impl(
     fields: &ScriptFields,
     script: &Script,
 ) -> TokenStream {
-    let krate = match &attr.krate {
-        Some(path) => quote!(#path),
-        None => quote!(::redlua),
-    };
-    let private = quote!(#krate::__private);
-    let redis = quote!(#private::redis);
+    let (private, redis) = runtime_paths(attr);
     let ident = &item.ident;
     let name = ident.to_string();
     let (impl_generics, ty_generics, where_clause) = item.generics.split_for_impl();
@@ -224,15 +287,7 @@ fn generate_impl(
         Some(ty) => quote!(#ty),
         None => quote!(#redis::Value),
     };
-    let source = if script.readable {
-        quote!(::core::include_str!(::core::concat!(
-            ::core::env!("CARGO_MANIFEST_DIR"),
-            "/",
-            #path
-        )))
-    } else {
-        quote!("")
-    };
+    let source = include_source(attr, script.readable);
     let sha1 = &script.sha1;
     let read_only = script.read_only;
     let key_count = fields.fixed_keys();
@@ -240,7 +295,7 @@ fn generate_impl(
     let keys = fields.keys.iter().map(|f| pass_field(f, "key"));
     let args = fields.args.iter().map(|f| pass_field(f, "arg"));
     let key_or_arg = (!fields.keys.is_empty() || !fields.args.is_empty())
-        .then(|| key_or_arg_trait(&private, &redis));
+        .then(|| key_or_arg_trait(&quote!(#private::ScriptCall), &redis));
     let command = if read_only { "EVALSHA_RO" } else { "EVALSHA" };
 
     let doc_source = format!(
@@ -366,7 +421,7 @@ fn generate_impl(
 /// field's type, so that a type Redis cannot take (one without
 /// `redis::ToRedisArgs`) is reported once, at the field, rather than at the
 /// attribute. `KeyOrArg` is the trait [`key_or_arg_trait`] declares.
-fn pass_field(field: &ScriptField, method: &str) -> TokenStream {
+pub(crate) fn pass_field(field: &ScriptField, method: &str) -> TokenStream {
     let member = &field.member;
     // The field type's place, with the macro's own hygiene (`__call`, `self`).
     let span = Span::call_site().located_at(field.ty.span());
@@ -378,8 +433,8 @@ fn pass_field(field: &ScriptField, method: &str) -> TokenStream {
 
 /// A trait local to `call()` through which every field is passed, so that
 /// the only bound a field's type must meet is one whose message says what is
-/// wrong in the user's terms.
-fn key_or_arg_trait(private: &TokenStream, redis: &TokenStream) -> TokenStream {
+/// wrong in the user's terms. `call` is the type of the call being built.
+pub(crate) fn key_or_arg_trait(call: &TokenStream, redis: &TokenStream) -> TokenStream {
     quote! {
         #[diagnostic::on_unimplemented(
             message = "`{Self}` cannot be passed to Redis: it does not implement `redis::ToRedisArgs`",
@@ -387,14 +442,14 @@ fn key_or_arg_trait(private: &TokenStream, redis: &TokenStream) -> TokenStream {
             note = "use a string, a number, bytes or a list of them, or implement `redis::ToRedisArgs` for the type"
         )]
         trait KeyOrArg {
-            fn key(&self, call: &mut #private::ScriptCall);
-            fn arg(&self, call: &mut #private::ScriptCall);
+            fn key(&self, call: &mut #call);
+            fn arg(&self, call: &mut #call);
         }
         impl<T: #redis::ToRedisArgs> KeyOrArg for T {
-            fn key(&self, call: &mut #private::ScriptCall) {
+            fn key(&self, call: &mut #call) {
                 call.key(self);
             }
-            fn arg(&self, call: &mut #private::ScriptCall) {
+            fn arg(&self, call: &mut #call) {
                 call.arg(self);
             }
         }
@@ -412,7 +467,7 @@ fn item_keyword(item: &Item) -> TokenStream {
 }
 
 /// `tokens` followed by `compile_error!`s for `errors`.
-fn with_errors(tokens: TokenStream, errors: Option<syn::Error>) -> TokenStream {
+pub(crate) fn with_errors(tokens: TokenStream, errors: Option<syn::Error>) -> TokenStream {
     let errors = errors.map(|e| e.to_compile_error());
     quote!(#tokens #errors)
 }

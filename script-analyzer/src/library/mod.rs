@@ -73,6 +73,9 @@ pub struct FunctionReport {
     /// Whether the callback's body was analyzed (it is when given inline or
     /// as a `local function` defined above the registration).
     pub checked: bool,
+    /// The names of the callback's first parameter (the keys) and second
+    /// parameter (the arguments), when it has them.
+    pub parameters: [Option<String>; 2],
     /// Diagnostics inside the function's body, and about the declared keys
     /// and arguments.
     pub diagnostics: Vec<Diagnostic>,
@@ -313,6 +316,7 @@ fn function_report(
         flags: registration.flags.clone(),
         read_only,
         checked: false,
+        parameters: [None, None],
         diagnostics: Vec::new(),
         info: ScriptInfo::default(),
     };
@@ -320,6 +324,15 @@ fn function_report(
         return out;
     };
     out.checked = true;
+    for (slot, param) in out.parameters.iter_mut().zip(callback.params) {
+        *slot = param.and_then(|at| {
+            src.model
+                .variables
+                .iter()
+                .find(|v| v.declared_at == at)
+                .map(|v| v.name.clone())
+        });
+    }
     let source = src.text;
     let (body_start, body_end) = callback.body;
     let mut rewrite = Rewrite::default();
