@@ -307,3 +307,84 @@ pub fn generate_impl(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::expand::expand_function;
+
+    fn expand(attr: &str, item: &str) -> String {
+        expand_function(attr.parse().unwrap(), item.parse().unwrap()).to_string()
+    }
+
+    const LIB: &str = r#""../scripts/counters_lib.lua""#;
+
+    #[test]
+    fn expansion_describes_the_function() {
+        let out = expand(
+            &format!("{LIB}, name = \"bump\", returns = i64"),
+            "struct Bump<'a> { #[key] counter: &'a str, #[arg] by: i64, #[arg] ttl: u64 }",
+        );
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(out.contains("LIBRARY_NAME : & 'static str = \"counters\""), "{out}");
+        assert!(out.contains("FUNCTION_NAME : & 'static str = \"bump\""), "{out}");
+        assert!(out.contains("read_only : false"), "{out}");
+        assert!(out.contains(":: redlua :: __private :: FunctionCall"), "{out}");
+        assert!(out.contains("called with `FCALL`"), "{out}");
+        let out = expand(
+            &format!("{LIB}, name = \"total\", crate = crate"),
+            "struct Total { #[key(variadic)] counters: Vec<String> }",
+        );
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(out.contains("read_only : true"), "{out}");
+        assert!(out.contains("crate :: __private :: FunctionDef"), "{out}");
+        assert!(
+            out.contains("`counters` (`counters[1..]`)"),
+            "the docs name the parameter: {out}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_function_gets_a_did_you_mean() {
+        let out = expand(&format!("{LIB}, name = \"bmup\""), "struct S;");
+        assert!(
+            out.contains(
+                "library `counters` (`../scripts/counters_lib.lua`) registers no function `bmup`: did you mean `bump`?"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("its functions are `bump`, `total`"), "{out}");
+        // Still emits the items, so that only this error shows.
+        assert!(out.contains("pub fn invoke_blocking"), "{out}");
+    }
+
+    #[test]
+    fn function_options_are_checked() {
+        for (attr, message) in [
+            (LIB.to_string(), "which function of the library? add `name = \\\"function\\\"`"),
+            (
+                format!("{LIB}, name = \"bump\", read_only"),
+                "a function is read-only when its library registers it",
+            ),
+            (format!("{LIB}, nmae = \"bump\""), "unknown option `nmae`: did you mean `name`?"),
+            (format!("{LIB}, name = bump"), "expected the function's name as a string literal"),
+            ("".to_string(), "expected the path of a Lua library"),
+            (
+                format!("{LIB}, name = \"bump\", allow(library)"),
+                "the `library` lint cannot be allowed",
+            ),
+        ] {
+            let out = expand(&attr, "struct S;");
+            assert!(out.contains(message), "{attr}: {out}");
+        }
+    }
+
+    #[test]
+    fn declared_fields_are_checked_against_the_function() {
+        let out = expand(
+            &format!("{LIB}, name = \"bump\""),
+            "struct Bump { #[key] counter: String, #[arg] by: i64 }",
+        );
+        assert!(out.contains("args[2]"), "{out}");
+        assert!(out.contains("--> ../scripts/counters_lib.lua:7:"), "{out}");
+    }
+}

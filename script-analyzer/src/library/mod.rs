@@ -265,13 +265,27 @@ pub(crate) fn analyze_here(source: &str, options: &LibraryOptions) -> LibraryRep
         allow: options.options.allow.clone(),
         ..Options::default()
     };
+    // Statements that use what Redis refuses while loading: the library's
+    // error says it all, the script lints on them would be noise.
+    let refused: Vec<(usize, usize)> = members
+        .iter()
+        .filter(|m| !load_time::LOAD_TIME.contains(&m.member.as_str()))
+        .filter_map(|m| {
+            statements
+                .iter()
+                .find(|&&(start, end)| start <= m.range.0 && m.range.0 < end)
+                .copied()
+        })
+        .collect();
     let top_report = crate::analyze_here(&top.text, &top_options);
     for diagnostic in top_report.diagnostics {
         let diagnostic = top.diagnostic(source, diagnostic);
-        let in_callback = diagnostic
-            .primary_span()
-            .is_some_and(|s| inside(&callback_bodies, s.start.offset));
-        if !in_callback {
+        let skip = diagnostic.primary_span().is_some_and(|s| {
+            let at = s.start.offset;
+            inside(&callback_bodies, at)
+                || (diagnostic.lint != Lint::Syntax && inside(&refused, at))
+        });
+        if !skip {
             report.diagnostics.push(diagnostic);
         }
     }
@@ -404,6 +418,18 @@ fn function_report(
                 rename_texts(&mut diagnostic, table, name);
             }
         }
+        diagnostic.message = diagnostic.message.replace("this script", "this function");
+        if diagnostic.lint == Lint::WriteInReadOnly {
+            // Read-only comes from the flag, not from the script's options.
+            diagnostic
+                .notes
+                .retain(|note| !note.contains("EVALSHA_RO") && !note.contains("#!lua"));
+            diagnostic.notes.insert(
+                0,
+                "the function is registered with the `no-writes` flag (called with FCALL_RO)"
+                    .to_string(),
+            );
+        }
         out.diagnostics.push(diagnostic);
     }
     out.info = report.info;
@@ -411,9 +437,12 @@ fn function_report(
     out
 }
 
-/// Says `name` (the parameter) where a diagnostic says `table` (`KEYS`).
+/// Says `name` (the parameter) where a diagnostic says `table` (`KEYS`),
+/// and "the function" where it says "the script".
 fn rename_texts(diagnostic: &mut Diagnostic, table: &str, name: &str) {
-    diagnostic.message = rename_word(&diagnostic.message, table, name);
+    diagnostic.message = rename_word(&diagnostic.message, table, name)
+        .replace("the script", "the function")
+        .replace("The script", "The function");
     if let Some(label) = &mut diagnostic.label {
         *label = rename_word(label, table, name);
     }
@@ -424,7 +453,7 @@ fn rename_texts(diagnostic: &mut Diagnostic, table: &str, name: &str) {
         *note = rename_word(note, table, name);
     }
     if let Some(help) = &mut diagnostic.help {
-        *help = rename_word(help, table, name);
+        *help = rename_word(help, table, name).replace("the script", "the function");
     }
 }
 

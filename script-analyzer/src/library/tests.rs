@@ -166,7 +166,14 @@ fn a_write_in_a_no_writes_function_is_an_error() {
     let report = check(source);
     let f = report.function("f").unwrap();
     assert!(f.read_only);
-    assert_eq!(f.diagnostics[0].lint, Lint::WriteInReadOnly);
+    let d = &f.diagnostics[0];
+    assert_eq!(d.lint, Lint::WriteInReadOnly);
+    assert_eq!(d.message, "`DEL` writes, but this function is read-only");
+    assert_eq!(
+        d.notes[0],
+        "the function is registered with the `no-writes` flag (called with FCALL_RO)"
+    );
+    assert!(d.notes.iter().all(|n| !n.contains("EVALSHA_RO")), "{:?}", d.notes);
     let writable = source.replace("flags={'no-writes'},", "");
     assert!(check(&writable).is_ok());
 }
