@@ -325,10 +325,19 @@ mod tests {
             "struct Bump<'a> { #[key] counter: &'a str, #[arg] by: i64, #[arg] ttl: u64 }",
         );
         assert!(!out.contains("compile_error"), "{out}");
-        assert!(out.contains("LIBRARY_NAME : & 'static str = \"counters\""), "{out}");
-        assert!(out.contains("FUNCTION_NAME : & 'static str = \"bump\""), "{out}");
+        assert!(
+            out.contains("LIBRARY_NAME : & 'static str = \"counters\""),
+            "{out}"
+        );
+        assert!(
+            out.contains("FUNCTION_NAME : & 'static str = \"bump\""),
+            "{out}"
+        );
         assert!(out.contains("read_only : false"), "{out}");
-        assert!(out.contains(":: redlua :: __private :: FunctionCall"), "{out}");
+        assert!(
+            out.contains(":: redlua :: __private :: FunctionCall"),
+            "{out}"
+        );
         assert!(out.contains("called with `FCALL`"), "{out}");
         let out = expand(
             &format!("{LIB}, name = \"total\", crate = crate"),
@@ -360,13 +369,22 @@ mod tests {
     #[test]
     fn function_options_are_checked() {
         for (attr, message) in [
-            (LIB.to_string(), "which function of the library? add `name = \\\"function\\\"`"),
+            (
+                LIB.to_string(),
+                "which function of the library? add `name = \\\"function\\\"`",
+            ),
             (
                 format!("{LIB}, name = \"bump\", read_only"),
                 "a function is read-only when its library registers it",
             ),
-            (format!("{LIB}, nmae = \"bump\""), "unknown option `nmae`: did you mean `name`?"),
-            (format!("{LIB}, name = bump"), "expected the function's name as a string literal"),
+            (
+                format!("{LIB}, nmae = \"bump\""),
+                "unknown option `nmae`: did you mean `name`?",
+            ),
+            (
+                format!("{LIB}, name = bump"),
+                "expected the function's name as a string literal",
+            ),
             ("".to_string(), "expected the path of a Lua library"),
             (
                 format!("{LIB}, name = \"bump\", allow(library)"),

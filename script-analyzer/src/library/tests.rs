@@ -173,7 +173,11 @@ fn a_write_in_a_no_writes_function_is_an_error() {
         d.notes[0],
         "the function is registered with the `no-writes` flag (called with FCALL_RO)"
     );
-    assert!(d.notes.iter().all(|n| !n.contains("EVALSHA_RO")), "{:?}", d.notes);
+    assert!(
+        d.notes.iter().all(|n| !n.contains("EVALSHA_RO")),
+        "{:?}",
+        d.notes
+    );
     let writable = source.replace("flags={'no-writes'},", "");
     assert!(check(&writable).is_ok());
 }
