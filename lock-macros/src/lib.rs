@@ -173,6 +173,7 @@ use proc_macro::TokenStream;
 /// | `unpack_reply` | (warning) `unpack` of a command's array reply, which may be empty or too long |
 /// | `lexical_comparison` | (warning) a string reply compared with `<` / `>` as text (`redis.call('ZSCORE', k, m) > ARGV[1]`: '10' < '9') |
 /// | `invalid_expire` | an expire time SET, SETEX, PSETEX or GETEX always refuses (`SET k v EX 0`) |
+/// | `library` | (`#[redis_function]` only; cannot be allowed) a library `FUNCTION LOAD` refuses, or `KEYS` / `ARGV` in a function: see [`redis_function`] |
 ///
 /// Diagnostics about the script are spanned at the path string; those about
 /// a declared key or argument that the script never reads, at that field.
