@@ -183,7 +183,7 @@ pub(crate) fn analyze_here(source: &str, options: &LibraryOptions) -> LibraryRep
     let mut report = LibraryReport::default();
     match shebang::library_name(source) {
         Ok((name, _)) => report.name = Some(name),
-        Err(diagnostic) => report.diagnostics.push(diagnostic),
+        Err(diagnostic) => report.diagnostics.push(*diagnostic),
     }
     let ast = match crate::parse::parse(source) {
         Ok(ast) => ast,

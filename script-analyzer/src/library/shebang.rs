@@ -14,31 +14,35 @@ pub(crate) const NAME_RULE: &str =
     "Redis names may only contain letters, digits and underscores (`[A-Za-z0-9_]+`)";
 
 /// The library's name, or the error Redis gives at `FUNCTION LOAD`.
-pub(crate) fn library_name(source: &str) -> Result<(String, Span), Diagnostic> {
+pub(crate) fn library_name(source: &str) -> Result<(String, Span), Box<Diagnostic>> {
     let first_end = source.find('\n').unwrap_or(source.len());
     let first = source[..first_end].trim_end_matches('\r');
     let line_span = Span::from_offsets(source, 0, first.len());
     let example = "start the file with `#!lua name=mylib`";
     let Some(rest) = first.strip_prefix("#!") else {
-        return Err(Diagnostic::error(
-            Lint::Library,
-            Span::from_offsets(source, 0, 0),
-            "a Redis Functions library must start with `#!lua name=<library>`",
-        )
-        .with_label("no `#!lua name=...` line")
-        .with_note("Redis refuses the library at FUNCTION LOAD: \"Missing library metadata\"")
-        .with_help(example));
+        return Err(Box::new(
+            Diagnostic::error(
+                Lint::Library,
+                Span::from_offsets(source, 0, 0),
+                "a Redis Functions library must start with `#!lua name=<library>`",
+            )
+            .with_label("no `#!lua name=...` line")
+            .with_note("Redis refuses the library at FUNCTION LOAD: \"Missing library metadata\"")
+            .with_help(example),
+        ));
     };
     let mut words = rest.split_whitespace();
     let engine = words.next().unwrap_or("");
     if engine != "lua" {
-        return Err(Diagnostic::error(
-            Lint::Library,
-            line_span,
-            format!("unknown function engine `{engine}`: Redis only has `lua`"),
-        )
-        .with_label("expected `#!lua name=<library>`")
-        .with_help(example));
+        return Err(Box::new(
+            Diagnostic::error(
+                Lint::Library,
+                line_span,
+                format!("unknown function engine `{engine}`: Redis only has `lua`"),
+            )
+            .with_label("expected `#!lua name=<library>`")
+            .with_help(example),
+        ));
     }
     let mut name = None;
     let offset_of = |word: &str| word.as_ptr() as usize - source.as_ptr() as usize;
@@ -48,7 +52,7 @@ pub(crate) fn library_name(source: &str) -> Result<(String, Span), Diagnostic> {
         match word.strip_prefix("name=") {
             Some(value) if name.is_none() => name = Some((value, span)),
             _ => {
-                return Err(Diagnostic::error(
+                return Err(Box::new(Diagnostic::error(
                     Lint::Library,
                     span,
                     format!("unknown library metadata `{word}`"),
@@ -56,27 +60,33 @@ pub(crate) fn library_name(source: &str) -> Result<(String, Span), Diagnostic> {
                 .with_label("only `name=<library>` is allowed here")
                 .with_note(format!(
                     "Redis refuses the library at FUNCTION LOAD: \"Invalid metadata value given: {word}\""
-                )));
+                ))));
             }
         }
     }
     let Some((value, span)) = name else {
-        return Err(Diagnostic::error(
-            Lint::Library,
-            line_span,
-            "the library has no name: write `#!lua name=<library>`",
-        )
-        .with_label("no `name=`")
-        .with_note("Redis refuses the library at FUNCTION LOAD: \"Library name was not given\""));
+        return Err(Box::new(
+            Diagnostic::error(
+                Lint::Library,
+                line_span,
+                "the library has no name: write `#!lua name=<library>`",
+            )
+            .with_label("no `name=`")
+            .with_note(
+                "Redis refuses the library at FUNCTION LOAD: \"Library name was not given\"",
+            ),
+        ));
     };
     if !valid_name(value) {
-        return Err(Diagnostic::error(
-            Lint::Library,
-            span,
-            format!("invalid library name `{value}`"),
-        )
-        .with_label("not a valid library name")
-        .with_help(NAME_RULE));
+        return Err(Box::new(
+            Diagnostic::error(
+                Lint::Library,
+                span,
+                format!("invalid library name `{value}`"),
+            )
+            .with_label("not a valid library name")
+            .with_help(NAME_RULE),
+        ));
     }
     Ok((value.to_string(), span))
 }
@@ -86,7 +96,7 @@ mod tests {
     use super::*;
 
     fn err(source: &str) -> String {
-        library_name(source).unwrap_err().message
+        library_name(source).unwrap_err().message.clone()
     }
 
     #[test]
