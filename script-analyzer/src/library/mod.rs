@@ -42,8 +42,9 @@ use crate::{Diagnostic, Lint, Options, ScriptInfo, Severity, Span};
 use full_moon::ast::{AnonymousFunction, Ast, FunctionBody, FunctionDeclaration, LocalFunction};
 use full_moon::node::Node;
 use full_moon::visitors::Visitor;
-use registrations::Registration;
+use registrations::{Callback, Registration};
 use rewrite::{Rewrite, Rewritten, rename_word};
+use std::collections::HashSet;
 
 /// How to analyze a library.
 #[derive(Debug, Clone, Default)]
@@ -290,21 +291,17 @@ pub(crate) fn analyze_here(source: &str, options: &LibraryOptions) -> LibraryRep
         }
     }
 
-    // What a function's body does not see: the registrations, and the other
-    // callbacks defined as local functions.
-    let mut hidden = found.statements.clone();
-    hidden.extend(
-        found
-            .functions
-            .iter()
-            .filter_map(|f| f.callback.map(|c| c.statement)),
-    );
+    let callbacks: Vec<Callback> = found.functions.iter().filter_map(|f| f.callback).collect();
+    let places = Places {
+        statements: &statements,
+        registering: &found.statements,
+        callbacks: &callbacks,
+    };
     for registration in &found.functions {
         report.functions.push(function_report(
             &src,
             registration,
-            &statements,
-            &hidden,
+            &places,
             options,
             &common,
         ));
@@ -314,12 +311,21 @@ pub(crate) fn analyze_here(source: &str, options: &LibraryOptions) -> LibraryRep
     report
 }
 
+/// Where the top-level statements, the registrations and the callbacks are.
+struct Places<'p> {
+    /// Byte ranges of the top-level statements.
+    statements: &'p [(usize, usize)],
+    /// Indices of the statements that register functions.
+    registering: &'p [usize],
+    /// Every analyzable callback.
+    callbacks: &'p [Callback],
+}
+
 /// Analyzes one function's body as a script.
 fn function_report(
     src: &Source<'_>,
     registration: &Registration,
-    statements: &[(usize, usize)],
-    hidden: &[usize],
+    places: &Places<'_>,
     options: &LibraryOptions,
     common: &dyn Fn(&mut Rewrite),
 ) -> FunctionReport {
@@ -349,19 +355,15 @@ fn function_report(
     }
     let source = src.text;
     let (body_start, body_end) = callback.body;
+    let statements = places.statements;
     let mut rewrite = Rewrite::default();
     common(&mut rewrite);
-    for &index in hidden {
-        if index != callback.statement
-            && let Some(&(start, end)) = statements.get(index)
-        {
-            rewrite.blank(start, end);
-        }
-    }
     if let Some(&(start, _)) = statements.get(callback.statement) {
         rewrite.blank(start, body_start);
     }
     rewrite.blank(body_end, source.len());
+    // The locals the body reads, by where they are declared.
+    let mut referenced = HashSet::new();
     // The parameters become `KEYS` and `ARGV`; the globals `KEYS` and `ARGV`
     // (an error of their own) become nothing the arity checks count.
     let mut names: [Option<String>; 2] = [None, None];
@@ -373,6 +375,9 @@ fn function_report(
                 let Some(variable) = src.model.variables.get(index) else {
                     continue;
                 };
+                if body_start <= at && at < body_end {
+                    referenced.insert(variable.declared_at);
+                }
                 for (slot, (param, table)) in
                     callback.params.iter().zip(["KEYS", "ARGV"]).enumerate()
                 {
@@ -391,6 +396,24 @@ fn function_report(
                 }
             }
             None => {}
+        }
+    }
+    // Hidden from the body: the registrations, and the other callbacks
+    // defined as local functions, unless the body calls them.
+    let others = places.callbacks.iter().filter(|other| {
+        other.statement != callback.statement
+            && !other.local.is_some_and(|at| referenced.contains(&at))
+    });
+    let hidden = places
+        .registering
+        .iter()
+        .copied()
+        .chain(others.map(|other| other.statement));
+    for index in hidden {
+        if index != callback.statement
+            && let Some(&(start, end)) = statements.get(index)
+        {
+            rewrite.blank(start, end);
         }
     }
     let rewritten: Rewritten = rewrite.apply(source);

@@ -51,6 +51,8 @@ pub(crate) struct Callback {
     /// The first parameter (the keys) and the second (the arguments):
     /// the byte offset of each name's declaration.
     pub params: [Option<usize>; 2],
+    /// For a callback given by name, where that local is declared.
+    pub local: Option<usize>,
 }
 
 /// The registrations of a library, in source order, and what is wrong
@@ -346,15 +348,13 @@ impl<'a> Finder<'_, 'a> {
 
     /// The callback `expr`, registered by statement `index`.
     fn callback(&mut self, index: usize, expr: &'a Expression) -> Option<Callback> {
+        let mut declared = None;
         let body = match unparen(expr) {
             Expression::Function(function) => Some((index, function.body())),
             Expression::Var(Var::Name(name)) => {
-                let local = self
-                    .src
-                    .model
-                    .local(name)
-                    .filter(|v| !v.reassigned)
-                    .and_then(|v| self.locals.get(&v.declared_at).copied());
+                let variable = self.src.model.local(name).filter(|v| !v.reassigned);
+                declared = variable.map(|v| v.declared_at);
+                let local = variable.and_then(|v| self.locals.get(&v.declared_at).copied());
                 if local.is_none() {
                     self.warn(
                         expr,
@@ -395,6 +395,7 @@ impl<'a> Finder<'_, 'a> {
             statement,
             body: (start, end.max(start)),
             params,
+            local: declared,
         })
     }
 

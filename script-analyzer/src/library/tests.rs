@@ -358,6 +358,17 @@ fn bodies_see_earlier_locals_only() {
 }
 
 #[test]
+fn a_callback_may_call_another_functions_callback() {
+    let source = "#!lua name=l\nlocal function get(keys) return redis.call('GET', keys[1]) end\nredis.register_function('get', get)\nredis.register_function('get_twice', function(keys) return {get(keys), get(keys)} end)\n";
+    let report = check(source);
+    assert!(
+        report.all_diagnostics().is_empty(),
+        "{:?}",
+        report.all_diagnostics()
+    );
+}
+
+#[test]
 fn callbacks_out_of_sight_are_warned_about() {
     let report = check("#!lua name=l\nlocal t = {}\nredis.register_function('f', t.f)\n");
     assert!(report.is_ok());
