@@ -278,9 +278,10 @@ pub fn redis_script(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// The whole library is checked as Redis checks it at `FUNCTION LOAD`
 /// (lint `library`, which cannot be allowed): the first line, the library
 /// and function names (`[A-Za-z0-9_]+`), a function registered twice, an
-/// unknown flag, a malformed registration, `redis.call` (or any `redis`
-/// member but `register_function`, `log` and the version constants) at load
-/// time, the `KEYS` / `ARGV` globals (which functions do not have), and a
+/// unknown flag, a malformed registration, what the top level may not use
+/// while the library loads (`redis.call`, and any global but `redis` with
+/// `register_function`, `log` and the version constants), the `KEYS` /
+/// `ARGV` globals (which functions do not have), and a
 /// library that registers nothing. The named function's body is then
 /// analyzed like a script, with every lint of [`redis_script`], against the
 /// struct's fields: its first parameter plays `KEYS` and its second `ARGV`

@@ -1,6 +1,7 @@
-//! `redis.call` (and every other `redis` member but a few) used while the
-//! library loads: Redis runs a library's top level with a reduced `redis`
-//! table, and refuses the library at `FUNCTION LOAD`.
+//! What a library's top level may not use: Redis runs it, at `FUNCTION
+//! LOAD`, with no global but a reduced `redis` table (`register_function`,
+//! `log` and constants; no `redis.call`, no `string`, `cjson`, `tonumber`...),
+//! and refuses the library when it reaches for anything else.
 
 use super::{Source, inside, token_range};
 use crate::{Diagnostic, Lint, Span};
@@ -83,8 +84,43 @@ impl Visitor for Finder<'_, '_> {
     }
 }
 
-/// Errors for the members Redis does not have while loading.
-pub(crate) fn check(src: &Source<'_>, members: &[LoadTimeMember], out: &mut Vec<Diagnostic>) {
+/// The globals read while the library loads, other than `redis` (and
+/// `KEYS` / `ARGV`, an error of their own): none exists then. Byte ranges.
+pub(crate) fn globals(src: &Source<'_>) -> Vec<(String, (usize, usize))> {
+    src.model
+        .global_reads
+        .iter()
+        .filter(|read| !matches!(read.name.as_str(), "redis" | "KEYS" | "ARGV"))
+        .filter(|read| !inside(&src.functions, read.start))
+        .map(|read| (read.name.clone(), (read.start, read.end)))
+        .collect()
+}
+
+/// Errors for the members and globals Redis does not have while loading.
+pub(crate) fn check(
+    src: &Source<'_>,
+    members: &[LoadTimeMember],
+    globals: &[(String, (usize, usize))],
+    out: &mut Vec<Diagnostic>,
+) {
+    for (name, (start, end)) in globals {
+        out.push(
+            Diagnostic::error(
+                Lint::Library,
+                Span::from_offsets(src.text, *start, *end),
+                format!("`{name}` is not available while the library loads"),
+            )
+            .with_label("runs at FUNCTION LOAD, outside any function")
+            .with_note(format!(
+                "Redis refuses the library at FUNCTION LOAD: \"Script attempted to access \
+                 nonexistent global variable '{name}'\""
+            ))
+            .with_help(
+                "while a library loads, only `redis.register_function`, `redis.log` and the \
+                 version constants exist: use other globals inside functions",
+            ),
+        );
+    }
     for found in members {
         if LOAD_TIME.contains(&found.member.as_str()) {
             continue;

@@ -205,7 +205,8 @@ pub(crate) fn analyze_here(source: &str, options: &LibraryOptions) -> LibraryRep
     let found = registrations::find(&src);
     report.diagnostics.extend(found.diagnostics.iter().cloned());
     let members = load_time::members(&src);
-    load_time::check(&src, &members, &mut report.diagnostics);
+    let load_time_globals = load_time::globals(&src);
+    load_time::check(&src, &members, &load_time_globals, &mut report.diagnostics);
     inputs::check(&src, &mut report.diagnostics);
     if found.statements.is_empty() {
         let first_line = source.find('\n').unwrap_or(source.len());
@@ -271,10 +272,12 @@ pub(crate) fn analyze_here(source: &str, options: &LibraryOptions) -> LibraryRep
     let refused: Vec<(usize, usize)> = members
         .iter()
         .filter(|m| !load_time::LOAD_TIME.contains(&m.member.as_str()))
-        .filter_map(|m| {
+        .map(|m| m.range.0)
+        .chain(load_time_globals.iter().map(|(_, (start, _))| *start))
+        .filter_map(|at| {
             statements
                 .iter()
-                .find(|&&(start, end)| start <= m.range.0 && m.range.0 < end)
+                .find(|&&(start, end)| start <= at && at < end)
                 .copied()
         })
         .collect();

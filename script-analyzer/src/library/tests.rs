@@ -298,6 +298,27 @@ fn redis_call_at_load_time_is_refused() {
 }
 
 #[test]
+fn no_other_global_exists_at_load_time() {
+    // As Redis 7.0.15 answers FUNCTION LOAD: string, tonumber, cjson... are
+    // missing while the library loads, and fine inside functions.
+    let source = "#!lua name=l\nlocal p = string.upper('x') .. tostring(1)\nlocal function f(keys) return string.lower(keys[1]) .. cjson.encode({}) end\nredis.register_function('f', f)\nredis.log(redis.LOG_NOTICE, 'loaded')\n";
+    assert_eq!(
+        library_errors(source),
+        [
+            "`string` is not available while the library loads",
+            "`tostring` is not available while the library loads"
+        ]
+    );
+    let report = check(source);
+    let f = report.function("f").unwrap();
+    assert!(
+        f.diagnostics.iter().all(|d| d.severity != Severity::Error),
+        "{:?}",
+        f.diagnostics
+    );
+}
+
+#[test]
 fn keys_and_argv_do_not_exist_in_functions() {
     let source = "#!lua name=l\nredis.register_function('f', function(keys, args) return redis.call('GET', KEYS[1]) .. ARGV[1] end)\n";
     let report = check(source);

@@ -170,7 +170,7 @@ lints! {
     InvalidExpire => "invalid_expire",
     /// A Redis Functions library Redis refuses at `FUNCTION LOAD` (no
     /// `#!lua name=` line, a bad or duplicate name, an unknown flag,
-    /// `redis.call` at load time) or that uses `KEYS` / `ARGV`, which do
+    /// `redis.call` or another global at load time) or that uses `KEYS` / `ARGV`, which do
     /// not exist in functions (cannot be allowed).
     Library => "library",
 }
