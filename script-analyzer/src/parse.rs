@@ -288,7 +288,12 @@ fn stray_backtick(source: &str) -> Option<Diagnostic> {
     if !source.contains('`') {
         return None;
     }
-    let copy = source.replace('`', "$");
+    let mut copy = source.replace('`', "$");
+    // The lexer reads a `#!` first line as a whole-input shebang: blank it.
+    if copy.starts_with("#!") {
+        let end = copy.find('\n').unwrap_or(copy.len());
+        copy.replace_range(..end, &" ".repeat(end));
+    }
     let errors = match Lexer::new(&copy, LuaVersion::lua51()).collect() {
         LexerResult::Ok(_) => return None,
         LexerResult::Recovered(_, errors) | LexerResult::Fatal(errors) => errors,
@@ -722,6 +727,12 @@ mod tests {
             "Lua syntax error: unexpected character '`'"
         );
         let report = analyze("return '`' -- `\n", &Options::default());
+        assert!(report.is_ok(), "{:?}", report.diagnostics);
+        assert_eq!(
+            first_error("#!lua flags=no-writes\n`"),
+            "Lua syntax error: unexpected character '`'"
+        );
+        let report = analyze("#!lua flags=no-writes `\nreturn 1", &Options::default());
         assert!(report.is_ok(), "{:?}", report.diagnostics);
     }
 
