@@ -292,10 +292,13 @@ fn generate_impl(
     let read_only = script.read_only;
     let key_count = fields.fixed_keys();
     let arg_count = fields.fixed_args();
-    let keys = fields.keys.iter().map(|f| pass_field(f, "key"));
-    let args = fields.args.iter().map(|f| pass_field(f, "arg"));
-    let key_or_arg = (!fields.keys.is_empty() || !fields.args.is_empty())
-        .then(|| key_or_arg_trait(&quote!(#private::ScriptCall), &redis));
+    let call_body = call_body(
+        fields,
+        &quote!(#private::ScriptCall),
+        &quote!(#private::ScriptDef),
+        &quote!(Self::SCRIPT),
+        &redis,
+    );
     let command = if read_only { "EVALSHA_RO" } else { "EVALSHA" };
 
     let doc_source = format!(
@@ -323,6 +326,31 @@ fn generate_impl(
          the blocking twin of [`invoke`](Self::invoke).\n\n # Errors\n\n As \
          [`invoke`](Self::invoke)."
     );
+    let methods = call_methods(
+        &redis,
+        &returns,
+        &quote!(Self::SCRIPT),
+        &MethodDocs {
+            invoke: doc_invoke,
+            invoke_blocking: doc_invoke_blocking,
+            add_to_pipeline: " Adds this invocation to `pipe` and returns `pipe`.\n\n A pipeline \
+                              cannot recover from `NOSCRIPT`: call [`load`](Self::load) (or \
+                              [`load_blocking`](Self::load_blocking)) on the same connection \
+                              first."
+                .to_owned(),
+            load: " Loads the script into the server's script cache (`SCRIPT LOAD`, sent to \
+                   every node of a cluster) and checks the SHA1 the server answers.\n\n Never \
+                   required before [`invoke`](Self::invoke), which recovers from `NOSCRIPT` by \
+                   itself; required before sending a pipeline.\n\n # Errors\n\n Connection and \
+                   server errors (e.g. Lua compilation), or a SHA1 mismatch.\n\n # \
+                   Cancellation\n\n If the future is dropped, the script may or may not be \
+                   loaded; loading again is always safe."
+                .to_owned(),
+            load_blocking: " Blocking twin of [`load`](Self::load).\n\n # Errors\n\n As \
+                            [`load`](Self::load)."
+                .to_owned(),
+        },
+    );
 
     quote! {
         impl #impl_generics #ident #ty_generics #where_clause {
@@ -345,74 +373,102 @@ fn generate_impl(
 
             /// An invocation of the script with this value's keys and arguments, in field order.
             pub fn call(&self) -> #private::ScriptCall {
-                #key_or_arg
-                let __def: &'static #private::ScriptDef = &Self::SCRIPT;
-                #[allow(unused_mut)]
-                let mut __call = __def.call();
-                #(#keys)*
-                #(#args)*
-                __call
+                #call_body
             }
 
-            #[doc = #doc_invoke]
-            pub async fn invoke<C>(&self, con: &mut C) -> #redis::RedisResult<#returns>
-            where
-                C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
-            {
-                self.call().invoke_async::<#returns, C>(con).await
-            }
+            #methods
+        }
+    }
+}
 
-            #[doc = #doc_invoke_blocking]
-            pub fn invoke_blocking<C>(&self, con: &mut C) -> #redis::RedisResult<#returns>
-            where
-                C: #redis::ConnectionLike + ?::core::marker::Sized,
-            {
-                self.call().invoke::<#returns, C>(con)
-            }
+/// The body of the generated `call()`: the call of `def` (a constant of the
+/// runtime's `def_type`) with every field passed in order, as key or argument.
+pub(crate) fn call_body(
+    fields: &ScriptFields,
+    call_type: &TokenStream,
+    def_type: &TokenStream,
+    def: &TokenStream,
+    redis: &TokenStream,
+) -> TokenStream {
+    let keys = fields.keys.iter().map(|f| pass_field(f, "key"));
+    let args = fields.args.iter().map(|f| pass_field(f, "arg"));
+    let key_or_arg = (!fields.keys.is_empty() || !fields.args.is_empty())
+        .then(|| key_or_arg_trait(call_type, redis));
+    quote! {
+        #key_or_arg
+        let __def: &'static #def_type = &#def;
+        #[allow(unused_mut)]
+        let mut __call = __def.call();
+        #(#keys)*
+        #(#args)*
+        __call
+    }
+}
 
-            /// Adds this invocation to `pipe` and returns `pipe`.
-            ///
-            /// A pipeline cannot recover from `NOSCRIPT`: call [`load`](Self::load)
-            /// (or [`load_blocking`](Self::load_blocking)) on the same connection first.
-            pub fn add_to_pipeline<'p>(
-                &self,
-                pipe: &'p mut #redis::Pipeline,
-            ) -> &'p mut #redis::Pipeline {
-                self.call().add_to_pipeline(pipe)
-            }
+/// The documentation of the generated methods that [`call_methods`] emits.
+pub(crate) struct MethodDocs {
+    pub invoke: String,
+    pub invoke_blocking: String,
+    pub add_to_pipeline: String,
+    pub load: String,
+    pub load_blocking: String,
+}
 
-            /// Loads the script into the server's script cache (`SCRIPT LOAD`, sent to every
-            /// node of a cluster) and checks the SHA1 the server answers.
-            ///
-            /// Never required before [`invoke`](Self::invoke), which recovers from
-            /// `NOSCRIPT` by itself; required before sending a pipeline.
-            ///
-            /// # Errors
-            ///
-            /// Connection and server errors (e.g. Lua compilation), or a SHA1 mismatch.
-            ///
-            /// # Cancellation
-            ///
-            /// If the future is dropped, the script may or may not be loaded; loading again
-            /// is always safe.
-            pub async fn load<C>(con: &mut C) -> #redis::RedisResult<()>
-            where
-                C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
-            {
-                Self::SCRIPT.load(con).await
-            }
+/// `invoke`, `invoke_blocking`, `add_to_pipeline`, `load` and
+/// `load_blocking`, the same for scripts and functions: they call the
+/// runtime's call (from `call()`) and `loader` (the constant that loads).
+pub(crate) fn call_methods(
+    redis: &TokenStream,
+    returns: &TokenStream,
+    loader: &TokenStream,
+    docs: &MethodDocs,
+) -> TokenStream {
+    let MethodDocs {
+        invoke,
+        invoke_blocking,
+        add_to_pipeline,
+        load,
+        load_blocking,
+    } = docs;
+    quote! {
+        #[doc = #invoke]
+        pub async fn invoke<C>(&self, con: &mut C) -> #redis::RedisResult<#returns>
+        where
+            C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
+        {
+            self.call().invoke_async::<#returns, C>(con).await
+        }
 
-            /// Blocking twin of [`load`](Self::load).
-            ///
-            /// # Errors
-            ///
-            /// As [`load`](Self::load).
-            pub fn load_blocking<C>(con: &mut C) -> #redis::RedisResult<()>
-            where
-                C: #redis::ConnectionLike + ?::core::marker::Sized,
-            {
-                Self::SCRIPT.load_blocking(con)
-            }
+        #[doc = #invoke_blocking]
+        pub fn invoke_blocking<C>(&self, con: &mut C) -> #redis::RedisResult<#returns>
+        where
+            C: #redis::ConnectionLike + ?::core::marker::Sized,
+        {
+            self.call().invoke::<#returns, C>(con)
+        }
+
+        #[doc = #add_to_pipeline]
+        pub fn add_to_pipeline<'p>(
+            &self,
+            pipe: &'p mut #redis::Pipeline,
+        ) -> &'p mut #redis::Pipeline {
+            self.call().add_to_pipeline(pipe)
+        }
+
+        #[doc = #load]
+        pub async fn load<C>(con: &mut C) -> #redis::RedisResult<()>
+        where
+            C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
+        {
+            #loader.load(con).await
+        }
+
+        #[doc = #load_blocking]
+        pub fn load_blocking<C>(con: &mut C) -> #redis::RedisResult<()>
+        where
+            C: #redis::ConnectionLike + ?::core::marker::Sized,
+        {
+            #loader.load_blocking(con)
         }
     }
 }

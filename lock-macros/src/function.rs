@@ -4,8 +4,8 @@
 use crate::attr::{Attr, combine};
 use crate::diagnostics;
 use crate::expand::{
-    declared, field_list, include_source, key_or_arg_trait, pass_field, push_docs, read_script,
-    runtime_paths,
+    MethodDocs, call_body, call_methods, declared, field_list, include_source, push_docs,
+    read_script, runtime_paths,
 };
 use crate::fields::ScriptFields;
 use proc_macro2::TokenStream;
@@ -175,10 +175,13 @@ pub fn generate_impl(
     let read_only = checked.read_only;
     let key_count = fields.fixed_keys();
     let arg_count = fields.fixed_args();
-    let keys = fields.keys.iter().map(|f| pass_field(f, "key"));
-    let args = fields.args.iter().map(|f| pass_field(f, "arg"));
-    let key_or_arg = (!fields.keys.is_empty() || !fields.args.is_empty())
-        .then(|| key_or_arg_trait(&quote!(#private::FunctionCall), &redis));
+    let call_body = call_body(
+        fields,
+        &quote!(#private::FunctionCall),
+        &quote!(#private::FunctionDef),
+        &quote!(Self::FUNCTION),
+        &redis,
+    );
     let command = if read_only { "FCALL_RO" } else { "FCALL" };
 
     let doc_source = format!(
@@ -205,6 +208,33 @@ pub fn generate_impl(
         " Calls function `{function}` with `{command}` on a blocking connection and converts \
          its reply; the blocking twin of [`invoke`](Self::invoke).\n\n # Errors\n\n As \
          [`invoke`](Self::invoke)."
+    );
+
+    let methods = call_methods(
+        &redis,
+        &returns,
+        &quote!(Self::LIBRARY),
+        &MethodDocs {
+            invoke: doc_invoke,
+            invoke_blocking: doc_invoke_blocking,
+            add_to_pipeline: " Adds this call to `pipe` and returns `pipe`.\n\n A pipeline cannot \
+                              load the library and retry: call [`load`](Self::load) (or \
+                              [`load_blocking`](Self::load_blocking)) on the same connection \
+                              first."
+                .to_owned(),
+            load: " Loads (or replaces) the library with `FUNCTION LOAD REPLACE` (sent to every \
+                   primary of a cluster) and checks the library name the server answers.\n\n \
+                   Never required before [`invoke`](Self::invoke), which loads the library when \
+                   the function is missing; required before sending a pipeline.\n\n # \
+                   Errors\n\n Connection and server errors (e.g. a library the server refuses), \
+                   or another library name in the answer.\n\n # Cancellation\n\n If the future \
+                   is dropped, the library may or may not be loaded; loading again is always \
+                   safe."
+                .to_owned(),
+            load_blocking: " Blocking twin of [`load`](Self::load).\n\n # Errors\n\n As \
+                            [`load`](Self::load)."
+                .to_owned(),
+        },
     );
 
     quote! {
@@ -235,75 +265,10 @@ pub fn generate_impl(
 
             /// A call of the function with this value's keys and arguments, in field order.
             pub fn call(&self) -> #private::FunctionCall {
-                #key_or_arg
-                let __def: &'static #private::FunctionDef = &Self::FUNCTION;
-                #[allow(unused_mut)]
-                let mut __call = __def.call();
-                #(#keys)*
-                #(#args)*
-                __call
+                #call_body
             }
 
-            #[doc = #doc_invoke]
-            pub async fn invoke<C>(&self, con: &mut C) -> #redis::RedisResult<#returns>
-            where
-                C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
-            {
-                self.call().invoke_async::<#returns, C>(con).await
-            }
-
-            #[doc = #doc_invoke_blocking]
-            pub fn invoke_blocking<C>(&self, con: &mut C) -> #redis::RedisResult<#returns>
-            where
-                C: #redis::ConnectionLike + ?::core::marker::Sized,
-            {
-                self.call().invoke::<#returns, C>(con)
-            }
-
-            /// Adds this call to `pipe` and returns `pipe`.
-            ///
-            /// A pipeline cannot load the library and retry: call [`load`](Self::load)
-            /// (or [`load_blocking`](Self::load_blocking)) on the same connection first.
-            pub fn add_to_pipeline<'p>(
-                &self,
-                pipe: &'p mut #redis::Pipeline,
-            ) -> &'p mut #redis::Pipeline {
-                self.call().add_to_pipeline(pipe)
-            }
-
-            /// Loads (or replaces) the library with `FUNCTION LOAD REPLACE` (sent to every
-            /// primary of a cluster) and checks the library name the server answers.
-            ///
-            /// Never required before [`invoke`](Self::invoke), which loads the library when
-            /// the function is missing; required before sending a pipeline.
-            ///
-            /// # Errors
-            ///
-            /// Connection and server errors (e.g. a library the server refuses), or another
-            /// library name in the answer.
-            ///
-            /// # Cancellation
-            ///
-            /// If the future is dropped, the library may or may not be loaded; loading again
-            /// is always safe.
-            pub async fn load<C>(con: &mut C) -> #redis::RedisResult<()>
-            where
-                C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
-            {
-                Self::LIBRARY.load(con).await
-            }
-
-            /// Blocking twin of [`load`](Self::load).
-            ///
-            /// # Errors
-            ///
-            /// As [`load`](Self::load).
-            pub fn load_blocking<C>(con: &mut C) -> #redis::RedisResult<()>
-            where
-                C: #redis::ConnectionLike + ?::core::marker::Sized,
-            {
-                Self::LIBRARY.load_blocking(con)
-            }
+            #methods
         }
     }
 }
