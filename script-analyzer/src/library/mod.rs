@@ -430,9 +430,26 @@ fn function_report(
     };
     function_options.read_only = read_only;
     let report = crate::analyze_here(&rewritten.text, &function_options);
+    // A `local function f` callback calling itself: `f` is blanked with the
+    // header, which made it a global.
+    let own_name = callback.local.and_then(|at| {
+        src.model
+            .variables
+            .iter()
+            .find(|v| v.declared_at == at)
+            .map(|v| v.name.as_str())
+    });
     for diagnostic in report.diagnostics {
         let mut diagnostic = rewritten.diagnostic(source, diagnostic);
         let keep = match diagnostic.primary_span() {
+            Some(span)
+                if diagnostic.lint == Lint::UndefinedGlobal
+                    && own_name.is_some_and(|name| {
+                        source.get(span.start.offset..span.end.offset) == Some(name)
+                    }) =>
+            {
+                false
+            }
             Some(span) => body_start <= span.start.offset && span.start.offset <= body_end,
             None => true,
         };

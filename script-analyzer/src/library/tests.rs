@@ -390,6 +390,28 @@ fn a_callback_may_call_another_functions_callback() {
 }
 
 #[test]
+fn a_local_function_callback_may_call_itself() {
+    let source = "#!lua name=l\nlocal function count(keys, args)\n  if tonumber(args[1]) > 0 then return 1 + count(keys, {tonumber(args[1]) - 1}) end\n  return redis.call('EXISTS', keys[1])\nend\nredis.register_function('count', count)\n";
+    let report = check(source);
+    let errors = errors(&report);
+    assert!(errors.is_empty(), "{errors:?}");
+    // Another undefined name is still reported.
+    let report = check(&source.replace("1 + count(", "1 + cuont("));
+    assert_eq!(errors_of_function(&report, "count"), ["[undefined_global]"]);
+}
+
+fn errors_of_function(report: &LibraryReport, name: &str) -> Vec<String> {
+    report
+        .function(name)
+        .unwrap()
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| format!("[{}]", d.lint))
+        .collect()
+}
+
+#[test]
 fn callbacks_out_of_sight_are_warned_about() {
     let report = check("#!lua name=l\nlocal t = {}\nredis.register_function('f', t.f)\n");
     assert!(report.is_ok());
