@@ -13,6 +13,12 @@
 //!   points at the `.lua` file, line and column. At run time the script is
 //!   sent with `EVALSHA` using a SHA1 computed at compile time, and loaded
 //!   again transparently if the server answers `NOSCRIPT`.
+//!   [`#[redis_function]`](redis_function) does the same for one function of
+//!   a Redis 7 Functions library: the library is checked as `FUNCTION LOAD`
+//!   checks it, the function's body like a script, and the call is sent with
+//!   `FCALL` (`FCALL_RO` for `no-writes` functions), loading the library again
+//!   if the server answers that the function is missing (see
+//!   [`function`]).
 //! - **Locks** (the `locks` feature, on by default). A [`LockClient`] hands
 //!   out [`Lock`]s and [`ReadWriteLock`]s stored exactly as Redisson (the
 //!   Java client) stores them, so Rust and Java services can share one lock.
@@ -165,7 +171,8 @@
 #![warn(missing_docs)]
 
 pub use redis;
-pub use redlua_macros::redis_script;
+pub use redlua_macros::{redis_function, redis_script};
+pub use redlua_runtime::function;
 pub use redlua_runtime::script;
 #[cfg(feature = "locks")]
 pub use redlua_runtime::{

@@ -1,16 +1,51 @@
-//! Parsing of the attribute's arguments:
-//! `#[redis_script("path.lua", returns = T, read_only, allow(lint, ...), target = "redis-7.4", crate = path)]`.
+//! Parsing of the attributes' arguments:
+//! `#[redis_script("path.lua", returns = T, read_only, allow(lint, ...), target = "redis-7.4", crate = path)]`
+//! and `#[redis_function("library.lua", name = "f", returns = T, allow(lint, ...), target = "redis-7.4", crate = path)]`.
 
 use proc_macro2::Span;
 use redlua_analyzer::{Lint, ServerTarget, best_match};
-use syn::parse::{Parse, ParseStream};
+use syn::parse::ParseStream;
 use syn::punctuated::Punctuated;
 use syn::{Ident, LitStr, Path, Token, Type};
 
-/// The options of one `#[redis_script(...)]`.
+/// Which attribute is parsed.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    /// `#[redis_script]`: an `EVAL` script.
+    Script,
+    /// `#[redis_function]`: one function of a Redis Functions library.
+    Function,
+}
+
+impl Kind {
+    fn example(self) -> &'static str {
+        match self {
+            Kind::Script => "`#[redis_script(\"scripts/name.lua\")]`",
+            Kind::Function => "`#[redis_function(\"scripts/library.lua\", name = \"function\")]`",
+        }
+    }
+
+    fn options(self) -> &'static str {
+        match self {
+            Kind::Script => OPTIONS,
+            Kind::Function => FUNCTION_OPTIONS,
+        }
+    }
+
+    fn option_names(self) -> &'static [&'static str] {
+        match self {
+            Kind::Script => OPTION_NAMES,
+            Kind::Function => FUNCTION_OPTION_NAMES,
+        }
+    }
+}
+
+/// The options of one `#[redis_script(...)]` or `#[redis_function(...)]`.
 pub struct Attr {
-    /// The script's path, relative to `CARGO_MANIFEST_DIR`, as written.
+    /// The Lua file's path, relative to `CARGO_MANIFEST_DIR`, as written.
     pub path: LitStr,
+    /// `name = "f"`: the function of a library (`#[redis_function]` only).
+    pub function: Option<LitStr>,
     /// `returns = T`.
     pub returns: Option<Type>,
     /// `read_only`.
@@ -29,19 +64,29 @@ const OPTIONS: &str =
 /// The option names, for "did you mean".
 const OPTION_NAMES: &[&str] = &["returns", "read_only", "allow", "target", "crate"];
 
-impl Parse for Attr {
-    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+const FUNCTION_OPTIONS: &str = "`name = \"function\"`, `returns = Type`, `allow(lint, ...)`, \
+     `target = \"redis-7.4\"` or `crate = path`";
+
+/// The option names of `#[redis_function]`, for "did you mean".
+const FUNCTION_OPTION_NAMES: &[&str] = &["name", "returns", "allow", "target", "crate"];
+
+impl Attr {
+    /// Parses the arguments of the attribute `kind`.
+    pub fn parse(input: ParseStream<'_>, kind: Kind) -> syn::Result<Self> {
+        let example = kind.example();
+        let what = match kind {
+            Kind::Script => "a Lua script",
+            Kind::Function => "a Lua library",
+        };
         if input.is_empty() {
-            return Err(input.error(
-                "expected the path of a Lua script, relative to the crate's Cargo.toml: \
-                 `#[redis_script(\"scripts/name.lua\")]`",
-            ));
+            return Err(input.error(format!(
+                "expected the path of {what}, relative to the crate's Cargo.toml: {example}"
+            )));
         }
         let path: LitStr = input.parse().map_err(|e| {
             syn::Error::new(
                 e.span(),
-                "expected the path of a Lua script as a string literal: \
-                 `#[redis_script(\"scripts/name.lua\")]`",
+                format!("expected the path of {what} as a string literal: {example}"),
             )
         })?;
         if path.value().is_empty() {
@@ -49,6 +94,7 @@ impl Parse for Attr {
         }
         let mut attr = Attr {
             path,
+            function: None,
             returns: None,
             read_only: false,
             allow: Vec::new(),
@@ -66,9 +112,9 @@ impl Parse for Attr {
                 let kw: Token![crate] = input.parse()?;
                 ("crate".to_owned(), kw.span)
             } else {
-                let ident: Ident = input
-                    .parse()
-                    .map_err(|e| syn::Error::new(e.span(), format!("expected {OPTIONS}")))?;
+                let ident: Ident = input.parse().map_err(|e| {
+                    syn::Error::new(e.span(), format!("expected {}", kind.options()))
+                })?;
                 (ident.to_string(), ident.span())
             };
             if seen.contains(&name) {
@@ -79,6 +125,24 @@ impl Parse for Attr {
             }
             seen.push(name.clone());
             match name.as_str() {
+                "name" if kind == Kind::Function => {
+                    input.parse::<Token![=]>()?;
+                    let function: LitStr = input.parse().map_err(|e| {
+                        syn::Error::new(
+                            e.span(),
+                            "expected the function's name as a string literal: `name = \"myfunc\"`",
+                        )
+                    })?;
+                    attr.function = Some(function);
+                }
+                "read_only" if kind == Kind::Function => {
+                    return Err(syn::Error::new(
+                        span,
+                        "a function is read-only when its library registers it with \
+                         `flags = {'no-writes'}`: it is then called with FCALL_RO; \
+                         remove `read_only`",
+                    ));
+                }
                 "returns" => {
                     input.parse::<Token![=]>()?;
                     attr.returns = Some(input.parse()?);
@@ -125,15 +189,22 @@ impl Parse for Attr {
                     }
                 }
                 other => {
-                    let message = match best_match(other, OPTION_NAMES.iter().copied()) {
+                    let message = match best_match(other, kind.option_names().iter().copied()) {
                         Some(similar) => {
                             format!("unknown option `{other}`: did you mean `{similar}`?")
                         }
-                        None => format!("unknown option `{other}`: expected {OPTIONS}"),
+                        None => format!("unknown option `{other}`: expected {}", kind.options()),
                     };
                     return Err(syn::Error::new(span, message));
                 }
             }
+        }
+        if kind == Kind::Function && attr.function.is_none() {
+            return Err(syn::Error::new(
+                attr.path.span(),
+                "which function of the library? add `name = \"function\"`: \
+                 `#[redis_function(\"scripts/library.lua\", name = \"function\")]`",
+            ));
         }
         match errors {
             Some(e) => Err(e),
@@ -148,21 +219,21 @@ fn lint_from_ident(name: &Ident) -> syn::Result<Lint> {
     let valid = || {
         Lint::ALL
             .iter()
-            .filter(|l| **l != Lint::Syntax)
+            .filter(|l| l.can_be_allowed())
             .map(|l| format!("`{l}`"))
             .collect::<Vec<_>>()
             .join(", ")
     };
     match Lint::from_name(&text) {
-        Some(Lint::Syntax) => Err(syn::Error::new(
+        Some(lint) if !lint.can_be_allowed() => Err(syn::Error::new(
             name.span(),
-            "the `syntax` lint cannot be allowed: Redis would refuse the script",
+            format!("the `{lint}` lint cannot be allowed: Redis would refuse the script"),
         )),
         Some(lint) => Ok(lint),
         None => {
             let names = Lint::ALL
                 .iter()
-                .filter(|l| **l != Lint::Syntax)
+                .filter(|l| l.can_be_allowed())
                 .map(|l| l.name());
             let message = match best_match(&text, names) {
                 Some(similar) => format!("unknown lint `{text}`: did you mean `{similar}`?"),

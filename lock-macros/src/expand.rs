@@ -1,13 +1,16 @@
-//! Code generation of `#[redis_script]`.
+//! Code generation of `#[redis_script]`, and what `#[redis_function]`
+//! shares with it (reading the struct and the file, passing fields).
 
-use crate::attr::{Attr, combine};
+use crate::attr::{Attr, Kind, combine};
 use crate::diagnostics;
 use crate::fields::{self, ScriptField, ScriptFields};
+use crate::function;
 use proc_macro2::Span;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
 use redlua_analyzer::{Declared, Options, ServerTarget};
 use std::path::{Path, PathBuf};
+use syn::parse::{ParseStream, Parser};
 use syn::spanned::Spanned;
 use syn::{Item, ItemStruct};
 
@@ -17,13 +20,28 @@ use syn::{Item, ItemStruct};
 /// (stripped of its `#[key]` / `#[arg]` attributes) so that they are the only
 /// errors the user sees.
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand_kind(Kind::Script, attr, item)
+}
+
+/// Expands `#[redis_function(attr)] item`, as [`expand`] does.
+pub fn expand_function(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand_kind(Kind::Function, attr, item)
+}
+
+fn expand_kind(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut item = match syn::parse2::<Item>(item.clone()) {
         Ok(Item::Struct(item)) => item,
         Ok(other) => {
+            let (name, what) = match kind {
+                Kind::Script => ("redis_script", "script"),
+                Kind::Function => ("redis_function", "function"),
+            };
             let error = syn::Error::new_spanned(
                 item_keyword(&other),
-                "`#[redis_script]` goes on a struct whose fields are the script's keys and \
-                 arguments",
+                format!(
+                    "`#[{name}]` goes on a struct whose fields are the {what}'s keys and \
+                     arguments"
+                ),
             );
             return with_errors(other.into_token_stream(), Some(error));
         }
@@ -31,13 +49,24 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let mut errors = None;
     let fields = fields::extract(&mut item).map_err(|e| combine(&mut errors, e));
-    let attr = syn::parse2::<Attr>(attr).map_err(|e| combine(&mut errors, e));
+    let attr = (|input: ParseStream<'_>| Attr::parse(input, kind))
+        .parse2(attr)
+        .map_err(|e| combine(&mut errors, e));
     let (Ok(fields), Ok(attr)) = (fields, attr) else {
         return with_errors(item.into_token_stream(), errors);
     };
-    let script = load_and_check(&attr, &fields, &mut errors);
-    add_struct_docs(&mut item, &attr, &fields);
-    let methods = generate_impl(&item, &attr, &fields, &script);
+    let methods = match kind {
+        Kind::Script => {
+            let script = load_and_check(&attr, &fields, &mut errors);
+            add_struct_docs(&mut item, &attr, &fields);
+            generate_impl(&item, &attr, &fields, &script)
+        }
+        Kind::Function => {
+            let checked = function::load_and_check(&attr, &fields, &mut errors);
+            function::add_struct_docs(&mut item, &attr, &fields, &checked);
+            function::generate_impl(&item, &attr, &fields, &checked)
+        }
+    };
     let manifest = track_manifest(&attr);
     with_errors(quote!(#item #methods #manifest), errors)
 }
@@ -89,21 +118,10 @@ fn load_and_check(attr: &Attr, fields: &ScriptFields, errors: &mut Option<syn::E
     script.sha1 = sha1_smol::Sha1::from(source.as_bytes())
         .digest()
         .to_string();
-    let target = match attr.target {
-        Some(target) => target,
-        None => crate_target().unwrap_or_else(|message| {
-            combine(errors, syn::Error::new(attr.path.span(), message));
-            ServerTarget::default()
-        }),
-    };
+    let target = target_of(attr, errors);
     let options = Options {
         target,
-        declared: Some(Declared {
-            keys: fields.fixed_keys(),
-            keys_variadic: fields.keys_variadic(),
-            args: fields.fixed_args(),
-            args_variadic: fields.args_variadic(),
-        }),
+        declared: Some(declared(fields)),
         read_only: attr.read_only,
         // Generated calls run on cluster connections too.
         cluster: true,
@@ -125,6 +143,18 @@ fn load_and_check(attr: &Attr, fields: &ScriptFields, errors: &mut Option<syn::E
     script
 }
 
+/// The target of the attribute's `target = ...`, else the crate-wide one;
+/// a bad crate-wide setting is reported at the path.
+pub(crate) fn target_of(attr: &Attr, errors: &mut Option<syn::Error>) -> ServerTarget {
+    match attr.target {
+        Some(target) => target,
+        None => crate_target().unwrap_or_else(|message| {
+            combine(errors, syn::Error::new(attr.path.span(), message));
+            ServerTarget::default()
+        }),
+    }
+}
+
 /// The crate-wide target of `[package.metadata.redlua]` in the invoking
 /// crate's `Cargo.toml`, else the default.
 fn crate_target() -> Result<ServerTarget, String> {
@@ -134,8 +164,45 @@ fn crate_target() -> Result<ServerTarget, String> {
     Ok(crate::manifest::target_in(Path::new(&dir))?.unwrap_or_default())
 }
 
+/// What the fields declare, for the analyzer.
+pub(crate) fn declared(fields: &ScriptFields) -> Declared {
+    Declared {
+        keys: fields.fixed_keys(),
+        keys_variadic: fields.keys_variadic(),
+        args: fields.fixed_args(),
+        args_variadic: fields.args_variadic(),
+    }
+}
+
+/// The paths of the runtime items and of the redis crate that generated
+/// code uses: `<crate>::__private` and `<crate>::__private::redis`.
+pub(crate) fn runtime_paths(attr: &Attr) -> (TokenStream, TokenStream) {
+    let krate = match &attr.krate {
+        Some(path) => quote!(#path),
+        None => quote!(::redlua),
+    };
+    let private = quote!(#krate::__private);
+    let redis = quote!(#private::redis);
+    (private, redis)
+}
+
+/// The `include_str!` of the file, relative to `CARGO_MANIFEST_DIR`, or `""`
+/// when it could not be read.
+pub(crate) fn include_source(attr: &Attr, readable: bool) -> TokenStream {
+    let path = &attr.path;
+    if readable {
+        quote!(::core::include_str!(::core::concat!(
+            ::core::env!("CARGO_MANIFEST_DIR"),
+            "/",
+            #path
+        )))
+    } else {
+        quote!("")
+    }
+}
+
 /// Reads `written` relative to `CARGO_MANIFEST_DIR`, or says why it cannot.
-fn read_script(written: &str) -> Result<String, String> {
+pub(crate) fn read_script(written: &str) -> Result<String, String> {
     let Some(manifest_dir) = std::env::var_os("CARGO_MANIFEST_DIR") else {
         return Err(format!(
             "cannot locate `{written}`: CARGO_MANIFEST_DIR is not set (script paths are \
@@ -201,34 +268,41 @@ fn display_path(path: &Path) -> String {
 /// Appends a `# Script` section to the struct's documentation.
 fn add_struct_docs(item: &mut ItemStruct, attr: &Attr, fields: &ScriptFields) {
     let path = attr.path.value();
-    let list = |fields: &[ScriptField], array: &str| -> String {
-        if fields.is_empty() {
-            return "none".to_owned();
-        }
-        fields
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                if f.variadic {
-                    format!("`{}` (`{array}[{}..]`)", f.name(), i + 1)
-                } else {
-                    format!("`{}` (`{array}[{}]`)", f.name(), i + 1)
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     let lines = [
         String::new(),
         "# Redis script".to_owned(),
         String::new(),
         format!(
             "Generated by `#[redis_script]` from `{path}`: keys {}; arguments {}.",
-            list(&fields.keys, "KEYS"),
-            list(&fields.args, "ARGV")
+            field_list(&fields.keys, "KEYS"),
+            field_list(&fields.args, "ARGV")
         ),
         "Run it with `invoke` (async), `invoke_blocking` or `add_to_pipeline`.".to_owned(),
     ];
+    push_docs(item, lines);
+}
+
+/// The fields with the index each takes: "`lock` (`KEYS[1]`), ...".
+pub(crate) fn field_list(fields: &[ScriptField], array: &str) -> String {
+    if fields.is_empty() {
+        return "none".to_owned();
+    }
+    fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            if f.variadic {
+                format!("`{}` (`{array}[{}..]`)", f.name(), i + 1)
+            } else {
+                format!("`{}` (`{array}[{}]`)", f.name(), i + 1)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Appends documentation lines to the struct.
+pub(crate) fn push_docs(item: &mut ItemStruct, lines: impl IntoIterator<Item = String>) {
     for line in lines {
         let line = if line.is_empty() {
             line
@@ -246,12 +320,7 @@ fn generate_impl(
     fields: &ScriptFields,
     script: &Script,
 ) -> TokenStream {
-    let krate = match &attr.krate {
-        Some(path) => quote!(#path),
-        None => quote!(::redlua),
-    };
-    let private = quote!(#krate::__private);
-    let redis = quote!(#private::redis);
+    let (private, redis) = runtime_paths(attr);
     let ident = &item.ident;
     let name = ident.to_string();
     let (impl_generics, ty_generics, where_clause) = item.generics.split_for_impl();
@@ -261,23 +330,18 @@ fn generate_impl(
         Some(ty) => quote!(#ty),
         None => quote!(#redis::Value),
     };
-    let source = if script.readable {
-        quote!(::core::include_str!(::core::concat!(
-            ::core::env!("CARGO_MANIFEST_DIR"),
-            "/",
-            #path
-        )))
-    } else {
-        quote!("")
-    };
+    let source = include_source(attr, script.readable);
     let sha1 = &script.sha1;
     let read_only = script.read_only;
     let key_count = fields.fixed_keys();
     let arg_count = fields.fixed_args();
-    let keys = fields.keys.iter().map(|f| pass_field(f, "key"));
-    let args = fields.args.iter().map(|f| pass_field(f, "arg"));
-    let key_or_arg = (!fields.keys.is_empty() || !fields.args.is_empty())
-        .then(|| key_or_arg_trait(&private, &redis));
+    let call_body = call_body(
+        fields,
+        &quote!(#private::ScriptCall),
+        &quote!(#private::ScriptDef),
+        &quote!(Self::SCRIPT),
+        &redis,
+    );
     let command = if read_only { "EVALSHA_RO" } else { "EVALSHA" };
 
     let doc_source = format!(
@@ -305,6 +369,31 @@ fn generate_impl(
          the blocking twin of [`invoke`](Self::invoke).\n\n # Errors\n\n As \
          [`invoke`](Self::invoke)."
     );
+    let methods = call_methods(
+        &redis,
+        &returns,
+        &quote!(Self::SCRIPT),
+        &MethodDocs {
+            invoke: doc_invoke,
+            invoke_blocking: doc_invoke_blocking,
+            add_to_pipeline: " Adds this invocation to `pipe` and returns `pipe`.\n\n A pipeline \
+                              cannot recover from `NOSCRIPT`: call [`load`](Self::load) (or \
+                              [`load_blocking`](Self::load_blocking)) on the same connection \
+                              first."
+                .to_owned(),
+            load: " Loads the script into the server's script cache (`SCRIPT LOAD`, sent to \
+                   every node of a cluster) and checks the SHA1 the server answers.\n\n Never \
+                   required before [`invoke`](Self::invoke), which recovers from `NOSCRIPT` by \
+                   itself; required before sending a pipeline.\n\n # Errors\n\n Connection and \
+                   server errors (e.g. Lua compilation), or a SHA1 mismatch.\n\n # \
+                   Cancellation\n\n If the future is dropped, the script may or may not be \
+                   loaded; loading again is always safe."
+                .to_owned(),
+            load_blocking: " Blocking twin of [`load`](Self::load).\n\n # Errors\n\n As \
+                            [`load`](Self::load)."
+                .to_owned(),
+        },
+    );
 
     quote! {
         impl #impl_generics #ident #ty_generics #where_clause {
@@ -327,74 +416,102 @@ fn generate_impl(
 
             /// An invocation of the script with this value's keys and arguments, in field order.
             pub fn call(&self) -> #private::ScriptCall {
-                #key_or_arg
-                let __def: &'static #private::ScriptDef = &Self::SCRIPT;
-                #[allow(unused_mut)]
-                let mut __call = __def.call();
-                #(#keys)*
-                #(#args)*
-                __call
+                #call_body
             }
 
-            #[doc = #doc_invoke]
-            pub async fn invoke<C>(&self, con: &mut C) -> #redis::RedisResult<#returns>
-            where
-                C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
-            {
-                self.call().invoke_async::<#returns, C>(con).await
-            }
+            #methods
+        }
+    }
+}
 
-            #[doc = #doc_invoke_blocking]
-            pub fn invoke_blocking<C>(&self, con: &mut C) -> #redis::RedisResult<#returns>
-            where
-                C: #redis::ConnectionLike + ?::core::marker::Sized,
-            {
-                self.call().invoke::<#returns, C>(con)
-            }
+/// The body of the generated `call()`: the call of `def` (a constant of the
+/// runtime's `def_type`) with every field passed in order, as key or argument.
+pub(crate) fn call_body(
+    fields: &ScriptFields,
+    call_type: &TokenStream,
+    def_type: &TokenStream,
+    def: &TokenStream,
+    redis: &TokenStream,
+) -> TokenStream {
+    let keys = fields.keys.iter().map(|f| pass_field(f, "key"));
+    let args = fields.args.iter().map(|f| pass_field(f, "arg"));
+    let key_or_arg = (!fields.keys.is_empty() || !fields.args.is_empty())
+        .then(|| key_or_arg_trait(call_type, redis));
+    quote! {
+        #key_or_arg
+        let __def: &'static #def_type = &#def;
+        #[allow(unused_mut)]
+        let mut __call = __def.call();
+        #(#keys)*
+        #(#args)*
+        __call
+    }
+}
 
-            /// Adds this invocation to `pipe` and returns `pipe`.
-            ///
-            /// A pipeline cannot recover from `NOSCRIPT`: call [`load`](Self::load)
-            /// (or [`load_blocking`](Self::load_blocking)) on the same connection first.
-            pub fn add_to_pipeline<'p>(
-                &self,
-                pipe: &'p mut #redis::Pipeline,
-            ) -> &'p mut #redis::Pipeline {
-                self.call().add_to_pipeline(pipe)
-            }
+/// The documentation of the generated methods that [`call_methods`] emits.
+pub(crate) struct MethodDocs {
+    pub invoke: String,
+    pub invoke_blocking: String,
+    pub add_to_pipeline: String,
+    pub load: String,
+    pub load_blocking: String,
+}
 
-            /// Loads the script into the server's script cache (`SCRIPT LOAD`, sent to every
-            /// node of a cluster) and checks the SHA1 the server answers.
-            ///
-            /// Never required before [`invoke`](Self::invoke), which recovers from
-            /// `NOSCRIPT` by itself; required before sending a pipeline.
-            ///
-            /// # Errors
-            ///
-            /// Connection and server errors (e.g. Lua compilation), or a SHA1 mismatch.
-            ///
-            /// # Cancellation
-            ///
-            /// If the future is dropped, the script may or may not be loaded; loading again
-            /// is always safe.
-            pub async fn load<C>(con: &mut C) -> #redis::RedisResult<()>
-            where
-                C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
-            {
-                Self::SCRIPT.load(con).await
-            }
+/// `invoke`, `invoke_blocking`, `add_to_pipeline`, `load` and
+/// `load_blocking`, the same for scripts and functions: they call the
+/// runtime's call (from `call()`) and `loader` (the constant that loads).
+pub(crate) fn call_methods(
+    redis: &TokenStream,
+    returns: &TokenStream,
+    loader: &TokenStream,
+    docs: &MethodDocs,
+) -> TokenStream {
+    let MethodDocs {
+        invoke,
+        invoke_blocking,
+        add_to_pipeline,
+        load,
+        load_blocking,
+    } = docs;
+    quote! {
+        #[doc = #invoke]
+        pub async fn invoke<C>(&self, con: &mut C) -> #redis::RedisResult<#returns>
+        where
+            C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
+        {
+            self.call().invoke_async::<#returns, C>(con).await
+        }
 
-            /// Blocking twin of [`load`](Self::load).
-            ///
-            /// # Errors
-            ///
-            /// As [`load`](Self::load).
-            pub fn load_blocking<C>(con: &mut C) -> #redis::RedisResult<()>
-            where
-                C: #redis::ConnectionLike + ?::core::marker::Sized,
-            {
-                Self::SCRIPT.load_blocking(con)
-            }
+        #[doc = #invoke_blocking]
+        pub fn invoke_blocking<C>(&self, con: &mut C) -> #redis::RedisResult<#returns>
+        where
+            C: #redis::ConnectionLike + ?::core::marker::Sized,
+        {
+            self.call().invoke::<#returns, C>(con)
+        }
+
+        #[doc = #add_to_pipeline]
+        pub fn add_to_pipeline<'p>(
+            &self,
+            pipe: &'p mut #redis::Pipeline,
+        ) -> &'p mut #redis::Pipeline {
+            self.call().add_to_pipeline(pipe)
+        }
+
+        #[doc = #load]
+        pub async fn load<C>(con: &mut C) -> #redis::RedisResult<()>
+        where
+            C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
+        {
+            #loader.load(con).await
+        }
+
+        #[doc = #load_blocking]
+        pub fn load_blocking<C>(con: &mut C) -> #redis::RedisResult<()>
+        where
+            C: #redis::ConnectionLike + ?::core::marker::Sized,
+        {
+            #loader.load_blocking(con)
         }
     }
 }
@@ -403,7 +520,7 @@ fn generate_impl(
 /// field's type, so that a type Redis cannot take (one without
 /// `redis::ToRedisArgs`) is reported once, at the field, rather than at the
 /// attribute. `KeyOrArg` is the trait [`key_or_arg_trait`] declares.
-fn pass_field(field: &ScriptField, method: &str) -> TokenStream {
+pub(crate) fn pass_field(field: &ScriptField, method: &str) -> TokenStream {
     let member = &field.member;
     // The field type's place, with the macro's own hygiene (`__call`, `self`).
     let span = Span::call_site().located_at(field.ty.span());
@@ -415,8 +532,8 @@ fn pass_field(field: &ScriptField, method: &str) -> TokenStream {
 
 /// A trait local to `call()` through which every field is passed, so that
 /// the only bound a field's type must meet is one whose message says what is
-/// wrong in the user's terms.
-fn key_or_arg_trait(private: &TokenStream, redis: &TokenStream) -> TokenStream {
+/// wrong in the user's terms. `call` is the type of the call being built.
+pub(crate) fn key_or_arg_trait(call: &TokenStream, redis: &TokenStream) -> TokenStream {
     quote! {
         #[diagnostic::on_unimplemented(
             message = "`{Self}` cannot be passed to Redis: it does not implement `redis::ToRedisArgs`",
@@ -424,14 +541,14 @@ fn key_or_arg_trait(private: &TokenStream, redis: &TokenStream) -> TokenStream {
             note = "use a string, a number, bytes or a list of them, or implement `redis::ToRedisArgs` for the type"
         )]
         trait KeyOrArg {
-            fn key(&self, call: &mut #private::ScriptCall);
-            fn arg(&self, call: &mut #private::ScriptCall);
+            fn key(&self, call: &mut #call);
+            fn arg(&self, call: &mut #call);
         }
         impl<T: #redis::ToRedisArgs> KeyOrArg for T {
-            fn key(&self, call: &mut #private::ScriptCall) {
+            fn key(&self, call: &mut #call) {
                 call.key(self);
             }
-            fn arg(&self, call: &mut #private::ScriptCall) {
+            fn arg(&self, call: &mut #call) {
                 call.arg(self);
             }
         }
@@ -449,7 +566,7 @@ fn item_keyword(item: &Item) -> TokenStream {
 }
 
 /// `tokens` followed by `compile_error!`s for `errors`.
-fn with_errors(tokens: TokenStream, errors: Option<syn::Error>) -> TokenStream {
+pub(crate) fn with_errors(tokens: TokenStream, errors: Option<syn::Error>) -> TokenStream {
     let errors = errors.map(|e| e.to_compile_error());
     quote!(#tokens #errors)
 }

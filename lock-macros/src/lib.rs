@@ -1,15 +1,17 @@
-//! The `#[redis_script]` attribute of [redlua](https://docs.rs/redlua):
-//! Redis Lua scripts as typed, compile-time checked Rust items.
+//! The `#[redis_script]` and `#[redis_function]` attributes of
+//! [redlua](https://docs.rs/redlua): Redis Lua scripts and Redis Functions as
+//! typed, compile-time checked Rust items.
 //!
-//! Use it through the `redlua` crate (`use redlua::redis_script;`), which
-//! re-exports it together with the runtime the generated code calls. The
-//! attribute is documented on [`redis_script`].
+//! Use them through the `redlua` crate (`use redlua::redis_script;`), which
+//! re-exports them together with the runtime the generated code calls. The
+//! attributes are documented on [`redis_script`] and [`redis_function`].
 #![warn(missing_docs)]
 
 mod attr;
 mod diagnostics;
 mod expand;
 mod fields;
+mod function;
 mod manifest;
 
 use proc_macro::TokenStream;
@@ -203,6 +205,7 @@ use proc_macro::TokenStream;
 /// | `invalid_expire` | an expire time SET, SETEX, PSETEX or GETEX always refuses (`SET k v EX 0`) |
 /// | `target_version` | a command, subcommand or option the target lacks (`HEXPIRE` on `redis-7.0`) |
 /// | `shebang_flag` | a `#!lua flags=...` flag the target does not know (`allow-key-locking`) |
+/// | `library` | (`#[redis_function]` only; cannot be allowed) a library `FUNCTION LOAD` refuses, or `KEYS` / `ARGV` in a function: see [`redis_function`] |
 ///
 /// Diagnostics about the script are spanned at the path string; those about
 /// a declared key or argument that the script never reads, at that field.
@@ -248,4 +251,97 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn redis_script(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::expand(attr.into(), item.into()).into()
+}
+
+/// Turns a struct into a typed, compile-time checked call of one function of
+/// a Redis Functions library (Redis 7 and later).
+///
+/// ```ignore
+/// use redlua::redis_function;
+///
+/// // scripts/counters.lua:
+/// //   #!lua name=counters
+/// //   redis.register_function('bump', function(keys, args)
+/// //     return redis.call('INCRBY', keys[1], args[1])
+/// //   end)
+/// //   redis.register_function{function_name = 'peek', flags = {'no-writes'},
+/// //     callback = function(keys) return redis.call('GET', keys[1]) end}
+///
+/// #[redis_function("scripts/counters.lua", name = "bump", returns = i64)]
+/// struct Bump<'a> {
+///     #[key] counter: &'a str, // keys[1]
+///     #[arg] by: i64,          // args[1]
+/// }
+///
+/// #[redis_function("scripts/counters.lua", name = "peek", returns = Option<i64>)]
+/// struct Peek<'a> {
+///     #[key] counter: &'a str,
+/// }
+///
+/// # async fn demo(con: &mut redlua::redis::aio::MultiplexedConnection) -> redlua::redis::RedisResult<()> {
+/// let n = Bump { counter: "visits", by: 1 }.invoke(con).await?; // FCALL bump 1 visits 1
+/// let now = Peek { counter: "visits" }.invoke(con).await?;      // FCALL_RO peek 1 visits
+/// # Ok(()) }
+/// ```
+///
+/// # Syntax
+///
+/// `#[redis_function("library.lua", name = "function" [, returns = Type] [, allow(lint, ...)] [, crate = path])]`
+/// on a struct, whose fields follow the conventions of [`redis_script`]:
+/// `#[key]` fields are the function's keys (its callback's first parameter,
+/// whatever it is named), `#[arg]` fields its arguments (the second), in
+/// field order, with an optional variadic tail of each.
+///
+/// - **`"library.lua"`** (required): the library file, relative to the
+///   invoking crate's `Cargo.toml`. It must start with `#!lua name=<library>`
+///   and register functions with `redis.register_function`, in either form
+///   (`('name', callback)` or `{function_name = ..., callback = ..., flags =
+///   {...}}`).
+/// - **`name = "function"`** (required): the function to call. A name the
+///   library does not register is an error at the name, with a "did you
+///   mean" and the list of the library's functions.
+/// - **`returns`**, **`allow(...)`**, **`crate = path`**: as for
+///   [`redis_script`]. There is no `read_only` option: a function registered
+///   with the `no-writes` flag is called with `FCALL_RO`, and a write
+///   command in it is a compile error (lint `write_in_read_only`).
+///
+/// # Checks
+///
+/// The whole library is checked as Redis checks it at `FUNCTION LOAD`
+/// (lint `library`, which cannot be allowed): the first line, the library
+/// and function names (`[A-Za-z0-9_]+`), a function registered twice, an
+/// unknown flag, a malformed registration, what the top level may not use
+/// while the library loads (`redis.call`, and any global but `redis` with
+/// `register_function`, `log` and the version constants), the `KEYS` /
+/// `ARGV` globals (which functions do not have), and a
+/// library that registers nothing. The named function's body is then
+/// analyzed like a script, with every lint of [`redis_script`], against the
+/// struct's fields: its first parameter plays `KEYS` and its second `ARGV`
+/// (errors name them as written, e.g. `keys[3]`). Errors name the library
+/// file, line and column and quote the line. A callback given neither inline
+/// nor as a `local function` defined above its registration is not analyzed.
+///
+/// # Generated items
+///
+/// | item | what |
+/// |---|---|
+/// | `pub const SOURCE: &'static str` | the library's source, `include_str!`'d |
+/// | `pub const LIBRARY_NAME: &'static str` | the library's name (`#!lua name=`) |
+/// | `pub const FUNCTION_NAME: &'static str` | the function's name |
+/// | `pub const KEY_COUNT: usize`, `ARG_COUNT: usize` | fixed keys and arguments |
+/// | `pub const LIBRARY: LibraryDef`, `FUNCTION: FunctionDef` | the runtime's descriptions |
+/// | `pub fn call(&self) -> FunctionCall` | a call with this value's keys and arguments |
+/// | `pub async fn invoke<C>(&self, con: &mut C) -> RedisResult<T>` | `FCALL` / `FCALL_RO` on an async connection |
+/// | `pub fn invoke_blocking<C>(&self, con: &mut C) -> RedisResult<T>` | the same, blocking |
+/// | `pub fn add_to_pipeline<'p>(&self, pipe: &'p mut Pipeline) -> &'p mut Pipeline` | adds the call to a pipeline |
+/// | `pub async fn load<C>(con: &mut C) -> RedisResult<()>` | `FUNCTION LOAD REPLACE`, checking the library name |
+/// | `pub fn load_blocking<C>(con: &mut C) -> RedisResult<()>` | the same, blocking |
+///
+/// When the server answers `ERR Function not found` (functions flushed, a
+/// restart, a new node), `invoke` loads the library with `FUNCTION LOAD
+/// REPLACE` and retries once. Pipelines cannot recover that way: call
+/// `load` first.
+#[proc_macro_attribute]
+pub fn redis_function(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::expand_function(attr.into(), item.into()).into()
 }

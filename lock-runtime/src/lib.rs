@@ -68,7 +68,8 @@
 //! # Features
 //!
 //! - `locks` (default): the distributed locks. Without it
-//!   (`default-features = false`) only [`script`] is compiled.
+//!   (`default-features = false`) only [`script`] and [`function`] are
+//!   compiled.
 //! - `metrics`: the locks' metrics through the `metrics` crate's facade;
 //!   [`observability`] lists them, and the `tracing` events the locks
 //!   always emit.
@@ -78,6 +79,7 @@
 //!   certificates instead of the platform's.
 #![warn(missing_docs)]
 
+pub mod function;
 pub mod script;
 
 /// Declares the items of the lock runtime, compiled with the `locks` feature
@@ -134,9 +136,11 @@ pub use rwlock::ReadWriteLock;
 pub use sync_replicas::{DEFAULT_SYNC_TIMEOUT, SyncReplicas};
 }
 
-/// Paths used by code that `#[redis_script]` generates. Not a public API.
+/// Paths used by code that `#[redis_script]` and `#[redis_function]` generate.
+/// Not a public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::function::{FunctionCall, FunctionDef, LibraryDef};
     pub use crate::script::{ScriptCall, ScriptDef};
     pub use redis;
 }

@@ -1,10 +1,18 @@
 //! `ScriptDef` / `ScriptCall` against real redis-server processes.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use redis::{ErrorKind, Value};
+use redlua_runtime::function::{FunctionDef, LibraryDef};
 use redlua_runtime::script::ScriptDef;
 use redlua_test_support::{RedisCluster, RedisServer};
+
+/// The cluster of this test binary (three primaries), started once and
+/// stopped when the process exits.
+fn cluster() -> &'static RedisCluster {
+    static CLUSTER: OnceLock<&'static RedisCluster> = OnceLock::new();
+    CLUSTER.get_or_init(|| RedisCluster::start(3).until_exit())
+}
 
 /// Builds a `ScriptDef` by hand, as `#[redis_script]` would.
 fn def(name: &'static str, path: &'static str, source: &'static str, read_only: bool) -> ScriptDef {
@@ -360,7 +368,7 @@ fn script_errors_and_compile_errors_are_returned() {
 
 #[tokio::test]
 async fn cluster_scripts_on_every_node_survive_script_flush() {
-    let cluster = RedisCluster::start(3);
+    let cluster = cluster();
     let client = cluster.client();
     let mut con = client.get_async_connection().await.unwrap();
     // Slots: "b" = 3300 (node 0), "c" = 7365 (node 1), "a" = 15495 (node 2).
@@ -449,4 +457,94 @@ async fn cluster_scripts_on_every_node_survive_script_flush() {
         err.code() == Some("CROSSSLOT") || err.to_string().contains("CROSSSLOT"),
         "{err:?}"
     );
+}
+
+static COUNTERS: LibraryDef = LibraryDef {
+    name: "counters",
+    path: "tests/scripts/counters_lib.lua",
+    source: include_str!("scripts/counters_lib.lua"),
+};
+
+static BUMP: FunctionDef = FunctionDef {
+    name: "Bump",
+    function: "bump",
+    library: &COUNTERS,
+    read_only: false,
+};
+
+static PEEK: FunctionDef = FunctionDef {
+    name: "Peek",
+    function: "peek",
+    library: &COUNTERS,
+    read_only: true,
+};
+
+/// Whether the node has the `counters` library.
+fn has_counters(con: &mut redis::Connection) -> bool {
+    let list: Vec<Value> = redis::cmd("FUNCTION")
+        .arg("LIST")
+        .arg("LIBRARYNAME")
+        .arg("counters")
+        .query(con)
+        .unwrap();
+    !list.is_empty()
+}
+
+fn function_flush(con: &mut redis::Connection) {
+    let _: () = redis::cmd("FUNCTION").arg("FLUSH").query(con).unwrap();
+}
+
+#[tokio::test]
+async fn cluster_functions_are_loaded_on_every_primary_after_function_flush() {
+    let cluster = cluster();
+    let client = cluster.client();
+    let mut con = client.get_async_connection().await.unwrap();
+    // Slots: "{b}" is on node 0, "{c}" on node 1, "{a}" on node 2.
+    let tags = ["b", "c", "a"];
+    for round in 0..2 {
+        if round == 1 {
+            for node in cluster.nodes() {
+                let mut direct = node.connection();
+                function_flush(&mut direct);
+                assert!(!has_counters(&mut direct));
+            }
+        }
+        for (i, tag) in tags.iter().enumerate() {
+            let key = format!("{{{tag}}}fn");
+            let n: i64 = BUMP
+                .call()
+                .key(&key)
+                .arg(&1)
+                .invoke_async(&mut con)
+                .await
+                .unwrap();
+            assert_eq!(n, round + 1, "the function must run exactly once per call");
+            // The key really lives on node i.
+            let mut direct = cluster.nodes()[i].connection();
+            let stored: i64 = redis::cmd("GET").arg(&key).query(&mut direct).unwrap();
+            assert_eq!(stored, round + 1);
+            // FCALL_RO, routed by its key.
+            let peeked: String = PEEK.call().key(&key).invoke_async(&mut con).await.unwrap();
+            assert_eq!(peeked, (round + 1).to_string());
+        }
+        for node in cluster.nodes() {
+            assert!(
+                has_counters(&mut node.connection()),
+                "FUNCTION LOAD must reach every primary"
+            );
+        }
+    }
+    // The blocking cluster connection recovers too.
+    let mut sync_con = client.get_connection().unwrap();
+    for node in cluster.nodes() {
+        function_flush(&mut node.connection());
+    }
+    let n: i64 = BUMP
+        .call()
+        .key(&"{c}fn")
+        .arg(&10)
+        .invoke(&mut sync_con)
+        .unwrap();
+    assert_eq!(n, 12);
+    assert!(has_counters(&mut cluster.nodes()[1].connection()));
 }

@@ -6,12 +6,19 @@
 //! (`--target`, default `redis-7.0`) and, per file, the diagnostics, what the
 //! script reads, calls and writes, and the replies it may give (`returns`,
 //! from the analyzer's type inference).
+//!
+//! A file whose first line is `#!lua name=<library>` is a Redis Functions
+//! library: it is checked with `analyze_library`, and `--json` adds the
+//! library's name and, per function, what it reads, calls and returns.
 
 use crate::cli::{Color, LintArgs};
 use crate::exit;
 use crate::output::{self, Format};
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
-use redlua_analyzer::{Diagnostic, Lint, Options, Report, Severity, Span, analyze};
+use redlua_analyzer::{
+    Diagnostic, LibraryOptions, Lint, Options, Report, ScriptInfo, Severity, Span, analyze,
+    analyze_library,
+};
 use serde_json::{Value, json};
 use std::io::{IsTerminal, Read};
 use std::path::Path;
@@ -29,7 +36,12 @@ pub fn run(args: &LintArgs, format: Format) -> u8 {
         let name = display_name(path);
         match read(path) {
             Ok(source) => {
-                let mut report = analyze(&source, &options);
+                let (mut report, library) = if is_library(&source) {
+                    let (report, library) = lint_library(&source, &options);
+                    (report, Some(library))
+                } else {
+                    (analyze(&source, &options), None)
+                };
                 let hidden = first_syntax_error_only(&mut report, &source, &options);
                 for d in &report.diagnostics {
                     match d.severity {
@@ -47,6 +59,9 @@ pub fn run(args: &LintArgs, format: Format) -> u8 {
                     Format::Json => {
                         let mut file = file_json(&name, &report);
                         file["hidden_syntax_errors"] = hidden.into();
+                        if let Some(library) = library {
+                            file["library"] = library;
+                        }
                         results.push(file);
                     }
                 }
@@ -291,6 +306,55 @@ fn summary(files: usize, errors: usize, warnings: usize, unreadable: usize) -> S
     text
 }
 
+/// Whether `source` is a Redis Functions library: `#!lua name=...` first.
+fn is_library(source: &str) -> bool {
+    let first = source.lines().next().unwrap_or("");
+    first.starts_with("#!lua") && first.split_whitespace().any(|w| w.starts_with("name="))
+}
+
+/// A library's diagnostics as one report, and the library as JSON: its
+/// name, and per function its flags and what its body reads and calls.
+fn lint_library(source: &str, options: &Options) -> (Report, Value) {
+    let library = analyze_library(
+        source,
+        &LibraryOptions {
+            options: options.clone(),
+            ..LibraryOptions::default()
+        },
+    );
+    let report = Report {
+        diagnostics: library.all_diagnostics().into_iter().cloned().collect(),
+        info: ScriptInfo::default(),
+    };
+    let functions: Vec<Value> = library
+        .functions
+        .iter()
+        .map(|f| {
+            let mut value = info_json(&f.info);
+            value["name"] = f.name.clone().into();
+            value["flags"] = f.flags.clone().into();
+            value["read_only"] = f.read_only.into();
+            value["checked"] = f.checked.into();
+            value
+        })
+        .collect();
+    (
+        report,
+        json!({ "name": library.name, "functions": functions }),
+    )
+}
+
+/// What a script (or a function's body) reads, calls and returns.
+fn info_json(info: &ScriptInfo) -> Value {
+    json!({
+        "keys": { "read": info.keys_read, "dynamic": info.keys_dynamic },
+        "argv": { "read": info.args_read, "dynamic": info.args_dynamic },
+        "commands": info.commands,
+        "writes": info.writes,
+        "returns": info.returns,
+    })
+}
+
 /// One file's report as JSON.
 fn file_json(name: &str, report: &Report) -> Value {
     let info = &report.info;
@@ -399,6 +463,24 @@ mod tests {
         span.start.offset = 1;
         span.end.offset = 99;
         assert_eq!(range(span, source), 0..2);
+    }
+
+    #[test]
+    fn libraries_are_linted_as_libraries() {
+        let source = "#!lua name=l\nredis.register_function('f', function(keys, args)\n  return redis.call('GET', keys[1])\nend)\nredis.register_function('f', function() return 1 end)\n";
+        assert!(is_library(source));
+        assert!(!is_library("#!lua flags=no-writes\nreturn 1"));
+        let (report, library) = lint_library(source, &Options::default());
+        let messages: Vec<&str> = report
+            .diagnostics
+            .iter()
+            .map(|d| d.message.as_str())
+            .collect();
+        assert_eq!(messages, ["function `f` is registered twice"]);
+        assert_eq!(library["name"], "l");
+        assert_eq!(library["functions"][0]["name"], "f");
+        assert_eq!(library["functions"][0]["keys"]["read"], json!([1]));
+        assert_eq!(library["functions"][0]["commands"], json!(["get"]));
     }
 
     #[test]

@@ -27,6 +27,7 @@
 pub mod commands;
 mod diagnostic;
 pub mod infer;
+pub mod library;
 pub mod lints;
 mod parse;
 pub mod replies;
@@ -36,6 +37,7 @@ mod similar;
 pub mod target;
 
 pub use diagnostic::{Diagnostic, Label, Position, Severity, Span, Target};
+pub use library::{FunctionReport, LibraryOptions, LibraryReport};
 pub use lints::Lint;
 pub use parse::MAX_NESTING;
 pub use similar::best_match;
@@ -173,15 +175,38 @@ const STACK_SIZE: usize = 64 << 20;
 /// `syntax` diagnostic. The work runs on a thread of its own with a large
 /// stack, so that deep (but accepted) nesting cannot overflow the caller's.
 pub fn analyze(source: &str, options: &Options) -> Report {
+    on_large_stack(|| analyze_here(source, options), internal_error)
+}
+
+/// Analyzes a Redis Functions library (`#!lua name=<library>` and
+/// `redis.register_function` calls): the library as Redis checks it at
+/// `FUNCTION LOAD`, and each function's body as a script whose `KEYS` and
+/// `ARGV` are the callback's two parameters. See [`library`].
+///
+/// Never panics, whatever `source` holds, and runs on a thread of its own
+/// with a large stack, as [`analyze`] does.
+pub fn analyze_library(source: &str, options: &LibraryOptions) -> LibraryReport {
+    on_large_stack(
+        || library::analyze_here(source, options),
+        || LibraryReport {
+            diagnostics: internal_error().diagnostics,
+            ..LibraryReport::default()
+        },
+    )
+}
+
+/// Runs `work` on a thread with a [`STACK_SIZE`] stack; `crashed` makes the
+/// result if it panics.
+fn on_large_stack<R: Send>(work: impl Fn() -> R + Sync, crashed: impl FnOnce() -> R) -> R {
     std::thread::scope(|scope| {
         let spawned = std::thread::Builder::new()
             .name("redlua-analyzer".to_string())
             .stack_size(STACK_SIZE)
-            .spawn_scoped(scope, || analyze_here(source, options));
+            .spawn_scoped(scope, &work);
         match spawned {
-            Ok(handle) => handle.join().unwrap_or_else(|_| internal_error()),
+            Ok(handle) => handle.join().unwrap_or_else(|_| crashed()),
             // No thread to be had: the nesting guard still bounds the depth.
-            Err(_) => analyze_here(source, options),
+            Err(_) => work(),
         }
     })
 }
@@ -201,7 +226,7 @@ fn internal_error() -> Report {
     }
 }
 
-fn analyze_here(source: &str, options: &Options) -> Report {
+pub(crate) fn analyze_here(source: &str, options: &Options) -> Report {
     let mut report = Report::default();
     let ast = match parse::parse(source) {
         Ok(ast) => ast,

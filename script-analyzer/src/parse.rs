@@ -33,6 +33,9 @@ pub(crate) fn parse(source: &str) -> Result<Ast, Vec<Diagnostic>> {
             .with_note("Redis refuses such a chunk (\"chunk has too many syntax levels\")"),
         ]);
     }
+    if let Some(diagnostic) = stray_backtick(source) {
+        return Err(vec![diagnostic]);
+    }
     let result = full_moon::parse_fallible(source, LuaVersion::lua51());
     let after_last = after_last_statement(source, result.ast());
     let errors = result.errors();
@@ -275,6 +278,37 @@ impl Visitor for LastStatements<'_> {
 
 fn start_of(diagnostic: &Diagnostic) -> Option<usize> {
     diagnostic.primary_span().map(|span| span.start.offset)
+}
+
+/// A backtick outside strings and comments, which Lua refuses. full_moon's
+/// lexer takes it for a string quote of another Lua dialect and panics, so
+/// it is looked for on a copy where backticks are `$`, another character
+/// Lua 5.1 has no token for.
+fn stray_backtick(source: &str) -> Option<Diagnostic> {
+    if !source.contains('`') {
+        return None;
+    }
+    let mut copy = source.replace('`', "$");
+    // The lexer reads a `#!` first line as a whole-input shebang: blank it.
+    if copy.starts_with("#!") {
+        let end = copy.find('\n').unwrap_or(copy.len());
+        copy.replace_range(..end, &" ".repeat(end));
+    }
+    let errors = match Lexer::new(&copy, LuaVersion::lua51()).collect() {
+        LexerResult::Ok(_) => return None,
+        LexerResult::Recovered(_, errors) | LexerResult::Fatal(errors) => errors,
+    };
+    errors.iter().find_map(|error| {
+        let at = error.range().0.bytes();
+        (source.as_bytes().get(at) == Some(&b'`')).then(|| {
+            Diagnostic::error(
+                Lint::Syntax,
+                Span::from_offsets(source, at, at + 1),
+                "Lua syntax error: unexpected character '`'",
+            )
+            .with_label("not Lua")
+        })
+    })
 }
 
 /// The first use of Lua 5.2+ syntax (`goto`, `::label::`, `//`, bitwise
@@ -684,6 +718,22 @@ mod tests {
             let report = analyze(source, &Options::default());
             assert!(report.is_ok(), "{source}: {:?}", report.diagnostics);
         }
+    }
+
+    #[test]
+    fn backticks_outside_strings_are_syntax_errors() {
+        assert_eq!(
+            first_error("local x = 1\nreturn `x`"),
+            "Lua syntax error: unexpected character '`'"
+        );
+        let report = analyze("return '`' -- `\n", &Options::default());
+        assert!(report.is_ok(), "{:?}", report.diagnostics);
+        assert_eq!(
+            first_error("#!lua flags=no-writes\n`"),
+            "Lua syntax error: unexpected character '`'"
+        );
+        let report = analyze("#!lua flags=no-writes `\nreturn 1", &Options::default());
+        assert!(report.is_ok(), "{:?}", report.diagnostics);
     }
 
     #[test]

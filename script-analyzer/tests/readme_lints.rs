@@ -1,7 +1,9 @@
 //! The workspace README's "Every lint" table lists every lint the analyzer
 //! has, and nothing else, each with an example that the lint really catches.
 
-use redlua_analyzer::{Declared, Lint, Options, ReturnKind, analyze};
+use redlua_analyzer::{
+    Declared, LibraryOptions, Lint, Options, ReturnKind, analyze, analyze_library,
+};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -104,11 +106,17 @@ fn each_example_is_caught_by_its_lint() {
         let example = row.example.split('`').nth(1).expect("an example");
         // A fragment is completed into a script: as it is, returned, or
         // with the rest of its block.
-        let caught = WRAPPERS.iter().any(|(before, after)| {
-            let script = format!("{before}{example}{after}");
-            let report = analyze(&script, &options_for(lint));
-            report.diagnostics.iter().any(|d| d.lint == lint)
-        });
+        let caught = if lint == Lint::Library {
+            // Library rules apply to Redis Functions libraries only.
+            let library = analyze_library(example, &LibraryOptions::default());
+            library.all_diagnostics().iter().any(|d| d.lint == lint)
+        } else {
+            WRAPPERS.iter().any(|(before, after)| {
+                let script = format!("{before}{example}{after}");
+                let report = analyze(&script, &options_for(lint));
+                report.diagnostics.iter().any(|d| d.lint == lint)
+            })
+        };
         if !caught {
             let report = analyze(example, &options_for(lint));
             wrong.push(format!(

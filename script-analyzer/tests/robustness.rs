@@ -513,3 +513,71 @@ proptest! {
         prop_assert_eq!(dated, missing, "{} on {}: {:?}", script, target, report.diagnostics);
     }
 }
+
+/// Analyzes `source` as a library and checks that the analysis did not
+/// crash (a crash is caught and reported as an internal error).
+fn analyze_library_fully(source: &str) {
+    let report = redlua_analyzer::analyze_library(source, &library_options());
+    assert!(
+        report
+            .all_diagnostics()
+            .iter()
+            .all(|d| !d.message.contains("internal error")),
+        "crashed on {source:?}"
+    );
+}
+
+/// Options for a library: one function declared, as the macro does.
+fn library_options() -> redlua_analyzer::LibraryOptions {
+    redlua_analyzer::LibraryOptions {
+        function: Some("f".to_string()),
+        options: options(),
+    }
+}
+
+#[test]
+fn libraries_nested_deeply_are_refused_not_crashed() {
+    on_small_stack(|| {
+        for script in nestings(5_000) {
+            let library = format!(
+                "#!lua name=l\nredis.register_function('f', function(keys, args) {script} end)"
+            );
+            let report = redlua_analyzer::analyze_library(&library, &library_options());
+            assert!(!report.is_ok(), "{}", &script[..40]);
+        }
+    });
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn libraries_never_panic_on_arbitrary_text(source in "(#!lua name=l\n)?\\PC{0,200}") {
+        analyze_library_fully(&source);
+    }
+
+    #[test]
+    fn libraries_never_panic_on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let source = String::from_utf8_lossy(&bytes);
+        analyze_library_fully(&source);
+    }
+
+    #[test]
+    fn libraries_never_panic_on_registration_soup(
+        tokens in proptest::collection::vec(
+            prop_oneof![
+                Just("redis.register_function"), Just("redis"), Just("."), Just("register_function"),
+                Just("("), Just(")"), Just("{"), Just("}"), Just(","), Just("="), Just("'f'"), Just("'g'"),
+                Just("function_name"), Just("callback"), Just("flags"), Just("'no-writes'"), Just("'bogus'"),
+                Just("function"), Just("(keys, args)"), Just("(k)"), Just("end"), Just("return"),
+                Just("keys[1]"), Just("args[1]"), Just("KEYS[1]"), Just("ARGV"), Just("local"), Just("f"),
+                Just("redis.call('GET', keys[1])"), Just("redis.call"), Just("\n"), Just("#!lua name=x"),
+                Just("é"), Just("--"), Just("[["), Just("]]"), Just("..."), Just(";"), Just("if"), Just("then"),
+            ],
+            0..60,
+        )
+    ) {
+        let source = format!("#!lua name=l\n{}", tokens.join(" "));
+        analyze_library_fully(&source);
+    }
+}

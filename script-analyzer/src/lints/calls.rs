@@ -174,7 +174,7 @@ fn name_of(token: &TokenReference) -> Option<&str> {
 }
 
 /// The value of a string literal token.
-fn string_value(token: &TokenReference) -> Option<String> {
+pub(crate) fn string_value(token: &TokenReference) -> Option<String> {
     let TokenType::StringLiteral {
         literal,
         quote_type,
@@ -261,7 +261,7 @@ fn number_text(token: &TokenReference) -> Option<String> {
 }
 
 /// Strips parentheses around an expression.
-fn unparen(mut expr: &Expression) -> &Expression {
+pub(crate) fn unparen(mut expr: &Expression) -> &Expression {
     while let Expression::Parentheses { expression, .. } = expr {
         expr = expression;
     }

@@ -43,6 +43,7 @@ mod unpack_reply;
 mod write_in_read_only;
 
 pub use calls::{CallArg, RedisCall, redis_calls};
+pub(crate) use calls::{string_value, unparen};
 
 /// Everything a lint may read.
 pub struct Context<'a> {
@@ -72,7 +73,7 @@ impl Context<'_> {
 
     /// Whether `lint` was switched off by the caller.
     pub fn allowed(&self, lint: Lint) -> bool {
-        lint != Lint::Syntax && self.options.allow.contains(&lint)
+        lint.can_be_allowed() && self.options.allow.contains(&lint)
     }
 }
 
@@ -181,9 +182,20 @@ lints! {
     /// A `#!lua flags=...` flag the target does not know
     /// (`allow-key-locking`).
     ShebangFlag => "shebang_flag",
+    /// A Redis Functions library Redis refuses at `FUNCTION LOAD` (no
+    /// `#!lua name=` line, a bad or duplicate name, an unknown flag,
+    /// `redis.call` or another global at load time) or that uses `KEYS` / `ARGV`, which do
+    /// not exist in functions (cannot be allowed).
+    Library => "library",
 }
 
 impl Lint {
+    /// Whether `allow(...)` may switch the lint off: not `syntax` and
+    /// `library`, whose errors Redis refuses the script or library for.
+    pub fn can_be_allowed(self) -> bool {
+        !matches!(self, Lint::Syntax | Lint::Library)
+    }
+
     /// The lint with this name (`"literal_key"`; `-` is accepted for `_`).
     pub fn from_name(name: &str) -> Option<Lint> {
         let name = name.replace('-', "_");

@@ -1,0 +1,431 @@
+//! Invocation of Redis Functions (Redis 7) with `FCALL`, loading the library
+//! when the server does not have it.
+//!
+//! A [`LibraryDef`] is the static description of one Lua library file (a file
+//! starting with `#!lua name=<library>` that registers functions with
+//! `redis.register_function`); a [`FunctionDef`] names one function of it and
+//! says whether it is read-only (registered with the `no-writes` flag).
+//! [`FunctionDef::call`] starts a [`FunctionCall`], to which keys and
+//! arguments are appended in order before it is sent with
+//! [`FunctionCall::invoke_async`], [`FunctionCall::invoke`] or
+//! [`FunctionCall::add_to_pipeline`]. The `#[redis_function]` macro emits
+//! these values; they can also be written by hand.
+//!
+//! # Wire protocol
+//!
+//! An invocation is sent as `FCALL <function> <numkeys> <key>... <arg>...`,
+//! or `FCALL_RO` for a `no-writes` function. The library's source is never
+//! sent with the call: when the server answers `ERR Function not found` (its
+//! functions were flushed, it restarted, it is a new node, or it has an older
+//! version of the library without this function), the library is loaded
+//! with `FUNCTION LOAD REPLACE <source>` and the call is retried exactly
+//! once — the same recovery [`ScriptCall`](crate::script::ScriptCall) has
+//! for `NOSCRIPT`.
+//!
+//! # Redis Cluster
+//!
+//! With redis-rs' cluster connections, `FCALL` and `FCALL_RO` are routed by
+//! their first key (`FCALL_RO` may go to a replica when the connection reads
+//! from replicas); a function called without keys goes to a random node.
+//! `FUNCTION LOAD` is sent to every primary, whose replicas receive the
+//! library by replication, so the retry after `Function not found` finds the
+//! function wherever it is routed. As always in a cluster, all keys of one
+//! call must hash to the same slot.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use redlua_runtime::function::{FunctionDef, LibraryDef};
+//!
+//! static COUNTERS: LibraryDef = LibraryDef {
+//!     name: "counters",
+//!     path: "scripts/counters.lua",
+//!     source: "#!lua name=counters\n\
+//!              redis.register_function('bump', function(keys, args)\n\
+//!                return redis.call('INCRBY', keys[1], args[1])\n\
+//!              end)\n",
+//! };
+//! static BUMP: FunctionDef = FunctionDef {
+//!     name: "Bump",
+//!     function: "bump",
+//!     library: &COUNTERS,
+//!     read_only: false,
+//! };
+//!
+//! # fn demo(con: &mut redis::Connection) -> redis::RedisResult<()> {
+//! let n: i64 = BUMP.call().key(&"visits").arg(&1).invoke(con)?;
+//! # let _ = n; Ok(()) }
+//! ```
+
+use redis::{ErrorKind, RedisError, RedisResult, ToRedisArgs, Value};
+
+/// Static description of one Redis Functions library file.
+///
+/// Values of this type are normally emitted by the `#[redis_function]`
+/// macro, which checked the source at compile time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LibraryDef {
+    /// The library's name, as its first line `#!lua name=<library>` says.
+    pub name: &'static str,
+    /// Path of the Lua file, relative to the crate that declared it, e.g.
+    /// `"scripts/counters.lua"`.
+    pub path: &'static str,
+    /// The library's source, exactly as sent by `FUNCTION LOAD`.
+    pub source: &'static str,
+}
+
+impl LibraryDef {
+    /// The `FUNCTION LOAD REPLACE <source>` command.
+    fn load_cmd(&self) -> redis::Cmd {
+        let mut cmd = redis::cmd("FUNCTION");
+        cmd.arg("LOAD").arg("REPLACE").arg(self.source);
+        cmd
+    }
+
+    /// Checks the library name `FUNCTION LOAD` answers against [`Self::name`].
+    fn check_loaded(&self, value: Value) -> RedisResult<()> {
+        let answered: String = redis::from_redis_value(value.extract_error()?)?;
+        if answered == self.name {
+            Ok(())
+        } else {
+            Err(RedisError::from((
+                ErrorKind::Client,
+                "FUNCTION LOAD answered a different library name than the one compiled in",
+                format!(
+                    "library `{}` ({}): server answered `{answered}`",
+                    self.name, self.path
+                ),
+            )))
+        }
+    }
+
+    /// Loads (or replaces) the library with `FUNCTION LOAD REPLACE`, and
+    /// checks that the server answers the library's name.
+    ///
+    /// On a cluster connection, redis-rs sends `FUNCTION LOAD` to every
+    /// primary. Calling this is never required before
+    /// [`FunctionCall::invoke_async`], which loads the library when the
+    /// server lacks the function, but it is before sending a pipeline built
+    /// with [`FunctionCall::add_to_pipeline`].
+    ///
+    /// # Errors
+    ///
+    /// Any error of the connection or the server (e.g. a library the server
+    /// refuses), and an error of kind [`ErrorKind::Client`] if the server
+    /// answers another library name.
+    ///
+    /// # Cancellation
+    ///
+    /// If the future is dropped before it completes, the command may or may
+    /// not have reached the server, so the library may or may not be loaded.
+    /// Loading replaces the library, so calling `load` again is always safe.
+    pub async fn load<C>(&self, con: &mut C) -> RedisResult<()>
+    where
+        C: redis::aio::ConnectionLike + ?Sized,
+    {
+        let value = con.req_packed_command(&self.load_cmd()).await?;
+        self.check_loaded(value)
+    }
+
+    /// Blocking twin of [`load`](Self::load).
+    ///
+    /// # Errors
+    ///
+    /// As [`load`](Self::load).
+    pub fn load_blocking<C>(&self, con: &mut C) -> RedisResult<()>
+    where
+        C: redis::ConnectionLike + ?Sized,
+    {
+        let value = con.req_command(&self.load_cmd())?;
+        self.check_loaded(value)
+    }
+}
+
+/// Static description of one function of a [`LibraryDef`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FunctionDef {
+    /// Name of the Rust type the function was attached to, for messages.
+    pub name: &'static str,
+    /// The function's name in the library (the name given to
+    /// `redis.register_function`).
+    pub function: &'static str,
+    /// The library that registers it.
+    pub library: &'static LibraryDef,
+    /// Whether the function is registered with the `no-writes` flag: it is
+    /// then called with `FCALL_RO`, which may run on replicas.
+    pub read_only: bool,
+}
+
+impl FunctionDef {
+    /// Starts building a call of this function, with no keys and no
+    /// arguments yet.
+    pub fn call(&'static self) -> FunctionCall {
+        FunctionCall {
+            def: self,
+            keys: Vec::new(),
+            args: Vec::new(),
+        }
+    }
+
+    /// Loads the function's library: [`LibraryDef::load`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LibraryDef::load`].
+    ///
+    /// # Cancellation
+    ///
+    /// As [`LibraryDef::load`]: loading again is always safe.
+    pub async fn load<C>(&self, con: &mut C) -> RedisResult<()>
+    where
+        C: redis::aio::ConnectionLike + ?Sized,
+    {
+        self.library.load(con).await
+    }
+
+    /// Blocking twin of [`load`](Self::load).
+    ///
+    /// # Errors
+    ///
+    /// As [`LibraryDef::load`].
+    pub fn load_blocking<C>(&self, con: &mut C) -> RedisResult<()>
+    where
+        C: redis::ConnectionLike + ?Sized,
+    {
+        self.library.load_blocking(con)
+    }
+}
+
+/// Keys and arguments of one call of a [`FunctionDef`].
+///
+/// Built by [`FunctionDef::call`], filled with [`key`](Self::key) and
+/// [`arg`](Self::arg), then sent with [`invoke_async`](Self::invoke_async),
+/// [`invoke`](Self::invoke) or [`add_to_pipeline`](Self::add_to_pipeline).
+/// A call can be sent any number of times.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionCall {
+    def: &'static FunctionDef,
+    keys: Vec<Vec<u8>>,
+    args: Vec<Vec<u8>>,
+}
+
+impl FunctionCall {
+    /// Appends keys: every Redis argument that `key` writes becomes one key
+    /// of the call (the function's first parameter), in order.
+    pub fn key<T: ToRedisArgs>(&mut self, key: &T) -> &mut Self {
+        key.write_redis_args(&mut self.keys);
+        self
+    }
+
+    /// Appends arguments: every Redis argument that `arg` writes becomes one
+    /// argument of the call (the function's second parameter), in order.
+    pub fn arg<T: ToRedisArgs>(&mut self, arg: &T) -> &mut Self {
+        arg.write_redis_args(&mut self.args);
+        self
+    }
+
+    /// The function this call invokes.
+    pub fn def(&self) -> &'static FunctionDef {
+        self.def
+    }
+
+    /// The keys appended so far.
+    pub fn keys(&self) -> &[Vec<u8>] {
+        &self.keys
+    }
+
+    /// The arguments appended so far.
+    pub fn args(&self) -> &[Vec<u8>] {
+        &self.args
+    }
+
+    /// The `FCALL` (or `FCALL_RO`) command of this call.
+    fn fcall_cmd(&self) -> redis::Cmd {
+        let mut cmd = redis::cmd(if self.def.read_only {
+            "FCALL_RO"
+        } else {
+            "FCALL"
+        });
+        cmd.arg(self.def.function).arg(self.keys.len());
+        for key in &self.keys {
+            cmd.arg(key.as_slice());
+        }
+        for arg in &self.args {
+            cmd.arg(arg.as_slice());
+        }
+        cmd
+    }
+
+    /// Calls the function with `FCALL` (`FCALL_RO` for a `no-writes`
+    /// function) and converts its reply to `T`.
+    ///
+    /// If the server answers that the function does not exist, the library
+    /// is loaded with [`LibraryDef::load`] (`FUNCTION LOAD REPLACE`) and the
+    /// call is retried exactly once.
+    ///
+    /// The returned future is `Send` whenever `C` is `Send`.
+    ///
+    /// # Errors
+    ///
+    /// Errors of the connection, errors raised by the function, a reply that
+    /// does not convert to `T`, or the errors of [`LibraryDef::load`] when
+    /// loading the library.
+    ///
+    /// # Cancellation
+    ///
+    /// If the future is dropped before it completes, the command may or may
+    /// not have reached the server: the function may or may not have run (at
+    /// most once, since a retry only follows a `Function not found` answer,
+    /// which means it did not run).
+    pub async fn invoke_async<T, C>(&self, con: &mut C) -> RedisResult<T>
+    where
+        T: redis::FromRedisValue,
+        C: redis::aio::ConnectionLike + ?Sized,
+    {
+        let cmd = self.fcall_cmd();
+        match con
+            .req_packed_command(&cmd)
+            .await
+            .and_then(Value::extract_error)
+        {
+            Err(err) if is_function_not_found(&err) => {
+                self.def.library.load(con).await?;
+                let value = con.req_packed_command(&cmd).await?.extract_error()?;
+                Ok(redis::from_redis_value(value)?)
+            }
+            result => Ok(redis::from_redis_value(result?)?),
+        }
+    }
+
+    /// Blocking twin of [`invoke_async`](Self::invoke_async): `FCALL` (or
+    /// `FCALL_RO`), and when the function is missing a `FUNCTION LOAD
+    /// REPLACE` followed by exactly one retry.
+    ///
+    /// # Errors
+    ///
+    /// As [`invoke_async`](Self::invoke_async).
+    pub fn invoke<T, C>(&self, con: &mut C) -> RedisResult<T>
+    where
+        T: redis::FromRedisValue,
+        C: redis::ConnectionLike + ?Sized,
+    {
+        let cmd = self.fcall_cmd();
+        match con.req_command(&cmd).and_then(Value::extract_error) {
+            Err(err) if is_function_not_found(&err) => {
+                self.def.library.load_blocking(con)?;
+                let value = con.req_command(&cmd)?.extract_error()?;
+                Ok(redis::from_redis_value(value)?)
+            }
+            result => Ok(redis::from_redis_value(result?)?),
+        }
+    }
+
+    /// Adds this call's `FCALL` (or `FCALL_RO`) command to `pipe`, and
+    /// returns `pipe` for chaining.
+    ///
+    /// A pipeline cannot load the library and retry: its commands are sent
+    /// together, and the other commands have run by the time the answer
+    /// says the function is missing. Call [`LibraryDef::load`] on the same
+    /// connection (or cluster) first; [`is_function_not_found`] recognizes
+    /// the error of a pipeline sent without it.
+    pub fn add_to_pipeline<'p>(&self, pipe: &'p mut redis::Pipeline) -> &'p mut redis::Pipeline {
+        pipe.add_command(self.fcall_cmd())
+    }
+}
+
+/// Whether `err` is the server's answer to `FCALL` of a function it does not
+/// have (`ERR Function not found`, the words of Redis 7), or, for the error
+/// of a pipeline or transaction, whether one of its commands got that answer:
+/// the pipeline was sent before the library was loaded.
+pub fn is_function_not_found(err: &RedisError) -> bool {
+    let not_found =
+        |code: Option<&str>, detail: Option<&str>| code == Some("ERR") && detail == Some(NOT_FOUND);
+    not_found(err.code(), err.detail())
+        || err.clone().into_server_errors().is_some_and(|errors| {
+            errors
+                .iter()
+                .any(|(_, error)| not_found(Some(error.code()), error.details()))
+        })
+}
+
+/// Redis's message (after `ERR `) for `FCALL` of an unknown function.
+const NOT_FOUND: &str = "Function not found";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static LIB: LibraryDef = LibraryDef {
+        name: "demo",
+        path: "scripts/demo.lua",
+        source: "#!lua name=demo\nredis.register_function('f', function() return 1 end)",
+    };
+
+    static F: FunctionDef = FunctionDef {
+        name: "F",
+        function: "f",
+        library: &LIB,
+        read_only: false,
+    };
+
+    static RO: FunctionDef = FunctionDef {
+        read_only: true,
+        ..F
+    };
+
+    fn args_of(cmd: &redis::Cmd) -> Vec<Vec<u8>> {
+        cmd.args_iter()
+            .map(|a| match a {
+                redis::Arg::Simple(s) => s.to_vec(),
+                _ => b"<other>".to_vec(),
+            })
+            .collect()
+    }
+
+    fn strings(items: &[&str]) -> Vec<Vec<u8>> {
+        items.iter().map(|s| s.as_bytes().to_vec()).collect()
+    }
+
+    #[test]
+    fn keys_and_args_follow_the_function_name() {
+        let mut call = F.call();
+        call.key(&"a").key(&vec!["b", "c"]).arg(&5).arg(&"x");
+        assert_eq!(
+            args_of(&call.fcall_cmd()),
+            strings(&["FCALL", "f", "3", "a", "b", "c", "5", "x"])
+        );
+        assert_eq!(
+            args_of(&RO.call().fcall_cmd()),
+            strings(&["FCALL_RO", "f", "0"])
+        );
+        assert_eq!(
+            args_of(&LIB.load_cmd()),
+            strings(&["FUNCTION", "LOAD", "REPLACE", LIB.source])
+        );
+    }
+
+    #[test]
+    fn the_loaded_library_name_is_checked() {
+        assert!(
+            LIB.check_loaded(Value::BulkString(b"demo".to_vec()))
+                .is_ok()
+        );
+        let err = LIB
+            .check_loaded(Value::BulkString(b"other".to_vec()))
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Client);
+        assert!(err.to_string().contains("scripts/demo.lua"), "{err}");
+    }
+
+    /// Compile-time check: with `C: Send`, the futures are `Send`.
+    #[allow(dead_code)]
+    fn futures_are_send_for_send_connections<T, C>(call: &FunctionCall, con: &mut C)
+    where
+        T: redis::FromRedisValue,
+        C: redis::aio::ConnectionLike + Send + ?Sized,
+    {
+        fn is_send<F: Send>(_: F) {}
+        is_send(call.invoke_async::<T, C>(con));
+        is_send(call.def().load(con));
+    }
+}

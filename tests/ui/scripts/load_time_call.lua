@@ -1,0 +1,6 @@
+#!lua name=ui_load_time
+local prefix = redis.call('GET', 'config:prefix')
+
+redis.register_function('get', function(keys)
+  return redis.call('GET', prefix .. keys[1])
+end)
