@@ -414,10 +414,7 @@ impl<'a> Types<'a> {
     }
 
     fn span(&self, node: &impl Node) -> Span {
-        match node.range() {
-            Some((s, e)) => Span::from_offsets(self.source, s.bytes(), e.bytes()),
-            None => Span::default(),
-        }
+        crate::node_range::node_span(self.source, node)
     }
 
     fn infer(&self, expr: &Expression, env: &HashMap<usize, Inferred>) -> Inferred {

@@ -29,6 +29,7 @@ mod diagnostic;
 pub mod infer;
 pub mod library;
 pub mod lints;
+mod node_range;
 mod parse;
 pub mod replies;
 mod sandbox;

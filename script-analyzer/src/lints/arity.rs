@@ -118,7 +118,7 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
 
 #[cfg(test)]
 mod tests {
-    use crate::lints::test_util::{lint, lint_with, messages};
+    use crate::lints::test_util::{lint, lint_with, marked, messages};
     use crate::{Declared, Lint, Options, Target, analyze};
 
     #[test]
@@ -133,6 +133,18 @@ mod tests {
         assert_eq!(
             messages(Lint::Arity, "return ARGV[1]", 0, 0),
             ["ARGV[1] is read, but no arguments are declared"]
+        );
+    }
+
+    #[test]
+    fn carets_cover_the_closing_bracket() {
+        assert_eq!(
+            marked(Lint::Arity, "return redis.call('GET', KEYS[2])", 1, 0),
+            ["KEYS[2]"]
+        );
+        assert_eq!(
+            marked(Lint::Arity, "return {ARGV[ 3 ], KEYS[1]}", 1, 0),
+            ["ARGV[ 3 ]"]
         );
     }
 

@@ -359,13 +359,13 @@ impl CallFinder<'_, '_> {
         let suffixes: Vec<&Suffix> = suffixes.into_iter().collect();
         // `redis.call(...)`
         if let Some(pcall) = redis_function(cx, prefix, suffixes.first().copied()) {
-            let callee_end = suffixes.first().and_then(|s| s.end_position());
+            let callee_end = suffixes
+                .first()
+                .and_then(|s| crate::node_range::node_range(cx.source, *s));
             match suffixes.get(1) {
                 Some(Suffix::Call(Call::AnonymousCall(args))) => {
                     let callee = match (prefix.start_position(), callee_end) {
-                        (Some(s), Some(e)) => {
-                            Span::from_offsets(self.cx.source, s.bytes(), e.bytes())
-                        }
+                        (Some(s), Some((_, e))) => Span::from_offsets(self.cx.source, s.bytes(), e),
                         _ => Span::default(),
                     };
                     let end = args.end_position().map_or(0, |p| p.bytes());

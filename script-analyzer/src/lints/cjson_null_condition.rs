@@ -22,7 +22,6 @@ use crate::{Diagnostic, Lint, Report, Span};
 use full_moon::ast::{
     BinOp, Call, Expression, If, Index, LocalAssignment, Prefix, Repeat, Suffix, UnOp, Var, While,
 };
-use full_moon::node::Node;
 use full_moon::visitors::{Visit, Visitor};
 use std::collections::HashSet;
 
@@ -76,25 +75,11 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
     report.diagnostics.extend(conditions.found);
 }
 
-/// The source text of `expr`, to its last token (a node's own range may
-/// stop before a closing `]`).
+/// The source text of `expr`, closing brackets included.
 fn value_text(cx: &Context<'_>, expr: &Expression) -> String {
-    let start = expr.start_position().map(|p| p.bytes());
-    let closing = match expr {
-        Expression::Var(Var::Expression(var)) => match var.suffixes().last() {
-            Some(Suffix::Index(Index::Brackets { brackets, .. })) => Some(brackets.tokens().1),
-            _ => None,
-        },
-        _ => None,
-    };
-    let end = match closing {
-        Some(token) => Some(token.token().end_position().bytes()),
-        None => expr.end_position().map(|p| p.bytes()),
-    };
-    let text = match (start, end) {
-        (Some(start), Some(end)) => cx.source.get(start..end).unwrap_or("this value"),
-        _ => "this value",
-    };
+    let text = crate::node_range::node_range(cx.source, expr)
+        .and_then(|(start, end)| cx.source.get(start..end))
+        .unwrap_or("this value");
     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if text.chars().count() > 40 {
         let short: String = text.chars().take(37).collect();

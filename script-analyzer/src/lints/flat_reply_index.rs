@@ -117,7 +117,7 @@ impl Visitor for Finder<'_, '_> {
 #[cfg(test)]
 mod tests {
     use crate::Lint;
-    use crate::lints::test_util::messages;
+    use crate::lints::test_util::{marked, messages};
 
     fn errors(source: &str) -> Vec<String> {
         messages(Lint::FlatReplyIndex, source, 1, 0)
@@ -148,6 +148,19 @@ mod tests {
         assert_eq!(
             errors("local r = redis.pcall('HGETALL', KEYS[1]) if r.err then return 0 end return r.owner").len(),
             1
+        );
+    }
+
+    #[test]
+    fn carets_cover_the_closing_bracket() {
+        assert_eq!(
+            marked(
+                Lint::FlatReplyIndex,
+                "local h = redis.call('HGETALL', KEYS[1])\nreturn h['owner']",
+                1,
+                0
+            ),
+            ["['owner']"]
         );
     }
 

@@ -4,7 +4,6 @@
 use super::Context;
 use crate::Span;
 use full_moon::ast::{Expression, FunctionCall, Index, Prefix, Suffix, UnOp, VarExpression};
-use full_moon::node::Node;
 use full_moon::tokenizer::{TokenReference, TokenType};
 use full_moon::visitors::Visitor;
 use std::collections::HashSet;
@@ -106,7 +105,7 @@ impl Finder<'_, '_> {
             return;
         };
         let start = token.token().start_position().bytes();
-        let end = index.end_position().map_or(start, |p| p.bytes());
+        let end = crate::node_range::node_range(self.cx.source, index).map_or(start, |(_, e)| e);
         let access = classify(index);
         self.seen.insert(start);
         self.uses.push(Use {

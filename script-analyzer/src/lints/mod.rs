@@ -65,10 +65,7 @@ impl Context<'_> {
     /// The span of a node (or token) of the tree. Only a tree that failed
     /// to parse has nodes without a position, and no lint sees one.
     pub fn span_of(&self, node: &impl Node) -> Span {
-        match node.range() {
-            Some((start, end)) => Span::from_offsets(self.source, start.bytes(), end.bytes()),
-            None => Span::default(),
-        }
+        crate::node_range::node_span(self.source, node)
     }
 
     /// Whether `lint` was switched off by the caller.
@@ -286,6 +283,15 @@ pub(crate) mod test_util {
             ..Options::default()
         };
         lint_with(lint, source, &options)
+    }
+
+    /// The text under the caret of each diagnostic of `lint` on `source`.
+    pub fn marked(lint: Lint, source: &str, keys: usize, args: usize) -> Vec<String> {
+        self::lint(lint, source, keys, args)
+            .into_iter()
+            .filter_map(|d| d.primary_span())
+            .map(|span| source[span.start.offset..span.end.offset].to_owned())
+            .collect()
     }
 
     /// The messages of `lint` on `source`.
