@@ -1,8 +1,11 @@
-//! Running the analyzer, and turning its diagnostics into compile errors
+//! Turning the analyzer's diagnostics into compile errors and warnings
 //! spanned at the Rust code they are about.
 
 use crate::attr::combine;
 use crate::fields::ScriptFields;
+use proc_macro_warning::FormattedWarning;
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
 use redlua_analyzer::{Diagnostic, Lint, ReturnKind, Severity, Target};
 use syn::{GenericArgument, LitStr, PathArguments, Type};
 
@@ -45,9 +48,9 @@ pub fn return_kind(ty: &Type) -> ReturnKind {
     }
 }
 
-/// The compile errors for the analyzer's errors (warnings are not reported),
-/// all combined into one, or `None` when there is no error. Of syntax errors,
-/// only the first is reported.
+/// The compile errors for the analyzer's errors, all combined into one, or
+/// `None` when there is no error. Of syntax errors, only the first is
+/// reported. Warnings are emitted by [`warnings`].
 pub fn errors(
     diagnostics: &[Diagnostic],
     path: &LitStr,
@@ -67,17 +70,60 @@ pub fn errors(
             }
             syntax_reported = true;
         }
-        let span = match diagnostic.target {
-            Target::Script(_) => path.span(),
-            Target::Key(i) => fields.keys.get(i).map_or(path.span(), |f| f.span),
-            Target::Arg(i) => fields.args.get(i).map_or(path.span(), |f| f.span),
-        };
         combine(
             &mut all,
-            syn::Error::new(span, message(diagnostic, &file, source)),
+            syn::Error::new(
+                span_of(diagnostic, path, fields),
+                message(diagnostic, &file, source),
+            ),
         );
     }
     all
+}
+
+/// Items that make rustc print each of the analyzer's warnings as a
+/// compiler warning, spanned where an error would be (the script's path).
+///
+/// A stable procedural macro cannot emit a warning itself: each warning is
+/// the use of a `#[deprecated]` constant whose note is the analyzer's
+/// message (see the `proc-macro-warning` crate), inside an anonymous
+/// `const _` so that nothing is added to the user's namespace. rustc shows it
+/// as `use of deprecated constant `_::<lint>::_w`: <message>`, under the
+/// `deprecated` lint: `#![deny(warnings)]` makes it an error, and
+/// `allow(<lint>)` in the attribute removes it. `attribute` is how the user
+/// wrote the attribute (`redis_script`), for the hint.
+pub fn warnings(
+    diagnostics: &[Diagnostic],
+    path: &LitStr,
+    fields: &ScriptFields,
+    source: &str,
+    attribute: &str,
+) -> TokenStream {
+    let file = path.value();
+    let items = diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Warning)
+        .map(|diagnostic| {
+            let span = span_of(diagnostic, path, fields);
+            let lint = diagnostic.lint.name();
+            let note = format!(
+                "{}\n  = help: if this is intended, add `allow({lint})` to `#[{attribute}(...)]`",
+                message(diagnostic, &file, source)
+            );
+            let warning = FormattedWarning::new_deprecated(lint, note, span);
+            quote_spanned!(span=> const _: () = { #warning };)
+        });
+    quote!(#(#items)*)
+}
+
+/// Where on the Rust side `diagnostic` is shown: the field it is about, or
+/// the script's path.
+fn span_of(diagnostic: &Diagnostic, path: &LitStr, fields: &ScriptFields) -> Span {
+    match diagnostic.target {
+        Target::Script(_) => path.span(),
+        Target::Key(i) => fields.keys.get(i).map_or(path.span(), |f| f.span),
+        Target::Arg(i) => fields.args.get(i).map_or(path.span(), |f| f.span),
+    }
 }
 
 /// The analyzer's rendering of `diagnostic`, made to read well after rustc's

@@ -55,20 +55,22 @@ fn expand_kind(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream 
     let (Ok(fields), Ok(attr)) = (fields, attr) else {
         return with_errors(item.into_token_stream(), errors);
     };
-    let methods = match kind {
+    let (methods, warnings) = match kind {
         Kind::Script => {
             let script = load_and_check(&attr, &fields, &mut errors);
             add_struct_docs(&mut item, &attr, &fields);
-            generate_impl(&item, &attr, &fields, &script)
+            let methods = generate_impl(&item, &attr, &fields, &script);
+            (methods, script.warnings)
         }
         Kind::Function => {
             let checked = function::load_and_check(&attr, &fields, &mut errors);
             function::add_struct_docs(&mut item, &attr, &fields, &checked);
-            function::generate_impl(&item, &attr, &fields, &checked)
+            let methods = function::generate_impl(&item, &attr, &fields, &checked);
+            (methods, checked.warnings)
         }
     };
     let manifest = track_manifest(&attr);
-    with_errors(quote!(#item #methods #manifest), errors)
+    with_errors(quote!(#item #methods #manifest #warnings), errors)
 }
 
 /// When the target comes from `Cargo.toml` (no `target = ...` option), makes
@@ -96,16 +98,19 @@ struct Script {
     readable: bool,
     /// `read_only`, or a `no-writes` shebang.
     read_only: bool,
+    /// The items that make rustc print the analyzer's warnings.
+    warnings: TokenStream,
 }
 
 /// Reads the script, computes its SHA1 and runs the analyzer on it; errors go
-/// into `errors`.
+/// into `errors`, warnings into the result.
 fn load_and_check(attr: &Attr, fields: &ScriptFields, errors: &mut Option<syn::Error>) -> Script {
     let written = attr.path.value();
     let mut script = Script {
         sha1: String::new(),
         readable: false,
         read_only: attr.read_only,
+        warnings: TokenStream::new(),
     };
     let source = match read_script(&written) {
         Ok(source) => source,
@@ -140,6 +145,13 @@ fn load_and_check(attr: &Attr, fields: &ScriptFields, errors: &mut Option<syn::E
     if let Some(e) = diagnostics::errors(&report.diagnostics, &attr.path, fields, &source) {
         combine(errors, e);
     }
+    script.warnings = diagnostics::warnings(
+        &report.diagnostics,
+        &attr.path,
+        fields,
+        &source,
+        "redis_script",
+    );
     script
 }
 
@@ -690,6 +702,46 @@ mod tests {
             ),
             "{out}"
         );
+    }
+
+    #[test]
+    fn warnings_become_deprecation_warnings_at_the_path() {
+        let item = "struct Bump<'a> { #[key] counter: &'a str }";
+        let out = expand_str(r#""../tests/ui/scripts/get_plus_one.lua""#, item);
+        assert!(!out.contains("compile_error"), "{out}");
+        // One `#[deprecated]` constant per warning, in an anonymous const
+        // named after the lint, with the rendered message as its note.
+        assert_eq!(out.matches("deprecated").count(), 1, "{out}");
+        assert!(out.contains("const _ : () = { "), "{out}");
+        assert!(out.contains("fn maybe_false ()"), "{out}");
+        assert!(
+            out.contains("`+` on `false` raises an error [maybe_false]"),
+            "{out}"
+        );
+        assert!(
+            out.contains("--> ../tests/ui/scripts/get_plus_one.lua:1:11"),
+            "{out}"
+        );
+        assert!(
+            out.contains("1 | local n = redis.call('GET', KEYS[1]) + 1"),
+            "{out}"
+        );
+        assert!(
+            out.contains("add `allow(maybe_false)` to `#[redis_script(...)]`"),
+            "{out}"
+        );
+        // Allowed: gone.
+        let out = expand_str(
+            r#""../tests/ui/scripts/get_plus_one.lua", allow(maybe_false)"#,
+            item,
+        );
+        assert!(!out.contains("deprecated"), "{out}");
+        // A script without warnings emits none.
+        let out = expand_str(
+            r#""../scripts/counter.lua", returns = i64"#,
+            "struct Count<'a> { #[key] counter: &'a str, #[arg] by: i64, #[arg] ttl: u64 }",
+        );
+        assert!(!out.contains("deprecated"), "{out}");
     }
 
     #[test]

@@ -25,9 +25,12 @@ pub struct Checked {
     read_only: bool,
     /// The names of the callback's parameters, for the docs.
     params: [String; 2],
+    /// The items that make rustc print the analyzer's warnings.
+    pub warnings: TokenStream,
 }
 
-/// Reads the library and runs the analyzer on it; errors go into `errors`.
+/// Reads the library and runs the analyzer on it; errors go into `errors`,
+/// warnings into the result.
 pub fn load_and_check(
     attr: &Attr,
     fields: &ScriptFields,
@@ -44,6 +47,7 @@ pub fn load_and_check(
         function: name.clone(),
         read_only: false,
         params: ["keys".to_owned(), "args".to_owned()],
+        warnings: TokenStream::new(),
     };
     let source = match read_script(&attr.path.value()) {
         Ok(source) => source,
@@ -93,6 +97,8 @@ pub fn load_and_check(
     if let Some(e) = diagnostics::errors(&found, &attr.path, fields, &source) {
         combine(errors, e);
     }
+    checked.warnings =
+        diagnostics::warnings(&found, &attr.path, fields, &source, "redis_function");
     checked
 }
 
@@ -361,6 +367,48 @@ mod tests {
             let out = expand(&attr, "struct S;");
             assert!(out.contains(message), "{attr}: {out}");
         }
+    }
+
+    #[test]
+    fn the_target_option_decides_what_the_function_may_call() {
+        let lib = r#""../tests/ui/scripts/library_hexpire.lua", name = "expire_field""#;
+        let item = "struct Touch<'a> { #[key] hash: &'a str, #[arg] seconds: u64, #[arg] field: &'a str }";
+        // No target: the crate's (lock-macros/Cargo.toml sets none), so the
+        // default redis-7.0, and the crate depends on its Cargo.toml.
+        let out = expand(lib, item);
+        assert!(
+            out.contains("`HEXPIRE` needs Redis 7.4 or later; the target is redis-7.0"),
+            "{out}"
+        );
+        assert!(out.contains(r#""/Cargo.toml""#), "{out}");
+        let out = expand(&format!(r#"{lib}, target = "redis-7.4""#), item);
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(!out.contains(r#""/Cargo.toml""#), "{out}");
+        let out = expand(&format!(r#"{lib}, target = "valkey-8.0""#), item);
+        assert!(
+            out.contains(
+                "`HEXPIRE` does not exist in Valkey (Redis 7.4 has it); the target is valkey-8.0"
+            ),
+            "{out}"
+        );
+        let out = expand(&format!(r#"{lib}, target = "redis-7.3""#), item);
+        assert!(out.contains("unknown target `redis-7.3`"), "{out}");
+    }
+
+    #[test]
+    fn warnings_become_deprecation_warnings_at_the_path() {
+        let lib = r#""../tests/ui/scripts/library_warning.lua", name = "bump""#;
+        let item = "struct Bump<'a> { #[key] counter: &'a str, #[arg] by: i64 }";
+        let out = expand(lib, item);
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(out.contains("deprecated"), "{out}");
+        assert!(out.contains("[maybe_false]"), "{out}");
+        assert!(
+            out.contains("add `allow(maybe_false)` to `#[redis_function(...)]`"),
+            "{out}"
+        );
+        let out = expand(&format!("{lib}, allow(maybe_false)"), item);
+        assert!(!out.contains("deprecated"), "{out}");
     }
 
     #[test]

@@ -1,0 +1,2 @@
+local n = redis.call('GET', KEYS[1]) + 1
+return n
