@@ -97,8 +97,7 @@ pub fn load_and_check(
     if let Some(e) = diagnostics::errors(&found, &attr.path, fields, &source) {
         combine(errors, e);
     }
-    checked.warnings =
-        diagnostics::warnings(&found, &attr.path, fields, &source, "redis_function");
+    checked.warnings = diagnostics::warnings(&found, &attr.path, fields, &source, "redis_function");
     checked
 }
 
@@ -372,7 +371,8 @@ mod tests {
     #[test]
     fn the_target_option_decides_what_the_function_may_call() {
         let lib = r#""../tests/ui/scripts/library_hexpire.lua", name = "expire_field""#;
-        let item = "struct Touch<'a> { #[key] hash: &'a str, #[arg] seconds: u64, #[arg] field: &'a str }";
+        let item =
+            "struct Touch<'a> { #[key] hash: &'a str, #[arg] seconds: u64, #[arg] field: &'a str }";
         // No target: the crate's (lock-macros/Cargo.toml sets none), so the
         // default redis-7.0, and the crate depends on its Cargo.toml.
         let out = expand(lib, item);

@@ -173,6 +173,27 @@ use proc_macro::TokenStream;
 /// only the first, as what follows is mostly its fallout). `syntax` cannot
 /// be allowed; the others can, with `allow(...)`.
 ///
+/// Warnings (the lints marked so below) are compiler warnings spanned at the
+/// path string, with the script's file, line and column, the quoted line,
+/// and the `allow(...)` that silences them. A stable procedural macro cannot
+/// emit a warning of its own, so rustc words each one as the use of a
+/// deprecated constant, under its `deprecated` lint (`-D warnings` makes it
+/// an error):
+///
+/// ```text
+/// warning: use of deprecated constant `_::maybe_false::_w`: GET returns a string or `false` (a nil reply); `+` on `false` raises an error [maybe_false]
+///           --> scripts/bump.lua:1:11
+///            |
+///          1 | local n = redis.call('GET', KEYS[1]) + 1
+///            |           ^^^^^^^^^^^^^^^^^^^^^^^^^^ may be missing here
+///            = help: give a default (`redis.call(...) or '0'`, `tonumber(...) or 0`), or test the value first
+///            = help: if this is intended, add `allow(maybe_false)` to `#[redis_script(...)]`
+///  --> src/main.rs:3:16
+///   |
+/// 3 | #[redis_script("scripts/bump.lua", returns = i64)]
+///   |                ^^^^^^^^^^^^^^^^^^
+/// ```
+///
 /// | lint | finds |
 /// |---|---|
 /// | `syntax` | the script is not valid Lua 5.1 (e.g. `goto`, `//`) |

@@ -89,16 +89,9 @@ fn bugs() -> Vec<(PathBuf, String)> {
 #[test]
 fn every_bug_is_caught_where_expected() {
     let mut failures = Vec::new();
-    let mut table = vec![(
-        "file".to_owned(),
-        "lint".to_owned(),
-        "caught as".to_owned(),
-    )];
+    let mut table = vec![("file".to_owned(), "lint".to_owned(), "caught as".to_owned())];
     for (path, source) in bugs() {
-        let name = format!(
-            "tests/bugs/{}",
-            path.file_name().unwrap().to_string_lossy()
-        );
+        let name = format!("tests/bugs/{}", path.file_name().unwrap().to_string_lossy());
         let expected = header(&path, &source);
         assert!(
             !expected.found.is_empty(),

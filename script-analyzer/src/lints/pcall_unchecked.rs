@@ -45,7 +45,7 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         };
         let subject = match local {
             Some(var) => format!(
-                "`{}` holds a `redis.pcall` reply of {command}",
+                "`{}`, a `redis.pcall` reply of {command},",
                 cx.model
                     .variables
                     .get(var)
@@ -92,7 +92,7 @@ mod tests {
     fn unchecked_results() {
         assert_eq!(
             warnings("local n = redis.pcall('INCR', KEYS[1])\nreturn n + ARGV[1]"),
-            ["`n` holds a `redis.pcall` reply of INCR is used with `+` without checking `err`"]
+            ["`n`, a `redis.pcall` reply of INCR, is used with `+` without checking `err`"]
         );
         assert_eq!(
             warnings("return 'n=' .. redis.pcall('INCRBY', KEYS[1], ARGV[1])"),
