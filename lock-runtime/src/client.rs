@@ -597,6 +597,12 @@ impl LockClientBuilder {
             }
         }
         let (connect_timeout, response_timeout) = (self.connect_timeout, self.response_timeout);
+        // A synced pipeline's WAIT may block its connection this long.
+        let synced_extra = if self.sync_replicas == SyncReplicas::Off {
+            Duration::ZERO
+        } else {
+            sync_timeout
+        };
         let tls = &self.tls;
         let seeds = self.seeds?;
         if self.master.is_some() && !matches!(seeds, Seeds::Sentinel { .. }) {
@@ -619,6 +625,7 @@ impl LockClientBuilder {
                         Source::Server(Box::new(client.clone())),
                         connect_timeout,
                         response_timeout,
+                        synced_extra,
                     )
                     .await
                     .map_err(|e| Error::Connect {
@@ -705,6 +712,7 @@ impl LockClientBuilder {
                         Source::Sentinel(sentinels.clone()),
                         connect_timeout,
                         response_timeout,
+                        synced_extra,
                     )
                     .await
                     .map_err(|e| Error::Connect {
