@@ -105,7 +105,9 @@ pub(crate) enum Deadline {
     Response,
     /// A lock script and its `WAIT`: on the client's own connection to one
     /// server (or a Sentinel master), the response timeout plus the sync
-    /// timeout; elsewhere the connection's own response timeout.
+    /// timeout. The client's own cluster connection has that for every
+    /// request (redis-rs has one response timeout per cluster client); a
+    /// connection given by the user keeps its own.
     Synced,
 }
 
@@ -250,8 +252,11 @@ impl Connection {
         matches!(self.0, Inner::Cluster(_) | Inner::HealingCluster(_))
     }
 
-    /// The client's own healing connection to the cluster of `client`;
-    /// connects once now, so that a cluster out of reach fails here.
+    /// The client's own healing connection to the cluster of `client`,
+    /// whose response timeout is `response_timeout` (redis-rs has one for
+    /// every request of a cluster client: in replica-synced mode, the
+    /// response timeout plus the sync timeout); connects once now, so that
+    /// a cluster out of reach fails here.
     pub(crate) async fn healing_cluster(
         client: redis::cluster::ClusterClient,
         connect_timeout: Duration,
