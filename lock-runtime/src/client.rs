@@ -467,7 +467,12 @@ impl LockClientBuilder {
     /// Sets how long Redis may take to answer (default 3 s). A connection
     /// that lets it pass is replaced; the pub/sub connection's pings use it
     /// too. Keep it well above your slowest command (the lock scripts take
-    /// microseconds).
+    /// microseconds). In replica-synced mode a lock script and its `WAIT`
+    /// may take this plus the [sync timeout](Self::sync_timeout) on the
+    /// client's own connection (on its own cluster connection, every
+    /// request may: redis-rs has one response timeout per cluster client);
+    /// a connection given with [`connection`](Self::connection) keeps its
+    /// own timeout.
     pub fn response_timeout(mut self, timeout: Duration) -> Self {
         self.response_timeout = timeout;
         self
@@ -485,7 +490,12 @@ impl LockClientBuilder {
     /// round trip between primary and replica) and, while a replica is slow,
     /// up to the sync timeout. `WAIT` holds up the commands sent after it on
     /// the same connection: while a replica does not answer, every lock
-    /// operation of the client waits up to the sync timeout. A server that
+    /// operation of the client waits for the `WAIT`s queued before it, each
+    /// up to the sync timeout. A synced operation may take the response
+    /// timeout plus the sync timeout, so one queued behind one whole `WAIT`
+    /// still gets its answer; one queued behind more fails as a reply that
+    /// did not come (an acquire undone, a renewal and a release retried),
+    /// never as a success. A server that
     /// refuses `WAIT` makes [`connect`](Self::connect) fail with
     /// [`Error::SyncUnavailable`]. [`SyncReplicas::Off`] turns it off: the
     /// lock is then as safe as Redis's asynchronous replication, and fencing
@@ -509,8 +519,9 @@ impl LockClientBuilder {
     /// (default 1 s, as Redisson's `slavesSyncTimeout`); an acquire not
     /// acknowledged by then is undone and fails with
     /// [`Error::NotReplicated`]. Longer than zero and shorter than the
-    /// response timeout (a connection that waits longer is replaced); left
-    /// at its default, it is cut to half a shorter response timeout.
+    /// response timeout; left at its default, it is cut to half a shorter
+    /// response timeout. A lock script and its `WAIT` may take the response
+    /// timeout plus this on the client's own connection.
     pub fn sync_timeout(mut self, timeout: Duration) -> Self {
         self.sync_timeout = Some(timeout);
         self
@@ -597,6 +608,12 @@ impl LockClientBuilder {
             }
         }
         let (connect_timeout, response_timeout) = (self.connect_timeout, self.response_timeout);
+        // A synced pipeline's WAIT may block its connection this long.
+        let synced_extra = if self.sync_replicas == SyncReplicas::Off {
+            Duration::ZERO
+        } else {
+            sync_timeout
+        };
         let tls = &self.tls;
         let seeds = self.seeds?;
         if self.master.is_some() && !matches!(seeds, Seeds::Sentinel { .. }) {
@@ -619,6 +636,7 @@ impl LockClientBuilder {
                         Source::Server(Box::new(client.clone())),
                         connect_timeout,
                         response_timeout,
+                        synced_extra,
                     )
                     .await
                     .map_err(|e| Error::Connect {
@@ -651,7 +669,9 @@ impl LockClientBuilder {
                 };
                 let cluster = redis::cluster::ClusterClientBuilder::new(nodes.clone())
                     .connection_timeout(connect_timeout)
-                    .response_timeout(response_timeout);
+                    // Synced pipelines may take this long (one response
+                    // timeout for every request of a cluster client).
+                    .response_timeout(response_timeout.saturating_add(synced_extra));
                 #[cfg(feature = "tls-rustls")]
                 let cluster = match tls.certificates() {
                     Some(certificates) => cluster.certs(certificates),
@@ -660,8 +680,12 @@ impl LockClientBuilder {
                 let cluster = cluster
                     .build()
                     .map_err(|e| connect_error(e.to_string()))?;
-                let con = Connection::healing_cluster(cluster, connect_timeout, response_timeout)
-                    .await
+                let con = Connection::healing_cluster(
+                    cluster,
+                    connect_timeout,
+                    response_timeout.saturating_add(synced_extra),
+                )
+                .await
                     .map_err(|e| connect_error(e.to_string()))?;
                 let template = nodes[0].clone();
                 cluster_parts(template, con, connect_timeout, response_timeout).await?
@@ -705,6 +729,7 @@ impl LockClientBuilder {
                         Source::Sentinel(sentinels.clone()),
                         connect_timeout,
                         response_timeout,
+                        synced_extra,
                     )
                     .await
                     .map_err(|e| Error::Connect {

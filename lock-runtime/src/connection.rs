@@ -89,7 +89,37 @@ struct Healing {
     generation: AtomicU64,
     connect_timeout: Duration,
     response_timeout: Duration,
+    /// How long a pipeline that ends with a `WAIT` may take: the response
+    /// timeout plus the sync timeout (the `WAIT` blocks the connection
+    /// that long when too few replicas acknowledge).
+    synced_timeout: Duration,
     current: Current<MultiplexedConnection>,
+}
+
+/// What a pipeline sent with
+/// [`Connection::pipeline_on_primary`] waits for, and so how long its
+/// replies may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Deadline {
+    /// Plain commands: the response timeout.
+    Response,
+    /// A lock script and its `WAIT`: on the client's own connection to one
+    /// server (or a Sentinel master), the response timeout plus the sync
+    /// timeout. The client's own cluster connection has that for every
+    /// request (redis-rs has one response timeout per cluster client); a
+    /// connection given by the user keeps its own.
+    Synced,
+}
+
+/// Which connection a reply came on, as far as the client can tell: it
+/// changes when the client's own connection is replaced (after a failure,
+/// or a Sentinel failover). A connection given by the user keeps one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Epoch {
+    /// Changes of master seen by the sentinels' watcher (0 elsewhere).
+    master: u64,
+    /// Connections opened so far.
+    opened: u64,
 }
 
 /// Where a healing connection connects.
@@ -222,8 +252,11 @@ impl Connection {
         matches!(self.0, Inner::Cluster(_) | Inner::HealingCluster(_))
     }
 
-    /// The client's own healing connection to the cluster of `client`;
-    /// connects once now, so that a cluster out of reach fails here.
+    /// The client's own healing connection to the cluster of `client`,
+    /// whose response timeout is `response_timeout` (redis-rs has one for
+    /// every request of a cluster client: in replica-synced mode, the
+    /// response timeout plus the sync timeout); connects once now, so that
+    /// a cluster out of reach fails here.
     pub(crate) async fn healing_cluster(
         client: redis::cluster::ClusterClient,
         connect_timeout: Duration,
@@ -239,11 +272,14 @@ impl Connection {
     }
 
     /// The client's own healing connection to the server of `source`;
-    /// connects once now, so that a dead address fails here.
+    /// connects once now, so that a dead address fails here. A pipeline
+    /// sent with [`Deadline::Synced`] may take `response_timeout` plus
+    /// `sync_timeout` (zero when replica-synced mode is off).
     pub(crate) async fn healing(
         source: Source,
         connect_timeout: Duration,
         response_timeout: Duration,
+        sync_timeout: Duration,
     ) -> RedisResult<Connection> {
         let generation = match &source {
             Source::Sentinel(sentinels) => sentinels.generation(),
@@ -254,6 +290,7 @@ impl Connection {
             generation: AtomicU64::new(generation),
             connect_timeout,
             response_timeout,
+            synced_timeout: response_timeout.saturating_add(sync_timeout),
             current: Current::new(),
         });
         healing.get().await?;
@@ -266,10 +303,12 @@ impl Connection {
     /// primary that owns `slot` (whatever its commands are: a lone `WAIT`
     /// would go to every primary), elsewhere to the one server. Replies to
     /// the commands that failed are `Value::ServerError`s in the result.
+    /// `deadline` says how long the replies may take.
     pub(crate) async fn pipeline_on_primary(
         &mut self,
         pipeline: &Pipeline,
         slot: u16,
+        deadline: Deadline,
     ) -> RedisResult<Vec<Value>> {
         let count = pipeline.len();
         let primary = || {
@@ -284,9 +323,38 @@ impl Connection {
                 healed!(healing, |con| con.route_pipeline(pipeline.clone(), 0, count, primary()))
                     .await
             }
+            Inner::Healing(healing) if deadline == Deadline::Synced => {
+                let synced_timeout = healing.synced_timeout;
+                healed!(healing, |con| {
+                    // This handle only: the connection's other requests
+                    // keep the response timeout.
+                    con.set_response_timeout(synced_timeout);
+                    con.req_packed_commands(pipeline, 0, count)
+                })
+                .await
+            }
             Inner::Healing(_) | Inner::Manager(_) | Inner::Multiplexed(_) => {
                 self.req_packed_commands(pipeline, 0, count).await
             }
+        }
+    }
+
+    /// Which connection the next request goes on, as far as the client can
+    /// tell (see [`Epoch`]).
+    pub(crate) fn epoch(&self) -> Epoch {
+        match &self.0 {
+            Inner::Healing(healing) => Epoch {
+                master: match &healing.source {
+                    Source::Sentinel(sentinels) => sentinels.generation(),
+                    Source::Server(_) => 0,
+                },
+                opened: healing.current.opened.load(Ordering::Relaxed),
+            },
+            Inner::HealingCluster(healing) => Epoch {
+                master: 0,
+                opened: healing.current.opened.load(Ordering::Relaxed),
+            },
+            Inner::Manager(_) | Inner::Multiplexed(_) | Inner::Cluster(_) => Epoch::default(),
         }
     }
 }

@@ -16,11 +16,24 @@
 //! not dropped silently. `WAITAOF` (Redis 7.2) is used where it exists and
 //! the primary keeps an append-only file. The number of connected replicas
 //! is read from `INFO replication` once per primary (per slot on a cluster)
-//! and read again when an acknowledgement shows it changed or the node's
-//! connection failed.
+//! and read again when an acknowledgement shows it changed, the node's
+//! connection failed, or the client's own connection was replaced (a
+//! Sentinel failover: the new master's replicas are counted, not the old
+//! one's).
+//!
+//! A `WAIT` blocks its connection until the replicas acknowledge or its
+//! timeout passes, and Redis runs a connection's commands in order: the
+//! client's other requests queued behind it wait too. So a synced pipeline
+//! on the client's own connection to one server (or Sentinel master) may
+//! take the response timeout plus the sync timeout; with the default sync
+//! timeout (at most half the response timeout) another lock operation can
+//! wait behind one whole `WAIT` and still finish in time. One that waits
+//! longer fails with a timeout, as any reply that did not come: the
+//! connection is replaced, an acquire is undone, a renewal retried, a
+//! release retried in the background.
 
 use crate::config::millis;
-use crate::connection::Connection;
+use crate::connection::{Connection, Deadline, Epoch};
 use crate::error::{Error, Failure, classify};
 use crate::names::slot;
 use crate::script::{ScriptCall, is_noscript};
@@ -46,8 +59,10 @@ pub(crate) struct Replication {
     timeout: Duration,
     /// The server has `WAITAOF` (probed at connect).
     waitaof: bool,
-    /// Per slot on a cluster (slot 0 on one server): what `INFO` said.
-    nodes: Mutex<HashMap<u16, NodeInfo>>,
+    /// Per slot on a cluster (slot 0 on one server): what `INFO` said, and
+    /// on which connection (a count read before the connection was
+    /// replaced, as after a Sentinel failover, is read again).
+    nodes: Mutex<HashMap<u16, (Epoch, NodeInfo)>>,
     cluster: bool,
 }
 
@@ -223,7 +238,7 @@ impl Replication {
             let mut pipe = redis::pipe();
             call.add_to_pipeline(&mut pipe);
             pipe.add_command(command.cmd(wanted, self.timeout));
-            let values = match con.pipeline_on_primary(&pipe, slot).await {
+            let values = match con.pipeline_on_primary(&pipe, slot, Deadline::Synced).await {
                 Ok(values) => values,
                 Err(error) => {
                     self.forget(slot);
@@ -307,7 +322,12 @@ impl Replication {
                 aof: false,
             });
         }
-        if let Some(info) = self.nodes().get(&slot) {
+        // Read before asking: a connection replaced meanwhile makes the
+        // answer stale at once, and it is asked again.
+        let epoch = con.epoch();
+        if let Some((counted, info)) = self.nodes().get(&slot)
+            && *counted == epoch
+        {
             return Ok(*info);
         }
         let mut cmd = redis::cmd("INFO");
@@ -319,7 +339,7 @@ impl Replication {
         let mut pipe = redis::pipe();
         pipe.add_command(cmd);
         let reply = con
-            .pipeline_on_primary(&pipe, slot)
+            .pipeline_on_primary(&pipe, slot, Deadline::Response)
             .await?
             .into_iter()
             .next()
@@ -327,7 +347,7 @@ impl Replication {
             .extract_error()?;
         let text: String = redis::from_redis_value(reply)?;
         let info = parse_info(&text);
-        self.nodes().insert(slot, info);
+        self.nodes().insert(slot, (epoch, info));
         Ok(info)
     }
 
@@ -336,7 +356,7 @@ impl Replication {
         self.nodes().remove(&slot);
     }
 
-    fn nodes(&self) -> std::sync::MutexGuard<'_, HashMap<u16, NodeInfo>> {
+    fn nodes(&self) -> std::sync::MutexGuard<'_, HashMap<u16, (Epoch, NodeInfo)>> {
         self.nodes.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -455,10 +475,13 @@ mod tests {
             waitaof: false,
             nodes: Mutex::new(HashMap::from([(
                 7,
-                NodeInfo {
-                    replicas: 2,
-                    aof: false,
-                },
+                (
+                    Epoch::default(),
+                    NodeInfo {
+                        replicas: 2,
+                        aof: false,
+                    },
+                ),
             )])),
             cluster: true,
         }

@@ -51,9 +51,11 @@ pub enum SyncReplicas {
     /// Wait for every replica the primary reports connected and in sync
     /// (`INFO replication`: the `slaveN` lines with `state=online`), as
     /// Redisson does. The count is read once per primary (per slot on a
-    /// cluster) and read again whenever an acknowledgement shows it changed
-    /// or the node's connection failed. With no replica, nothing is waited
-    /// for. The default.
+    /// cluster) and read again whenever an acknowledgement shows it changed,
+    /// the node's connection failed, or the client's own connection was
+    /// replaced (a Sentinel failover among others: the new master's
+    /// replicas are counted). With no replica, nothing is waited for. The
+    /// default.
     #[default]
     Connected,
     /// Wait for at least this many replicas, however many are connected:

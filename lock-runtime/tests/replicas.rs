@@ -182,6 +182,48 @@ async fn an_acquire_a_replica_did_not_acknowledge_is_undone_and_fails_closed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_operation_queued_behind_another_wait_still_gets_its_answer() {
+    let (primary, replicas) = deployment(1).await;
+    // Two WAITs of 300 ms in a row take longer than the response timeout,
+    // not longer than a synced pipeline's deadline (500 + 300 ms).
+    let client = LockClient::builder(primary.url())
+        .response_timeout(ms(500))
+        .sync_timeout(ms(300))
+        .connect()
+        .await
+        .expect("connect");
+    let held = client.lock("queued:held").lock().await.unwrap();
+    let new = client.lock("queued:new");
+
+    let paused = Paused::new(&replicas[0]);
+    let started = Instant::now();
+    // One connection: Redis runs the second pipeline only after the
+    // first one's WAIT gave up, so one of them waits for both.
+    let (acquired, released) = within(ms(5000), "an acquire and a release", async {
+        tokio::join!(new.try_lock(), held.unlock())
+    })
+    .await;
+    let took = started.elapsed();
+    assert!(
+        matches!(&acquired, Err(Error::NotReplicated { name, acked: 0, wanted: 1 }) if name == "queued:new"),
+        "{:?}",
+        acquired.map(|g| g.is_some())
+    );
+    assert!(
+        matches!(&released, Err(Error::ReleaseNotReplicated { name, acked: 0, wanted: 1 }) if name == "queued:held"),
+        "{released:?}"
+    );
+    assert!(
+        ms(600) <= took && took < ms(1500),
+        "the two WAITs ran one after the other: {took:?}"
+    );
+    // Both ran on the primary: the acquire was undone, the release done.
+    assert!(!exists(&primary, "queued:new").await);
+    assert!(!exists(&primary, "queued:held").await);
+    drop(paused);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_acknowledgement_of_two_is_not_enough() {
     let (primary, replicas) = deployment(2).await;
     let connected = synced_client(&primary, ms(300)).await;

@@ -1,18 +1,23 @@
 //! Locks through Redis Sentinel: a master, a replica and three sentinels,
 //! started once for this binary and shared by its tests, which run one at
-//! a time (two of them fail the master over).
+//! a time (three of them fail the master over).
 //!
-//! What these tests show without replica-synced holds: a hold whose writes
-//! reached the replica (the tests make sure of it with `WAIT`) survives a
-//! failover, its renewals go on on the new master, fencing tokens keep
-//! increasing, and waiters caught in the failover are woken or give up at
-//! their deadline, never later.
+//! In replica-synced mode (the default), with no help from the test: a
+//! hold survives a failover (`SENTINEL FAILOVER`, and a master that hangs),
+//! no other client is granted the lock meanwhile, its renewals go on on the
+//! new master, fencing tokens keep increasing, and waiters caught in the
+//! failover are woken or give up at their deadline, never later; an
+//! acquire the only replica does not acknowledge fails closed. Without
+//! synced mode, the same holds for a hold whose writes reached the replica
+//! (the test makes sure of it with `WAIT`).
 
 use redis::aio::MultiplexedConnection;
-use redlua_runtime::{LockClient, LockGuard};
+use redlua_runtime::{Error, LockClient, LockGuard, SyncReplicas};
 use redlua_test_support::RedisSentinel;
 use std::future::Future;
+use std::sync::Arc;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -30,12 +35,24 @@ async fn deployment() -> &'static RedisSentinel {
     .expect("starting the Sentinel deployment")
 }
 
-/// A client through the sentinels, with short timeouts and `watchdog`.
+/// A client through the sentinels, with short timeouts and `watchdog`,
+/// in replica-synced mode (the default: every connected replica, within
+/// 250 ms, half the response timeout).
 async fn client(watchdog: Duration) -> LockClient {
+    client_syncing(watchdog, SyncReplicas::Connected).await
+}
+
+/// A client through the sentinels that does not wait for replicas.
+async fn unsynced_client(watchdog: Duration) -> LockClient {
+    client_syncing(watchdog, SyncReplicas::Off).await
+}
+
+async fn client_syncing(watchdog: Duration, sync: SyncReplicas) -> LockClient {
     LockClient::sentinel_builder(deployment().await.sentinel_urls(), RedisSentinel::SERVICE)
         .watchdog_timeout(watchdog)
         .connect_timeout(Duration::from_millis(500))
         .response_timeout(Duration::from_millis(500))
+        .sync_replicas(sync)
         .connect()
         .await
         .expect("a client through the sentinels")
@@ -84,6 +101,26 @@ async fn stored(i: usize, name: &str) -> (Vec<String>, i64) {
         .await
         .unwrap();
     (fields, pttl)
+}
+
+/// The guard of a synced acquire, or a failure that shows the data
+/// servers' replication state.
+async fn acquired(result: redlua_runtime::Result<LockGuard>) -> LockGuard {
+    match result {
+        Ok(guard) => guard,
+        Err(error) => {
+            let mut state = String::new();
+            for i in 0..deployment().await.servers().len() {
+                let info: String = redis::cmd("INFO")
+                    .arg("replication")
+                    .query_async(&mut server(i).await)
+                    .await
+                    .unwrap_or_else(|e| e.to_string());
+                state.push_str(&format!("server {i}:\n{info}\n"));
+            }
+            panic!("the acquire failed: {error:?}\n{state}")
+        }
+    }
 }
 
 /// Fails the test if `future` takes longer than `limit`.
@@ -206,13 +243,13 @@ async fn locks_and_scripts_go_to_the_master_the_sentinels_name() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_held_lock_follows_a_sentinel_failover() {
+async fn without_synced_mode_a_replicated_hold_follows_a_sentinel_failover() {
     let _serial = SERIAL.lock().await;
     let deployment = deployment().await;
     // Renewals every 2 s.
     let watchdog = Duration::from_secs(6);
-    let holder = client(watchdog).await;
-    let other = client(watchdog).await;
+    let holder = unsynced_client(watchdog).await;
+    let other = unsynced_client(watchdog).await;
     let old = master().await;
 
     let guard = holder.lock("sentinel:failover").lock().await.unwrap();
@@ -281,7 +318,7 @@ async fn a_held_lock_follows_a_sentinel_failover() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hung_master_is_replaced_and_the_hold_moves_with_it() {
+async fn a_hung_master_is_replaced_and_a_synced_hold_moves_with_it() {
     let _serial = SERIAL.lock().await;
     let deployment = deployment().await;
     // Renewals every 5 s: the failover (1 s to notice, a few to elect)
@@ -291,9 +328,10 @@ async fn a_hung_master_is_replaced_and_the_hold_moves_with_it() {
     let other = client(watchdog).await;
     let old = master().await;
 
-    let guard = holder.lock("sentinel:hung").lock().await.unwrap();
+    // Synced mode: the acquire returns once the replica has the hold; the
+    // test does not wait for it.
+    let guard = acquired(holder.lock("sentinel:hung").lock().await).await;
     let token = guard.token();
-    replicated().await;
 
     deployment.servers()[old].pause();
     let paused = Instant::now();
@@ -337,6 +375,190 @@ async fn a_hung_master_is_replaced_and_the_hold_moves_with_it() {
     let next = other.lock("sentinel:hung").lock().await.unwrap();
     assert!(next.token() > token, "{} after {token}", next.token());
     next.unlock().await.unwrap();
+}
+
+/// A client that tries `name` (never waiting) every 25 ms until stopped,
+/// and counts the times it was granted the lock (each released at once).
+struct Observer {
+    stop: Arc<AtomicBool>,
+    granted: Arc<AtomicUsize>,
+    task: tokio::task::JoinHandle<usize>,
+}
+
+impl Observer {
+    fn start(client: LockClient, name: &'static str) -> Observer {
+        let stop = Arc::new(AtomicBool::new(false));
+        let granted = Arc::new(AtomicUsize::new(0));
+        let (flag, count) = (stop.clone(), granted.clone());
+        let task = tokio::spawn(async move {
+            let mut tries = 0;
+            while !flag.load(Ordering::SeqCst) {
+                tries += 1;
+                // Errors (the master changing under it) are tries too.
+                if let Ok(Some(guard)) = client.lock(name).try_lock().await {
+                    count.fetch_add(1, Ordering::SeqCst);
+                    let _ = guard.unlock().await;
+                }
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            tries
+        });
+        Observer {
+            stop,
+            granted,
+            task,
+        }
+    }
+
+    /// Stops it: how many tries it made, and how many were granted.
+    async fn stop(self) -> (usize, usize) {
+        self.stop.store(true, Ordering::SeqCst);
+        let tries = within(Duration::from_secs(5), "the observer", self.task)
+            .await
+            .unwrap();
+        (tries, self.granted.load(Ordering::SeqCst))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_synced_hold_survives_a_sentinel_failover_without_any_help() {
+    const NAME: &str = "sentinel:synced";
+    let _serial = SERIAL.lock().await;
+    let deployment = deployment().await;
+    // Renewals every 2 s.
+    let watchdog = Duration::from_secs(6);
+    let holder = client(watchdog).await;
+    let other = client(watchdog).await;
+    let old = master().await;
+    let replica = 1 - old;
+
+    let guard = acquired(holder.lock(NAME).lock().await).await;
+    let token = guard.token();
+    // No WAIT of the test's own: the acquire returned once the replica
+    // had the hold.
+    let (fields, pttl) = stored(replica, NAME).await;
+    assert_eq!(fields, [guard.owner().to_string()]);
+    assert!(pttl > 0);
+    // An observer that does not wait for replicas (it would take a lock
+    // the new master did not have) tries all along; a waiter caught in the
+    // failover gives up at its deadline.
+    let observer = Observer::start(unsynced_client(watchdog).await, NAME);
+    let caught = waiter(&other, NAME, Duration::from_secs(3));
+    let before = guard.valid_until();
+
+    let new = tokio::task::spawn_blocking(move || deployment.failover())
+        .await
+        .expect("the failover");
+    assert_eq!(new, replica);
+
+    let (got, waited) = within(Duration::from_secs(10), "the caught waiter", caught)
+        .await
+        .unwrap();
+    assert!(
+        matches!(got, Ok(None)),
+        "the lock is held: the waiter times out ({:?})",
+        got.map(|g| g.is_some())
+    );
+    assert!(
+        waited < Duration::from_secs(5),
+        "it gave up after {waited:?}"
+    );
+
+    // The watchdog renews the hold on the new master (which has no
+    // replica now: the old master is not one yet), and the guard's lease
+    // clock moves with it.
+    renewed_on(new, NAME, Duration::from_secs(4)).await;
+    let moved = Instant::now() + Duration::from_secs(2);
+    while guard.valid_until() <= before + Duration::from_secs(1) {
+        assert!(
+            Instant::now() < moved,
+            "the lease clock did not move after the renewal on the new master"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!guard.is_lost());
+    assert!(guard.valid_until() > std::time::Instant::now());
+    // The observer was never granted the lock while the guard's lease
+    // clock said it was held (all along, as it still does).
+    let (tries, granted) = observer.stop().await;
+    assert!(tries > 20, "the observer tried {tries} times");
+    assert_eq!(granted, 0, "another client was granted the held lock");
+
+    // A waiter through the new master is woken by the release.
+    let waiting = waiter(&other, NAME, Duration::from_secs(20));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let released = Instant::now();
+    guard.unlock().await.unwrap();
+    let (got, _) = within(Duration::from_secs(25), "the waiter", waiting)
+        .await
+        .unwrap();
+    let next = got
+        .unwrap()
+        .expect("the waiter gets the lock after the failover");
+    assert!(
+        released.elapsed() < Duration::from_secs(1),
+        "woken {:?} after the release",
+        released.elapsed()
+    );
+    assert!(next.token() > token, "{} after {token}", next.token());
+    next.unlock().await.unwrap();
+    tokio::task::spawn_blocking(move || deployment.rejoin(old))
+        .await
+        .expect("the deployment settles");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_synced_acquire_the_paused_replica_cannot_acknowledge_fails_closed() {
+    const NAME: &str = "sentinel:paused-replica";
+    let _serial = SERIAL.lock().await;
+    let deployment = deployment().await;
+    let client = client(Duration::from_secs(6)).await;
+    let m = master().await;
+    let replica = 1 - m;
+    // The client counts the replica (its first acquire waits for it).
+    let warm = acquired(client.lock(NAME).lock().await).await;
+    warm.unlock().await.unwrap();
+
+    deployment.servers()[replica].pause();
+    let started = Instant::now();
+    let refused = within(Duration::from_secs(5), "a synced acquire", async {
+        client.lock(NAME).try_lock().await
+    })
+    .await;
+    let took = started.elapsed();
+    let stored_meanwhile = stored(m, NAME).await;
+    deployment.servers()[replica].resume();
+    match refused {
+        Err(Error::NotReplicated {
+            name,
+            acked: 0,
+            wanted: 1,
+        }) => assert_eq!(name, NAME),
+        other => panic!(
+            "expected NotReplicated, got {:?}",
+            other.map(|g| g.is_some())
+        ),
+    }
+    // It waited out the sync timeout (250 ms), then undid the acquire.
+    assert!(
+        Duration::from_millis(250) <= took && took < Duration::from_secs(2),
+        "failed after {took:?}"
+    );
+    assert_eq!(stored_meanwhile, (Vec::<String>::new(), -2));
+
+    // With the replica back, the same client is granted the lock, and the
+    // replica has it.
+    tokio::task::spawn_blocking(move || deployment.wait_settled())
+        .await
+        .expect("the deployment settles");
+    let guard = within(Duration::from_secs(5), "a synced acquire", async {
+        client.lock(NAME).lock().await
+    })
+    .await
+    .unwrap();
+    let (fields, _) = stored(replica, NAME).await;
+    assert_eq!(fields, [guard.owner().to_string()]);
+    guard.unlock().await.unwrap();
 }
 
 #[tokio::test]

@@ -240,6 +240,7 @@ impl RedisServer {
             if mine.contains("master_link_status:up")
                 && mine.contains("master_sync_in_progress:0")
                 && theirs.contains(&online)
+                && acknowledges(primary, 1)
             {
                 return replica;
             }
@@ -251,7 +252,25 @@ impl RedisServer {
             thread::sleep(Duration::from_millis(20));
         }
     }
+}
 
+/// Whether `replicas` replicas of `primary` acknowledge a write within
+/// 500 ms (`WAIT`): a replica that just went online may not yet (a
+/// replica-synced lock client would then fail its first acquires closed).
+pub(crate) fn acknowledges(primary: &RedisServer, replicas: usize) -> bool {
+    let mut con = primary.connection();
+    let written: redis::RedisResult<()> = redis::cmd("SET")
+        .arg("redlua-test-support:acknowledged")
+        .arg(1)
+        .arg("PX")
+        .arg(1000)
+        .query(&mut con);
+    let acked: redis::RedisResult<usize> =
+        redis::cmd("WAIT").arg(replicas).arg(500).query(&mut con);
+    written.is_ok() && acked.is_ok_and(|n| n >= replicas)
+}
+
+impl RedisServer {
     /// Starts a server that listens with TLS only (`--port 0 --tls-port
     /// <port>`), presenting `cert` (made by a [`TestCa`]) and trusting its
     /// CA for client certificates, with `--tls-auth-clients no` unless

@@ -350,6 +350,9 @@ impl RedisSentinel {
                 return Some(format!("replica {} not in sync: {info}", server.port()));
             }
         }
+        if !crate::acknowledges(master, self.servers.len() - 1) {
+            return Some("the replicas do not acknowledge writes (WAIT) yet".to_string());
+        }
         None
     }
 
