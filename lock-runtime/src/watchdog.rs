@@ -137,7 +137,14 @@ async fn round(weak: &Weak<Shared>) -> Round {
 /// each, and on a cluster the locks of one slot only.
 fn batches(mut watched: Vec<Watched>, by_slot: bool) -> Vec<Vec<Watched>> {
     if !by_slot {
-        return watched.chunks(BATCH).map(<[Watched]>::to_vec).collect();
+        // Moved, not cloned (a round's chunk is one batch).
+        let mut batches = Vec::new();
+        while watched.len() > BATCH {
+            let rest = watched.split_off(BATCH);
+            batches.push(std::mem::replace(&mut watched, rest));
+        }
+        batches.push(watched);
+        return batches;
     }
     watched.sort_by_cached_key(|w| slot(&w.key.lock));
     watched
