@@ -16,6 +16,7 @@
 //! redis-semaphore (its `Mutex`, on ioredis). One lock object and one
 //! connection per contender; the same 30 s lease everywhere.
 
+mod cancelled;
 mod metrics;
 mod monitor;
 mod peers;
@@ -47,7 +48,7 @@ pub struct Settings {
 }
 
 /// The groups of scenarios `--only` picks from.
-pub const GROUPS: [&str; 3] = ["uncontended", "contended", "watchdog"];
+pub const GROUPS: [&str; 4] = ["uncontended", "contended", "watchdog", "cancelled"];
 
 impl Settings {
     /// Whether the group `group` runs.

@@ -49,6 +49,10 @@ pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
             ));
         }
     }
+    if settings.wants("cancelled") {
+        let measured = crate::cancelled::run(url, 300).await;
+        outcomes.push(outcome("redlua", "cancelled woken waiter", measured));
+    }
     outcomes
 }
 
