@@ -21,6 +21,7 @@ mod metrics;
 mod monitor;
 mod peers;
 mod report;
+mod rwlock;
 mod scenarios;
 mod watchdog;
 
@@ -48,7 +49,13 @@ pub struct Settings {
 }
 
 /// The groups of scenarios `--only` picks from.
-pub const GROUPS: [&str; 4] = ["uncontended", "contended", "watchdog", "cancelled"];
+pub const GROUPS: [&str; 5] = [
+    "uncontended",
+    "contended",
+    "watchdog",
+    "cancelled",
+    "rwlock",
+];
 
 impl Settings {
     /// Whether the group `group` runs.

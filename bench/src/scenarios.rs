@@ -53,6 +53,10 @@ pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
         let measured = crate::cancelled::run(url, 300).await;
         outcomes.push(outcome("redlua", "cancelled woken waiter", measured));
     }
+    if settings.wants("rwlock") {
+        let measured = crate::rwlock::run(url, settings).await;
+        outcomes.push(outcome("redlua", "16 readers + 1 writer", measured));
+    }
     outcomes
 }
 
