@@ -17,9 +17,12 @@
 //! connection per contender; the same 30 s lease everywhere.
 
 mod cancelled;
+mod expansion;
+mod independent;
 mod metrics;
 mod monitor;
 mod peers;
+mod processes;
 mod report;
 mod rwlock;
 mod scenarios;
@@ -49,12 +52,15 @@ pub struct Settings {
 }
 
 /// The groups of scenarios `--only` picks from.
-pub const GROUPS: [&str; 5] = [
+pub const GROUPS: [&str; 8] = [
     "uncontended",
+    "independent",
     "contended",
+    "processes",
     "watchdog",
     "cancelled",
     "rwlock",
+    "expansion",
 ];
 
 impl Settings {
@@ -115,6 +121,14 @@ fn settings() -> Result<Settings, String> {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--contender-process") {
+        if let Err(message) = processes::child(&args[1..]).await {
+            eprintln!("redlua-bench (contender process): {message}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let settings = match settings() {
         Ok(settings) => settings,
         Err(message) => {
@@ -131,8 +145,9 @@ async fn main() {
 
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     // The peers and the counting pass are about throughput only.
-    let throughput = settings.wants("uncontended") || settings.wants("contended");
-    let env = (settings.peers && throughput)
+    let peers = settings.wants("uncontended") || settings.wants("contended");
+    let throughput = peers || settings.wants("independent") || settings.wants("processes");
+    let env = (settings.peers && peers)
         .then(|| peers::Environment::prepare(&root.join("../target/bench-env")));
     let run = async |settings: &Settings| {
         let mut outcomes = scenarios::run_all(&url, settings).await;

@@ -62,7 +62,7 @@ fn throughput_table(outcomes: &[Outcome]) -> String {
     );
     for outcome in outcomes {
         let _ = match &outcome.result {
-            Ok(m) if !m.figures.is_empty() => Ok(()),
+            Ok(m) if m.per_second == 0.0 && m.contention.is_none() => Ok(()),
             Ok(m) => {
                 let commands = m.commands_per_acquisition.map_or("-".into(), number);
                 let client = m.client_commands_per_acquisition.map_or("-".into(), number);

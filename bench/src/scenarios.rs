@@ -27,12 +27,28 @@ pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
             counted(port, redlua_uncontended(url, settings)).await,
         ));
     }
+    if settings.wants("independent") {
+        let measured = counted(port, crate::independent::run(url, settings)).await;
+        outcomes.push(outcome(
+            "redlua",
+            &format!("{} independent locks", crate::independent::LOCKS),
+            measured,
+        ));
+    }
     if settings.wants("contended") {
         for clients in [1, settings.contenders] {
             let scenario = contended_name(settings.contenders, clients);
             let measured = counted(port, redlua_contended(url, settings, clients)).await;
             outcomes.push(outcome("redlua", &scenario, measured));
         }
+    }
+    if settings.wants("processes") {
+        let measured = counted(port, crate::processes::run(url, settings)).await;
+        outcomes.push(outcome(
+            "redlua",
+            &format!("{} contenders, 2 processes × 4", settings.contenders),
+            measured,
+        ));
     }
     if settings.counting() {
         return outcomes;
@@ -56,6 +72,11 @@ pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
     if settings.wants("rwlock") {
         let measured = crate::rwlock::run(url, settings).await;
         outcomes.push(outcome("redlua", "16 readers + 1 writer", measured));
+    }
+    if settings.wants("expansion") {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let measured = crate::expansion::run(&root);
+        outcomes.push(outcome("redlua", "macro analysis", measured));
     }
     outcomes
 }
