@@ -20,9 +20,13 @@ use tokio::task::JoinSet;
 /// The watchdog timeout of the scenario (rounds every third of it).
 const TIMEOUT: Duration = Duration::from_secs(3);
 
-/// How many holds acquire at once, and how many keys one `PTTL` pipeline
-/// reads.
-const CHUNK: usize = 1_000;
+/// How many holds acquire (or release) at once. The watchdog's renewals
+/// share the client's connection with them: a deeper flood of commands
+/// would hold each renewal call behind it, and slow a round down.
+const CHUNK: usize = 100;
+
+/// How many keys one `PTTL` pipeline reads.
+const SWEEP: usize = 10_000;
 
 /// How late the ticker's ticks were.
 #[derive(Debug, Clone, Copy)]
@@ -70,7 +74,7 @@ pub async fn run(url: &str, holds: usize, seconds: f64) -> Result<Measured, Stri
         .await
         .map_err(|e| e.to_string())?;
     while tokio::time::Instant::now() < end {
-        for chunk in keys.chunks(CHUNK * 10) {
+        for chunk in keys.chunks(SWEEP) {
             let mut pipe = redis::pipe();
             for key in chunk {
                 pipe.cmd("PTTL").arg(key);
