@@ -6,6 +6,7 @@
 //! tools/bench            # every scenario, every library; ~1 minute
 //! tools/bench --quick    # shorter runs
 //! tools/bench --no-peers # redlua and the raw baseline only
+//! tools/bench --only watchdog --holds 10000  # one group of scenarios
 //! ```
 //!
 //! It prints a table, and writes `bench/results/latest.json` and
@@ -15,11 +16,17 @@
 //! redis-semaphore (its `Mutex`, on ioredis). One lock object and one
 //! connection per contender; the same 30 s lease everywhere.
 
+mod cancelled;
+mod expansion;
+mod independent;
 mod metrics;
 mod monitor;
 mod peers;
+mod processes;
 mod report;
+mod rwlock;
 mod scenarios;
+mod watchdog;
 
 use std::path::PathBuf;
 
@@ -38,6 +45,35 @@ pub struct Settings {
     pub peers: bool,
     /// Count client commands with `MONITOR` on the server at this port.
     pub monitor: Option<u16>,
+    /// Run only this group of scenarios (see [`GROUPS`]).
+    pub only: Option<String>,
+    /// The numbers of holds of the watchdog scenario.
+    pub watchdog_holds: Vec<usize>,
+}
+
+/// The groups of scenarios `--only` picks from.
+pub const GROUPS: [&str; 8] = [
+    "uncontended",
+    "independent",
+    "contended",
+    "processes",
+    "watchdog",
+    "cancelled",
+    "rwlock",
+    "expansion",
+];
+
+impl Settings {
+    /// Whether the group `group` runs.
+    pub fn wants(&self, group: &str) -> bool {
+        self.only.as_deref().is_none_or(|only| only == group)
+    }
+
+    /// Whether this is the pass that counts client commands (throughput
+    /// scenarios only).
+    pub fn counting(&self) -> bool {
+        self.monitor.is_some()
+    }
 }
 
 fn settings() -> Result<Settings, String> {
@@ -48,16 +84,33 @@ fn settings() -> Result<Settings, String> {
         critical_ms: 1,
         peers: true,
         monitor: None,
+        only: None,
+        watchdog_holds: vec![10_000, 100_000],
     };
-    for arg in std::env::args().skip(1) {
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => {
                 settings.iterations = 1_000;
                 settings.seconds = 1.0;
             }
             "--no-peers" => settings.peers = false,
+            "--only" => {
+                let group = args.next().unwrap_or_default();
+                if !GROUPS.contains(&group.as_str()) {
+                    return Err(format!("--only takes one of {}", GROUPS.join(", ")));
+                }
+                settings.only = Some(group);
+            }
+            "--holds" => {
+                let holds = args.next().and_then(|n| n.parse().ok());
+                settings.watchdog_holds = vec![holds.ok_or("--holds takes a number")?];
+            }
             "-h" | "--help" => {
-                println!("usage: tools/bench [--quick] [--no-peers]");
+                println!(
+                    "usage: tools/bench [--quick] [--no-peers] [--only {}] [--holds N]",
+                    GROUPS.join("|")
+                );
                 std::process::exit(0);
             }
             other => return Err(format!("unknown argument `{other}` (see --help)")),
@@ -68,6 +121,14 @@ fn settings() -> Result<Settings, String> {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--contender-process") {
+        if let Err(message) = processes::child(&args[1..]).await {
+            eprintln!("redlua-bench (contender process): {message}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let settings = match settings() {
         Ok(settings) => settings,
         Err(message) => {
@@ -83,8 +144,10 @@ async fn main() {
     eprintln!("redis-server {redis_version} at {url}; settings {settings:?}");
 
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let env = settings
-        .peers
+    // The peers and the counting pass are about throughput only.
+    let peers = settings.wants("uncontended") || settings.wants("contended");
+    let throughput = peers || settings.wants("independent") || settings.wants("processes");
+    let env = (settings.peers && peers)
         .then(|| peers::Environment::prepare(&root.join("../target/bench-env")));
     let run = async |settings: &Settings| {
         let mut outcomes = scenarios::run_all(&url, settings).await;
@@ -102,7 +165,12 @@ async fn main() {
         monitor: Some(server.port()),
         ..settings.clone()
     };
-    for counted in run(&counting).await {
+    let counted = if throughput {
+        run(&counting).await
+    } else {
+        Vec::new()
+    };
+    for counted in counted {
         let Ok(measured) = counted.result else {
             continue;
         };
@@ -120,6 +188,10 @@ async fn main() {
         redis_version,
     };
     println!("{}", report::table(&outcomes));
+    if settings.only.is_some() {
+        // A partial run leaves the full results alone.
+        return;
+    }
     let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results");
     match report::write(&out, &machine, &settings, &outcomes) {
         Ok(()) => eprintln!("wrote {}/latest.json and latest.svg", out.display()),

@@ -27,6 +27,33 @@ pub struct Measured {
     pub acquisitions: usize,
     /// Contended only.
     pub contention: Option<Contention>,
+    /// The figures of the scenarios that are not about throughput
+    /// (watchdog, cancelled waiters, read/write, macro expansion).
+    pub figures: Vec<Figure>,
+}
+
+/// One named figure of a scenario, with the target it is held against.
+#[derive(Debug, Clone)]
+pub struct Figure {
+    /// What it measures (`lowest TTL / lease`, ...).
+    pub name: &'static str,
+    pub value: f64,
+    /// Its unit (`ms`, `×`, ...; "" for a plain number).
+    pub unit: &'static str,
+    /// The target of issue 10 (`≥ 0.5`, ...), or "".
+    pub target: &'static str,
+}
+
+impl Figure {
+    /// A figure.
+    pub fn new(name: &'static str, value: f64, unit: &'static str, target: &'static str) -> Figure {
+        Figure {
+            name,
+            value,
+            unit,
+            target,
+        }
+    }
 }
 
 /// The numbers of a contended run.

@@ -183,6 +183,7 @@ async fn measure(
             client_commands_per_acquisition: None,
             acquisitions: settings.iterations + 50,
             contention: None,
+            figures: Vec::new(),
         });
     }
     let events: Vec<Event> = reply["events"]
@@ -198,5 +199,6 @@ async fn measure(
         client_commands_per_acquisition: None,
         acquisitions: events.len(),
         contention: Some(contention),
+        figures: Vec::new(),
     })
 }

@@ -19,14 +19,50 @@ fn number(value: f64) -> String {
     }
 }
 
-/// The results as a Markdown table (what the README shows).
+/// The results as Markdown tables (what the README shows): throughput,
+/// then the figures of the other scenarios.
 pub fn table(outcomes: &[Outcome]) -> String {
+    let mut out = throughput_table(outcomes);
+    let figures: Vec<_> = outcomes
+        .iter()
+        .filter_map(|o| Some((o, o.result.as_ref().ok()?)))
+        .filter(|(_, m)| !m.figures.is_empty())
+        .collect();
+    if !figures.is_empty() {
+        out.push_str(
+            "\n| library | scenario | figure | value | target |\n| --- | --- | --- | ---: | --- |\n",
+        );
+        for (outcome, measured) in figures {
+            for figure in &measured.figures {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {}{} | {} |",
+                    outcome.library,
+                    outcome.scenario,
+                    figure.name,
+                    number(figure.value),
+                    if figure.unit.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" {}", figure.unit)
+                    },
+                    figure.target
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The throughput scenarios' table.
+fn throughput_table(outcomes: &[Outcome]) -> String {
     let mut out = String::from(
         "| library | scenario | ops/s | client cmds/acq | server cmds/acq | utilization | handoff p50 ms | handoff p99 ms | fairness (min/mean) |\n\
          | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
     );
     for outcome in outcomes {
         let _ = match &outcome.result {
+            Ok(m) if m.per_second == 0.0 && m.contention.is_none() => Ok(()),
             Ok(m) => {
                 let commands = m.commands_per_acquisition.map_or("-".into(), number);
                 let client = m.client_commands_per_acquisition.map_or("-".into(), number);
@@ -81,6 +117,9 @@ pub fn write(
                     "fairness": c.fairness,
                     "handoffs": c.handoffs_ms.len(),
                 })),
+                "figures": m.figures.iter().map(|f| serde_json::json!({
+                    "name": f.name, "value": f.value, "unit": f.unit, "target": f.target,
+                })).collect::<Vec<_>>(),
             }),
             Err(why) => serde_json::json!({
                 "library": o.library, "scenario": o.scenario, "error": why,
@@ -128,7 +167,33 @@ fn svg(machine: &Machine, settings: &Settings, outcomes: &[Outcome]) -> String {
     let top = 70.0;
     let left = 280.0;
     let plot = width - left - 40.0;
-    let height = top + row * (bars.len() + spreads.len()) as f64 + 120.0;
+    let figures: Vec<String> = outcomes
+        .iter()
+        .filter_map(|o| Some((o, o.result.as_ref().ok()?)))
+        .flat_map(|(o, m)| {
+            m.figures.iter().map(move |f| {
+                let target = if f.target.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (target {})", f.target)
+                };
+                escape(&format!(
+                    "{} — {}: {} {}{}{target}",
+                    o.library,
+                    o.scenario,
+                    f.name,
+                    number(f.value),
+                    if f.unit.is_empty() { "" } else { " " }.to_string() + f.unit,
+                ))
+            })
+        })
+        .collect();
+    let figures_height = if figures.is_empty() {
+        0.0
+    } else {
+        40.0 + 16.0 * figures.len() as f64
+    };
+    let height = top + row * (bars.len() + spreads.len()) as f64 + 120.0 + figures_height;
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"12\">\n\
          <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
@@ -217,6 +282,24 @@ fn svg(machine: &Machine, settings: &Settings, outcomes: &[Outcome]) -> String {
             y + 20.0
         );
     }
+    if !figures.is_empty() {
+        y += 60.0;
+        let _ = writeln!(
+            s,
+            "<text x=\"10\" y=\"{y}\" font-size=\"13\">Other scenarios</text>"
+        );
+        for line in &figures {
+            y += 16.0;
+            let _ = writeln!(s, "<text x=\"20\" y=\"{y}\">{line}</text>");
+        }
+    }
     s.push_str("</svg>\n");
     s
+}
+
+/// `text` made safe inside an SVG text element.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }

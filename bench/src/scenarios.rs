@@ -11,25 +11,72 @@ use std::time::{Duration, Instant};
 const ACQUIRE: &str = include_str!("../../lock-runtime/scripts/lock_acquire.lua");
 const RELEASE: &str = include_str!("../../lock-runtime/scripts/lock_release.lua");
 
-/// Runs every in-process scenario.
+/// Runs every in-process scenario (those `settings` want).
 pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
     let port = settings.monitor;
-    let mut outcomes = vec![
-        outcome(
+    let mut outcomes = Vec::new();
+    if settings.wants("uncontended") {
+        outcomes.push(outcome(
             "raw EVALSHA",
             "uncontended",
             counted(port, raw_uncontended(url, settings)).await,
-        ),
-        outcome(
+        ));
+        outcomes.push(outcome(
             "redlua",
             "uncontended",
             counted(port, redlua_uncontended(url, settings)).await,
-        ),
-    ];
-    for clients in [1, settings.contenders] {
-        let scenario = contended_name(settings.contenders, clients);
-        let measured = counted(port, redlua_contended(url, settings, clients)).await;
-        outcomes.push(outcome("redlua", &scenario, measured));
+        ));
+    }
+    if settings.wants("independent") {
+        let measured = counted(port, crate::independent::run(url, settings)).await;
+        outcomes.push(outcome(
+            "redlua",
+            &format!("{} independent locks", crate::independent::LOCKS),
+            measured,
+        ));
+    }
+    if settings.wants("contended") {
+        for clients in [1, settings.contenders] {
+            let scenario = contended_name(settings.contenders, clients);
+            let measured = counted(port, redlua_contended(url, settings, clients)).await;
+            outcomes.push(outcome("redlua", &scenario, measured));
+        }
+    }
+    if settings.wants("processes") {
+        let measured = counted(port, crate::processes::run(url, settings)).await;
+        outcomes.push(outcome(
+            "redlua",
+            &format!("{} contenders, 2 processes × 4", settings.contenders),
+            measured,
+        ));
+    }
+    if settings.counting() {
+        return outcomes;
+    }
+    if settings.wants("watchdog") {
+        // Several rounds (one a second).
+        let seconds = (settings.seconds * 2.0).max(3.0);
+        for &holds in &settings.watchdog_holds {
+            let measured = crate::watchdog::run(url, holds, seconds).await;
+            outcomes.push(outcome(
+                "redlua",
+                &format!("watchdog, {holds} holds"),
+                measured,
+            ));
+        }
+    }
+    if settings.wants("cancelled") {
+        let measured = crate::cancelled::run(url, 300).await;
+        outcomes.push(outcome("redlua", "cancelled woken waiter", measured));
+    }
+    if settings.wants("rwlock") {
+        let measured = crate::rwlock::run(url, settings).await;
+        outcomes.push(outcome("redlua", "16 readers + 1 writer", measured));
+    }
+    if settings.wants("expansion") {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let measured = crate::expansion::run(&root);
+        outcomes.push(outcome("redlua", "macro analysis", measured));
     }
     outcomes
 }
@@ -78,6 +125,16 @@ pub async fn commands_so_far(url: &str) -> Option<u64> {
             .filter_map(|rest| rest.split(',').next()?.parse::<u64>().ok())
             .sum(),
     )
+}
+
+/// The calls of one command so far (`cmdstat_<command>`; 0 when unknown).
+pub async fn calls(url: &str, command: &str) -> u64 {
+    let info = info(url, "commandstats").await.unwrap_or_default();
+    let prefix = format!("cmdstat_{command}:calls=");
+    info.lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .and_then(|rest| rest.split(',').next()?.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Commands per operation between two counts (minus the INFO calls).
@@ -142,6 +199,7 @@ async fn raw_uncontended(url: &str, settings: &Settings) -> Result<Measured, Str
         client_commands_per_acquisition: None,
         acquisitions: settings.iterations + 50,
         contention: None,
+        figures: Vec::new(),
     })
 }
 
@@ -169,6 +227,7 @@ async fn redlua_uncontended(url: &str, settings: &Settings) -> Result<Measured, 
         client_commands_per_acquisition: None,
         acquisitions: settings.iterations + 50,
         contention: None,
+        figures: Vec::new(),
     })
 }
 
@@ -217,5 +276,6 @@ async fn redlua_contended(
         client_commands_per_acquisition: None,
         acquisitions: events.len(),
         contention: Some(contention),
+        figures: Vec::new(),
     })
 }

@@ -74,8 +74,11 @@ end
 redis.call('del', KEYS[3] .. ':' .. (left + 1))
 if redis.call('hlen', KEYS[1]) > 1 then
   local longest = -3
-  for _, field in ipairs(redis.call('hkeys', KEYS[1])) do
-    local count = tonumber(redis.call('hget', KEYS[1], field))
+  -- One HGETALL, not an HGET per holder; a PTTL per read hold is left:
+  -- the layout keeps no index of their deadlines.
+  local all = redis.call('hgetall', KEYS[1])
+  for f = 1, #all, 2 do
+    local field, count = all[f], tonumber(all[f + 1])
     if type(count) == 'number' then
       for i = count, 1, -1 do
         local ttl = redis.call('pttl', KEYS[4] .. ':' .. field .. ':rwlock_timeout:' .. i)

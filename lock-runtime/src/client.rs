@@ -751,12 +751,13 @@ impl LockClientBuilder {
             sync: Arc::new(sync),
         };
         let (jobs, queue) = mpsc::unbounded_channel();
+        let by_slot = con.is_cluster();
         let shared = Arc::new(Shared {
             id: uuid::Uuid::new_v4().to_string().into(),
             con,
             hub,
             config,
-            holds: Mutex::new(Holds::default()),
+            holds: Mutex::new(Holds::new(by_slot)),
             ids: Ids::default(),
             jobs,
         });

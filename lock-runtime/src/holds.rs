@@ -1,9 +1,22 @@
 //! What this client holds: per lock and owner, the number of holds, how many
 //! of them the watchdog keeps alive, and their shared lease clock.
+//!
+//! The holds the watchdog renews are also kept in round order, so that a
+//! renewal round walks them a chunk at a time ([`Holds::watched_after`]):
+//! the registry's mutex, which every acquire and release takes, is never
+//! held for work that grows with the number of holds. On a single server
+//! the order is that in which their entries were made: a hold taken during
+//! a round comes at its end and is renewed by it, and each hold keeps its
+//! place from round to round (renewed a period apart, however long a round
+//! takes). On a cluster it is by slot first, so that the holds of one slot
+//! come together, as one script call needs them; a hold taken behind a
+//! round's progress then waits for the next round.
 
 use crate::lease_clock::LeaseClock;
 use crate::telemetry::holds_changed;
-use std::collections::HashMap;
+use crate::names::slot;
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -34,6 +47,18 @@ struct Hold {
     /// What the watchdog renews besides the lock (a read hold's timeouts),
     /// or "".
     timeouts: String,
+    /// The cluster slot of the lock's key on a cluster, else 0 (its place
+    /// in the round order).
+    slot: u16,
+}
+
+/// Where a watched hold comes in a renewal round: its lock's cluster slot
+/// on a cluster (0 on a single server), then its entry's generation
+/// (unique, and never reused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct RoundPlace {
+    slot: u16,
+    generation: u64,
 }
 
 /// A hold the watchdog renews.
@@ -49,10 +74,14 @@ pub(crate) struct Watched {
 #[derive(Debug, Default)]
 pub(crate) struct Holds {
     holds: HashMap<HoldKey, Hold>,
+    /// The holds with `watched > 0`, in round order.
+    watched: BTreeMap<RoundPlace, HoldKey>,
     next_generation: u64,
     /// Whether the watchdog task runs (kept under the same lock as the
     /// holds, so that a new hold never misses a stopping watchdog).
     renewing: bool,
+    /// Rounds go slot by slot (a cluster).
+    by_slot: bool,
 }
 
 /// A new hold as the registry records it.
@@ -66,17 +95,27 @@ pub(crate) struct NewHold {
 }
 
 impl Holds {
+    /// An empty registry; `by_slot` on a cluster (see the module's
+    /// documentation).
+    pub(crate) fn new(by_slot: bool) -> Holds {
+        let mut holds = Holds::default();
+        holds.by_slot = by_slot;
+        holds
+    }
+
     /// Records one more hold; returns its lease clock, and whether the
     /// caller must start the watchdog.
     pub(crate) fn acquired(&mut self, new: NewHold) -> (Arc<LeaseClock>, bool) {
         let generation = self.next_generation;
-        let hold = self.holds.entry(new.key).or_insert_with(|| Hold {
+        let by_slot = self.by_slot;
+        let hold = self.holds.entry(new.key.clone()).or_insert_with(|| Hold {
             count: 0,
             watched: 0,
             releasing: 0,
             clock: Arc::new(LeaseClock::new(new.sent, new.lease)),
             generation,
             timeouts: new.timeouts,
+            slot: if by_slot { slot(&new.key.lock) } else { 0 },
         });
         if hold.generation == generation {
             self.next_generation += 1;
@@ -86,6 +125,9 @@ impl Holds {
         hold.count += 1;
         holds_changed(1);
         if new.watched {
+            if hold.watched == 0 {
+                self.watched.insert(hold.place(), new.key);
+            }
             hold.watched += 1;
         }
         let clock = hold.clock.clone();
@@ -116,11 +158,15 @@ impl Holds {
             hold.count -= 1;
             holds_changed(-1);
         }
-        if watched {
-            hold.watched = hold.watched.saturating_sub(1);
+        if watched && hold.watched > 0 {
+            hold.watched -= 1;
+            if hold.watched == 0 {
+                self.watched.remove(&hold.place());
+            }
         }
         if hold.count == 0 {
             if let Some(hold) = self.holds.remove(key) {
+                self.watched.remove(&hold.place());
                 hold.clock.mark_lost();
             }
         } else if still_held != Some(true) {
@@ -133,6 +179,7 @@ impl Holds {
     /// `key` is gone from Redis: mark its guards lost and forget it.
     pub(crate) fn lost(&mut self, key: &HoldKey) {
         if let Some(hold) = self.holds.remove(key) {
+            self.watched.remove(&hold.place());
             holds_changed(-i64::try_from(hold.count).unwrap_or(i64::MAX));
             hold.clock.mark_lost();
         }
@@ -156,26 +203,61 @@ impl Holds {
         self.holds.get(key).map_or(0, |h| h.count)
     }
 
-    /// Called by the watchdog before a round: the holds to renew, or `None`
-    /// when there are none, in which case the watchdog must stop (and the
-    /// next watched hold starts a new one).
-    pub(crate) fn next_round(&mut self) -> Option<Vec<Watched>> {
-        let watched: Vec<Watched> = self
-            .holds
-            .iter()
-            .filter(|(_, h)| h.watched > 0)
-            .map(|(k, h)| Watched {
-                key: k.clone(),
-                generation: h.generation,
-                timeouts: h.timeouts.clone(),
-                clock: h.clock.clone(),
+    /// Called by the watchdog before a round: whether there is anything
+    /// to renew. When there is not, the watchdog must stop (and the next
+    /// watched hold starts a new one).
+    pub(crate) fn round_due(&mut self) -> bool {
+        if self.watched.is_empty() {
+            self.renewing = false;
+            return false;
+        }
+        true
+    }
+
+    /// The next at most `max` watched holds in round order, after `after`
+    /// (from the first when `None`), and the place of the last one: a
+    /// round calls this until it gets nothing. Holds watched meanwhile
+    /// come in this round if their place is still ahead; a hold released
+    /// meanwhile is simply not there. Costs `O(max · log n)`.
+    pub(crate) fn watched_after(
+        &self,
+        after: Option<RoundPlace>,
+        max: usize,
+    ) -> (Vec<Watched>, Option<RoundPlace>) {
+        let from = after.map_or(Bound::Unbounded, Bound::Excluded);
+        let mut last = after;
+        let chunk = self
+            .watched
+            .range((from, Bound::Unbounded))
+            .take(max)
+            .filter_map(|(place, key)| {
+                last = Some(*place);
+                let hold = self.holds.get(key)?;
+                Some(Watched {
+                    key: key.clone(),
+                    generation: hold.generation,
+                    timeouts: hold.timeouts.clone(),
+                    clock: hold.clock.clone(),
+                })
             })
             .collect();
-        if watched.is_empty() {
-            self.renewing = false;
-            return None;
+        (chunk, last)
+    }
+
+    /// Every watched hold, in round order (tests).
+    #[cfg(test)]
+    pub(crate) fn all_watched(&self) -> Vec<Watched> {
+        self.watched_after(None, usize::MAX).0
+    }
+}
+
+impl Hold {
+    /// Its place in the round order.
+    fn place(&self) -> RoundPlace {
+        RoundPlace {
+            slot: self.slot,
+            generation: self.generation,
         }
-        Some(watched)
     }
 }
 
@@ -227,7 +309,7 @@ mod tests {
         holds.releasing(&key("a"));
         holds.released(&key("a"), false, Some(false));
         assert_eq!(holds.count(&key("a")), 0);
-        assert!(holds.next_round().is_none());
+        assert!(!holds.round_due());
         let (_, start) = holds.acquired(new("b", true));
         assert!(start, "a stopped watchdog is started again");
     }
@@ -237,7 +319,7 @@ mod tests {
         let mut holds = Holds::default();
         let (clock, _) = holds.acquired(new("a", true));
         holds.acquired(new("a", true));
-        let w = holds.next_round().unwrap().pop().unwrap();
+        let w = holds.all_watched().pop().unwrap();
         holds.releasing(&w.key);
         assert!(!holds.renewal_failed(&w.key, w.generation));
         holds.released(&w.key, true, Some(true));
@@ -261,11 +343,72 @@ mod tests {
     fn a_stale_generation_is_not_a_loss() {
         let mut holds = Holds::default();
         holds.acquired(new("a", true));
-        let w = holds.next_round().unwrap().pop().unwrap();
+        let w = holds.all_watched().pop().unwrap();
         holds.releasing(&w.key);
         holds.released(&w.key, true, Some(false));
         let (clock, _) = holds.acquired(new("a", true));
         assert!(!holds.renewal_failed(&w.key, w.generation));
         assert!(!clock.is_lost());
+    }
+
+    #[test]
+    fn a_round_walks_every_watched_hold_in_chunks_whatever_changes_meanwhile() {
+        let mut holds = Holds::default();
+        for i in 0..10 {
+            holds.acquired(new(&format!("w{i}"), true));
+        }
+        holds.acquired(new("unwatched", false));
+        assert!(holds.round_due());
+        let mut seen = Vec::new();
+        let (chunk, mut after) = holds.watched_after(None, 4);
+        assert_eq!(chunk.len(), 4);
+        seen.extend(chunk.into_iter().map(|w| w.key.lock));
+        // Between chunks: one hold not yet walked is released, one walked
+        // is released, and a new one comes.
+        let pending = holds.all_watched().into_iter().map(|w| w.key).find(|k| !seen.contains(&k.lock)).unwrap();
+        holds.releasing(&pending);
+        holds.released(&pending, true, Some(false));
+        let walked = key(&seen[0]);
+        holds.releasing(&walked);
+        holds.released(&walked, true, Some(false));
+        holds.acquired(new("late", true));
+        loop {
+            let (chunk, next) = holds.watched_after(after, 4);
+            if chunk.is_empty() {
+                break;
+            }
+            after = next;
+            seen.extend(chunk.into_iter().map(|w| w.key.lock));
+        }
+        let mut expected: Vec<String> = (0..10).map(|i| format!("w{i}")).filter(|l| *l != pending.lock).collect();
+        // A hold taken during a round comes at its end.
+        assert_eq!(seen.last().map(String::as_str), Some("late"));
+        seen.pop();
+        let mut unique = seen.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), seen.len(), "nothing twice: {seen:?}");
+        unique.sort();
+        expected.sort();
+        assert_eq!(unique, expected);
+        // Once nothing is watched, the watchdog stops.
+        for w in holds.all_watched() {
+            holds.releasing(&w.key);
+            holds.released(&w.key, true, Some(false));
+        }
+        assert!(!holds.round_due());
+        assert_eq!(holds.count(&key("unwatched")), 1);
+    }
+
+    #[test]
+    fn on_a_cluster_rounds_go_slot_by_slot() {
+        let mut holds = Holds::new(true);
+        for i in 0..20 {
+            holds.acquired(new(&format!("s{i}"), true));
+        }
+        holds.acquired(new("{s3}again", true));
+        let slots: Vec<u16> = holds.all_watched().iter().map(|w| slot(&w.key.lock)).collect();
+        assert_eq!(slots.len(), 21);
+        assert!(slots.windows(2).all(|w| w[0] <= w[1]), "{slots:?}");
     }
 }

@@ -1,12 +1,20 @@
 //! Lease renewal: one task per client renews the leases of all of the
 //! client's holds that were taken without an explicit lease.
 //!
-//! Every third of the watchdog timeout it renews them in batches of at most
-//! [`BATCH`] locks per script call (`scripts/lock_renew.lua`), all batches
-//! of a round sent at once (pipelined on the multiplexed connections). On
-//! Redis Cluster a batch holds the locks of one slot only (a script's keys
-//! must share a slot: a mixed batch would fail with `CROSSSLOT`), so each
-//! goes to the node that owns its slot. A confirmed
+//! Rounds start every third of the watchdog timeout, counted from when
+//! each round *started* (a fixed period, not a pause after the previous
+//! round; a round that overran its period is followed by the next one at
+//! once, then the period again: [`MissedTickBehavior::Delay`], so late
+//! rounds are never sent in a burst). A round walks the holds a chunk of
+//! [`BATCH`] at a time ([`Holds::watched_after`](crate::holds::Holds::watched_after)),
+//! so the registry's mutex is never held for work that grows with the
+//! number of holds, and yields to the runtime between chunks. Each chunk
+//! becomes script calls of at most [`BATCH`] locks (`scripts/lock_renew.lua`),
+//! with up to [`IN_FLIGHT`] calls under way at once (pipelined on the
+//! multiplexed connections). On Redis Cluster a batch holds the locks of
+//! one slot only (a script's keys must share a slot: a mixed batch would
+//! fail with `CROSSSLOT`; the round order keeps a slot's holds together),
+//! so each goes to the node that owns its slot. A confirmed
 //! renewal moves the holds' lease clocks forward, from when it was sent (in
 //! replica-synced mode, only once enough replicas acknowledged it). A
 //! lock the script reports gone (expired, deleted, taken over) is marked
@@ -27,12 +35,18 @@ use crate::scripts::Renew;
 use crate::shared::Shared;
 use crate::observability::targets;
 use crate::telemetry;
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
+use tokio::time::MissedTickBehavior;
 use tracing::Instrument;
 
 /// The most locks renewed by one script call.
 pub(crate) const BATCH: usize = 100;
+
+/// The most renewal calls of a round under way at once.
+pub(crate) const IN_FLIGHT: usize = 16;
 
 /// The first pause before retrying a round that failed; it doubles with
 /// each failed round, up to the normal period.
@@ -53,15 +67,21 @@ pub(crate) fn start(shared: &Arc<Shared>) {
     let weak = Arc::downgrade(shared);
     let period = shared.config.watchdog_timeout / 3;
     tokio::spawn(async move {
-        let mut pause = period;
+        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let mut retry = None;
         loop {
-            tokio::time::sleep(pause).await;
-            pause = match round(&weak).instrument(telemetry::round_span()).await {
-                Round::Done => period,
-                Round::Failed if pause >= period => RETRY.min(period),
-                Round::Failed => (pause * 2).min(period),
+            ticks.tick().await;
+            match round(&weak).instrument(telemetry::round_span()).await {
+                Round::Done => retry = None,
+                Round::Failed => {
+                    // Retry soon, then at the period again from there.
+                    let pause = retry.map_or(RETRY, |p: Duration| p * 2).min(period);
+                    retry = Some(pause);
+                    ticks.reset_after(pause);
+                }
                 Round::Stop => break,
-            };
+            }
         }
     });
 }
@@ -71,27 +91,42 @@ async fn round(weak: &Weak<Shared>) -> Round {
     let Some(shared) = weak.upgrade() else {
         return Round::Stop;
     };
-    let Some(watched) = shared.holds().next_round() else {
+    if !shared.holds().round_due() {
         return Round::Stop;
-    };
+    }
+    let shared = &shared;
     let lease = shared.config.watchdog_timeout;
+    let by_slot = shared.con.is_cluster();
     let started = Instant::now();
-    let mut report = telemetry::Round {
-        locks: watched.len(),
-        ..telemetry::Round::default()
-    };
-    let batches = batches(watched, shared.con.is_cluster());
-    let results =
-        futures_util::future::join_all(batches.iter().map(|batch| renew(&shared, batch, lease)))
-            .await;
-    for result in &results {
-        match result {
-            Some((renewed, lost)) => {
+    let mut report = telemetry::Round::default();
+    let mut in_flight = FuturesUnordered::new();
+    let mut after = None;
+    let mut walked = false;
+    loop {
+        // Keep up to IN_FLIGHT calls under way, a chunk at a time.
+        while !walked && in_flight.len() < IN_FLIGHT {
+            let (chunk, next) = shared.holds().watched_after(after, BATCH);
+            if chunk.is_empty() {
+                walked = true;
+                break;
+            }
+            after = next;
+            report.locks += chunk.len();
+            for batch in batches(chunk, by_slot) {
+                in_flight.push(async move { renew(shared, &batch, lease).await });
+            }
+        }
+        match in_flight.next().await {
+            Some(Some((renewed, lost))) => {
                 report.renewed += renewed;
                 report.lost += lost;
             }
-            None => report.failed_batches += 1,
+            Some(None) => report.failed_batches += 1,
+            None if walked => break,
+            None => {}
         }
+        // Whatever was ready, let the runtime's other tasks run.
+        tokio::task::yield_now().await;
     }
     telemetry::renewal_round(&report, started.elapsed());
     if report.failed_batches > 0 {
@@ -105,7 +140,14 @@ async fn round(weak: &Weak<Shared>) -> Round {
 /// each, and on a cluster the locks of one slot only.
 fn batches(mut watched: Vec<Watched>, by_slot: bool) -> Vec<Vec<Watched>> {
     if !by_slot {
-        return watched.chunks(BATCH).map(<[Watched]>::to_vec).collect();
+        // Moved, not cloned (a round's chunk is one batch).
+        let mut batches = Vec::new();
+        while watched.len() > BATCH {
+            let rest = watched.split_off(BATCH);
+            batches.push(std::mem::replace(&mut watched, rest));
+        }
+        batches.push(watched);
+        return batches;
     }
     watched.sort_by_cached_key(|w| slot(&w.key.lock));
     watched

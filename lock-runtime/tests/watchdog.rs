@@ -1,6 +1,6 @@
 //! The watchdog's mechanism: one batched renewal per round for all of a
-//! client's holds, no renewal once nothing is held, and renewal that goes on
-//! after Redis errors.
+//! client's holds, no renewal once nothing is held, renewal that goes on
+//! after Redis errors, and thousands of holds all renewed every period.
 
 mod common;
 
@@ -122,4 +122,72 @@ async fn renewal_goes_on_after_redis_errors() {
     assert!(redis.pttl("flaky").await > 0);
     guard.unlock().await.unwrap();
     assert!(!redis.exists("flaky").await);
+}
+
+/// The lowest PTTL of `keys` (pipelined, so the sample takes little time).
+async fn lowest_pttl(redis: &Redis, keys: &[String]) -> i64 {
+    let mut pipe = redis::pipe();
+    for key in keys {
+        pipe.cmd("PTTL").arg(key);
+    }
+    let ttls: Vec<i64> = pipe.query_async(&mut redis.raw()).await.unwrap();
+    ttls.into_iter().min().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thousands_of_holds_are_all_renewed_every_period() {
+    const HOLDS: usize = 5_000;
+    const LEASE_MS: i64 = 1_500;
+    let redis = Redis::start().await;
+    // Rounds every 500 ms.
+    let client = redis
+        .client_with_watchdog(Duration::from_millis(LEASE_MS as u64))
+        .await;
+    let keys: Vec<String> = (0..HOLDS).map(|i| format!("many:{i}")).collect();
+    let mut guards = Vec::new();
+    for chunk in keys.chunks(500) {
+        let locks: Vec<_> = chunk.iter().map(|k| client.lock(k)).collect();
+        let acquired = futures_util::future::join_all(locks.iter().map(|lock| lock.lock())).await;
+        guards.extend(acquired.into_iter().map(Result::unwrap));
+    }
+    reset_stats(&redis).await;
+    let started = std::time::Instant::now();
+    // Three leases: without renewals every hold would have expired twice.
+    let mut lowest = i64::MAX;
+    let mut samples = 0;
+    while started.elapsed() < Duration::from_millis(3 * LEASE_MS as u64) {
+        lowest = lowest.min(lowest_pttl(&redis, &keys).await);
+        samples += 1;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let elapsed = started.elapsed();
+    let renewals = calls(&redis, "evalsha").await;
+    assert!(samples >= 10, "{samples} samples");
+    // Renewed each period: never below half the lease (without renewals the
+    // lowest would be about 0 by now, and a missed round would take it to a
+    // third).
+    assert!(
+        lowest >= LEASE_MS / 2,
+        "the lowest PTTL seen was {lowest} ms of a {LEASE_MS} ms lease"
+    );
+    assert!(guards.iter().all(|g| !g.is_lost()));
+    // One call per 100 holds a round: 50 a round, at most 1 + elapsed /
+    // period rounds.
+    let rounds = 1 + elapsed.as_millis() as u64 / (LEASE_MS as u64 / 3);
+    assert!(
+        renewals <= rounds * (HOLDS as u64 / 100),
+        "{renewals} renewal calls in {elapsed:?} for {HOLDS} holds"
+    );
+    assert!(
+        renewals >= (rounds - 2) * (HOLDS as u64 / 100),
+        "{renewals} renewal calls in {elapsed:?}: some holds were not renewed each round"
+    );
+    let unlocked = futures_util::future::join_all(guards.into_iter().map(|g| g.unlock())).await;
+    assert!(unlocked.into_iter().all(|r| r.is_ok()));
+    let left: i64 = redis::cmd("EXISTS")
+        .arg(&keys)
+        .query_async(&mut redis.raw())
+        .await
+        .unwrap();
+    assert_eq!(left, 0, "locks left after their unlock");
 }
