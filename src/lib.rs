@@ -178,8 +178,8 @@ pub use redlua_runtime::script;
 pub use redlua_runtime::{
     Connection, DEFAULT_CONNECT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT, DEFAULT_SYNC_TIMEOUT,
     DEFAULT_WATCHDOG_TIMEOUT, Error, Holder, Lock, LockClient, LockClientBuilder, LockGuard,
-    LockInfo, LockKind, MAX_LEASE, MIN_LEASE, Mode, Owner, ReadWriteLock, Result, Side,
-    SyncReplicas,
+    LockInfo, LockKind, MAX_LEASE, MAX_NAME_LEN, MIN_LEASE, Mode, Owner, ReadWriteLock, Result,
+    Side, SyncReplicas,
 };
 
 pub mod fencing;
@@ -212,3 +212,13 @@ pub use redlua_runtime::__private;
 #[cfg(all(doctest, feature = "locks"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The macros crate's README: a procedural-macro crate cannot use its own
+/// attribute in its doctests, so its example compiles here, where the
+/// attribute and the runtime it calls are, with its script
+/// (`scripts/counter.lua`). Only `cargo test --doc` in the workspace reads
+/// the file; the published package has no `lock-macros/`, and never builds
+/// with `doctest` set.
+#[cfg(doctest)]
+#[doc = include_str!("../lock-macros/README.md")]
+pub struct MacrosReadmeDoctests;

@@ -18,7 +18,7 @@ use proc_macro::TokenStream;
 
 /// Turns a struct into a typed, compile-time checked Redis Lua script.
 ///
-/// ```ignore
+/// ```
 /// use redlua::redis_script;
 ///
 /// /// Releases a lock if `owner` holds it, and notifies waiters.
@@ -37,9 +37,9 @@ use proc_macro::TokenStream;
 /// # Ok(()) }
 /// ```
 ///
-/// (The examples on this page are not compiled here, as a procedural-macro
-/// crate cannot use itself; the `redlua` crate's documentation and tests
-/// compile the same code.)
+/// (The examples on this page are doctests of this crate, compiled against
+/// the `redlua` facade, a dev-dependency, with the scripts they name in this
+/// crate's `scripts/`.)
 ///
 /// At compile time the macro reads the Lua file, computes its SHA1, and runs
 /// the analyzer of `redlua-analyzer` on it with what the struct declares. Any
@@ -239,35 +239,50 @@ use proc_macro::TokenStream;
 /// type; `scripts/sum.lua` starts with `#!lua flags=no-writes`, so it is sent
 /// with `EVALSHA_RO` without the `read_only` option:
 ///
-/// ```ignore
+/// ```
+/// # use redlua::redis_script;
 /// #[redis_script("scripts/sum.lua", returns = i64)]
 /// struct Sum<'a> {
 ///     #[key(variadic)]
 ///     counters: Vec<&'a str>,
 /// }
 ///
+/// # fn demo(mut con: redlua::redis::Connection) -> redlua::redis::RedisResult<()> {
 /// let total = Sum { counters: vec!["a", "b"] }.invoke_blocking(&mut con)?;
+/// # let _ = total; Ok(()) }
 /// ```
 ///
 /// A lint switched off, options combined, and a script without keys or
 /// arguments:
 ///
-/// ```ignore
+/// ```
+/// # use redlua::redis_script;
 /// #[redis_script("scripts/config.lua", returns = Option<String>, read_only, allow(literal_key))]
 /// struct Config;
+/// ```
 ///
-/// // Inside the crate that defines `__private` (the runtime itself):
+/// `crate = path` names where the generated code finds the runtime, for a
+/// crate that has it under another name than `::redlua`. This one compiles
+/// only inside the crate that defines `__private` (the runtime itself), so it
+/// is not a doctest:
+///
+/// ```ignore
 /// #[redis_script("scripts/unlock.lua", returns = bool, crate = crate)]
 /// pub(crate) struct Unlock<'a> { #[key] name: &'a str, #[arg] owner: &'a str }
 /// ```
 ///
 /// Pipelines need the script loaded first:
 ///
-/// ```ignore
+/// ```
+/// # use redlua::redis_script;
+/// # #[redis_script("scripts/sum.lua", returns = i64)]
+/// # struct Sum<'a> { #[key(variadic)] counters: Vec<&'a str> }
+/// # fn demo(mut con: redlua::redis::Connection) -> redlua::redis::RedisResult<()> {
 /// Sum::load_blocking(&mut con)?;
 /// let mut pipe = redlua::redis::pipe();
 /// Sum { counters: vec!["a"] }.add_to_pipeline(&mut pipe).get("a");
 /// let (total, a): (i64, Option<i64>) = pipe.query(&mut con)?;
+/// # let _ = (total, a); Ok(()) }
 /// ```
 #[proc_macro_attribute]
 pub fn redis_script(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -277,7 +292,7 @@ pub fn redis_script(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Turns a struct into a typed, compile-time checked call of one function of
 /// a Redis Functions library (Redis 7 and later).
 ///
-/// ```ignore
+/// ```
 /// use redlua::redis_function;
 ///
 /// // scripts/counters.lua:

@@ -41,8 +41,8 @@ use tokio::sync::mpsc;
 /// the sentinels name, and move when they name another.
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), redlua_runtime::Error> {
-/// let client = redlua_runtime::LockClient::connect("redis://127.0.0.1:6379/").await?;
+/// # async fn demo() -> Result<(), redlua::Error> {
+/// let client = redlua::LockClient::connect("redis://127.0.0.1:6379/").await?;
 /// let guard = client.lock("orders:42").lock().await?;
 /// // ... the lock is held, its lease renewed by the watchdog ...
 /// guard.unlock().await?;
@@ -95,9 +95,9 @@ impl LockClient {
     /// A builder for a client with other settings.
     ///
     /// ```no_run
-    /// # async fn demo() -> Result<(), redlua_runtime::Error> {
+    /// # async fn demo() -> Result<(), redlua::Error> {
     /// use std::time::Duration;
-    /// let client = redlua_runtime::LockClient::builder("redis://127.0.0.1:6379/")
+    /// let client = redlua::LockClient::builder("redis://127.0.0.1:6379/")
     ///     .watchdog_timeout(Duration::from_secs(10))
     ///     .connect_timeout(Duration::from_secs(1))
     ///     .connect()
@@ -118,8 +118,8 @@ impl LockClient {
     /// that cannot be parsed.
     ///
     /// ```no_run
-    /// # async fn demo() -> Result<(), redlua_runtime::Error> {
-    /// let client = redlua_runtime::LockClient::cluster([
+    /// # async fn demo() -> Result<(), redlua::Error> {
+    /// let client = redlua::LockClient::cluster([
     ///     "redis://127.0.0.1:7000/",
     ///     "redis://127.0.0.1:7001/",
     /// ])
@@ -154,9 +154,9 @@ impl LockClient {
     /// give it with [`LockClientBuilder::connection`].
     ///
     /// ```no_run
-    /// # async fn demo() -> Result<(), redlua_runtime::Error> {
+    /// # async fn demo() -> Result<(), redlua::Error> {
     /// use std::time::Duration;
-    /// let client = redlua_runtime::LockClient::cluster_builder(["redis://127.0.0.1:7000/"])
+    /// let client = redlua::LockClient::cluster_builder(["redis://127.0.0.1:7000/"])
     ///     .watchdog_timeout(Duration::from_secs(10))
     ///     .connect()
     ///     .await?;
@@ -190,8 +190,8 @@ impl LockClient {
     /// empty, and [`Error::Redis`] for a URL that cannot be parsed.
     ///
     /// ```no_run
-    /// # async fn demo() -> Result<(), redlua_runtime::Error> {
-    /// let client = redlua_runtime::LockClient::sentinel(
+    /// # async fn demo() -> Result<(), redlua::Error> {
+    /// let client = redlua::LockClient::sentinel(
     ///     ["redis://10.0.0.1:26379/", "redis://10.0.0.2:26379/", "redis://10.0.0.3:26379/"],
     ///     "mymaster",
     /// )
@@ -240,9 +240,9 @@ impl LockClient {
     /// sentinels' and masters'.
     ///
     /// ```no_run
-    /// # async fn demo() -> Result<(), redlua_runtime::Error> {
+    /// # async fn demo() -> Result<(), redlua::Error> {
     /// use std::time::Duration;
-    /// let client = redlua_runtime::LockClient::sentinel_builder(
+    /// let client = redlua::LockClient::sentinel_builder(
     ///     ["redis://10.0.0.1:26379/", "redis://10.0.0.2:26379/"],
     ///     "mymaster",
     /// )
@@ -316,9 +316,9 @@ impl LockClient {
     /// Sentinel client it follows the master through failovers.
     ///
     /// ```no_run
-    /// # async fn demo(client: redlua_runtime::LockClient) -> redis::RedisResult<()> {
+    /// # async fn demo(client: redlua::LockClient) -> redlua::redis::RedisResult<()> {
     /// let mut con = client.connection();
-    /// let answer: String = redis::cmd("PING").query_async(&mut con).await?;
+    /// let answer: String = redlua::redis::cmd("PING").query_async(&mut con).await?;
     /// # let _ = answer; Ok(()) }
     /// ```
     pub fn connection(&self) -> Connection {
@@ -401,7 +401,7 @@ impl LockClientBuilder {
     /// ```no_run
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
     /// let ca = std::fs::read("/etc/redis/tls/ca.crt")?;
-    /// let client = redlua_runtime::LockClient::builder("rediss://redis.internal:6380/")
+    /// let client = redlua::LockClient::builder("rediss://redis.internal:6380/")
     ///     .tls_root_certificate(ca)
     ///     .connect()
     ///     .await?;
@@ -419,7 +419,7 @@ impl LockClientBuilder {
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-    /// let client = redlua_runtime::LockClient::builder("rediss://redis.internal:6380/")
+    /// let client = redlua::LockClient::builder("rediss://redis.internal:6380/")
     ///     .tls_root_certificate(std::fs::read("ca.crt")?)
     ///     .tls_client_certificate(std::fs::read("client.crt")?, std::fs::read("client.key")?)
     ///     .connect()
@@ -502,8 +502,8 @@ impl LockClientBuilder {
     /// tokens are what protect the resource across a failover.
     ///
     /// ```no_run
-    /// # async fn demo() -> Result<(), redlua_runtime::Error> {
-    /// use redlua_runtime::{LockClient, SyncReplicas};
+    /// # async fn demo() -> Result<(), redlua::Error> {
+    /// use redlua::{LockClient, SyncReplicas};
     /// let client = LockClient::builder("redis://127.0.0.1:6379/")
     ///     .sync_replicas(SyncReplicas::Off) // a cache-like lock, no failover worries
     ///     .connect()
@@ -539,8 +539,8 @@ impl LockClientBuilder {
     /// ```no_run
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
     /// let urls = ["redis://127.0.0.1:7000/", "redis://127.0.0.1:7001/"];
-    /// let cluster = redis::cluster::ClusterClient::new(urls.to_vec())?;
-    /// let client = redlua_runtime::LockClient::cluster_builder(urls)
+    /// let cluster = redlua::redis::cluster::ClusterClient::new(urls.to_vec())?;
+    /// let client = redlua::LockClient::cluster_builder(urls)
     ///     .connection(cluster.get_async_connection().await?)
     ///     .connect()
     ///     .await?;

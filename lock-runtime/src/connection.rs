@@ -46,13 +46,13 @@ use tokio::sync::Mutex;
 /// reconnects dropped nodes, but keeps retrying a silent one).
 ///
 /// ```no_run
-/// # async fn demo() -> redis::RedisResult<()> {
-/// let client = redis::Client::open("redis://127.0.0.1:6380/")?;
+/// # async fn demo() -> redlua::redis::RedisResult<()> {
+/// let client = redlua::redis::Client::open("redis://127.0.0.1:6380/")?;
 /// let manager = client.get_connection_manager().await?;
-/// let connection = redlua_runtime::Connection::from(manager);
+/// let connection = redlua::Connection::from(manager);
 ///
-/// let cluster = redis::cluster::ClusterClient::new(vec!["redis://127.0.0.1:7000/"])?;
-/// let connection = redlua_runtime::Connection::from(cluster.get_async_connection().await?);
+/// let cluster = redlua::redis::cluster::ClusterClient::new(vec!["redis://127.0.0.1:7000/"])?;
+/// let connection = redlua::Connection::from(cluster.get_async_connection().await?);
 /// assert!(connection.is_cluster());
 /// # Ok(()) }
 /// ```
@@ -244,8 +244,8 @@ impl Connection {
     /// Whether this is a Redis Cluster connection.
     ///
     /// ```
-    /// # async fn demo(manager: redis::aio::ConnectionManager) {
-    /// assert!(!redlua_runtime::Connection::from(manager).is_cluster());
+    /// # async fn demo(manager: redlua::redis::aio::ConnectionManager) {
+    /// assert!(!redlua::Connection::from(manager).is_cluster());
     /// # }
     /// ```
     pub fn is_cluster(&self) -> bool {

@@ -35,7 +35,7 @@
 //! # Example
 //!
 //! ```no_run
-//! use redlua_runtime::function::{FunctionDef, LibraryDef};
+//! use redlua::function::{FunctionDef, LibraryDef};
 //!
 //! static COUNTERS: LibraryDef = LibraryDef {
 //!     name: "counters",
@@ -52,7 +52,7 @@
 //!     read_only: false,
 //! };
 //!
-//! # fn demo(con: &mut redis::Connection) -> redis::RedisResult<()> {
+//! # fn demo(con: &mut redlua::redis::Connection) -> redlua::redis::RedisResult<()> {
 //! let n: i64 = BUMP.call().key(&"visits").arg(&1).invoke(con)?;
 //! # let _ = n; Ok(()) }
 //! ```

@@ -116,7 +116,7 @@ impl LockGuard {
     /// protects:
     ///
     /// ```no_run
-    /// # async fn demo(guard: redlua_runtime::LockGuard) {
+    /// # async fn demo(guard: redlua::LockGuard) {
     /// # async fn work() {}
     /// tokio::select! {
     ///     _ = work() => {}

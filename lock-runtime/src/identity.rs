@@ -13,10 +13,10 @@
 //! their owner alone.
 //!
 //! ```no_run
-//! # async fn demo(client: redlua_runtime::LockClient) -> Result<(), Box<dyn std::error::Error>> {
-//! use redlua_runtime::identity::{Announcer, HolderIdentity};
+//! # async fn demo(client: redlua::LockClient) -> Result<(), Box<dyn std::error::Error>> {
+//! use redlua::identity::{Announcer, HolderIdentity};
 //!
-//! let redis = redis::Client::open("redis://127.0.0.1:6379/")?;
+//! let redis = redlua::redis::Client::open("redis://127.0.0.1:6379/")?;
 //! let con = redis.get_multiplexed_async_connection().await?;
 //! let guard = client.lock("jobs:nightly").lock().await?;
 //! let announcer = Announcer::start(con, &client, &guard, HolderIdentity::of_this_process("nightly-job")).await;

@@ -24,8 +24,8 @@
 //! other.
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), redlua_runtime::Error> {
-//! let client = redlua_runtime::LockClient::connect("redis://127.0.0.1:6379/").await?;
+//! # async fn demo() -> Result<(), redlua::Error> {
+//! let client = redlua::LockClient::connect("redis://127.0.0.1:6379/").await?;
 //! let lock = client.lock("orders:42");
 //! let guard = lock.lock().await?; // waits; the watchdog renews the lease
 //! let token = guard.token(); // hand it to the resource the lock protects
@@ -63,7 +63,11 @@
 //! Sync programs use [`blocking`]: the same locks as blocking calls, with
 //! no runtime of the caller's.
 //!
-//! Most users depend on the `redlua` facade crate, which re-exports this one.
+//! Most users depend on the `redlua` facade crate, which re-exports this one,
+//! and the examples here are written as they write them: `redlua::LockClient`,
+//! `redlua::blocking::LockClient`, `redlua::redis::Client`. With a direct
+//! dependency on `redlua-runtime` instead, the same paths start with this
+//! crate's name, and redis-rs is a dependency of your own.
 //!
 //! # Features
 //!

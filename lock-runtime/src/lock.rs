@@ -36,7 +36,7 @@ use std::time::Duration;
 /// without waiting, and works only while the owner holds the lock.
 ///
 /// ```no_run
-/// # async fn demo(client: redlua_runtime::LockClient) -> Result<(), redlua_runtime::Error> {
+/// # async fn demo(client: redlua::LockClient) -> Result<(), redlua::Error> {
 /// use std::time::Duration;
 ///
 /// let lock = client.lock("invoices:2026-11");

@@ -29,9 +29,11 @@
 //! | `redlua::acquire` | debug | `lock not acquired` | `lock`, `kind`, `reentry`, `outcome` (`busy`, `timed_out`, `failed`, `cancelled`), `waited_ms`, `attempts`, `wakeups`, `error` (for `failed`) |
 //! | `redlua::acquire` | debug | `acquire failed; trying again` | `lock`, `error` (a reply was lost; the waiter retries) |
 //! | `redlua::acquire` | warn | `cannot subscribe; polling for the lock instead` | `lock`, `channel`, `error` |
+//! | `redlua::acquire` | warn | `too few replicas acknowledged the acquire; undone` | `lock`, `acked`, `wanted` (replica-synced mode: the acquire fails with `Error::NotReplicated`) |
 //! | `redlua::acquire` | trace | `woken by a release` | `lock` (a waiter's pub/sub wake-up) |
 //! | `redlua::release` | debug | `lock released` | `lock`, `kind`, `owner`, `outcome` (`freed`, `still_held`, `not_held`, `unknown`), `background` |
 //! | `redlua::release` | debug | `release failed; retrying` | `lock`, `error` |
+//! | `redlua::release` | warn | `released, but too few replicas acknowledged the release` | `lock`, `acked`, `wanted` |
 //! | `redlua::release` | debug | `undid an abandoned acquire` | `lock` |
 //! | `redlua::release` | warn | `release failed; the lock will be freed by its lease` | `lock`, `error` |
 //! | `redlua::release` | warn | `the lock's key now holds something else; nothing released` | `lock` |
@@ -39,13 +41,19 @@
 //! | `redlua::release` | warn | `the background worker is gone ...` | (the tokio runtime shut down) |
 //! | `redlua::watchdog` | debug | `renewal round` | `locks`, `renewed`, `lost`, `failed_batches`, `elapsed_ms` |
 //! | `redlua::watchdog` | warn | `lease renewal failed; retrying soon` | `locks`, `error` |
+//! | `redlua::watchdog` | warn | `too few replicas acknowledged a renewal; the lease clocks stay, retrying soon` | `locks`, `acked`, `wanted` |
 //! | `redlua::watchdog` | warn | `lock lost: the watchdog found it gone ...` | `lock`, `field` (the owner's hash field) |
 //! | `redlua::connection` | info | `command connection failed; the next command opens a new one` | `error` |
 //! | `redlua::connection` | info | `command connection opened again` | `connection` (how many were opened before) |
+//! | `redlua::connection` | warn | `waiting for the replicas failed` | `error` (the `WAIT` after a state change) |
+//! | `redlua::connection` | warn | `the sentinels name a new master; moving the connections to it` | `master` (`host:port`) |
+//! | `redlua::connection` | debug | `asking the sentinels for the master failed` | `error` |
+//! | `redlua::connection` | debug | `the master changed; replacing the connection` | |
 //! | `redlua::pubsub` | info | `pub/sub connection opened` | `node` |
 //! | `redlua::pubsub` | warn | `the pub/sub connection failed its ping; replacing it` | `error` |
 //! | `redlua::pubsub` | warn | `the pub/sub connection went silent; replacing it` | `timeout` |
 //! | `redlua::pubsub` | warn | `the node dropped a subscription; ...` | `channel`, `node` |
+//! | `redlua::pubsub` | warn | `the sentinels name a new master; subscribing there` | |
 //!
 //! Field values: `kind` is `reentrant`, `read` or `write`; `reentry` is
 //! `true` for a re-entry (one more hold of an owner); `waited_ms` is the

@@ -48,7 +48,7 @@ use std::sync::Arc;
 /// `redisson_rwlock:{name}`.
 ///
 /// ```no_run
-/// # async fn demo(client: redlua_runtime::LockClient) -> Result<(), redlua_runtime::Error> {
+/// # async fn demo(client: redlua::LockClient) -> Result<(), redlua::Error> {
 /// let rw = client.read_write_lock("catalog");
 /// let reading = rw.read().lock().await?; // shared with other readers
 /// reading.unlock().await?;

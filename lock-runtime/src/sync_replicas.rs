@@ -32,8 +32,8 @@ pub const DEFAULT_SYNC_TIMEOUT: Duration = Duration::from_secs(1);
 /// close it (see the guide, "Replica-synced mode"): fencing tokens do.
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), redlua_runtime::Error> {
-/// use redlua_runtime::{LockClient, SyncReplicas};
+/// # async fn demo() -> Result<(), redlua::Error> {
+/// use redlua::{LockClient, SyncReplicas};
 /// use std::time::Duration;
 /// let client = LockClient::builder("redis://127.0.0.1:6379/")
 ///     .sync_replicas(SyncReplicas::AtLeast(2))

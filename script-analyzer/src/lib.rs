@@ -261,3 +261,8 @@ pub(crate) fn analyze_here(source: &str, options: &Options) -> Report {
     });
     report
 }
+
+/// The README's code blocks, compiled as doctests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -19,8 +19,8 @@ use std::time::Duration;
 /// every handle and guard made from it are gone.
 ///
 /// ```no_run
-/// # fn demo() -> Result<(), redlua_runtime::Error> {
-/// let client = redlua_runtime::blocking::LockClient::connect("redis://127.0.0.1:6379/")?;
+/// # fn demo() -> Result<(), redlua::Error> {
+/// let client = redlua::blocking::LockClient::connect("redis://127.0.0.1:6379/")?;
 /// let guard = client.lock("orders:42").lock()?;
 /// // ... the lock is held, its lease renewed on the client's thread ...
 /// guard.unlock()?;
@@ -55,9 +55,9 @@ impl LockClient {
     /// A builder for a client with other settings.
     ///
     /// ```no_run
-    /// # fn demo() -> Result<(), redlua_runtime::Error> {
+    /// # fn demo() -> Result<(), redlua::Error> {
     /// use std::time::Duration;
-    /// let client = redlua_runtime::blocking::LockClient::builder("redis://127.0.0.1:6379/")
+    /// let client = redlua::blocking::LockClient::builder("redis://127.0.0.1:6379/")
     ///     .watchdog_timeout(Duration::from_secs(10))
     ///     .connect_timeout(Duration::from_secs(1))
     ///     .connect()?;

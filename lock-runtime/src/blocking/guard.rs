@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 /// [`LockClient`](super::LockClient) first changes nothing for it.
 ///
 /// ```no_run
-/// # fn demo(client: redlua_runtime::blocking::LockClient) -> Result<(), redlua_runtime::Error> {
+/// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
 /// # fn step(_: u32) {}
 /// let guard = client.lock("import").lock()?;
 /// for n in 0..100 {

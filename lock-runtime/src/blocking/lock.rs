@@ -18,7 +18,7 @@ use std::time::Duration;
 /// is the async method of the same name, run on the client's thread.
 ///
 /// ```no_run
-/// # fn demo(client: redlua_runtime::blocking::LockClient) -> Result<(), redlua_runtime::Error> {
+/// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
 /// use std::time::Duration;
 ///
 /// let lock = client.lock("invoices:2026-11");
@@ -214,7 +214,7 @@ impl Lock {
 /// upgrade, writer preference, Redisson's layout).
 ///
 /// ```no_run
-/// # fn demo(client: redlua_runtime::blocking::LockClient) -> Result<(), redlua_runtime::Error> {
+/// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
 /// let rw = client.read_write_lock("catalog");
 /// let reading = rw.read().lock()?; // shared with other readers
 /// reading.unlock()?;

@@ -3,10 +3,10 @@
 //! `reqwest::blocking`).
 //!
 //! ```no_run
-//! use redlua_runtime::blocking::LockClient;
+//! use redlua::blocking::LockClient;
 //! use std::time::Duration;
 //!
-//! # fn demo() -> Result<(), redlua_runtime::Error> {
+//! # fn demo() -> Result<(), redlua::Error> {
 //! let client = LockClient::connect("redis://127.0.0.1:6379/")?;
 //! let lock = client.lock("orders:42");
 //!

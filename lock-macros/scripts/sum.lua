@@ -1,0 +1,7 @@
+#!lua flags=no-writes
+-- Sums the integer counters KEYS[1..n]; a missing counter counts as 0.
+local total = 0
+for _, key in ipairs(KEYS) do
+  total = total + tonumber(redis.call('GET', key) or '0')
+end
+return total
