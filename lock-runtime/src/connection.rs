@@ -366,7 +366,7 @@ impl Healing {
         if let Source::Sentinel(sentinels) = &self.source {
             let generation = sentinels.generation();
             if self.generation.swap(generation, Ordering::SeqCst) != generation {
-                tracing::debug!(target: "redlua::connection", "the master changed; replacing the connection");
+                tracing::debug!(target: crate::observability::targets::CONNECTION, "the master changed; replacing the connection");
                 self.current.clear().await;
             }
         }

@@ -1129,7 +1129,7 @@ impl Driver {
                 }
                 Event::Message(Some(Incoming::Closed) | None) | Event::Command(None) => break,
                 Event::Moved => {
-                    tracing::warn!(target: "redlua::pubsub", "the sentinels name a new master; subscribing there");
+                    tracing::warn!(target: crate::observability::targets::PUBSUB, "the sentinels name a new master; subscribing there");
                     break;
                 }
                 Event::Command(Some(command)) => {

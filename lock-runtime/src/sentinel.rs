@@ -97,7 +97,7 @@ impl Sentinels {
         *named = Some(addr.clone());
         drop(named);
         if changed {
-            tracing::warn!(target: "redlua::connection", master = %format!("{}:{}", addr.0, addr.1), "the sentinels name a new master; moving the connections to it");
+            tracing::warn!(target: crate::observability::targets::CONNECTION, master = %format!("{}:{}", addr.0, addr.1), "the sentinels name a new master; moving the connections to it");
             self.switches.send_modify(|generation| *generation += 1);
         }
     }
@@ -117,7 +117,7 @@ impl Sentinels {
                 };
                 // A failed round changes nothing: the next one asks again.
                 if let Err(error) = sentinels.master_addr().await {
-                    tracing::debug!(target: "redlua::connection", %error, "asking the sentinels for the master failed");
+                    tracing::debug!(target: crate::observability::targets::CONNECTION, %error, "asking the sentinels for the master failed");
                 }
             }
         });

@@ -758,7 +758,7 @@ impl RedisCluster {
             String::from_utf8_lossy(&output.stderr)
         );
         cluster.wait_ok();
-        cluster.wait_replicas_in_sync();
+        cluster.wait_replicas_in_sync(replicas);
         cluster
     }
 
@@ -787,7 +787,11 @@ impl RedisCluster {
 
     /// Waits until every replica reports `master_link_status:up` and
     /// `master_sync_in_progress:0`.
-    fn wait_replicas_in_sync(&self) {
+    /// Waits until every replica is in sync with its primary, and every
+    /// primary counts its `per_master` replicas `online` (a lock client in
+    /// replica-synced mode waits for the replicas a primary counts online:
+    /// one not yet counted would be waited for by no acquire).
+    fn wait_replicas_in_sync(&self, per_master: usize) {
         let deadline = Instant::now() + CLUSTER_TIMEOUT;
         for node in &self.nodes {
             loop {
@@ -795,7 +799,8 @@ impl RedisCluster {
                     .arg("replication")
                     .query(&mut node.connection())
                     .unwrap_or_else(|e| format!("INFO failed: {e}"));
-                if info.contains("role:master")
+                let online = info.matches("state=online").count();
+                if (info.contains("role:master") && online == per_master)
                     || (info.contains("master_link_status:up")
                         && info.contains("master_sync_in_progress:0"))
                 {
