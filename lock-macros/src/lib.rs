@@ -13,6 +13,7 @@ mod expand;
 mod fields;
 mod function;
 mod manifest;
+mod returns;
 
 use proc_macro::TokenStream;
 

@@ -116,7 +116,6 @@ fn collect<'a>(block: &'a Block, found: &mut Vec<&'a Expression>, bare: &mut boo
     }
 }
 
-
 /// Strips parentheses.
 pub(crate) fn unparenthesized(mut expr: &Expression) -> &Expression {
     while let Expression::Parentheses { expression, .. } = expr {

@@ -93,7 +93,7 @@ fn declared(cx: &Context<'_>, returns: &Returns, report: &mut Report) {
             .with_label("may reply nil"),
         };
         report.diagnostics.push(diagnostic.with_help(
-            "declare an `Option` to receive `None`, or give a default (`return v or 0`)",
+            "declare an `Option` to get `None`, or return a value of the declared type (`return 0`, `return v or 0`)",
         ));
     }
 }
@@ -102,9 +102,7 @@ fn declared(cx: &Context<'_>, returns: &Returns, report: &mut Report) {
 fn find(cx: &Context<'_>, expr: &Expression) -> Option<Finding> {
     if let Expression::Symbol(token) = expr {
         return match token.token().to_string().as_str() {
-            "false" => Some(Finding::Always(
-                "the script returns `false`, which Redis converts to a nil reply".to_string(),
-            )),
+            "false" => Some(Finding::Always("the script returns `false`".to_string())),
             "nil" => Some(Finding::Always("the script returns `nil`".to_string())),
             _ => None,
         };
@@ -231,13 +229,19 @@ mod tests {
 
     fn errors(source: &str, returns: Returns) -> Vec<String> {
         let found = found(source, Some(returns));
-        assert!(found.iter().all(|d| d.severity == Severity::Error), "{found:?}");
+        assert!(
+            found.iter().all(|d| d.severity == Severity::Error),
+            "{found:?}"
+        );
         found.into_iter().map(|d| d.message).collect()
     }
 
     fn warnings(source: &str, returns: Option<Returns>) -> Vec<String> {
         let found = found(source, returns);
-        assert!(found.iter().all(|d| d.severity == Severity::Warning), "{found:?}");
+        assert!(
+            found.iter().all(|d| d.severity == Severity::Warning),
+            "{found:?}"
+        );
         found.into_iter().map(|d| d.message).collect()
     }
 
@@ -254,7 +258,7 @@ mod tests {
         assert_eq!(
             errors("if ARGV[1] then return 1 end return false", i64()),
             [
-                "the script returns `false`, which Redis converts to a nil reply; it arrives as nil, which `returns = i64` cannot hold: declare `Option<i64>`"
+                "the script returns `false`; it arrives as nil, which `returns = i64` cannot hold: declare `Option<i64>`"
             ]
         );
         assert_eq!(
@@ -301,11 +305,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            warnings(
-                "return tonumber(redis.call('GET', KEYS[1]))",
-                Some(i64())
-            )
-            .len(),
+            warnings("return tonumber(redis.call('GET', KEYS[1]))", Some(i64())).len(),
             1
         );
         assert_eq!(
