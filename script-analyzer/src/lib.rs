@@ -97,8 +97,8 @@ pub enum ReturnKind {
 ///
 /// A script's `false`, `nil`, a bare `return` and a nil command reply
 /// (GET of a missing key) all reach the caller as a nil reply, which
-/// `Option<T>` takes as `None`, and `i64` or `String` refuse with a type
-/// error at run time ([`Lint::NilReturn`]).
+/// `Option<T>` takes as `None`, and `i64` or `String` fail to convert at
+/// run time ([`Lint::NilReturn`]).
 ///
 /// ```
 /// use redlua_analyzer::{analyze, Options, ReturnKind, Returns};

@@ -4,11 +4,12 @@
 //! Redis converts a returned Lua `false` (and `nil`, a bare `return`, a nil
 //! command reply such as GET's for a missing key, which Lua sees as `false`)
 //! into a nil reply. `Option<T>` takes it as `None`; `i64` and `String`
-//! refuse it with a type error at run time. So with a declared type that
-//! cannot hold nil ([`Returns::nullable`](crate::Returns::nullable) unset):
+//! fail to convert it at run time (redis-rs answers with an error). So with
+//! a declared type that cannot hold nil
+//! ([`Returns::nullable`](crate::Returns::nullable) unset):
 //!
-//! - a returned `false` or `nil` literal, a bare `return`, or a local that
-//!   is never anything else is an error;
+//! - no `return` in the main chunk, a returned `false` or `nil` literal, a
+//!   bare `return`, or a local that is never anything else is an error;
 //! - a returned reply that may be nil (GET, HGET, LPOP...), `tonumber(...)`,
 //!   a comparison, or a local holding one of them that is assigned once and
 //!   never tested (the inference does not narrow `if v then`) is a warning.
@@ -57,7 +58,24 @@ fn declared(cx: &Context<'_>, returns: &Returns, report: &mut Report) {
             )
         }
     };
-    for ret in main_chunk_return_statements(cx.ast.nodes()) {
+    let statements = main_chunk_return_statements(cx.ast.nodes());
+    if statements.is_empty() {
+        // No `return` at all: the script replies nil, unless it raises.
+        if let Some(last) = cx.ast.nodes().stmts().last() {
+            report.diagnostics.push(
+                Diagnostic::error(
+                    Lint::NilReturn,
+                    cx.span_of(last),
+                    format!(
+                        "the script has no `return`, so it replies nil, which {held} cannot hold: declare {option}"
+                    ),
+                )
+                .with_label("the script ends here without a `return`")
+                .with_help("return a value of the declared type, or declare an `Option`"),
+            );
+        }
+    }
+    for ret in statements {
         let Some(first) = ret.returns().iter().next() else {
             report.diagnostics.push(
                 Diagnostic::error(
@@ -274,6 +292,23 @@ mod tests {
             ]
         );
         assert_eq!(
+            errors(
+                "redis.call('SET', KEYS[1], ARGV[1])\nif ARGV[2] then return end",
+                i64()
+            )
+            .len(),
+            1
+        );
+        assert_eq!(
+            errors(
+                "local n = redis.call('INCR', KEYS[1])\nredis.call('EXPIRE', KEYS[1], 10)",
+                i64()
+            ),
+            [
+                "the script has no `return`, so it replies nil, which `returns = i64` cannot hold: declare `Option<i64>`"
+            ]
+        );
+        assert_eq!(
             errors("local n return (n)", Returns::of(ReturnKind::Array)),
             [
                 "`n` is always nil or `false` here; it arrives as nil, which the declared array type cannot hold: declare an `Option` of it"
@@ -364,6 +399,7 @@ mod tests {
             "local v = redis.call('GET', KEYS[1]) if not v then return 0 end return v",
             "local v = redis.call('GET', KEYS[1]) if v == false then v = '0' end return v",
             "local function f() return nil end return 1",
+            "if ARGV[1] then return 1 else return 2 end",
             "return cjson.decode(ARGV[1])",
             "return {false, nil}",
         ] {
