@@ -125,8 +125,9 @@ lints! {
     NonIntegerReturn => "non_integer_return",
     /// A result the declared `returns` type cannot hold.
     ReturnType => "return_type",
-    /// A reply of nil (`return false`, `return nil`, a bare `return`, a GET
-    /// reply that may be `false`) where the declared `returns` type cannot
+    /// A reply of nil (`return false`, `return nil`, a bare `return`, no
+    /// `return` at all, a GET reply that may be `false`) where the declared
+    /// `returns` type cannot
     /// hold nil (`i64`, not `Option<i64>`); without a declared type, a
     /// returned `false` (it arrives as nil, not 0; a warning).
     NilReturn => "nil_return",
