@@ -127,9 +127,9 @@ lints! {
     ReturnType => "return_type",
     /// A reply of nil (`return false`, `return nil`, a bare `return`, no
     /// `return` at all, a GET reply that may be `false`) where the declared
-    /// `returns` type cannot
-    /// hold nil (`i64`, not `Option<i64>`); without a declared type, a
-    /// returned `false` (it arrives as nil, not 0; a warning).
+    /// `returns` type cannot hold nil (`i64`, not `Option<i64>`); without a
+    /// declared type, a returned `false` (it arrives as nil, not 0; a
+    /// warning).
     NilReturn => "nil_return",
     /// A command's integer reply used as a condition (`if redis.call('EXISTS',
     /// k) then`): 0 is true in Lua.
