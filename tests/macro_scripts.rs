@@ -51,6 +51,42 @@ struct WriteFromReadOnly<'a> {
     value: &'a str,
 }
 
+/// Sets a key once: 1, or `false` (a nil reply) when it is already set.
+#[redis_script("tests/ui/scripts/returns_false.lua", returns = Option<i64>)]
+struct SetOnce<'a> {
+    #[key]
+    key: &'a str,
+    #[arg]
+    value: &'a str,
+}
+
+/// The same script read as `bool`: redis-rs reads nil as `false`.
+#[redis_script("tests/ui/scripts/returns_false.lua", returns = bool)]
+struct SetOnceFlag<'a> {
+    #[key]
+    key: &'a str,
+    #[arg]
+    value: &'a str,
+}
+
+/// The same script declared `i64`, with the `nil_return` error switched off,
+/// to see at run time what the lint prevents.
+#[redis_script("tests/ui/scripts/returns_false.lua", returns = i64, allow(nil_return))]
+struct SetOnceAsInteger<'a> {
+    #[key]
+    key: &'a str,
+    #[arg]
+    value: &'a str,
+}
+
+/// GET returned as is, declared `String` with the `nil_return` warning
+/// switched off.
+#[redis_script("tests/ui/scripts/get.lua", returns = String, allow(nil_return))]
+struct GetAsString<'a> {
+    #[key]
+    key: &'a str,
+}
+
 fn release<'a>(owner: &'a str) -> Release<'a> {
     Release {
         lock: "lock:{res}",
@@ -317,4 +353,37 @@ async fn variadic_keys() {
     assert_eq!(sum.invoke(&mut con).await.unwrap(), 15);
     let none = Sum { counters: vec![] };
     assert_eq!(none.invoke(&mut con).await.unwrap(), 0);
+}
+
+/// What `nil_return` is about: a returned `false` and a nil GET reply arrive
+/// as nil, which `Option<T>` and `bool` hold and `i64` and `String` refuse.
+#[test]
+fn a_false_or_nil_reply_arrives_as_nil() {
+    let server = RedisServer::start();
+    let mut con = server.connection();
+    let once = |value| SetOnce { key: "once", value };
+    assert_eq!(once("a").invoke_blocking(&mut con).unwrap(), Some(1));
+    assert_eq!(once("b").invoke_blocking(&mut con).unwrap(), None);
+    let flag = SetOnceFlag {
+        key: "once",
+        value: "c",
+    };
+    assert!(!flag.invoke_blocking(&mut con).unwrap());
+    let as_integer = SetOnceAsInteger {
+        key: "once",
+        value: "d",
+    };
+    let error = as_integer.invoke_blocking(&mut con).unwrap_err();
+    assert_eq!(error.kind(), redis::ErrorKind::Parse, "{error}");
+    let fresh = SetOnceAsInteger {
+        key: "fresh",
+        value: "e",
+    };
+    assert_eq!(fresh.invoke_blocking(&mut con).unwrap(), 1);
+    let missing = GetAsString { key: "missing" };
+    let error = missing.invoke_blocking(&mut con).unwrap_err();
+    assert_eq!(error.kind(), redis::ErrorKind::Parse, "{error}");
+    let _: () = con.set("present", "v").unwrap();
+    let present = GetAsString { key: "present" };
+    assert_eq!(present.invoke_blocking(&mut con).unwrap(), "v");
 }

@@ -6,47 +6,8 @@ use crate::fields::ScriptFields;
 use proc_macro_warning::FormattedWarning;
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
-use redlua_analyzer::{Diagnostic, Lint, ReturnKind, Severity, Target};
-use syn::{GenericArgument, LitStr, PathArguments, Type};
-
-/// What the analyzer may check about a result of Rust type `ty`.
-///
-/// Decided from the last path segment only (`i64`, `Option<String>`,
-/// `Vec<T>`): type aliases and unknown types are not checked ([`ReturnKind::Any`]).
-pub fn return_kind(ty: &Type) -> ReturnKind {
-    match ty {
-        Type::Paren(inner) => return_kind(&inner.elem),
-        Type::Group(inner) => return_kind(&inner.elem),
-        Type::Tuple(tuple) if !tuple.elems.is_empty() => ReturnKind::Array,
-        Type::Array(_) => ReturnKind::Array,
-        Type::Path(path) if path.qself.is_none() => {
-            let Some(last) = path.path.segments.last() else {
-                return ReturnKind::Any;
-            };
-            let name = last.ident.to_string();
-            let first_arg = || match &last.arguments {
-                PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
-                    GenericArgument::Type(t) => Some(t),
-                    _ => None,
-                }),
-                _ => None,
-            };
-            match name.as_str() {
-                "i8" | "i16" | "i32" | "i64" | "i128" | "isize" | "u8" | "u16" | "u32" | "u64"
-                | "u128" | "usize" | "bool" | "NonZeroI64" | "NonZeroU64" => ReturnKind::Integer,
-                "String" => ReturnKind::String,
-                "Option" => first_arg().map_or(ReturnKind::Any, return_kind),
-                "Vec" => match first_arg() {
-                    Some(Type::Path(p)) if p.path.is_ident("u8") => ReturnKind::String,
-                    _ => ReturnKind::Array,
-                },
-                "VecDeque" | "HashSet" | "BTreeSet" => ReturnKind::Array,
-                _ => ReturnKind::Any,
-            }
-        }
-        _ => ReturnKind::Any,
-    }
-}
+use redlua_analyzer::{Diagnostic, Lint, Severity, Target};
+use syn::LitStr;
 
 /// The compile errors for the analyzer's errors, all combined into one, or
 /// `None` when there is no error. Of syntax errors, only the first is
@@ -150,31 +111,5 @@ fn message(diagnostic: &Diagnostic, file: &str, source: &str) -> String {
             out
         }
         None => rendered,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn kind(ty: &str) -> ReturnKind {
-        return_kind(&syn::parse_str(ty).unwrap())
-    }
-
-    #[test]
-    fn return_kinds_follow_the_last_segment() {
-        assert_eq!(kind("i64"), ReturnKind::Integer);
-        assert_eq!(kind("::core::primitive::u32"), ReturnKind::Integer);
-        assert_eq!(kind("bool"), ReturnKind::Integer);
-        assert_eq!(kind("Option<i64>"), ReturnKind::Integer);
-        assert_eq!(kind("std::string::String"), ReturnKind::String);
-        assert_eq!(kind("Vec<u8>"), ReturnKind::String);
-        assert_eq!(kind("Option<Vec<u8>>"), ReturnKind::String);
-        assert_eq!(kind("Vec<String>"), ReturnKind::Array);
-        assert_eq!(kind("(i64, String)"), ReturnKind::Array);
-        assert_eq!(kind("()"), ReturnKind::Any);
-        assert_eq!(kind("redis::Value"), ReturnKind::Any);
-        assert_eq!(kind("f64"), ReturnKind::Any);
-        assert_eq!(kind("MyAlias"), ReturnKind::Any);
     }
 }

@@ -5,6 +5,7 @@ use crate::attr::{Attr, Kind, combine};
 use crate::diagnostics;
 use crate::fields::{self, ScriptField, ScriptFields};
 use crate::function;
+use crate::returns;
 use proc_macro2::Span;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
@@ -131,7 +132,7 @@ fn load_and_check(attr: &Attr, fields: &ScriptFields, errors: &mut Option<syn::E
         // Generated calls run on cluster connections too.
         cluster: true,
         allow: attr.allow.iter().map(|(lint, _)| *lint).collect(),
-        returns: attr.returns.as_ref().map(diagnostics::return_kind),
+        returns: attr.returns.as_ref().map(returns::declared),
     };
     let report = redlua_analyzer::analyze(&source, &options);
     if report

@@ -8,6 +8,7 @@ use crate::expand::{
     read_script, runtime_paths, target_of,
 };
 use crate::fields::ScriptFields;
+use crate::returns;
 use proc_macro2::TokenStream;
 use quote::quote;
 use redlua_analyzer::{Diagnostic, LibraryOptions, Options, best_match};
@@ -64,7 +65,7 @@ pub fn load_and_check(
             target,
             declared: Some(declared(fields)),
             allow: attr.allow.iter().map(|(lint, _)| *lint).collect(),
-            returns: attr.returns.as_ref().map(diagnostics::return_kind),
+            returns: attr.returns.as_ref().map(returns::declared),
             ..Options::default()
         },
     };

@@ -13,6 +13,7 @@ mod expand;
 mod fields;
 mod function;
 mod manifest;
+mod returns;
 
 use proc_macro::TokenStream;
 
@@ -76,7 +77,12 @@ use proc_macro::TokenStream;
 ///   statements are checked against it (lint `return_type`): integers
 ///   (`i64`, `u32`, `usize`, `bool`, ...), strings (`String`, `Vec<u8>`),
 ///   lists (`Vec<T>`, tuples, sets); `Option<T>` is checked as `T`; other types
-///   (aliases, `redis::Value`, your own types) are not checked.
+///   (aliases, `redis::Value`, your own types) are not checked. A script
+///   that may reply nil (`return false`, `return nil`, GET of a missing key
+///   returned as is) needs a type that holds nil: `Option<T>` (`None`),
+///   `redis::Value`, `bool` (`false`) or a collection (empty); with `i64`
+///   or `String`, a sure nil is an error and a possible one a warning
+///   (lint `nil_return`).
 /// - **`read_only`**: the script only reads. It is invoked with `EVALSHA_RO`
 ///   (Redis 7 and later), so that it may run on replicas, and calling a
 ///   write command from it is a compile error (lint `write_in_read_only`).
@@ -208,6 +214,7 @@ use proc_macro::TokenStream;
 /// | `literal_key` | a key passed as a string literal instead of through `KEYS` (an error here, since generated calls may run on a cluster; a warning from `lockctl lint`) |
 /// | `non_integer_return` | the script returning a non-integer number (Redis truncates it) |
 /// | `return_type` | a `return` the `returns` type cannot hold |
+/// | `nil_return` | a nil reply (`return false`, `return nil`, a bare `return`) the `returns` type cannot hold (`i64`, not `Option<i64>`); (warning) a reply that may be nil (`return redis.call('GET', k)` with `returns = String`), or a returned `false` without a declared type (nil, not 0) |
 /// | `integer_condition` | a command's integer reply used as a condition (`if redis.call('EXISTS', k) then`: 0 is true in Lua) |
 /// | `nil_comparison` | a reply compared with `nil` (`redis.call('GET', k) == nil`: a nil reply arrives as `false`) |
 /// | `status_comparison` | a status reply compared with a string (`redis.call('SET', k, v) == 'OK'`: it is a table `{ok = 'OK'}`) |

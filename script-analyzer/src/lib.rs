@@ -86,9 +86,76 @@ pub enum ReturnKind {
     String,
     /// A list (`Vec<T>`, tuples): the script must not return a scalar literal.
     Array,
-    /// Anything else (`redis::Value`, `Option<T>` of the above is mapped to its
-    /// inner kind by the caller): not checked.
+    /// Anything else (`redis::Value`, `()`, `f64`, a type alias): not
+    /// checked. `Option<T>` of the above is `T`'s kind, with
+    /// [`Returns::nullable`] set.
     Any,
+}
+
+/// The declared result type of a script, as far as the analyzer checks it:
+/// its [`ReturnKind`], and whether it can hold a nil reply.
+///
+/// A script's `false`, `nil`, a bare `return` and a nil command reply
+/// (GET of a missing key) all reach the caller as a nil reply, which
+/// `Option<T>` takes as `None`, and `i64` or `String` fail to convert at
+/// run time ([`Lint::NilReturn`]).
+///
+/// ```
+/// use redlua_analyzer::{analyze, Options, ReturnKind, Returns};
+///
+/// let source = "return redis.call('GET', KEYS[1])";
+/// // `returns = String`: a missing key fails to convert (a warning).
+/// let plain = Options { returns: Some(Returns::of(ReturnKind::String)), ..Options::default() };
+/// assert_eq!(analyze(source, &plain).diagnostics.len(), 1);
+/// // `returns = Option<String>`: `None` for a missing key.
+/// let option = Options { returns: Some(Returns::nullable(ReturnKind::String)), ..Options::default() };
+/// assert!(analyze(source, &option).diagnostics.is_empty());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Returns {
+    /// What the type holds, once not nil.
+    pub kind: ReturnKind,
+    /// The type holds a nil reply: `Option<T>`, `redis::Value`, `()`, and
+    /// the types redis-rs converts nil into (`bool` gives `false`, `Vec<T>`
+    /// and the other collections an empty one).
+    pub nullable: bool,
+    /// The Rust type as written (`"i64"`), for messages; `None` words them
+    /// after [`kind`](Self::kind).
+    pub written: Option<String>,
+}
+
+impl Returns {
+    /// A type of kind `kind` that cannot hold nil (`i64`, `String`).
+    pub fn of(kind: ReturnKind) -> Returns {
+        Returns {
+            kind,
+            nullable: false,
+            written: None,
+        }
+    }
+
+    /// A type of kind `kind` that holds nil too (`Option<i64>`).
+    pub fn nullable(kind: ReturnKind) -> Returns {
+        Returns {
+            nullable: true,
+            ..Returns::of(kind)
+        }
+    }
+
+    /// The same, with the Rust type as written, for messages.
+    pub fn written(self, rust_type: impl Into<String>) -> Returns {
+        Returns {
+            written: Some(rust_type.into()),
+            ..self
+        }
+    }
+}
+
+impl From<ReturnKind> for Returns {
+    /// [`Returns::of`]: a type that cannot hold nil.
+    fn from(kind: ReturnKind) -> Returns {
+        Returns::of(kind)
+    }
 }
 
 /// How to analyze a script.
@@ -107,8 +174,8 @@ pub struct Options {
     pub cluster: bool,
     /// Lints switched off for this script.
     pub allow: Vec<Lint>,
-    /// The expected result type, if known.
-    pub returns: Option<ReturnKind>,
+    /// The declared result type, if known.
+    pub returns: Option<Returns>,
     /// The server the script must run on: commands, options and shebang
     /// flags it lacks are errors. Defaults to [`ServerTarget::Redis7_0`].
     pub target: ServerTarget,

@@ -15,7 +15,7 @@
 //! table of what is caught as an error and what as a warning
 //! (`cargo test -p redlua-analyzer --test bugs -- --nocapture`).
 
-use redlua_analyzer::{Declared, Lint, Options, ReturnKind, Severity, analyze};
+use redlua_analyzer::{Declared, Lint, Options, ReturnKind, Returns, Severity, analyze};
 use std::path::{Path, PathBuf};
 
 /// What a file's header asks for.
@@ -101,7 +101,7 @@ fn every_bug_is_caught_where_expected() {
         let options = Options {
             declared: Some(expected.declared),
             cluster: true,
-            returns: expected.returns,
+            returns: expected.returns.map(Returns::of),
             ..Options::default()
         };
         let report = analyze(&source, &options);

@@ -91,7 +91,7 @@ fn options_for(lint: Lint) -> Options {
     match lint {
         Lint::Arity | Lint::DynamicAccess => options.declared = Some(Declared::exact(0, 2)),
         Lint::WriteInReadOnly => options.read_only = true,
-        Lint::ReturnType => options.returns = Some(ReturnKind::Integer),
+        Lint::ReturnType | Lint::NilReturn => options.returns = Some(ReturnKind::Integer.into()),
         _ => {}
     }
     options

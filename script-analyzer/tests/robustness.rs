@@ -7,7 +7,7 @@ fn options() -> Options {
     Options {
         declared: Some(Declared::exact(2, 2)),
         read_only: true,
-        returns: Some(redlua_analyzer::ReturnKind::Integer),
+        returns: Some(redlua_analyzer::ReturnKind::Integer.into()),
         ..Options::default()
     }
 }

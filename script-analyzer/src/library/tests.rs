@@ -49,7 +49,7 @@ redis.register_function('set_if', function(k, a)
   if redis.call('GET', k[1]) == a[1] then
     return redis.call('SET', k[1], a[2])
   end
-  return false
+  return nil
 end)
 
 redis.register_function{
@@ -140,7 +140,7 @@ fn returns_and_lints_apply_to_the_body() {
         function: Some("count".to_string()),
         options: Options {
             declared: Some(Declared::exact(1, 1)),
-            returns: Some(ReturnKind::Array),
+            returns: Some(ReturnKind::Array.into()),
             ..Options::default()
         },
     };

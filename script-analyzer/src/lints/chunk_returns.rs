@@ -3,7 +3,7 @@
 
 use super::Context;
 use crate::infer::Ty;
-use full_moon::ast::{Block, Expression, LastStmt, Stmt};
+use full_moon::ast::{Block, Expression, LastStmt, Return, Stmt};
 
 /// What Redis may reply with for the script, from the inferred types of
 /// the values the main chunk returns (see
@@ -70,29 +70,44 @@ pub(crate) fn main_chunk_returns(block: &Block) -> Vec<&Expression> {
     found
 }
 
-/// Pushes the first value of each `return` into `found`; sets `bare` when a
-/// `return` has no value.
-fn collect<'a>(block: &'a Block, found: &mut Vec<&'a Expression>, bare: &mut bool) {
+/// Every `return` statement of the main chunk, including those nested in
+/// `if`, `do` and loops (but not in functions), with or without a value.
+pub(crate) fn main_chunk_return_statements(block: &Block) -> Vec<&Return> {
+    let mut found = Vec::new();
+    statements(block, &mut found);
+    found
+}
+
+/// Pushes each `return` of `block` and its nested blocks into `found`.
+fn statements<'a>(block: &'a Block, found: &mut Vec<&'a Return>) {
     for stmt in block.stmts() {
         match stmt {
-            Stmt::Do(inner) => collect(inner.block(), found, bare),
+            Stmt::Do(inner) => statements(inner.block(), found),
             Stmt::If(if_stmt) => {
-                collect(if_stmt.block(), found, bare);
+                statements(if_stmt.block(), found);
                 for else_if in if_stmt.else_if().into_iter().flatten() {
-                    collect(else_if.block(), found, bare);
+                    statements(else_if.block(), found);
                 }
                 if let Some(else_block) = if_stmt.else_block() {
-                    collect(else_block, found, bare);
+                    statements(else_block, found);
                 }
             }
-            Stmt::While(w) => collect(w.block(), found, bare),
-            Stmt::Repeat(r) => collect(r.block(), found, bare),
-            Stmt::NumericFor(f) => collect(f.block(), found, bare),
-            Stmt::GenericFor(f) => collect(f.block(), found, bare),
+            Stmt::While(w) => statements(w.block(), found),
+            Stmt::Repeat(r) => statements(r.block(), found),
+            Stmt::NumericFor(f) => statements(f.block(), found),
+            Stmt::GenericFor(f) => statements(f.block(), found),
             _ => {}
         }
     }
     if let Some(LastStmt::Return(ret)) = block.last_stmt() {
+        found.push(ret);
+    }
+}
+
+/// Pushes the first value of each `return` into `found`; sets `bare` when a
+/// `return` has no value.
+fn collect<'a>(block: &'a Block, found: &mut Vec<&'a Expression>, bare: &mut bool) {
+    for ret in main_chunk_return_statements(block) {
         // Redis uses the first returned value only.
         match ret.returns().iter().next() {
             Some(first) => found.push(first),

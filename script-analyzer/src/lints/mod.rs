@@ -26,6 +26,7 @@ mod library_calls;
 mod literal_key;
 mod maybe_false;
 mod nil_comparison;
+mod nil_return;
 mod non_integer_return;
 mod number_string_comparison;
 mod pcall_unchecked;
@@ -124,6 +125,12 @@ lints! {
     NonIntegerReturn => "non_integer_return",
     /// A result the declared `returns` type cannot hold.
     ReturnType => "return_type",
+    /// A reply of nil (`return false`, `return nil`, a bare `return`, no
+    /// `return` at all, a GET reply that may be `false`) where the declared
+    /// `returns` type cannot hold nil (`i64`, not `Option<i64>`); without a
+    /// declared type, a returned `false` (it arrives as nil, not 0; a
+    /// warning).
+    NilReturn => "nil_return",
     /// A command's integer reply used as a condition (`if redis.call('EXISTS',
     /// k) then`): 0 is true in Lua.
     IntegerCondition => "integer_condition",
@@ -229,6 +236,7 @@ pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
         (Lint::LiteralKey, literal_key::check),
         (Lint::NonIntegerReturn, non_integer_return::check),
         (Lint::ReturnType, return_type::check),
+        (Lint::NilReturn, nil_return::check),
         (Lint::IntegerCondition, integer_condition::check),
         (Lint::NilComparison, nil_comparison::check),
         (Lint::StatusComparison, status_comparison::check),

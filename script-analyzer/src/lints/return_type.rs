@@ -11,7 +11,7 @@ use crate::{Diagnostic, Lint, Report, ReturnKind};
 use full_moon::ast::Expression;
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
-    let Some(expected) = cx.options.returns else {
+    let Some(expected) = cx.options.returns.as_ref().map(|r| r.kind) else {
         return;
     };
     for expr in main_chunk_returns(cx.ast.nodes()) {
@@ -90,7 +90,7 @@ mod tests {
 
     fn errors(source: &str, returns: ReturnKind) -> Vec<String> {
         let options = Options {
-            returns: Some(returns),
+            returns: Some(returns.into()),
             ..Options::default()
         };
         lint_with(Lint::ReturnType, source, &options)
