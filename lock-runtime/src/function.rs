@@ -35,25 +35,18 @@
 //! # Example
 //!
 //! ```no_run
-//! use redlua::function::{FunctionDef, LibraryDef};
-//!
-//! static COUNTERS: LibraryDef = LibraryDef {
-//!     name: "counters",
-//!     path: "scripts/counters.lua",
-//!     source: "#!lua name=counters\n\
-//!              redis.register_function('bump', function(keys, args)\n\
-//!                return redis.call('INCRBY', keys[1], args[1])\n\
-//!              end)\n",
-//! };
-//! static BUMP: FunctionDef = FunctionDef {
-//!     name: "Bump",
-//!     function: "bump",
-//!     library: &COUNTERS,
-//!     read_only: false,
-//! };
+//! // `#[redis_function]` checks the library at compile time and writes the
+//! // `LibraryDef` and `FunctionDef` statics behind the struct.
+//! #[redlua::redis_function("tests/scripts/counters_lib.lua", name = "bump", returns = i64)]
+//! struct Bump {
+//!     #[key]
+//!     counter: String,
+//!     #[arg]
+//!     by: i64,
+//! }
 //!
 //! # fn demo(con: &mut redlua::redis::Connection) -> redlua::redis::RedisResult<()> {
-//! let n: i64 = BUMP.call().key(&"visits").arg(&1).invoke(con)?;
+//! let n: i64 = Bump { counter: "visits".into(), by: 1 }.invoke_blocking(con)?;
 //! # let _ = n; Ok(()) }
 //! ```
 
@@ -356,14 +349,14 @@ mod tests {
     use super::*;
 
     static LIB: LibraryDef = LibraryDef {
-        name: "demo",
-        path: "scripts/demo.lua",
-        source: "#!lua name=demo\nredis.register_function('f', function() return 1 end)",
+        name: "counters",
+        path: "tests/scripts/counters_lib.lua",
+        source: include_str!("../tests/scripts/counters_lib.lua"),
     };
 
     static F: FunctionDef = FunctionDef {
-        name: "F",
-        function: "f",
+        name: "Bump",
+        function: "bump",
         library: &LIB,
         read_only: false,
     };
@@ -392,11 +385,11 @@ mod tests {
         call.key(&"a").key(&vec!["b", "c"]).arg(&5).arg(&"x");
         assert_eq!(
             args_of(&call.fcall_cmd()),
-            strings(&["FCALL", "f", "3", "a", "b", "c", "5", "x"])
+            strings(&["FCALL", "bump", "3", "a", "b", "c", "5", "x"])
         );
         assert_eq!(
             args_of(&RO.call().fcall_cmd()),
-            strings(&["FCALL_RO", "f", "0"])
+            strings(&["FCALL_RO", "bump", "0"])
         );
         assert_eq!(
             args_of(&LIB.load_cmd()),
@@ -407,14 +400,17 @@ mod tests {
     #[test]
     fn the_loaded_library_name_is_checked() {
         assert!(
-            LIB.check_loaded(Value::BulkString(b"demo".to_vec()))
+            LIB.check_loaded(Value::BulkString(b"counters".to_vec()))
                 .is_ok()
         );
         let err = LIB
             .check_loaded(Value::BulkString(b"other".to_vec()))
             .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Client);
-        assert!(err.to_string().contains("scripts/demo.lua"), "{err}");
+        assert!(
+            err.to_string().contains("tests/scripts/counters_lib.lua"),
+            "{err}"
+        );
     }
 
     /// Compile-time check: with `C: Send`, the futures are `Send`.
