@@ -50,6 +50,7 @@
 //! # let _ = n; Ok(()) }
 //! ```
 
+use crate::reload::{self, ServerCode};
 use redis::{ErrorKind, RedisError, RedisResult, ToRedisArgs, Value};
 
 /// Static description of one Redis Functions library file.
@@ -68,30 +69,6 @@ pub struct LibraryDef {
 }
 
 impl LibraryDef {
-    /// The `FUNCTION LOAD REPLACE <source>` command.
-    fn load_cmd(&self) -> redis::Cmd {
-        let mut cmd = redis::cmd("FUNCTION");
-        cmd.arg("LOAD").arg("REPLACE").arg(self.source);
-        cmd
-    }
-
-    /// Checks the library name `FUNCTION LOAD` answers against [`Self::name`].
-    fn check_loaded(&self, value: Value) -> RedisResult<()> {
-        let answered: String = redis::from_redis_value(value.extract_error()?)?;
-        if answered == self.name {
-            Ok(())
-        } else {
-            Err(RedisError::from((
-                ErrorKind::Client,
-                "FUNCTION LOAD answered a different library name than the one compiled in",
-                format!(
-                    "library `{}` ({}): server answered `{answered}`",
-                    self.name, self.path
-                ),
-            )))
-        }
-    }
-
     /// Loads (or replaces) the library with `FUNCTION LOAD REPLACE`, and
     /// checks that the server answers the library's name.
     ///
@@ -116,8 +93,7 @@ impl LibraryDef {
     where
         C: redis::aio::ConnectionLike + ?Sized,
     {
-        let value = con.req_packed_command(&self.load_cmd()).await?;
-        self.check_loaded(value)
+        reload::load(self, con).await
     }
 
     /// Blocking twin of [`load`](Self::load).
@@ -129,8 +105,37 @@ impl LibraryDef {
     where
         C: redis::ConnectionLike + ?Sized,
     {
-        let value = con.req_command(&self.load_cmd())?;
-        self.check_loaded(value)
+        reload::load_blocking(self, con)
+    }
+}
+
+impl ServerCode for LibraryDef {
+    /// The `FUNCTION LOAD REPLACE <source>` command.
+    fn load_cmd(&self) -> redis::Cmd {
+        let mut cmd = redis::cmd("FUNCTION");
+        cmd.arg("LOAD").arg("REPLACE").arg(self.source);
+        cmd
+    }
+
+    /// Checks the library name `FUNCTION LOAD` answers against [`Self::name`].
+    fn check_loaded(&self, value: Value) -> RedisResult<()> {
+        let answered: String = redis::from_redis_value(value.extract_error()?)?;
+        if answered == self.name {
+            Ok(())
+        } else {
+            Err(RedisError::from((
+                ErrorKind::Client,
+                "FUNCTION LOAD answered a different library name than the one compiled in",
+                format!(
+                    "library `{}` ({}): server answered `{answered}`",
+                    self.name, self.path
+                ),
+            )))
+        }
+    }
+
+    fn is_missing(&self, err: &RedisError) -> bool {
+        is_function_not_found(err)
     }
 }
 
@@ -234,19 +239,12 @@ impl FunctionCall {
 
     /// The `FCALL` (or `FCALL_RO`) command of this call.
     fn fcall_cmd(&self) -> redis::Cmd {
-        let mut cmd = redis::cmd(if self.def.read_only {
+        let command = if self.def.read_only {
             "FCALL_RO"
         } else {
             "FCALL"
-        });
-        cmd.arg(self.def.function).arg(self.keys.len());
-        for key in &self.keys {
-            cmd.arg(key.as_slice());
-        }
-        for arg in &self.args {
-            cmd.arg(arg.as_slice());
-        }
-        cmd
+        };
+        reload::call_cmd(command, self.def.function, &self.keys, &self.args)
     }
 
     /// Calls the function with `FCALL` (`FCALL_RO` for a `no-writes`
@@ -275,19 +273,7 @@ impl FunctionCall {
         T: redis::FromRedisValue,
         C: redis::aio::ConnectionLike + ?Sized,
     {
-        let cmd = self.fcall_cmd();
-        match con
-            .req_packed_command(&cmd)
-            .await
-            .and_then(Value::extract_error)
-        {
-            Err(err) if is_function_not_found(&err) => {
-                self.def.library.load(con).await?;
-                let value = con.req_packed_command(&cmd).await?.extract_error()?;
-                Ok(redis::from_redis_value(value)?)
-            }
-            result => Ok(redis::from_redis_value(result?)?),
-        }
+        reload::invoke(self.def.library, &self.fcall_cmd(), con).await
     }
 
     /// Blocking twin of [`invoke_async`](Self::invoke_async): `FCALL` (or
@@ -302,15 +288,7 @@ impl FunctionCall {
         T: redis::FromRedisValue,
         C: redis::ConnectionLike + ?Sized,
     {
-        let cmd = self.fcall_cmd();
-        match con.req_command(&cmd).and_then(Value::extract_error) {
-            Err(err) if is_function_not_found(&err) => {
-                self.def.library.load_blocking(con)?;
-                let value = con.req_command(&cmd)?.extract_error()?;
-                Ok(redis::from_redis_value(value)?)
-            }
-            result => Ok(redis::from_redis_value(result?)?),
-        }
+        reload::invoke_blocking(self.def.library, &self.fcall_cmd(), con)
     }
 
     /// Adds this call's `FCALL` (or `FCALL_RO`) command to `pipe`, and

@@ -84,6 +84,7 @@
 #![warn(missing_docs)]
 
 pub mod function;
+mod reload;
 pub mod script;
 
 /// Declares the items of the lock runtime, compiled with the `locks` feature

@@ -26,6 +26,7 @@
 //! always in a cluster, all keys of one invocation must hash to the same slot
 //! (use a hash tag such as `{user42}`), or the server answers `CROSSSLOT`.
 
+use crate::reload::{self, ServerCode};
 use redis::{ErrorKind, RedisError, RedisResult, ServerErrorKind, ToRedisArgs, Value};
 
 /// Static description of one Lua script.
@@ -62,30 +63,6 @@ impl ScriptDef {
         }
     }
 
-    /// The `SCRIPT LOAD <source>` command for this script.
-    fn load_cmd(&self) -> redis::Cmd {
-        let mut cmd = redis::cmd("SCRIPT");
-        cmd.arg("LOAD").arg(self.source);
-        cmd
-    }
-
-    /// Checks the SHA1 answered by `SCRIPT LOAD` against [`Self::sha1`].
-    fn check_loaded_sha(&self, value: Value) -> RedisResult<()> {
-        let answered: String = redis::from_redis_value(value.extract_error()?)?;
-        if answered.eq_ignore_ascii_case(self.sha1) {
-            Ok(())
-        } else {
-            Err(RedisError::from((
-                ErrorKind::Client,
-                "SCRIPT LOAD answered a different SHA1 than the one compiled in",
-                format!(
-                    "script `{}` ({}): expected {}, server answered {}",
-                    self.name, self.path, self.sha1, answered
-                ),
-            )))
-        }
-    }
-
     /// Loads the script into the server's script cache with `SCRIPT LOAD`,
     /// and checks that the SHA1 the server answers equals [`Self::sha1`].
     ///
@@ -109,8 +86,7 @@ impl ScriptDef {
     where
         C: redis::aio::ConnectionLike + ?Sized,
     {
-        let value = con.req_packed_command(&self.load_cmd()).await?;
-        self.check_loaded_sha(value)
+        reload::load(self, con).await
     }
 
     /// Blocking twin of [`load`](Self::load): `SCRIPT LOAD`, then checks the
@@ -123,8 +99,37 @@ impl ScriptDef {
     where
         C: redis::ConnectionLike + ?Sized,
     {
-        let value = con.req_command(&self.load_cmd())?;
-        self.check_loaded_sha(value)
+        reload::load_blocking(self, con)
+    }
+}
+
+impl ServerCode for ScriptDef {
+    /// The `SCRIPT LOAD <source>` command for this script.
+    fn load_cmd(&self) -> redis::Cmd {
+        let mut cmd = redis::cmd("SCRIPT");
+        cmd.arg("LOAD").arg(self.source);
+        cmd
+    }
+
+    /// Checks the SHA1 answered by `SCRIPT LOAD` against [`Self::sha1`].
+    fn check_loaded(&self, value: Value) -> RedisResult<()> {
+        let answered: String = redis::from_redis_value(value.extract_error()?)?;
+        if answered.eq_ignore_ascii_case(self.sha1) {
+            Ok(())
+        } else {
+            Err(RedisError::from((
+                ErrorKind::Client,
+                "SCRIPT LOAD answered a different SHA1 than the one compiled in",
+                format!(
+                    "script `{}` ({}): expected {}, server answered {}",
+                    self.name, self.path, self.sha1, answered
+                ),
+            )))
+        }
+    }
+
+    fn is_missing(&self, err: &RedisError) -> bool {
+        is_noscript(err)
     }
 }
 
@@ -176,19 +181,12 @@ impl ScriptCall {
 
     /// The `EVALSHA` (or `EVALSHA_RO`) command of this call.
     fn eval_cmd(&self) -> redis::Cmd {
-        let mut cmd = redis::cmd(if self.def.read_only {
+        let command = if self.def.read_only {
             "EVALSHA_RO"
         } else {
             "EVALSHA"
-        });
-        cmd.arg(self.def.sha1).arg(self.keys.len());
-        for key in &self.keys {
-            cmd.arg(key.as_slice());
-        }
-        for arg in &self.args {
-            cmd.arg(arg.as_slice());
-        }
-        cmd
+        };
+        reload::call_cmd(command, self.def.sha1, &self.keys, &self.args)
     }
 
     /// Invokes the script with `EVALSHA` (`EVALSHA_RO` for a read-only
@@ -220,19 +218,7 @@ impl ScriptCall {
         T: redis::FromRedisValue,
         C: redis::aio::ConnectionLike + ?Sized,
     {
-        let cmd = self.eval_cmd();
-        match con
-            .req_packed_command(&cmd)
-            .await
-            .and_then(Value::extract_error)
-        {
-            Err(err) if is_noscript(&err) => {
-                self.def.load(con).await?;
-                let value = con.req_packed_command(&cmd).await?.extract_error()?;
-                Ok(redis::from_redis_value(value)?)
-            }
-            result => Ok(redis::from_redis_value(result?)?),
-        }
+        reload::invoke(self.def, &self.eval_cmd(), con).await
     }
 
     /// Blocking twin of [`invoke_async`](Self::invoke_async): `EVALSHA` (or
@@ -247,15 +233,7 @@ impl ScriptCall {
         T: redis::FromRedisValue,
         C: redis::ConnectionLike + ?Sized,
     {
-        let cmd = self.eval_cmd();
-        match con.req_command(&cmd).and_then(Value::extract_error) {
-            Err(err) if is_noscript(&err) => {
-                self.def.load_blocking(con)?;
-                let value = con.req_command(&cmd)?.extract_error()?;
-                Ok(redis::from_redis_value(value)?)
-            }
-            result => Ok(redis::from_redis_value(result?)?),
-        }
+        reload::invoke_blocking(self.def, &self.eval_cmd(), con)
     }
 
     /// Adds this call's `EVALSHA` (or `EVALSHA_RO`) command to `pipe`, and
@@ -343,9 +321,9 @@ mod tests {
     #[test]
     fn sha_check_accepts_any_case_and_rejects_mismatch() {
         let upper = Value::BulkString(DEF.sha1.to_uppercase().into_bytes());
-        assert!(DEF.check_loaded_sha(upper).is_ok());
+        assert!(DEF.check_loaded(upper).is_ok());
         let other = Value::BulkString(b"0000000000000000000000000000000000000000".to_vec());
-        let err = DEF.check_loaded_sha(other).unwrap_err();
+        let err = DEF.check_loaded(other).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Client);
         assert!(err.to_string().contains("scripts/demo.lua"), "{err}");
     }

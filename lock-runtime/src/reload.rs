@@ -1,0 +1,90 @@
+//! What script calls (`EVALSHA`) and function calls (`FCALL`) share: the
+//! command of one call, and sending it so that, when the server lacks the
+//! code (`NOSCRIPT`, `Function not found`), the code is loaded and the call
+//! retried exactly once.
+
+use redis::{RedisError, RedisResult, Value};
+
+/// Code the server may have to be sent again: a script or a library.
+pub(crate) trait ServerCode: Sync {
+    /// The command that loads the code (`SCRIPT LOAD`, `FUNCTION LOAD REPLACE`).
+    fn load_cmd(&self) -> redis::Cmd;
+    /// Checks the load command's answer against what was compiled in.
+    fn check_loaded(&self, value: Value) -> RedisResult<()>;
+    /// Whether a call's error says the server lacks the code.
+    fn is_missing(&self, err: &RedisError) -> bool;
+}
+
+/// `<command> <id> <numkeys> <keys...> <args...>`: the `EVALSHA`/`FCALL`
+/// (or `_RO`) command of one call.
+pub(crate) fn call_cmd(command: &str, id: &str, keys: &[Vec<u8>], args: &[Vec<u8>]) -> redis::Cmd {
+    let mut cmd = redis::cmd(command);
+    cmd.arg(id).arg(keys.len());
+    for item in keys.iter().chain(args) {
+        cmd.arg(item.as_slice());
+    }
+    cmd
+}
+
+/// Loads `code` on `con` and checks the answer.
+pub(crate) async fn load<C>(code: &impl ServerCode, con: &mut C) -> RedisResult<()>
+where
+    C: redis::aio::ConnectionLike + ?Sized,
+{
+    let value = con.req_packed_command(&code.load_cmd()).await?;
+    code.check_loaded(value)
+}
+
+/// Blocking twin of [`load`].
+pub(crate) fn load_blocking<C>(code: &impl ServerCode, con: &mut C) -> RedisResult<()>
+where
+    C: redis::ConnectionLike + ?Sized,
+{
+    let value = con.req_command(&code.load_cmd())?;
+    code.check_loaded(value)
+}
+
+/// Sends `cmd`; if the server lacks `code`, loads it and sends `cmd` once
+/// more (the first try did not run), then converts the reply to `T`.
+pub(crate) async fn invoke<T, C>(
+    code: &impl ServerCode,
+    cmd: &redis::Cmd,
+    con: &mut C,
+) -> RedisResult<T>
+where
+    T: redis::FromRedisValue,
+    C: redis::aio::ConnectionLike + ?Sized,
+{
+    match con
+        .req_packed_command(cmd)
+        .await
+        .and_then(Value::extract_error)
+    {
+        Err(err) if code.is_missing(&err) => {
+            load(code, con).await?;
+            let value = con.req_packed_command(cmd).await?.extract_error()?;
+            Ok(redis::from_redis_value(value)?)
+        }
+        result => Ok(redis::from_redis_value(result?)?),
+    }
+}
+
+/// Blocking twin of [`invoke`].
+pub(crate) fn invoke_blocking<T, C>(
+    code: &impl ServerCode,
+    cmd: &redis::Cmd,
+    con: &mut C,
+) -> RedisResult<T>
+where
+    T: redis::FromRedisValue,
+    C: redis::ConnectionLike + ?Sized,
+{
+    match con.req_command(cmd).and_then(Value::extract_error) {
+        Err(err) if code.is_missing(&err) => {
+            load_blocking(code, con)?;
+            let value = con.req_command(cmd)?.extract_error()?;
+            Ok(redis::from_redis_value(value)?)
+        }
+        result => Ok(redis::from_redis_value(result?)?),
+    }
+}
