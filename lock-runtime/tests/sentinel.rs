@@ -167,6 +167,29 @@ fn waiter(
     })
 }
 
+/// After a failover: a waiter through the new master is woken within a
+/// second of `guard`'s release, and gets a fencing token above `token`
+/// (tokens went on increasing across the failover).
+async fn released_to_a_waiter(other: &LockClient, name: &str, guard: LockGuard, token: u64) {
+    let waiting = waiter(other, name, Duration::from_secs(20));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let released = Instant::now();
+    guard.unlock().await.unwrap();
+    let (got, _) = within(Duration::from_secs(25), "the waiter", waiting)
+        .await
+        .unwrap();
+    let next = got
+        .unwrap()
+        .expect("the waiter gets the lock after the failover");
+    assert!(
+        released.elapsed() < Duration::from_secs(1),
+        "woken {:?} after the release",
+        released.elapsed()
+    );
+    assert!(next.token() > token, "{} after {token}", next.token());
+    next.unlock().await.unwrap();
+}
+
 #[redlua_macros::redis_script("tests/scripts/incr_by.lua", returns = i64, crate = redlua_runtime)]
 struct IncrBy<'a> {
     #[key]
@@ -284,25 +307,7 @@ async fn without_synced_mode_a_replicated_hold_follows_a_sentinel_failover() {
     renewed_on(new, "sentinel:failover", Duration::from_secs(4)).await;
     assert!(!guard.is_lost());
 
-    // A waiter through the new master is woken by the release.
-    let waiting = waiter(&other, "sentinel:failover", Duration::from_secs(20));
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let released = Instant::now();
-    guard.unlock().await.unwrap();
-    let (got, _) = within(Duration::from_secs(25), "the waiter", waiting)
-        .await
-        .unwrap();
-    let next = got
-        .unwrap()
-        .expect("the waiter gets the lock after the failover");
-    assert!(
-        released.elapsed() < Duration::from_secs(1),
-        "woken {:?} after the release",
-        released.elapsed()
-    );
-    // Fencing tokens went on increasing across the failover.
-    assert!(next.token() > token, "{} after {token}", next.token());
-    next.unlock().await.unwrap();
+    released_to_a_waiter(&other, "sentinel:failover", guard, token).await;
     let role: Vec<redis::Value> = redis::cmd("ROLE")
         .query_async(&mut server(old).await)
         .await
@@ -484,24 +489,7 @@ async fn a_synced_hold_survives_a_sentinel_failover_without_any_help() {
     assert!(tries > 20, "the observer tried {tries} times");
     assert_eq!(granted, 0, "another client was granted the held lock");
 
-    // A waiter through the new master is woken by the release.
-    let waiting = waiter(&other, NAME, Duration::from_secs(20));
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let released = Instant::now();
-    guard.unlock().await.unwrap();
-    let (got, _) = within(Duration::from_secs(25), "the waiter", waiting)
-        .await
-        .unwrap();
-    let next = got
-        .unwrap()
-        .expect("the waiter gets the lock after the failover");
-    assert!(
-        released.elapsed() < Duration::from_secs(1),
-        "woken {:?} after the release",
-        released.elapsed()
-    );
-    assert!(next.token() > token, "{} after {token}", next.token());
-    next.unlock().await.unwrap();
+    released_to_a_waiter(&other, NAME, guard, token).await;
     tokio::task::spawn_blocking(move || deployment.rejoin(old))
         .await
         .expect("the deployment settles");
