@@ -19,7 +19,10 @@
 //! and read again when an acknowledgement shows it changed, the node's
 //! connection failed, or the client's own connection was replaced (a
 //! Sentinel failover: the new master's replicas are counted, not the old
-//! one's).
+//! one's). A primary counted without replicas gets its lock scripts alone,
+//! without the `WAIT` that would return at once, and is counted again
+//! every second (a replica that came online since is waited for from
+//! then on).
 //!
 //! A `WAIT` blocks its connection until the replicas acknowledge or its
 //! timeout passes, and Redis runs a connection's commands in order: the
@@ -41,7 +44,7 @@ use crate::sync_replicas::SyncReplicas;
 use redis::{ErrorKind, FromRedisValue, RedisError, RedisResult, ServerErrorKind, Value};
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How often a script that met a redirection (`MOVED`, `ASK`) is sent again
 /// after the cluster connection followed it, before the call gives up with
@@ -62,9 +65,24 @@ pub(crate) struct Replication {
     /// Per slot on a cluster (slot 0 on one server): what `INFO` said, and
     /// on which connection (a count read before the connection was
     /// replaced, as after a Sentinel failover, is read again).
-    nodes: Mutex<HashMap<u16, (Epoch, NodeInfo)>>,
+    nodes: Mutex<HashMap<u16, Counted>>,
     cluster: bool,
 }
+
+/// What a primary said about itself, when, and on which connection.
+#[derive(Debug, Clone, Copy)]
+struct Counted {
+    epoch: Epoch,
+    info: NodeInfo,
+    /// When its replicas were last counted (by `INFO`, or by a `WAIT`'s
+    /// reply).
+    at: Instant,
+}
+
+/// How often a primary counted without replicas is asked again (`INFO`,
+/// one round trip before a lock script): in between, its lock scripts go
+/// without `WAIT`.
+const RECOUNT_WITHOUT_REPLICAS: Duration = Duration::from_secs(1);
 
 /// What a primary said about itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,6 +253,20 @@ impl Replication {
             } else {
                 WaitCommand::Wait
             };
+            if command == WaitCommand::Wait && wanted == 0 {
+                if self.recount_due(slot) {
+                    // Counted a while ago: count again (a replica may have
+                    // come online since).
+                    self.forget(slot);
+                    continue;
+                }
+                // Nothing to wait for: `WAIT 0` would return at once.
+                let reply = call.invoke_async(con).await?;
+                return Ok(Synced {
+                    reply,
+                    acked: Acked::Enough,
+                });
+            }
             let mut pipe = redis::pipe();
             call.add_to_pipeline(&mut pipe);
             pipe.add_command(command.cmd(wanted, self.timeout));
@@ -325,10 +357,10 @@ impl Replication {
         // Read before asking: a connection replaced meanwhile makes the
         // answer stale at once, and it is asked again.
         let epoch = con.epoch();
-        if let Some((counted, info)) = self.nodes().get(&slot)
-            && *counted == epoch
+        if let Some(counted) = self.nodes().get(&slot)
+            && counted.epoch == epoch
         {
-            return Ok(*info);
+            return Ok(counted.info);
         }
         let mut cmd = redis::cmd("INFO");
         cmd.arg("replication");
@@ -347,8 +379,17 @@ impl Replication {
             .extract_error()?;
         let text: String = redis::from_redis_value(reply)?;
         let info = parse_info(&text);
-        self.nodes().insert(slot, (epoch, info));
+        let at = Instant::now();
+        self.nodes().insert(slot, Counted { epoch, info, at });
         Ok(info)
+    }
+
+    /// Whether the primary of `slot`, counted without replicas, is due to
+    /// be counted again.
+    fn recount_due(&self, slot: u16) -> bool {
+        self.nodes()
+            .get(&slot)
+            .is_none_or(|counted| counted.at.elapsed() >= RECOUNT_WITHOUT_REPLICAS)
     }
 
     /// Forgets what the primary of `slot` said.
@@ -356,7 +397,7 @@ impl Replication {
         self.nodes().remove(&slot);
     }
 
-    fn nodes(&self) -> std::sync::MutexGuard<'_, HashMap<u16, (Epoch, NodeInfo)>> {
+    fn nodes(&self) -> std::sync::MutexGuard<'_, HashMap<u16, Counted>> {
         self.nodes.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

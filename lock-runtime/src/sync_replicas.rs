@@ -54,8 +54,10 @@ pub enum SyncReplicas {
     /// cluster) and read again whenever an acknowledgement shows it changed,
     /// the node's connection failed, or the client's own connection was
     /// replaced (a Sentinel failover among others: the new master's
-    /// replicas are counted). With no replica, nothing is waited for. The
-    /// default.
+    /// replicas are counted). With no replica, nothing is waited for: the
+    /// lock scripts go without `WAIT`, and the primary is counted again
+    /// every second, so a replica that comes online is waited for from
+    /// then on. The default.
     #[default]
     Connected,
     /// Wait for at least this many replicas, however many are connected:

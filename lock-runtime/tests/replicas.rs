@@ -385,3 +385,66 @@ async fn bad_sync_settings_are_refused_before_connecting() {
         .unwrap_err();
     assert!(matches!(err, Error::Connect { .. }), "{err:?}");
 }
+
+/// The `calls=` of `cmdstat_<command>` in the primary's INFO commandstats
+/// (0 if it never ran).
+async fn calls(server: &RedisServer, command: &str) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut con(server).await)
+        .await
+        .unwrap();
+    let prefix = format!("cmdstat_{command}:calls=");
+    info.lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .map(|rest| rest.split(',').next().unwrap().parse().unwrap())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_replicas_no_wait_is_sent_until_a_replica_comes_online() {
+    let (primary, _) = deployment(0).await;
+    let client = LockClient::connect(primary.url()).await.unwrap();
+    // The connect probed WAIT once (`WAIT 0 0`).
+    let probed = calls(&primary, "wait").await;
+    let scripts = calls(&primary, "evalsha").await;
+    for _ in 0..20 {
+        let guard = client.lock("jobs").lock().await.unwrap();
+        guard.unlock().await.unwrap();
+    }
+    // 40 lock scripts, none with a WAIT (it would have returned at once).
+    assert_eq!(calls(&primary, "wait").await, probed);
+    assert!(calls(&primary, "evalsha").await >= scripts + 40);
+
+    // A replica comes online: within about a second the primary is counted
+    // again, and from then on every acquire waits for the replica.
+    let replica = tokio::task::block_in_place(|| {
+        RedisServer::start_replica_of(&primary, std::iter::empty::<&str>())
+    });
+    tokio::time::sleep(ms(1500)).await;
+    let guard = client.lock("jobs").lock().await.unwrap();
+    assert_eq!(
+        hgetall(&replica, "jobs").await,
+        HashMap::from([(guard.owner().to_string(), "1".to_string())])
+    );
+    guard.unlock().await.unwrap();
+    assert!(calls(&primary, "wait").await > probed);
+    // Waited for: with the replica suspended, an acquire fails closed.
+    let paused = Paused::new(&replica);
+    let err = within(ms(5000), "try_lock", client.lock("jobs").try_lock())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            Error::NotReplicated {
+                acked: 0,
+                wanted: 1,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    drop(paused);
+    assert!(!exists(&primary, "jobs").await);
+}
