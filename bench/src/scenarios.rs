@@ -16,16 +16,17 @@ pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
     let port = settings.monitor;
     let mut outcomes = Vec::new();
     if settings.wants("uncontended") {
-        outcomes.push(outcome(
-            "raw EVALSHA",
-            "uncontended",
-            counted(port, raw_uncontended(url, settings)).await,
-        ));
-        outcomes.push(outcome(
-            "redlua",
-            "uncontended",
-            counted(port, redlua_uncontended(url, settings)).await,
-        ));
+        let [raw, redlua] = if settings.counting() {
+            // The MONITOR pass: each alone, once.
+            [
+                counted(port, uncontended(url, settings, Pairs::Raw)).await,
+                counted(port, uncontended(url, settings, Pairs::Redlua)).await,
+            ]
+        } else {
+            uncontended_side_by_side(url, settings).await
+        };
+        outcomes.push(outcome("raw EVALSHA", "uncontended", raw));
+        outcomes.push(outcome("redlua", "uncontended", redlua));
     }
     if settings.wants("independent") {
         let measured = counted(port, crate::independent::run(url, settings)).await;
@@ -143,58 +144,134 @@ pub fn per_op(before: Option<u64>, after: Option<u64>, ops: usize) -> Option<f64
     Some(after.saturating_sub(before + 1) as f64 / ops.max(1) as f64)
 }
 
-async fn raw_uncontended(url: &str, settings: &Settings) -> Result<Measured, String> {
-    let client = redis::Client::open(url).map_err(|e| e.to_string())?;
-    let mut con = client
-        .get_multiplexed_async_connection()
-        .await
-        .map_err(|e| e.to_string())?;
-    let acquire = redis::Script::new(ACQUIRE);
-    let release = redis::Script::new(RELEASE);
-    let owner = "00000000-0000-4000-8000-000000000000:1";
-    let attempt = format!("{{bench:raw}}:redlua_attempt:{owner}");
-    let pair = async |con: &mut redis::aio::MultiplexedConnection, n: usize| {
-        let _: redis::Value = acquire
-            .key("bench:raw")
-            .key("redisson_lock_token:{bench:raw}")
-            .key(&attempt)
-            .arg(30_000)
-            .arg(owner)
-            .arg("0")
-            .arg(30_000)
-            .arg(3_630_000)
-            .invoke_async(con)
-            .await?;
-        let _: redis::Value = release
-            .key("bench:raw")
-            .key("redisson_lock__channel:{bench:raw}")
-            .key(format!("redisson_unlock_latch:{{bench:raw}}:{n}"))
-            .key(&attempt)
-            .key(&attempt)
-            .arg("0")
-            .arg(30_000)
-            .arg(owner)
-            .arg(30_000)
-            .arg("release")
-            .arg(30_000)
-            .arg("0")
-            .arg("0")
-            .invoke_async(con)
-            .await?;
-        redis::RedisResult::Ok(())
-    };
-    for n in 0..50 {
-        pair(&mut con, n).await.map_err(|e| e.to_string())?;
+/// How the uncontended timing alternates raw and redlua: this many rounds
+/// each, in turns (raw first in one round, redlua in the next), so that
+/// the machine's drift (other load, frequency changes) hits both alike;
+/// each library's figure is its median round.
+const UNCONTENDED_ROUNDS: usize = 7;
+
+/// Lock + unlock pairs, one after another: the raw scripts or redlua.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pairs {
+    Raw,
+    Redlua,
+}
+
+/// A ready connection or client for [`Pairs`].
+enum PairRunner {
+    Raw {
+        con: redis::aio::MultiplexedConnection,
+        acquire: redis::Script,
+        release: redis::Script,
+        attempt: String,
+        n: usize,
+    },
+    Redlua {
+        lock: redlua::Lock,
+        _client: LockClient,
+    },
+}
+
+const RAW_OWNER: &str = "00000000-0000-4000-8000-000000000000:1";
+
+impl PairRunner {
+    async fn new(url: &str, pairs: Pairs) -> Result<PairRunner, String> {
+        let mut runner = match pairs {
+            Pairs::Raw => {
+                let client = redis::Client::open(url).map_err(|e| e.to_string())?;
+                let con = client
+                    .get_multiplexed_async_connection()
+                    .await
+                    .map_err(|e| e.to_string())?;
+                PairRunner::Raw {
+                    con,
+                    acquire: redis::Script::new(ACQUIRE),
+                    release: redis::Script::new(RELEASE),
+                    attempt: format!("{{bench:raw}}:redlua_attempt:{RAW_OWNER}"),
+                    n: 0,
+                }
+            }
+            Pairs::Redlua => {
+                let client = LockClient::connect(url).await.map_err(|e| e.to_string())?;
+                PairRunner::Redlua {
+                    lock: client.lock("bench:uncontended"),
+                    _client: client,
+                }
+            }
+        };
+        runner.run(50).await?;
+        // Let the warm-up's background clean-up finish.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        Ok(runner)
     }
+
+    /// Runs `count` pairs; how long they took.
+    async fn run(&mut self, count: usize) -> Result<Duration, String> {
+        let started = Instant::now();
+        for _ in 0..count {
+            self.pair().await?;
+        }
+        Ok(started.elapsed())
+    }
+
+    async fn pair(&mut self) -> Result<(), String> {
+        match self {
+            PairRunner::Raw {
+                con,
+                acquire,
+                release,
+                attempt,
+                n,
+            } => {
+                *n += 1;
+                let _: redis::Value = acquire
+                    .key("bench:raw")
+                    .key("redisson_lock_token:{bench:raw}")
+                    .key(&*attempt)
+                    .arg(30_000)
+                    .arg(RAW_OWNER)
+                    .arg("0")
+                    .arg(30_000)
+                    .arg(3_630_000)
+                    .invoke_async(con)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let _: redis::Value = release
+                    .key("bench:raw")
+                    .key("redisson_lock__channel:{bench:raw}")
+                    .key(format!("redisson_unlock_latch:{{bench:raw}}:{n}"))
+                    .key(&*attempt)
+                    .key(&*attempt)
+                    .arg("0")
+                    .arg(30_000)
+                    .arg(RAW_OWNER)
+                    .arg(30_000)
+                    .arg("release")
+                    .arg(30_000)
+                    .arg("0")
+                    .arg("0")
+                    .invoke_async(con)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
+            PairRunner::Redlua { lock, .. } => {
+                let guard = lock.lock().await.map_err(|e| e.to_string())?;
+                guard.unlock().await.map_err(|e| e.to_string())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One library's uncontended scenario, alone (the `MONITOR` pass).
+async fn uncontended(url: &str, settings: &Settings, pairs: Pairs) -> Result<Measured, String> {
+    let mut runner = PairRunner::new(url, pairs).await?;
     let before = commands_so_far(url).await;
-    let started = Instant::now();
-    for n in 0..settings.iterations {
-        pair(&mut con, 100 + n).await.map_err(|e| e.to_string())?;
-    }
-    let elapsed = started.elapsed().as_secs_f64();
+    let took = runner.run(settings.iterations).await?;
+    tokio::time::sleep(Duration::from_millis(100)).await;
     let after = commands_so_far(url).await;
     Ok(Measured {
-        per_second: settings.iterations as f64 / elapsed,
+        per_second: settings.iterations as f64 / took.as_secs_f64(),
         commands_per_acquisition: per_op(before, after, settings.iterations),
         client_commands_per_acquisition: None,
         acquisitions: settings.iterations + 50,
@@ -203,32 +280,62 @@ async fn raw_uncontended(url: &str, settings: &Settings) -> Result<Measured, Str
     })
 }
 
-async fn redlua_uncontended(url: &str, settings: &Settings) -> Result<Measured, String> {
-    let client = LockClient::connect(url).await.map_err(|e| e.to_string())?;
-    let lock = client.lock("bench:uncontended");
-    for _ in 0..50 {
-        let guard = lock.lock().await.map_err(|e| e.to_string())?;
-        guard.unlock().await.map_err(|e| e.to_string())?;
+/// Raw and redlua side by side: server commands counted over 500 pairs of
+/// each, then [`UNCONTENDED_ROUNDS`] timed rounds in turns; each figure is
+/// the median round.
+async fn uncontended_side_by_side(url: &str, settings: &Settings) -> [Result<Measured, String>; 2] {
+    const COUNTED: usize = 500;
+    let mut commands = [Ok(None), Ok(None)];
+    let mut runners = [None, None];
+    for (i, pairs) in [Pairs::Raw, Pairs::Redlua].into_iter().enumerate() {
+        let counted = async {
+            let mut runner = PairRunner::new(url, pairs).await?;
+            let before = commands_so_far(url).await;
+            runner.run(COUNTED).await?;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let after = commands_so_far(url).await;
+            Ok::<_, String>((runner, per_op(before, after, COUNTED)))
+        };
+        match counted.await {
+            Ok((runner, counted)) => {
+                runners[i] = Some(runner);
+                commands[i] = Ok(counted);
+            }
+            Err(error) => commands[i] = Err(error),
+        }
     }
-    // Let the warm-up's background clean-up finish.
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let before = commands_so_far(url).await;
-    let started = Instant::now();
-    for _ in 0..settings.iterations {
-        let guard = lock.lock().await.map_err(|e| e.to_string())?;
-        guard.unlock().await.map_err(|e| e.to_string())?;
+    let per_round = (settings.iterations / UNCONTENDED_ROUNDS).max(1);
+    let mut rates = [Vec::new(), Vec::new()];
+    for round in 0..UNCONTENDED_ROUNDS {
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for i in order {
+            let Some(runner) = &mut runners[i] else {
+                continue;
+            };
+            match runner.run(per_round).await {
+                Ok(took) => rates[i].push(per_round as f64 / took.as_secs_f64()),
+                Err(error) => {
+                    runners[i] = None;
+                    commands[i] = Err(error);
+                }
+            }
+        }
     }
-    let elapsed = started.elapsed().as_secs_f64();
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let after = commands_so_far(url).await;
-    Ok(Measured {
-        per_second: settings.iterations as f64 / elapsed,
-        commands_per_acquisition: per_op(before, after, settings.iterations),
-        client_commands_per_acquisition: None,
-        acquisitions: settings.iterations + 50,
-        contention: None,
-        figures: Vec::new(),
-    })
+    let [raw, redlua] = commands;
+    let [raw_rates, redlua_rates] = rates;
+    let measured = |commands: Result<Option<f64>, String>, mut rates: Vec<f64>| {
+        let commands = commands?;
+        rates.sort_by(f64::total_cmp);
+        Ok(Measured {
+            per_second: rates.get(rates.len() / 2).copied().unwrap_or(0.0),
+            commands_per_acquisition: commands,
+            client_commands_per_acquisition: None,
+            acquisitions: per_round * rates.len() + COUNTED + 50,
+            contention: None,
+            figures: Vec::new(),
+        })
+    };
+    [measured(raw, raw_rates), measured(redlua, redlua_rates)]
 }
 
 async fn redlua_contended(

@@ -26,82 +26,36 @@ pub(crate) fn start(
 ) -> tokio::task::JoinHandle<()> {
     let mut queue = queue;
     tokio::spawn(async move {
-        let mut latches = LatchSweep::default();
-        loop {
-            tokio::select! {
-                job = queue.recv() => match job {
-                    Some((shared, Job::DeleteLatch(latch))) => latches.add(shared, latch),
-                    Some((shared, job)) => {
-                        tokio::spawn(run(shared, job));
-                    }
-                    None => break,
-                },
-                () = LatchSweep::due(latches.at) => latches.sweep(),
-            }
+        while let Some((shared, job)) = queue.recv().await {
+            tokio::spawn(run(shared, job));
         }
-        latches.sweep();
     })
 }
 
 /// How long answered releases' latches are collected before one `DEL`
 /// removes them all: a latch only serves a retry of its release, and a
 /// release that was answered is never retried, so nothing waits for it.
-const LATCH_SWEEP_DELAY: Duration = Duration::from_millis(50);
+pub(crate) const LATCH_SWEEP_DELAY: Duration = Duration::from_millis(50);
 
 /// At most this many keys in one `DEL`.
 const LATCHES_PER_DEL: usize = 256;
 
-/// Latches of answered releases, waiting to be deleted together: one
-/// command for every release of the last [`LATCH_SWEEP_DELAY`] instead of
-/// one each (the latch expires by itself anyway; this only frees it early).
-#[derive(Default)]
-struct LatchSweep {
-    shared: Option<Arc<Shared>>,
-    latches: Vec<String>,
-    at: Option<tokio::time::Instant>,
-}
-
-impl LatchSweep {
-    fn add(&mut self, shared: Arc<Shared>, latch: String) {
-        self.at
-            .get_or_insert_with(|| tokio::time::Instant::now() + LATCH_SWEEP_DELAY);
-        self.shared = Some(shared);
-        self.latches.push(latch);
+/// Deletes the latches collected in [`Shared::latches`] after
+/// [`LATCH_SWEEP_DELAY`]: one `DEL` per slot on a cluster (a command's keys
+/// must share one), one in all on a single server, instead of one per
+/// release (a latch expires by itself anyway; this frees it early).
+async fn sweep_latches(shared: &Shared) {
+    tokio::time::sleep(LATCH_SWEEP_DELAY).await;
+    let latches = std::mem::take(&mut *shared.latches());
+    let cluster = shared.con.is_cluster();
+    let mut groups: HashMap<u16, Vec<String>> = HashMap::new();
+    for latch in latches {
+        let slot = if cluster { slot(&latch) } else { 0 };
+        groups.entry(slot).or_default().push(latch);
     }
-
-    /// Ready when the first latch collected has waited long enough; never
-    /// while there is none.
-    async fn due(at: Option<tokio::time::Instant>) {
-        match at {
-            Some(at) => tokio::time::sleep_until(at).await,
-            None => std::future::pending().await,
-        }
-    }
-
-    /// Deletes the latches collected, in a task of its own: one `DEL` per
-    /// slot on a cluster (a command's keys must share one), one in all on a
-    /// single server.
-    fn sweep(&mut self) {
-        self.at = None;
-        let latches = std::mem::take(&mut self.latches);
-        let Some(shared) = self.shared.take() else {
-            return;
-        };
-        if latches.is_empty() {
-            return;
-        }
-        let mut groups: HashMap<u16, Vec<String>> = HashMap::new();
-        let cluster = shared.con.is_cluster();
-        for latch in latches {
-            let slot = if cluster { slot(&latch) } else { 0 };
-            groups.entry(slot).or_default().push(latch);
-        }
-        tokio::spawn(async move {
-            let mut con = shared.con.clone();
-            for keys in groups.values().flat_map(|keys| keys.chunks(LATCHES_PER_DEL)) {
-                let _: redis::RedisResult<i64> = con.del(keys).await;
-            }
-        });
+    let mut con = shared.con.clone();
+    for keys in groups.values().flat_map(|keys| keys.chunks(LATCHES_PER_DEL)) {
+        let _: redis::RedisResult<i64> = con.del(keys).await;
     }
 }
 
@@ -111,11 +65,7 @@ async fn run(shared: Arc<Shared>, job: Job) {
             let span = telemetry::release_span(&request.names.lock, &request.owner);
             release(&shared, &request).instrument(span).await;
         }
-        Job::DeleteLatch(latch) => {
-            // Collected by the worker (`LatchSweep`); never runs alone.
-            let mut con = shared.con.clone();
-            let _: redis::RedisResult<i64> = con.del(latch).await;
-        }
+        Job::SweepLatches => sweep_latches(&shared).await,
         Job::ClearWriterMark { names, field } => {
             let mut con = shared.con.clone();
             let clear = ClearWriterMark {

@@ -760,6 +760,7 @@ impl LockClientBuilder {
             holds: Mutex::new(Holds::new(by_slot)),
             ids: Ids::default(),
             jobs,
+            latches: Mutex::new(Vec::new()),
         });
         let worker = background::start(queue);
         Ok((LockClient { shared }, worker))

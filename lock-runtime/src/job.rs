@@ -38,8 +38,10 @@ pub(crate) enum Job {
     /// Release a hold (a guard dropped, an `unlock` whose reply was lost),
     /// or undo an abandoned acquire; retried until Redis answers.
     Release(ReleaseRequest),
-    /// Delete a release's latch (it only serves retries of that release).
-    DeleteLatch(String),
+    /// Delete, a little later and all at once, the latches of answered
+    /// releases collected in the client's state (a latch only serves
+    /// retries of its release).
+    SweepLatches,
     /// Take away the mark a writer left while waiting, if it is still its.
     ClearWriterMark {
         names: Arc<LockNames>,

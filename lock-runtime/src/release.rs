@@ -10,7 +10,7 @@
 
 use crate::error::{Failure, classify};
 use crate::holds::HoldKey;
-use crate::job::{Job, ReleaseRequest};
+use crate::job::ReleaseRequest;
 use crate::observability::targets;
 use crate::replica_sync::{Acked, Synced};
 use crate::replies::{ReleaseMode, Released};
@@ -46,7 +46,7 @@ pub(crate) async fn release_once(
         // The latch only serves copies of this release, and there is none:
         // this was the first, and it was answered. (After a lost reply the
         // latch stays until it expires: a late copy must find it.)
-        shared.submit(Job::DeleteLatch(request.names.latch(&request.request_id)));
+        shared.delete_latch(request.names.latch(&request.request_id));
     }
     reply
 }

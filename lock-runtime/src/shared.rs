@@ -24,6 +24,8 @@ pub(crate) struct Shared {
     /// so that it still runs when the last client handle was dropped with
     /// it (a guard that outlived its client, dropped).
     pub jobs: mpsc::UnboundedSender<(Arc<Shared>, Job)>,
+    /// Latches of answered releases, to be deleted by the next sweep.
+    pub latches: Mutex<Vec<String>>,
 }
 
 impl Shared {
@@ -37,6 +39,23 @@ impl Shared {
     /// fencing token its first hold got.
     pub(crate) fn owner(&self, id: u64, token: u64) -> Owner {
         Owner::new(self.id.clone(), id, token)
+    }
+
+    /// The latches waiting for the next sweep.
+    pub(crate) fn latches(&self) -> MutexGuard<'_, Vec<String>> {
+        self.latches.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Deletes `latch` with the next sweep (starting one if none is due):
+    /// the background worker is woken once per sweep, not per release.
+    pub(crate) fn delete_latch(self: &Arc<Self>, latch: String) {
+        let mut latches = self.latches();
+        let first = latches.is_empty();
+        latches.push(latch);
+        drop(latches);
+        if first {
+            self.submit(Job::SweepLatches);
+        }
     }
 
     /// Hands `job` to the background worker; never blocks.
