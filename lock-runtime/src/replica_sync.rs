@@ -516,16 +516,26 @@ mod tests {
             waitaof: false,
             nodes: Mutex::new(HashMap::from([(
                 7,
-                (
-                    Epoch::default(),
-                    NodeInfo {
+                Counted {
+                    epoch: Epoch::default(),
+                    info: NodeInfo {
                         replicas: 2,
                         aof: false,
                     },
-                ),
+                    at: Instant::now(),
+                },
             )])),
             cluster: true,
         }
+    }
+
+    #[test]
+    fn a_primary_without_replicas_is_counted_again_after_a_while() {
+        let r = replication(SyncReplicas::Connected);
+        assert!(r.recount_due(8), "never counted");
+        assert!(!r.recount_due(7), "just counted");
+        r.nodes().get_mut(&7).unwrap().at -= RECOUNT_WITHOUT_REPLICAS;
+        assert!(r.recount_due(7));
     }
 
     #[test]
