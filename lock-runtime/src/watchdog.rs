@@ -38,6 +38,7 @@ use crate::telemetry;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use std::sync::{Arc, Weak};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 use tokio::time::MissedTickBehavior;
 use tracing::Instrument;
@@ -103,20 +104,36 @@ async fn round(weak: &Weak<Shared>) -> Round {
     let mut after = None;
     let mut walked = false;
     loop {
-        // Keep up to IN_FLIGHT calls under way, a chunk at a time.
-        while !walked && in_flight.len() < IN_FLIGHT {
+        // Keep up to IN_FLIGHT calls under way, adding one chunk per turn:
+        // encoding a call costs time, and a round that started all of them
+        // in one poll would keep the runtime's other tasks waiting.
+        let topping_up = !walked && in_flight.len() < IN_FLIGHT;
+        if topping_up {
             let (chunk, next) = shared.holds().watched_after(after, BATCH);
             if chunk.is_empty() {
                 walked = true;
-                break;
-            }
-            after = next;
-            report.locks += chunk.len();
-            for batch in batches(chunk, by_slot) {
-                in_flight.push(async move { renew(shared, &batch, lease).await });
+            } else {
+                after = next;
+                report.locks += chunk.len();
+                for batch in batches(chunk, by_slot) {
+                    in_flight.push(async move { renew(shared, &batch, lease).await });
+                }
             }
         }
-        match in_flight.next().await {
+        let finished = if topping_up {
+            // Polled once: the new call is sent, and an answer taken if
+            // one is there; the next turn adds another chunk.
+            match std::future::poll_fn(|cx| Poll::Ready(in_flight.poll_next_unpin(cx))).await {
+                Poll::Ready(finished) => finished,
+                Poll::Pending => {
+                    tokio::task::yield_now().await;
+                    continue;
+                }
+            }
+        } else {
+            in_flight.next().await
+        };
+        match finished {
             Some(Some((renewed, lost))) => {
                 report.renewed += renewed;
                 report.lost += lost;
