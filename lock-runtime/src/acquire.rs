@@ -20,7 +20,7 @@
 //! every 100 ms while they have no working subscription.
 
 use crate::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
-use crate::error::{Error, Failure, Result, classify};
+use crate::error::{Error, Failure, Result, classify, connection_was_closed};
 use crate::holds::NewHold;
 use crate::job::{Job, ReleaseRequest};
 use crate::kind::{AcquireArgs, Kind, WRITER_RETRY};
@@ -181,6 +181,9 @@ impl Request<'_> {
         let mut subscription: Option<Subscription> = None;
         let mut next_subscribe: Option<tokio::time::Instant> = None;
         let mut error_pause = RETRY_AFTER_ERROR;
+        // A try that will not wait still gets a second send when the first
+        // met a connection that had been closed (see below).
+        let mut resent_on_new_connection = false;
         loop {
             let mut con = self.shared.con.clone();
             let sent = Instant::now();
@@ -232,6 +235,15 @@ impl Request<'_> {
                         // It may have taken effect: the next try (same
                         // owner) finds out; an abandoned call undoes it.
                         undo.uncertain = true;
+                        if matches!(wait, Wait::No)
+                            && !resent_on_new_connection
+                            && connection_was_closed(&error)
+                        {
+                            // Found closed (while idle, say): the healing
+                            // connection has been replaced; once more now.
+                            resent_on_new_connection = true;
+                            continue;
+                        }
                         if matches!(wait, Wait::No) || past(wait) {
                             return Err(Error::Redis(error));
                         }

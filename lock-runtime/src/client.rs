@@ -494,8 +494,10 @@ impl LockClientBuilder {
     /// up to the sync timeout. A synced operation may take the response
     /// timeout plus the sync timeout, so one queued behind one whole `WAIT`
     /// still gets its answer; one queued behind more fails as a reply that
-    /// did not come (an acquire undone, a renewal and a release retried),
-    /// never as a success. A server that
+    /// did not come (an acquire undone, a release retried), never as a
+    /// success. Renewals are not in that queue: the watchdog has a
+    /// connection of its own (except on a connection you gave the
+    /// client). A server that
     /// refuses `WAIT` makes [`connect`](Self::connect) fail with
     /// [`Error::SyncUnavailable`]. [`SyncReplicas::Off`] turns it off: the
     /// lock is then as safe as Redis's asynchronous replication, and fencing
@@ -748,10 +750,12 @@ impl LockClientBuilder {
             watchdog_timeout: self.watchdog_timeout,
             latch_ttl: LATCH_TTL,
             publish,
+            renewal_sync: Arc::new(sync.sibling()),
             sync: Arc::new(sync),
         };
         let (jobs, queue) = mpsc::unbounded_channel();
         let by_slot = con.is_cluster();
+        let renewal_con = con.sibling();
         let shared = Arc::new(Shared {
             id: uuid::Uuid::new_v4().to_string().into(),
             con,
@@ -759,6 +763,7 @@ impl LockClientBuilder {
             config,
             holds: Mutex::new(Holds::new(by_slot)),
             ids: Ids::default(),
+            renewal_con,
             jobs,
             latches: Mutex::new(Vec::new()),
         });

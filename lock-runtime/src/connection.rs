@@ -123,6 +123,7 @@ pub(crate) struct Epoch {
 }
 
 /// Where a healing connection connects.
+#[derive(Clone)]
 pub(crate) enum Source {
     /// One server.
     Server(Box<redis::Client>),
@@ -295,6 +296,33 @@ impl Connection {
         });
         healing.get().await?;
         Ok(Connection(Inner::Healing(healing)))
+    }
+
+    /// Another connection of the same kind to the same place, with the same
+    /// settings, that heals on its own (opened when first used): the
+    /// watchdog's, so that renewals never queue behind the client's other
+    /// commands (a flood of acquires, a `WAIT` held up by a slow replica, a
+    /// blocking command of the user's). A connection given by the user
+    /// cannot be copied: its sibling is itself.
+    pub(crate) fn sibling(&self) -> Connection {
+        match &self.0 {
+            Inner::Healing(healing) => Connection(Inner::Healing(Arc::new(Healing {
+                source: healing.source.clone(),
+                generation: AtomicU64::new(healing.generation.load(Ordering::SeqCst)),
+                connect_timeout: healing.connect_timeout,
+                response_timeout: healing.response_timeout,
+                synced_timeout: healing.synced_timeout,
+                current: Current::new(),
+            }))),
+            Inner::HealingCluster(healing) => {
+                Connection(Inner::HealingCluster(Arc::new(HealingCluster {
+                    client: healing.client.clone(),
+                    connect_timeout: healing.connect_timeout,
+                    current: Current::new(),
+                })))
+            }
+            Inner::Manager(_) | Inner::Multiplexed(_) | Inner::Cluster(_) => self.clone(),
+        }
     }
 }
 

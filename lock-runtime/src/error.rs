@@ -195,6 +195,18 @@ pub(crate) fn classify(error: &redis::RedisError) -> Failure {
     }
 }
 
+/// The connection was found closed (the server, a proxy or a network
+/// device dropped it, typically while it sat idle): the client's healing
+/// connection has been replaced, and an idempotent request is worth sending
+/// again at once. A timeout is not this: the request may be under way.
+pub(crate) fn connection_was_closed(error: &redis::RedisError) -> bool {
+    // An I/O error from the socket (redis-rs's own kind: it has a source),
+    // not one this crate made of a timeout.
+    std::error::Error::source(error).is_some()
+        && error.is_connection_dropped()
+        && !error.is_timeout()
+}
+
 impl Error {
     /// The error for a connection URL (or its settings) that cannot be
     /// used: [`Error::TlsNotEnabled`] for a `rediss://` URL in a build

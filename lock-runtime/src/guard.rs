@@ -2,7 +2,7 @@
 //! re-entry, and its release (by `unlock`, or in the background if dropped).
 
 use crate::acquire::{Hold, Request};
-use crate::error::{Error, Failure, Result, classify};
+use crate::error::{Error, Failure, Result, classify, connection_was_closed};
 use crate::inspect::inspect;
 use crate::job::{Job, ReleaseRequest};
 use crate::owner::Owner;
@@ -195,7 +195,9 @@ impl LockGuard {
     /// owner holds the lock (it is left untouched), [`Error::WrongType`] when
     /// the key now holds something else, [`Error::Redis`] when Redis could
     /// not be reached — the release then goes on in the background, with the
-    /// same request id, so that it happens once. In replica-synced mode,
+    /// same request id, so that it happens once. (A connection found closed,
+    /// as a server's idle timeout or a proxy leaves it, is no error: the
+    /// release is sent once more at once, on a new connection.) In replica-synced mode,
     /// [`Error::ReleaseNotReplicated`] when the release was done on the
     /// primary but fewer replicas than wanted acknowledged it in time: the
     /// client holds and renews nothing, but a failover to a replica that
@@ -211,9 +213,18 @@ impl LockGuard {
     }
 
     async fn unlock_once(mut self) -> Result<()> {
-        let request = self.release_request();
+        let mut request = self.release_request();
         self.shared.holds().releasing(&request.key());
-        let reply = release_once(&self.shared, &request).await;
+        let mut reply = release_once(&self.shared, &request).await;
+        if let Err(error) = &reply
+            && connection_was_closed(error)
+        {
+            // A connection that had been closed (while idle, say): once
+            // more at once, on the new one. The same request id: if the
+            // first copy ran after all, this one returns its result.
+            request.resent = true;
+            reply = release_once(&self.shared, &request).await;
+        }
         self.done = true;
         match reply.map(|synced| (synced.reply, synced.acked)) {
             Ok((released @ (Released::Freed | Released::StillHeld), acked)) => {

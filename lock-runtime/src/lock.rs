@@ -158,7 +158,9 @@ impl Lock {
     }
 
     /// Acquires the lock if it is free, without waiting: `None` when it is
-    /// held. Watchdog lease.
+    /// held. Watchdog lease. [`Error::Redis`] when Redis could not be
+    /// reached; a connection found closed (a server's idle timeout, a
+    /// proxy) is replaced and the attempt sent once more at once.
     ///
     /// # Cancellation
     ///

@@ -16,6 +16,9 @@ pub(crate) struct Shared {
     /// The client's uuid.
     pub id: Arc<str>,
     pub con: Connection,
+    /// The watchdog's own connection (the same place and settings as
+    /// `con`; `con` itself when the user gave it).
+    pub renewal_con: Connection,
     pub hub: PubSubHub,
     pub config: Config,
     pub holds: Mutex<Holds>,

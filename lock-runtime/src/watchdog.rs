@@ -11,7 +11,9 @@
 //! number of holds, and yields to the runtime between chunks. Each chunk
 //! becomes script calls of at most [`BATCH`] locks (`scripts/lock_renew.lua`),
 //! with up to [`IN_FLIGHT`] calls under way at once (pipelined on the
-//! multiplexed connections). On Redis Cluster a batch holds the locks of
+//! multiplexed connections), on the watchdog's own connection
+//! ([`Shared::renewal_con`]): renewals never queue behind the client's other
+//! commands. On Redis Cluster a batch holds the locks of
 //! one slot only (a script's keys must share a slot: a mixed batch would
 //! fail with `CROSSSLOT`; the round order keeps a slot's holds together),
 //! so each goes to the node that owns its slot. A confirmed
@@ -182,7 +184,7 @@ async fn renew(
     batch: &[Watched],
     lease: Duration,
 ) -> Option<(usize, usize)> {
-    let mut con = shared.con.clone();
+    let mut con = shared.renewal_con.clone();
     let renew = Renew {
         locks: batch.iter().map(|w| w.key.lock.as_str()).collect(),
         lease_ms: millis(lease),
@@ -194,7 +196,12 @@ async fn renew(
     let sent = Instant::now();
     let first = batch.first().map_or("", |w| w.key.lock.as_str());
     let call = renew.call();
-    match shared.config.sync.run::<Vec<i64>>(&mut con, &call, first).await {
+    match shared
+        .config
+        .renewal_sync
+        .run::<Vec<i64>>(&mut con, &call, first)
+        .await
+    {
         Ok(Synced { reply, acked }) => {
             // Too few replicas have the new leases: a failover could go
             // back to the old ones, so the clocks stay; retried soon.

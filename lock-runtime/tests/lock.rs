@@ -1810,3 +1810,36 @@ async fn redlua_holder_excludes_redisson_and_its_release_wakes_redisson() {
     assert_eq!(info.kind, LockKind::Free);
     assert!(info.token.is_some_and(|t| t > token), "{info:?}");
 }
+
+/// Closes every client connection but the test's own (as a server's idle
+/// timeout, a proxy or a load balancer would): how many.
+async fn close_client_connections(redis: &Redis) -> i64 {
+    redis::cmd("CLIENT")
+        .arg(&["KILL", "TYPE", "normal", "SKIPME", "yes"])
+        .query_async(&mut redis.raw())
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_closed_while_idle_costs_no_error() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let lock = client.lock("idle");
+    let guard = lock.try_lock().await.unwrap().unwrap();
+    tokio::time::sleep(ms(50)).await;
+    assert!(close_client_connections(&redis).await >= 1);
+    tokio::time::sleep(ms(50)).await;
+    // Found closed: sent again at once, on a new connection.
+    guard.unlock().await.unwrap();
+    assert!(!redis.exists("idle").await);
+    assert!(close_client_connections(&redis).await >= 1);
+    tokio::time::sleep(ms(50)).await;
+    let guard = lock.try_lock().await.unwrap().expect("the lock is free");
+    assert_eq!(
+        redis.hgetall("idle").await,
+        map(&[(&guard.owner().to_string(), "1")])
+    );
+    guard.unlock().await.unwrap();
+    assert!(!redis.exists("idle").await);
+}

@@ -191,3 +191,34 @@ async fn thousands_of_holds_are_all_renewed_every_period() {
         .unwrap();
     assert_eq!(left, 0, "locks left after their unlock");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renewals_do_not_wait_behind_the_clients_other_commands() {
+    let redis = Redis::start().await;
+    // Rounds every 300 ms, a 900 ms lease.
+    let client = redis.client_with_watchdog(Duration::from_millis(900)).await;
+    let guard = client.lock("busy").lock().await.unwrap();
+    // The client's command connection is stuck for 2 s behind a blocking
+    // command of the user's: more than twice the lease.
+    let mut con = client.connection();
+    let blocked = tokio::spawn(async move {
+        redis::cmd("BLPOP")
+            .arg("nothing")
+            .arg(2)
+            .query_async::<Option<(String, String)>>(&mut con)
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert!(!blocked.is_finished(), "BLPOP returned early");
+    // The watchdog renews on a connection of its own.
+    let ttl = redis.pttl("busy").await;
+    assert!(
+        ttl > 300,
+        "busy: ttl {ttl} while the command connection is blocked"
+    );
+    assert_eq!(blocked.await.unwrap().unwrap(), None);
+    assert!(!guard.is_lost());
+    assert!(guard.valid_until() > std::time::Instant::now());
+    guard.unlock().await.unwrap();
+    assert!(!redis.exists("busy").await);
+}
