@@ -750,7 +750,6 @@ impl LockClientBuilder {
             watchdog_timeout: self.watchdog_timeout,
             latch_ttl: LATCH_TTL,
             publish,
-            renewal_sync: Arc::new(sync.sibling()),
             sync: Arc::new(sync),
         };
         let (jobs, queue) = mpsc::unbounded_channel();

@@ -60,8 +60,6 @@ pub(crate) struct Config {
     pub publish: Publish,
     /// How lock writes are synced to replicas (probed once, at connect).
     pub sync: Arc<Replication>,
-    /// The same, for the watchdog's connection.
-    pub renewal_sync: Arc<Replication>,
 }
 
 impl Config {

@@ -118,8 +118,9 @@ pub(crate) enum Deadline {
 pub(crate) struct Epoch {
     /// Changes of master seen by the sentinels' watcher (0 elsewhere).
     master: u64,
-    /// Connections opened so far.
-    opened: u64,
+    /// Failures that replaced a connection of the family (the client's and
+    /// the watchdog's connections to one place), so far.
+    failures: u64,
 }
 
 /// Where a healing connection connects.
@@ -134,9 +135,17 @@ pub(crate) enum Source {
 /// The current connection of a healing connection, and its number: opened
 /// when first needed, dropped after a failure that leaves it in doubt.
 struct Current<C> {
-    slot: Mutex<Option<(u64, C)>>,
+    /// The connection, its number, and the family's failures when it was
+    /// opened.
+    slot: Mutex<Option<(u64, C, u64)>>,
     /// How many connections were opened (the next one's number).
     opened: AtomicU64,
+    /// Failures seen by this connection and its siblings (the client's and
+    /// the watchdog's connections to one place): a failure of one makes
+    /// the others connect afresh too, before their next request, instead of
+    /// each finding out with a timeout of its own (a hung primary, a
+    /// failover: the watchdog's connection usually finds out first).
+    family: Arc<AtomicU64>,
 }
 
 impl<C: Clone> Current<C> {
@@ -144,6 +153,16 @@ impl<C: Clone> Current<C> {
         Current {
             slot: Mutex::new(None),
             opened: AtomicU64::new(0),
+            family: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// A new one, in the same family.
+    fn sibling(&self) -> Self {
+        Current {
+            slot: Mutex::new(None),
+            opened: AtomicU64::new(0),
+            family: self.family.clone(),
         }
     }
 
@@ -159,7 +178,10 @@ impl<C: Clone> Current<C> {
         F: std::future::Future<Output = RedisResult<C>>,
     {
         let mut current = self.slot.lock().await;
-        if let Some((number, con)) = &*current {
+        let failures = self.family.load(Ordering::SeqCst);
+        if let Some((number, con, seen)) = &*current
+            && *seen == failures
+        {
             return Ok((*number, con.clone()));
         }
         let con = match tokio::time::timeout(timeout, connect()).await {
@@ -174,7 +196,7 @@ impl<C: Clone> Current<C> {
         };
         let number = self.opened.fetch_add(1, Ordering::Relaxed);
         crate::telemetry::connection_opened(number);
-        *current = Some((number, con.clone()));
+        *current = Some((number, con.clone(), failures));
         Ok((number, con))
     }
 
@@ -187,9 +209,10 @@ impl<C: Clone> Current<C> {
     async fn failed(&self, number: u64, error: &RedisError) {
         if classify(error) == Failure::Unknown {
             let mut current = self.slot.lock().await;
-            if current.as_ref().is_some_and(|(n, _)| *n == number) {
+            if current.as_ref().is_some_and(|(n, _, _)| *n == number) {
                 crate::telemetry::connection_failed(error);
                 *current = None;
+                self.family.fetch_add(1, Ordering::SeqCst);
             }
         }
     }
@@ -312,13 +335,13 @@ impl Connection {
                 connect_timeout: healing.connect_timeout,
                 response_timeout: healing.response_timeout,
                 synced_timeout: healing.synced_timeout,
-                current: Current::new(),
+                current: healing.current.sibling(),
             }))),
             Inner::HealingCluster(healing) => {
                 Connection(Inner::HealingCluster(Arc::new(HealingCluster {
                     client: healing.client.clone(),
                     connect_timeout: healing.connect_timeout,
-                    current: Current::new(),
+                    current: healing.current.sibling(),
                 })))
             }
             Inner::Manager(_) | Inner::Multiplexed(_) | Inner::Cluster(_) => self.clone(),
@@ -376,11 +399,11 @@ impl Connection {
                     Source::Sentinel(sentinels) => sentinels.generation(),
                     Source::Server(_) => 0,
                 },
-                opened: healing.current.opened.load(Ordering::Relaxed),
+                failures: healing.current.family.load(Ordering::SeqCst),
             },
             Inner::HealingCluster(healing) => Epoch {
                 master: 0,
-                opened: healing.current.opened.load(Ordering::Relaxed),
+                failures: healing.current.family.load(Ordering::SeqCst),
             },
             Inner::Manager(_) | Inner::Multiplexed(_) | Inner::Cluster(_) => Epoch::default(),
         }

@@ -220,18 +220,6 @@ impl Replication {
         })
     }
 
-    /// The same settings, for another connection (the watchdog's): what
-    /// the primaries said is counted again on it.
-    pub(crate) fn sibling(&self) -> Replication {
-        Replication {
-            mode: self.mode,
-            timeout: self.timeout,
-            waitaof: self.waitaof,
-            nodes: Mutex::new(HashMap::new()),
-            cluster: self.cluster,
-        }
-    }
-
     /// Whether writes are synced at all.
     pub(crate) fn is_on(&self) -> bool {
         self.mode != SyncReplicas::Off

@@ -198,7 +198,7 @@ async fn renew(
     let call = renew.call();
     match shared
         .config
-        .renewal_sync
+        .sync
         .run::<Vec<i64>>(&mut con, &call, first)
         .await
     {
