@@ -14,7 +14,13 @@
 //!
 //! Waiting follows Redisson: try; on failure subscribe to the lock's channel
 //! and try again (a release between the two is not missed); then wait for a
-//! release message, or for the holder's lease to end, and retry. Waiters
+//! release message, or for the holder's lease to end, and retry. A fair
+//! lock's waiter joins the lock's queue with its first try, subscribes to a
+//! channel of its own (only the head of the queue is woken), and leaves the
+//! queue when it stops waiting without the lock: at once when its wait
+//! runs out, in the background when it is dropped or fails (and then the
+//! next waiter is woken if it was first and the lock is free, so that a
+//! wake-up it did not use is passed on). Waiters
 //! never rely on one message or one connection: they try again at least
 //! every few seconds, at once when the pub/sub connection is replaced, and
 //! every 100 ms while they have no working subscription.
@@ -162,6 +168,7 @@ impl Request<'_> {
             lease: self.lease(),
             in_flight: false,
             uncertain: false,
+            queued: kind.queues(),
             done: false,
         };
         // A waiting writer that prefers writers leaves a mark; whenever it
@@ -178,6 +185,7 @@ impl Request<'_> {
             reentry: None,
             lease: self.lease(),
         };
+        let channel = kind.wake_channel(self.names, &owner_name);
         let mut subscription: Option<Subscription> = None;
         let mut next_subscribe: Option<tokio::time::Instant> = None;
         let mut error_pause = RETRY_AFTER_ERROR;
@@ -246,6 +254,7 @@ impl Request<'_> {
             };
             error_pause = RETRY_AFTER_ERROR;
             if matches!(wait, Wait::No) || past(wait) {
+                undo.leave_queue().await;
                 return Ok(None);
             }
             // Wait for a release message, or for the holder's lease to end.
@@ -261,7 +270,7 @@ impl Request<'_> {
                     }
                 }
                 next_subscribe = Some(tokio::time::Instant::now() + RESUBSCRIBE_EVERY);
-                subscription = self.subscribe(wait).await;
+                subscription = self.subscribe(&channel, wait).await;
                 continue;
             };
             let mut pause = ttl
@@ -270,6 +279,11 @@ impl Request<'_> {
             if mark.is_some() {
                 // Come back (renewing the mark) before it expires.
                 pause = pause.min((self.lease() / 3).min(WRITER_RETRY));
+            }
+            if kind.queues() {
+                // Come back (pushing the deadline forward) well before it
+                // passes: a live waiter keeps its place.
+                pause = pause.min(self.shared.config.fair_wait / 2);
             }
             if !sub.is_live() {
                 pause = pause.min(POLL_WITHOUT_SUBSCRIPTION);
@@ -313,6 +327,7 @@ impl Request<'_> {
             lease: self.lease(),
             in_flight: true,
             uncertain: false,
+            queued: false,
             done: false,
         };
         let args = AcquireArgs {
@@ -359,10 +374,10 @@ impl Request<'_> {
         }
     }
 
-    /// Subscribes to the lock's channel, giving up at the deadline; `None`
+    /// Subscribes to the waiter's channel, giving up at the deadline; `None`
     /// (poll instead) when pub/sub fails.
-    async fn subscribe(&self, wait: Wait) -> Option<Subscription> {
-        let subscribe = self.shared.hub.subscribe(&self.names.channel);
+    async fn subscribe(&self, channel: &str, wait: Wait) -> Option<Subscription> {
+        let subscribe = self.shared.hub.subscribe(channel);
         // Never wait long for it: trying the lock goes on meanwhile.
         let result = tokio::time::timeout(cap(RESUBSCRIBE_EVERY, wait), subscribe)
             .await
@@ -370,7 +385,7 @@ impl Request<'_> {
         match result {
             Ok(subscription) => Some(subscription),
             Err(error) => {
-                tracing::warn!(target: targets::ACQUIRE, lock = %self.names.lock, %error, channel = %self.names.channel, "cannot subscribe; polling for the lock instead");
+                tracing::warn!(target: targets::ACQUIRE, lock = %self.names.lock, %error, %channel, "cannot subscribe; polling for the lock instead");
                 None
             }
         }
@@ -407,6 +422,9 @@ struct Undo<'a> {
     /// A try's reply was lost: it may have taken effect, and a copy of it
     /// may still reach Redis later.
     uncertain: bool,
+    /// A fair lock's waiter: it may have a place in the queue to leave
+    /// (an undo leaves it too).
+    queued: bool,
     /// The call got its hold: nothing to undo.
     done: bool,
 }
@@ -422,6 +440,22 @@ impl Undo<'_> {
     async fn now(&mut self) {
         self.in_flight = true;
         if release_once(self.shared, &self.request()).await.is_ok() {
+            self.done = true;
+        }
+    }
+
+    /// A fair lock's waiter that gives up (its wait ran out) leaves the
+    /// queue now, unless a copy of a try may still be on its way (then the
+    /// undo, in the background, leaves it); in the background if Redis does
+    /// not answer.
+    async fn leave_queue(&mut self) {
+        if !self.queued || self.uncertain || self.done {
+            return;
+        }
+        let mut con = self.shared.con.clone();
+        let owner = self.owner.field();
+        let left = Kind::leave(&mut con, &self.shared.config, self.names, &owner).await;
+        if left.is_ok() {
             self.done = true;
         }
     }
@@ -445,10 +479,17 @@ impl Undo<'_> {
 
 impl Drop for Undo<'_> {
     fn drop(&mut self) {
-        if self.done || !(self.in_flight || self.uncertain) {
+        if self.done {
             return;
         }
-        self.shared.submit(Job::Release(self.request()));
+        if self.in_flight || self.uncertain {
+            self.shared.submit(Job::Release(self.request()));
+        } else if self.queued {
+            self.shared.submit(Job::LeaveQueue {
+                names: self.names.clone(),
+                owner: self.owner.field(),
+            });
+        }
     }
 }
 

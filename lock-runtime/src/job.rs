@@ -40,6 +40,12 @@ pub(crate) enum Job {
     Release(ReleaseRequest),
     /// Delete a release's latch (it only serves retries of that release).
     DeleteLatch(String),
+    /// Take a fair lock's waiter that stopped waiting out of the queue
+    /// (waking the next one if it was first and the lock is free).
+    LeaveQueue {
+        names: Arc<LockNames>,
+        owner: String,
+    },
     /// Take away the mark a writer left while waiting, if it is still its.
     ClearWriterMark {
         names: Arc<LockNames>,

@@ -103,6 +103,7 @@ mod client;
 mod config;
 mod connection;
 mod error;
+mod fair;
 mod guard;
 mod holds;
 mod inspect;
@@ -127,13 +128,14 @@ mod watchdog;
 
 pub use client::{LockClient, LockClientBuilder};
 pub use config::{
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT, DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE,
-    MIN_LEASE,
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT,
+    DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE, MIN_LEASE,
 };
 pub use connection::Connection;
 pub use error::{Error, Result};
 pub use guard::LockGuard;
 pub use inspect::{Holder, LockInfo, LockKind, Mode, Side};
+pub use fair::FairLock;
 pub use lock::Lock;
 pub use names::MAX_NAME_LEN;
 pub use owner::Owner;

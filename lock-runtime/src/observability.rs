@@ -38,6 +38,7 @@
 //! | `redlua::release` | warn | `release failed; the lock will be freed by its lease` | `lock`, `error` |
 //! | `redlua::release` | warn | `the lock's key now holds something else; nothing released` | `lock` |
 //! | `redlua::release` | warn | `could not clear a waiting writer's mark; it expires by itself` | `lock`, `error` |
+//! | `redlua::release` | warn | `could not leave a fair lock's queue; the waiter's deadline ends its place` | `lock`, `error` |
 //! | `redlua::release` | warn | `the background worker is gone ...` | (the tokio runtime shut down) |
 //! | `redlua::watchdog` | debug | `renewal round` | `locks`, `renewed`, `lost`, `failed_batches`, `elapsed_ms` |
 //! | `redlua::watchdog` | warn | `lease renewal failed; retrying soon` | `locks`, `error` |
@@ -55,7 +56,7 @@
 //! | `redlua::pubsub` | warn | `the node dropped a subscription; ...` | `channel`, `node` |
 //! | `redlua::pubsub` | warn | `the sentinels name a new master; subscribing there` | |
 //!
-//! Field values: `kind` is `reentrant`, `read` or `write`; `reentry` is
+//! Field values: `kind` is `reentrant`, `fair`, `read` or `write`; `reentry` is
 //! `true` for a re-entry (one more hold of an owner); `waited_ms` is the
 //! time from the call to its outcome; `attempts` counts the acquire scripts
 //! sent; `wakeups` the pub/sub wake-ups while waiting.
@@ -118,7 +119,7 @@ pub mod metric_names {
 
 /// The labels of the metrics, and the fields of the events that share them.
 pub mod labels {
-    /// The kind of lock: `reentrant`, `read` or `write`.
+    /// The kind of lock: `reentrant`, `fair`, `read` or `write`.
     pub const KIND: &str = "kind";
     /// How an operation ended (see the module's tables).
     pub const OUTCOME: &str = "outcome";
