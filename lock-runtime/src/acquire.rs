@@ -186,6 +186,18 @@ impl Request<'_> {
             lease: self.lease(),
         };
         let channel = kind.wake_channel(self.names, &owner_name);
+        // A fair waiter on one server is woken through its client's pattern
+        // subscription for the lock, registered before the first try: if
+        // it is subscribed already, no release after the try can be missed,
+        // so the waiter need not try again once subscribed.
+        let mut early = if kind.queues() {
+            self.member(&channel).map(|sub| {
+                let live = sub.is_live();
+                (sub, live)
+            })
+        } else {
+            None
+        };
         let mut subscription: Option<Subscription> = None;
         let mut next_subscribe: Option<tokio::time::Instant> = None;
         let mut error_pause = RETRY_AFTER_ERROR;
@@ -257,6 +269,17 @@ impl Request<'_> {
                 undo.leave_queue().await;
                 return Ok(None);
             }
+            if subscription.is_none()
+                && let Some((sub, live)) = early.take()
+            {
+                if live {
+                    subscription = Some(sub);
+                } else {
+                    next_subscribe = Some(tokio::time::Instant::now() + RESUBSCRIBE_EVERY);
+                    subscription = self.confirm(sub, &channel, wait).await;
+                    continue;
+                }
+            }
             // Wait for a release message, or for the holder's lease to end.
             let Some(sub) = &mut subscription else {
                 // Not subscribed: subscribe (the first time at once, later
@@ -270,7 +293,10 @@ impl Request<'_> {
                     }
                 }
                 next_subscribe = Some(tokio::time::Instant::now() + RESUBSCRIBE_EVERY);
-                subscription = self.subscribe(&channel, wait).await;
+                subscription = match self.member(&channel) {
+                    Some(sub) => self.confirm(sub, &channel, wait).await,
+                    None => self.subscribe(&channel, wait).await,
+                };
                 continue;
             };
             let mut pause = ttl
@@ -371,6 +397,29 @@ impl Request<'_> {
             name: self.names.lock.clone(),
             acked,
             wanted,
+        }
+    }
+
+    /// A fair lock waiter's registration on its client's pattern for the
+    /// lock (`None` on a cluster, or for other kinds: subscribe instead).
+    fn member(&self, channel: &str) -> Option<Subscription> {
+        let pattern = self.names.waiter_pattern(&self.shared.id);
+        self.shared.hub.member(&pattern, channel)
+    }
+
+    /// Subscribes a registration, giving up at the deadline; `None` (poll
+    /// instead) when pub/sub fails.
+    async fn confirm(&self, mut sub: Subscription, channel: &str, wait: Wait) -> Option<Subscription> {
+        let confirm = sub.confirm();
+        let result = tokio::time::timeout(cap(RESUBSCRIBE_EVERY, wait), confirm)
+            .await
+            .ok()?;
+        match result {
+            Ok(()) => Some(sub),
+            Err(error) => {
+                tracing::warn!(target: targets::ACQUIRE, lock = %self.names.lock, %error, %channel, "cannot subscribe; polling for the lock instead");
+                None
+            }
         }
     }
 

@@ -185,6 +185,21 @@ impl LockNames {
         format!("{}:{owner}", self.channel)
     }
 
+    /// The pattern that matches the channels of every fair lock waiter of
+    /// the client `client_id` (`<channel>:<client_id>:*`, the glob
+    /// characters of the rest escaped).
+    pub(crate) fn waiter_pattern(&self, client_id: &str) -> String {
+        let mut pattern = String::new();
+        for c in format!("{}:{client_id}:", self.channel).chars() {
+            if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+                pattern.push('\\');
+            }
+            pattern.push(c);
+        }
+        pattern.push('*');
+        pattern
+    }
+
     /// The mark a waiting writer leaves when writers are preferred.
     pub(crate) fn writer_mark(&self) -> String {
         suffixed(&self.lock, "redlua_writer_waiting")
@@ -215,6 +230,15 @@ mod tests {
         assert_eq!(
             names.waiter_channel("u:7"),
             "redisson_lock__channel:{orders:42}:u:7"
+        );
+        assert_eq!(
+            names.waiter_pattern("u"),
+            "redisson_lock__channel:{orders:42}:u:*"
+        );
+        let globby = LockNames::new(r"a*b?[c]\d").unwrap();
+        assert_eq!(
+            globby.waiter_pattern("u"),
+            r"redisson_lock__channel:{a\*b\?\[c\]\\d}:u:*"
         );
         let tagged = LockNames::new("user{7}:cart").unwrap();
         assert_eq!(tagged.queue(), "redisson_lock_queue:user{7}:cart");

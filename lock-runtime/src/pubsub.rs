@@ -49,6 +49,19 @@
 //! Callers bound their waits (the lock's TTL, `try_lock_for`'s wait time),
 //! and poll while [`Subscription::is_live`] is false.
 //!
+//! # Pattern subscriptions (fair locks)
+//!
+//! A fair lock wakes one waiter on a channel of its own. On one server (or
+//! a Sentinel master) the hub serves all of one client's waiters of one
+//! lock with a single `PSUBSCRIBE` ([`PubSubHub::member`]): each waiter is
+//! a *member* of the pattern, with signals of its own, and a message that
+//! matches the pattern wakes the member whose channel it came on. The
+//! pattern stays subscribed for [`PATTERN_LINGER`] (and up to one ping
+//! interval more) after its last member left, so that a steady stream of
+//! waiters sends no `PSUBSCRIBE`/`PUNSUBSCRIBE` at all. A cluster has no
+//! sharded pattern subscriptions: there each waiter subscribes to its own
+//! channel.
+//!
 //! # Redis Cluster
 //!
 //! On a cluster the hub keeps one connection per node instead of one in
@@ -90,6 +103,10 @@ use crate::observability::targets;
 use crate::sentinel::Sentinels;
 use crate::replies::WakeMessage;
 
+/// How long a pattern stays subscribed after its last member left (at
+/// most one ping interval more: idle patterns are swept at each ping).
+pub(crate) const PATTERN_LINGER: Duration = Duration::from_secs(1);
+
 /// How many connections a subscribe tries before it reports the loss.
 const SUBSCRIBE_ATTEMPTS: usize = 3;
 /// First pause of [`Subscription::wake`] after a failed re-subscription.
@@ -116,9 +133,11 @@ pub(crate) struct PubSubHub {
 pub(crate) struct Subscription {
     /// The hub's state (kept alive by the subscription).
     shared: Arc<Shared>,
-    /// The channel's name.
+    /// The channel's name (a pattern's, for a member).
     channel: String,
-    /// The channel's wake-up signals.
+    /// A pattern's member: the channel it is woken on.
+    member: Option<String>,
+    /// The channel's wake-up signals (the member's own, for a member).
     signals: Arc<Signals>,
     /// The channel's broadcast epoch this subscription has already reacted to.
     seen: u64,
@@ -195,10 +214,16 @@ struct ConnHandle {
     commands: mpsc::UnboundedSender<Command>,
 }
 
-/// A subscribed (or being subscribed) channel.
+/// A subscribed (or being subscribed) channel, or pattern.
 struct ChannelEntry {
     /// Number of live [`Subscription`]s of the channel.
     waiters: usize,
+    /// A pattern (`PSUBSCRIBE`) rather than a channel.
+    pattern: bool,
+    /// A pattern's members: each channel's own signals.
+    members: HashMap<String, Arc<Signals>>,
+    /// A pattern without members, kept subscribed since then.
+    idle_since: Option<tokio::time::Instant>,
     /// Wake-up signals, shared with the subscriptions.
     signals: Arc<Signals>,
     /// The latest `SUBSCRIBE` sent for the channel, if any.
@@ -239,13 +264,15 @@ struct Signals {
 
 /// A command for the driver task.
 enum Command {
-    /// Send `SUBSCRIBE channel`, report the outcome through `done`.
+    /// Send `SUBSCRIBE channel` (`PSUBSCRIBE` for a pattern), report the
+    /// outcome through `done`.
     Subscribe {
         channel: String,
+        pattern: bool,
         done: watch::Sender<Status>,
     },
-    /// Send `UNSUBSCRIBE channel`.
-    Unsubscribe { channel: String },
+    /// Send `UNSUBSCRIBE channel` (`PUNSUBSCRIBE` for a pattern).
+    Unsubscribe { channel: String, pattern: bool },
 }
 
 /// A command being run by the driver, with the sender to report its outcome.
@@ -369,21 +396,70 @@ impl PubSubHub {
         let entry = state
             .channels
             .entry(channel.to_owned())
-            .or_insert_with(|| ChannelEntry {
-                waiters: 0,
-                signals: Arc::default(),
-                attempt: None,
-            });
+            .or_insert_with(|| ChannelEntry::new(false));
         entry.waiters += 1;
         let signals = Arc::clone(&entry.signals);
         let seen = signals.epoch();
         Subscription {
             shared: Arc::clone(&self.shared),
             channel: channel.to_owned(),
+            member: None,
             signals,
             seen,
             owes: false,
         }
+    }
+
+    /// Registers a waiter woken on `channel`, through the pattern
+    /// `pattern` (which must match `channel`) that all of this client's
+    /// waiters of one lock share; nothing is sent yet. `None` on a cluster
+    /// (no sharded pattern subscriptions): subscribe to `channel` instead.
+    ///
+    /// If the returned subscription [`is_live`](Subscription::is_live)
+    /// already, a message published from now on reaches it; otherwise
+    /// [`Subscription::confirm`] subscribes the pattern.
+    pub(crate) fn member(&self, pattern: &str, channel: &str) -> Option<Subscription> {
+        if matches!(self.shared.target, Target::Cluster(_)) {
+            return None;
+        }
+        let mut state = self.shared.lock();
+        let entry = state
+            .channels
+            .entry(pattern.to_owned())
+            .or_insert_with(|| ChannelEntry::new(true));
+        entry.waiters += 1;
+        entry.idle_since = None;
+        let signals: Arc<Signals> = Arc::default();
+        entry
+            .members
+            .insert(channel.to_owned(), Arc::clone(&signals));
+        let seen = signals.epoch();
+        Some(Subscription {
+            shared: Arc::clone(&self.shared),
+            channel: pattern.to_owned(),
+            member: Some(channel.to_owned()),
+            signals,
+            seen,
+            owes: false,
+        })
+    }
+}
+
+impl ChannelEntry {
+    fn new(pattern: bool) -> ChannelEntry {
+        ChannelEntry {
+            waiters: 0,
+            pattern,
+            members: HashMap::new(),
+            idle_since: None,
+            signals: Arc::default(),
+            attempt: None,
+        }
+    }
+
+    /// Every signal of the entry: its own, and its members'.
+    fn all_signals(&self) -> impl Iterator<Item = &Arc<Signals>> {
+        std::iter::once(&self.signals).chain(self.members.values())
     }
 }
 
@@ -479,6 +555,20 @@ impl Subscription {
     pub(crate) fn settled(&mut self) {
         self.owes = false;
     }
+
+    /// Makes sure the channel (or a member's pattern) is subscribed on a
+    /// live connection, and waits for the server's confirmation (see
+    /// [`PubSubHub::subscribe`]).
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe: the `SUBSCRIBE` stays recorded, and the registration
+    /// is removed only when the subscription is dropped.
+    pub(crate) async fn confirm(&mut self) -> RedisResult<()> {
+        self.shared.ensure_subscribed(&self.channel).await?;
+        self.seen = self.signals.epoch();
+        Ok(())
+    }
 }
 
 impl fmt::Debug for Subscription {
@@ -502,11 +592,26 @@ impl Drop for Subscription {
         else {
             return;
         };
+        if let Some(member) = &self.member {
+            entry.get_mut().members.remove(member);
+        }
         entry.get_mut().waiters -= 1;
         if entry.get().waiters > 0 {
             return;
         }
+        if entry.get().pattern
+            && let Some(attempt) = &entry.get().attempt
+            && state
+                .conns
+                .get(&attempt.node)
+                .is_some_and(|conn| conn.is_alive() && conn.id == attempt.conn)
+        {
+            // Kept subscribed for the next waiter; the driver sweeps it.
+            entry.get_mut().idle_since = Some(tokio::time::Instant::now());
+            return;
+        }
         let (channel, removed) = entry.remove_entry();
+        let pattern = removed.pattern;
         // The channel is subscribed (or being subscribed) only if its last
         // attempt went to the live connection. An UNSUBSCRIBE queued now runs
         // after that SUBSCRIBE and before any later one.
@@ -515,7 +620,7 @@ impl Drop for Subscription {
             && attempt.conn == conn.id
         {
             // If the driver is gone, so is the subscription.
-            let _ = conn.commands.send(Command::Unsubscribe { channel });
+            let _ = conn.commands.send(Command::Unsubscribe { channel, pattern });
         }
     }
 }
@@ -625,6 +730,7 @@ impl Shared {
         conn.commands
             .send(Command::Subscribe {
                 channel: channel.to_owned(),
+                pattern: entry.pattern,
                 done,
             })
             // The driver ended meanwhile: the caller's wait sees the closed
@@ -907,7 +1013,9 @@ impl Connect {
 /// What a RESP3 push means to a driver, if anything.
 fn incoming(push: PushInfo) -> Option<Incoming> {
     match push.kind {
-        PushKind::Message | PushKind::SMessage => Msg::from_push_info(push).map(Incoming::Message),
+        PushKind::Message | PushKind::SMessage | PushKind::PMessage => {
+            Msg::from_push_info(push).map(Incoming::Message)
+        }
         PushKind::Unsubscribe | PushKind::SUnsubscribe => match push.data.first() {
             Some(Value::BulkString(channel)) => Some(Incoming::Unsubscribed(
                 String::from_utf8_lossy(channel).into_owned(),
@@ -933,17 +1041,23 @@ impl Link {
         }
     }
 
-    /// Subscribes (or unsubscribes) `channel`.
-    async fn send(&mut self, subscribe: bool, channel: &str) -> RedisResult<()> {
+    /// Subscribes (or unsubscribes) `channel`, or the pattern `channel`.
+    async fn send(&mut self, subscribe: bool, pattern: bool, channel: &str) -> RedisResult<()> {
         match self {
-            Link::Server(sink) if subscribe => sink.subscribe(channel).await,
-            Link::Server(sink) => sink.unsubscribe(channel).await,
+            Link::Server(sink) => match (subscribe, pattern) {
+                (true, false) => sink.subscribe(channel).await,
+                (false, false) => sink.unsubscribe(channel).await,
+                (true, true) => sink.psubscribe(channel).await,
+                (false, true) => sink.punsubscribe(channel).await,
+            },
             Link::Node { con, sharded } => {
-                let command = match (subscribe, *sharded) {
-                    (true, true) => "SSUBSCRIBE",
-                    (true, false) => "SUBSCRIBE",
-                    (false, true) => "SUNSUBSCRIBE",
-                    (false, false) => "UNSUBSCRIBE",
+                let command = match (subscribe, pattern, *sharded) {
+                    (true, true, _) => "PSUBSCRIBE",
+                    (false, true, _) => "PUNSUBSCRIBE",
+                    (true, false, true) => "SSUBSCRIBE",
+                    (true, false, false) => "SUBSCRIBE",
+                    (false, false, true) => "SUNSUBSCRIBE",
+                    (false, false, false) => "UNSUBSCRIBE",
                 };
                 redis::cmd(command)
                     .arg(channel)
@@ -1101,6 +1215,7 @@ impl Driver {
             };
             match event {
                 Event::Tick => {
+                    self.sweep_idle_patterns();
                     ping = Some((link.ping(), tokio::time::Instant::now() + ping_timeout));
                 }
                 Event::Pong(Ok(())) => ping = None,
@@ -1133,7 +1248,13 @@ impl Driver {
                     break;
                 }
                 Event::Command(Some(command)) => {
-                    if let (Command::Unsubscribe { channel }, Link::Node { .. }) = (&command, &link)
+                    if let (
+                        Command::Unsubscribe {
+                            channel,
+                            pattern: false,
+                        },
+                        Link::Node { .. },
+                    ) = (&command, &link)
                     {
                         *self.unsubscribing.entry(channel.clone()).or_default() += 1;
                     }
@@ -1170,9 +1291,20 @@ impl Driver {
         };
         let signals = {
             let state = shared.lock();
-            match state.channels.get(message.get_channel_name()) {
-                Some(entry) => Arc::clone(&entry.signals),
-                None => return,
+            match message.get_pattern::<Option<String>>() {
+                // A member's channel, through its pattern.
+                Ok(Some(pattern)) => match state
+                    .channels
+                    .get(&pattern)
+                    .and_then(|entry| entry.members.get(message.get_channel_name()))
+                {
+                    Some(signals) => Arc::clone(signals),
+                    None => return,
+                },
+                _ => match state.channels.get(message.get_channel_name()) {
+                    Some(entry) => Arc::clone(&entry.signals),
+                    None => return,
+                },
             }
         };
         match WakeMessage::parse(message.get_payload_bytes()) {
@@ -1203,6 +1335,15 @@ impl Driver {
             {
                 state.conns.remove(&self.node);
             }
+            // Idle patterns of this connection are gone with it.
+            let id = self.id;
+            state.channels.retain(|_, entry| {
+                entry.waiters > 0
+                    || !entry
+                        .attempt
+                        .as_ref()
+                        .is_some_and(|attempt| attempt.conn == id)
+            });
             state
                 .channels
                 .values()
@@ -1212,11 +1353,51 @@ impl Driver {
                         .as_ref()
                         .is_some_and(|attempt| attempt.conn == self.id)
                 })
-                .map(|entry| Arc::clone(&entry.signals))
+                .flat_map(|entry| entry.all_signals().cloned())
                 .collect()
         };
         for signals in woken {
             signals.broadcast();
+        }
+    }
+}
+
+impl Driver {
+    /// Unsubscribes the patterns of this connection that have had no
+    /// member for [`PATTERN_LINGER`].
+    fn sweep_idle_patterns(&self) {
+        let Some(shared) = self.shared.upgrade() else {
+            return;
+        };
+        let mut state = shared.lock();
+        let state = &mut *state;
+        let now = tokio::time::Instant::now();
+        let id = self.id;
+        let idle: Vec<String> = state
+            .channels
+            .iter()
+            .filter(|(_, entry)| {
+                entry.waiters == 0
+                    && entry
+                        .idle_since
+                        .is_some_and(|since| now.duration_since(since) >= PATTERN_LINGER)
+                    && entry
+                        .attempt
+                        .as_ref()
+                        .is_some_and(|attempt| attempt.conn == id)
+            })
+            .map(|(pattern, _)| pattern.clone())
+            .collect();
+        for pattern in idle {
+            state.channels.remove(&pattern);
+            if let Some(conn) = state.conns.get(&self.node)
+                && conn.id == id
+            {
+                let _ = conn.commands.send(Command::Unsubscribe {
+                    channel: pattern,
+                    pattern: true,
+                });
+            }
         }
     }
 }
@@ -1232,8 +1413,14 @@ impl Drop for Driver {
 fn start_command(mut link: Link, command: Command) -> RunningCommand {
     Box::pin(async move {
         match command {
-            Command::Subscribe { channel, done } => (link.send(true, &channel).await, Some(done)),
-            Command::Unsubscribe { channel } => (link.send(false, &channel).await, None),
+            Command::Subscribe {
+                channel,
+                pattern,
+                done,
+            } => (link.send(true, pattern, &channel).await, Some(done)),
+            Command::Unsubscribe { channel, pattern } => {
+                (link.send(false, pattern, &channel).await, None)
+            }
         }
     })
 }

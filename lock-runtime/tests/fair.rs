@@ -437,3 +437,128 @@ async fn force_unlock_wakes_the_head_of_the_queue() {
     assert!(held.unlock().await.is_err(), "the broken holder knows");
     guard.unlock().await.expect("unlock");
 }
+
+/// Calls per command since the server started (`INFO commandstats`).
+async fn command_calls(redis: &Redis) -> std::collections::HashMap<String, u64> {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut redis.raw())
+        .await
+        .expect("INFO");
+    info.lines()
+        .filter_map(|line| {
+            let (name, rest) = line.strip_prefix("cmdstat_")?.split_once(':')?;
+            let calls = rest.strip_prefix("calls=")?.split(',').next()?.parse().ok()?;
+            Some((name.to_string(), calls))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn steady_contention_costs_three_scripts_per_acquisition_and_no_subscribes() {
+    let redis = Redis::start().await;
+    let name = "fair:cost";
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        clients.push(redis.client().await);
+    }
+    // Warm up: every client's pattern subscribed, the scripts loaded.
+    let warm = redis.client().await.fair_lock(name).lock().await.expect("lock");
+    let mut warmers = Vec::new();
+    for client in &clients {
+        let lock = client.fair_lock(name);
+        warmers.push(tokio::spawn(async move {
+            lock.lock().await.expect("lock").unlock().await.expect("unlock");
+        }));
+    }
+    queue_reaches(&redis, name, 4).await;
+    warm.unlock().await.expect("unlock");
+    within(ms(2000), "warm-up", async {
+        for task in warmers {
+            task.await.expect("warm-up");
+        }
+    })
+    .await;
+    let before = command_calls(&redis).await;
+    let rounds = 25;
+    let mut tasks = Vec::new();
+    for client in &clients {
+        for _ in 0..2 {
+            let lock = client.fair_lock(name);
+            tasks.push(tokio::spawn(async move {
+                for _ in 0..rounds {
+                    let guard = lock.lock().await.expect("lock");
+                    tokio::time::sleep(ms(1)).await;
+                    guard.unlock().await.expect("unlock");
+                }
+            }));
+        }
+    }
+    within(ms(30_000), "200 contended acquisitions", async {
+        for task in tasks {
+            task.await.expect("contender");
+        }
+    })
+    .await;
+    let after = command_calls(&redis).await;
+    let delta = |command: &str| {
+        after.get(command).copied().unwrap_or(0) - before.get(command).copied().unwrap_or(0)
+    };
+    let acquisitions = (4 * 2 * rounds) as f64;
+    let scripts = (delta("evalsha") + delta("eval")) as f64;
+    eprintln!(
+        "per acquisition: {:.2} scripts; subscribe {}, unsubscribe {}, psubscribe {}, punsubscribe {}",
+        scripts / acquisitions,
+        delta("subscribe"),
+        delta("unsubscribe"),
+        delta("psubscribe"),
+        delta("punsubscribe"),
+    );
+    // A failed try that joins the queue, the try that takes the lock, the
+    // release: three (a little more for the odd retry on a timer).
+    assert!(scripts / acquisitions <= 3.1, "{scripts} scripts");
+    // Every client's waiters share one pattern, kept between waiters.
+    assert_eq!(delta("subscribe"), 0);
+    assert_eq!(delta("unsubscribe"), 0);
+    assert_eq!(delta("psubscribe"), 0);
+    assert_eq!(delta("punsubscribe"), 0);
+}
+
+#[tokio::test]
+async fn a_client_s_pattern_is_dropped_a_little_after_its_last_waiter() {
+    let redis = Redis::start().await;
+    let name = "fair:linger";
+    let a = redis.client().await;
+    let b = redis.client().await;
+    let held = a.fair_lock(name).lock().await.expect("lock");
+    let (_task, rx) = waiter(&b, name);
+    queue_reaches(&redis, name, 1).await;
+    let pattern = format!("redisson_lock__channel:{{{name}}}:{}:*", b.id());
+    let numpat = || async {
+        let n: i64 = redis::cmd("PUBSUB")
+            .arg("NUMPAT")
+            .query_async(&mut redis.raw())
+            .await
+            .expect("PUBSUB NUMPAT");
+        n
+    };
+    within(ms(2000), "the pattern subscribed", async {
+        while numpat().await != 1 {
+            tokio::time::sleep(ms(5)).await;
+        }
+    })
+    .await;
+    held.unlock().await.expect("unlock");
+    let (guard, _) = within(ms(1000), "the waiter acquiring", rx).await.expect("guard");
+    guard.unlock().await.expect("unlock");
+    // Still there just after, gone within the linger plus a ping interval.
+    assert_eq!(numpat().await, 1, "{pattern} kept for the next waiter");
+    let gone = Instant::now();
+    within(ms(3000), "the pattern unsubscribed", async {
+        while numpat().await != 0 {
+            tokio::time::sleep(ms(20)).await;
+        }
+    })
+    .await;
+    assert!(gone.elapsed() >= ms(300), "{:?}", gone.elapsed());
+}
