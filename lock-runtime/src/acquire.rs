@@ -190,14 +190,10 @@ impl Request<'_> {
         // subscription for the lock, registered before the first try: if
         // it is subscribed already, no release after the try can be missed,
         // so the waiter need not try again once subscribed.
-        let mut early = if kind.queues() {
-            self.member(&channel).map(|sub| {
-                let live = sub.is_live();
-                (sub, live)
-            })
-        } else {
-            None
-        };
+        let mut early = self.member(&channel).map(|sub| {
+            let live = sub.is_live();
+            (sub, live)
+        });
         let mut subscription: Option<Subscription> = None;
         let mut next_subscribe: Option<tokio::time::Instant> = None;
         let mut error_pause = RETRY_AFTER_ERROR;
@@ -403,6 +399,9 @@ impl Request<'_> {
     /// A fair lock waiter's registration on its client's pattern for the
     /// lock (`None` on a cluster, or for other kinds: subscribe instead).
     fn member(&self, channel: &str) -> Option<Subscription> {
+        if !self.kind.queues() {
+            return None;
+        }
         let pattern = self.names.waiter_pattern(&self.shared.id);
         self.shared.hub.member(&pattern, channel)
     }
