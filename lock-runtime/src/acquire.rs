@@ -415,6 +415,14 @@ impl Request<'_> {
             .ok()?;
         match result {
             Ok(()) => Some(sub),
+            Err(error) if !(error.is_io_error() || error.is_connection_dropped()) => {
+                // Refused (an ACL that lists channels allows no pattern):
+                // this client's waiters subscribe to their own channels.
+                tracing::debug!(target: targets::ACQUIRE, lock = %self.names.lock, %error, "pattern subscription refused; subscribing to the waiter's channel");
+                self.shared.hub.refuse_patterns();
+                drop(sub);
+                self.subscribe(channel, wait).await
+            }
             Err(error) => {
                 tracing::warn!(target: targets::ACQUIRE, lock = %self.names.lock, %error, %channel, "cannot subscribe; polling for the lock instead");
                 None

@@ -29,6 +29,7 @@
 //! | `redlua::acquire` | debug | `lock not acquired` | `lock`, `kind`, `reentry`, `outcome` (`busy`, `timed_out`, `failed`, `cancelled`), `waited_ms`, `attempts`, `wakeups`, `error` (for `failed`) |
 //! | `redlua::acquire` | debug | `acquire failed; trying again` | `lock`, `error` (a reply was lost; the waiter retries) |
 //! | `redlua::acquire` | warn | `cannot subscribe; polling for the lock instead` | `lock`, `channel`, `error` |
+//! | `redlua::acquire` | debug | `pattern subscription refused; subscribing to the waiter's channel` | `lock`, `error` (a fair lock's waiter, once per client) |
 //! | `redlua::acquire` | warn | `too few replicas acknowledged the acquire; undone` | `lock`, `acked`, `wanted` (replica-synced mode: the acquire fails with `Error::NotReplicated`) |
 //! | `redlua::acquire` | trace | `woken by a release` | `lock` (a waiter's pub/sub wake-up) |
 //! | `redlua::release` | debug | `lock released` | `lock`, `kind`, `owner`, `outcome` (`freed`, `still_held`, `not_held`, `unknown`), `background` |

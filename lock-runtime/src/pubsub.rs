@@ -83,7 +83,7 @@ use std::collections::hash_map::Entry;
 use std::fmt;
 use std::future::Future;
 use std::pin::{Pin, pin};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
@@ -193,6 +193,9 @@ struct Shared {
     response_timeout: Duration,
     /// Everything mutable; never held across an `.await`.
     state: Mutex<State>,
+    /// The server refused a `PSUBSCRIBE` (an ACL that lists channels
+    /// allows no pattern of them): waiters subscribe to their channels.
+    patterns_refused: AtomicBool,
 }
 
 /// The mutable part of [`Shared`].
@@ -344,6 +347,7 @@ impl PubSubHub {
                     next_conn_id: 0,
                     channels: HashMap::new(),
                 }),
+                patterns_refused: AtomicBool::new(false),
             }),
         }
     }
@@ -419,7 +423,9 @@ impl PubSubHub {
     /// already, a message published from now on reaches it; otherwise
     /// [`Subscription::confirm`] subscribes the pattern.
     pub(crate) fn member(&self, pattern: &str, channel: &str) -> Option<Subscription> {
-        if matches!(self.shared.target, Target::Cluster(_)) {
+        if matches!(self.shared.target, Target::Cluster(_))
+            || self.shared.patterns_refused.load(Ordering::Relaxed)
+        {
             return None;
         }
         let mut state = self.shared.lock();
@@ -442,6 +448,15 @@ impl PubSubHub {
             seen,
             owes: false,
         })
+    }
+}
+
+impl PubSubHub {
+    /// The server refused a pattern subscription: from now on
+    /// [`member`](PubSubHub::member) declines, and waiters subscribe to
+    /// their own channels.
+    pub(crate) fn refuse_patterns(&self) {
+        self.shared.patterns_refused.store(true, Ordering::Relaxed);
     }
 }
 
@@ -601,6 +616,7 @@ impl Drop for Subscription {
         }
         if entry.get().pattern
             && let Some(attempt) = &entry.get().attempt
+            && matches!(*attempt.status.borrow(), Status::Subscribed)
             && state
                 .conns
                 .get(&attempt.node)
@@ -615,7 +631,9 @@ impl Drop for Subscription {
         // The channel is subscribed (or being subscribed) only if its last
         // attempt went to the live connection. An UNSUBSCRIBE queued now runs
         // after that SUBSCRIBE and before any later one.
+        // (One the server refused left nothing to unsubscribe.)
         if let Some(attempt) = removed.attempt
+            && !matches!(*attempt.status.borrow(), Status::Failed(_))
             && let Some(conn) = state.conns.get(&attempt.node)
             && attempt.conn == conn.id
         {
