@@ -174,8 +174,9 @@ impl FairLock {
         self.lock.force_unlock().await
     }
 
-    /// Reads the lock: holders with their counts, TTL and fencing token, in
-    /// one round trip, changing nothing. (A fair lock's hash is a reentrant
+    /// Reads the lock: holders with their counts, TTL, fencing token and
+    /// the owners waiting in its queue ([`LockInfo::waiting`], first in
+    /// line first), in one round trip, changing nothing. (A fair lock's hash is a reentrant
     /// lock's: its kind reads [`LockKind::Reentrant`](crate::LockKind::Reentrant).)
     ///
     /// # Cancellation

@@ -230,8 +230,8 @@ impl Lock {
             .map_err(|e| Error::from_redis(&names.lock, e))
     }
 
-    /// Reads the lock: its kind, holders with their counts, TTL and fencing
-    /// token, in one round trip, changing nothing.
+    /// Reads the lock: its kind, holders with their counts, TTL, fencing
+    /// token and (a fair lock's) queue, in one round trip, changing nothing.
     ///
     /// # Cancellation
     ///

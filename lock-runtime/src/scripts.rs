@@ -96,13 +96,16 @@ pub(crate) struct Renew<'a> {
     pub fields: Vec<&'a str>,
 }
 
-/// Reads a lock: (key type, TTL ms, token counter or "", flat fields).
-#[redis_script("scripts/lock_inspect.lua", returns = (String, i64, String, Vec<String>), crate = crate)]
+/// Reads a lock: (key type, TTL ms, token counter or "", flat fields,
+/// fair lock queue).
+#[redis_script("scripts/lock_inspect.lua", returns = (String, i64, String, Vec<String>, Vec<String>), crate = crate)]
 pub(crate) struct Inspect<'a> {
     #[key]
     pub lock: &'a str,
     #[key]
     pub token: &'a str,
+    #[key]
+    pub queue: &'a str,
 }
 
 /// Acquires or re-enters a read lock.
