@@ -190,10 +190,14 @@ impl Request<'_> {
         // subscription for the lock, registered before the first try: if
         // it is subscribed already, no release after the try can be missed,
         // so the waiter need not try again once subscribed.
-        let mut early = self.member(&channel).map(|sub| {
-            let live = sub.is_live();
-            (sub, live)
-        });
+        let mut early = if kind.queues() {
+            self.member(&channel).map(|sub| {
+                let live = sub.is_live();
+                (sub, live)
+            })
+        } else {
+            None
+        };
         let mut subscription: Option<Subscription> = None;
         let mut next_subscribe: Option<tokio::time::Instant> = None;
         let mut error_pause = RETRY_AFTER_ERROR;
