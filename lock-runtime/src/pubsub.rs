@@ -1357,10 +1357,10 @@ impl Driver {
             let id = self.id;
             state.channels.retain(|_, entry| {
                 entry.waiters > 0
-                    || !entry
+                    || entry
                         .attempt
                         .as_ref()
-                        .is_some_and(|attempt| attempt.conn == id)
+                        .is_none_or(|attempt| attempt.conn != id)
             });
             state
                 .channels

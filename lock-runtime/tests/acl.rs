@@ -184,7 +184,13 @@ async fn fair_locks_work_as_the_readme_user_without_pattern_subscriptions() {
     tokio::time::sleep(ms(300)).await;
     assert!(!waiter.is_finished());
     // A later waiter of the same client goes straight to its own channel.
-    assert!(b.fair_lock(name).try_lock_for(ms(200), None).await.unwrap().is_none());
+    assert!(
+        b.fair_lock(name)
+            .try_lock_for(ms(200), None)
+            .await
+            .unwrap()
+            .is_none()
+    );
     let released = Instant::now();
     guard.unlock().await.unwrap();
     let (acquired, guard) = within(ms(5000), "the fair waiter", waiter).await.unwrap();

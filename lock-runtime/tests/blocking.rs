@@ -388,7 +388,13 @@ fn fair_locks_serve_blocking_waiters_in_order() {
     let guard = holder.fair_lock("blocking:fair").lock().unwrap();
     // A fair lock never lets try_lock jump a queue, and try_lock_for that
     // gives up leaves it.
-    assert!(holder.fair_lock("blocking:fair").try_lock().unwrap().is_none());
+    assert!(
+        holder
+            .fair_lock("blocking:fair")
+            .try_lock()
+            .unwrap()
+            .is_none()
+    );
     let order = Arc::new(std::sync::Mutex::new(Vec::new()));
     let mut waiters = Vec::new();
     let mut con = server.connection();
@@ -401,7 +407,11 @@ fn fair_locks_serve_blocking_waiters_in_order() {
             guard.unlock().unwrap();
         }));
         let deadline = Instant::now() + Duration::from_secs(10);
-        while con.llen::<_, usize>("redisson_lock_queue:{blocking:fair}").unwrap() != i + 1 {
+        while con
+            .llen::<_, usize>("redisson_lock_queue:{blocking:fair}")
+            .unwrap()
+            != i + 1
+        {
             assert!(Instant::now() < deadline, "waiter {i} did not queue");
             thread::sleep(Duration::from_millis(5));
         }
@@ -411,7 +421,11 @@ fn fair_locks_serve_blocking_waiters_in_order() {
         .try_lock_for(Duration::from_millis(100), None)
         .unwrap();
     assert!(timed_out.is_none());
-    assert_eq!(con.llen::<_, usize>("redisson_lock_queue:{blocking:fair}").unwrap(), 3);
+    assert_eq!(
+        con.llen::<_, usize>("redisson_lock_queue:{blocking:fair}")
+            .unwrap(),
+        3
+    );
     guard.unlock().unwrap();
     for waiter in waiters {
         waiter.join().unwrap();

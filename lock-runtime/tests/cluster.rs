@@ -441,9 +441,15 @@ async fn fair_lock_waiters_queue_and_wake_in_order_through_sharded_pubsub() {
         })
     };
     let a = spawn(&first);
-    eventually(ms(3000), "the first waiter queues", || async { queue().await.len() == 1 }).await;
+    eventually(ms(3000), "the first waiter queues", || async {
+        queue().await.len() == 1
+    })
+    .await;
     let b = spawn(&second);
-    eventually(ms(3000), "the second waiter queues", || async { queue().await.len() == 2 }).await;
+    eventually(ms(3000), "the second waiter queues", || async {
+        queue().await.len() == 2
+    })
+    .await;
     let queued = queue().await;
     // Each waiter has its own channel, subscribed (sharded) on the node
     // that owns the lock's slot.

@@ -153,7 +153,10 @@ async fn holders_never_overlap_and_tokens_grow() {
     observer.abort();
     let tokens = tokens.lock().unwrap().clone();
     assert_eq!(tokens.len(), 80);
-    assert!(tokens.windows(2).all(|w| w[0] < w[1]), "tokens grow: {tokens:?}");
+    assert!(
+        tokens.windows(2).all(|w| w[0] < w[1]),
+        "tokens grow: {tokens:?}"
+    );
     assert!(queue(&redis, name).await.is_empty());
     assert!(deadlines(&redis, name).await.is_empty());
     // Nothing left but the token counter (latches go in the background).
@@ -218,11 +221,24 @@ async fn try_lock_never_jumps_the_queue_nor_joins_it() {
     let now = server_now_ms(&redis).await;
     let mut con = redis.raw();
     let _: () = con.rpush(queue_key(name), "other:1").await.unwrap();
-    let _: () = con.zadd(deadlines_key(name), "other:1", now + 60_000).await.unwrap();
-    assert!(client.fair_lock(name).try_lock().await.expect("try_lock").is_none());
+    let _: () = con
+        .zadd(deadlines_key(name), "other:1", now + 60_000)
+        .await
+        .unwrap();
+    assert!(
+        client
+            .fair_lock(name)
+            .try_lock()
+            .await
+            .expect("try_lock")
+            .is_none()
+    );
     assert_eq!(queue(&redis, name).await, vec!["other:1".to_string()]);
     // With nobody waiting, it takes a free lock.
-    let _: () = con.del(&[queue_key(name), deadlines_key(name)]).await.unwrap();
+    let _: () = con
+        .del(&[queue_key(name), deadlines_key(name)])
+        .await
+        .unwrap();
     let guard = client.fair_lock(name).try_lock().await.expect("try_lock");
     assert!(guard.is_some());
 }
@@ -322,11 +338,18 @@ async fn a_dead_waiter_is_skipped_after_its_wait_time() {
     let now = server_now_ms(&redis).await;
     let mut con = redis.raw();
     let _: () = con.rpush(queue_key(name), "dead:1").await.unwrap();
-    let _: () = con.zadd(deadlines_key(name), "dead:1", now + 1000).await.unwrap();
-    let started = Instant::now();
-    let guard = within(ms(5000), "acquiring behind a dead waiter", client.fair_lock(name).lock())
+    let _: () = con
+        .zadd(deadlines_key(name), "dead:1", now + 1000)
         .await
-        .expect("lock");
+        .unwrap();
+    let started = Instant::now();
+    let guard = within(
+        ms(5000),
+        "acquiring behind a dead waiter",
+        client.fair_lock(name).lock(),
+    )
+    .await
+    .expect("lock");
     let waited = started.elapsed();
     // It kept the dead waiter's place until the deadline, not longer.
     assert!(waited >= ms(700), "{waited:?}");
@@ -348,7 +371,10 @@ async fn keys_and_channels_are_redissons_and_a_java_waiter_takes_its_turn() {
     let now = server_now_ms(&redis).await;
     let pttl = redis.pttl(name).await;
     let mut con = redis.raw();
-    let _: () = con.zadd(deadlines_key(name), java, now + pttl + 300_000).await.unwrap();
+    let _: () = con
+        .zadd(deadlines_key(name), java, now + pttl + 300_000)
+        .await
+        .unwrap();
     let _: () = con.rpush(queue_key(name), java).await.unwrap();
     // A redlua waiter queues behind it.
     let (_b_task, b_rx) = waiter(&b, name);
@@ -367,17 +393,25 @@ async fn keys_and_channels_are_redissons_and_a_java_waiter_takes_its_turn() {
     // The release wakes the head only: Java's channel, message 0.
     let mut to_java = redis.listen(&waiter_channel(name, java)).await;
     let mut to_ours = redis.listen(&waiter_channel(name, &ours)).await;
-    let mut to_all = redis.listen(&format!("redisson_lock__channel:{{{name}}}")).await;
+    let mut to_all = redis
+        .listen(&format!("redisson_lock__channel:{{{name}}}"))
+        .await;
     held.unlock().await.expect("unlock");
     let (message, _) = to_java.next_within(ms(2000)).await.expect("Java woken");
     assert_eq!(message, "0");
     assert!(to_all.next_within(ms(100)).await.is_none(), "no broadcast");
-    assert!(to_ours.next_within(ms(100)).await.is_none(), "only the head is woken");
+    assert!(
+        to_ours.next_within(ms(100)).await.is_none(),
+        "only the head is woken"
+    );
     // Java takes the lock as RFairLock does: leaves the queue, moves the
     // others up by the wait time, holds.
     let _: () = con.lpop(queue_key(name), None).await.unwrap();
     let _: () = con.zrem(deadlines_key(name), java).await.unwrap();
-    let _: () = con.zincr(deadlines_key(name), &ours, -300_000).await.unwrap();
+    let _: () = con
+        .zincr(deadlines_key(name), &ours, -300_000)
+        .await
+        .unwrap();
     let _: () = con.hset(name, java, 1).await.unwrap();
     let _: () = con.pexpire(name, 30_000).await.unwrap();
     // ... and releases it, waking the new head as RFairLock does.
@@ -417,7 +451,9 @@ async fn reentry_and_the_watchdog_work_on_a_fair_lock() {
     tokio::time::sleep(ms(100)).await;
     assert!(rx.try_recv().is_err(), "one hold left: still held");
     outer.unlock().await.expect("unlock");
-    let (guard, _) = within(ms(1000), "the waiter acquiring", rx).await.expect("guard");
+    let (guard, _) = within(ms(1000), "the waiter acquiring", rx)
+        .await
+        .expect("guard");
     guard.unlock().await.expect("unlock");
 }
 
@@ -431,8 +467,15 @@ async fn force_unlock_wakes_the_head_of_the_queue() {
     let (_task, rx) = waiter(&b, name);
     queue_reaches(&redis, name, 1).await;
     let token = held.token();
-    assert!(b.fair_lock(name).force_unlock().await.expect("force_unlock"));
-    let (guard, _) = within(ms(1000), "the head acquiring", rx).await.expect("guard");
+    assert!(
+        b.fair_lock(name)
+            .force_unlock()
+            .await
+            .expect("force_unlock")
+    );
+    let (guard, _) = within(ms(1000), "the head acquiring", rx)
+        .await
+        .expect("guard");
     assert!(guard.token() > token);
     assert!(held.unlock().await.is_err(), "the broken holder knows");
     guard.unlock().await.expect("unlock");
@@ -448,7 +491,12 @@ async fn command_calls(redis: &Redis) -> std::collections::HashMap<String, u64> 
     info.lines()
         .filter_map(|line| {
             let (name, rest) = line.strip_prefix("cmdstat_")?.split_once(':')?;
-            let calls = rest.strip_prefix("calls=")?.split(',').next()?.parse().ok()?;
+            let calls = rest
+                .strip_prefix("calls=")?
+                .split(',')
+                .next()?
+                .parse()
+                .ok()?;
             Some((name.to_string(), calls))
         })
         .collect()
@@ -463,12 +511,23 @@ async fn steady_contention_costs_three_scripts_per_acquisition_and_no_subscribes
         clients.push(redis.client().await);
     }
     // Warm up: every client's pattern subscribed, the scripts loaded.
-    let warm = redis.client().await.fair_lock(name).lock().await.expect("lock");
+    let warm = redis
+        .client()
+        .await
+        .fair_lock(name)
+        .lock()
+        .await
+        .expect("lock");
     let mut warmers = Vec::new();
     for client in &clients {
         let lock = client.fair_lock(name);
         warmers.push(tokio::spawn(async move {
-            lock.lock().await.expect("lock").unlock().await.expect("unlock");
+            lock.lock()
+                .await
+                .expect("lock")
+                .unlock()
+                .await
+                .expect("unlock");
         }));
     }
     queue_reaches(&redis, name, 4).await;
@@ -549,7 +608,9 @@ async fn a_client_s_pattern_is_dropped_a_little_after_its_last_waiter() {
     })
     .await;
     held.unlock().await.expect("unlock");
-    let (guard, _) = within(ms(1000), "the waiter acquiring", rx).await.expect("guard");
+    let (guard, _) = within(ms(1000), "the waiter acquiring", rx)
+        .await
+        .expect("guard");
     guard.unlock().await.expect("unlock");
     // Still there just after, gone within the linger plus a ping interval.
     assert_eq!(numpat().await, 1, "{pattern} kept for the next waiter");

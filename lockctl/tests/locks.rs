@@ -724,5 +724,8 @@ fn status_shows_a_fair_lock_s_queue_and_unlock_force_wakes_its_head() {
     );
     assert_eq!(second.owner().to_string(), queued[0]);
     rt.block_on(second.unlock()).expect("unlock");
-    assert!(rt.block_on(guard.unlock()).is_err(), "the broken hold is gone");
+    assert!(
+        rt.block_on(guard.unlock()).is_err(),
+        "the broken hold is gone"
+    );
 }
