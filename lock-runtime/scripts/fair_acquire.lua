@@ -29,6 +29,12 @@
 --   {2, 0}      re-entry refused: the owner holds nothing (any more);
 --   {3, 0}      the attempt was abandoned before this copy of it ran.
 -- A key that is not a reentrant lock is left alone: WRONGTYPE.
+-- Deadlines follow Redisson's arithmetic (a new waiter: the one before it,
+-- or the lease left, plus one wait; each acquire from the queue moves the
+-- others up by one wait), with floors that keep a live waiter's place when
+-- the lock changes hands faster than Redisson's arithmetic assumes: no
+-- waiter's deadline is ever set before the lease it waits for ends plus
+-- one wait, and a head woken for a free lock has one wait to take it.
 local lease = tonumber(ARGV[1])
 local wait = tonumber(ARGV[6])
 if not lease or lease < 1 or lease % 1 ~= 0 then
@@ -126,10 +132,12 @@ if kind == 'none' and (not head or head == ARGV[2]) then
     redis.call('lpop', KEYS[4])
   end
   redis.call('zrem', KEYS[5], ARGV[2])
-  -- Everyone behind moves up: their deadlines come closer by one wait.
-  local waiting = redis.call('zrange', KEYS[5], 0, -1)
-  for i = 1, #waiting do
-    redis.call('zincrby', KEYS[5], -wait, waiting[i])
+  -- Everyone behind moves up: their deadlines come closer by one wait,
+  -- but none before this new lease ends plus one wait.
+  local waiting = redis.call('zrange', KEYS[5], 0, -1, 'withscores')
+  local floor = now + lease + wait
+  for i = 1, #waiting, 2 do
+    redis.call('zadd', KEYS[5], math.max(tonumber(waiting[i + 1]) - wait, floor), waiting[i])
   end
   keep_queue()
   local token = next_token()
@@ -145,6 +153,10 @@ if dropped and kind == 'none' and head then
     redis.call('spublish', KEYS[6] .. ':' .. head, ARGV[8])
   else
     redis.call('publish', KEYS[6] .. ':' .. head, ARGV[8])
+  end
+  local first = redis.call('zscore', KEYS[5], head)
+  if first and tonumber(first) > now + wait then
+    redis.call('zadd', KEYS[5], now + wait, head)
   end
 end
 local pttl = redis.call('pttl', KEYS[1])
@@ -167,7 +179,8 @@ elseif ARGV[7] == '1' then
   else
     ttl = pttl
   end
-  if redis.call('zadd', KEYS[5], ttl + wait + now, ARGV[2]) == 1 then
+  local timeout = math.max(ttl + wait + now, now + math.max(pttl, 0) + wait)
+  if redis.call('zadd', KEYS[5], timeout, ARGV[2]) == 1 then
     redis.call('rpush', KEYS[4], ARGV[2])
   end
 end

@@ -9,7 +9,8 @@
 -- KEYS[5]  the waiters' deadlines: a sorted set of owner -> deadline (ms)
 -- ARGV[1]  the message that wakes a waiter
 -- ARGV[2]  how long the token counter lives, in milliseconds
--- ARGV[3]  'spublish' to announce on a sharded channel (Redis Cluster 7+),
+-- ARGV[3]  the wait time of a waiter (Redisson's threadWaitTime), in ms
+-- ARGV[4]  'spublish' to announce on a sharded channel (Redis Cluster 7+),
 --          'publish' otherwise
 --
 -- Returns 1 when a lock was deleted, 0 when there was none. A key that is
@@ -47,10 +48,16 @@ redis.call('set', KEYS[3], string.format('%.0f', token), 'px', ARGV[2])
 redis.call('del', KEYS[1])
 local head = redis.call('lindex', KEYS[4], 0)
 if head then
-  if ARGV[3] == 'spublish' then
+  if ARGV[4] == 'spublish' then
     redis.call('spublish', KEYS[2] .. ':' .. head, ARGV[1])
   else
     redis.call('publish', KEYS[2] .. ':' .. head, ARGV[1])
+  end
+  -- It has one wait to take the lock.
+  local wait = tonumber(ARGV[3])
+  local deadline = redis.call('zscore', KEYS[5], head)
+  if wait and deadline and tonumber(deadline) > now + wait then
+    redis.call('zadd', KEYS[5], now + wait, head)
   end
 end
 return 1

@@ -63,6 +63,11 @@ if (at == 1 or dropped) and redis.call('exists', KEYS[1]) == 0 then
     else
       redis.call('publish', KEYS[2] .. ':' .. head, ARGV[3])
     end
+    -- It has one wait to take the lock.
+    local deadline = redis.call('zscore', KEYS[4], head)
+    if deadline and tonumber(deadline) > now + wait then
+      redis.call('zadd', KEYS[4], now + wait, head)
+    end
   end
 end
 

@@ -64,7 +64,8 @@ local function keep_queue()
   end
 end
 
--- Tells the head of the queue, if any, that the lock is free.
+-- Tells the head of the queue, if any, that the lock is free; it has one
+-- wait to take it (a head that died is dropped after that).
 local function wake_head()
   local head = redis.call('lindex', KEYS[6], 0)
   if head then
@@ -72,6 +73,10 @@ local function wake_head()
       redis.call('spublish', KEYS[2] .. ':' .. head, ARGV[1])
     else
       redis.call('publish', KEYS[2] .. ':' .. head, ARGV[1])
+    end
+    local deadline = redis.call('zscore', KEYS[7], head)
+    if deadline and tonumber(deadline) > now + wait then
+      redis.call('zadd', KEYS[7], now + wait, head)
     end
   end
 end

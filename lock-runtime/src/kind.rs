@@ -359,6 +359,7 @@ impl Kind {
                     deadlines: &names.deadlines(),
                     message: self.message(),
                     token_ttl_ms,
+                    wait_ms: millis(config.fair_wait),
                     publish,
                 }
                 .invoke(con)

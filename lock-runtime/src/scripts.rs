@@ -385,6 +385,8 @@ pub(crate) struct FairForceRelease<'a> {
     pub message: WakeMessage,
     #[arg]
     pub token_ttl_ms: u64,
+    #[arg]
+    pub wait_ms: u64,
     /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
     #[arg]
     pub publish: Publish,

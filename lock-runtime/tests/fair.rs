@@ -623,3 +623,82 @@ async fn a_client_s_pattern_is_dropped_a_little_after_its_last_waiter() {
     .await;
     assert!(gone.elapsed() >= ms(300), "{:?}", gone.elapsed());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn live_waiters_keep_their_place_through_fast_handoffs_with_a_short_wait_time() {
+    // Redisson's arithmetic alone moves every waiter's deadline up by one
+    // wait time per handoff, and never forward with time: after the lease
+    // plus a few wait times of steady contention, the heads' deadlines
+    // have passed and live waiters get dropped. The floors keep them.
+    let redis = Redis::start().await;
+    let name = "fair:fast";
+    let wait = ms(100);
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        clients.push(client_with_wait(&redis, wait).await);
+    }
+    // Warm up the pattern subscriptions and the scripts.
+    let warm = client_with_wait(&redis, wait).await;
+    let held = warm.fair_lock(name).lock().await.expect("lock");
+    let mut warmers = Vec::new();
+    for client in &clients {
+        let lock = client.fair_lock(name);
+        warmers.push(tokio::spawn(async move {
+            lock.lock()
+                .await
+                .expect("lock")
+                .unlock()
+                .await
+                .expect("unlock");
+        }));
+    }
+    queue_reaches(&redis, name, 4).await;
+    held.unlock().await.expect("unlock");
+    for task in warmers {
+        within(ms(2000), "warm-up", task).await.expect("warm-up");
+    }
+    let before = command_calls(&redis).await;
+    let until = Instant::now() + ms(2500);
+    let mut tasks = Vec::new();
+    for client in &clients {
+        for _ in 0..2 {
+            let lock = client.fair_lock(name);
+            tasks.push(tokio::spawn(async move {
+                let mut served = 0u64;
+                while Instant::now() < until {
+                    let guard = lock.lock_with_lease(ms(300)).await.expect("lock");
+                    served += 1;
+                    tokio::time::sleep(ms(1)).await;
+                    guard.unlock().await.expect("unlock");
+                }
+                served
+            }));
+        }
+    }
+    let mut served = Vec::new();
+    for task in tasks {
+        served.push(
+            within(ms(20_000), "a contender", task)
+                .await
+                .expect("contender"),
+        );
+    }
+    let after = command_calls(&redis).await;
+    let delta = |command: &str| {
+        after.get(command).copied().unwrap_or(0) - before.get(command).copied().unwrap_or(0)
+    };
+    let total: u64 = served.iter().sum();
+    let scripts = (delta("evalsha") + delta("eval")) as f64;
+    eprintln!(
+        "served {served:?}: {:.2} scripts per acquisition",
+        scripts / total as f64
+    );
+    // Nobody dropped and re-queued: each acquisition cost the three
+    // scripts of a queued one, and every contender got its turns.
+    assert!(
+        scripts / total as f64 <= 3.1,
+        "{scripts} scripts for {total}"
+    );
+    let mean = total as f64 / served.len() as f64;
+    assert!(served.iter().all(|&n| n as f64 >= 0.8 * mean), "{served:?}");
+}
