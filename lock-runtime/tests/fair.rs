@@ -702,3 +702,61 @@ async fn live_waiters_keep_their_place_through_fast_handoffs_with_a_short_wait_t
     let mean = total as f64 / served.len() as f64;
     assert!(served.iter().all(|&n| n as f64 >= 0.8 * mean), "{served:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn acquires_abandoned_at_any_point_leave_no_hold_and_no_queue_entry() {
+    let redis = Redis::start().await;
+    let name = "fair:abandoned";
+    let holder = redis.client().await;
+    let others = [redis.client().await, redis.client().await];
+    for round in 0..30u64 {
+        // Sometimes held (the waiters queue), sometimes free (they may take
+        // it); each is dropped a little later, wherever it is then.
+        let held = if round % 2 == 0 {
+            Some(holder.fair_lock(name).lock().await.expect("lock"))
+        } else {
+            None
+        };
+        let mut tasks = Vec::new();
+        for (i, client) in others.iter().enumerate() {
+            let lock = client.fair_lock(name);
+            tasks.push(tokio::spawn(async move {
+                let guard = lock.lock().await.expect("lock");
+                // Held until the task is aborted: then dropped, released.
+                std::future::pending::<()>().await;
+                drop(guard);
+            }));
+            tokio::time::sleep(Duration::from_micros(300 * (round % 5) + 100 * i as u64)).await;
+        }
+        for task in &tasks {
+            task.abort();
+        }
+        if let Some(held) = held {
+            held.unlock().await.expect("unlock");
+        }
+        // Nothing stays: no hold, no waiter, and a new acquire gets the
+        // lock at once.
+        within(
+            ms(2000),
+            &format!("round {round}: everything gone"),
+            async {
+                loop {
+                    let held = redis.exists(name).await;
+                    let queued = redis.exists(&queue_key(name)).await;
+                    let deadlines = redis.exists(&deadlines_key(name)).await;
+                    if !held && !queued && !deadlines {
+                        break;
+                    }
+                    tokio::time::sleep(ms(5)).await;
+                }
+            },
+        )
+        .await;
+        let guard = holder.fair_lock(name).try_lock().await.expect("try_lock");
+        guard
+            .expect("free, nobody waiting")
+            .unlock()
+            .await
+            .expect("unlock");
+    }
+}
