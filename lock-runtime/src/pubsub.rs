@@ -1594,6 +1594,60 @@ mod tests {
             .expect("waiters alive")
     }
 
+    #[tokio::test]
+    async fn pattern_members_are_woken_by_their_own_channel_and_the_pattern_lingers() {
+        let mut env = env().await;
+        let pattern = "fair:{l}:client:*";
+        let mut a = env.hub.member(pattern, "fair:{l}:client:1").expect("member");
+        let b = env.hub.member(pattern, "fair:{l}:client:2").expect("member");
+        assert!(!a.is_live(), "nothing sent yet");
+        a.confirm().await.expect("PSUBSCRIBE");
+        assert!(a.is_live() && b.is_live(), "one pattern for both");
+        assert_eq!(env.calls("psubscribe").await, 1);
+        let (woken, mut rx) = mpsc::unbounded_channel();
+        waiter(1, a, woken.clone());
+        waiter(2, b, woken);
+        // A message on one member's channel wakes that member only.
+        assert_eq!(env.publish("fair:{l}:client:2", "0").await, 1);
+        assert_eq!(recv(&mut rx).await, 2);
+        assert_quiet(&mut rx).await;
+        assert_eq!(env.publish("fair:{l}:client:1", "0").await, 1);
+        assert_eq!(recv(&mut rx).await, 1);
+        // A channel without a member wakes nobody.
+        assert_eq!(env.publish("fair:{l}:client:3", "0").await, 1);
+        assert_quiet(&mut rx).await;
+        drop(rx); // the waiter tasks end (and drop their members) at the next wake-up
+        env.publish("fair:{l}:client:1", "0").await;
+        env.publish("fair:{l}:client:2", "0").await;
+        timeout(SOON, async {
+            while env.hub.shared.lock().channels.get(pattern).map(|e| e.waiters) != Some(0) {
+                sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("the members are gone");
+        // Kept subscribed: a new member is live at once, with no command.
+        let c = env.hub.member(pattern, "fair:{l}:client:4").expect("member");
+        assert!(c.is_live());
+        drop(c);
+        assert_eq!(env.calls("psubscribe").await, 1);
+        // Dropped after the linger (and at most one ping interval more).
+        let idle = Instant::now();
+        timeout(SOON, async {
+            while env.calls("punsubscribe").await == 0 {
+                sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .expect("PUNSUBSCRIBE after the linger");
+        assert!(idle.elapsed() >= PATTERN_LINGER / 2, "{:?}", idle.elapsed());
+        assert_eq!(env.hub.subscribed_channels(), 0);
+        let mut d = env.hub.member(pattern, "fair:{l}:client:5").expect("member");
+        assert!(!d.is_live());
+        d.confirm().await.expect("PSUBSCRIBE again");
+        assert_eq!(env.calls("psubscribe").await, 2);
+    }
+
     #[test]
     fn types_are_send_and_sync() {
         fn send_sync<T: Send + Sync + 'static>() {}
