@@ -12,8 +12,9 @@
 //!
 //! # Locks
 //!
-//! A [`LockClient`] hands out [`Lock`] handles (and [`ReadWriteLock`]s,
-//! whose read and write sides are `Lock`s too); acquiring one gives a
+//! A [`LockClient`] hands out [`Lock`] handles (and [`FairLock`]s, whose
+//! waiters queue and are served in order, and [`ReadWriteLock`]s, whose
+//! read and write sides are `Lock`s too); acquiring one gives a
 //! [`LockGuard`]. Each acquire is a new holder (two futures of one task
 //! exclude each other); re-entry is explicit, through the guard or its
 //! [`Owner`]. A guard is kept alive by a watchdog, knows how long it is
