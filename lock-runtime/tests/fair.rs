@@ -632,7 +632,7 @@ async fn live_waiters_keep_their_place_through_fast_handoffs_with_a_short_wait_t
     // have passed and live waiters get dropped. The floors keep them.
     let redis = Redis::start().await;
     let name = "fair:fast";
-    let wait = ms(100);
+    let wait = ms(200);
     let mut clients = Vec::new();
     for _ in 0..4 {
         clients.push(client_with_wait(&redis, wait).await);
@@ -657,8 +657,38 @@ async fn live_waiters_keep_their_place_through_fast_handoffs_with_a_short_wait_t
     for task in warmers {
         within(ms(2000), "warm-up", task).await.expect("warm-up");
     }
-    let before = command_calls(&redis).await;
     let until = Instant::now() + ms(2500);
+    // Meanwhile, nobody in the queue is ever past its deadline (a live
+    // waiter dropped from its place would be).
+    let sampler = {
+        let mut con = redis.raw();
+        let key = deadlines_key(name);
+        tokio::spawn(async move {
+            let mut stale = 0u64;
+            let mut samples = 0u64;
+            while Instant::now() < until {
+                let ((secs, micros), entries): ((i64, i64), Vec<(String, f64)>) = redis::pipe()
+                    .atomic()
+                    .cmd("TIME")
+                    .cmd("ZRANGE")
+                    .arg(&key)
+                    .arg(0)
+                    .arg(-1)
+                    .arg("WITHSCORES")
+                    .query_async(&mut con)
+                    .await
+                    .expect("TIME, ZRANGE");
+                let now = (secs * 1000 + micros / 1000) as f64;
+                stale += entries
+                    .iter()
+                    .filter(|(_, deadline)| *deadline <= now)
+                    .count() as u64;
+                samples += 1;
+            }
+            (stale, samples)
+        })
+    };
+    let before = command_calls(&redis).await;
     let mut tasks = Vec::new();
     for client in &clients {
         for _ in 0..2 {
@@ -687,14 +717,17 @@ async fn live_waiters_keep_their_place_through_fast_handoffs_with_a_short_wait_t
     let delta = |command: &str| {
         after.get(command).copied().unwrap_or(0) - before.get(command).copied().unwrap_or(0)
     };
+    let (stale, samples) = sampler.await.expect("sampler");
+    eprintln!("{stale} stale queue entries seen in {samples} samples");
+    assert_eq!(stale, 0, "live waiters past their deadline");
     let total: u64 = served.iter().sum();
     let scripts = (delta("evalsha") + delta("eval")) as f64;
     eprintln!(
         "served {served:?}: {:.2} scripts per acquisition",
         scripts / total as f64
     );
-    // Nobody dropped and re-queued: each acquisition cost the three
-    // scripts of a queued one, and every contender got its turns.
+    // Nobody re-queued: each acquisition cost the three scripts of a
+    // queued one, and every contender got its turns.
     assert!(
         scripts / total as f64 <= 3.1,
         "{scripts} scripts for {total}"
