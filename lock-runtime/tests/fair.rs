@@ -793,3 +793,35 @@ async fn acquires_abandoned_at_any_point_leave_no_hold_and_no_queue_entry() {
             .expect("unlock");
     }
 }
+
+#[tokio::test]
+async fn a_dead_head_woken_by_a_release_holds_the_free_lock_up_for_one_wait_time() {
+    let redis = Redis::start().await;
+    let name = "fair:dead-head";
+    let holder = client_with_wait(&redis, ms(1000)).await;
+    let live = client_with_wait(&redis, ms(1000)).await;
+    let held = holder.fair_lock(name).lock().await.expect("lock");
+    // A dead waiter first in line, with a far deadline (as a Java waiter
+    // with Redisson's 5-minute wait time gets), and a live one behind it.
+    let now = server_now_ms(&redis).await;
+    let mut con = redis.raw();
+    let _: () = con.rpush(queue_key(name), "dead:1").await.unwrap();
+    let _: () = con
+        .zadd(deadlines_key(name), "dead:1", now + 300_000)
+        .await
+        .unwrap();
+    let (_task, rx) = waiter(&live, name);
+    queue_reaches(&redis, name, 2).await;
+    let released = Instant::now();
+    held.unlock().await.expect("unlock");
+    // Woken, the dead head has one wait time to take the lock; then the
+    // live waiter does.
+    let (guard, at) = within(ms(5000), "the live waiter", rx)
+        .await
+        .expect("guard");
+    let after = at - released;
+    assert!(after >= ms(700), "{after:?}");
+    assert!(after < ms(3000), "{after:?}");
+    assert!(queue(&redis, name).await.is_empty());
+    guard.unlock().await.expect("unlock");
+}
