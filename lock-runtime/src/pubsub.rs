@@ -449,9 +449,7 @@ impl PubSubHub {
             owes: false,
         })
     }
-}
 
-impl PubSubHub {
     /// The server refused a pattern subscription: from now on
     /// [`member`](PubSubHub::member) declines, and waiters subscribe to
     /// their own channels.
