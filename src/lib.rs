@@ -176,10 +176,10 @@ pub use redlua_runtime::function;
 pub use redlua_runtime::script;
 #[cfg(feature = "locks")]
 pub use redlua_runtime::{
-    Connection, DEFAULT_CONNECT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT, DEFAULT_SYNC_TIMEOUT,
-    DEFAULT_WATCHDOG_TIMEOUT, Error, Holder, Lock, LockClient, LockClientBuilder, LockGuard,
-    LockInfo, LockKind, MAX_LEASE, MAX_NAME_LEN, MIN_LEASE, Mode, Owner, ReadWriteLock, Result,
-    Side, SyncReplicas,
+    Connection, DEFAULT_CONNECT_TIMEOUT, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT,
+    DEFAULT_SYNC_TIMEOUT, DEFAULT_WATCHDOG_TIMEOUT, Error, FairLock, Holder, Lock, LockClient,
+    LockClientBuilder, LockGuard, LockInfo, LockKind, MAX_LEASE, MAX_NAME_LEN, MIN_LEASE, Mode,
+    Owner, ReadWriteLock, Result, Side, SyncReplicas,
 };
 
 pub mod fencing;

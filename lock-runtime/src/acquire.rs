@@ -14,7 +14,13 @@
 //!
 //! Waiting follows Redisson: try; on failure subscribe to the lock's channel
 //! and try again (a release between the two is not missed); then wait for a
-//! release message, or for the holder's lease to end, and retry. Waiters
+//! release message, or for the holder's lease to end, and retry. A fair
+//! lock's waiter joins the lock's queue with its first try, subscribes to a
+//! channel of its own (only the head of the queue is woken), and leaves the
+//! queue when it stops waiting without the lock: at once when its wait
+//! runs out, in the background when it is dropped or fails (and then the
+//! next waiter is woken if it was first and the lock is free, so that a
+//! wake-up it did not use is passed on). Waiters
 //! never rely on one message or one connection: they try again at least
 //! every few seconds, at once when the pub/sub connection is replaced, and
 //! every 100 ms while they have no working subscription.
@@ -162,6 +168,7 @@ impl Request<'_> {
             lease: self.lease(),
             in_flight: false,
             uncertain: false,
+            queued: kind.queues(),
             done: false,
         };
         // A waiting writer that prefers writers leaves a mark; whenever it
@@ -177,6 +184,19 @@ impl Request<'_> {
             owner: &owner_name,
             reentry: None,
             lease: self.lease(),
+        };
+        let channel = kind.wake_channel(self.names, &owner_name);
+        // A fair waiter on one server is woken through its client's pattern
+        // subscription for the lock, registered before the first try: if
+        // it is subscribed already, no release after the try can be missed,
+        // so the waiter need not try again once subscribed.
+        let mut early = if kind.queues() {
+            self.member(&channel).map(|sub| {
+                let live = sub.is_live();
+                (sub, live)
+            })
+        } else {
+            None
         };
         let mut subscription: Option<Subscription> = None;
         let mut next_subscribe: Option<tokio::time::Instant> = None;
@@ -258,7 +278,19 @@ impl Request<'_> {
             };
             error_pause = RETRY_AFTER_ERROR;
             if matches!(wait, Wait::No) || past(wait) {
+                undo.leave_queue().await;
                 return Ok(None);
+            }
+            if subscription.is_none()
+                && let Some((sub, live)) = early.take()
+            {
+                if live {
+                    subscription = Some(sub);
+                } else {
+                    next_subscribe = Some(tokio::time::Instant::now() + RESUBSCRIBE_EVERY);
+                    subscription = self.confirm(sub, &channel, wait).await;
+                    continue;
+                }
             }
             // Wait for a release message, or for the holder's lease to end.
             let Some(sub) = &mut subscription else {
@@ -273,7 +305,10 @@ impl Request<'_> {
                     }
                 }
                 next_subscribe = Some(tokio::time::Instant::now() + RESUBSCRIBE_EVERY);
-                subscription = self.subscribe(wait).await;
+                subscription = match self.member(&channel) {
+                    Some(sub) => self.confirm(sub, &channel, wait).await,
+                    None => self.subscribe(&channel, wait).await,
+                };
                 continue;
             };
             let mut pause = ttl
@@ -282,6 +317,11 @@ impl Request<'_> {
             if mark.is_some() {
                 // Come back (renewing the mark) before it expires.
                 pause = pause.min((self.lease() / 3).min(WRITER_RETRY));
+            }
+            if kind.queues() {
+                // Come back (pushing the deadline forward) well before it
+                // passes: a live waiter keeps its place.
+                pause = pause.min(self.shared.config.fair_wait / 2);
             }
             if !sub.is_live() {
                 pause = pause.min(POLL_WITHOUT_SUBSCRIPTION);
@@ -325,6 +365,7 @@ impl Request<'_> {
             lease: self.lease(),
             in_flight: true,
             uncertain: false,
+            queued: false,
             done: false,
         };
         let args = AcquireArgs {
@@ -371,10 +412,44 @@ impl Request<'_> {
         }
     }
 
-    /// Subscribes to the lock's channel, giving up at the deadline; `None`
+    /// A fair lock waiter's registration on its client's pattern for the
+    /// lock (`None` on a cluster, or for other kinds: subscribe instead).
+    fn member(&self, channel: &str) -> Option<Subscription> {
+        if !self.kind.queues() {
+            return None;
+        }
+        let pattern = self.names.waiter_pattern(&self.shared.id);
+        self.shared.hub.member(&pattern, channel)
+    }
+
+    /// Subscribes a registration, giving up at the deadline; `None` (poll
+    /// instead) when pub/sub fails.
+    async fn confirm(&self, mut sub: Subscription, channel: &str, wait: Wait) -> Option<Subscription> {
+        let confirm = sub.confirm();
+        let result = tokio::time::timeout(cap(RESUBSCRIBE_EVERY, wait), confirm)
+            .await
+            .ok()?;
+        match result {
+            Ok(()) => Some(sub),
+            Err(error) if !(error.is_io_error() || error.is_connection_dropped()) => {
+                // Refused (an ACL that lists channels allows no pattern):
+                // this client's waiters subscribe to their own channels.
+                tracing::debug!(target: targets::ACQUIRE, lock = %self.names.lock, %error, "pattern subscription refused; subscribing to the waiter's channel");
+                self.shared.hub.refuse_patterns();
+                drop(sub);
+                self.subscribe(channel, wait).await
+            }
+            Err(error) => {
+                tracing::warn!(target: targets::ACQUIRE, lock = %self.names.lock, %error, %channel, "cannot subscribe; polling for the lock instead");
+                None
+            }
+        }
+    }
+
+    /// Subscribes to the waiter's channel, giving up at the deadline; `None`
     /// (poll instead) when pub/sub fails.
-    async fn subscribe(&self, wait: Wait) -> Option<Subscription> {
-        let subscribe = self.shared.hub.subscribe(&self.names.channel);
+    async fn subscribe(&self, channel: &str, wait: Wait) -> Option<Subscription> {
+        let subscribe = self.shared.hub.subscribe(channel);
         // Never wait long for it: trying the lock goes on meanwhile.
         let result = tokio::time::timeout(cap(RESUBSCRIBE_EVERY, wait), subscribe)
             .await
@@ -382,7 +457,7 @@ impl Request<'_> {
         match result {
             Ok(subscription) => Some(subscription),
             Err(error) => {
-                tracing::warn!(target: targets::ACQUIRE, lock = %self.names.lock, %error, channel = %self.names.channel, "cannot subscribe; polling for the lock instead");
+                tracing::warn!(target: targets::ACQUIRE, lock = %self.names.lock, %error, %channel, "cannot subscribe; polling for the lock instead");
                 None
             }
         }
@@ -419,6 +494,9 @@ struct Undo<'a> {
     /// A try's reply was lost: it may have taken effect, and a copy of it
     /// may still reach Redis later.
     uncertain: bool,
+    /// A fair lock's waiter: it may have a place in the queue to leave
+    /// (an undo leaves it too).
+    queued: bool,
     /// The call got its hold: nothing to undo.
     done: bool,
 }
@@ -434,6 +512,22 @@ impl Undo<'_> {
     async fn now(&mut self) {
         self.in_flight = true;
         if release_once(self.shared, &self.request()).await.is_ok() {
+            self.done = true;
+        }
+    }
+
+    /// A fair lock's waiter that gives up (its wait ran out) leaves the
+    /// queue now, unless a copy of a try may still be on its way (then the
+    /// undo, in the background, leaves it); in the background if Redis does
+    /// not answer.
+    async fn leave_queue(&mut self) {
+        if !self.queued || self.uncertain || self.done {
+            return;
+        }
+        let mut con = self.shared.con.clone();
+        let owner = self.owner.field();
+        let left = Kind::leave(&mut con, &self.shared.config, self.names, &owner).await;
+        if left.is_ok() {
             self.done = true;
         }
     }
@@ -457,10 +551,17 @@ impl Undo<'_> {
 
 impl Drop for Undo<'_> {
     fn drop(&mut self) {
-        if self.done || !(self.in_flight || self.uncertain) {
+        if self.done {
             return;
         }
-        self.shared.submit(Job::Release(self.request()));
+        if self.in_flight || self.uncertain {
+            self.shared.submit(Job::Release(self.request()));
+        } else if self.queued {
+            self.shared.submit(Job::LeaveQueue {
+                names: self.names.clone(),
+                owner: self.owner.field(),
+            });
+        }
     }
 }
 

@@ -1,9 +1,12 @@
 //! The client's background worker: work that must not block or fail the
 //! caller (a guard dropped without `unlock`, an `unlock` whose reply was
-//! lost, an acquire abandoned mid-flight, a waiting writer's mark), each
+//! lost, an acquire abandoned mid-flight, a waiting writer's mark, a fair
+//! lock's waiter that stopped waiting), each
 //! job in a task of its own, retried until Redis answers.
 
+use crate::error::{Failure, classify};
 use crate::job::{Job, ReleaseRequest};
+use crate::kind::Kind;
 use crate::observability::targets;
 use crate::release::{record, release_retrying};
 use crate::replies::{ReleaseMode, Released};
@@ -16,6 +19,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
+
+/// First pause before leaving a fair lock's queue again after a failure;
+/// doubles up to 1 s.
+const LEAVE_RETRY: Duration = Duration::from_millis(50);
 use tracing::Instrument;
 
 /// Spawns the worker; it ends when the client (every clone, handle and
@@ -66,6 +73,29 @@ async fn run(shared: Arc<Shared>, job: Job) {
             release(&shared, &request).instrument(span).await;
         }
         Job::SweepLatches => sweep_latches(&shared).await,
+        Job::LeaveQueue { names, owner } => {
+            // Retried while it may help: past the wait time, the deadline
+            // has taken the waiter out anyway.
+            let give_up = tokio::time::Instant::now() + shared.config.fair_wait;
+            let mut pause = LEAVE_RETRY;
+            loop {
+                let mut con = shared.con.clone();
+                match Kind::leave(&mut con, &shared.config, &names, &owner).await {
+                    Ok(()) => break,
+                    Err(error)
+                        if classify(&error) == Failure::Unknown
+                            && tokio::time::Instant::now() + pause < give_up =>
+                    {
+                        tokio::time::sleep(pause).await;
+                        pause = (pause * 2).min(Duration::from_secs(1));
+                    }
+                    Err(error) => {
+                        tracing::warn!(target: targets::RELEASE, lock = %names.lock, %error, "could not leave a fair lock's queue; the waiter's deadline ends its place");
+                        break;
+                    }
+                }
+            }
+        }
         Job::ClearWriterMark { names, field } => {
             let mut con = shared.con.clone();
             let clear = ClearWriterMark {

@@ -4,11 +4,13 @@
 
 use crate::background;
 use crate::config::{
-    Config, DEFAULT_CONNECT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT, DEFAULT_WATCHDOG_TIMEOUT, LATCH_TTL,
+    Config, DEFAULT_CONNECT_TIMEOUT, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT,
+    DEFAULT_WATCHDOG_TIMEOUT, LATCH_TTL,
     MIN_WATCHDOG_TIMEOUT, check_lease,
 };
 use crate::connection::{Connection, Source};
 use crate::error::{Error, Failure, Result, classify};
+use crate::fair::FairLock;
 use crate::holds::Holds;
 use crate::inspect::{LockInfo, inspect};
 use crate::kind::Kind;
@@ -294,6 +296,13 @@ impl LockClient {
         Lock::new(self.shared.clone(), name, Kind::Reentrant)
     }
 
+    /// A handle to the fair (first come, first served) lock `name`
+    /// (Redisson's `RFairLock`): waiters get it in the order they asked,
+    /// and a release wakes only the first of them. See [`FairLock`].
+    pub fn fair_lock(&self, name: &str) -> FairLock {
+        FairLock::new(self.shared.clone(), name)
+    }
+
     /// A handle to the read/write lock `name` (Redisson's
     /// `RReadWriteLock`): many readers or one writer. See [`ReadWriteLock`].
     pub fn read_write_lock(&self, name: &str) -> ReadWriteLock {
@@ -344,6 +353,7 @@ pub struct LockClientBuilder {
     seeds: Result<Seeds>,
     connection: Option<Connection>,
     watchdog_timeout: Duration,
+    fair_wait: Duration,
     connect_timeout: Duration,
     response_timeout: Duration,
     sync_replicas: SyncReplicas,
@@ -379,6 +389,7 @@ impl LockClientBuilder {
             seeds,
             connection: None,
             watchdog_timeout: DEFAULT_WATCHDOG_TIMEOUT,
+            fair_wait: DEFAULT_FAIR_LOCK_WAIT_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
             sync_replicas: SyncReplicas::default(),
@@ -451,6 +462,18 @@ impl LockClientBuilder {
     /// while they are held. At least 30 ms.
     pub fn watchdog_timeout(mut self, timeout: Duration) -> Self {
         self.watchdog_timeout = timeout;
+        self
+    }
+
+    /// Sets the wait time of a fair lock's waiter (default
+    /// [`DEFAULT_FAIR_LOCK_WAIT_TIMEOUT`], 10 s; Redisson's
+    /// `fairLockWaitTimeout`, whose default is 5 minutes): how long a
+    /// waiter that stopped asking (its process died) keeps its place in a
+    /// [`FairLock`]'s queue, counted from the deadline of the waiter
+    /// before it. Live waiters keep their place whatever it is: they ask
+    /// again at least every half of it. At least 1 ms.
+    pub fn fair_lock_wait_timeout(mut self, wait: Duration) -> Self {
+        self.fair_wait = wait;
         self
     }
 
@@ -578,6 +601,7 @@ impl LockClientBuilder {
         self,
     ) -> Result<(LockClient, tokio::task::JoinHandle<()>)> {
         check_lease("the watchdog timeout", self.watchdog_timeout)?;
+        check_lease("the fair lock wait timeout", self.fair_wait)?;
         if self.watchdog_timeout < MIN_WATCHDOG_TIMEOUT {
             return Err(Error::Config(format!(
                 "the watchdog timeout must be at least 30 ms, not {:?}",
@@ -748,6 +772,7 @@ impl LockClientBuilder {
         let sync = Replication::probe(&mut probe_con, self.sync_replicas, sync_timeout).await?;
         let config = Config {
             watchdog_timeout: self.watchdog_timeout,
+            fair_wait: self.fair_wait,
             latch_ttl: LATCH_TTL,
             publish,
             sync: Arc::new(sync),

@@ -11,6 +11,22 @@ use std::time::Duration;
 /// without an explicit one: 30 seconds, as in Redisson.
 pub const DEFAULT_WATCHDOG_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The default wait time of a fair lock's waiter (Redisson's
+/// `fairLockWaitTimeout`, its `threadWaitTime`): 10 s. Each waiter in a
+/// [`FairLock`](crate::FairLock)'s queue has a deadline, the one before it
+/// (or the lease left, for the first) plus this; a waiter first in line
+/// whose deadline passed is dropped from the queue, so that a waiter that
+/// died holds the others up for at most about this long.
+///
+/// Redisson's default is 5 minutes, because its waiters stay in the queue
+/// until their deadline passes. redlua's take themselves out when they
+/// stop waiting (cancelled, timed out, failed), and push their own
+/// deadline forward each time they ask again (at most every half of this),
+/// so only a waiter whose process died, or that lost Redis, relies on the
+/// deadline: 10 s bounds that, and leaves a live waiter that cannot reach
+/// Redis for a few seconds its place.
+pub const DEFAULT_FAIR_LOCK_WAIT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The default time allowed to open a connection to Redis.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
@@ -54,6 +70,8 @@ pub(crate) const POLL_WITHOUT_SUBSCRIPTION: Duration = Duration::from_millis(100
 pub(crate) struct Config {
     /// The lease of watched holds; renewed every third of it.
     pub watchdog_timeout: Duration,
+    /// A fair lock waiter's wait time (Redisson's `threadWaitTime`).
+    pub fair_wait: Duration,
     /// How long a release's latch lives.
     pub latch_ttl: Duration,
     /// How releases are announced (detected once, at connect).

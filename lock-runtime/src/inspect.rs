@@ -25,6 +25,11 @@ pub struct LockInfo {
     /// The fencing token counter: the token of the latest holder (`None`
     /// when no holder got one, or the counter expired).
     pub token: Option<u64>,
+    /// The owners waiting in a fair lock's queue
+    /// ([`FairLock`](crate::FairLock)), first in line first; empty for
+    /// other locks, and when nobody waits. (Waiters whose deadline passed
+    /// may still be listed until the next operation drops them.)
+    pub waiting: Vec<String>,
 }
 
 /// What a lock's key holds.
@@ -87,14 +92,17 @@ pub enum Side {
 pub(crate) async fn inspect(shared: &Shared, name: &str) -> Result<LockInfo> {
     let names = LockNames::new(name)?;
     let mut con = shared.con.clone();
-    let (key_type, ttl, token, fields) = Inspect {
+    let (key_type, ttl, token, fields, waiting) = Inspect {
         lock: &names.lock,
         token: &names.token(),
+        queue: &names.queue(),
     }
     .invoke(&mut con)
     .await
     .map_err(|e| Error::from_redis(name, e))?;
-    Ok(read_layout(name, &key_type, ttl, &token, &fields))
+    let mut info = read_layout(name, &key_type, ttl, &token, &fields);
+    info.waiting = waiting;
+    Ok(info)
 }
 
 /// Reads a lock's layout from what `lock_inspect.lua` returned.
@@ -111,6 +119,7 @@ pub(crate) fn read_layout(
         holders: Vec::new(),
         ttl: u64::try_from(ttl).ok().map(Duration::from_millis),
         token: token.parse().ok(),
+        waiting: Vec::new(),
     };
     let not_a_lock = |mut info: LockInfo, reason: String| {
         info.kind = LockKind::NotALock {

@@ -42,6 +42,12 @@ pub(crate) enum Job {
     /// releases collected in the client's state (a latch only serves
     /// retries of its release).
     SweepLatches,
+    /// Take a fair lock's waiter that stopped waiting out of the queue
+    /// (waking the next one if it was first and the lock is free).
+    LeaveQueue {
+        names: Arc<LockNames>,
+        owner: String,
+    },
     /// Take away the mark a writer left while waiting, if it is still its.
     ClearWriterMark {
         names: Arc<LockNames>,

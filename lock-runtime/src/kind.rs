@@ -1,6 +1,6 @@
-//! The three kinds of lock — reentrant, read, write — and which script each
+//! The kinds of lock — reentrant, fair, read, write — and which script each
 //! operation of each kind runs. Everything else (waiting, guards, the
-//! watchdog) is the same for all three.
+//! watchdog) is the same for all of them.
 
 use crate::config::{Config, millis, token_ttl};
 use crate::connection::Connection;
@@ -10,8 +10,8 @@ use crate::names::LockNames;
 use crate::replica_sync::{Synced, unsynced};
 use crate::replies::{Acquired, Flag, ReleaseMode, Released, Side, WakeMessage};
 use crate::scripts::{
-    Acquire, ForceRelease, ReadAcquire, ReadRelease, Release, RwForceRelease, WriteAcquire,
-    WriteRelease,
+    Acquire, FairAcquire, FairForceRelease, FairLeave, FairRelease, ForceRelease, ReadAcquire,
+    ReadRelease, Release, RwForceRelease, WriteAcquire, WriteRelease,
 };
 use redis::RedisResult;
 use std::time::Duration;
@@ -29,6 +29,12 @@ pub(crate) const WRITER_RETRY: Duration = Duration::from_secs(1);
 pub(crate) enum Kind {
     /// A reentrant lock (Redisson's `RLock`).
     Reentrant,
+    /// A fair reentrant lock (Redisson's `RFairLock`): waiters queue, and
+    /// get it in order.
+    Fair {
+        /// A try that fails joins the queue (an acquire that will wait).
+        enqueue: bool,
+    },
     /// The read side of a read/write lock (Redisson's `RReadWriteLock`).
     Read {
         /// New readers wait behind a waiting writer.
@@ -55,16 +61,17 @@ impl Kind {
     pub(crate) fn field(self, owner: &str) -> String {
         match self {
             Kind::Write { .. } => format!("{owner}:write"),
-            Kind::Reentrant | Kind::Read { .. } => owner.to_string(),
+            Kind::Reentrant | Kind::Fair { .. } | Kind::Read { .. } => owner.to_string(),
         }
     }
 
     /// The message a release publishes: one waiter per client for
-    /// Redisson's reentrant lock, all of them for read/write locks (every
+    /// Redisson's reentrant lock (the head of the queue, on its own
+    /// channel, for a fair lock), all of them for read/write locks (every
     /// release of those may let several in).
     pub(crate) fn message(self) -> WakeMessage {
         match self {
-            Kind::Reentrant => WakeMessage::One,
+            Kind::Reentrant | Kind::Fair { .. } => WakeMessage::One,
             Kind::Read { .. } | Kind::Write { .. } => WakeMessage::All,
         }
     }
@@ -87,15 +94,53 @@ impl Kind {
         )
     }
 
-    /// The same kind, without leaving a mark (for an attempt that will not
-    /// wait).
+    /// The same kind, without leaving a mark or joining a queue (for an
+    /// attempt that will not wait).
     pub(crate) fn not_waiting(self) -> Kind {
         match self {
             Kind::Write { .. } => Kind::Write {
                 prefer_writers: false,
             },
+            Kind::Fair { .. } => Kind::Fair { enqueue: false },
             other => other,
         }
+    }
+
+    /// A fair lock's waiter: it has a place in the queue (to leave when it
+    /// stops waiting) and a channel of its own.
+    pub(crate) fn queues(self) -> bool {
+        matches!(self, Kind::Fair { enqueue: true })
+    }
+
+    /// The channel a waiter of this kind, `owner`, is woken on.
+    pub(crate) fn wake_channel(self, names: &LockNames, owner: &str) -> String {
+        match self {
+            Kind::Fair { .. } => names.waiter_channel(owner),
+            Kind::Reentrant | Kind::Read { .. } | Kind::Write { .. } => names.channel.clone(),
+        }
+    }
+
+    /// Takes the fair lock waiter `owner` out of the queue (it stopped
+    /// waiting); wakes the next one if it was first and the lock is free.
+    pub(crate) async fn leave(
+        con: &mut Connection,
+        config: &Config,
+        names: &LockNames,
+        owner: &str,
+    ) -> RedisResult<()> {
+        let _: i64 = FairLeave {
+            lock: &names.lock,
+            channel: &names.channel,
+            queue: &names.queue(),
+            deadlines: &names.deadlines(),
+            owner,
+            wait_ms: millis(config.fair_wait),
+            message: WakeMessage::One,
+            publish: config.publish,
+        }
+        .invoke(con)
+        .await?;
+        Ok(())
     }
 
     /// What the watchdog renews besides the lock: the owner's read hold
@@ -103,7 +148,7 @@ impl Kind {
     pub(crate) fn renewed_timeouts(self, names: &LockNames, owner: &str) -> String {
         match self {
             Kind::Read { .. } => names.timeouts(owner),
-            Kind::Reentrant | Kind::Write { .. } => String::new(),
+            Kind::Reentrant | Kind::Fair { .. } | Kind::Write { .. } => String::new(),
         }
     }
 
@@ -130,6 +175,24 @@ impl Kind {
                     reenter,
                     attempt_ttl_ms,
                     token_ttl_ms,
+                }
+                .call(),
+            Kind::Fair { enqueue } => FairAcquire {
+                    lock: &names.lock,
+                    token: &names.token(),
+                    attempt: &attempt,
+                    queue: &names.queue(),
+                    deadlines: &names.deadlines(),
+                    channel: &names.channel,
+                    lease_ms,
+                    owner: args.owner,
+                    reenter,
+                    attempt_ttl_ms,
+                    token_ttl_ms,
+                    wait_ms: millis(config.fair_wait),
+                    enqueue: Flag(enqueue),
+                    message: self.message(),
+                    publish: config.publish,
                 }
                 .call(),
             Kind::Read { prefer_writers } => ReadAcquire {
@@ -201,6 +264,26 @@ impl Kind {
                     publish: config.publish,
                 }
                 .call(),
+            Kind::Fair { .. } => FairRelease {
+                    lock: &names.lock,
+                    channel: &names.channel,
+                    latch: &latch,
+                    first_attempt: &first_attempt,
+                    attempt: &attempt,
+                    queue: &names.queue(),
+                    deadlines: &names.deadlines(),
+                    message: self.message(),
+                    lease_ms: millis(request.lease),
+                    owner: &owner,
+                    latch_ttl_ms,
+                    mode: request.mode,
+                    attempt_ttl_ms,
+                    reentry,
+                    close_attempts,
+                    wait_ms: millis(config.fair_wait),
+                    publish: config.publish,
+                }
+                .call(),
             Kind::Read { .. } => ReadRelease {
                     lock: &names.lock,
                     channel: &names.channel,
@@ -262,6 +345,21 @@ impl Kind {
                     token: &names.token(),
                     message: self.message(),
                     token_ttl_ms,
+                    publish,
+                }
+                .invoke(con)
+                .await?
+            }
+            Kind::Fair { .. } => {
+                FairForceRelease {
+                    lock: &names.lock,
+                    channel: &names.channel,
+                    token: &names.token(),
+                    queue: &names.queue(),
+                    deadlines: &names.deadlines(),
+                    message: self.message(),
+                    token_ttl_ms,
+                    wait_ms: millis(config.fair_wait),
                     publish,
                 }
                 .invoke(con)

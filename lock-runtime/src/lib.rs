@@ -12,8 +12,9 @@
 //!
 //! # Locks
 //!
-//! A [`LockClient`] hands out [`Lock`] handles (and [`ReadWriteLock`]s,
-//! whose read and write sides are `Lock`s too); acquiring one gives a
+//! A [`LockClient`] hands out [`Lock`] handles (and [`FairLock`]s, whose
+//! waiters queue and are served in order, and [`ReadWriteLock`]s, whose
+//! read and write sides are `Lock`s too); acquiring one gives a
 //! [`LockGuard`]. Each acquire is a new holder (two futures of one task
 //! exclude each other); re-entry is explicit, through the guard or its
 //! [`Owner`]. A guard is kept alive by a watchdog, knows how long it is
@@ -103,6 +104,7 @@ mod client;
 mod config;
 mod connection;
 mod error;
+mod fair;
 mod guard;
 mod holds;
 mod inspect;
@@ -127,13 +129,14 @@ mod watchdog;
 
 pub use client::{LockClient, LockClientBuilder};
 pub use config::{
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT, DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE,
-    MIN_LEASE,
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT,
+    DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE, MIN_LEASE,
 };
 pub use connection::Connection;
 pub use error::{Error, Result};
 pub use guard::LockGuard;
 pub use inspect::{Holder, LockInfo, LockKind, Mode, Side};
+pub use fair::FairLock;
 pub use lock::Lock;
 pub use names::MAX_NAME_LEN;
 pub use owner::Owner;

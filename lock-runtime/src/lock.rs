@@ -67,7 +67,7 @@ impl std::fmt::Debug for Lock {
 impl Lock {
     pub(crate) fn new(shared: Arc<Shared>, name: &str, kind: Kind) -> Lock {
         let names = match kind {
-            Kind::Reentrant => LockNames::new(name),
+            Kind::Reentrant | Kind::Fair { .. } => LockNames::new(name),
             Kind::Read { .. } | Kind::Write { .. } => LockNames::read_write(name),
         };
         let names = names.map(Arc::new).map_err(|e| match e {
@@ -232,8 +232,8 @@ impl Lock {
             .map_err(|e| Error::from_redis(&names.lock, e))
     }
 
-    /// Reads the lock: its kind, holders with their counts, TTL and fencing
-    /// token, in one round trip, changing nothing.
+    /// Reads the lock: its kind, holders with their counts, TTL, fencing
+    /// token and (a fair lock's) queue, in one round trip, changing nothing.
     ///
     /// # Cancellation
     ///
@@ -250,7 +250,7 @@ impl Lock {
         let fits = matches!(
             (&info.kind, self.kind),
             (LockKind::Free, _)
-                | (LockKind::Reentrant, Kind::Reentrant)
+                | (LockKind::Reentrant, Kind::Reentrant | Kind::Fair { .. })
                 | (
                     LockKind::ReadWrite { .. },
                     Kind::Read { .. } | Kind::Write { .. }

@@ -10,7 +10,11 @@
 //! - the mark of a waiting writer (writer-preferring read/write locks, not a
 //!   Redisson key): `{orders:42}:redlua_writer_waiting`;
 //! - an acquire attempt's key (redlua's, short-lived: it stops a late copy
-//!   of an abandoned acquire): `{orders:42}:redlua_attempt:<owner>[:<n>]`.
+//!   of an abandoned acquire): `{orders:42}:redlua_attempt:<owner>[:<n>]`;
+//! - a fair lock's queue and its waiters' deadlines (Redisson's
+//!   `RFairLock`): `redisson_lock_queue:{orders:42}` and
+//!   `redisson_lock_timeout:{orders:42}`, and each waiter's channel,
+//!   `redisson_lock__channel:{orders:42}:<owner>`.
 //!
 //! The braces are a Redis Cluster hash tag: every key of one lock lands in the
 //! slot of its name. A name that has braces of its own is used as it is
@@ -116,6 +120,9 @@ impl LockNames {
             names.writer_mark(),
             names.token(),
             names.attempt("0:0", Some(0)),
+            names.queue(),
+            names.deadlines(),
+            names.waiter_channel("0:0"),
         ];
         if derived.iter().any(|key| hash_tag(key) != hash_tag(name)) {
             return Err(invalid(
@@ -162,6 +169,37 @@ impl LockNames {
         }
     }
 
+    /// A fair lock's queue of waiting owners (Redisson's `RFairLock`).
+    pub(crate) fn queue(&self) -> String {
+        prefixed("redisson_lock_queue", &self.lock)
+    }
+
+    /// A fair lock's waiters' deadlines, owner -> ms since the epoch.
+    pub(crate) fn deadlines(&self) -> String {
+        prefixed("redisson_lock_timeout", &self.lock)
+    }
+
+    /// The channel a fair lock's waiter `owner` is woken on: the lock's
+    /// channel, `:<owner>`.
+    pub(crate) fn waiter_channel(&self, owner: &str) -> String {
+        format!("{}:{owner}", self.channel)
+    }
+
+    /// The pattern that matches the channels of every fair lock waiter of
+    /// the client `client_id` (`<channel>:<client_id>:*`, the glob
+    /// characters of the rest escaped).
+    pub(crate) fn waiter_pattern(&self, client_id: &str) -> String {
+        let mut pattern = String::new();
+        for c in format!("{}:{client_id}:", self.channel).chars() {
+            if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+                pattern.push('\\');
+            }
+            pattern.push(c);
+        }
+        pattern.push('*');
+        pattern
+    }
+
     /// The mark a waiting writer leaves when writers are preferred.
     pub(crate) fn writer_mark(&self) -> String {
         suffixed(&self.lock, "redlua_writer_waiting")
@@ -187,6 +225,24 @@ mod tests {
             names.attempt("u:7", Some(3)),
             "{orders:42}:redlua_attempt:u:7:3"
         );
+        assert_eq!(names.queue(), "redisson_lock_queue:{orders:42}");
+        assert_eq!(names.deadlines(), "redisson_lock_timeout:{orders:42}");
+        assert_eq!(
+            names.waiter_channel("u:7"),
+            "redisson_lock__channel:{orders:42}:u:7"
+        );
+        assert_eq!(
+            names.waiter_pattern("u"),
+            "redisson_lock__channel:{orders:42}:u:*"
+        );
+        let globby = LockNames::new(r"a*b?[c]\d").unwrap();
+        assert_eq!(
+            globby.waiter_pattern("u"),
+            r"redisson_lock__channel:{a\*b\?\[c\]\\d}:u:*"
+        );
+        let tagged = LockNames::new("user{7}:cart").unwrap();
+        assert_eq!(tagged.queue(), "redisson_lock_queue:user{7}:cart");
+        assert_eq!(hash_tag(&tagged.waiter_channel("u:7")), "7");
     }
 
     #[test]

@@ -29,6 +29,7 @@
 //! | `redlua::acquire` | debug | `lock not acquired` | `lock`, `kind`, `reentry`, `outcome` (`busy`, `timed_out`, `failed`, `cancelled`), `waited_ms`, `attempts`, `wakeups`, `error` (for `failed`) |
 //! | `redlua::acquire` | debug | `acquire failed; trying again` | `lock`, `error` (a reply was lost; the waiter retries) |
 //! | `redlua::acquire` | warn | `cannot subscribe; polling for the lock instead` | `lock`, `channel`, `error` |
+//! | `redlua::acquire` | debug | `pattern subscription refused; subscribing to the waiter's channel` | `lock`, `error` (a fair lock's waiter, once per client) |
 //! | `redlua::acquire` | warn | `too few replicas acknowledged the acquire; undone` | `lock`, `acked`, `wanted` (replica-synced mode: the acquire fails with `Error::NotReplicated`) |
 //! | `redlua::acquire` | trace | `woken by a release` | `lock` (a waiter's pub/sub wake-up) |
 //! | `redlua::release` | debug | `lock released` | `lock`, `kind`, `owner`, `outcome` (`freed`, `still_held`, `not_held`, `unknown`), `background` |
@@ -38,6 +39,7 @@
 //! | `redlua::release` | warn | `release failed; the lock will be freed by its lease` | `lock`, `error` |
 //! | `redlua::release` | warn | `the lock's key now holds something else; nothing released` | `lock` |
 //! | `redlua::release` | warn | `could not clear a waiting writer's mark; it expires by itself` | `lock`, `error` |
+//! | `redlua::release` | warn | `could not leave a fair lock's queue; the waiter's deadline ends its place` | `lock`, `error` |
 //! | `redlua::release` | warn | `the background worker is gone ...` | (the tokio runtime shut down) |
 //! | `redlua::watchdog` | debug | `renewal round` | `locks`, `renewed`, `lost`, `failed_batches`, `elapsed_ms` |
 //! | `redlua::watchdog` | warn | `lease renewal failed; retrying soon` | `locks`, `error` |
@@ -55,7 +57,7 @@
 //! | `redlua::pubsub` | warn | `the node dropped a subscription; ...` | `channel`, `node` |
 //! | `redlua::pubsub` | warn | `the sentinels name a new master; subscribing there` | |
 //!
-//! Field values: `kind` is `reentrant`, `read` or `write`; `reentry` is
+//! Field values: `kind` is `reentrant`, `fair`, `read` or `write`; `reentry` is
 //! `true` for a re-entry (one more hold of an owner); `waited_ms` is the
 //! time from the call to its outcome; `attempts` counts the acquire scripts
 //! sent; `wakeups` the pub/sub wake-ups while waiting.
@@ -118,7 +120,7 @@ pub mod metric_names {
 
 /// The labels of the metrics, and the fields of the events that share them.
 pub mod labels {
-    /// The kind of lock: `reentrant`, `read` or `write`.
+    /// The kind of lock: `reentrant`, `fair`, `read` or `write`.
     pub const KIND: &str = "kind";
     /// How an operation ended (see the module's tables).
     pub const OUTCOME: &str = "outcome";

@@ -49,6 +49,19 @@
 //! Callers bound their waits (the lock's TTL, `try_lock_for`'s wait time),
 //! and poll while [`Subscription::is_live`] is false.
 //!
+//! # Pattern subscriptions (fair locks)
+//!
+//! A fair lock wakes one waiter on a channel of its own. On one server (or
+//! a Sentinel master) the hub serves all of one client's waiters of one
+//! lock with a single `PSUBSCRIBE` ([`PubSubHub::member`]): each waiter is
+//! a *member* of the pattern, with signals of its own, and a message that
+//! matches the pattern wakes the member whose channel it came on. The
+//! pattern stays subscribed for [`PATTERN_LINGER`] (and up to one ping
+//! interval more) after its last member left, so that a steady stream of
+//! waiters sends no `PSUBSCRIBE`/`PUNSUBSCRIBE` at all. A cluster has no
+//! sharded pattern subscriptions: there each waiter subscribes to its own
+//! channel.
+//!
 //! # Redis Cluster
 //!
 //! On a cluster the hub keeps one connection per node instead of one in
@@ -70,7 +83,7 @@ use std::collections::hash_map::Entry;
 use std::fmt;
 use std::future::Future;
 use std::pin::{Pin, pin};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
@@ -89,6 +102,10 @@ use crate::names::slot;
 use crate::observability::targets;
 use crate::sentinel::Sentinels;
 use crate::replies::WakeMessage;
+
+/// How long a pattern stays subscribed after its last member left (at
+/// most one ping interval more: idle patterns are swept at each ping).
+pub(crate) const PATTERN_LINGER: Duration = Duration::from_secs(1);
 
 /// How many connections a subscribe tries before it reports the loss.
 const SUBSCRIBE_ATTEMPTS: usize = 3;
@@ -116,9 +133,11 @@ pub(crate) struct PubSubHub {
 pub(crate) struct Subscription {
     /// The hub's state (kept alive by the subscription).
     shared: Arc<Shared>,
-    /// The channel's name.
+    /// The channel's name (a pattern's, for a member).
     channel: String,
-    /// The channel's wake-up signals.
+    /// A pattern's member: the channel it is woken on.
+    member: Option<String>,
+    /// The channel's wake-up signals (the member's own, for a member).
     signals: Arc<Signals>,
     /// The channel's broadcast epoch this subscription has already reacted to.
     seen: u64,
@@ -174,6 +193,9 @@ struct Shared {
     response_timeout: Duration,
     /// Everything mutable; never held across an `.await`.
     state: Mutex<State>,
+    /// The server refused a `PSUBSCRIBE` (an ACL that lists channels
+    /// allows no pattern of them): waiters subscribe to their channels.
+    patterns_refused: AtomicBool,
 }
 
 /// The mutable part of [`Shared`].
@@ -195,10 +217,16 @@ struct ConnHandle {
     commands: mpsc::UnboundedSender<Command>,
 }
 
-/// A subscribed (or being subscribed) channel.
+/// A subscribed (or being subscribed) channel, or pattern.
 struct ChannelEntry {
     /// Number of live [`Subscription`]s of the channel.
     waiters: usize,
+    /// A pattern (`PSUBSCRIBE`) rather than a channel.
+    pattern: bool,
+    /// A pattern's members: each channel's own signals.
+    members: HashMap<String, Arc<Signals>>,
+    /// A pattern without members, kept subscribed since then.
+    idle_since: Option<tokio::time::Instant>,
     /// Wake-up signals, shared with the subscriptions.
     signals: Arc<Signals>,
     /// The latest `SUBSCRIBE` sent for the channel, if any.
@@ -239,13 +267,15 @@ struct Signals {
 
 /// A command for the driver task.
 enum Command {
-    /// Send `SUBSCRIBE channel`, report the outcome through `done`.
+    /// Send `SUBSCRIBE channel` (`PSUBSCRIBE` for a pattern), report the
+    /// outcome through `done`.
     Subscribe {
         channel: String,
+        pattern: bool,
         done: watch::Sender<Status>,
     },
-    /// Send `UNSUBSCRIBE channel`.
-    Unsubscribe { channel: String },
+    /// Send `UNSUBSCRIBE channel` (`PUNSUBSCRIBE` for a pattern).
+    Unsubscribe { channel: String, pattern: bool },
 }
 
 /// A command being run by the driver, with the sender to report its outcome.
@@ -317,6 +347,7 @@ impl PubSubHub {
                     next_conn_id: 0,
                     channels: HashMap::new(),
                 }),
+                patterns_refused: AtomicBool::new(false),
             }),
         }
     }
@@ -369,21 +400,79 @@ impl PubSubHub {
         let entry = state
             .channels
             .entry(channel.to_owned())
-            .or_insert_with(|| ChannelEntry {
-                waiters: 0,
-                signals: Arc::default(),
-                attempt: None,
-            });
+            .or_insert_with(|| ChannelEntry::new(false));
         entry.waiters += 1;
         let signals = Arc::clone(&entry.signals);
         let seen = signals.epoch();
         Subscription {
             shared: Arc::clone(&self.shared),
             channel: channel.to_owned(),
+            member: None,
             signals,
             seen,
             owes: false,
         }
+    }
+
+    /// Registers a waiter woken on `channel`, through the pattern
+    /// `pattern` (which must match `channel`) that all of this client's
+    /// waiters of one lock share; nothing is sent yet. `None` on a cluster
+    /// (no sharded pattern subscriptions): subscribe to `channel` instead.
+    ///
+    /// If the returned subscription [`is_live`](Subscription::is_live)
+    /// already, a message published from now on reaches it; otherwise
+    /// [`Subscription::confirm`] subscribes the pattern.
+    pub(crate) fn member(&self, pattern: &str, channel: &str) -> Option<Subscription> {
+        if matches!(self.shared.target, Target::Cluster(_))
+            || self.shared.patterns_refused.load(Ordering::Relaxed)
+        {
+            return None;
+        }
+        let mut state = self.shared.lock();
+        let entry = state
+            .channels
+            .entry(pattern.to_owned())
+            .or_insert_with(|| ChannelEntry::new(true));
+        entry.waiters += 1;
+        entry.idle_since = None;
+        let signals: Arc<Signals> = Arc::default();
+        entry
+            .members
+            .insert(channel.to_owned(), Arc::clone(&signals));
+        let seen = signals.epoch();
+        Some(Subscription {
+            shared: Arc::clone(&self.shared),
+            channel: pattern.to_owned(),
+            member: Some(channel.to_owned()),
+            signals,
+            seen,
+            owes: false,
+        })
+    }
+
+    /// The server refused a pattern subscription: from now on
+    /// [`member`](PubSubHub::member) declines, and waiters subscribe to
+    /// their own channels.
+    pub(crate) fn refuse_patterns(&self) {
+        self.shared.patterns_refused.store(true, Ordering::Relaxed);
+    }
+}
+
+impl ChannelEntry {
+    fn new(pattern: bool) -> ChannelEntry {
+        ChannelEntry {
+            waiters: 0,
+            pattern,
+            members: HashMap::new(),
+            idle_since: None,
+            signals: Arc::default(),
+            attempt: None,
+        }
+    }
+
+    /// Every signal of the entry: its own, and its members'.
+    fn all_signals(&self) -> impl Iterator<Item = &Arc<Signals>> {
+        std::iter::once(&self.signals).chain(self.members.values())
     }
 }
 
@@ -479,6 +568,20 @@ impl Subscription {
     pub(crate) fn settled(&mut self) {
         self.owes = false;
     }
+
+    /// Makes sure the channel (or a member's pattern) is subscribed on a
+    /// live connection, and waits for the server's confirmation (see
+    /// [`PubSubHub::subscribe`]).
+    ///
+    /// # Cancellation
+    ///
+    /// Cancel-safe: the `SUBSCRIBE` stays recorded, and the registration
+    /// is removed only when the subscription is dropped.
+    pub(crate) async fn confirm(&mut self) -> RedisResult<()> {
+        self.shared.ensure_subscribed(&self.channel).await?;
+        self.seen = self.signals.epoch();
+        Ok(())
+    }
 }
 
 impl fmt::Debug for Subscription {
@@ -502,20 +605,38 @@ impl Drop for Subscription {
         else {
             return;
         };
+        if let Some(member) = &self.member {
+            entry.get_mut().members.remove(member);
+        }
         entry.get_mut().waiters -= 1;
         if entry.get().waiters > 0 {
             return;
         }
+        if entry.get().pattern
+            && let Some(attempt) = &entry.get().attempt
+            && matches!(*attempt.status.borrow(), Status::Subscribed)
+            && state
+                .conns
+                .get(&attempt.node)
+                .is_some_and(|conn| conn.is_alive() && conn.id == attempt.conn)
+        {
+            // Kept subscribed for the next waiter; the driver sweeps it.
+            entry.get_mut().idle_since = Some(tokio::time::Instant::now());
+            return;
+        }
         let (channel, removed) = entry.remove_entry();
+        let pattern = removed.pattern;
         // The channel is subscribed (or being subscribed) only if its last
         // attempt went to the live connection. An UNSUBSCRIBE queued now runs
         // after that SUBSCRIBE and before any later one.
+        // (One the server refused left nothing to unsubscribe.)
         if let Some(attempt) = removed.attempt
+            && !matches!(*attempt.status.borrow(), Status::Failed(_))
             && let Some(conn) = state.conns.get(&attempt.node)
             && attempt.conn == conn.id
         {
             // If the driver is gone, so is the subscription.
-            let _ = conn.commands.send(Command::Unsubscribe { channel });
+            let _ = conn.commands.send(Command::Unsubscribe { channel, pattern });
         }
     }
 }
@@ -625,6 +746,7 @@ impl Shared {
         conn.commands
             .send(Command::Subscribe {
                 channel: channel.to_owned(),
+                pattern: entry.pattern,
                 done,
             })
             // The driver ended meanwhile: the caller's wait sees the closed
@@ -907,7 +1029,9 @@ impl Connect {
 /// What a RESP3 push means to a driver, if anything.
 fn incoming(push: PushInfo) -> Option<Incoming> {
     match push.kind {
-        PushKind::Message | PushKind::SMessage => Msg::from_push_info(push).map(Incoming::Message),
+        PushKind::Message | PushKind::SMessage | PushKind::PMessage => {
+            Msg::from_push_info(push).map(Incoming::Message)
+        }
         PushKind::Unsubscribe | PushKind::SUnsubscribe => match push.data.first() {
             Some(Value::BulkString(channel)) => Some(Incoming::Unsubscribed(
                 String::from_utf8_lossy(channel).into_owned(),
@@ -933,17 +1057,23 @@ impl Link {
         }
     }
 
-    /// Subscribes (or unsubscribes) `channel`.
-    async fn send(&mut self, subscribe: bool, channel: &str) -> RedisResult<()> {
+    /// Subscribes (or unsubscribes) `channel`, or the pattern `channel`.
+    async fn send(&mut self, subscribe: bool, pattern: bool, channel: &str) -> RedisResult<()> {
         match self {
-            Link::Server(sink) if subscribe => sink.subscribe(channel).await,
-            Link::Server(sink) => sink.unsubscribe(channel).await,
+            Link::Server(sink) => match (subscribe, pattern) {
+                (true, false) => sink.subscribe(channel).await,
+                (false, false) => sink.unsubscribe(channel).await,
+                (true, true) => sink.psubscribe(channel).await,
+                (false, true) => sink.punsubscribe(channel).await,
+            },
             Link::Node { con, sharded } => {
-                let command = match (subscribe, *sharded) {
-                    (true, true) => "SSUBSCRIBE",
-                    (true, false) => "SUBSCRIBE",
-                    (false, true) => "SUNSUBSCRIBE",
-                    (false, false) => "UNSUBSCRIBE",
+                let command = match (subscribe, pattern, *sharded) {
+                    (true, true, _) => "PSUBSCRIBE",
+                    (false, true, _) => "PUNSUBSCRIBE",
+                    (true, false, true) => "SSUBSCRIBE",
+                    (true, false, false) => "SUBSCRIBE",
+                    (false, false, true) => "SUNSUBSCRIBE",
+                    (false, false, false) => "UNSUBSCRIBE",
                 };
                 redis::cmd(command)
                     .arg(channel)
@@ -1101,6 +1231,7 @@ impl Driver {
             };
             match event {
                 Event::Tick => {
+                    self.sweep_idle_patterns();
                     ping = Some((link.ping(), tokio::time::Instant::now() + ping_timeout));
                 }
                 Event::Pong(Ok(())) => ping = None,
@@ -1133,7 +1264,13 @@ impl Driver {
                     break;
                 }
                 Event::Command(Some(command)) => {
-                    if let (Command::Unsubscribe { channel }, Link::Node { .. }) = (&command, &link)
+                    if let (
+                        Command::Unsubscribe {
+                            channel,
+                            pattern: false,
+                        },
+                        Link::Node { .. },
+                    ) = (&command, &link)
                     {
                         *self.unsubscribing.entry(channel.clone()).or_default() += 1;
                     }
@@ -1170,9 +1307,20 @@ impl Driver {
         };
         let signals = {
             let state = shared.lock();
-            match state.channels.get(message.get_channel_name()) {
-                Some(entry) => Arc::clone(&entry.signals),
-                None => return,
+            match message.get_pattern::<Option<String>>() {
+                // A member's channel, through its pattern.
+                Ok(Some(pattern)) => match state
+                    .channels
+                    .get(&pattern)
+                    .and_then(|entry| entry.members.get(message.get_channel_name()))
+                {
+                    Some(signals) => Arc::clone(signals),
+                    None => return,
+                },
+                _ => match state.channels.get(message.get_channel_name()) {
+                    Some(entry) => Arc::clone(&entry.signals),
+                    None => return,
+                },
             }
         };
         match WakeMessage::parse(message.get_payload_bytes()) {
@@ -1203,6 +1351,15 @@ impl Driver {
             {
                 state.conns.remove(&self.node);
             }
+            // Idle patterns of this connection are gone with it.
+            let id = self.id;
+            state.channels.retain(|_, entry| {
+                entry.waiters > 0
+                    || entry
+                        .attempt
+                        .as_ref()
+                        .is_none_or(|attempt| attempt.conn != id)
+            });
             state
                 .channels
                 .values()
@@ -1212,11 +1369,51 @@ impl Driver {
                         .as_ref()
                         .is_some_and(|attempt| attempt.conn == self.id)
                 })
-                .map(|entry| Arc::clone(&entry.signals))
+                .flat_map(|entry| entry.all_signals().cloned())
                 .collect()
         };
         for signals in woken {
             signals.broadcast();
+        }
+    }
+}
+
+impl Driver {
+    /// Unsubscribes the patterns of this connection that have had no
+    /// member for [`PATTERN_LINGER`].
+    fn sweep_idle_patterns(&self) {
+        let Some(shared) = self.shared.upgrade() else {
+            return;
+        };
+        let mut state = shared.lock();
+        let state = &mut *state;
+        let now = tokio::time::Instant::now();
+        let id = self.id;
+        let idle: Vec<String> = state
+            .channels
+            .iter()
+            .filter(|(_, entry)| {
+                entry.waiters == 0
+                    && entry
+                        .idle_since
+                        .is_some_and(|since| now.duration_since(since) >= PATTERN_LINGER)
+                    && entry
+                        .attempt
+                        .as_ref()
+                        .is_some_and(|attempt| attempt.conn == id)
+            })
+            .map(|(pattern, _)| pattern.clone())
+            .collect();
+        for pattern in idle {
+            state.channels.remove(&pattern);
+            if let Some(conn) = state.conns.get(&self.node)
+                && conn.id == id
+            {
+                let _ = conn.commands.send(Command::Unsubscribe {
+                    channel: pattern,
+                    pattern: true,
+                });
+            }
         }
     }
 }
@@ -1232,8 +1429,14 @@ impl Drop for Driver {
 fn start_command(mut link: Link, command: Command) -> RunningCommand {
     Box::pin(async move {
         match command {
-            Command::Subscribe { channel, done } => (link.send(true, &channel).await, Some(done)),
-            Command::Unsubscribe { channel } => (link.send(false, &channel).await, None),
+            Command::Subscribe {
+                channel,
+                pattern,
+                done,
+            } => (link.send(true, pattern, &channel).await, Some(done)),
+            Command::Unsubscribe { channel, pattern } => {
+                (link.send(false, pattern, &channel).await, None)
+            }
         }
     })
 }
@@ -1387,6 +1590,60 @@ mod tests {
             .await
             .expect("a waiter wakes up")
             .expect("waiters alive")
+    }
+
+    #[tokio::test]
+    async fn pattern_members_are_woken_by_their_own_channel_and_the_pattern_lingers() {
+        let mut env = env().await;
+        let pattern = "fair:{l}:client:*";
+        let mut a = env.hub.member(pattern, "fair:{l}:client:1").expect("member");
+        let b = env.hub.member(pattern, "fair:{l}:client:2").expect("member");
+        assert!(!a.is_live(), "nothing sent yet");
+        a.confirm().await.expect("PSUBSCRIBE");
+        assert!(a.is_live() && b.is_live(), "one pattern for both");
+        assert_eq!(env.calls("psubscribe").await, 1);
+        let (woken, mut rx) = mpsc::unbounded_channel();
+        waiter(1, a, woken.clone());
+        waiter(2, b, woken);
+        // A message on one member's channel wakes that member only.
+        assert_eq!(env.publish("fair:{l}:client:2", "0").await, 1);
+        assert_eq!(recv(&mut rx).await, 2);
+        assert_quiet(&mut rx).await;
+        assert_eq!(env.publish("fair:{l}:client:1", "0").await, 1);
+        assert_eq!(recv(&mut rx).await, 1);
+        // A channel without a member wakes nobody.
+        assert_eq!(env.publish("fair:{l}:client:3", "0").await, 1);
+        assert_quiet(&mut rx).await;
+        drop(rx); // the waiter tasks end (and drop their members) at the next wake-up
+        env.publish("fair:{l}:client:1", "0").await;
+        env.publish("fair:{l}:client:2", "0").await;
+        timeout(SOON, async {
+            while env.hub.shared.lock().channels.get(pattern).map(|e| e.waiters) != Some(0) {
+                sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("the members are gone");
+        // Kept subscribed: a new member is live at once, with no command.
+        let c = env.hub.member(pattern, "fair:{l}:client:4").expect("member");
+        assert!(c.is_live());
+        drop(c);
+        assert_eq!(env.calls("psubscribe").await, 1);
+        // Dropped after the linger (and at most one ping interval more).
+        let idle = Instant::now();
+        timeout(SOON, async {
+            while env.calls("punsubscribe").await == 0 {
+                sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .expect("PUNSUBSCRIBE after the linger");
+        assert!(idle.elapsed() >= PATTERN_LINGER / 2, "{:?}", idle.elapsed());
+        assert_eq!(env.hub.subscribed_channels(), 0);
+        let mut d = env.hub.member(pattern, "fair:{l}:client:5").expect("member");
+        assert!(!d.is_live());
+        d.confirm().await.expect("PSUBSCRIBE again");
+        assert_eq!(env.calls("psubscribe").await, 2);
     }
 
     #[test]

@@ -96,13 +96,16 @@ pub(crate) struct Renew<'a> {
     pub fields: Vec<&'a str>,
 }
 
-/// Reads a lock: (key type, TTL ms, token counter or "", flat fields).
-#[redis_script("scripts/lock_inspect.lua", returns = (String, i64, String, Vec<String>), crate = crate)]
+/// Reads a lock: (key type, TTL ms, token counter or "", flat fields,
+/// fair lock queue).
+#[redis_script("scripts/lock_inspect.lua", returns = (String, i64, String, Vec<String>, Vec<String>), crate = crate)]
 pub(crate) struct Inspect<'a> {
     #[key]
     pub lock: &'a str,
     #[key]
     pub token: &'a str,
+    #[key]
+    pub queue: &'a str,
 }
 
 /// Acquires or re-enters a read lock.
@@ -263,8 +266,134 @@ pub(crate) struct RwForceRelease<'a> {
     pub publish: Publish,
 }
 
+/// Acquires or re-enters a fair (FIFO) lock, joining its queue when asked
+/// and the lock cannot be had.
+#[redis_script("scripts/fair_acquire.lua", returns = Acquired, crate = crate)]
+pub(crate) struct FairAcquire<'a> {
+    #[key]
+    pub lock: &'a str,
+    #[key]
+    pub token: &'a str,
+    #[key]
+    pub attempt: &'a str,
+    #[key]
+    pub queue: &'a str,
+    #[key]
+    pub deadlines: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[arg]
+    pub lease_ms: u64,
+    #[arg]
+    pub owner: &'a str,
+    #[arg]
+    pub reenter: Flag,
+    #[arg]
+    pub attempt_ttl_ms: u64,
+    #[arg]
+    pub token_ttl_ms: u64,
+    #[arg]
+    pub wait_ms: u64,
+    #[arg]
+    pub enqueue: Flag,
+    #[arg]
+    pub message: WakeMessage,
+    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
+    #[arg]
+    pub publish: Publish,
+}
+
+/// Releases one hold of a fair lock (waking the head of its queue), or
+/// undoes an abandoned acquire of one (leaving the queue too).
+#[redis_script("scripts/fair_release.lua", returns = Released, crate = crate)]
+pub(crate) struct FairRelease<'a> {
+    #[key]
+    pub lock: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[key]
+    pub latch: &'a str,
+    #[key]
+    pub first_attempt: &'a str,
+    #[key]
+    pub attempt: &'a str,
+    #[key]
+    pub queue: &'a str,
+    #[key]
+    pub deadlines: &'a str,
+    #[arg]
+    pub message: WakeMessage,
+    #[arg]
+    pub lease_ms: u64,
+    #[arg]
+    pub owner: &'a str,
+    #[arg]
+    pub latch_ttl_ms: u64,
+    #[arg]
+    pub mode: ReleaseMode,
+    #[arg]
+    pub attempt_ttl_ms: u64,
+    #[arg]
+    pub reentry: Flag,
+    #[arg]
+    pub close_attempts: Flag,
+    #[arg]
+    pub wait_ms: u64,
+    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
+    #[arg]
+    pub publish: Publish,
+}
+
+/// Takes a waiter that stopped waiting out of a fair lock's queue: 1 when
+/// it was in it.
+#[redis_script("scripts/fair_leave.lua", returns = i64, crate = crate)]
+pub(crate) struct FairLeave<'a> {
+    #[key]
+    pub lock: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[key]
+    pub queue: &'a str,
+    #[key]
+    pub deadlines: &'a str,
+    #[arg]
+    pub owner: &'a str,
+    #[arg]
+    pub wait_ms: u64,
+    #[arg]
+    pub message: WakeMessage,
+    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
+    #[arg]
+    pub publish: Publish,
+}
+
+/// Deletes a fair lock whoever holds it and tells the head of its queue:
+/// 1 when there was one.
+#[redis_script("scripts/fair_force_release.lua", returns = i64, crate = crate)]
+pub(crate) struct FairForceRelease<'a> {
+    #[key]
+    pub lock: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[key]
+    pub token: &'a str,
+    #[key]
+    pub queue: &'a str,
+    #[key]
+    pub deadlines: &'a str,
+    #[arg]
+    pub message: WakeMessage,
+    #[arg]
+    pub token_ttl_ms: u64,
+    #[arg]
+    pub wait_ms: u64,
+    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
+    #[arg]
+    pub publish: Publish,
+}
+
 /// Every lock script, for naming the command of one that Redis refused.
-pub(crate) const ALL: [&crate::script::ScriptDef; 11] = [
+pub(crate) const ALL: [&crate::script::ScriptDef; 15] = [
     &Acquire::SCRIPT,
     &Release::SCRIPT,
     &ForceRelease::SCRIPT,
@@ -276,4 +405,8 @@ pub(crate) const ALL: [&crate::script::ScriptDef; 11] = [
     &ReadRelease::SCRIPT,
     &WriteRelease::SCRIPT,
     &RwForceRelease::SCRIPT,
+    &FairAcquire::SCRIPT,
+    &FairRelease::SCRIPT,
+    &FairLeave::SCRIPT,
+    &FairForceRelease::SCRIPT,
 ];

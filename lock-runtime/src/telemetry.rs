@@ -18,6 +18,7 @@ use crate::observability::{labels, metric_names};
 fn kind_label(kind: Kind) -> &'static str {
     match kind {
         Kind::Reentrant => "reentrant",
+        Kind::Fair { .. } => "fair",
         Kind::Read { .. } => "read",
         Kind::Write { .. } => "write",
     }

@@ -162,6 +162,52 @@ async fn every_lock_feature_works_as_the_readme_user() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fair_locks_work_as_the_readme_user_without_pattern_subscriptions() {
+    let (server, mut admin) = server().await;
+    set_user(&mut admin, &readme_rule()).await;
+    let _: () = redis::cmd("ACL")
+        .arg("LOG")
+        .arg("RESET")
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    let url = user_url(&server);
+    let a = LockClient::connect(url.as_str()).await.unwrap();
+    let b = LockClient::connect(url.as_str()).await.unwrap();
+    let name = "app:fair";
+    let guard = a.fair_lock(name).lock().await.unwrap();
+    let lock = b.fair_lock(name);
+    let waiter = tokio::spawn(async move {
+        let guard = lock.lock().await.expect("the waiter's lock()");
+        (Instant::now(), guard)
+    });
+    tokio::time::sleep(ms(300)).await;
+    assert!(!waiter.is_finished());
+    // A later waiter of the same client goes straight to its own channel.
+    assert!(
+        b.fair_lock(name)
+            .try_lock_for(ms(200), None)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let released = Instant::now();
+    guard.unlock().await.unwrap();
+    let (acquired, guard) = within(ms(5000), "the fair waiter", waiter).await.unwrap();
+    assert!(
+        acquired.duration_since(released) < ms(500),
+        "woken on its own channel"
+    );
+    guard.unlock().await.unwrap();
+    // The only refusal: the one pattern subscription the client tried (a
+    // rule that lists channels allows no pattern of them).
+    tokio::time::sleep(ms(200)).await;
+    let refused = refusals(&mut admin).await;
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(refused[0].contains("psubscribe"), "{refused:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_narrower_rule_says_what_is_missing() {
     let (server, mut admin) = server().await;
     let rule: Vec<String> = readme_rule()

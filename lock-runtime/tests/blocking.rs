@@ -380,3 +380,55 @@ fn the_async_client_on_a_blocked_current_thread_runtime_loses_its_lease() {
         assert!(matches!(guard.unlock().await, Err(Error::LockLost { .. })));
     });
 }
+
+#[test]
+fn fair_locks_serve_blocking_waiters_in_order() {
+    let server = RedisServer::start();
+    let holder = client(&server);
+    let guard = holder.fair_lock("blocking:fair").lock().unwrap();
+    // A fair lock never lets try_lock jump a queue, and try_lock_for that
+    // gives up leaves it.
+    assert!(
+        holder
+            .fair_lock("blocking:fair")
+            .try_lock()
+            .unwrap()
+            .is_none()
+    );
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut waiters = Vec::new();
+    let mut con = server.connection();
+    for i in 0..3 {
+        let client = client(&server);
+        let order = order.clone();
+        waiters.push(thread::spawn(move || {
+            let guard = client.fair_lock("blocking:fair").lock().unwrap();
+            order.lock().unwrap().push(i);
+            guard.unlock().unwrap();
+        }));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while con
+            .llen::<_, usize>("redisson_lock_queue:{blocking:fair}")
+            .unwrap()
+            != i + 1
+        {
+            assert!(Instant::now() < deadline, "waiter {i} did not queue");
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+    let timed_out = holder
+        .fair_lock("blocking:fair")
+        .try_lock_for(Duration::from_millis(100), None)
+        .unwrap();
+    assert!(timed_out.is_none());
+    assert_eq!(
+        con.llen::<_, usize>("redisson_lock_queue:{blocking:fair}")
+            .unwrap(),
+        3
+    );
+    guard.unlock().unwrap();
+    for waiter in waiters {
+        waiter.join().unwrap();
+    }
+    assert_eq!(*order.lock().unwrap(), vec![0, 1, 2]);
+}

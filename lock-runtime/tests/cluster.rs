@@ -416,6 +416,64 @@ async fn wake_ups_arrive_through_sharded_pubsub_on_the_owning_node() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fair_lock_waiters_queue_and_wake_in_order_through_sharded_pubsub() {
+    let _topology = TOPOLOGY.read().await;
+    let holder = client().await;
+    let (first, second) = (client().await, client().await);
+    let name = "fair-sharded";
+    let owner_node = owner_of(name).await;
+    let guard = holder.fair_lock(name).lock().await.unwrap();
+    let queue = || async move {
+        let queue: Vec<String> = node(owner_node)
+            .await
+            .lrange("redisson_lock_queue:{fair-sharded}", 0, -1)
+            .await
+            .unwrap();
+        queue
+    };
+    let spawn = |client: &LockClient| {
+        let lock = client.fair_lock(name);
+        tokio::spawn(async move {
+            let guard = lock.lock().await.expect("the waiter's lock()");
+            let at = Instant::now();
+            guard.unlock().await.expect("unlock");
+            at
+        })
+    };
+    let a = spawn(&first);
+    eventually(ms(3000), "the first waiter queues", || async {
+        queue().await.len() == 1
+    })
+    .await;
+    let b = spawn(&second);
+    eventually(ms(3000), "the second waiter queues", || async {
+        queue().await.len() == 2
+    })
+    .await;
+    let queued = queue().await;
+    // Each waiter has its own channel, subscribed (sharded) on the node
+    // that owns the lock's slot.
+    for owner in &queued {
+        let channel = format!("redisson_lock__channel:{{fair-sharded}}:{owner}");
+        eventually(ms(3000), "the waiter subscribes", || {
+            let channel = channel.clone();
+            async move { subscribers(owner_node, &channel).await == (1, 0) }
+        })
+        .await;
+    }
+    let released = Instant::now();
+    guard.unlock().await.unwrap();
+    let a_at = within(ms(5000), "the first waiter", a).await.unwrap();
+    let b_at = within(ms(5000), "the second waiter", b).await.unwrap();
+    assert!(a_at < b_at, "served in the order they queued");
+    assert!(
+        b_at.duration_since(released) < ms(1000),
+        "woken, not polling (30 s lease)"
+    );
+    assert!(queue().await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_write_locks_exclude_and_wake_on_a_cluster() {
     let _topology = TOPOLOGY.read().await;
     let a = client().await;

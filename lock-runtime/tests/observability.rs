@@ -276,6 +276,23 @@ async fn releases_are_reported_with_their_outcome() {
     let write = capture.of_lock(targets::RELEASE, "lock released", "obs:rw");
     assert_eq!(write.len(), 1);
     assert_eq!(write[0].field("kind"), "write");
+
+    // A fair lock: its acquire and release say so.
+    client
+        .fair_lock("obs:fair")
+        .lock()
+        .await
+        .unwrap()
+        .unlock()
+        .await
+        .unwrap();
+    let acquired = capture.of_lock(targets::ACQUIRE, "lock acquired", "obs:fair");
+    assert_eq!(acquired.len(), 1);
+    assert_eq!(acquired[0].field("kind"), "fair");
+    let released = capture.of_lock(targets::RELEASE, "lock released", "obs:fair");
+    assert_eq!(released.len(), 1);
+    assert_eq!(released[0].field("kind"), "fair");
+    assert_eq!(released[0].field("outcome"), "freed");
 }
 
 #[tokio::test]

@@ -182,6 +182,52 @@ async fn an_acquire_a_replica_did_not_acknowledge_is_undone_and_fails_closed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fair_waiter_whose_acquire_is_not_acknowledged_undoes_it_and_leaves_the_queue() {
+    let (primary, replicas) = deployment(1).await;
+    let quick = synced_client(&primary, ms(300)).await;
+    let unsynced = unsynced_client(&primary).await;
+    let held = unsynced.fair_lock("fair-jobs").lock().await.unwrap();
+    let lock = quick.fair_lock("fair-jobs");
+    let waiter = tokio::spawn(async move { lock.lock().await });
+    let mut con = primary
+        .client()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    within(ms(5000), "the waiter queued", async {
+        while con
+            .llen::<_, usize>("redisson_lock_queue:{fair-jobs}")
+            .await
+            .unwrap()
+            != 1
+        {
+            tokio::time::sleep(ms(10)).await;
+        }
+    })
+    .await;
+    let paused = Paused::new(&replicas[0]);
+    held.unlock().await.unwrap();
+    // Woken, it takes the lock; the replica does not acknowledge: undone,
+    // and out of the queue, before the error is returned.
+    let err = within(ms(5000), "the fair waiter", waiter)
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(err, Error::NotReplicated { .. }), "{err:?}");
+    assert!(!exists(&primary, "fair-jobs").await);
+    assert!(!exists(&primary, "redisson_lock_queue:{fair-jobs}").await);
+    assert!(!exists(&primary, "redisson_lock_timeout:{fair-jobs}").await);
+    drop(paused);
+    let guard = quick
+        .fair_lock("fair-jobs")
+        .try_lock()
+        .await
+        .unwrap()
+        .unwrap();
+    guard.unlock().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lock_operation_queued_behind_another_wait_still_gets_its_answer() {
     let (primary, replicas) = deployment(1).await;
     // Two WAITs of 300 ms in a row take longer than the response timeout,

@@ -11,6 +11,7 @@
 //! synced mode, the same holds for a hold whose writes reached the replica
 //! (the test makes sure of it with `WAIT`).
 
+use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
 use redlua_runtime::{Error, LockClient, LockGuard, SyncReplicas};
 use redlua_test_support::RedisSentinel;
@@ -263,6 +264,60 @@ async fn locks_and_scripts_go_to_the_master_the_sentinels_name() {
         .await
         .unwrap();
     assert_eq!(on_master, 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fair_lock_waiters_are_woken_through_the_master_s_pattern_subscription() {
+    let _serial = SERIAL.lock().await;
+    let holder = client(Duration::from_secs(3)).await;
+    let other = client(Duration::from_secs(3)).await;
+    let m = master().await;
+    let name = "sentinel:fair";
+    let guard = holder
+        .fair_lock(name)
+        .lock_with_lease(Duration::from_secs(30))
+        .await
+        .unwrap();
+    let lock = other.fair_lock(name);
+    let waiting = tokio::spawn(async move {
+        let guard = lock.lock().await.expect("the waiter's lock()");
+        (Instant::now(), guard)
+    });
+    // Queued, and subscribed with the client's pattern, on the master.
+    let mut con = server(m).await;
+    let pattern = format!("redisson_lock__channel:{{{name}}}:{}:*", other.id());
+    within(
+        Duration::from_secs(5),
+        "the waiter queued and subscribed",
+        async {
+            loop {
+                let queued: usize = con
+                    .llen(format!("redisson_lock_queue:{{{name}}}"))
+                    .await
+                    .unwrap();
+                let patterns: i64 = redis::cmd("PUBSUB")
+                    .arg("NUMPAT")
+                    .query_async(&mut con)
+                    .await
+                    .unwrap();
+                if queued == 1 && patterns >= 1 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        },
+    )
+    .await;
+    let released = Instant::now();
+    guard.unlock().await.unwrap();
+    let (acquired, guard) = within(Duration::from_secs(5), "the fair waiter", waiting)
+        .await
+        .unwrap();
+    assert!(
+        acquired.duration_since(released) < Duration::from_secs(1),
+        "woken through {pattern}, not by the 30 s lease"
+    );
+    guard.unlock().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

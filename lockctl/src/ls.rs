@@ -129,6 +129,7 @@ mod tests {
             }],
             ttl: Some(Duration::from_millis(1500)),
             token: Some(9),
+            waiting: Vec::new(),
         };
         assert_eq!(
             text("a", &held),

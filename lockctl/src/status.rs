@@ -45,6 +45,8 @@ pub struct Held {
     pub ttl: Option<Duration>,
     /// The fencing token of the latest holder, if the counter exists.
     pub token: Option<u64>,
+    /// A fair lock's queue: the owners waiting, first in line first.
+    pub waiting: Vec<String>,
 }
 
 /// The kinds of lock lockctl recognises.
@@ -181,6 +183,7 @@ pub fn from_info(info: LockInfo) -> State {
         holders,
         ttl: info.ttl,
         token: info.token,
+        waiting: info.waiting,
     })
 }
 
@@ -237,6 +240,10 @@ pub fn describe(name: &str, state: &State) -> String {
                 let label = if i == 0 { "holders:" } else { "" };
                 text.push_str(&format!("\n  {label:<8} {}", holder_text(holder)));
             }
+            for (i, owner) in held.waiting.iter().enumerate() {
+                let label = if i == 0 { "queue:" } else { "" };
+                text.push_str(&format!("\n  {label:<8} {owner}"));
+            }
             text
         }
     }
@@ -285,6 +292,7 @@ pub fn state_json(name: &str, state: &State) -> Value {
                 "holders": holders_json(&held.holders),
                 "ttl_ms": held.ttl.map(duration::millis),
                 "token": held.token,
+                "waiting": held.waiting,
             })
         }
     }
@@ -320,10 +328,13 @@ mod tests {
             holders: vec![holder("u:1", 1, None)],
             ttl: Some(Duration::from_millis(1500)),
             token: Some(42),
+            waiting: vec!["u:2".into(), "u:3".into()],
         });
         let text = describe("a", &held);
         assert!(text.contains("token:   42"), "{text}");
+        assert!(text.ends_with("\n  queue:   u:2\n           u:3"), "{text}");
         assert_eq!(state_json("a", &held)["token"], 42);
+        assert_eq!(state_json("a", &held)["waiting"][1], "u:3");
         assert_eq!(describe("a", &State::Free), "lock `a`: free");
     }
 }

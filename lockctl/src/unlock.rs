@@ -27,14 +27,20 @@ pub async fn run(globals: &Globals, name: &str) -> Result<u8, Failure> {
         }
         State::Held(held) => held,
     };
-    let lock = match held.kind {
-        LockKind::Reentrant => client.lock(name),
+    let broken = match held.kind {
+        // A fair lock with a queue: its head is woken on its own channel.
+        LockKind::Reentrant if !held.waiting.is_empty() => {
+            client.fair_lock(name).force_unlock().await
+        }
+        LockKind::Reentrant => client.lock(name).force_unlock().await,
         // Broken through the side it is held in: a lock whose mode changed
         // meanwhile is left alone (and reported as not broken).
-        LockKind::ReadWrite(Mode::Read) => client.read_write_lock(name).read(),
-        LockKind::ReadWrite(Mode::Write) => client.read_write_lock(name).write(),
-    };
-    let broken = lock.force_unlock().await.map_err(Failure::lock)?;
+        LockKind::ReadWrite(Mode::Read) => client.read_write_lock(name).read().force_unlock().await,
+        LockKind::ReadWrite(Mode::Write) => {
+            client.read_write_lock(name).write().force_unlock().await
+        }
+    }
+    .map_err(Failure::lock)?;
     report(globals.format, name, Some(&held), broken);
     Ok(if broken { exit::OK } else { exit::NO })
 }

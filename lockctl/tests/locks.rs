@@ -673,3 +673,59 @@ fn unlock_force_breaks_a_read_write_lock_and_wakes_its_waiters() {
         out.stderr
     );
 }
+
+#[test]
+fn status_shows_a_fair_lock_s_queue_and_unlock_force_wakes_its_head() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let rt = runtime();
+    let client = rt
+        .block_on(LockClient::connect(url.as_str()))
+        .expect("client");
+    let guard = rt.block_on(client.fair_lock("fair").lock()).expect("hold");
+    let lock = client.fair_lock("fair");
+    let waiter = rt.spawn(async move {
+        let guard = lock.lock().await.expect("the waiter's lock()");
+        (Instant::now(), guard)
+    });
+    let mut con = server.connection();
+    wait_until("the waiter queued", Duration::from_secs(10), || {
+        redis::cmd("LLEN")
+            .arg("redisson_lock_queue:{fair}")
+            .query::<u64>(&mut con)
+            .expect("LLEN")
+            == 1
+    });
+    let queued: Vec<String> = redis::cmd("LRANGE")
+        .arg("redisson_lock_queue:{fair}")
+        .arg(0)
+        .arg(-1)
+        .query(&mut con)
+        .expect("LRANGE");
+    let out = run(lockctl_at(&url).args(["status", "fair"]));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stdout.contains(&format!("queue:   {}", queued[0])),
+        "{}",
+        out.stdout
+    );
+    let out = run(lockctl_at(&url).args(["--json", "status", "fair"]));
+    assert_eq!(json(&out.stdout)["waiting"][0], queued[0].as_str());
+
+    let broken_at = Instant::now();
+    let out = run(lockctl_at(&url).args(["unlock", "--force", "fair"]));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    // The head is woken on its own channel, not left to poll (30 s lease).
+    let (acquired, second) = rt.block_on(waiter).expect("waiter");
+    assert!(
+        acquired.duration_since(broken_at) < Duration::from_secs(3),
+        "{:?}",
+        acquired.duration_since(broken_at)
+    );
+    assert_eq!(second.owner().to_string(), queued[0]);
+    rt.block_on(second.unlock()).expect("unlock");
+    assert!(
+        rt.block_on(guard.unlock()).is_err(),
+        "the broken hold is gone"
+    );
+}

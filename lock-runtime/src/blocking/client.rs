@@ -96,6 +96,22 @@ impl LockClient {
         Lock::new(self.inner.lock(name), self.thread.clone())
     }
 
+    /// A handle to the fair (first come, first served) lock `name`: the
+    /// same blocking [`Lock`] methods, on a [`FairLock`](crate::FairLock)
+    /// (Redisson's `RFairLock`): waiters queue and get it in order, a
+    /// release wakes only the first, and [`Lock::try_lock`] never jumps
+    /// the queue.
+    ///
+    /// ```no_run
+    /// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
+    /// let guard = client.fair_lock("payments:settle").lock()?;
+    /// guard.unlock()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn fair_lock(&self, name: &str) -> Lock {
+        Lock::new(self.inner.fair_lock(name).into_lock(), self.thread.clone())
+    }
+
     /// A handle to the read/write lock `name`: many readers or one writer.
     /// See [`ReadWriteLock`](crate::ReadWriteLock).
     pub fn read_write_lock(&self, name: &str) -> ReadWriteLock {
@@ -151,6 +167,13 @@ impl LockClientBuilder {
     /// held. At least 30 ms.
     pub fn watchdog_timeout(mut self, timeout: Duration) -> Self {
         self.inner = self.inner.watchdog_timeout(timeout);
+        self
+    }
+
+    /// Sets the wait time of a fair lock's waiter (default 10 s); see
+    /// [`LockClientBuilder::fair_lock_wait_timeout`](crate::LockClientBuilder::fair_lock_wait_timeout).
+    pub fn fair_lock_wait_timeout(mut self, wait: Duration) -> Self {
+        self.inner = self.inner.fair_lock_wait_timeout(wait);
         self
     }
 

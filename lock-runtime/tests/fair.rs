@@ -1,0 +1,827 @@
+//! The fair (FIFO) lock, Redisson's `RFairLock` layout, against real
+//! redis-server processes: exclusion, first-come-first-served order, waiters
+//! that stop waiting (cancelled, timed out, woken and then cancelled, dead),
+//! re-entry, the watchdog, and the keys and channels a Java `RFairLock`
+//! shares with it.
+//!
+//! Timing assertions use wide margins; each proves a mechanism (a waiter
+//! woken by a message is far faster than the 30 s lease it beats, ...).
+//! Every wait is bounded, so a hang fails the test instead of stalling.
+
+mod common;
+
+use common::{Redis, ms, within};
+use redis::AsyncCommands;
+use redlua_runtime::{LockClient, LockGuard};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// The queue of a fair lock (Redisson's name).
+fn queue_key(name: &str) -> String {
+    format!("redisson_lock_queue:{{{name}}}")
+}
+
+/// The waiters' deadlines of a fair lock (Redisson's name).
+fn deadlines_key(name: &str) -> String {
+    format!("redisson_lock_timeout:{{{name}}}")
+}
+
+/// The channel a fair lock's waiter is woken on (Redisson's name).
+fn waiter_channel(name: &str, owner: &str) -> String {
+    format!("redisson_lock__channel:{{{name}}}:{owner}")
+}
+
+async fn queue(redis: &Redis, name: &str) -> Vec<String> {
+    redis
+        .raw()
+        .lrange(queue_key(name), 0, -1)
+        .await
+        .expect("LRANGE")
+}
+
+async fn deadlines(redis: &Redis, name: &str) -> Vec<(String, f64)> {
+    redis
+        .raw()
+        .zrange_withscores(deadlines_key(name), 0, -1)
+        .await
+        .expect("ZRANGE")
+}
+
+/// Waits until the queue holds `len` waiters; returns it.
+async fn queue_reaches(redis: &Redis, name: &str, len: usize) -> Vec<String> {
+    within(ms(5000), "the queue reaching its length", async {
+        loop {
+            let queue = queue(redis, name).await;
+            if queue.len() == len {
+                return queue;
+            }
+            tokio::time::sleep(ms(5)).await;
+        }
+    })
+    .await
+}
+
+/// The server's clock, in ms since the epoch.
+async fn server_now_ms(redis: &Redis) -> i64 {
+    let (secs, micros): (i64, i64) = redis::cmd("TIME")
+        .query_async(&mut redis.raw())
+        .await
+        .expect("TIME");
+    secs * 1000 + micros / 1000
+}
+
+async fn client_with_wait(redis: &Redis, wait: Duration) -> LockClient {
+    LockClient::builder(redis.url())
+        .fair_lock_wait_timeout(wait)
+        .connect()
+        .await
+        .expect("connect")
+}
+
+/// A waiter in its own task: sends its guard (and when it got it) once it
+/// holds the lock.
+fn waiter(
+    client: &LockClient,
+    name: &str,
+) -> (
+    tokio::task::JoinHandle<()>,
+    tokio::sync::oneshot::Receiver<(LockGuard, Instant)>,
+) {
+    let lock = client.fair_lock(name);
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let task = tokio::spawn(async move {
+        let guard = lock.lock().await.expect("fair lock");
+        let _ = tx.send((guard, Instant::now()));
+    });
+    (task, rx)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn holders_never_overlap_and_tokens_grow() {
+    let redis = Redis::start().await;
+    let name = "fair:exclusion";
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        clients.push(redis.client().await);
+    }
+    let inside = Arc::new(AtomicUsize::new(0));
+    let tokens = Arc::new(Mutex::new(Vec::new()));
+    let mut tasks = Vec::new();
+    for client in &clients {
+        for _ in 0..2 {
+            let lock = client.fair_lock(name);
+            let inside = inside.clone();
+            let tokens = tokens.clone();
+            tasks.push(tokio::spawn(async move {
+                for _ in 0..10 {
+                    let guard = lock.lock().await.expect("lock");
+                    assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders");
+                    tokens.lock().unwrap().push(guard.token());
+                    tokio::time::sleep(ms(1)).await;
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                    guard.unlock().await.expect("unlock");
+                }
+            }));
+        }
+    }
+    // An observer: the lock hash never has two owners.
+    let observer = {
+        let mut con = redis.raw();
+        let inside = inside.clone();
+        tokio::spawn(async move {
+            let mut seen = 0;
+            loop {
+                let fields: Vec<String> = con.hkeys(name).await.expect("HKEYS");
+                assert!(fields.len() <= 1, "two owners in the hash: {fields:?}");
+                assert!(inside.load(Ordering::SeqCst) <= 1);
+                seen += 1;
+                if seen > 100_000 {
+                    return;
+                }
+                tokio::task::yield_now().await;
+            }
+        })
+    };
+    within(ms(30_000), "80 fair acquisitions", async {
+        for task in tasks {
+            task.await.expect("contender");
+        }
+    })
+    .await;
+    observer.abort();
+    let tokens = tokens.lock().unwrap().clone();
+    assert_eq!(tokens.len(), 80);
+    assert!(
+        tokens.windows(2).all(|w| w[0] < w[1]),
+        "tokens grow: {tokens:?}"
+    );
+    assert!(queue(&redis, name).await.is_empty());
+    assert!(deadlines(&redis, name).await.is_empty());
+    // Nothing left but the token counter (latches go in the background).
+    within(ms(2000), "only the token counter left", async {
+        while redis.keys().await != vec![format!("redisson_lock_token:{{{name}}}")] {
+            tokio::time::sleep(ms(10)).await;
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn waiters_get_the_lock_in_the_order_they_asked() {
+    let redis = Redis::start().await;
+    let name = "fair:order";
+    let holder = redis.client().await;
+    let first = holder.fair_lock(name).lock().await.expect("lock");
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let mut tasks = Vec::new();
+    let mut clients = Vec::new();
+    for i in 0..5 {
+        // Each waiter on a client of its own, queued after the previous one.
+        let client = redis.client().await;
+        let lock = client.fair_lock(name);
+        clients.push(client);
+        let order = order.clone();
+        tasks.push(tokio::spawn(async move {
+            let guard = lock.lock().await.expect("lock");
+            order.lock().unwrap().push(i);
+            tokio::time::sleep(ms(5)).await;
+            guard.unlock().await.expect("unlock");
+        }));
+        queue_reaches(&redis, name, i + 1).await;
+    }
+    // The deadlines follow Redisson's arithmetic: one wait time apart.
+    let deadlines = deadlines(&redis, name).await;
+    let queued = queue(&redis, name).await;
+    assert_eq!(
+        deadlines.iter().map(|(o, _)| o.clone()).collect::<Vec<_>>(),
+        queued
+    );
+    for pair in deadlines.windows(2) {
+        assert_eq!(pair[1].1 - pair[0].1, 10_000.0, "{deadlines:?}");
+    }
+    first.unlock().await.expect("unlock");
+    within(ms(10_000), "five waiters served", async {
+        for task in tasks {
+            task.await.expect("waiter");
+        }
+    })
+    .await;
+    assert_eq!(*order.lock().unwrap(), vec![0, 1, 2, 3, 4]);
+    assert!(queue(&redis, name).await.is_empty());
+}
+
+#[tokio::test]
+async fn try_lock_never_jumps_the_queue_nor_joins_it() {
+    let redis = Redis::start().await;
+    let name = "fair:try";
+    let client = redis.client().await;
+    // A live waiter first in line (far deadline), the lock free.
+    let now = server_now_ms(&redis).await;
+    let mut con = redis.raw();
+    let _: () = con.rpush(queue_key(name), "other:1").await.unwrap();
+    let _: () = con
+        .zadd(deadlines_key(name), "other:1", now + 60_000)
+        .await
+        .unwrap();
+    assert!(
+        client
+            .fair_lock(name)
+            .try_lock()
+            .await
+            .expect("try_lock")
+            .is_none()
+    );
+    assert_eq!(queue(&redis, name).await, vec!["other:1".to_string()]);
+    // With nobody waiting, it takes a free lock.
+    let _: () = con
+        .del(&[queue_key(name), deadlines_key(name)])
+        .await
+        .unwrap();
+    let guard = client.fair_lock(name).try_lock().await.expect("try_lock");
+    assert!(guard.is_some());
+}
+
+#[tokio::test]
+async fn a_waiter_that_times_out_leaves_no_queue_entry() {
+    let redis = Redis::start().await;
+    let name = "fair:timeout";
+    let a = redis.client().await;
+    let b = redis.client().await;
+    let held = a.fair_lock(name).lock().await.expect("lock");
+    let started = Instant::now();
+    let got = b
+        .fair_lock(name)
+        .try_lock_for(ms(300), None)
+        .await
+        .expect("try_lock_for");
+    assert!(got.is_none());
+    assert!(started.elapsed() >= ms(300));
+    // Left when the call returned, not later.
+    assert!(!redis.exists(&queue_key(name)).await);
+    assert!(!redis.exists(&deadlines_key(name)).await);
+    held.unlock().await.expect("unlock");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_cancelled_waiter_leaves_and_the_next_one_gets_the_lock_at_once() {
+    let redis = Redis::start().await;
+    let name = "fair:cancelled";
+    let a = redis.client().await;
+    let (b, c) = (redis.client().await, redis.client().await);
+    let held = a.fair_lock(name).lock().await.expect("lock"); // 30 s lease
+    let (b_task, b_rx) = waiter(&b, name);
+    drop(b_rx);
+    queue_reaches(&redis, name, 1).await;
+    let (_c_task, c_rx) = waiter(&c, name);
+    let queued = queue_reaches(&redis, name, 2).await;
+    b_task.abort();
+    // B leaves in the background; C moves up, and its deadline by one wait.
+    let before = deadlines(&redis, name).await;
+    let left = queue_reaches(&redis, name, 1).await;
+    assert_eq!(left, vec![queued[1].clone()]);
+    let after = deadlines(&redis, name).await;
+    let c_before = before.iter().find(|(o, _)| *o == queued[1]).unwrap().1;
+    assert_eq!(after, vec![(queued[1].clone(), c_before - 10_000.0)]);
+    let released = Instant::now();
+    held.unlock().await.expect("unlock");
+    let (guard, at) = within(ms(1000), "C acquiring after B left", c_rx)
+        .await
+        .expect("C's guard");
+    assert!(at - released < ms(1000));
+    assert_eq!(guard.owner().to_string(), queued[1]);
+    guard.unlock().await.expect("unlock");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_woken_waiter_that_is_cancelled_passes_the_wake_up_on() {
+    let redis = Redis::start().await;
+    let a = redis.client().await;
+    let (b, c) = (redis.client().await, redis.client().await);
+    // B is woken by the release and cancelled around then: before it tried,
+    // while its try was under way, or after it got the lock. In every case
+    // C gets the lock at once (the lease is 30 s).
+    for round in 0..20u64 {
+        let name = format!("fair:woken:{round}");
+        let held = a.fair_lock(&name).lock().await.expect("lock");
+        let (b_task, b_rx) = waiter(&b, &name);
+        drop(b_rx); // a guard B gets is dropped (released) at once
+        queue_reaches(&redis, &name, 1).await;
+        let (_c_task, c_rx) = waiter(&c, &name);
+        queue_reaches(&redis, &name, 2).await;
+        held.unlock().await.expect("unlock");
+        if round % 4 != 0 {
+            tokio::time::sleep(Duration::from_micros(250 * (round % 4))).await;
+        }
+        b_task.abort();
+        let Ok(got) = tokio::time::timeout(ms(1000), c_rx).await else {
+            let hash = redis.hgetall(&name).await;
+            panic!(
+                "round {round}: C did not acquire; hash {hash:?}, queue {:?}, deadlines {:?}",
+                queue(&redis, &name).await,
+                deadlines(&redis, &name).await
+            );
+        };
+        let (guard, _) = got.expect("C's guard");
+        guard.unlock().await.expect("unlock");
+    }
+}
+
+#[tokio::test]
+async fn a_dead_waiter_is_skipped_after_its_wait_time() {
+    let redis = Redis::start().await;
+    let name = "fair:dead";
+    let client = client_with_wait(&redis, ms(1000)).await;
+    // A waiter first in line that died: its entry, as Redisson writes it
+    // with the lock free (deadline = now + wait time), and nothing else.
+    let now = server_now_ms(&redis).await;
+    let mut con = redis.raw();
+    let _: () = con.rpush(queue_key(name), "dead:1").await.unwrap();
+    let _: () = con
+        .zadd(deadlines_key(name), "dead:1", now + 1000)
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let guard = within(
+        ms(5000),
+        "acquiring behind a dead waiter",
+        client.fair_lock(name).lock(),
+    )
+    .await
+    .expect("lock");
+    let waited = started.elapsed();
+    // It kept the dead waiter's place until the deadline, not longer.
+    assert!(waited >= ms(700), "{waited:?}");
+    assert!(waited < ms(3000), "{waited:?}");
+    assert!(queue(&redis, name).await.is_empty());
+    guard.unlock().await.expect("unlock");
+}
+
+#[tokio::test]
+async fn keys_and_channels_are_redissons_and_a_java_waiter_takes_its_turn() {
+    let redis = Redis::start().await;
+    let name = "fair:interop";
+    let a = redis.client().await;
+    let b = redis.client().await;
+    let held = a.fair_lock(name).lock().await.expect("lock");
+    // A Java waiter, queued as Redisson's RFairLock queues one: behind
+    // nobody, deadline = the lease left + the wait time + now.
+    let java = "7f3c9a1e-0000-4000-8000-000000000001:58";
+    let now = server_now_ms(&redis).await;
+    let pttl = redis.pttl(name).await;
+    let mut con = redis.raw();
+    let _: () = con
+        .zadd(deadlines_key(name), java, now + pttl + 300_000)
+        .await
+        .unwrap();
+    let _: () = con.rpush(queue_key(name), java).await.unwrap();
+    // A redlua waiter queues behind it.
+    let (_b_task, b_rx) = waiter(&b, name);
+    let queued = queue_reaches(&redis, name, 2).await;
+    assert_eq!(queued[0], java);
+    let ours = queued[1].clone();
+    assert!(ours.starts_with(b.id()), "{ours}");
+    let scores = deadlines(&redis, name).await;
+    let java_deadline = scores.iter().find(|(o, _)| o == java).unwrap().1;
+    let our_deadline = scores.iter().find(|(o, _)| *o == ours).unwrap().1;
+    // Redisson's arithmetic: the one before it plus the wait time (10 s).
+    assert_eq!(our_deadline - java_deadline, 10_000.0);
+    // Every key written has an expiry.
+    assert!(redis.pttl(&queue_key(name)).await > 0);
+    assert!(redis.pttl(&deadlines_key(name)).await > 0);
+    // The release wakes the head only: Java's channel, message 0.
+    let mut to_java = redis.listen(&waiter_channel(name, java)).await;
+    let mut to_ours = redis.listen(&waiter_channel(name, &ours)).await;
+    let mut to_all = redis
+        .listen(&format!("redisson_lock__channel:{{{name}}}"))
+        .await;
+    held.unlock().await.expect("unlock");
+    let (message, _) = to_java.next_within(ms(2000)).await.expect("Java woken");
+    assert_eq!(message, "0");
+    assert!(to_all.next_within(ms(100)).await.is_none(), "no broadcast");
+    assert!(
+        to_ours.next_within(ms(100)).await.is_none(),
+        "only the head is woken"
+    );
+    // Java takes the lock as RFairLock does: leaves the queue, moves the
+    // others up by the wait time, holds.
+    let _: () = con.lpop(queue_key(name), None).await.unwrap();
+    let _: () = con.zrem(deadlines_key(name), java).await.unwrap();
+    let _: () = con
+        .zincr(deadlines_key(name), &ours, -300_000)
+        .await
+        .unwrap();
+    let _: () = con.hset(name, java, 1).await.unwrap();
+    let _: () = con.pexpire(name, 30_000).await.unwrap();
+    // ... and releases it, waking the new head as RFairLock does.
+    let _: () = con.del(name).await.unwrap();
+    let _: () = con.publish(waiter_channel(name, &ours), "0").await.unwrap();
+    let (message, _) = to_ours.next_within(ms(2000)).await.expect("ours woken");
+    assert_eq!(message, "0");
+    let (guard, _) = within(ms(1000), "ours acquiring after Java", b_rx)
+        .await
+        .expect("guard");
+    assert_eq!(guard.owner().to_string(), ours);
+    guard.unlock().await.expect("unlock");
+}
+
+#[tokio::test]
+async fn reentry_and_the_watchdog_work_on_a_fair_lock() {
+    let redis = Redis::start().await;
+    let name = "fair:reentry";
+    let client = redis.client_with_watchdog(ms(300)).await;
+    let other = redis.client().await;
+    let lock = client.fair_lock(name);
+    let outer = lock.lock().await.expect("lock");
+    let inner = outer.reenter().await.expect("reenter");
+    assert_eq!(lock.hold_count(outer.owner()).await.expect("count"), 2);
+    let again = lock.reenter(outer.owner()).await.expect("reenter by owner");
+    assert_eq!(lock.hold_count(outer.owner()).await.expect("count"), 3);
+    // Renewed well past its 300 ms lease.
+    tokio::time::sleep(ms(1200)).await;
+    assert!(!outer.is_lost());
+    assert!(lock.is_locked().await.expect("is_locked"));
+    assert!(redis.pttl(name).await > 0);
+    // Others queue until every hold is released.
+    let (_task, mut rx) = waiter(&other, name);
+    queue_reaches(&redis, name, 1).await;
+    again.unlock().await.expect("unlock");
+    inner.unlock().await.expect("unlock");
+    tokio::time::sleep(ms(100)).await;
+    assert!(rx.try_recv().is_err(), "one hold left: still held");
+    outer.unlock().await.expect("unlock");
+    let (guard, _) = within(ms(1000), "the waiter acquiring", rx)
+        .await
+        .expect("guard");
+    guard.unlock().await.expect("unlock");
+}
+
+#[tokio::test]
+async fn force_unlock_wakes_the_head_of_the_queue() {
+    let redis = Redis::start().await;
+    let name = "fair:force";
+    let a = redis.client().await;
+    let b = redis.client().await;
+    let held = a.fair_lock(name).lock().await.expect("lock");
+    let (_task, rx) = waiter(&b, name);
+    queue_reaches(&redis, name, 1).await;
+    let token = held.token();
+    assert!(
+        b.fair_lock(name)
+            .force_unlock()
+            .await
+            .expect("force_unlock")
+    );
+    let (guard, _) = within(ms(1000), "the head acquiring", rx)
+        .await
+        .expect("guard");
+    assert!(guard.token() > token);
+    assert!(held.unlock().await.is_err(), "the broken holder knows");
+    guard.unlock().await.expect("unlock");
+}
+
+/// Calls per command since the server started (`INFO commandstats`).
+async fn command_calls(redis: &Redis) -> std::collections::HashMap<String, u64> {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut redis.raw())
+        .await
+        .expect("INFO");
+    info.lines()
+        .filter_map(|line| {
+            let (name, rest) = line.strip_prefix("cmdstat_")?.split_once(':')?;
+            let calls = rest
+                .strip_prefix("calls=")?
+                .split(',')
+                .next()?
+                .parse()
+                .ok()?;
+            Some((name.to_string(), calls))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn steady_contention_costs_three_scripts_per_acquisition_and_no_subscribes() {
+    let redis = Redis::start().await;
+    let name = "fair:cost";
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        clients.push(redis.client().await);
+    }
+    // Warm up: every client's pattern subscribed, the scripts loaded.
+    let warm = redis
+        .client()
+        .await
+        .fair_lock(name)
+        .lock()
+        .await
+        .expect("lock");
+    let mut warmers = Vec::new();
+    for client in &clients {
+        let lock = client.fair_lock(name);
+        warmers.push(tokio::spawn(async move {
+            lock.lock()
+                .await
+                .expect("lock")
+                .unlock()
+                .await
+                .expect("unlock");
+        }));
+    }
+    queue_reaches(&redis, name, 4).await;
+    warm.unlock().await.expect("unlock");
+    within(ms(2000), "warm-up", async {
+        for task in warmers {
+            task.await.expect("warm-up");
+        }
+    })
+    .await;
+    let before = command_calls(&redis).await;
+    let rounds = 25;
+    let mut tasks = Vec::new();
+    for client in &clients {
+        for _ in 0..2 {
+            let lock = client.fair_lock(name);
+            tasks.push(tokio::spawn(async move {
+                for _ in 0..rounds {
+                    let guard = lock.lock().await.expect("lock");
+                    tokio::time::sleep(ms(1)).await;
+                    guard.unlock().await.expect("unlock");
+                }
+            }));
+        }
+    }
+    within(ms(30_000), "200 contended acquisitions", async {
+        for task in tasks {
+            task.await.expect("contender");
+        }
+    })
+    .await;
+    let after = command_calls(&redis).await;
+    let delta = |command: &str| {
+        after.get(command).copied().unwrap_or(0) - before.get(command).copied().unwrap_or(0)
+    };
+    let acquisitions = (4 * 2 * rounds) as f64;
+    let scripts = (delta("evalsha") + delta("eval")) as f64;
+    eprintln!(
+        "per acquisition: {:.2} scripts; subscribe {}, unsubscribe {}, psubscribe {}, punsubscribe {}",
+        scripts / acquisitions,
+        delta("subscribe"),
+        delta("unsubscribe"),
+        delta("psubscribe"),
+        delta("punsubscribe"),
+    );
+    // A failed try that joins the queue, the try that takes the lock, the
+    // release: three (a little more for the odd retry on a timer).
+    assert!(scripts / acquisitions <= 3.1, "{scripts} scripts");
+    // Every client's waiters share one pattern, kept between waiters.
+    assert_eq!(delta("subscribe"), 0);
+    assert_eq!(delta("unsubscribe"), 0);
+    assert_eq!(delta("psubscribe"), 0);
+    assert_eq!(delta("punsubscribe"), 0);
+}
+
+#[tokio::test]
+async fn a_client_s_pattern_is_dropped_a_little_after_its_last_waiter() {
+    let redis = Redis::start().await;
+    let name = "fair:linger";
+    let a = redis.client().await;
+    let b = redis.client().await;
+    let held = a.fair_lock(name).lock().await.expect("lock");
+    let (_task, rx) = waiter(&b, name);
+    queue_reaches(&redis, name, 1).await;
+    let pattern = format!("redisson_lock__channel:{{{name}}}:{}:*", b.id());
+    let numpat = || async {
+        let n: i64 = redis::cmd("PUBSUB")
+            .arg("NUMPAT")
+            .query_async(&mut redis.raw())
+            .await
+            .expect("PUBSUB NUMPAT");
+        n
+    };
+    within(ms(2000), "the pattern subscribed", async {
+        while numpat().await != 1 {
+            tokio::time::sleep(ms(5)).await;
+        }
+    })
+    .await;
+    held.unlock().await.expect("unlock");
+    let (guard, _) = within(ms(1000), "the waiter acquiring", rx)
+        .await
+        .expect("guard");
+    guard.unlock().await.expect("unlock");
+    // Still there just after, gone within the linger plus a ping interval.
+    assert_eq!(numpat().await, 1, "{pattern} kept for the next waiter");
+    let gone = Instant::now();
+    within(ms(3000), "the pattern unsubscribed", async {
+        while numpat().await != 0 {
+            tokio::time::sleep(ms(20)).await;
+        }
+    })
+    .await;
+    assert!(gone.elapsed() >= ms(300), "{:?}", gone.elapsed());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn live_waiters_keep_their_place_through_fast_handoffs_with_a_short_wait_time() {
+    // Redisson's arithmetic alone moves every waiter's deadline up by one
+    // wait time per handoff, and never forward with time: after the lease
+    // plus a few wait times of steady contention, the heads' deadlines
+    // have passed and live waiters get dropped. The floors keep them.
+    let redis = Redis::start().await;
+    let name = "fair:fast";
+    let wait = ms(200);
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        clients.push(client_with_wait(&redis, wait).await);
+    }
+    // Warm up the pattern subscriptions and the scripts.
+    let warm = client_with_wait(&redis, wait).await;
+    let held = warm.fair_lock(name).lock().await.expect("lock");
+    let mut warmers = Vec::new();
+    for client in &clients {
+        let lock = client.fair_lock(name);
+        warmers.push(tokio::spawn(async move {
+            lock.lock()
+                .await
+                .expect("lock")
+                .unlock()
+                .await
+                .expect("unlock");
+        }));
+    }
+    queue_reaches(&redis, name, 4).await;
+    held.unlock().await.expect("unlock");
+    for task in warmers {
+        within(ms(2000), "warm-up", task).await.expect("warm-up");
+    }
+    let until = Instant::now() + ms(2500);
+    // Meanwhile, nobody in the queue is ever past its deadline (a live
+    // waiter dropped from its place would be).
+    let sampler = {
+        let mut con = redis.raw();
+        let key = deadlines_key(name);
+        tokio::spawn(async move {
+            let mut stale = 0u64;
+            let mut samples = 0u64;
+            while Instant::now() < until {
+                let ((secs, micros), entries): ((i64, i64), Vec<(String, f64)>) = redis::pipe()
+                    .atomic()
+                    .cmd("TIME")
+                    .cmd("ZRANGE")
+                    .arg(&key)
+                    .arg(0)
+                    .arg(-1)
+                    .arg("WITHSCORES")
+                    .query_async(&mut con)
+                    .await
+                    .expect("TIME, ZRANGE");
+                let now = (secs * 1000 + micros / 1000) as f64;
+                stale += entries
+                    .iter()
+                    .filter(|(_, deadline)| *deadline <= now)
+                    .count() as u64;
+                samples += 1;
+            }
+            (stale, samples)
+        })
+    };
+    let before = command_calls(&redis).await;
+    let mut tasks = Vec::new();
+    for client in &clients {
+        for _ in 0..2 {
+            let lock = client.fair_lock(name);
+            tasks.push(tokio::spawn(async move {
+                let mut served = 0u64;
+                while Instant::now() < until {
+                    let guard = lock.lock_with_lease(ms(300)).await.expect("lock");
+                    served += 1;
+                    tokio::time::sleep(ms(1)).await;
+                    guard.unlock().await.expect("unlock");
+                }
+                served
+            }));
+        }
+    }
+    let mut served = Vec::new();
+    for task in tasks {
+        served.push(
+            within(ms(20_000), "a contender", task)
+                .await
+                .expect("contender"),
+        );
+    }
+    let after = command_calls(&redis).await;
+    let delta = |command: &str| {
+        after.get(command).copied().unwrap_or(0) - before.get(command).copied().unwrap_or(0)
+    };
+    let (stale, samples) = sampler.await.expect("sampler");
+    eprintln!("{stale} stale queue entries seen in {samples} samples");
+    assert_eq!(stale, 0, "live waiters past their deadline");
+    let total: u64 = served.iter().sum();
+    let scripts = (delta("evalsha") + delta("eval")) as f64;
+    eprintln!(
+        "served {served:?}: {:.2} scripts per acquisition",
+        scripts / total as f64
+    );
+    // Nobody re-queued: each acquisition cost the three scripts of a
+    // queued one, and every contender got its turns.
+    assert!(
+        scripts / total as f64 <= 3.1,
+        "{scripts} scripts for {total}"
+    );
+    let mean = total as f64 / served.len() as f64;
+    assert!(served.iter().all(|&n| n as f64 >= 0.8 * mean), "{served:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn acquires_abandoned_at_any_point_leave_no_hold_and_no_queue_entry() {
+    let redis = Redis::start().await;
+    let name = "fair:abandoned";
+    let holder = redis.client().await;
+    let others = [redis.client().await, redis.client().await];
+    for round in 0..30u64 {
+        // Sometimes held (the waiters queue), sometimes free (they may take
+        // it); each is dropped a little later, wherever it is then.
+        let held = if round % 2 == 0 {
+            Some(holder.fair_lock(name).lock().await.expect("lock"))
+        } else {
+            None
+        };
+        let mut tasks = Vec::new();
+        for (i, client) in others.iter().enumerate() {
+            let lock = client.fair_lock(name);
+            tasks.push(tokio::spawn(async move {
+                let guard = lock.lock().await.expect("lock");
+                // Held until the task is aborted: then dropped, released.
+                std::future::pending::<()>().await;
+                drop(guard);
+            }));
+            tokio::time::sleep(Duration::from_micros(300 * (round % 5) + 100 * i as u64)).await;
+        }
+        for task in &tasks {
+            task.abort();
+        }
+        if let Some(held) = held {
+            held.unlock().await.expect("unlock");
+        }
+        // Nothing stays: no hold, no waiter, and a new acquire gets the
+        // lock at once.
+        within(
+            ms(2000),
+            &format!("round {round}: everything gone"),
+            async {
+                loop {
+                    let held = redis.exists(name).await;
+                    let queued = redis.exists(&queue_key(name)).await;
+                    let deadlines = redis.exists(&deadlines_key(name)).await;
+                    if !held && !queued && !deadlines {
+                        break;
+                    }
+                    tokio::time::sleep(ms(5)).await;
+                }
+            },
+        )
+        .await;
+        let guard = holder.fair_lock(name).try_lock().await.expect("try_lock");
+        guard
+            .expect("free, nobody waiting")
+            .unlock()
+            .await
+            .expect("unlock");
+    }
+}
+
+#[tokio::test]
+async fn a_dead_head_woken_by_a_release_holds_the_free_lock_up_for_one_wait_time() {
+    let redis = Redis::start().await;
+    let name = "fair:dead-head";
+    let holder = client_with_wait(&redis, ms(1000)).await;
+    let live = client_with_wait(&redis, ms(1000)).await;
+    let held = holder.fair_lock(name).lock().await.expect("lock");
+    // A dead waiter first in line, with a far deadline (as a Java waiter
+    // with Redisson's 5-minute wait time gets), and a live one behind it.
+    let now = server_now_ms(&redis).await;
+    let mut con = redis.raw();
+    let _: () = con.rpush(queue_key(name), "dead:1").await.unwrap();
+    let _: () = con
+        .zadd(deadlines_key(name), "dead:1", now + 300_000)
+        .await
+        .unwrap();
+    let (_task, rx) = waiter(&live, name);
+    queue_reaches(&redis, name, 2).await;
+    let released = Instant::now();
+    held.unlock().await.expect("unlock");
+    // Woken, the dead head has one wait time to take the lock; then the
+    // live waiter does.
+    let (guard, at) = within(ms(5000), "the live waiter", rx)
+        .await
+        .expect("guard");
+    let after = at - released;
+    assert!(after >= ms(700), "{after:?}");
+    assert!(after < ms(3000), "{after:?}");
+    assert!(queue(&redis, name).await.is_empty());
+    guard.unlock().await.expect("unlock");
+}
