@@ -18,6 +18,7 @@
 
 mod cancelled;
 mod expansion;
+mod flavor;
 mod independent;
 mod metrics;
 mod monitor;

@@ -5,8 +5,10 @@
 //! Besides the contended figures: how many handoffs cross from one process
 //! to the other (with 4 contenders waiting in each, 4 of the 7 others a
 //! holder can hand to are in the other process: 57% would be fair).
+//! Run once with each lock flavor (the other process is told which).
 
 use crate::Settings;
+use crate::flavor::{AnyLock, Flavor};
 use crate::metrics::{Event, Figure, Measured, contention};
 use crate::scenarios::{commands_so_far, per_op};
 use redlua::LockClient;
@@ -29,7 +31,7 @@ fn now() -> f64 {
 }
 
 /// Runs the scenario.
-pub async fn run(url: &str, settings: &Settings) -> Result<Measured, String> {
+pub async fn run(url: &str, settings: &Settings, flavor: Flavor) -> Result<Measured, String> {
     // Both processes start together, once the child is surely up.
     let start = now() + 1.5;
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
@@ -39,13 +41,22 @@ pub async fn run(url: &str, settings: &Settings) -> Result<Measured, String> {
         .arg(start.to_string())
         .arg(settings.seconds.to_string())
         .arg(settings.critical_ms.to_string())
+        .arg(flavor.arg())
         .stdout(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| e.to_string())?;
     let mut stdout = child.stdout.take().ok_or("no stdout")?;
     let before = commands_so_far(url).await;
-    let mine = contend(url, 0, start, settings.seconds, settings.critical_ms).await?;
+    let mine = contend(
+        url,
+        0,
+        start,
+        settings.seconds,
+        settings.critical_ms,
+        flavor,
+    )
+    .await?;
     let mut theirs = String::new();
     stdout
         .read_to_string(&mut theirs)
@@ -100,8 +111,10 @@ pub async fn run(url: &str, settings: &Settings) -> Result<Measured, String> {
 /// The other process: runs its contenders and prints one line per critical
 /// section (`index acquired released`, seconds since the agreed start).
 pub async fn child(args: &[String]) -> Result<(), String> {
-    let [url, start, seconds, critical_ms] = args else {
-        return Err("usage: --contender-process URL START SECONDS CRITICAL_MS".to_string());
+    let [url, start, seconds, critical_ms, flavor] = args else {
+        return Err(
+            "usage: --contender-process URL START SECONDS CRITICAL_MS reentrant|fair".to_string(),
+        );
     };
     let parse = |s: &str| s.parse::<f64>().map_err(|e| e.to_string());
     let events = contend(
@@ -110,6 +123,7 @@ pub async fn child(args: &[String]) -> Result<(), String> {
         parse(start)?,
         parse(seconds)?,
         parse(critical_ms)? as u64,
+        Flavor::parse(flavor)?,
     )
     .await?;
     for (index, acquired, released) in events {
@@ -126,6 +140,7 @@ async fn contend(
     start: f64,
     seconds: f64,
     critical_ms: u64,
+    flavor: Flavor,
 ) -> Result<Vec<Event>, String> {
     let mut clients = Vec::new();
     for _ in 0..PER_PROCESS {
@@ -138,7 +153,7 @@ async fn contend(
     let critical = Duration::from_millis(critical_ms);
     let mut tasks = Vec::new();
     for (i, client) in clients.iter().enumerate() {
-        let lock = client.lock(LOCK);
+        let lock = AnyLock::new(client, LOCK, flavor);
         let index = first_index + i;
         tasks.push(tokio::spawn(async move {
             let mut events: Vec<Event> = Vec::new();

@@ -2,6 +2,7 @@
 //! two scripts sent as plain `EVALSHA`, without the client around them.
 
 use crate::Settings;
+use crate::flavor::{AnyLock, Flavor};
 use crate::metrics::{Event, Measured, Outcome, contention};
 use crate::monitor::counted;
 use redlua::LockClient;
@@ -37,19 +38,24 @@ pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
         ));
     }
     if settings.wants("contended") {
-        for clients in [1, settings.contenders] {
-            let scenario = contended_name(settings.contenders, clients);
-            let measured = counted(port, redlua_contended(url, settings, clients)).await;
-            outcomes.push(outcome("redlua", &scenario, measured));
+        for flavor in Flavor::ALL {
+            for clients in [1, settings.contenders] {
+                let scenario = contended_name(settings.contenders, clients);
+                let measured =
+                    counted(port, redlua_contended(url, settings, clients, flavor)).await;
+                outcomes.push(outcome(flavor.library(), &scenario, measured));
+            }
         }
     }
     if settings.wants("processes") {
-        let measured = counted(port, crate::processes::run(url, settings)).await;
-        outcomes.push(outcome(
-            "redlua",
-            &format!("{} contenders, 2 processes × 4", settings.contenders),
-            measured,
-        ));
+        for flavor in Flavor::ALL {
+            let measured = counted(port, crate::processes::run(url, settings, flavor)).await;
+            outcomes.push(outcome(
+                flavor.library(),
+                &format!("{} contenders, 2 processes × 4", settings.contenders),
+                measured,
+            ));
+        }
     }
     if settings.counting() {
         return outcomes;
@@ -342,6 +348,7 @@ async fn redlua_contended(
     url: &str,
     settings: &Settings,
     clients: usize,
+    flavor: Flavor,
 ) -> Result<Measured, String> {
     let mut handles = Vec::new();
     for _ in 0..clients {
@@ -353,7 +360,7 @@ async fn redlua_contended(
     let critical = Duration::from_millis(settings.critical_ms);
     let mut tasks = Vec::new();
     for index in 0..settings.contenders {
-        let lock = handles[index % clients].lock("bench:contended");
+        let lock = AnyLock::new(&handles[index % clients], "bench:contended", flavor);
         tasks.push(tokio::spawn(async move {
             let mut events: Vec<Event> = Vec::new();
             while Instant::now() < deadline {
