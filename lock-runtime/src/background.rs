@@ -42,7 +42,7 @@ pub(crate) fn start(
 /// How long answered releases' latches are collected before one `DEL`
 /// removes them all: a latch only serves a retry of its release, and a
 /// release that was answered is never retried, so nothing waits for it.
-pub(crate) const LATCH_SWEEP_DELAY: Duration = Duration::from_millis(50);
+pub(crate) const LATCH_SWEEP_DELAY: Duration = Duration::from_millis(250);
 
 /// At most this many keys in one `DEL`.
 const LATCHES_PER_DEL: usize = 256;

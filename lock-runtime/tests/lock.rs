@@ -72,7 +72,7 @@ fn holders(info: &LockInfo) -> Vec<(String, Side, u64)> {
 }
 
 /// Waits until the database holds exactly `expected` (a release's latch is
-/// deleted in the background, within about 50 ms); returns what it holds
+/// deleted in the background, within about 250 ms); returns what it holds
 /// in the end, sorted.
 async fn keys_become(redis: &Redis, expected: &[String], limit: Duration) -> Vec<String> {
     let mut expected = expected.to_vec();
