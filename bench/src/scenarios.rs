@@ -73,8 +73,14 @@ pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
         }
     }
     if settings.wants("cancelled") {
-        let measured = crate::cancelled::run(url, 300).await;
-        outcomes.push(outcome("redlua", "cancelled woken waiter", measured));
+        for flavor in Flavor::ALL {
+            let measured = crate::cancelled::run(url, 300, flavor).await;
+            outcomes.push(outcome(
+                flavor.library(),
+                "cancelled woken waiter",
+                measured,
+            ));
+        }
     }
     if settings.wants("rwlock") {
         let measured = crate::rwlock::run(url, settings).await;
