@@ -143,6 +143,10 @@ pub struct ModeArgs {
     /// Take the write half of the read/write lock NAME (exclusive).
     #[arg(long)]
     pub write: bool,
+    /// Take the fair lock NAME (Redisson's RFairLock): waiters get it in
+    /// the order they asked, Rust and Java ones alike.
+    #[arg(long)]
+    pub fair: bool,
 }
 
 /// How to acquire a lock.

@@ -5,7 +5,7 @@ use crate::duration;
 use crate::exit::{self, Failure};
 use crate::identity;
 use crate::signals::Signals;
-use redlua_runtime::{Lock, LockClient, LockGuard};
+use redlua_runtime::{FairLock, Lock, LockClient, LockGuard};
 use std::time::Duration;
 
 /// The lock of a name to take.
@@ -17,15 +17,19 @@ pub enum Kind {
     Read,
     /// The write half of the read/write lock.
     Write,
+    /// The fair lock (Redisson's `RFairLock`).
+    Fair,
 }
 
 impl Kind {
-    /// The kind chosen by `--read` / `--write`.
+    /// The kind chosen by `--read` / `--write` / `--fair`.
     pub fn of(mode: ModeArgs) -> Kind {
         if mode.read {
             Kind::Read
         } else if mode.write {
             Kind::Write
+        } else if mode.fair {
+            Kind::Fair
         } else {
             Kind::Exclusive
         }
@@ -37,18 +41,27 @@ impl Kind {
             Kind::Exclusive => "lock",
             Kind::Read => "read lock",
             Kind::Write => "write lock",
+            Kind::Fair => "fair lock",
         }
     }
 }
 
+/// A handle on one lock of a name.
+pub enum Handle {
+    /// The reentrant lock, or a half of the read/write lock.
+    Lock(Lock),
+    /// The fair lock.
+    Fair(FairLock),
+}
+
 /// The handle for the `kind` lock of `name`; `prefer_writers` makes a
-/// read/write lock writer-preferring (a usage error for the reentrant lock).
+/// read/write lock writer-preferring (a usage error for the others).
 pub fn handle(
     client: &LockClient,
     name: &str,
     kind: Kind,
     prefer_writers: bool,
-) -> Result<Lock, Failure> {
+) -> Result<Handle, Failure> {
     let read_write = || {
         let rw = client.read_write_lock(name);
         if prefer_writers {
@@ -58,12 +71,13 @@ pub fn handle(
         }
     };
     match kind {
-        Kind::Exclusive if prefer_writers => Err(Failure::usage(
+        Kind::Exclusive | Kind::Fair if prefer_writers => Err(Failure::usage(
             "--prefer-writers needs --read or --write (it is about read/write locks)",
         )),
-        Kind::Exclusive => Ok(client.lock(name)),
-        Kind::Read => Ok(read_write().read()),
-        Kind::Write => Ok(read_write().write()),
+        Kind::Exclusive => Ok(Handle::Lock(client.lock(name))),
+        Kind::Fair => Ok(Handle::Fair(client.fair_lock(name))),
+        Kind::Read => Ok(Handle::Lock(read_write().read())),
+        Kind::Write => Ok(Handle::Lock(read_write().write())),
     }
 }
 
@@ -81,19 +95,25 @@ pub enum Acquired {
 /// Acquires `lock` as `args` say, with a fixed `lease` or (when `None`) the
 /// watchdog, giving up on a signal.
 pub async fn acquire(
-    lock: &Lock,
+    lock: &Handle,
     args: AcquireArgs,
     lease: Option<Duration>,
     signals: &mut Signals,
 ) -> Result<Acquired, Failure> {
     let attempt = async {
-        match (args.wait, lease) {
-            (Some(wait), lease) => lock
+        match (args.wait, lease, lock) {
+            (Some(wait), lease, Handle::Lock(lock)) => lock
                 .try_lock_for(wait, lease)
                 .await
                 .map(|guard| guard.ok_or(wait)),
-            (None, Some(lease)) => lock.lock_with_lease(lease).await.map(Ok),
-            (None, None) => lock.lock().await.map(Ok),
+            (Some(wait), lease, Handle::Fair(lock)) => lock
+                .try_lock_for(wait, lease)
+                .await
+                .map(|guard| guard.ok_or(wait)),
+            (None, Some(lease), Handle::Lock(lock)) => lock.lock_with_lease(lease).await.map(Ok),
+            (None, Some(lease), Handle::Fair(lock)) => lock.lock_with_lease(lease).await.map(Ok),
+            (None, None, Handle::Lock(lock)) => lock.lock().await.map(Ok),
+            (None, None, Handle::Fair(lock)) => lock.lock().await.map(Ok),
         }
     };
     // Dropping the acquire on a signal leaves nothing held (the runtime

@@ -1,4 +1,4 @@
-//! `lockctl run NAME [--read|--write] [--wait D] [--lease D] -- CMD ...`:
+//! `lockctl run NAME [--read|--write|--fair] [--wait D] [--lease D] -- CMD ...`:
 //! a distributed `flock(1)`.
 //!
 //! Acquires the lock (the watchdog keeps it unless `--lease`), runs CMD

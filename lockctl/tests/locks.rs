@@ -729,3 +729,65 @@ fn status_shows_a_fair_lock_s_queue_and_unlock_force_wakes_its_head() {
         "the broken hold is gone"
     );
 }
+
+/// The owners queued on fair lock `name`, head first.
+fn fair_queue(con: &mut redis::Connection, name: &str) -> Vec<String> {
+    redis::cmd("LRANGE")
+        .arg(format!("redisson_lock_queue:{{{name}}}"))
+        .arg(0)
+        .arg(-1)
+        .query(con)
+        .expect("LRANGE")
+}
+
+#[test]
+fn a_fair_run_takes_its_turn_in_the_queue() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let rt = runtime();
+    let client = rt
+        .block_on(LockClient::connect(url.as_str()))
+        .expect("client");
+    let lock = client.fair_lock("turns");
+    let guard = rt.block_on(lock.lock()).expect("hold");
+
+    // The run queues first, then a library waiter.
+    let log = server.dir().join("log");
+    let waiting_run = spawn(
+        lockctl_at(&url)
+            .args(["run", "turns", "--fair", "--"])
+            .args(sh(&format!("echo run >> '{}'", log.display()))),
+    );
+    let mut con = server.connection();
+    wait_until("the run queued", Duration::from_secs(10), || {
+        fair_queue(&mut con, "turns").len() == 1
+    });
+    let later = rt.spawn({
+        let lock = client.fair_lock("turns");
+        let log = log.clone();
+        async move {
+            let guard = lock.lock().await.expect("the library waiter");
+            std::fs::write(&log, read(&log) + "library\n").expect("log");
+            guard.unlock().await.expect("unlock");
+        }
+    });
+    wait_until("the library waiter queued", Duration::from_secs(10), || {
+        fair_queue(&mut con, "turns").len() == 2
+    });
+
+    // Served in order: the run, then the library waiter.
+    rt.block_on(guard.unlock()).expect("unlock");
+    let out = finish(waiting_run, Duration::from_secs(10));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    rt.block_on(later).expect("the library waiter");
+    assert_eq!(read(&log), "run\nlibrary\n");
+    assert!(fair_queue(&mut con, "turns").is_empty());
+    assert!(!exists(&server, "turns"), "released at the end");
+
+    // --fair is a kind of its own: not with --read, nor --prefer-writers.
+    let out = run(lockctl_at(&url).args(["hold", "turns", "--fair", "--read", "--for", "1s"]));
+    assert_eq!(out.code, Some(2), "{out:?}");
+    let out =
+        run(lockctl_at(&url).args(["hold", "turns", "--fair", "--prefer-writers", "--for", "1s"]));
+    assert_eq!(out.code, Some(2), "{out:?}");
+}
