@@ -42,10 +42,18 @@ pub(crate) async fn release_once(
         .kind
         .release(&mut con, &shared.config, request)
         .await;
-    if reply.is_ok() && request.mode == ReleaseMode::Release && !request.resent {
+    let latched = matches!(
+        &reply,
+        Ok(Synced {
+            reply: Released::Freed | Released::StillHeld,
+            ..
+        })
+    );
+    if latched && request.mode == ReleaseMode::Release && !request.resent {
         // The latch only serves copies of this release, and there is none:
         // this was the first, and it was answered. (After a lost reply the
-        // latch stays until it expires: a late copy must find it.)
+        // latch stays until it expires: a late copy must find it. A release
+        // that found nothing to release wrote none.)
         shared.delete_latch(request.names.latch(&request.request_id));
     }
     reply
