@@ -50,6 +50,28 @@ async fn deadlines(redis: &Redis, name: &str) -> Vec<(String, f64)> {
 }
 
 /// Waits until the queue holds `len` waiters; returns it.
+/// Warms `clients` up on fair lock `name` (pattern subscribed, scripts
+/// loaded): each queues once behind `held`, then all take it in turn.
+async fn warm_up(redis: &Redis, name: &str, clients: &[LockClient], held: LockGuard) {
+    let mut warmers = Vec::new();
+    for client in clients {
+        let lock = client.fair_lock(name);
+        warmers.push(tokio::spawn(async move {
+            lock.lock()
+                .await
+                .expect("lock")
+                .unlock()
+                .await
+                .expect("unlock");
+        }));
+    }
+    queue_reaches(redis, name, clients.len()).await;
+    held.unlock().await.expect("unlock");
+    for task in warmers {
+        within(ms(2000), "warm-up", task).await.expect("warm-up");
+    }
+}
+
 async fn queue_reaches(redis: &Redis, name: &str, len: usize) -> Vec<String> {
     within(ms(5000), "the queue reaching its length", async {
         loop {
@@ -518,26 +540,7 @@ async fn steady_contention_costs_three_scripts_per_acquisition_and_no_subscribes
         .lock()
         .await
         .expect("lock");
-    let mut warmers = Vec::new();
-    for client in &clients {
-        let lock = client.fair_lock(name);
-        warmers.push(tokio::spawn(async move {
-            lock.lock()
-                .await
-                .expect("lock")
-                .unlock()
-                .await
-                .expect("unlock");
-        }));
-    }
-    queue_reaches(&redis, name, 4).await;
-    warm.unlock().await.expect("unlock");
-    within(ms(2000), "warm-up", async {
-        for task in warmers {
-            task.await.expect("warm-up");
-        }
-    })
-    .await;
+    warm_up(&redis, name, &clients, warm).await;
     let before = command_calls(&redis).await;
     let rounds = 25;
     let mut tasks = Vec::new();
@@ -640,23 +643,7 @@ async fn live_waiters_keep_their_place_through_fast_handoffs_with_a_short_wait_t
     // Warm up the pattern subscriptions and the scripts.
     let warm = client_with_wait(&redis, wait).await;
     let held = warm.fair_lock(name).lock().await.expect("lock");
-    let mut warmers = Vec::new();
-    for client in &clients {
-        let lock = client.fair_lock(name);
-        warmers.push(tokio::spawn(async move {
-            lock.lock()
-                .await
-                .expect("lock")
-                .unlock()
-                .await
-                .expect("unlock");
-        }));
-    }
-    queue_reaches(&redis, name, 4).await;
-    held.unlock().await.expect("unlock");
-    for task in warmers {
-        within(ms(2000), "warm-up", task).await.expect("warm-up");
-    }
+    warm_up(&redis, name, &clients, held).await;
     let until = Instant::now() + ms(2500);
     // Meanwhile, nobody in the queue is ever past its deadline (a live
     // waiter dropped from its place would be).

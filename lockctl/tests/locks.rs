@@ -18,6 +18,11 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("tokio runtime")
 }
 
+/// A library client of the server at `url`, on `rt`.
+fn library_client(rt: &tokio::runtime::Runtime, url: &str) -> LockClient {
+    rt.block_on(LockClient::connect(url)).expect("client")
+}
+
 /// Whether key `name` exists.
 fn exists(server: &RedisServer, name: &str) -> bool {
     redis::cmd("EXISTS")
@@ -142,9 +147,7 @@ fn status_shows_holds_made_by_the_library() {
     let server = RedisServer::start();
     let url = server.url();
     let rt = runtime();
-    let client = rt
-        .block_on(LockClient::connect(url.as_str()))
-        .expect("client");
+    let client = library_client(&rt, &url);
     let lock = client.lock("orders:42");
     let first = rt.block_on(lock.lock()).expect("hold");
     let second = rt.block_on(first.reenter()).expect("re-entered hold");
@@ -269,9 +272,7 @@ fn unlock_force_breaks_a_library_hold_and_wakes_a_waiting_run() {
     let server = RedisServer::start();
     let url = server.url();
     let rt = runtime();
-    let client = rt
-        .block_on(LockClient::connect(url.as_str()))
-        .expect("client");
+    let client = library_client(&rt, &url);
     let guard = rt.block_on(client.lock("stuck").lock()).expect("hold");
 
     let marker = server.dir().join("ran");
@@ -426,9 +427,7 @@ fn a_signal_while_waiting_gives_up_without_running_the_command() {
     let server = RedisServer::start();
     let url = server.url();
     let rt = runtime();
-    let client = rt
-        .block_on(LockClient::connect(url.as_str()))
-        .expect("client");
+    let client = library_client(&rt, &url);
     let guard = rt.block_on(client.lock("queue").lock()).expect("hold");
     let marker = server.dir().join("ran");
     let child = spawn(
@@ -617,9 +616,7 @@ fn unlock_force_breaks_a_read_write_lock_and_wakes_its_waiters() {
     let server = RedisServer::start();
     let url = server.url();
     let rt = runtime();
-    let client = rt
-        .block_on(LockClient::connect(url.as_str()))
-        .expect("client");
+    let client = library_client(&rt, &url);
     let guard = rt
         .block_on(client.read_write_lock("docs").write().lock())
         .expect("write hold");
@@ -679,9 +676,7 @@ fn status_shows_a_fair_lock_s_queue_and_unlock_force_wakes_its_head() {
     let server = RedisServer::start();
     let url = server.url();
     let rt = runtime();
-    let client = rt
-        .block_on(LockClient::connect(url.as_str()))
-        .expect("client");
+    let client = library_client(&rt, &url);
     let guard = rt.block_on(client.fair_lock("fair").lock()).expect("hold");
     let lock = client.fair_lock("fair");
     let waiter = rt.spawn(async move {
@@ -745,9 +740,7 @@ fn a_fair_run_takes_its_turn_in_the_queue() {
     let server = RedisServer::start();
     let url = server.url();
     let rt = runtime();
-    let client = rt
-        .block_on(LockClient::connect(url.as_str()))
-        .expect("client");
+    let client = library_client(&rt, &url);
     let lock = client.fair_lock("turns");
     let guard = rt.block_on(lock.lock()).expect("hold");
 
