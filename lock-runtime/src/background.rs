@@ -7,22 +7,18 @@
 use crate::error::{Failure, classify};
 use crate::job::{Job, ReleaseRequest};
 use crate::kind::Kind;
+use crate::names::{LockNames, slot};
 use crate::observability::targets;
-use crate::release::{record, release_retrying};
+use crate::release::{FIRST_PAUSE, MAX_PAUSE, record, release_retrying};
 use crate::replies::{ReleaseMode, Released};
 use crate::scripts::ClearWriterMark;
 use crate::shared::Shared;
 use crate::telemetry;
 use redis::AsyncCommands;
-use crate::names::slot;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
-
-/// First pause before leaving a fair lock's queue again after a failure;
-/// doubles up to 1 s.
-const LEAVE_RETRY: Duration = Duration::from_millis(50);
 use tracing::Instrument;
 
 /// Spawns the worker; it ends when the client (every clone, handle and
@@ -66,6 +62,31 @@ async fn sweep_latches(shared: &Shared) {
     }
 }
 
+/// Takes a fair lock's waiter that stopped waiting out of the queue,
+/// retried (as releases are) while it may help: past the wait time, the
+/// deadline has taken the waiter out anyway.
+async fn leave_queue(shared: &Shared, names: &LockNames, owner: &str) {
+    let give_up = tokio::time::Instant::now() + shared.config.fair_wait;
+    let mut pause = FIRST_PAUSE;
+    loop {
+        let mut con = shared.con.clone();
+        match Kind::leave(&mut con, &shared.config, names, owner).await {
+            Ok(()) => return,
+            Err(error)
+                if classify(&error) == Failure::Unknown
+                    && tokio::time::Instant::now() + pause < give_up =>
+            {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(MAX_PAUSE);
+            }
+            Err(error) => {
+                tracing::warn!(target: targets::RELEASE, lock = %names.lock, %error, "could not leave a fair lock's queue; the waiter's deadline ends its place");
+                return;
+            }
+        }
+    }
+}
+
 async fn run(shared: Arc<Shared>, job: Job) {
     match job {
         Job::Release(request) => {
@@ -73,29 +94,7 @@ async fn run(shared: Arc<Shared>, job: Job) {
             release(&shared, &request).instrument(span).await;
         }
         Job::SweepLatches => sweep_latches(&shared).await,
-        Job::LeaveQueue { names, owner } => {
-            // Retried while it may help: past the wait time, the deadline
-            // has taken the waiter out anyway.
-            let give_up = tokio::time::Instant::now() + shared.config.fair_wait;
-            let mut pause = LEAVE_RETRY;
-            loop {
-                let mut con = shared.con.clone();
-                match Kind::leave(&mut con, &shared.config, &names, &owner).await {
-                    Ok(()) => break,
-                    Err(error)
-                        if classify(&error) == Failure::Unknown
-                            && tokio::time::Instant::now() + pause < give_up =>
-                    {
-                        tokio::time::sleep(pause).await;
-                        pause = (pause * 2).min(Duration::from_secs(1));
-                    }
-                    Err(error) => {
-                        tracing::warn!(target: targets::RELEASE, lock = %names.lock, %error, "could not leave a fair lock's queue; the waiter's deadline ends its place");
-                        break;
-                    }
-                }
-            }
-        }
+        Job::LeaveQueue { names, owner } => leave_queue(&shared, &names, &owner).await,
         Job::ClearWriterMark { names, field } => {
             let mut con = shared.con.clone();
             let clear = ClearWriterMark {

@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 
 /// First pause before retrying a release whose outcome is unknown; it
 /// doubles up to [`MAX_PAUSE`].
-const FIRST_PAUSE: Duration = Duration::from_millis(50);
-const MAX_PAUSE: Duration = Duration::from_secs(1);
+pub(crate) const FIRST_PAUSE: Duration = Duration::from_millis(50);
+pub(crate) const MAX_PAUSE: Duration = Duration::from_secs(1);
 
 impl ReleaseRequest {
     /// The hold's key in the client's registry.
