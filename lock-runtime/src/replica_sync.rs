@@ -243,7 +243,7 @@ impl Replication {
         let mut redirects = 0;
         let mut pause = REDIRECT_PAUSE;
         loop {
-            let info = self.node_info(con, slot).await?;
+            let Counted { info, at, .. } = self.node_info(con, slot).await?;
             let wanted = match self.mode {
                 SyncReplicas::AtLeast(n) => n,
                 SyncReplicas::Connected | SyncReplicas::Off => info.replicas,
@@ -254,7 +254,7 @@ impl Replication {
                 WaitCommand::Wait
             };
             if command == WaitCommand::Wait && wanted == 0 {
-                if self.recount_due(slot) {
+                if at.elapsed() >= RECOUNT_WITHOUT_REPLICAS {
                     // Counted a while ago: count again (a replica may have
                     // come online since).
                     self.forget(slot);
@@ -345,22 +345,27 @@ impl Replication {
         }
     }
 
-    /// What the primary of `slot` said about itself, asked if not known.
-    async fn node_info(&self, con: &mut Connection, slot: u16) -> RedisResult<NodeInfo> {
-        let needed = self.mode == SyncReplicas::Connected || self.waitaof;
-        if !needed {
-            return Ok(NodeInfo {
-                replicas: 0,
-                aof: false,
-            });
-        }
+    /// What the primary of `slot` said about itself, and when; asked if
+    /// not known.
+    async fn node_info(&self, con: &mut Connection, slot: u16) -> RedisResult<Counted> {
         // Read before asking: a connection replaced meanwhile makes the
         // answer stale at once, and it is asked again.
         let epoch = con.epoch();
+        let needed = self.mode == SyncReplicas::Connected || self.waitaof;
+        if !needed {
+            return Ok(Counted {
+                epoch,
+                info: NodeInfo {
+                    replicas: 0,
+                    aof: false,
+                },
+                at: Instant::now(),
+            });
+        }
         if let Some(counted) = self.nodes().get(&slot)
             && counted.epoch == epoch
         {
-            return Ok(counted.info);
+            return Ok(*counted);
         }
         let mut cmd = redis::cmd("INFO");
         cmd.arg("replication");
@@ -379,17 +384,13 @@ impl Replication {
             .extract_error()?;
         let text: String = redis::from_redis_value(reply)?;
         let info = parse_info(&text);
-        let at = Instant::now();
-        self.nodes().insert(slot, Counted { epoch, info, at });
-        Ok(info)
-    }
-
-    /// Whether the primary of `slot`, counted without replicas, is due to
-    /// be counted again.
-    fn recount_due(&self, slot: u16) -> bool {
-        self.nodes()
-            .get(&slot)
-            .is_none_or(|counted| counted.at.elapsed() >= RECOUNT_WITHOUT_REPLICAS)
+        let counted = Counted {
+            epoch,
+            info,
+            at: Instant::now(),
+        };
+        self.nodes().insert(slot, counted);
+        Ok(counted)
     }
 
     /// Forgets what the primary of `slot` said.
@@ -527,15 +528,6 @@ mod tests {
             )])),
             cluster: true,
         }
-    }
-
-    #[test]
-    fn a_primary_without_replicas_is_counted_again_after_a_while() {
-        let r = replication(SyncReplicas::Connected);
-        assert!(r.recount_due(8), "never counted");
-        assert!(!r.recount_due(7), "just counted");
-        r.nodes().get_mut(&7).unwrap().at -= RECOUNT_WITHOUT_REPLICAS;
-        assert!(r.recount_due(7));
     }
 
     #[test]
