@@ -324,7 +324,12 @@ impl Kind {
             // Nothing relies on an undo: it need not wait for replicas.
             return unsynced(con, &call).await;
         }
-        config.sync.run(con, &call, &names.lock).await
+        let mut synced = config.sync.run(con, &call, &names.lock).await?;
+        synced.acked = config
+            .sync
+            .recount_release(con, &names.lock, synced.acked)
+            .await;
+        Ok(synced)
     }
 
     /// Runs the force-release script: whether something was broken.

@@ -317,6 +317,35 @@ impl Replication {
         }
     }
 
+    /// A release that fewer replicas acknowledged than counted, checked
+    /// against a fresh count: the count may be older than a failover (a
+    /// cluster's new primary, found through redis-rs's own redirection,
+    /// has its own replicas) or than a replica leaving. When the primary
+    /// now has no more replicas online than acknowledged the release, it is
+    /// as replicated as a write can be there, as if counted first: `Enough`.
+    /// Only in [`SyncReplicas::Connected`] mode (a fixed number wanted stays
+    /// wanted), and only for releases: an acquire short of its count stays
+    /// undone (it fails closed). A failed count leaves `acked` as it was.
+    pub(crate) async fn recount_release(
+        &self,
+        con: &mut Connection,
+        lock: &str,
+        acked: Acked,
+    ) -> Acked {
+        let Acked::Short { acked: got, .. } = acked else {
+            return acked;
+        };
+        if self.mode != SyncReplicas::Connected {
+            return acked;
+        }
+        let slot = if self.cluster { slot(lock) } else { 0 };
+        // `count` forgot the slot's count: this asks the primary again.
+        match self.node_info(con, slot).await {
+            Ok(Counted { info, .. }) if info.replicas <= got => Acked::Enough,
+            _ => acked,
+        }
+    }
+
     /// What the wait command's reply means for a write that wanted
     /// `wanted` replicas.
     fn count(&self, acked: RedisResult<u32>, wanted: u32, slot: u16) -> Acked {

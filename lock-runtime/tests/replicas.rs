@@ -344,6 +344,46 @@ async fn a_release_a_replica_did_not_acknowledge_is_reported() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_after_the_counted_replica_left_is_counted_again_and_succeeds() {
+    // The count is older than the replica's leaving (as a cluster's count
+    // is older than a failover to a primary without replicas): the release
+    // waits for one acknowledgement that cannot come, then the primary is
+    // counted again, and with no replica left the release is all it can be.
+    let (primary, replicas) = deployment(1).await;
+    let client = synced_client(&primary, ms(300)).await;
+    let guard = client.lock("left").lock().await.unwrap();
+    let _: () = redis::cmd("REPLICAOF")
+        .arg("NO")
+        .arg("ONE")
+        .query_async(&mut con(&replicas[0]).await)
+        .await
+        .unwrap();
+    within(ms(5000), "the primary seeing its replica leave", async {
+        loop {
+            let info: String = redis::cmd("INFO")
+                .arg("replication")
+                .query_async(&mut con(&primary).await)
+                .await
+                .unwrap();
+            if info.contains("connected_slaves:0") {
+                break;
+            }
+            tokio::time::sleep(ms(10)).await;
+        }
+    })
+    .await;
+    within(ms(5000), "the release", guard.unlock())
+        .await
+        .expect("released: no replica is left to acknowledge it");
+    assert!(!exists(&primary, "left").await);
+    // The next acquire goes without WAIT (the primary was counted again).
+    let waits = calls(&primary, "wait").await;
+    let again = client.lock("left").try_lock().await.unwrap().unwrap();
+    again.unlock().await.unwrap();
+    assert_eq!(calls(&primary, "wait").await, waits);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_renewal_a_replica_did_not_acknowledge_moves_no_lease_clock() {
     let (primary, replicas) = deployment(1).await;
     // Renewed every 300 ms; a renewal waits at most 150 ms for the replica.
