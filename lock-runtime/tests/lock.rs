@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{Redis, ms, within};
+use common::{DROP_DELAYS, Redis, ms, within};
 use redis::AsyncCommands;
 use redlua_runtime::{
     Error, LockClient, LockGuard, LockInfo, LockKind, MAX_LEASE, MAX_NAME_LEN, Side,
@@ -1383,7 +1383,7 @@ async fn dropped_in_flight_acquire_is_undone() {
     let tombstone_prefix = format!("{{in-flight}}:redlua_attempt:{}:", client.id());
     let mut took_effect = 0;
     let mut abandoned = 0;
-    for delay in [0, 1, 2, 5, 10, 20] {
+    for delay in DROP_DELAYS {
         {
             let mut acquire = std::pin::pin!(lock.lock());
             let mut cx = Context::from_waker(Waker::noop());
@@ -1392,15 +1392,14 @@ async fn dropped_in_flight_acquire_is_undone() {
                 continue;
             }
             // The acquire is on its way (or done), its reply unread.
-            tokio::time::sleep(ms(delay)).await;
-            if redis.exists("in-flight").await {
+            if redis.exists_after("in-flight", delay).await {
                 took_effect += 1;
             }
             abandoned += 1;
         }
         assert!(
             redis.gone_within("in-flight", ms(1000)).await,
-            "an abandoned acquire (delay {delay} ms) left a hold: {:?}",
+            "an abandoned acquire (delay {delay:?}) left a hold: {:?}",
             redis.hgetall("in-flight").await
         );
         assert!(!lock.is_locked().await.unwrap());

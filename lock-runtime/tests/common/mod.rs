@@ -101,6 +101,23 @@ impl Redis {
         }
     }
 
+    /// Waits `delay` (`Some`), or until `key` exists (`None`, at most 5 s):
+    /// how long a test lets an abandoned acquire travel, the last of its
+    /// delays being "until it took effect", however loaded the machine.
+    /// Whether `key` exists then.
+    pub async fn exists_after(&self, key: &str, delay: Option<Duration>) -> bool {
+        match delay {
+            Some(delay) => tokio::time::sleep(delay).await,
+            None => {
+                let deadline = Instant::now() + Duration::from_secs(5);
+                while !self.exists(key).await && Instant::now() < deadline {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            }
+        }
+        self.exists(key).await
+    }
+
     /// Waits until the database is empty; false if it is not after `limit`.
     pub async fn empty_within(&self, limit: Duration) -> bool {
         let deadline = Instant::now() + limit;
@@ -200,3 +217,17 @@ pub async fn within<T>(limit: Duration, what: &str, fut: impl Future<Output = T>
 pub const fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
+
+/// How long the cancellation tests let an abandoned acquire travel before
+/// dropping it: fixed delays, then (`None`) until it took effect
+/// ([`Redis::exists_after`]), so that some abandoned acquire surely reached
+/// Redis.
+pub const DROP_DELAYS: [Option<Duration>; 7] = [
+    Some(ms(0)),
+    Some(ms(1)),
+    Some(ms(2)),
+    Some(ms(5)),
+    Some(ms(10)),
+    Some(ms(20)),
+    None,
+];
