@@ -298,9 +298,11 @@ async fn a_cancelled_waiter_leaves_and_the_next_one_gets_the_lock_at_once() {
     queue_reaches(&redis, name, 1).await;
     let (_c_task, c_rx) = waiter(&c, name);
     let queued = queue_reaches(&redis, name, 2).await;
+    // Read before B is cancelled: its leave may be done before the next
+    // read.
+    let before = deadlines(&redis, name).await;
     b_task.abort();
     // B leaves in the background; C moves up, and its deadline by one wait.
-    let before = deadlines(&redis, name).await;
     let left = queue_reaches(&redis, name, 1).await;
     assert_eq!(left, vec![queued[1].clone()]);
     let after = deadlines(&redis, name).await;
