@@ -77,17 +77,23 @@ impl Settings {
     }
 }
 
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            iterations: 5_000,
+            seconds: 3.0,
+            contenders: 8,
+            critical_ms: 1,
+            peers: true,
+            monitor: None,
+            only: None,
+            watchdog_holds: vec![10_000, 100_000],
+        }
+    }
+}
+
 fn settings() -> Result<Settings, String> {
-    let mut settings = Settings {
-        iterations: 5_000,
-        seconds: 3.0,
-        contenders: 8,
-        critical_ms: 1,
-        peers: true,
-        monitor: None,
-        only: None,
-        watchdog_holds: vec![10_000, 100_000],
-    };
+    let mut settings = Settings::default();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -120,9 +126,31 @@ fn settings() -> Result<Settings, String> {
     Ok(settings)
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
+fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some(scenarios::CURRENT_THREAD_ARG) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a current-thread runtime");
+        if let Err(message) = runtime.block_on(scenarios::current_thread_child(&args[1..])) {
+            eprintln!("redlua-bench (current-thread process): {message}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    // The runtime `#[tokio::main]` gives a service on this 2-core machine;
+    // the uncontended scenario also runs in a current-thread copy.
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a multi-thread runtime")
+        .block_on(bench(args));
+}
+
+/// The bench (or the contender process of the two-process scenario).
+async fn bench(args: Vec<String>) {
     if args.first().map(String::as_str) == Some("--contender-process") {
         if let Err(message) = processes::child(&args[1..]).await {
             eprintln!("redlua-bench (contender process): {message}");

@@ -6,6 +6,7 @@ use crate::flavor::{AnyLock, Flavor};
 use crate::metrics::{Event, Measured, Outcome, contention};
 use crate::monitor::counted;
 use redlua::LockClient;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// The acquire and release scripts redlua's reentrant lock runs.
@@ -28,6 +29,11 @@ pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
         };
         outcomes.push(outcome("raw EVALSHA", "uncontended", raw));
         outcomes.push(outcome("redlua", "uncontended", redlua));
+        if !settings.counting() {
+            let [raw, redlua] = uncontended_on_current_thread(url, settings).await;
+            outcomes.push(outcome(&current_thread("raw EVALSHA"), "uncontended", raw));
+            outcomes.push(outcome(&current_thread("redlua"), "uncontended", redlua));
+        }
     }
     if settings.wants("independent") {
         let measured = counted(port, crate::independent::run(url, settings)).await;
@@ -92,6 +98,87 @@ pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
         outcomes.push(outcome("redlua", "macro analysis", measured));
     }
     outcomes
+}
+
+/// A library's name for its figures on tokio's current-thread runtime.
+fn current_thread(library: &str) -> String {
+    format!("{library} (current-thread runtime)")
+}
+
+/// The argument that makes the bench a child process running the
+/// uncontended scenario on a current-thread runtime
+/// ([`current_thread_child`]).
+pub const CURRENT_THREAD_ARG: &str = "--uncontended-current-thread";
+
+/// Raw and redlua side by side as in the main run, on a tokio
+/// current-thread runtime: in a copy of the bench (a process without a
+/// multi-thread runtime; within this one, its idle workers still slowed a
+/// current-thread runtime of its own down to the multi-thread figures).
+/// The bench runs on the multi-thread runtime (2 workers, what
+/// `#[tokio::main]` starts on this 2-core machine); the peers run on one
+/// thread each (redis-py blocking, Node's event loop). These figures show
+/// what the multi-thread runtime's wake-ups across threads cost the same
+/// code.
+async fn uncontended_on_current_thread(
+    url: &str,
+    settings: &Settings,
+) -> [Result<Measured, String>; 2] {
+    let output = async {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let output = tokio::process::Command::new(exe)
+            .arg(CURRENT_THREAD_ARG)
+            .arg(url)
+            .arg(settings.iterations.to_string())
+            .kill_on_drop(true)
+            .output()
+            .await
+            .map_err(|e| e.to_string())?;
+        if !output.status.success() {
+            return Err(format!(
+                "the current-thread process failed ({}): {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+    .await;
+    let parse = |i: usize| -> Result<Measured, String> {
+        let output = output.as_ref().map_err(Clone::clone)?;
+        let line = output.lines().nth(i).ok_or("no line from the child")?;
+        let Some((per_second, commands)) = line.split_once(' ') else {
+            return Err(format!("bad line from the child: {line}"));
+        };
+        Ok(Measured {
+            per_second: per_second
+                .parse()
+                .map_err(|_| format!("bad rate: {line}"))?,
+            commands_per_acquisition: commands.parse().ok(),
+            ..Measured::default()
+        })
+    };
+    [parse(0), parse(1)]
+}
+
+/// The child of [`uncontended_on_current_thread`]: `args` are the server's
+/// URL and the pairs to time; prints one line for raw, then one for redlua:
+/// pairs per second and server commands per pair (`-` if not counted).
+pub async fn current_thread_child(args: &[String]) -> Result<(), String> {
+    let [url, iterations] = args else {
+        return Err(format!("usage: {CURRENT_THREAD_ARG} <url> <iterations>"));
+    };
+    let settings = Settings {
+        iterations: iterations.parse().map_err(|_| "bad iterations")?,
+        ..Settings::default()
+    };
+    for measured in uncontended_side_by_side(url, &settings).await {
+        let measured = measured?;
+        let commands = measured
+            .commands_per_acquisition
+            .map_or("-".to_string(), |c| c.to_string());
+        println!("{} {commands}", measured.per_second);
+    }
+    Ok(())
 }
 
 /// The name of a contended scenario.
@@ -175,6 +262,10 @@ enum PairRunner {
         con: redis::aio::MultiplexedConnection,
         acquire: redis::Script,
         release: redis::Script,
+        /// The lock's name: one per runner and process, so that no runner
+        /// meets another's latches (a release finding its latch returns
+        /// early, doing less than a real one).
+        name: String,
         attempt: String,
         n: usize,
     },
@@ -195,11 +286,18 @@ impl PairRunner {
                     .get_multiplexed_async_connection()
                     .await
                     .map_err(|e| e.to_string())?;
+                static RUNNERS: AtomicUsize = AtomicUsize::new(0);
+                let name = format!(
+                    "bench:raw:{}:{}",
+                    std::process::id(),
+                    RUNNERS.fetch_add(1, Ordering::Relaxed)
+                );
                 PairRunner::Raw {
                     con,
                     acquire: redis::Script::new(ACQUIRE),
                     release: redis::Script::new(RELEASE),
-                    attempt: format!("{{bench:raw}}:redlua_attempt:{RAW_OWNER}"),
+                    attempt: format!("{{{name}}}:redlua_attempt:{RAW_OWNER}"),
+                    name,
                     n: 0,
                 }
             }
@@ -232,13 +330,14 @@ impl PairRunner {
                 con,
                 acquire,
                 release,
+                name,
                 attempt,
                 n,
             } => {
                 *n += 1;
                 let _: redis::Value = acquire
-                    .key("bench:raw")
-                    .key("redisson_lock_token:{bench:raw}")
+                    .key(&*name)
+                    .key(format!("redisson_lock_token:{{{name}}}"))
                     .key(&*attempt)
                     .arg(30_000)
                     .arg(RAW_OWNER)
@@ -249,9 +348,9 @@ impl PairRunner {
                     .await
                     .map_err(|e| e.to_string())?;
                 let _: redis::Value = release
-                    .key("bench:raw")
-                    .key("redisson_lock__channel:{bench:raw}")
-                    .key(format!("redisson_unlock_latch:{{bench:raw}}:{n}"))
+                    .key(&*name)
+                    .key(format!("redisson_lock__channel:{{{name}}}"))
+                    .key(format!("redisson_unlock_latch:{{{name}}}:{n}"))
                     .key(&*attempt)
                     .key(&*attempt)
                     .arg("0")
