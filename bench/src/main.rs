@@ -7,6 +7,7 @@
 //! tools/bench --quick    # shorter runs
 //! tools/bench --no-peers # redlua and the raw baseline only
 //! tools/bench --only watchdog --holds 10000  # one group of scenarios
+//! tools/bench --only contended --commands    # + the client commands by kind
 //! ```
 //!
 //! It prints a table, and writes `bench/results/latest.json` and
@@ -50,6 +51,9 @@ pub struct Settings {
     pub only: Option<String>,
     /// The numbers of holds of the watchdog scenario.
     pub watchdog_holds: Vec<usize>,
+    /// Print the client commands of each counted scenario by kind
+    /// (`--commands`).
+    pub histogram: bool,
 }
 
 /// The groups of scenarios `--only` picks from.
@@ -87,6 +91,7 @@ fn settings() -> Result<Settings, String> {
         monitor: None,
         only: None,
         watchdog_holds: vec![10_000, 100_000],
+        histogram: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -96,6 +101,7 @@ fn settings() -> Result<Settings, String> {
                 settings.seconds = 1.0;
             }
             "--no-peers" => settings.peers = false,
+            "--commands" => settings.histogram = true,
             "--only" => {
                 let group = args.next().unwrap_or_default();
                 if !GROUPS.contains(&group.as_str()) {
@@ -109,7 +115,7 @@ fn settings() -> Result<Settings, String> {
             }
             "-h" | "--help" => {
                 println!(
-                    "usage: tools/bench [--quick] [--no-peers] [--only {}] [--holds N]",
+                    "usage: tools/bench [--quick] [--no-peers] [--only {}] [--holds N] [--commands]",
                     GROUPS.join("|")
                 );
                 std::process::exit(0);

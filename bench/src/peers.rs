@@ -126,7 +126,8 @@ pub async fn run_all(
             library: peer.library.to_string(),
             scenario: "uncontended".to_string(),
             result: counted(
-                settings.monitor,
+                settings,
+                &format!("{}, uncontended", peer.library),
                 measure(peer, url, "uncontended", &uncontended, settings),
             )
             .await,
@@ -135,7 +136,8 @@ pub async fn run_all(
             library: peer.library.to_string(),
             scenario: contended_name(settings.contenders, settings.contenders),
             result: counted(
-                settings.monitor,
+                settings,
+                &format!("{}, contended", peer.library),
                 measure(peer, url, "contended", &contended, settings),
             )
             .await,

@@ -14,14 +14,23 @@ const RELEASE: &str = include_str!("../../lock-runtime/scripts/lock_release.lua"
 
 /// Runs every in-process scenario (those `settings` want).
 pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
-    let port = settings.monitor;
     let mut outcomes = Vec::new();
     if settings.wants("uncontended") {
         let [raw, redlua] = if settings.counting() {
             // The MONITOR pass: each alone, once.
             [
-                counted(port, uncontended(url, settings, Pairs::Raw)).await,
-                counted(port, uncontended(url, settings, Pairs::Redlua)).await,
+                counted(
+                    settings,
+                    "raw EVALSHA, uncontended",
+                    uncontended(url, settings, Pairs::Raw),
+                )
+                .await,
+                counted(
+                    settings,
+                    "redlua, uncontended",
+                    uncontended(url, settings, Pairs::Redlua),
+                )
+                .await,
             ]
         } else {
             uncontended_side_by_side(url, settings).await
@@ -30,7 +39,12 @@ pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
         outcomes.push(outcome("redlua", "uncontended", redlua));
     }
     if settings.wants("independent") {
-        let measured = counted(port, crate::independent::run(url, settings)).await;
+        let measured = counted(
+            settings,
+            "redlua, independent locks",
+            crate::independent::run(url, settings),
+        )
+        .await;
         outcomes.push(outcome(
             "redlua",
             &format!("{} independent locks", crate::independent::LOCKS),
@@ -41,15 +55,26 @@ pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
         for flavor in Flavor::ALL {
             for clients in [1, settings.contenders] {
                 let scenario = contended_name(settings.contenders, clients);
-                let measured =
-                    counted(port, redlua_contended(url, settings, clients, flavor)).await;
+                let label = format!("{}, {scenario}", flavor.library());
+                let measured = counted(
+                    settings,
+                    &label,
+                    redlua_contended(url, settings, clients, flavor),
+                )
+                .await;
                 outcomes.push(outcome(flavor.library(), &scenario, measured));
             }
         }
     }
     if settings.wants("processes") {
         for flavor in Flavor::ALL {
-            let measured = counted(port, crate::processes::run(url, settings, flavor)).await;
+            let label = format!("{}, 2 processes", flavor.library());
+            let measured = counted(
+                settings,
+                &label,
+                crate::processes::run(url, settings, flavor),
+            )
+            .await;
             outcomes.push(outcome(
                 flavor.library(),
                 &format!("{} contenders, 2 processes × 4", settings.contenders),
