@@ -14,6 +14,7 @@ use crate::fair::FairLock;
 use crate::holds::Holds;
 use crate::inspect::{LockInfo, inspect};
 use crate::kind::Kind;
+use crate::latches::Latches;
 use crate::lock::Lock;
 use crate::owner::Ids;
 use crate::pubsub::PubSubHub;
@@ -789,7 +790,7 @@ impl LockClientBuilder {
             ids: Ids::default(),
             renewal_con,
             jobs,
-            latches: Mutex::new(Vec::new()),
+            latches: Latches::default(),
         });
         let worker = background::start(queue);
         Ok((LockClient { shared }, worker))

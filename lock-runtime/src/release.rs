@@ -11,6 +11,7 @@
 use crate::error::{Failure, classify};
 use crate::holds::HoldKey;
 use crate::job::ReleaseRequest;
+use crate::names::slot;
 use crate::observability::targets;
 use crate::replica_sync::{Acked, Synced};
 use crate::replies::{ReleaseMode, Released};
@@ -38,10 +39,20 @@ pub(crate) async fn release_once(
     request: &ReleaseRequest,
 ) -> redis::RedisResult<Synced<Released>> {
     let mut con = shared.con.clone();
+    // Earlier releases' latches, deleted by this script (see `latches.rs`).
+    let carried = if request.kind.carries_latches() {
+        let slot = shared.con.is_cluster().then(|| slot(&request.names.lock));
+        shared.latches.carry(slot)
+    } else {
+        Vec::new()
+    };
     let reply = request
         .kind
-        .release(&mut con, &shared.config, request)
+        .release(&mut con, &shared.config, request, &carried)
         .await;
+    if reply.is_err() {
+        shared.put_back_latches(carried);
+    }
     let latched = matches!(
         &reply,
         Ok(Synced {

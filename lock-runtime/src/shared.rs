@@ -6,6 +6,8 @@ use crate::config::Config;
 use crate::connection::Connection;
 use crate::holds::Holds;
 use crate::job::Job;
+use crate::latches::{Latch, Latches};
+use crate::names::slot;
 use crate::owner::{Ids, Owner};
 use crate::pubsub::PubSubHub;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -27,8 +29,9 @@ pub(crate) struct Shared {
     /// so that it still runs when the last client handle was dropped with
     /// it (a guard that outlived its client, dropped).
     pub jobs: mpsc::UnboundedSender<(Arc<Shared>, Job)>,
-    /// Latches of answered releases, to be deleted by the next sweep.
-    pub latches: Mutex<Vec<String>>,
+    /// Latches of answered releases, to be deleted with the next release
+    /// script to their slot, or by a sweep.
+    pub latches: Latches,
 }
 
 impl Shared {
@@ -44,19 +47,26 @@ impl Shared {
         Owner::new(self.id.clone(), id, token)
     }
 
-    /// The latches waiting for the next sweep.
-    pub(crate) fn latches(&self) -> MutexGuard<'_, Vec<String>> {
-        self.latches.lock().unwrap_or_else(|e| e.into_inner())
+    /// The slot latches of `key`'s slot are grouped by: its slot on a
+    /// cluster, 0 on one server.
+    pub(crate) fn latch_slot(&self, key: &str) -> u16 {
+        if self.con.is_cluster() { slot(key) } else { 0 }
     }
 
-    /// Deletes `latch` with the next sweep (starting one if none is due):
-    /// the background worker is woken once per sweep, not per release.
+    /// Deletes `latch` with the next release script to its slot, or with
+    /// a sweep (starting one if none is scheduled): the background worker
+    /// is woken once per sweep, not per release.
     pub(crate) fn delete_latch(self: &Arc<Self>, latch: String) {
-        let mut latches = self.latches();
-        let first = latches.is_empty();
-        latches.push(latch);
-        drop(latches);
-        if first {
+        let slot = self.latch_slot(&latch);
+        if self.latches.queue(latch, slot) {
+            self.submit(Job::SweepLatches);
+        }
+    }
+
+    /// Queues again latches a release script was given but may not have
+    /// deleted (it failed).
+    pub(crate) fn put_back_latches(self: &Arc<Self>, latches: Vec<Latch>) {
+        if self.latches.put_back(latches) {
             self.submit(Job::SweepLatches);
         }
     }
