@@ -168,7 +168,8 @@ async fn main() {
     let mut outcomes = run(&settings).await;
     let counting = Settings {
         iterations: 300,
-        seconds: 1.0,
+        // The steady part: 1.5 s, after the warm-up.
+        seconds: 2.0,
         monitor: Some(server.port()),
         ..settings.clone()
     };

@@ -1,10 +1,12 @@
 //! Counting the commands clients send (not those scripts run inside Redis):
 //! a `MONITOR` connection, attached only for a separate short pass so that
 //! it does not slow the timed runs, counts the lines that do not come from
-//! Lua (`[0 lua]`). With `--commands`, each counted scenario also prints
-//! which commands those were (a script by its SHA1's first 8 digits), when
-//! the first and the last of each kind came, and how many came per
-//! acquisition.
+//! Lua (`[0 lua]`). A contended run is counted over its steady part (see
+//! [`crate::metrics::Steady`]): what the clients send per acquisition once
+//! they are connected and subscribed, periodic work included. With
+//! `--commands`, each counted scenario also prints which commands those
+//! were (a script by its SHA1's first 8 digits), when the first and the
+//! last of each kind came, and how many came per acquisition.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,24 +14,16 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
-/// One kind of command seen: how many, and when the first and the last
-/// came (seconds since the monitor attached, by the server's clock).
-#[derive(Debug, Clone, Copy)]
-struct Seen {
-    count: u64,
-    first: f64,
-    last: f64,
-}
-
-/// A running count of client commands.
+/// A running record of client commands: each one's kind and server time.
 pub struct Monitor {
     count: Arc<AtomicU64>,
-    histogram: Arc<Mutex<BTreeMap<String, Seen>>>,
+    seen: Arc<Mutex<Vec<(f64, String)>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
 /// The kind of a `MONITOR` line's command (`EVALSHA 1a2b3c4d` for a
-/// script) and its server timestamp, or `None` for a script's own call.
+/// script) and its server timestamp (seconds since the epoch), or `None`
+/// for a script's own call.
 fn parse(line: &str) -> Option<(String, f64)> {
     if line.contains(" lua] ") {
         return None;
@@ -43,6 +37,8 @@ fn parse(line: &str) -> Option<(String, f64)> {
             let sha = words.next().unwrap_or("");
             format!("{name} {}", &sha[..sha.len().min(8)])
         }
+        // A batch's size: how many keys each DEL took.
+        "DEL" => format!("DEL of {}", words.count()),
         _ => name,
     };
     Some((kind, time))
@@ -57,31 +53,21 @@ impl Monitor {
         // "+OK"
         lines.next_line().await?;
         let count = Arc::new(AtomicU64::new(0));
-        let histogram = Arc::new(Mutex::new(BTreeMap::new()));
-        let (counted, kinds) = (count.clone(), histogram.clone());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (counted, record) = (count.clone(), seen.clone());
         let task = tokio::spawn(async move {
-            let mut origin = None;
             while let Ok(Some(line)) = lines.next_line().await {
                 let Some((kind, time)) = parse(&line) else {
                     continue;
                 };
                 counted.fetch_add(1, Ordering::Relaxed);
-                let at = time - *origin.get_or_insert(time);
-                let mut kinds = kinds.lock().unwrap_or_else(|e| e.into_inner());
-                let seen = kinds.entry(kind).or_insert(Seen {
-                    count: 0,
-                    first: at,
-                    last: at,
-                });
-                seen.count += 1;
-                seen.last = at;
+                record
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((time, kind));
             }
         });
-        Ok(Monitor {
-            count,
-            histogram,
-            task,
-        })
+        Ok(Monitor { count, seen, task })
     }
 
     /// Client commands seen so far.
@@ -89,19 +75,32 @@ impl Monitor {
         self.count.load(Ordering::Relaxed)
     }
 
-    /// The commands seen so far, one line per kind, most frequent first.
-    fn histogram(&self, acquisitions: usize) -> String {
-        let kinds = self.histogram.lock().unwrap_or_else(|e| e.into_inner());
-        let mut kinds: Vec<_> = kinds.iter().collect();
-        kinds.sort_by(|a, b| b.1.count.cmp(&a.1.count).then(a.0.cmp(b.0)));
+    /// Client commands seen between `from` and `to` (seconds since the
+    /// epoch).
+    fn count_within(&self, from: f64, to: f64) -> usize {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.iter().filter(|(t, _)| (from..to).contains(t)).count()
+    }
+
+    /// The commands seen between `from` and `to`, one line per kind, most
+    /// frequent first: how many, per acquisition, and when the first and
+    /// the last came (seconds from `from`).
+    fn histogram(&self, from: f64, to: f64, acquisitions: usize) -> String {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let mut kinds: BTreeMap<&str, (usize, f64, f64)> = BTreeMap::new();
+        for (time, kind) in seen.iter().filter(|(t, _)| (from..to).contains(t)) {
+            let at = time - from;
+            let entry = kinds.entry(kind).or_insert((0, at, at));
+            entry.0 += 1;
+            entry.2 = at;
+        }
+        let mut kinds: Vec<_> = kinds.into_iter().collect();
+        kinds.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(b.0)));
         let mut out = String::new();
-        for (kind, seen) in kinds {
+        for (kind, (count, first, last)) in kinds {
             out.push_str(&format!(
-                "  {kind:<20} {:>7} {:>8.4}/acq  first {:>6.3} s  last {:>6.3} s\n",
-                seen.count,
-                seen.count as f64 / acquisitions.max(1) as f64,
-                seen.first,
-                seen.last,
+                "  {kind:<20} {count:>7} {:>8.4}/acq  first {first:>6.3} s  last {last:>6.3} s\n",
+                count as f64 / acquisitions.max(1) as f64,
             ));
         }
         out
@@ -115,8 +114,12 @@ impl Drop for Monitor {
 }
 
 /// Runs a measurement; in the counting pass (`settings.monitor`), counts
-/// the client commands it sends and records them per acquisition, and with
-/// `settings.histogram` prints them by kind under `label`.
+/// the client commands it sends and records them per acquisition — over
+/// its steady part where it has one ([`Measured::steady`]), else over the
+/// whole run — and with `settings.histogram` prints them by kind under
+/// `label`.
+///
+/// [`Measured::steady`]: crate::metrics::Measured::steady
 pub async fn counted(
     settings: &crate::Settings,
     label: &str,
@@ -130,14 +133,29 @@ pub async fn counted(
     if let Some(monitor) = monitor {
         // Let the last lines arrive.
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let (from, to, commands, acquisitions, part) = match measured.steady {
+            Some(steady) => (
+                steady.from,
+                steady.to,
+                monitor.count_within(steady.from, steady.to),
+                steady.acquisitions,
+                "its steady part",
+            ),
+            None => (
+                f64::MIN,
+                f64::MAX,
+                monitor.count() as usize,
+                measured.acquisitions,
+                "the whole run",
+            ),
+        };
         measured.client_commands_per_acquisition =
-            Some(monitor.count() as f64 / measured.acquisitions.max(1) as f64);
+            Some(commands as f64 / acquisitions.max(1) as f64);
         if settings.histogram {
             eprintln!(
-                "client commands of {label}: {} in {} acquisitions\n{}",
+                "client commands of {label}, over {part}: {commands} in {acquisitions} acquisitions ({} in the whole run)\n{}",
                 monitor.count(),
-                measured.acquisitions,
-                monitor.histogram(measured.acquisitions)
+                monitor.histogram(from, to, acquisitions)
             );
         }
     }

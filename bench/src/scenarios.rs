@@ -311,6 +311,7 @@ async fn uncontended(url: &str, settings: &Settings, pairs: Pairs) -> Result<Mea
         per_second: settings.iterations as f64 / took.as_secs_f64(),
         commands_per_acquisition: per_op(before, after, settings.iterations),
         client_commands_per_acquisition: None,
+        steady: None,
         acquisitions: settings.iterations + 50,
         contention: None,
         figures: Vec::new(),
@@ -367,6 +368,7 @@ async fn uncontended_side_by_side(url: &str, settings: &Settings) -> [Result<Mea
             per_second: rates.get(rates.len() / 2).copied().unwrap_or(0.0),
             commands_per_acquisition: commands,
             client_commands_per_acquisition: None,
+            steady: None,
             acquisitions: per_round * rates.len() + COUNTED + 50,
             contention: None,
             figures: Vec::new(),
@@ -387,6 +389,7 @@ async fn redlua_contended(
     }
     let before = commands_so_far(url).await;
     let origin = Instant::now();
+    let origin_unix = crate::metrics::unix_now();
     let deadline = origin + Duration::from_secs_f64(settings.seconds);
     let critical = Duration::from_millis(settings.critical_ms);
     let mut tasks = Vec::new();
@@ -419,6 +422,11 @@ async fn redlua_contended(
         per_second,
         commands_per_acquisition: per_op(before, after, events.len()),
         client_commands_per_acquisition: None,
+        steady: Some(crate::metrics::Steady::of(
+            origin_unix,
+            settings.seconds,
+            &events,
+        )),
         acquisitions: events.len(),
         contention: Some(contention),
         figures: Vec::new(),
