@@ -7,6 +7,7 @@
 use crate::error::{Failure, classify};
 use crate::job::{Job, ReleaseRequest};
 use crate::kind::Kind;
+use crate::latches::LATCH_SWEEP_DELAY;
 use crate::names::LockNames;
 use crate::observability::targets;
 use crate::release::{FIRST_PAUSE, MAX_PAUSE, record, release_retrying};
@@ -39,15 +40,19 @@ pub(crate) fn start(
 const LATCHES_PER_DEL: usize = 256;
 
 /// Deletes the latches that no release script carried within
-/// [`LATCH_SWEEP_DELAY`](crate::latches::LATCH_SWEEP_DELAY) of being
-/// queued (see [`crate::latches`]): one
+/// [`LATCH_SWEEP_DELAY`] of being queued (see [`crate::latches`]): one
 /// `DEL` per slot on a cluster (a command's keys must share one), one in
 /// all on a single server. Under steady contention every latch goes with
 /// the next release, and the sweep sends nothing; it ends when no latch
 /// waits.
 async fn sweep_latches(shared: &Shared) {
+    let mut swept: Option<Instant> = None;
     while let Some(due) = shared.latches.next_due() {
+        // At most one sweep per delay: latches that no script carries
+        // (a read/write lock's) are deleted in batches, not one by one.
+        let due = swept.map_or(due, |swept| due.max(swept + LATCH_SWEEP_DELAY));
         tokio::time::sleep_until(due.into()).await;
+        swept = Some(Instant::now());
         let mut groups: HashMap<u16, Vec<String>> = HashMap::new();
         for latch in shared.latches.take_due(Instant::now()) {
             groups.entry(latch.slot).or_default().push(latch.key);
