@@ -168,8 +168,9 @@ async fn main() {
     let mut outcomes = run(&settings).await;
     let counting = Settings {
         iterations: 300,
-        // The steady part: 1.5 s, after the warm-up.
-        seconds: 2.0,
+        // The steady part: 2.5 s, after the warm-up (a few per-second
+        // periods, and few acquisitions under way at its ends).
+        seconds: 3.0,
         monitor: Some(server.port()),
         ..settings.clone()
     };
