@@ -11,7 +11,6 @@
 use crate::error::{Failure, classify};
 use crate::holds::HoldKey;
 use crate::job::ReleaseRequest;
-use crate::names::slot;
 use crate::observability::targets;
 use crate::replica_sync::{Acked, Synced};
 use crate::replies::{ReleaseMode, Released};
@@ -40,18 +39,17 @@ pub(crate) async fn release_once(
 ) -> redis::RedisResult<Synced<Released>> {
     let mut con = shared.con.clone();
     // Earlier releases' latches, deleted by this script (see `latches.rs`).
-    let carried = if request.kind.carries_latches() {
-        let slot = shared.con.is_cluster().then(|| slot(&request.names.lock));
-        shared.latches.carry(slot)
-    } else {
-        Vec::new()
-    };
+    let carried = request
+        .kind
+        .carries_latches()
+        .then(|| shared.carry_latches(&request.names.lock));
+    let latches = carried.as_ref().map_or(&[][..], |c| &c.latches[..]);
     let reply = request
         .kind
-        .release(&mut con, &shared.config, request, &carried)
+        .release(&mut con, &shared.config, request, latches)
         .await;
-    if reply.is_err() {
-        shared.put_back_latches(carried);
+    if let (Ok(_), Some(carried)) = (&reply, carried) {
+        carried.deleted();
     }
     let latched = matches!(
         &reply,

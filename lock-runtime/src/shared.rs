@@ -63,11 +63,15 @@ impl Shared {
         }
     }
 
-    /// Queues again latches a release script was given but may not have
-    /// deleted (it failed).
-    pub(crate) fn put_back_latches(self: &Arc<Self>, latches: Vec<Latch>) {
-        if self.latches.put_back(latches) {
-            self.submit(Job::SweepLatches);
+    /// Takes the latches waiting that a release script sent to `lock`'s
+    /// slot can delete (see `latches.rs`); unless [`Carried::deleted`] is
+    /// called, they are queued again when the value is dropped (the script
+    /// failed, or its future was dropped), and at worst deleted twice.
+    pub(crate) fn carry_latches(self: &Arc<Self>, lock: &str) -> Carried {
+        let slot = self.con.is_cluster().then(|| slot(lock));
+        Carried {
+            latches: self.latches.carry(slot),
+            shared: self.clone(),
         }
     }
 
@@ -78,6 +82,28 @@ impl Shared {
                 target: crate::observability::targets::RELEASE,
                 "the background worker is gone (tokio runtime shut down?); a lock will be freed by its lease"
             );
+        }
+    }
+}
+
+/// Latches a release script is to delete, queued again if it may not have.
+pub(crate) struct Carried {
+    pub latches: Vec<Latch>,
+    shared: Arc<Shared>,
+}
+
+impl Carried {
+    /// The script ran: its latches are gone.
+    pub(crate) fn deleted(mut self) {
+        self.latches.clear();
+    }
+}
+
+impl Drop for Carried {
+    fn drop(&mut self) {
+        let latches = std::mem::take(&mut self.latches);
+        if self.shared.latches.put_back(latches) {
+            self.shared.submit(Job::SweepLatches);
         }
     }
 }
