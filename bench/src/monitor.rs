@@ -75,6 +75,12 @@ impl Monitor {
         self.count.load(Ordering::Relaxed)
     }
 
+    /// When the first command seen came (0 when none did).
+    fn first_time(&self) -> f64 {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.first().map_or(0.0, |(time, _)| *time)
+    }
+
     /// Client commands seen between `from` and `to` (seconds since the
     /// epoch).
     fn count_within(&self, from: f64, to: f64) -> usize {
@@ -142,7 +148,7 @@ pub async fn counted(
                 "its steady part",
             ),
             None => (
-                f64::MIN,
+                monitor.first_time(),
                 f64::MAX,
                 monitor.count() as usize,
                 measured.acquisitions,
