@@ -925,9 +925,23 @@ async fn steady_contention_sends_no_housekeeping_commands() {
     // per client (2.5 s: up to 3 each).
     let recounts = commands.remove("INFO").unwrap_or(0);
     assert!(recounts <= 3 * clients.len(), "{recounts} INFO");
+    // A sweep every 250 ms and a ping every second per client would be at
+    // least 36 DEL and 8 PING here. None is expected; a few are allowed
+    // for a machine so busy that a client released nothing for 250 ms or
+    // heard nothing for a second.
+    let sweeps = commands.remove("DEL").unwrap_or(0);
+    let pings = commands.remove("PING").unwrap_or(0);
+    assert!(
+        sweeps <= 4,
+        "{sweeps} latch-sweep DEL under steady contention"
+    );
+    assert!(
+        pings <= 2,
+        "{pings} keep-alive PING under steady contention"
+    );
     assert!(
         commands.is_empty(),
-        "housekeeping commands under steady contention: {commands:?}"
+        "other commands under steady contention: {commands:?}"
     );
     // Join the queue, take the lock, release it: three (a little more for
     // the odd retry on a timer, and the acquisitions under way at the
