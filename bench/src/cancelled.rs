@@ -103,6 +103,7 @@ pub async fn run(url: &str, trials: usize, flavor: Flavor) -> Result<Measured, S
         per_second: 0.0,
         commands_per_acquisition: None,
         client_commands_per_acquisition: None,
+        steady: None,
         acquisitions: trials,
         contention: None,
         figures: vec![

@@ -52,6 +52,7 @@ pub fn run(root: &Path) -> Result<Measured, String> {
         per_second: 0.0,
         commands_per_acquisition: None,
         client_commands_per_acquisition: None,
+        steady: None,
         acquisitions: 0,
         contention: None,
         figures: vec![

@@ -41,6 +41,7 @@ pub async fn run(url: &str, settings: &Settings) -> Result<Measured, String> {
         per_second: total as f64 / elapsed,
         commands_per_acquisition: per_op(before, after, total),
         client_commands_per_acquisition: None,
+        steady: None,
         acquisitions: total,
         contention: None,
         figures: Vec::new(),

@@ -7,6 +7,7 @@
 //! tools/bench --quick    # shorter runs
 //! tools/bench --no-peers # redlua and the raw baseline only
 //! tools/bench --only watchdog --holds 10000  # one group of scenarios
+//! tools/bench --only contended --commands    # + the client commands by kind
 //! ```
 //!
 //! It prints a table, and writes `bench/results/latest.json` and
@@ -50,6 +51,9 @@ pub struct Settings {
     pub only: Option<String>,
     /// The numbers of holds of the watchdog scenario.
     pub watchdog_holds: Vec<usize>,
+    /// Print the client commands of each counted scenario by kind
+    /// (`--commands`).
+    pub histogram: bool,
 }
 
 /// The groups of scenarios `--only` picks from.
@@ -88,6 +92,7 @@ impl Default for Settings {
             monitor: None,
             only: None,
             watchdog_holds: vec![10_000, 100_000],
+            histogram: false,
         }
     }
 }
@@ -102,6 +107,7 @@ fn settings() -> Result<Settings, String> {
                 settings.seconds = 1.0;
             }
             "--no-peers" => settings.peers = false,
+            "--commands" => settings.histogram = true,
             "--only" => {
                 let group = args.next().unwrap_or_default();
                 if !GROUPS.contains(&group.as_str()) {
@@ -115,7 +121,7 @@ fn settings() -> Result<Settings, String> {
             }
             "-h" | "--help" => {
                 println!(
-                    "usage: tools/bench [--quick] [--no-peers] [--only {}] [--holds N]",
+                    "usage: tools/bench [--quick] [--no-peers] [--only {}] [--holds N] [--commands]",
                     GROUPS.join("|")
                 );
                 std::process::exit(0);
@@ -190,7 +196,9 @@ async fn bench(args: Vec<String>) {
     let mut outcomes = run(&settings).await;
     let counting = Settings {
         iterations: 300,
-        seconds: 1.0,
+        // The steady part: 2.5 s, after the warm-up (a few per-second
+        // periods, and few acquisitions under way at its ends).
+        seconds: 3.0,
         monitor: Some(server.port()),
         ..settings.clone()
     };

@@ -25,11 +25,54 @@ pub struct Measured {
     pub client_commands_per_acquisition: Option<f64>,
     /// Acquisitions made (warm-up included).
     pub acquisitions: usize,
+    /// The steady part of a contended run, where client commands are
+    /// counted: after every contender's first acquisitions (connects,
+    /// first subscribes, the previous scenario's background work left
+    /// out).
+    pub steady: Option<Steady>,
     /// Contended only.
     pub contention: Option<Contention>,
     /// The figures of the scenarios that are not about throughput
     /// (watchdog, cancelled waiters, read/write, macro expansion).
     pub figures: Vec<Figure>,
+}
+
+/// A window of a run, by the clock both the bench and Redis read (seconds
+/// since the epoch: `MONITOR` stamps each command with it), and the
+/// acquisitions made in it.
+#[derive(Debug, Clone, Copy)]
+pub struct Steady {
+    pub from: f64,
+    pub to: f64,
+    pub acquisitions: usize,
+}
+
+/// How long a contended run goes before its steady part starts.
+pub const WARM_UP: f64 = 0.5;
+
+impl Steady {
+    /// The steady part of a run that started at `start` (seconds since the
+    /// epoch) and took new holds for `seconds`; `events` are timed from
+    /// `start`.
+    pub fn of(start: f64, seconds: f64, events: &[Event]) -> Steady {
+        let acquisitions = events
+            .iter()
+            .filter(|(_, acquired, _)| (WARM_UP..seconds).contains(acquired))
+            .count();
+        Steady {
+            from: start + WARM_UP,
+            to: start + seconds,
+            acquisitions,
+        }
+    }
+}
+
+/// Seconds since the epoch.
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs_f64()
 }
 
 /// One named figure of a scenario, with the target it is held against.

@@ -126,7 +126,8 @@ pub async fn run_all(
             library: peer.library.to_string(),
             scenario: "uncontended".to_string(),
             result: counted(
-                settings.monitor,
+                settings,
+                &format!("{}, uncontended", peer.library),
                 measure(peer, url, "uncontended", &uncontended, settings),
             )
             .await,
@@ -135,7 +136,8 @@ pub async fn run_all(
             library: peer.library.to_string(),
             scenario: contended_name(settings.contenders, settings.contenders),
             result: counted(
-                settings.monitor,
+                settings,
+                &format!("{}, contended", peer.library),
                 measure(peer, url, "contended", &contended, settings),
             )
             .await,
@@ -181,6 +183,7 @@ async fn measure(
             per_second: settings.iterations as f64 / seconds,
             commands_per_acquisition: per_op(before, after, settings.iterations + 50),
             client_commands_per_acquisition: None,
+            steady: None,
             acquisitions: settings.iterations + 50,
             contention: None,
             figures: Vec::new(),
@@ -197,6 +200,7 @@ async fn measure(
         per_second,
         commands_per_acquisition: per_op(before, after, events.len()),
         client_commands_per_acquisition: None,
+        steady: None,
         acquisitions: events.len(),
         contention: Some(contention),
         figures: Vec::new(),

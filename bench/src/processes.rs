@@ -9,7 +9,7 @@
 
 use crate::Settings;
 use crate::flavor::{AnyLock, Flavor};
-use crate::metrics::{Event, Figure, Measured, contention};
+use crate::metrics::{Event, Figure, Measured, Steady, contention};
 use crate::scenarios::{commands_so_far, per_op};
 use redlua::LockClient;
 use std::process::Stdio;
@@ -94,6 +94,7 @@ pub async fn run(url: &str, settings: &Settings, flavor: Flavor) -> Result<Measu
         per_second,
         commands_per_acquisition: per_op(before, after, events.len()),
         client_commands_per_acquisition: None,
+        steady: Some(Steady::of(start, settings.seconds, &events)),
         acquisitions: events.len(),
         contention: Some(contention),
         figures: vec![

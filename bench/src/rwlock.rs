@@ -80,6 +80,7 @@ pub async fn run(url: &str, settings: &Settings) -> Result<Measured, String> {
         per_second: 0.0,
         commands_per_acquisition: None,
         client_commands_per_acquisition: None,
+        steady: None,
         acquisitions: readers_alone.len() + with_writer.len() + writer_waits.len(),
         contention: None,
         figures,

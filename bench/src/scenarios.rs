@@ -15,14 +15,23 @@ const RELEASE: &str = include_str!("../../lock-runtime/scripts/lock_release.lua"
 
 /// Runs every in-process scenario (those `settings` want).
 pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
-    let port = settings.monitor;
     let mut outcomes = Vec::new();
     if settings.wants("uncontended") {
         let [raw, redlua] = if settings.counting() {
             // The MONITOR pass: each alone, once.
             [
-                counted(port, uncontended(url, settings, Pairs::Raw)).await,
-                counted(port, uncontended(url, settings, Pairs::Redlua)).await,
+                counted(
+                    settings,
+                    "raw EVALSHA, uncontended",
+                    uncontended(url, settings, Pairs::Raw),
+                )
+                .await,
+                counted(
+                    settings,
+                    "redlua, uncontended",
+                    uncontended(url, settings, Pairs::Redlua),
+                )
+                .await,
             ]
         } else {
             uncontended_side_by_side(url, settings).await
@@ -36,7 +45,12 @@ pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
         }
     }
     if settings.wants("independent") {
-        let measured = counted(port, crate::independent::run(url, settings)).await;
+        let measured = counted(
+            settings,
+            "redlua, independent locks",
+            crate::independent::run(url, settings),
+        )
+        .await;
         outcomes.push(outcome(
             "redlua",
             &format!("{} independent locks", crate::independent::LOCKS),
@@ -47,15 +61,26 @@ pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
         for flavor in Flavor::ALL {
             for clients in [1, settings.contenders] {
                 let scenario = contended_name(settings.contenders, clients);
-                let measured =
-                    counted(port, redlua_contended(url, settings, clients, flavor)).await;
+                let label = format!("{}, {scenario}", flavor.library());
+                let measured = counted(
+                    settings,
+                    &label,
+                    redlua_contended(url, settings, clients, flavor),
+                )
+                .await;
                 outcomes.push(outcome(flavor.library(), &scenario, measured));
             }
         }
     }
     if settings.wants("processes") {
         for flavor in Flavor::ALL {
-            let measured = counted(port, crate::processes::run(url, settings, flavor)).await;
+            let label = format!("{}, 2 processes", flavor.library());
+            let measured = counted(
+                settings,
+                &label,
+                crate::processes::run(url, settings, flavor),
+            )
+            .await;
             outcomes.push(outcome(
                 flavor.library(),
                 &format!("{} contenders, 2 processes × 4", settings.contenders),
@@ -385,6 +410,7 @@ async fn uncontended(url: &str, settings: &Settings, pairs: Pairs) -> Result<Mea
         per_second: settings.iterations as f64 / took.as_secs_f64(),
         commands_per_acquisition: per_op(before, after, settings.iterations),
         client_commands_per_acquisition: None,
+        steady: None,
         acquisitions: settings.iterations + 50,
         contention: None,
         figures: Vec::new(),
@@ -441,6 +467,7 @@ async fn uncontended_side_by_side(url: &str, settings: &Settings) -> [Result<Mea
             per_second: rates.get(rates.len() / 2).copied().unwrap_or(0.0),
             commands_per_acquisition: commands,
             client_commands_per_acquisition: None,
+            steady: None,
             acquisitions: per_round * rates.len() + COUNTED + 50,
             contention: None,
             figures: Vec::new(),
@@ -461,6 +488,7 @@ async fn redlua_contended(
     }
     let before = commands_so_far(url).await;
     let origin = Instant::now();
+    let origin_unix = crate::metrics::unix_now();
     let deadline = origin + Duration::from_secs_f64(settings.seconds);
     let critical = Duration::from_millis(settings.critical_ms);
     let mut tasks = Vec::new();
@@ -493,6 +521,11 @@ async fn redlua_contended(
         per_second,
         commands_per_acquisition: per_op(before, after, events.len()),
         client_commands_per_acquisition: None,
+        steady: Some(crate::metrics::Steady::of(
+            origin_unix,
+            settings.seconds,
+            &events,
+        )),
         acquisitions: events.len(),
         contention: Some(contention),
         figures: Vec::new(),

@@ -106,6 +106,7 @@ pub async fn run(url: &str, holds: usize, seconds: f64) -> Result<Measured, Stri
         per_second: 0.0,
         commands_per_acquisition: None,
         client_commands_per_acquisition: None,
+        steady: None,
         acquisitions: holds,
         contention: None,
         figures: vec![

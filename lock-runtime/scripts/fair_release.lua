@@ -10,6 +10,9 @@
 --          the re-entry's own key for a re-entered one)
 -- KEYS[6]  the queue: a list of waiting owners, head first
 -- KEYS[7]  the waiters' deadlines: a sorted set of owner -> deadline (ms)
+-- KEYS[8..] latches of this client's earlier releases, which were answered:
+--          deleted first (they only served retries of those releases), so
+--          that they need no DEL of their own
 -- ARGV[1]  the message that wakes a waiter
 -- ARGV[2]  the lease, in milliseconds, for the holds that remain
 -- ARGV[3]  the owner
@@ -29,6 +32,9 @@
 -- (undo only) when the acquire never took effect: its key is closed so
 -- that it never will. A release retried with the same latch returns the
 -- first result.
+if #KEYS >= 8 then
+  redis.call('del', unpack(KEYS, 8))
+end
 local wait = tonumber(ARGV[9])
 if not wait or wait < 1 or wait % 1 ~= 0 then
   return redis.error_reply('ERR redlua: invalid wait time ' .. ARGV[9])

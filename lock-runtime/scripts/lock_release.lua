@@ -6,6 +6,9 @@
 -- KEYS[4]  the attempt key of the acquire that made the owner a holder
 -- KEYS[5]  the attempt key of the hold released (KEYS[4] for the first hold,
 --          the re-entry's own key for a re-entered one)
+-- KEYS[6..] latches of this client's earlier releases, which were answered:
+--          deleted first (they only served retries of those releases), so
+--          that they need no DEL of their own
 -- ARGV[1]  the message that wakes a waiter
 -- ARGV[2]  the lease, in milliseconds, for the holds that remain
 -- ARGV[3]  the owner
@@ -23,6 +26,9 @@
 -- still holds it, -1 when the owner does not hold it, -2 (undo only) when
 -- the acquire never took effect: its key is closed so that it never will.
 -- A release retried with the same latch returns the first result.
+if #KEYS >= 6 then
+  redis.call('del', unpack(KEYS, 6))
+end
 if ARGV[5] == 'undo' then
   local took
   if ARGV[7] == '1' then

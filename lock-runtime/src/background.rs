@@ -7,7 +7,8 @@
 use crate::error::{Failure, classify};
 use crate::job::{Job, ReleaseRequest};
 use crate::kind::Kind;
-use crate::names::{LockNames, slot};
+use crate::latches::LATCH_SWEEP_DELAY;
+use crate::names::LockNames;
 use crate::observability::targets;
 use crate::release::{FIRST_PAUSE, MAX_PAUSE, record, release_retrying};
 use crate::replies::{ReleaseMode, Released};
@@ -17,7 +18,7 @@ use crate::telemetry;
 use redis::AsyncCommands;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::Instant;
 use tokio::sync::mpsc;
 use tracing::Instrument;
 
@@ -35,30 +36,31 @@ pub(crate) fn start(
     })
 }
 
-/// How long answered releases' latches are collected before one `DEL`
-/// removes them all: a latch only serves a retry of its release, and a
-/// release that was answered is never retried, so nothing waits for it.
-pub(crate) const LATCH_SWEEP_DELAY: Duration = Duration::from_millis(250);
-
 /// At most this many keys in one `DEL`.
 const LATCHES_PER_DEL: usize = 256;
 
-/// Deletes the latches collected in [`Shared::latches`] after
-/// [`LATCH_SWEEP_DELAY`]: one `DEL` per slot on a cluster (a command's keys
-/// must share one), one in all on a single server, instead of one per
-/// release (a latch expires by itself anyway; this frees it early).
+/// Deletes the latches that no release script carried within
+/// [`LATCH_SWEEP_DELAY`] of being queued (see [`crate::latches`]): one
+/// `DEL` per slot on a cluster (a command's keys must share one), one in
+/// all on a single server. Under steady contention every latch goes with
+/// the next release, and the sweep sends nothing; it ends when no latch
+/// waits.
 async fn sweep_latches(shared: &Shared) {
-    tokio::time::sleep(LATCH_SWEEP_DELAY).await;
-    let latches = std::mem::take(&mut *shared.latches());
-    let cluster = shared.con.is_cluster();
-    let mut groups: HashMap<u16, Vec<String>> = HashMap::new();
-    for latch in latches {
-        let slot = if cluster { slot(&latch) } else { 0 };
-        groups.entry(slot).or_default().push(latch);
-    }
-    let mut con = shared.con.clone();
-    for keys in groups.values().flat_map(|keys| keys.chunks(LATCHES_PER_DEL)) {
-        let _: redis::RedisResult<i64> = con.del(keys).await;
+    let mut swept: Option<Instant> = None;
+    while let Some(due) = shared.latches.next_due() {
+        // At most one sweep per delay: latches that no script carries
+        // (a read/write lock's) are deleted in batches, not one by one.
+        let due = swept.map_or(due, |swept| due.max(swept + LATCH_SWEEP_DELAY));
+        tokio::time::sleep_until(due.into()).await;
+        swept = Some(Instant::now());
+        let mut groups: HashMap<u16, Vec<String>> = HashMap::new();
+        for latch in shared.latches.take_due(Instant::now()) {
+            groups.entry(latch.slot).or_default().push(latch.key);
+        }
+        let mut con = shared.con.clone();
+        for keys in groups.values().flat_map(|keys| keys.chunks(LATCHES_PER_DEL)) {
+            let _: redis::RedisResult<i64> = con.del(keys).await;
+        }
     }
 }
 

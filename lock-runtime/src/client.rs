@@ -14,6 +14,7 @@ use crate::fair::FairLock;
 use crate::holds::Holds;
 use crate::inspect::{LockInfo, inspect};
 use crate::kind::Kind;
+use crate::latches::Latches;
 use crate::lock::Lock;
 use crate::owner::Ids;
 use crate::pubsub::PubSubHub;
@@ -34,8 +35,8 @@ use tokio::sync::mpsc;
 /// Each client has a random uuid (v4): the owners of its holds are
 /// `<uuid>:<owner-id>`, as Redisson writes them. It keeps one multiplexed
 /// command connection (replaced when it fails or goes silent), one pub/sub
-/// connection shared by every waiter (pinged every second, replaced when it
-/// does not answer), and one watchdog task that renews all of its holds.
+/// connection shared by every waiter (pinged after a second with nothing
+/// on it, replaced when it does not answer), and one watchdog task that renews all of its holds.
 /// On Redis Cluster ([`LockClient::cluster`]) the command connection is
 /// redis-rs's cluster connection, and there is one pub/sub connection per
 /// node that owns the slot of a lock someone waits for. Through Redis
@@ -789,7 +790,7 @@ impl LockClientBuilder {
             ids: Ids::default(),
             renewal_con,
             jobs,
-            latches: Mutex::new(Vec::new()),
+            latches: Latches::default(),
         });
         let worker = background::start(queue);
         Ok((LockClient { shared }, worker))

@@ -51,7 +51,8 @@ pub(crate) const LATCH_TTL: Duration = Duration::from_secs(30);
 /// How long a fencing token counter outlives the lease that last used it.
 pub(crate) const TOKEN_RETENTION: Duration = Duration::from_secs(3600);
 
-/// How often the pub/sub connection is pinged to find out it died silently.
+/// How long the pub/sub connection may stay quiet (no message, no reply)
+/// before it is pinged, to find out it died silently.
 pub(crate) const PUBSUB_PING_INTERVAL: Duration = Duration::from_secs(1);
 
 /// How often a Sentinel client asks the sentinels which node is the

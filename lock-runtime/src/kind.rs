@@ -2,6 +2,7 @@
 //! operation of each kind runs. Everything else (waiting, guards, the
 //! watchdog) is the same for all of them.
 
+use crate::latches::Latch;
 use crate::config::{Config, millis, token_ttl};
 use crate::connection::Connection;
 use crate::job::ReleaseRequest;
@@ -229,14 +230,23 @@ impl Kind {
         config.sync.run(con, &call, &names.lock).await
     }
 
-    /// Runs the release script once (a release, or an undo).
+    /// Whether its release script deletes earlier releases' latches given
+    /// to it (see `latches.rs`): the locks that see steady contention.
+    pub(crate) fn carries_latches(self) -> bool {
+        matches!(self, Kind::Reentrant | Kind::Fair { .. })
+    }
+
+    /// Runs the release script once (a release, or an undo); it deletes
+    /// the `carried` latches first (only where [`Kind::carries_latches`]).
     pub(crate) async fn release(
         self,
         con: &mut Connection,
         config: &Config,
         request: &ReleaseRequest,
+        carried: &[Latch],
     ) -> RedisResult<Synced<Released>> {
         let names = &*request.names;
+        let stale_latches: Vec<&str> = carried.iter().map(|latch| latch.key.as_str()).collect();
         let owner = request.owner.field();
         let latch = names.latch(&request.request_id);
         let first_attempt = names.attempt(&owner, None);
@@ -262,6 +272,7 @@ impl Kind {
                     reentry,
                     close_attempts,
                     publish: config.publish,
+                    stale_latches,
                 }
                 .call(),
             Kind::Fair { .. } => FairRelease {
@@ -282,6 +293,7 @@ impl Kind {
                     close_attempts,
                     wait_ms: millis(config.fair_wait),
                     publish: config.publish,
+                    stale_latches,
                 }
                 .call(),
             Kind::Read { .. } => ReadRelease {

@@ -110,6 +110,7 @@ mod holds;
 mod inspect;
 mod job;
 mod kind;
+mod latches;
 mod lease_clock;
 mod lock;
 mod names;

@@ -40,9 +40,11 @@
 //!   retries the lock after any message it may have missed. Channels without
 //!   waiters are simply not re-subscribed.
 //!
-//! - A connection that goes silent is found out: the driver pings it every
-//!   second, and a ping (or a connect) that gets no answer within the
-//!   response timeout ends the connection, exactly as a closed one. Its
+//! - A connection that goes silent is found out: the driver pings it when
+//!   nothing came on it (no message, no reply) for a second — under steady
+//!   traffic it sends no ping at all — and a ping (or a connect) that gets
+//!   no answer within the response timeout ends the connection, exactly as
+//!   a closed one. Its
 //!   waiters are woken at once (they try the lock), and their next `wake()`
 //!   subscribes again on a new connection.
 //!
@@ -104,7 +106,7 @@ use crate::sentinel::Sentinels;
 use crate::replies::WakeMessage;
 
 /// How long a pattern stays subscribed after its last member left (at
-/// most one ping interval more: idle patterns are swept at each ping).
+/// most one ping interval more: idle patterns are swept once per interval).
 pub(crate) const PATTERN_LINGER: Duration = Duration::from_secs(1);
 
 /// How many connections a subscribe tries before it reports the loss.
@@ -1139,7 +1141,9 @@ type RunningPing = Pin<Box<dyn Future<Output = RedisResult<()>> + Send>>;
 
 /// What woke the driver.
 enum Event {
-    /// Time to ping.
+    /// Time to sweep the idle patterns.
+    Sweep,
+    /// Time to ping: nothing came for one ping interval.
     Tick,
     /// The ping was answered (or failed).
     Pong(RedisResult<()>),
@@ -1185,8 +1189,17 @@ impl Driver {
                 return;
             }
         };
+        // Idle patterns are swept on this ticker.
         let mut ticker = tokio::time::interval(PUBSUB_PING_INTERVAL);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // The last sign of life (the connect, a reply, a message): the next
+        // ping goes one interval after it, so traffic makes pings needless
+        // while a silent connection is found out as soon as before.
+        let mut alive_at = tokio::time::Instant::now();
+        // Fires one interval after the sign of life it was set from; it is
+        // set again (not reset on each message) when a later one came.
+        let ping_timer = tokio::time::sleep_until(alive_at + PUBSUB_PING_INTERVAL);
+        tokio::pin!(ping_timer);
         // The ping under way, and when it must have been answered.
         let mut ping: Option<(RunningPing, tokio::time::Instant)> = None;
         loop {
@@ -1197,7 +1210,8 @@ impl Driver {
                 let pinging = ping.is_some();
                 let ping_deadline = ping.as_ref().map(|(_, deadline)| *deadline);
                 tokio::select! {
-                    _ = ticker.tick(), if !pinging => Event::Tick,
+                    _ = ticker.tick() => Event::Sweep,
+                    () = &mut ping_timer, if !pinging => Event::Tick,
                     answer = async {
                         match ping.as_mut() {
                             Some((pong, _)) => pong.await,
@@ -1229,12 +1243,31 @@ impl Driver {
                     } => Event::Moved,
                 }
             };
+            if matches!(
+                event,
+                Event::Pong(Ok(()))
+                    | Event::Message(Some(Incoming::Message(_) | Incoming::Unsubscribed(_)))
+                    | Event::Done((Ok(()), _))
+            ) {
+                alive_at = tokio::time::Instant::now();
+            }
             match event {
+                Event::Sweep => self.sweep_idle_patterns(),
                 Event::Tick => {
-                    self.sweep_idle_patterns();
-                    ping = Some((link.ping(), tokio::time::Instant::now() + ping_timeout));
+                    let due = alive_at + PUBSUB_PING_INTERVAL;
+                    if due > tokio::time::Instant::now() {
+                        // Something came since the timer was set.
+                        ping_timer.as_mut().reset(due);
+                    } else {
+                        ping = Some((link.ping(), tokio::time::Instant::now() + ping_timeout));
+                    }
                 }
-                Event::Pong(Ok(())) => ping = None,
+                Event::Pong(Ok(())) => {
+                    ping = None;
+                    ping_timer
+                        .as_mut()
+                        .reset(alive_at + PUBSUB_PING_INTERVAL);
+                }
                 Event::Pong(Err(error)) => {
                     tracing::warn!(target: targets::PUBSUB, %error, "the pub/sub connection failed its ping; replacing it");
                     break;

@@ -38,10 +38,19 @@ pub(crate) async fn release_once(
     request: &ReleaseRequest,
 ) -> redis::RedisResult<Synced<Released>> {
     let mut con = shared.con.clone();
+    // Earlier releases' latches, deleted by this script (see `latches.rs`).
+    let carried = request
+        .kind
+        .carries_latches()
+        .then(|| shared.carry_latches(&request.names.lock));
+    let latches = carried.as_ref().map_or(&[][..], |c| &c.latches[..]);
     let reply = request
         .kind
-        .release(&mut con, &shared.config, request)
+        .release(&mut con, &shared.config, request, latches)
         .await;
+    if let (Ok(_), Some(carried)) = (&reply, carried) {
+        carried.deleted();
+    }
     let latched = matches!(
         &reply,
         Ok(Synced {

@@ -44,6 +44,10 @@ pub(crate) struct Release<'a> {
     pub first_attempt: &'a str,
     #[key]
     pub attempt: &'a str,
+    /// Latches of earlier answered releases, deleted first (see
+    /// `latches.rs`): they go with this script instead of a `DEL`.
+    #[key(variadic)]
+    pub stale_latches: Vec<&'a str>,
     #[arg]
     pub message: WakeMessage,
     #[arg]
@@ -321,6 +325,10 @@ pub(crate) struct FairRelease<'a> {
     pub queue: &'a str,
     #[key]
     pub deadlines: &'a str,
+    /// Latches of earlier answered releases, deleted first (see
+    /// `latches.rs`): they go with this script instead of a `DEL`.
+    #[key(variadic)]
+    pub stale_latches: Vec<&'a str>,
     #[arg]
     pub message: WakeMessage,
     #[arg]

@@ -6,6 +6,8 @@ use crate::config::Config;
 use crate::connection::Connection;
 use crate::holds::Holds;
 use crate::job::Job;
+use crate::latches::{Latch, Latches};
+use crate::names::slot;
 use crate::owner::{Ids, Owner};
 use crate::pubsub::PubSubHub;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -27,8 +29,9 @@ pub(crate) struct Shared {
     /// so that it still runs when the last client handle was dropped with
     /// it (a guard that outlived its client, dropped).
     pub jobs: mpsc::UnboundedSender<(Arc<Shared>, Job)>,
-    /// Latches of answered releases, to be deleted by the next sweep.
-    pub latches: Mutex<Vec<String>>,
+    /// Latches of answered releases, to be deleted with the next release
+    /// script to their slot, or by a sweep.
+    pub latches: Latches,
 }
 
 impl Shared {
@@ -44,20 +47,31 @@ impl Shared {
         Owner::new(self.id.clone(), id, token)
     }
 
-    /// The latches waiting for the next sweep.
-    pub(crate) fn latches(&self) -> MutexGuard<'_, Vec<String>> {
-        self.latches.lock().unwrap_or_else(|e| e.into_inner())
+    /// The slot latches of `key`'s slot are grouped by: its slot on a
+    /// cluster, 0 on one server.
+    pub(crate) fn latch_slot(&self, key: &str) -> u16 {
+        if self.con.is_cluster() { slot(key) } else { 0 }
     }
 
-    /// Deletes `latch` with the next sweep (starting one if none is due):
-    /// the background worker is woken once per sweep, not per release.
+    /// Deletes `latch` with the next release script to its slot, or with
+    /// a sweep (starting one if none is scheduled): the background worker
+    /// is woken once per sweep, not per release.
     pub(crate) fn delete_latch(self: &Arc<Self>, latch: String) {
-        let mut latches = self.latches();
-        let first = latches.is_empty();
-        latches.push(latch);
-        drop(latches);
-        if first {
+        let slot = self.latch_slot(&latch);
+        if self.latches.queue(latch, slot) {
             self.submit(Job::SweepLatches);
+        }
+    }
+
+    /// Takes the latches waiting that a release script sent to `lock`'s
+    /// slot can delete (see `latches.rs`); unless [`Carried::deleted`] is
+    /// called, they are queued again when the value is dropped (the script
+    /// failed, or its future was dropped), and at worst deleted twice.
+    pub(crate) fn carry_latches(self: &Arc<Self>, lock: &str) -> Carried {
+        let slot = self.con.is_cluster().then(|| slot(lock));
+        Carried {
+            latches: self.latches.carry(slot),
+            shared: self.clone(),
         }
     }
 
@@ -68,6 +82,28 @@ impl Shared {
                 target: crate::observability::targets::RELEASE,
                 "the background worker is gone (tokio runtime shut down?); a lock will be freed by its lease"
             );
+        }
+    }
+}
+
+/// Latches a release script is to delete, queued again if it may not have.
+pub(crate) struct Carried {
+    pub latches: Vec<Latch>,
+    shared: Arc<Shared>,
+}
+
+impl Carried {
+    /// The script ran: its latches are gone.
+    pub(crate) fn deleted(mut self) {
+        self.latches.clear();
+    }
+}
+
+impl Drop for Carried {
+    fn drop(&mut self) {
+        let latches = std::mem::take(&mut self.latches);
+        if self.shared.latches.put_back(latches) {
+            self.shared.submit(Job::SweepLatches);
         }
     }
 }

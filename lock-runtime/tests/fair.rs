@@ -814,3 +814,151 @@ async fn a_dead_head_woken_by_a_release_holds_the_free_lock_up_for_one_wait_time
     assert!(queue(&redis, name).await.is_empty());
     guard.unlock().await.expect("unlock");
 }
+
+/// The client commands `MONITOR` shows (scripts' own calls left out), each
+/// with its server time in seconds since the epoch, until the returned
+/// stream is shut down.
+fn monitor(
+    redis: &Redis,
+) -> (
+    std::net::TcpStream,
+    std::thread::JoinHandle<Vec<(f64, String)>>,
+) {
+    use std::io::{BufRead, BufReader, Write};
+    let address = redis
+        .url()
+        .trim_start_matches("redis://")
+        .trim_end_matches('/')
+        .to_string();
+    let mut stream = std::net::TcpStream::connect(address).expect("MONITOR connection");
+    stream.write_all(b"MONITOR\r\n").expect("MONITOR");
+    let mut lines = BufReader::new(stream.try_clone().expect("clone")).lines();
+    assert_eq!(lines.next().and_then(Result::ok).as_deref(), Some("+OK"));
+    let reader = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        for line in lines.map_while(Result::ok) {
+            if line.contains(" lua] ") {
+                continue;
+            }
+            let time: f64 = line
+                .split(' ')
+                .next()
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(0.0);
+            let command = line.split('"').nth(1).unwrap_or("?").to_ascii_uppercase();
+            seen.push((time, command));
+        }
+        seen
+    });
+    (stream, reader)
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs_f64()
+}
+
+/// Over 2.5 s of steady contention (10 latch-sweep periods, 2 pub/sub ping
+/// intervals), the clients send their three scripts per acquisition and
+/// nothing else but the replica recount (one `INFO` per client per
+/// second): no latch `DEL` (each goes with the next release script), no
+/// keep-alive `PING` (messages keep the pub/sub connection proven alive),
+/// no subscribe or unsubscribe.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn steady_contention_sends_no_housekeeping_commands() {
+    let redis = Redis::start().await;
+    let name = "fair:housekeeping";
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        clients.push(redis.client().await);
+    }
+    let warm = redis
+        .client()
+        .await
+        .fair_lock(name)
+        .lock()
+        .await
+        .expect("lock");
+    warm_up(&redis, name, &clients, warm).await;
+    let acquisitions = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for client in &clients {
+        for _ in 0..2 {
+            let lock = client.fair_lock(name);
+            let (acquisitions, stop) = (acquisitions.clone(), stop.clone());
+            tasks.push(tokio::spawn(async move {
+                while !stop.load(Ordering::Relaxed) {
+                    let guard = lock.lock().await.expect("lock");
+                    acquisitions.fetch_add(1, Ordering::Relaxed);
+                    tokio::time::sleep(ms(1)).await;
+                    guard.unlock().await.expect("unlock");
+                }
+            }));
+        }
+    }
+    // The warm-up's last latch (its client holds no more) is swept first.
+    tokio::time::sleep(ms(500)).await;
+    let (stream, reader) = monitor(&redis);
+    let from = unix_now();
+    let first = acquisitions.load(Ordering::Relaxed);
+    tokio::time::sleep(ms(2500)).await;
+    let to = unix_now();
+    let made = acquisitions.load(Ordering::Relaxed) - first;
+    stop.store(true, Ordering::Relaxed);
+    within(ms(10_000), "the contenders stopping", async {
+        for task in tasks {
+            task.await.expect("contender");
+        }
+    })
+    .await;
+    stream.shutdown(std::net::Shutdown::Both).expect("shutdown");
+    let seen = reader.join().expect("MONITOR reader");
+    let mut commands: std::collections::BTreeMap<String, usize> = Default::default();
+    for (_, command) in seen.iter().filter(|(t, _)| (from..to).contains(t)) {
+        *commands.entry(command.clone()).or_default() += 1;
+    }
+    eprintln!("{made} acquisitions; client commands: {commands:?}");
+    assert!(made >= 200, "only {made} acquisitions in 2.5 s");
+    let scripts = commands.remove("EVALSHA").unwrap_or(0) as f64;
+    // The replica recount (synced mode, no replica): at most one a second
+    // per client (2.5 s: up to 3 each).
+    let recounts = commands.remove("INFO").unwrap_or(0);
+    assert!(recounts <= 3 * clients.len(), "{recounts} INFO");
+    // A sweep every 250 ms and a ping every second per client would be at
+    // least 36 DEL and 8 PING here. None is expected; a few are allowed
+    // for a machine so busy that a client released nothing for 250 ms or
+    // heard nothing for a second.
+    let sweeps = commands.remove("DEL").unwrap_or(0);
+    let pings = commands.remove("PING").unwrap_or(0);
+    assert!(
+        sweeps <= 4,
+        "{sweeps} latch-sweep DEL under steady contention"
+    );
+    assert!(
+        pings <= 2,
+        "{pings} keep-alive PING under steady contention"
+    );
+    assert!(
+        commands.is_empty(),
+        "other commands under steady contention: {commands:?}"
+    );
+    // Join the queue, take the lock, release it: three (a little more for
+    // the odd retry on a timer, and the acquisitions under way at the
+    // window's ends).
+    assert!(
+        scripts / made as f64 <= 3.1,
+        "{scripts} scripts, {made} acquisitions"
+    );
+    // And the latches were deleted all the same (by the next releases, the
+    // last ones by the sweep 250 ms later), not left to expire.
+    tokio::time::sleep(ms(600)).await;
+    let latches: Vec<String> = redis
+        .raw()
+        .keys("redisson_unlock_latch:*")
+        .await
+        .expect("KEYS");
+    assert!(latches.is_empty(), "latches left: {latches:?}");
+}

@@ -185,8 +185,8 @@ async fn metrics_count_known_operations() {
         tokio::time::sleep(ms(10)).await;
     }
 
-    // The releases' latches are swept in the background (every 250 ms): let
-    // the last sweep pass, so that the renewal is what meets the hang.
+    // The releases' latches no later release carries are swept in the
+    // background (250 ms after they were queued): let the last sweep pass, so that the renewal is what meets the hang.
     tokio::time::sleep(ms(400)).await;
     // A server that hangs for 1 s: a round starts within its first 800 ms
     // and times out 200 ms later (nothing else is sent meanwhile), so the
