@@ -10,7 +10,8 @@ use crate::release::{record, release_once};
 use crate::replica_sync::Acked;
 use crate::replies::{ReleaseMode, Released};
 use crate::shared::Shared;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use tracing::Instrument;
 
@@ -175,11 +176,14 @@ impl LockGuard {
                 kind: hold.kind,
                 names: hold.names.clone(),
                 owner: hold.owner.clone(),
+                key: hold.key.clone(),
                 reentry: hold.reentry,
                 // The watchdog's timeout for a watched hold.
                 lease: hold.lease,
                 watched: hold.watched,
-                request_id: uuid::Uuid::new_v4().simple().to_string(),
+                latch: hold
+                    .names
+                    .latch(request_id().encode_lower(&mut uuid::Uuid::encode_buffer())),
                 mode: ReleaseMode::Release,
                 close_attempts: hold.close_attempts,
                 resent: false,
@@ -214,7 +218,7 @@ impl LockGuard {
 
     async fn unlock_once(mut self) -> Result<()> {
         let mut request = self.release_request();
-        self.shared.holds().releasing(&request.key());
+        self.shared.holds().releasing(&request.key);
         let mut reply = release_once(&self.shared, &request).await;
         if let Err(error) = &reply
             && connection_was_closed(error)
@@ -269,6 +273,17 @@ impl LockGuard {
     }
 }
 
+/// A new release's request id: unique in this process (a counter from a
+/// random start) and, as a random one would be, among processes — without
+/// asking the operating system for randomness at every release.
+fn request_id() -> uuid::fmt::Simple {
+    static START: OnceLock<u128> = OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let start = *START.get_or_init(|| uuid::Uuid::new_v4().as_u128());
+    let next = u128::from(NEXT.fetch_add(1, Ordering::Relaxed));
+    uuid::Uuid::from_u128(start.wrapping_add(next)).simple()
+}
+
 impl Drop for LockGuard {
     fn drop(&mut self) {
         if self.done {
@@ -277,7 +292,7 @@ impl Drop for LockGuard {
         let started = self.release.is_some();
         let request = self.release_request();
         if !started {
-            self.shared.holds().releasing(&request.key());
+            self.shared.holds().releasing(&request.key);
         }
         // An `unlock` dropped while its release was on the way: that copy may
         // still arrive.

@@ -14,6 +14,8 @@ use crate::scripts::{
     ReadRelease, Release, RwForceRelease, WriteAcquire, WriteRelease,
 };
 use redis::RedisResult;
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long a waiting writer's mark holds new readers back without being
@@ -76,12 +78,16 @@ impl Kind {
         }
     }
 
-    /// The registry key of `owner`'s holds of this kind of lock `lock`.
-    pub(crate) fn hold_key(self, lock: &str, owner: &str) -> HoldKey {
-        HoldKey {
-            lock: lock.to_string(),
-            field: self.field(owner),
-        }
+    /// The registry key of `owner`'s holds of this kind of the lock of
+    /// `names`.
+    pub(crate) fn hold_key(self, names: &LockNames, owner: &Arc<str>) -> HoldKey {
+        HoldKey::new(
+            names.shared_lock().clone(),
+            match self {
+                Kind::Write { .. } => self.field(owner).into(),
+                Kind::Reentrant | Kind::Fair { .. } | Kind::Read { .. } => owner.clone(),
+            },
+        )
     }
 
     /// A writer that leaves a mark while it waits (writer-preferring).
@@ -113,10 +119,12 @@ impl Kind {
     }
 
     /// The channel a waiter of this kind, `owner`, is woken on.
-    pub(crate) fn wake_channel(self, names: &LockNames, owner: &str) -> String {
+    pub(crate) fn wake_channel<'n>(self, names: &'n LockNames, owner: &str) -> Cow<'n, str> {
         match self {
-            Kind::Fair { .. } => names.waiter_channel(owner),
-            Kind::Reentrant | Kind::Read { .. } | Kind::Write { .. } => names.channel.clone(),
+            Kind::Fair { .. } => Cow::Owned(names.waiter_channel(owner)),
+            Kind::Reentrant | Kind::Read { .. } | Kind::Write { .. } => {
+                Cow::Borrowed(&names.channel)
+            }
         }
     }
 
@@ -238,9 +246,16 @@ impl Kind {
     ) -> RedisResult<Synced<Released>> {
         let names = &*request.names;
         let owner = request.owner.field();
-        let latch = names.latch(&request.request_id);
-        let first_attempt = names.attempt(&owner, None);
-        let attempt = names.attempt(&owner, request.reentry);
+        let latch = &request.latch;
+        let first_attempt = names.attempt(owner, None);
+        let reentry_attempt;
+        let attempt = match request.reentry {
+            None => &first_attempt,
+            Some(_) => {
+                reentry_attempt = names.attempt(owner, request.reentry);
+                &reentry_attempt
+            }
+        };
         let latch_ttl_ms = millis(config.latch_ttl);
         let attempt_ttl_ms = millis(config.attempt_ttl(request.lease));
         let reentry = Flag(request.reentry.is_some());
@@ -250,9 +265,9 @@ impl Kind {
             Kind::Reentrant => Release {
                     lock: &names.lock,
                     channel: &names.channel,
-                    latch: &latch,
+                    latch,
                     first_attempt: &first_attempt,
-                    attempt: &attempt,
+                    attempt,
                     message: self.message(),
                     lease_ms: millis(request.lease),
                     owner: &owner,
@@ -267,7 +282,7 @@ impl Kind {
             Kind::Fair { .. } => FairRelease {
                     lock: &names.lock,
                     channel: &names.channel,
-                    latch: &latch,
+                    latch,
                     first_attempt: &first_attempt,
                     attempt: &attempt,
                     queue: &names.queue(),
@@ -289,9 +304,9 @@ impl Kind {
                     channel: &names.channel,
                     timeouts: &names.timeouts(&owner),
                     timeouts_prefix: &names.timeouts_prefix(),
-                    latch: &latch,
+                    latch,
                     first_attempt: &first_attempt,
-                    attempt: &attempt,
+                    attempt,
                     message: self.message(),
                     owner: &owner,
                     latch_ttl_ms,
@@ -305,9 +320,9 @@ impl Kind {
             Kind::Write { .. } => WriteRelease {
                     lock: &names.lock,
                     channel: &names.channel,
-                    latch: &latch,
+                    latch,
                     first_attempt: &first_attempt,
-                    attempt: &attempt,
+                    attempt,
                     message: self.message(),
                     lease_ms: millis(request.lease),
                     writer_field: &self.field(&owner),
