@@ -46,9 +46,10 @@ use tracing::Instrument;
 pub struct LockGuard {
     shared: Arc<Shared>,
     hold: Hold,
-    /// The release under way, once `unlock` started: a drop repeats it with
-    /// the same request id, so that it cannot release twice.
-    release: Option<ReleaseRequest>,
+    /// The latch of the release under way, once `unlock` started: a drop
+    /// repeats it with the same request id, so that it cannot release
+    /// twice.
+    latch: Option<String>,
     done: bool,
 }
 
@@ -69,7 +70,7 @@ impl LockGuard {
         LockGuard {
             shared,
             hold,
-            release: None,
+            latch: None,
             done: false,
         }
     }
@@ -171,24 +172,24 @@ impl LockGuard {
 
     fn release_request(&mut self) -> ReleaseRequest {
         let hold = &self.hold;
-        self.release
-            .get_or_insert_with(|| ReleaseRequest {
-                kind: hold.kind,
-                names: hold.names.clone(),
-                owner: hold.owner.clone(),
-                key: hold.key.clone(),
-                reentry: hold.reentry,
-                // The watchdog's timeout for a watched hold.
-                lease: hold.lease,
-                watched: hold.watched,
-                latch: hold
-                    .names
-                    .latch(request_id().encode_lower(&mut uuid::Uuid::encode_buffer())),
-                mode: ReleaseMode::Release,
-                close_attempts: hold.close_attempts,
-                resent: false,
-            })
-            .clone()
+        let latch = self.latch.get_or_insert_with(|| {
+            hold.names
+                .latch(request_id().encode_lower(&mut uuid::Uuid::encode_buffer()))
+        });
+        ReleaseRequest {
+            kind: hold.kind,
+            names: hold.names.clone(),
+            owner: hold.owner.clone(),
+            key: hold.key.clone(),
+            reentry: hold.reentry,
+            // The watchdog's timeout for a watched hold.
+            lease: hold.lease,
+            watched: hold.watched,
+            latch: latch.clone(),
+            mode: ReleaseMode::Release,
+            close_attempts: hold.close_attempts,
+            resent: false,
+        }
     }
 
     /// Releases this hold (the lock itself when it was the owner's last),
@@ -289,7 +290,7 @@ impl Drop for LockGuard {
         if self.done {
             return;
         }
-        let started = self.release.is_some();
+        let started = self.latch.is_some();
         let request = self.release_request();
         if !started {
             self.shared.holds().releasing(&request.key);
