@@ -303,3 +303,16 @@ impl Drop for LockGuard {
         }));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_are_never_repeated() {
+        let ids: std::collections::HashSet<String> =
+            (0..1000).map(|_| request_id().to_string()).collect();
+        assert_eq!(ids.len(), 1000);
+        assert!(ids.iter().all(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())));
+    }
+}

@@ -343,6 +343,18 @@ mod tests {
     }
 
     #[test]
+    fn keys_are_equal_exactly_when_lock_and_field_are() {
+        let key = |lock: &str, field: &str| HoldKey::new(lock.into(), field.into());
+        assert_eq!(key("a", "c:1"), key("a", "c:1"));
+        let hasher = RandomState::new();
+        assert_eq!(hasher.hash_one(key("a", "c:1")), hasher.hash_one(key("a", "c:1")));
+        assert_ne!(key("a", "c:1"), key("a", "c:2"));
+        assert_ne!(key("a", "c:1"), key("b", "c:1"));
+        // The boundary between the two counts.
+        assert_ne!(key("a:b", "c"), key("a", "b:c"));
+    }
+
+    #[test]
     fn counts_reentrant_holds() {
         let mut holds = Holds::default();
         let (clock, start) = holds.acquired(new("a", true));
