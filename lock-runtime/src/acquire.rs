@@ -27,7 +27,7 @@
 
 use crate::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
 use crate::error::{Error, Failure, Result, classify, connection_was_closed};
-use crate::holds::NewHold;
+use crate::holds::{HoldKey, NewHold};
 use crate::job::{Job, ReleaseRequest};
 use crate::kind::{AcquireArgs, Kind, WRITER_RETRY};
 use crate::lease_clock::LeaseClock;
@@ -66,6 +66,8 @@ pub(crate) struct Hold {
     pub kind: Kind,
     pub names: Arc<LockNames>,
     pub owner: Owner,
+    /// Its key in the client's registry.
+    pub key: HoldKey,
     /// `None` for the first hold of the owner, `Some(n)` for re-entry `n`.
     pub reentry: Option<u64>,
     /// The lease it was taken with.
@@ -100,12 +102,12 @@ impl Request<'_> {
         sent: Instant,
         close_attempts: bool,
     ) -> Hold {
-        let field = owner.field();
         let watched = self.lease.is_none();
+        let key = kind.hold_key(self.names, owner.field());
         let (clock, start_watchdog) = self.shared.holds().acquired(NewHold {
-            key: kind.hold_key(&self.names.lock, &field),
+            key: key.clone(),
             watched,
-            timeouts: kind.renewed_timeouts(self.names, &field),
+            timeouts: kind.renewed_timeouts(self.names, owner.field()),
             sent,
             lease: self.lease(),
         });
@@ -116,6 +118,7 @@ impl Request<'_> {
             kind,
             names: self.names.clone(),
             owner,
+            key,
             reentry,
             lease: self.lease(),
             watched,
@@ -158,7 +161,7 @@ impl Request<'_> {
         let id = self.shared.ids.next();
         // The token is known once the acquire succeeds.
         let owner = self.shared.owner(id, 0);
-        let owner_name = owner.field();
+        let owner_name = owner.field().clone();
         let mut undo = Undo {
             shared: self.shared,
             kind,
@@ -233,7 +236,7 @@ impl Request<'_> {
                     if let Some(mark) = &mut mark {
                         mark.armed = false;
                     }
-                    let owner = self.shared.owner(id, token);
+                    let owner = undo.owner.with_token(token);
                     return Ok(Some(self.hold(kind, owner, None, sent, undo.uncertain)));
                 }
                 Ok(Synced {
@@ -355,7 +358,7 @@ impl Request<'_> {
     async fn reenter_once(&self, owner: &Owner) -> Result<Hold> {
         let kind = self.kind.not_waiting();
         let reentry = self.shared.ids.next();
-        let owner_name = owner.field();
+        let owner_name = owner.field().clone();
         let mut undo = Undo {
             shared: self.shared,
             kind,
@@ -390,7 +393,7 @@ impl Request<'_> {
             Ok((Acquired::NotHeld | Acquired::Busy { .. } | Acquired::Abandoned, _)) => {
                 Err(Error::NotHeld {
                     name: self.names.lock.clone(),
-                    owner: owner_name,
+                    owner: owner_name.to_string(),
                 })
             }
             Err(error) => {
@@ -525,7 +528,7 @@ impl Undo<'_> {
             return;
         }
         let mut con = self.shared.con.clone();
-        let owner = self.owner.field();
+        let owner = self.owner.field().clone();
         let left = Kind::leave(&mut con, &self.shared.config, self.names, &owner).await;
         if left.is_ok() {
             self.done = true;
@@ -538,10 +541,11 @@ impl Undo<'_> {
             kind: self.kind,
             names: self.names.clone(),
             owner: self.owner.clone(),
+            key: self.kind.hold_key(self.names, self.owner.field()),
             reentry: self.reentry,
             lease: self.lease,
             watched: false,
-            request_id: String::new(),
+            latch: self.names.latch(""),
             mode: ReleaseMode::Undo,
             close_attempts: true,
             resent: false,
@@ -559,7 +563,7 @@ impl Drop for Undo<'_> {
         } else if self.queued {
             self.shared.submit(Job::LeaveQueue {
                 names: self.names.clone(),
-                owner: self.owner.field(),
+                owner: self.owner.field().to_string(),
             });
         }
     }

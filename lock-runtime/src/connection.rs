@@ -136,8 +136,10 @@ pub(crate) enum Source {
 /// when first needed, dropped after a failure that leaves it in doubt.
 struct Current<C> {
     /// The connection, its number, and the family's failures when it was
-    /// opened.
-    slot: Mutex<Option<(u64, C, u64)>>,
+    /// opened (never held across an `.await`: every request reads it).
+    slot: std::sync::Mutex<Option<(u64, C, u64)>>,
+    /// Held while a connection is opened: one at a time.
+    connecting: Mutex<()>,
     /// How many connections were opened (the next one's number).
     opened: AtomicU64,
     /// Failures seen by this connection and its siblings (the client's and
@@ -151,7 +153,8 @@ struct Current<C> {
 impl<C: Clone> Current<C> {
     fn new() -> Self {
         Current {
-            slot: Mutex::new(None),
+            slot: std::sync::Mutex::new(None),
+            connecting: Mutex::new(()),
             opened: AtomicU64::new(0),
             family: Arc::new(AtomicU64::new(0)),
         }
@@ -160,7 +163,8 @@ impl<C: Clone> Current<C> {
     /// A new one, in the same family.
     fn sibling(&self) -> Self {
         Current {
-            slot: Mutex::new(None),
+            slot: std::sync::Mutex::new(None),
+            connecting: Mutex::new(()),
             opened: AtomicU64::new(0),
             family: self.family.clone(),
         }
@@ -177,13 +181,15 @@ impl<C: Clone> Current<C> {
     where
         F: std::future::Future<Output = RedisResult<C>>,
     {
-        let mut current = self.slot.lock().await;
-        let failures = self.family.load(Ordering::SeqCst);
-        if let Some((number, con, seen)) = &*current
-            && *seen == failures
-        {
-            return Ok((*number, con.clone()));
+        if let Some(current) = self.valid() {
+            return Ok(current);
         }
+        let _connecting = self.connecting.lock().await;
+        // Opened by another request meanwhile?
+        if let Some(current) = self.valid() {
+            return Ok(current);
+        }
+        let failures = self.family.load(Ordering::SeqCst);
         let con = match tokio::time::timeout(timeout, connect()).await {
             Ok(con) => con?,
             Err(_) => {
@@ -196,19 +202,35 @@ impl<C: Clone> Current<C> {
         };
         let number = self.opened.fetch_add(1, Ordering::Relaxed);
         crate::telemetry::connection_opened(number);
-        *current = Some((number, con.clone(), failures));
+        *self.slot() = Some((number, con.clone(), failures));
         Ok((number, con))
     }
 
+    /// The current connection, unless there is none or a failure of the
+    /// family came after it was opened.
+    fn valid(&self) -> Option<(u64, C)> {
+        let failures = self.family.load(Ordering::SeqCst);
+        match &*self.slot() {
+            Some((number, con, seen)) if *seen == failures => Some((*number, con.clone())),
+            _ => None,
+        }
+    }
+
+    /// The slot (a poisoned lock is still usable: it is only ever
+    /// replaced whole).
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<(u64, C, u64)>> {
+        self.slot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Drops the current connection, whatever it is.
-    async fn clear(&self) {
-        *self.slot.lock().await = None;
+    fn clear(&self) {
+        *self.slot() = None;
     }
 
     /// Drops connection `number` after a failure that leaves it in doubt.
-    async fn failed(&self, number: u64, error: &RedisError) {
+    fn failed(&self, number: u64, error: &RedisError) {
         if classify(error) == Failure::Unknown {
-            let mut current = self.slot.lock().await;
+            let mut current = self.slot();
             if current.as_ref().is_some_and(|(n, _, _)| *n == number) {
                 crate::telemetry::connection_failed(error);
                 *current = None;
@@ -227,7 +249,7 @@ macro_rules! healed {
             let (number, mut $con) = healing.get().await?;
             let reply = $request.await;
             if let Err(error) = &reply {
-                healing.current.failed(number, error).await;
+                healing.current.failed(number, error);
             }
             reply
         })
@@ -418,17 +440,17 @@ impl Healing {
             let generation = sentinels.generation();
             if self.generation.swap(generation, Ordering::SeqCst) != generation {
                 tracing::debug!(target: crate::observability::targets::CONNECTION, "the master changed; replacing the connection");
-                self.current.clear().await;
+                self.current.clear();
             }
         }
-        let config = AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(self.connect_timeout))
-            .set_response_timeout(Some(self.response_timeout));
         self.current
             .get(
                 self.connect_timeout,
                 "redlua: connecting to Redis timed out",
                 || async {
+                    let config = AsyncConnectionConfig::new()
+                        .set_connection_timeout(Some(self.connect_timeout))
+                        .set_response_timeout(Some(self.response_timeout));
                     match &self.source {
                         Source::Server(client) => {
                             client

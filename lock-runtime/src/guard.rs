@@ -10,7 +10,8 @@ use crate::release::{record, release_once};
 use crate::replica_sync::Acked;
 use crate::replies::{ReleaseMode, Released};
 use crate::shared::Shared;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use tracing::Instrument;
 
@@ -45,9 +46,10 @@ use tracing::Instrument;
 pub struct LockGuard {
     shared: Arc<Shared>,
     hold: Hold,
-    /// The release under way, once `unlock` started: a drop repeats it with
-    /// the same request id, so that it cannot release twice.
-    release: Option<ReleaseRequest>,
+    /// The latch of the release under way, once `unlock` started: a drop
+    /// repeats it with the same request id, so that it cannot release
+    /// twice.
+    latch: Option<String>,
     done: bool,
 }
 
@@ -68,7 +70,7 @@ impl LockGuard {
         LockGuard {
             shared,
             hold,
-            release: None,
+            latch: None,
             done: false,
         }
     }
@@ -170,21 +172,24 @@ impl LockGuard {
 
     fn release_request(&mut self) -> ReleaseRequest {
         let hold = &self.hold;
-        self.release
-            .get_or_insert_with(|| ReleaseRequest {
-                kind: hold.kind,
-                names: hold.names.clone(),
-                owner: hold.owner.clone(),
-                reentry: hold.reentry,
-                // The watchdog's timeout for a watched hold.
-                lease: hold.lease,
-                watched: hold.watched,
-                request_id: uuid::Uuid::new_v4().simple().to_string(),
-                mode: ReleaseMode::Release,
-                close_attempts: hold.close_attempts,
-                resent: false,
-            })
-            .clone()
+        let latch = self.latch.get_or_insert_with(|| {
+            hold.names
+                .latch(request_id().encode_lower(&mut uuid::Uuid::encode_buffer()))
+        });
+        ReleaseRequest {
+            kind: hold.kind,
+            names: hold.names.clone(),
+            owner: hold.owner.clone(),
+            key: hold.key.clone(),
+            reentry: hold.reentry,
+            // The watchdog's timeout for a watched hold.
+            lease: hold.lease,
+            watched: hold.watched,
+            latch: latch.clone(),
+            mode: ReleaseMode::Release,
+            close_attempts: hold.close_attempts,
+            resent: false,
+        }
     }
 
     /// Releases this hold (the lock itself when it was the owner's last),
@@ -214,7 +219,7 @@ impl LockGuard {
 
     async fn unlock_once(mut self) -> Result<()> {
         let mut request = self.release_request();
-        self.shared.holds().releasing(&request.key());
+        self.shared.holds().releasing(&request.key);
         let mut reply = release_once(&self.shared, &request).await;
         if let Err(error) = &reply
             && connection_was_closed(error)
@@ -269,15 +274,26 @@ impl LockGuard {
     }
 }
 
+/// A new release's request id: unique in this process (a counter from a
+/// random start) and, as a random one would be, among processes — without
+/// asking the operating system for randomness at every release.
+fn request_id() -> uuid::fmt::Simple {
+    static START: OnceLock<u128> = OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let start = *START.get_or_init(|| uuid::Uuid::new_v4().as_u128());
+    let next = u128::from(NEXT.fetch_add(1, Ordering::Relaxed));
+    uuid::Uuid::from_u128(start.wrapping_add(next)).simple()
+}
+
 impl Drop for LockGuard {
     fn drop(&mut self) {
         if self.done {
             return;
         }
-        let started = self.release.is_some();
+        let started = self.latch.is_some();
         let request = self.release_request();
         if !started {
-            self.shared.holds().releasing(&request.key());
+            self.shared.holds().releasing(&request.key);
         }
         // An `unlock` dropped while its release was on the way: that copy may
         // still arrive.
@@ -285,5 +301,18 @@ impl Drop for LockGuard {
             resent: started,
             ..request
         }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_are_never_repeated() {
+        let ids: std::collections::HashSet<String> =
+            (0..1000).map(|_| request_id().to_string()).collect();
+        assert_eq!(ids.len(), 1000);
+        assert!(ids.iter().all(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())));
     }
 }

@@ -15,19 +15,71 @@
 use crate::lease_clock::LeaseClock;
 use crate::telemetry::holds_changed;
 use crate::names::slot;
+use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
 use std::ops::Bound;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The identity of a hold: the lock's key and the hash field that counts
-/// the owner's holds (`<owner>`, or `<owner>:write`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// the owner's holds (`<owner>`, or `<owner>:write`). Hashed once, when
+/// made: the registry's lookups (every acquire and release makes some)
+/// use that hash.
+#[derive(Debug, Clone)]
 pub(crate) struct HoldKey {
     /// The lock's key.
-    pub lock: String,
+    pub lock: Arc<str>,
     /// The field in the lock's hash.
-    pub field: String,
+    pub field: Arc<str>,
+    /// The hash of both, keyed at random once per process (as a
+    /// `HashMap`'s own would be).
+    hash: u64,
+}
+
+impl HoldKey {
+    pub(crate) fn new(lock: Arc<str>, field: Arc<str>) -> HoldKey {
+        static KEYS: OnceLock<RandomState> = OnceLock::new();
+        let hash = KEYS
+            .get_or_init(RandomState::new)
+            .hash_one((&*lock, &*field));
+        HoldKey { lock, field, hash }
+    }
+}
+
+impl PartialEq for HoldKey {
+    fn eq(&self, other: &HoldKey) -> bool {
+        self.hash == other.hash && self.lock == other.lock && self.field == other.field
+    }
+}
+
+impl Eq for HoldKey {}
+
+impl Hash for HoldKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+/// The registry's hasher: a [`HoldKey`] brings its own hash.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used by `HoldKey`; anything else still hashes.
+        for &byte in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(byte)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
 }
 
 /// One lock held by one owner of this client.
@@ -73,7 +125,7 @@ pub(crate) struct Watched {
 /// The registry of this client's holds.
 #[derive(Debug, Default)]
 pub(crate) struct Holds {
-    holds: HashMap<HoldKey, Hold>,
+    holds: HashMap<HoldKey, Hold, BuildHasherDefault<Prehashed>>,
     /// The holds with `watched > 0`, in round order.
     watched: BTreeMap<RoundPlace, HoldKey>,
     next_generation: u64,
@@ -277,10 +329,7 @@ mod tests {
     use super::*;
 
     fn key(name: &str) -> HoldKey {
-        HoldKey {
-            lock: name.to_string(),
-            field: "c:1".to_string(),
-        }
+        HoldKey::new(name.into(), "c:1".into())
     }
 
     fn new(name: &str, watched: bool) -> NewHold {
@@ -291,6 +340,18 @@ mod tests {
             sent: Instant::now(),
             lease: Duration::from_secs(30),
         }
+    }
+
+    #[test]
+    fn keys_are_equal_exactly_when_lock_and_field_are() {
+        let key = |lock: &str, field: &str| HoldKey::new(lock.into(), field.into());
+        assert_eq!(key("a", "c:1"), key("a", "c:1"));
+        let hasher = RandomState::new();
+        assert_eq!(hasher.hash_one(key("a", "c:1")), hasher.hash_one(key("a", "c:1")));
+        assert_ne!(key("a", "c:1"), key("a", "c:2"));
+        assert_ne!(key("a", "c:1"), key("b", "c:1"));
+        // The boundary between the two counts.
+        assert_ne!(key("a:b", "c"), key("a", "b:c"));
     }
 
     #[test]
@@ -362,10 +423,10 @@ mod tests {
         let mut seen = Vec::new();
         let (chunk, mut after) = holds.watched_after(None, 4);
         assert_eq!(chunk.len(), 4);
-        seen.extend(chunk.into_iter().map(|w| w.key.lock));
+        seen.extend(chunk.into_iter().map(|w| w.key.lock.to_string()));
         // Between chunks: one hold not yet walked is released, one walked
         // is released, and a new one comes.
-        let pending = holds.all_watched().into_iter().map(|w| w.key).find(|k| !seen.contains(&k.lock)).unwrap();
+        let pending = holds.all_watched().into_iter().map(|w| w.key).find(|k| !seen.contains(&k.lock.to_string())).unwrap();
         holds.releasing(&pending);
         holds.released(&pending, true, Some(false));
         let walked = key(&seen[0]);
@@ -378,9 +439,9 @@ mod tests {
                 break;
             }
             after = next;
-            seen.extend(chunk.into_iter().map(|w| w.key.lock));
+            seen.extend(chunk.into_iter().map(|w| w.key.lock.to_string()));
         }
-        let mut expected: Vec<String> = (0..10).map(|i| format!("w{i}")).filter(|l| *l != pending.lock).collect();
+        let mut expected: Vec<String> = (0..10).map(|i| format!("w{i}")).filter(|l| **l != *pending.lock).collect();
         // A hold taken during a round comes at its end.
         assert_eq!(seen.last().map(String::as_str), Some("late"));
         seen.pop();

@@ -94,7 +94,7 @@ pub(crate) async fn inspect(shared: &Shared, name: &str) -> Result<LockInfo> {
     let mut con = shared.con.clone();
     let (key_type, ttl, token, fields, waiting) = Inspect {
         lock: &names.lock,
-        token: &names.token(),
+        token: names.token(),
         queue: &names.queue(),
     }
     .invoke(&mut con)

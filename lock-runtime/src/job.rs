@@ -1,6 +1,7 @@
 //! Work handed to the client's background worker: plain data, so that the
 //! shared state can hold the queue without knowing how jobs run.
 
+use crate::holds::HoldKey;
 use crate::kind::Kind;
 use crate::names::LockNames;
 use crate::owner::Owner;
@@ -14,6 +15,8 @@ pub(crate) struct ReleaseRequest {
     pub kind: Kind,
     pub names: Arc<LockNames>,
     pub owner: Owner,
+    /// The hold's key in the client's registry.
+    pub key: HoldKey,
     /// `None` for the hold that made the owner a holder; `Some(n)` for its
     /// re-entry number `n`.
     pub reentry: Option<u64>,
@@ -21,8 +24,9 @@ pub(crate) struct ReleaseRequest {
     pub lease: Duration,
     /// Whether the hold is one the watchdog renews.
     pub watched: bool,
-    /// Chosen once, before the first try: a retry returns the first result.
-    pub request_id: String,
+    /// The release's latch: named once, before the first try, by a request
+    /// id of its own, so that a retry returns the first result.
+    pub latch: String,
     pub mode: ReleaseMode,
     /// Some copy of the acquire may still be on its way to Redis (its reply
     /// was lost once): close the attempt keys so that it does nothing.

@@ -15,6 +15,8 @@ use crate::scripts::{
     ReadRelease, Release, RwForceRelease, WriteAcquire, WriteRelease,
 };
 use redis::RedisResult;
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long a waiting writer's mark holds new readers back without being
@@ -77,12 +79,16 @@ impl Kind {
         }
     }
 
-    /// The registry key of `owner`'s holds of this kind of lock `lock`.
-    pub(crate) fn hold_key(self, lock: &str, owner: &str) -> HoldKey {
-        HoldKey {
-            lock: lock.to_string(),
-            field: self.field(owner),
-        }
+    /// The registry key of `owner`'s holds of this kind of the lock of
+    /// `names`.
+    pub(crate) fn hold_key(self, names: &LockNames, owner: &Arc<str>) -> HoldKey {
+        HoldKey::new(
+            names.shared_lock().clone(),
+            match self {
+                Kind::Write { .. } => self.field(owner).into(),
+                Kind::Reentrant | Kind::Fair { .. } | Kind::Read { .. } => owner.clone(),
+            },
+        )
     }
 
     /// A writer that leaves a mark while it waits (writer-preferring).
@@ -114,10 +120,12 @@ impl Kind {
     }
 
     /// The channel a waiter of this kind, `owner`, is woken on.
-    pub(crate) fn wake_channel(self, names: &LockNames, owner: &str) -> String {
+    pub(crate) fn wake_channel<'n>(self, names: &'n LockNames, owner: &str) -> Cow<'n, str> {
         match self {
-            Kind::Fair { .. } => names.waiter_channel(owner),
-            Kind::Reentrant | Kind::Read { .. } | Kind::Write { .. } => names.channel.clone(),
+            Kind::Fair { .. } => Cow::Owned(names.waiter_channel(owner)),
+            Kind::Reentrant | Kind::Read { .. } | Kind::Write { .. } => {
+                Cow::Borrowed(&names.channel)
+            }
         }
     }
 
@@ -169,7 +177,7 @@ impl Kind {
         let call = match self {
             Kind::Reentrant => Acquire {
                     lock: &names.lock,
-                    token: &names.token(),
+                    token: names.token(),
                     attempt: &attempt,
                     lease_ms,
                     owner: args.owner,
@@ -180,7 +188,7 @@ impl Kind {
                 .call(),
             Kind::Fair { enqueue } => FairAcquire {
                     lock: &names.lock,
-                    token: &names.token(),
+                    token: names.token(),
                     attempt: &attempt,
                     queue: &names.queue(),
                     deadlines: &names.deadlines(),
@@ -200,7 +208,7 @@ impl Kind {
                     lock: &names.lock,
                     timeouts: &names.timeouts(args.owner),
                     writer_mark: &names.writer_mark(),
-                    token: &names.token(),
+                    token: names.token(),
                     attempt: &attempt,
                     lease_ms,
                     owner: args.owner,
@@ -214,7 +222,7 @@ impl Kind {
             Kind::Write { prefer_writers } => WriteAcquire {
                     lock: &names.lock,
                     writer_mark: &names.writer_mark(),
-                    token: &names.token(),
+                    token: names.token(),
                     attempt: &attempt,
                     lease_ms,
                     writer_field: &self.field(args.owner),
@@ -248,9 +256,16 @@ impl Kind {
         let names = &*request.names;
         let stale_latches: Vec<&str> = carried.iter().map(|latch| latch.key.as_str()).collect();
         let owner = request.owner.field();
-        let latch = names.latch(&request.request_id);
-        let first_attempt = names.attempt(&owner, None);
-        let attempt = names.attempt(&owner, request.reentry);
+        let latch = &request.latch;
+        let first_attempt = names.attempt(owner, None);
+        let reentry_attempt;
+        let attempt = match request.reentry {
+            None => &first_attempt,
+            Some(_) => {
+                reentry_attempt = names.attempt(owner, request.reentry);
+                &reentry_attempt
+            }
+        };
         let latch_ttl_ms = millis(config.latch_ttl);
         let attempt_ttl_ms = millis(config.attempt_ttl(request.lease));
         let reentry = Flag(request.reentry.is_some());
@@ -260,12 +275,12 @@ impl Kind {
             Kind::Reentrant => Release {
                     lock: &names.lock,
                     channel: &names.channel,
-                    latch: &latch,
+                    latch,
                     first_attempt: &first_attempt,
-                    attempt: &attempt,
+                    attempt,
                     message: self.message(),
                     lease_ms: millis(request.lease),
-                    owner: &owner,
+                    owner,
                     latch_ttl_ms,
                     mode: request.mode,
                     attempt_ttl_ms,
@@ -278,14 +293,14 @@ impl Kind {
             Kind::Fair { .. } => FairRelease {
                     lock: &names.lock,
                     channel: &names.channel,
-                    latch: &latch,
+                    latch,
                     first_attempt: &first_attempt,
-                    attempt: &attempt,
+                    attempt,
                     queue: &names.queue(),
                     deadlines: &names.deadlines(),
                     message: self.message(),
                     lease_ms: millis(request.lease),
-                    owner: &owner,
+                    owner,
                     latch_ttl_ms,
                     mode: request.mode,
                     attempt_ttl_ms,
@@ -299,13 +314,13 @@ impl Kind {
             Kind::Read { .. } => ReadRelease {
                     lock: &names.lock,
                     channel: &names.channel,
-                    timeouts: &names.timeouts(&owner),
+                    timeouts: &names.timeouts(owner),
                     timeouts_prefix: &names.timeouts_prefix(),
-                    latch: &latch,
+                    latch,
                     first_attempt: &first_attempt,
-                    attempt: &attempt,
+                    attempt,
                     message: self.message(),
-                    owner: &owner,
+                    owner,
                     latch_ttl_ms,
                     mode: request.mode,
                     attempt_ttl_ms,
@@ -317,12 +332,12 @@ impl Kind {
             Kind::Write { .. } => WriteRelease {
                     lock: &names.lock,
                     channel: &names.channel,
-                    latch: &latch,
+                    latch,
                     first_attempt: &first_attempt,
-                    attempt: &attempt,
+                    attempt,
                     message: self.message(),
                     lease_ms: millis(request.lease),
-                    writer_field: &self.field(&owner),
+                    writer_field: &self.field(owner),
                     latch_ttl_ms,
                     mode: request.mode,
                     attempt_ttl_ms,
@@ -359,7 +374,7 @@ impl Kind {
                 ForceRelease {
                     lock: &names.lock,
                     channel: &names.channel,
-                    token: &names.token(),
+                    token: names.token(),
                     message: self.message(),
                     token_ttl_ms,
                     publish,
@@ -371,7 +386,7 @@ impl Kind {
                 FairForceRelease {
                     lock: &names.lock,
                     channel: &names.channel,
-                    token: &names.token(),
+                    token: names.token(),
                     queue: &names.queue(),
                     deadlines: &names.deadlines(),
                     message: self.message(),
@@ -386,7 +401,7 @@ impl Kind {
                 RwForceRelease {
                     lock: &names.lock,
                     channel: &names.channel,
-                    token: &names.token(),
+                    token: names.token(),
                     message: self.message(),
                     side: if matches!(self, Kind::Read { .. }) {
                         Side::Read

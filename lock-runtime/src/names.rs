@@ -22,6 +22,8 @@
 //! still not share a hash tag is refused.
 
 use crate::error::Error;
+use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// The longest lock name accepted, in bytes.
 pub const MAX_NAME_LEN: usize = 1024;
@@ -78,13 +80,22 @@ pub(crate) fn slot(key: &str) -> u16 {
     crc % SLOTS
 }
 
-/// The keys of one lock.
+/// The keys of one lock. Those that every acquire or release sends are
+/// written once, when the lock handle is made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LockNames {
     /// The hash holding owner -> hold count.
     pub lock: String,
     /// The channel released locks are announced on.
     pub channel: String,
+    /// `lock`, shared (the registry's keys of the lock's holds).
+    shared_lock: Arc<str>,
+    /// The fencing token counter.
+    token: String,
+    /// What every acquire attempt's key starts with.
+    attempt_prefix: String,
+    /// What every release's latch starts with.
+    latch_prefix: String,
 }
 
 impl LockNames {
@@ -112,13 +123,17 @@ impl LockNames {
         let names = LockNames {
             lock: name.to_string(),
             channel: prefixed(channel, name),
+            shared_lock: name.into(),
+            token: prefixed("redisson_lock_token", name),
+            attempt_prefix: suffixed(name, "redlua_attempt:"),
+            latch_prefix: prefixed("redisson_unlock_latch", name) + ":",
         };
         let derived = [
             names.channel.clone(),
             names.latch("0"),
             names.timeouts("0:0"),
             names.writer_mark(),
-            names.token(),
+            names.token().to_string(),
             names.attempt("0:0", Some(0)),
             names.queue(),
             names.deadlines(),
@@ -135,10 +150,15 @@ impl LockNames {
 
     /// The latch of the release with this request id.
     pub(crate) fn latch(&self, request_id: &str) -> String {
-        format!(
-            "{}:{request_id}",
-            prefixed("redisson_unlock_latch", &self.lock)
-        )
+        let mut latch = String::with_capacity(self.latch_prefix.len() + request_id.len());
+        latch.push_str(&self.latch_prefix);
+        latch.push_str(request_id);
+        latch
+    }
+
+    /// The lock's key, shared (for the registry of holds).
+    pub(crate) fn shared_lock(&self) -> &Arc<str> {
+        &self.shared_lock
     }
 
     /// The prefix of `owner`'s read hold timeouts (`<prefix>:<n>`).
@@ -156,17 +176,20 @@ impl LockNames {
     }
 
     /// The fencing token counter, Redisson's `RFencedLock` key.
-    pub(crate) fn token(&self) -> String {
-        prefixed("redisson_lock_token", &self.lock)
+    pub(crate) fn token(&self) -> &str {
+        &self.token
     }
 
     /// The key of an acquire attempt: the one that made `owner` a holder
     /// (`reentry: None`), or re-entry number `n` of it.
     pub(crate) fn attempt(&self, owner: &str, reentry: Option<u64>) -> String {
-        match reentry {
-            None => suffixed(&self.lock, &format!("redlua_attempt:{owner}")),
-            Some(n) => suffixed(&self.lock, &format!("redlua_attempt:{owner}:{n}")),
+        let mut attempt = String::with_capacity(self.attempt_prefix.len() + owner.len() + 21);
+        attempt.push_str(&self.attempt_prefix);
+        attempt.push_str(owner);
+        if let Some(n) = reentry {
+            let _ = write!(attempt, ":{n}");
         }
+        attempt
     }
 
     /// A fair lock's queue of waiting owners (Redisson's `RFairLock`).

@@ -21,19 +21,36 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// is never used again.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Owner {
-    client: Arc<str>,
+    /// `<client-uuid>:<owner-id>`, written once (every script call and
+    /// registry entry of the owner uses it).
+    field: Arc<str>,
+    /// The length of the client's uuid, the start of `field`.
+    client_len: usize,
     id: u64,
     token: u64,
 }
 
 impl Owner {
-    pub(crate) fn new(client: Arc<str>, id: u64, token: u64) -> Owner {
-        Owner { client, id, token }
+    pub(crate) fn new(client: &str, id: u64, token: u64) -> Owner {
+        Owner {
+            field: format!("{client}:{id}").into(),
+            client_len: client.len(),
+            id,
+            token,
+        }
+    }
+
+    /// The same owner, with the fencing token its first hold got.
+    pub(crate) fn with_token(&self, token: u64) -> Owner {
+        Owner {
+            token,
+            ..self.clone()
+        }
     }
 
     /// The client's uuid, the first part of the stored owner.
     pub fn client_id(&self) -> &str {
-        &self.client
+        &self.field[..self.client_len]
     }
 
     /// The owner id, the second part of the stored owner (unique within
@@ -48,14 +65,14 @@ impl Owner {
     }
 
     /// The field stored in the lock's hash: `<client-uuid>:<owner-id>`.
-    pub(crate) fn field(&self) -> String {
-        self.to_string()
+    pub(crate) fn field(&self) -> &Arc<str> {
+        &self.field
     }
 }
 
 impl fmt::Display for Owner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.client, self.id)
+        f.write_str(&self.field)
     }
 }
 
@@ -95,9 +112,13 @@ mod tests {
         let ids = Ids::default();
         let (a, b) = (ids.next(), ids.next());
         assert_ne!(a, b);
-        let owner = Owner::new("u".into(), a, 7);
+        let owner = Owner::new("u", a, 7);
         assert_eq!(owner.to_string(), format!("u:{a}"));
-        assert_eq!(owner.field(), format!("u:{a}"));
+        assert_eq!(&**owner.field(), format!("u:{a}"));
+        assert_eq!(owner.client_id(), "u");
+        assert_eq!(owner.id(), a);
         assert_eq!(owner.token(), 7);
+        assert_eq!(owner.with_token(9).field(), owner.field());
+        assert_eq!(owner.with_token(9).token(), 9);
     }
 }

@@ -9,7 +9,6 @@
 //! attempt so that a late copy of it does nothing.
 
 use crate::error::{Failure, classify};
-use crate::holds::HoldKey;
 use crate::job::ReleaseRequest;
 use crate::observability::targets;
 use crate::replica_sync::{Acked, Synced};
@@ -23,13 +22,6 @@ use std::time::{Duration, Instant};
 /// doubles up to [`MAX_PAUSE`].
 pub(crate) const FIRST_PAUSE: Duration = Duration::from_millis(50);
 pub(crate) const MAX_PAUSE: Duration = Duration::from_secs(1);
-
-impl ReleaseRequest {
-    /// The hold's key in the client's registry.
-    pub(crate) fn key(&self) -> HoldKey {
-        self.kind.hold_key(&self.names.lock, &self.owner.field())
-    }
-}
 
 /// Sends the release (or undo) once; in replica-synced mode, also says how
 /// many replicas acknowledged it.
@@ -63,7 +55,7 @@ pub(crate) async fn release_once(
         // this was the first, and it was answered. (After a lost reply the
         // latch stays until it expires: a late copy must find it. A release
         // that found nothing to release wrote none.)
-        shared.delete_latch(request.names.latch(&request.request_id));
+        shared.delete_latch(request.latch.clone());
     }
     reply
 }
@@ -135,5 +127,5 @@ pub(crate) fn record(
     let still_held = outcome.map(|released| released == Released::StillHeld);
     shared
         .holds()
-        .released(&request.key(), request.watched, still_held);
+        .released(&request.key, request.watched, still_held);
 }

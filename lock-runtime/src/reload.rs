@@ -18,8 +18,11 @@ pub(crate) trait ServerCode: Sync {
 /// `<command> <id> <numkeys> <keys...> <args...>`: the `EVALSHA`/`FCALL`
 /// (or `_RO`) command of one call.
 pub(crate) fn call_cmd(command: &str, id: &str, keys: &[Vec<u8>], args: &[Vec<u8>]) -> redis::Cmd {
-    let mut cmd = redis::cmd(command);
-    cmd.arg(id).arg(keys.len());
+    // Sized once: the command is written without growing.
+    let items = keys.len() + args.len();
+    let data = command.len() + id.len() + 20 + keys.iter().chain(args).map(Vec::len).sum::<usize>();
+    let mut cmd = redis::Cmd::with_capacity(items + 3, data);
+    cmd.arg(command).arg(id).arg(keys.len());
     for item in keys.iter().chain(args) {
         cmd.arg(item.as_slice());
     }

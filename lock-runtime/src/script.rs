@@ -56,10 +56,11 @@ impl ScriptDef {
     /// Starts building an invocation of this script, with no keys and no
     /// arguments yet.
     pub fn call(&'static self) -> ScriptCall {
+        // Room for a typical call's keys and arguments without growing.
         ScriptCall {
             def: self,
-            keys: Vec::new(),
-            args: Vec::new(),
+            keys: Vec::with_capacity(8),
+            args: Vec::with_capacity(16),
         }
     }
 

@@ -44,7 +44,7 @@ impl Shared {
     /// The owner with a new id, never used before by this client, and the
     /// fencing token its first hold got.
     pub(crate) fn owner(&self, id: u64, token: u64) -> Owner {
-        Owner::new(self.id.clone(), id, token)
+        Owner::new(&self.id, id, token)
     }
 
     /// The slot latches of `key`'s slot are grouped by: its slot on a

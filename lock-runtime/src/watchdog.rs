@@ -186,15 +186,15 @@ async fn renew(
 ) -> Option<(usize, usize)> {
     let mut con = shared.renewal_con.clone();
     let renew = Renew {
-        locks: batch.iter().map(|w| w.key.lock.as_str()).collect(),
+        locks: batch.iter().map(|w| &*w.key.lock).collect(),
         lease_ms: millis(lease),
         fields: batch
             .iter()
-            .flat_map(|w| [w.key.field.as_str(), w.timeouts.as_str()])
+            .flat_map(|w| [&*w.key.field, w.timeouts.as_str()])
             .collect(),
     };
     let sent = Instant::now();
-    let first = batch.first().map_or("", |w| w.key.lock.as_str());
+    let first = batch.first().map_or("", |w| &*w.key.lock);
     let call = renew.call();
     match shared
         .config
@@ -243,10 +243,7 @@ mod tests {
 
     fn watched(lock: &str) -> Watched {
         Watched {
-            key: HoldKey {
-                lock: lock.to_string(),
-                field: "c:1".to_string(),
-            },
+            key: HoldKey::new(lock.into(), "c:1".into()),
             generation: 0,
             timeouts: String::new(),
             clock: Arc::new(LeaseClock::new(Instant::now(), Duration::from_secs(30))),
