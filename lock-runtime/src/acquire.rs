@@ -207,6 +207,11 @@ impl Request<'_> {
         // A try that will not wait still gets a second send when the first
         // met a connection that had been closed (see below).
         let mut resent_on_new_connection = false;
+        if !matches!(wait, Wait::No) && kind.hands_off_locally() {
+            // This client's release just woke one of its own waiters: it
+            // tries first.
+            self.shared.hub.await_handoff(&channel).await;
+        }
         loop {
             let mut con = self.shared.con.clone();
             let sent = Instant::now();

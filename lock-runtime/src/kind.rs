@@ -120,6 +120,20 @@ impl Kind {
     }
 
     /// The channel a waiter of this kind, `owner`, is woken on.
+    /// Whether a release by a client that has waiters of its own for the
+    /// lock holds the client's next acquires back until one of them has
+    /// tried (see `PubSubHub::expect_handoff`): the reentrant lock, on a
+    /// current-thread runtime, where a task that releases and acquires
+    /// again would always be polled before the woken waiter. (The fair
+    /// lock has its queue; the read/write lock's waiters are woken
+    /// together.)
+    pub(crate) fn hands_off_locally(self) -> bool {
+        matches!(self, Kind::Reentrant)
+            && tokio::runtime::Handle::try_current().is_ok_and(|handle| {
+                handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread
+            })
+    }
+
     pub(crate) fn wake_channel<'n>(self, names: &'n LockNames, owner: &str) -> Cow<'n, str> {
         match self {
             Kind::Fair { .. } => Cow::Owned(names.waiter_channel(owner)),

@@ -1842,3 +1842,39 @@ async fn a_connection_closed_while_idle_costs_no_error() {
     guard.unlock().await.unwrap();
     assert!(!redis.exists("idle").await);
 }
+
+/// Contenders of one client on a current-thread runtime: each loops lock,
+/// 1 ms inside, unlock, for `run`; how many holds each got.
+async fn contend_on_one_client(client: &LockClient, tasks: usize, run: Duration) -> Vec<usize> {
+    let counts: Arc<Vec<AtomicUsize>> = Arc::new((0..tasks).map(|_| AtomicUsize::new(0)).collect());
+    let stop = Instant::now() + run;
+    let mut handles = Vec::new();
+    for i in 0..tasks {
+        let lock = client.lock("one-client-contention");
+        let counts = counts.clone();
+        handles.push(tokio::spawn(async move {
+            while Instant::now() < stop {
+                let guard = lock.lock().await.unwrap();
+                counts[i].fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(ms(1)).await;
+                guard.unlock().await.unwrap();
+            }
+        }));
+    }
+    for handle in handles {
+        handle.await.unwrap();
+    }
+    counts.iter().map(|c| c.load(Ordering::SeqCst)).collect()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn on_a_current_thread_runtime_one_clients_contenders_all_get_the_lock() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let counts = contend_on_one_client(&client, 4, ms(2000)).await;
+    let total: usize = counts.iter().sum();
+    let least = *counts.iter().min().unwrap();
+    assert!(total >= 40, "{counts:?}");
+    // Each at least half the mean (without the handoff: [782, 1, 1, 1]).
+    assert!(least * 4 * 2 >= total, "a contender starved: {counts:?}");
+}
