@@ -49,7 +49,23 @@ async fn deadlines(redis: &Redis, name: &str) -> Vec<(String, f64)> {
         .expect("ZRANGE")
 }
 
-/// Waits until the queue holds `len` waiters; returns it.
+/// Four clients of `redis`, warmed up on fair lock `name`.
+async fn four_warm_clients(redis: &Redis, name: &str) -> Vec<LockClient> {
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        clients.push(redis.client().await);
+    }
+    let warm = redis
+        .client()
+        .await
+        .fair_lock(name)
+        .lock()
+        .await
+        .expect("lock");
+    warm_up(redis, name, &clients, warm).await;
+    clients
+}
+
 /// Warms `clients` up on fair lock `name` (pattern subscribed, scripts
 /// loaded): each queues once behind `held`, then all take it in turn.
 async fn warm_up(redis: &Redis, name: &str, clients: &[LockClient], held: LockGuard) {
@@ -72,6 +88,7 @@ async fn warm_up(redis: &Redis, name: &str, clients: &[LockClient], held: LockGu
     }
 }
 
+/// Waits until the queue holds `len` waiters; returns it.
 async fn queue_reaches(redis: &Redis, name: &str, len: usize) -> Vec<String> {
     within(ms(5000), "the queue reaching its length", async {
         loop {
@@ -530,19 +547,8 @@ async fn command_calls(redis: &Redis) -> std::collections::HashMap<String, u64> 
 async fn steady_contention_costs_three_scripts_per_acquisition_and_no_subscribes() {
     let redis = Redis::start().await;
     let name = "fair:cost";
-    let mut clients = Vec::new();
-    for _ in 0..4 {
-        clients.push(redis.client().await);
-    }
     // Warm up: every client's pattern subscribed, the scripts loaded.
-    let warm = redis
-        .client()
-        .await
-        .fair_lock(name)
-        .lock()
-        .await
-        .expect("lock");
-    warm_up(&redis, name, &clients, warm).await;
+    let clients = four_warm_clients(&redis, name).await;
     let before = command_calls(&redis).await;
     let rounds = 25;
     let mut tasks = Vec::new();
@@ -870,18 +876,7 @@ fn unix_now() -> f64 {
 async fn steady_contention_sends_no_housekeeping_commands() {
     let redis = Redis::start().await;
     let name = "fair:housekeeping";
-    let mut clients = Vec::new();
-    for _ in 0..4 {
-        clients.push(redis.client().await);
-    }
-    let warm = redis
-        .client()
-        .await
-        .fair_lock(name)
-        .lock()
-        .await
-        .expect("lock");
-    warm_up(&redis, name, &clients, warm).await;
+    let clients = four_warm_clients(&redis, name).await;
     let acquisitions = Arc::new(AtomicUsize::new(0));
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut tasks = Vec::new();
