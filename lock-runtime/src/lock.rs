@@ -35,6 +35,17 @@ use std::time::Duration;
 /// the [`Owner`] of a guard, from any task. It adds a hold to that owner
 /// without waiting, and works only while the owner holds the lock.
 ///
+/// # Fairness
+///
+/// As Redisson's `RLock`, the lock is not fair: a release wakes one waiter
+/// per client, and whoever tries first gets the lock, a newcomer included.
+/// On a current-thread runtime a task that releases and at once acquires
+/// again would always try before the waiter its release woke; there, a
+/// client's release that woke one of its own waiters holds the client's
+/// next acquires of the lock back until that waiter has tried (25 ms at
+/// most). For first-come, first-served order across clients and
+/// processes, use a [`FairLock`](crate::FairLock).
+///
 /// ```no_run
 /// # async fn demo(client: redlua::LockClient) -> Result<(), redlua::Error> {
 /// use std::time::Duration;
