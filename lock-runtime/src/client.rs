@@ -36,7 +36,8 @@ use tokio::sync::mpsc;
 /// `<uuid>:<owner-id>`, as Redisson writes them. It keeps one multiplexed
 /// command connection (replaced when it fails or goes silent), one pub/sub
 /// connection shared by every waiter (pinged after a second with nothing
-/// on it, replaced when it does not answer), and one watchdog task that renews all of its holds.
+/// on it, replaced when it does not answer), and one watchdog task that
+/// renews all of its holds.
 /// On Redis Cluster ([`LockClient::cluster`]) the command connection is
 /// redis-rs's cluster connection, and there is one pub/sub connection per
 /// node that owns the slot of a lock someone waits for. Through Redis

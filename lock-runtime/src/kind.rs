@@ -2,10 +2,10 @@
 //! operation of each kind runs. Everything else (waiting, guards, the
 //! watchdog) is the same for all of them.
 
-use crate::latches::Latch;
 use crate::config::{Config, millis, token_ttl};
 use crate::connection::Connection;
 use crate::job::ReleaseRequest;
+use crate::latches::Latch;
 use crate::holds::HoldKey;
 use crate::names::LockNames;
 use crate::replica_sync::{Synced, unsynced};
@@ -119,7 +119,6 @@ impl Kind {
         matches!(self, Kind::Fair { enqueue: true })
     }
 
-    /// The channel a waiter of this kind, `owner`, is woken on.
     /// Whether a release by a client that has waiters of its own for the
     /// lock holds the client's next acquires back until one of them has
     /// tried (see `PubSubHub::expect_handoff`): the reentrant lock, on a
@@ -134,6 +133,7 @@ impl Kind {
             })
     }
 
+    /// The channel a waiter of this kind, `owner`, is woken on.
     pub(crate) fn wake_channel<'n>(self, names: &'n LockNames, owner: &str) -> Cow<'n, str> {
         match self {
             Kind::Fair { .. } => Cow::Owned(names.waiter_channel(owner)),

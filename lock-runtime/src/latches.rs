@@ -44,6 +44,13 @@ struct State {
     sweeping: bool,
 }
 
+impl State {
+    /// Marks a sweep scheduled: true when none was.
+    fn start_sweep(&mut self) -> bool {
+        !std::mem::replace(&mut self.sweeping, true)
+    }
+}
+
 impl Latches {
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
@@ -52,11 +59,13 @@ impl Latches {
     /// Queues `key` (in `slot`): true when a sweep must be started (none
     /// is scheduled).
     pub(crate) fn queue(&self, key: String, slot: u16) -> bool {
-        self.put_back(vec![Latch {
+        let mut state = self.state();
+        state.waiting.push_back(Latch {
             key,
             slot,
             queued: Instant::now(),
-        }])
+        });
+        state.start_sweep()
     }
 
     /// Queues again the latches a script was to delete but maybe did not
@@ -67,20 +76,25 @@ impl Latches {
         }
         let mut state = self.state();
         state.waiting.extend(latches);
-        !std::mem::replace(&mut state.sweeping, true)
+        state.start_sweep()
     }
 
     /// Takes up to [`LATCHES_PER_SCRIPT`] latches for a script sent to
     /// `slot` (`None`: one server, where any latch can go).
     pub(crate) fn carry(&self, slot: Option<u16>) -> Vec<Latch> {
         let mut state = self.state();
+        let Some(slot) = slot else {
+            // One server: the oldest ones.
+            let n = state.waiting.len().min(LATCHES_PER_SCRIPT);
+            return state.waiting.drain(..n).collect();
+        };
         if state.waiting.is_empty() {
             return Vec::new();
         }
         let mut carried = Vec::new();
         let mut kept = VecDeque::new();
         while let Some(latch) = state.waiting.pop_front() {
-            if carried.len() < LATCHES_PER_SCRIPT && slot.is_none_or(|slot| slot == latch.slot) {
+            if carried.len() < LATCHES_PER_SCRIPT && latch.slot == slot {
                 carried.push(latch);
             } else {
                 kept.push_back(latch);

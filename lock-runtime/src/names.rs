@@ -183,6 +183,7 @@ impl LockNames {
     /// The key of an acquire attempt: the one that made `owner` a holder
     /// (`reentry: None`), or re-entry number `n` of it.
     pub(crate) fn attempt(&self, owner: &str, reentry: Option<u64>) -> String {
+        // Room for `:<n>`: a colon and up to 20 digits of a u64.
         let mut attempt = String::with_capacity(self.attempt_prefix.len() + owner.len() + 21);
         attempt.push_str(&self.attempt_prefix);
         attempt.push_str(owner);

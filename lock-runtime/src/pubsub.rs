@@ -120,6 +120,7 @@ pub(crate) const HANDOFF_WAIT: Duration = Duration::from_millis(25);
 /// How often [`PubSubHub::await_handoff`] looks whether the handoff
 /// happened.
 const HANDOFF_POLL: Duration = Duration::from_millis(1);
+
 /// First pause of [`Subscription::wake`] after a failed re-subscription.
 const RESUBSCRIBE_BACKOFF_MIN: Duration = Duration::from_millis(50);
 /// Longest pause of [`Subscription::wake`] between re-subscription attempts.

@@ -238,7 +238,7 @@ impl Replication {
         if !self.is_on() {
             return unsynced(con, call).await;
         }
-        let slot = if self.cluster { slot(lock) } else { 0 };
+        let slot = self.slot_of(lock);
         let mut loaded = false;
         let mut redirects = 0;
         let mut pause = REDIRECT_PAUSE;
@@ -338,12 +338,17 @@ impl Replication {
         if self.mode != SyncReplicas::Connected {
             return acked;
         }
-        let slot = if self.cluster { slot(lock) } else { 0 };
         // `count` forgot the slot's count: this asks the primary again.
-        match self.node_info(con, slot).await {
+        match self.node_info(con, self.slot_of(lock)).await {
             Ok(Counted { info, .. }) if info.replicas <= got => Acked::Enough,
             _ => acked,
         }
+    }
+
+    /// The slot counts of `lock`'s primary are kept under: its slot on a
+    /// cluster, 0 on one server.
+    fn slot_of(&self, lock: &str) -> u16 {
+        if self.cluster { slot(lock) } else { 0 }
     }
 
     /// What the wait command's reply means for a write that wanted
