@@ -9,11 +9,11 @@
 
 use crate::Settings;
 use crate::flavor::{AnyLock, Flavor};
-use crate::metrics::{Event, Figure, Measured, Steady, contention};
+use crate::metrics::{Event, Figure, Measured, Steady, contention, unix_now as now};
 use crate::scenarios::{commands_so_far, per_op};
 use redlua::LockClient;
 use std::process::Stdio;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use tokio::io::AsyncReadExt;
 
 /// Contenders per process.
@@ -21,14 +21,6 @@ const PER_PROCESS: usize = 4;
 
 /// The lock they contend for.
 const LOCK: &str = "bench:processes";
-
-/// Seconds since the epoch.
-fn now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs_f64()
-}
 
 /// Runs the scenario.
 pub async fn run(url: &str, settings: &Settings, flavor: Flavor) -> Result<Measured, String> {
