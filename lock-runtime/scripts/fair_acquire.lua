@@ -10,6 +10,10 @@
 -- KEYS[5]  the waiters' deadlines: a sorted set of owner -> deadline (ms
 --          since the epoch); a head whose deadline passed is dropped
 -- KEYS[6]  the prefix of the waiters' channels ('<prefix>:<owner>')
+-- KEYS[7]  the waiters that take a direct handoff (redlua's, not
+--          Redisson's): a hash of owner -> '<expiry>:<try>', the expiry (ms)
+--          that a release which hands them the lock gives it, and the
+--          number of the waiter's try that offered it (fair_release.lua)
 -- ARGV[1]  the lease, in milliseconds (an integer >= 1)
 -- ARGV[2]  the owner, "<client-uuid>:<owner-id>"
 -- ARGV[3]  '1' to re-enter a hold the owner has, '0' for a new holder
@@ -18,7 +22,10 @@
 -- ARGV[6]  the wait time of a waiter (Redisson's threadWaitTime), in ms
 -- ARGV[7]  '1' to join the queue when the lock cannot be had, '0' not to
 -- ARGV[8]  the message that wakes a waiter
--- ARGV[9]  'spublish' to announce on a sharded channel (Redis Cluster 7+),
+-- ARGV[9]  '<expiry>:<try>': the expiry (ms) a direct handoff to this owner
+--          gives the lock, and the number of this try; '0' when the owner
+--          takes no handoff (it waits as a Java waiter does)
+-- ARGV[10] 'spublish' to announce on a sharded channel (Redis Cluster 7+),
 --          'publish' otherwise
 --
 -- Returns {code, value}:
@@ -43,6 +50,10 @@ end
 if not wait or wait < 1 or wait % 1 ~= 0 then
   return redis.error_reply('ERR redlua: invalid wait time ' .. ARGV[6])
 end
+local offer = string.match(ARGV[9], '^[1-9]%d*:%d+$')
+if ARGV[9] ~= '0' and not offer then
+  return redis.error_reply('ERR redlua: invalid handoff offer ' .. ARGV[9])
+end
 local attempt = redis.call('get', KEYS[3])
 if attempt == '0' then
   return {3, 0}
@@ -65,6 +76,7 @@ while true do
   local deadline = redis.call('zscore', KEYS[5], head)
   if not deadline or tonumber(deadline) <= now then
     redis.call('zrem', KEYS[5], head)
+    redis.call('hdel', KEYS[7], head)
     redis.call('lpop', KEYS[4])
     dropped = true
   else
@@ -79,6 +91,7 @@ local function keep_queue()
     local ttl = math.max(math.floor(tonumber(last[2]) - now), 0) + wait
     redis.call('pexpire', KEYS[4], ttl)
     redis.call('pexpire', KEYS[5], ttl)
+    redis.call('pexpire', KEYS[7], ttl)
   end
 end
 
@@ -104,8 +117,10 @@ if kind ~= 'none' then
       redis.call('hincrby', KEYS[1], ARGV[2], 1)
       redis.call('set', KEYS[3], '1', 'px', ARGV[4])
     end
-    -- A re-entry, or an earlier copy of this same attempt took effect
-    -- (its reply was lost): keep the lease at least `lease` from now.
+    -- A re-entry; or an earlier copy of this same attempt took effect (its
+    -- reply was lost), or a release handed the waiting owner the lock and
+    -- the owner has not had the message: keep the lease at least `lease`
+    -- from now.
     if redis.call('pttl', KEYS[1]) < lease then
       redis.call('pexpire', KEYS[1], ARGV[1])
     end
@@ -132,6 +147,7 @@ if kind == 'none' and (not head or head == ARGV[2]) then
     redis.call('lpop', KEYS[4])
   end
   redis.call('zrem', KEYS[5], ARGV[2])
+  redis.call('hdel', KEYS[7], ARGV[2])
   -- Everyone behind moves up: their deadlines come closer by one wait,
   -- but none before this new lease ends plus one wait.
   local waiting = redis.call('zrange', KEYS[5], 0, -1, 'withscores')
@@ -149,7 +165,7 @@ end
 -- Not now. A head that took the place of a dropped one is told, if the
 -- lock is free for it.
 if dropped and kind == 'none' and head then
-  if ARGV[9] == 'spublish' then
+  if ARGV[10] == 'spublish' then
     redis.call('spublish', KEYS[6] .. ':' .. head, ARGV[8])
   else
     redis.call('publish', KEYS[6] .. ':' .. head, ARGV[8])
@@ -182,6 +198,14 @@ elseif ARGV[7] == '1' then
   local timeout = math.max(ttl + wait + now, now + math.max(pttl, 0) + wait)
   if redis.call('zadd', KEYS[5], timeout, ARGV[2]) == 1 then
     redis.call('rpush', KEYS[4], ARGV[2])
+  end
+end
+if deadline or ARGV[7] == '1' then
+  -- A waiter says, with each try, whether a release may hand it the lock.
+  if offer then
+    redis.call('hset', KEYS[7], ARGV[2], offer)
+  else
+    redis.call('hdel', KEYS[7], ARGV[2])
   end
 end
 keep_queue()

@@ -1,6 +1,15 @@
 -- Releases one hold of a fair (FIFO) lock, or undoes an abandoned acquire
 -- (which also takes its owner out of the queue). A release that frees the
--- lock wakes the head of the queue only, on its own channel.
+-- lock wakes the head of the queue only, on its own channel; or, when the
+-- head is a redlua waiter that takes a direct handoff, hands it the lock
+-- (so that the head need not try again):
+--   - the head leaves the queue and holds the lock, with a fencing token,
+--     for the expiry it asked for (at most one wait time, so that a head
+--     that died holds the lock up no longer than Redisson's fair lock would
+--     keep the lock free for it; the new holder extends it at once);
+--   - it is told on its channel with 'redlua:handoff:<token>:<try>', the
+--     number of the try that offered to take it (a waiter trusts only the
+--     answer to its latest try).
 --
 -- KEYS[1]  the lock (hash of owner -> hold count)
 -- KEYS[2]  the prefix of the waiters' channels ('<prefix>:<owner>')
@@ -10,7 +19,10 @@
 --          the re-entry's own key for a re-entered one)
 -- KEYS[6]  the queue: a list of waiting owners, head first
 -- KEYS[7]  the waiters' deadlines: a sorted set of owner -> deadline (ms)
--- KEYS[8..] latches of this client's earlier releases, which were answered:
+-- KEYS[8]  the fencing token counter (Redisson's RFencedLock layout)
+-- KEYS[9]  the waiters that take a direct handoff: a hash of owner ->
+--          '<expiry>:<try>' (see fair_acquire.lua; redlua's key)
+-- KEYS[10..] latches of this client's earlier releases, which were answered:
 --          deleted first (they only served retries of those releases), so
 --          that they need no DEL of their own
 -- ARGV[1]  the message that wakes a waiter
@@ -24,16 +36,18 @@
 -- ARGV[8]  '1' to close the attempt keys (a late copy of an acquire may
 --          still be on its way), '0' when no copy can be
 -- ARGV[9]  the wait time of a waiter (Redisson's threadWaitTime), in ms
--- ARGV[10] 'spublish' to announce on a sharded channel (Redis Cluster 7+),
+-- ARGV[10] how long the token counter lives, in milliseconds
+-- ARGV[11] 'spublish' to announce on a sharded channel (Redis Cluster 7+),
 --          'publish' otherwise
 --
--- Returns 1 when the lock is now free (the head of the queue was told), 0
+-- Returns 1 when the owner's last hold is gone (the head of the queue was
+-- told, or handed the lock), 0
 -- when the owner still holds it, -1 when the owner does not hold it, -2
 -- (undo only) when the acquire never took effect: its key is closed so
 -- that it never will. A release retried with the same latch returns the
 -- first result.
-if #KEYS >= 8 then
-  redis.call('del', unpack(KEYS, 8))
+if #KEYS >= 10 then
+  redis.call('del', unpack(KEYS, 10))
 end
 local wait = tonumber(ARGV[9])
 if not wait or wait < 1 or wait % 1 ~= 0 then
@@ -53,6 +67,7 @@ while true do
   local deadline = redis.call('zscore', KEYS[7], head)
   if not deadline or tonumber(deadline) <= now then
     redis.call('zrem', KEYS[7], head)
+    redis.call('hdel', KEYS[9], head)
     redis.call('lpop', KEYS[6])
     dropped = true
   else
@@ -67,19 +82,64 @@ local function keep_queue()
     local ttl = math.max(math.floor(tonumber(last[2]) - now), 0) + wait
     redis.call('pexpire', KEYS[6], ttl)
     redis.call('pexpire', KEYS[7], ttl)
+    redis.call('pexpire', KEYS[9], ttl)
   end
 end
 
+local function announce(channel, message)
+  if ARGV[11] == 'spublish' then
+    redis.call('spublish', channel, message)
+  else
+    redis.call('publish', channel, message)
+  end
+end
+
+-- The next fencing token: above every earlier one, and above the server's
+-- clock in microseconds (as fair_acquire.lua mints them).
+local function next_token()
+  local token = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+  local last = redis.pcall('get', KEYS[8])
+  if type(last) == 'string' and tonumber(last) and tonumber(last) >= token then
+    token = tonumber(last) + 1
+  end
+  redis.call('set', KEYS[8], string.format('%.0f', token), 'px', ARGV[10])
+  return token
+end
+
+-- Hands the free lock to `head`, which offered (with its try number `try`)
+-- to take a direct handoff with an expiry of `expiry` ms: as if it had
+-- acquired it (fair_acquire.lua).
+local function hand_off(head, expiry, try)
+  redis.call('lpop', KEYS[6])
+  redis.call('zrem', KEYS[7], head)
+  redis.call('hdel', KEYS[9], head)
+  local waiting = redis.call('zrange', KEYS[7], 0, -1, 'withscores')
+  local floor = now + tonumber(expiry) + wait
+  for i = 1, #waiting, 2 do
+    redis.call('zadd', KEYS[7], math.max(tonumber(waiting[i + 1]) - wait, floor), waiting[i])
+  end
+  local token = string.format('%.0f', next_token())
+  redis.call('hset', KEYS[1], head, 1)
+  redis.call('pexpire', KEYS[1], expiry)
+  announce(KEYS[2] .. ':' .. head, 'redlua:handoff:' .. token .. ':' .. try)
+end
+
 -- Tells the head of the queue, if any, that the lock is free; it has one
--- wait to take it (a head that died is dropped after that).
+-- wait to take it (a head that died is dropped after that). A head that
+-- takes a direct handoff is handed the lock instead.
 local function wake_head()
   local head = redis.call('lindex', KEYS[6], 0)
   if head then
-    if ARGV[10] == 'spublish' then
-      redis.call('spublish', KEYS[2] .. ':' .. head, ARGV[1])
-    else
-      redis.call('publish', KEYS[2] .. ':' .. head, ARGV[1])
+    local offer = redis.call('hget', KEYS[9], head)
+    local expiry, try
+    if offer then
+      expiry, try = string.match(offer, '^([1-9]%d*):(%d+)$')
     end
+    if expiry and redis.call('exists', KEYS[1]) == 0 then
+      hand_off(head, expiry, try)
+      return
+    end
+    announce(KEYS[2] .. ':' .. head, ARGV[1])
     local deadline = redis.call('zscore', KEYS[7], head)
     if deadline and tonumber(deadline) > now + wait then
       redis.call('zadd', KEYS[7], now + wait, head)

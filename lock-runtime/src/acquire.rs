@@ -27,6 +27,7 @@
 
 use crate::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
 use crate::error::{Error, Failure, Result, classify, connection_was_closed};
+use crate::handoff::{self, Offer};
 use crate::holds::{HoldKey, NewHold};
 use crate::job::{Job, ReleaseRequest};
 use crate::kind::{AcquireArgs, Kind, WRITER_RETRY};
@@ -93,7 +94,10 @@ impl Request<'_> {
         self.lease.unwrap_or(self.shared.config.watchdog_timeout)
     }
 
-    /// Records the hold and starts the watchdog if it needs one.
+    /// Records the hold, whose lease clock runs `expiry` from `sent` (the
+    /// lease, or a handoff's expiry), and starts the watchdog if it needs
+    /// one.
+    #[allow(clippy::too_many_arguments)]
     fn hold(
         &self,
         kind: Kind,
@@ -101,6 +105,7 @@ impl Request<'_> {
         reentry: Option<u64>,
         sent: Instant,
         close_attempts: bool,
+        expiry: Duration,
     ) -> Hold {
         let watched = self.lease.is_none();
         let key = kind.hold_key(self.names, owner.field());
@@ -109,7 +114,7 @@ impl Request<'_> {
             watched,
             timeouts: kind.renewed_timeouts(self.names, owner.field()),
             sent,
-            lease: self.lease(),
+            lease: expiry,
         });
         if start_watchdog {
             watchdog::start(self.shared);
@@ -182,11 +187,20 @@ impl Request<'_> {
             field: kind.field(&owner_name),
             armed: true,
         });
-        let args = AcquireArgs {
+        let mut args = AcquireArgs {
             names: self.names,
             owner: &owner_name,
             reentry: None,
             lease: self.lease(),
+            handoff: Offer::No,
+        };
+        // A fair lock's waiter may be handed the lock by a release: the
+        // expiry that gives it, if it takes handoffs at all.
+        let handoff_expiry = match kind {
+            Kind::Fair { enqueue: true } => {
+                handoff::expiry(self.lease(), self.shared.config.fair_wait)
+            }
+            _ => None,
         };
         let channel = kind.wake_channel(self.names, &owner_name);
         // A fair waiter on one server is woken through its client's pattern
@@ -207,6 +221,9 @@ impl Request<'_> {
         // A try that will not wait still gets a second send when the first
         // met a connection that had been closed (see below).
         let mut resent_on_new_connection = false;
+        // Numbers this call's tries (a handoff message names the try it
+        // answers).
+        let mut tries: u64 = 0;
         if !matches!(wait, Wait::No) && kind.hands_off_locally() {
             // This client's release just woke one of its own waiters: it
             // tries first.
@@ -214,6 +231,16 @@ impl Request<'_> {
         }
         loop {
             let mut con = self.shared.con.clone();
+            tries += 1;
+            args.handoff = match handoff_expiry {
+                Some(expiry) if self.shared.config.sync.waits_for_nobody(&self.names.lock) => {
+                    Offer::Take {
+                        expiry,
+                        try_number: tries,
+                    }
+                }
+                _ => Offer::No,
+            };
             let sent = Instant::now();
             undo.in_flight = true;
             record.attempt();
@@ -242,7 +269,7 @@ impl Request<'_> {
                         mark.armed = false;
                     }
                     let owner = undo.owner.with_token(token);
-                    return Ok(Some(self.hold(kind, owner, None, sent, undo.uncertain)));
+                    return Ok(Some(self.hold(kind, owner, None, sent, undo.uncertain, self.lease())));
                 }
                 Ok(Synced {
                     reply: Acquired::Busy { ttl },
@@ -339,6 +366,22 @@ impl Request<'_> {
                 _ = sub.wake() => record.woken(),
                 _ = tokio::time::sleep(pause) => {}
             }
+            if let Some(handoff) = sub.take_handoff()
+                && let Offer::Take { expiry, try_number } = args.handoff
+                && handoff.try_number == try_number
+                && handoff::usable(sent, expiry)
+            {
+                // A release handed this waiter the lock, after this
+                // iteration's try (sent at `sent`) found it busy.
+                sub.settled();
+                undo.disarm();
+                let owner = undo.owner.with_token(handoff.token);
+                let hold = self.hold(kind, owner, None, sent, undo.uncertain, expiry);
+                if self.lease() > expiry {
+                    watchdog::extend(self.shared, hold.key.clone(), self.lease());
+                }
+                return Ok(Some(hold));
+            }
         }
     }
 
@@ -381,6 +424,7 @@ impl Request<'_> {
             owner: &owner_name,
             reentry: Some(reentry),
             lease: self.lease(),
+            handoff: Offer::No,
         };
         let mut con = self.shared.con.clone();
         let sent = Instant::now();
@@ -393,7 +437,7 @@ impl Request<'_> {
             }
             Ok((Acquired::Held { .. }, _)) => {
                 undo.disarm();
-                Ok(self.hold(kind, owner.clone(), Some(reentry), sent, false))
+                Ok(self.hold(kind, owner.clone(), Some(reentry), sent, false, self.lease()))
             }
             Ok((Acquired::NotHeld | Acquired::Busy { .. } | Acquired::Abandoned, _)) => {
                 Err(Error::NotHeld {

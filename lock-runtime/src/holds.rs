@@ -237,6 +237,16 @@ impl Holds {
         }
     }
 
+    /// `key`'s hold as the watchdog renews it, if it is held.
+    pub(crate) fn entry(&self, key: &HoldKey) -> Option<Watched> {
+        self.holds.get(key).map(|hold| Watched {
+            key: key.clone(),
+            generation: hold.generation,
+            timeouts: hold.timeouts.clone(),
+            clock: hold.clock.clone(),
+        })
+    }
+
     /// The renewal of `key` (as of `generation`) found it gone: a loss,
     /// unless it was released meanwhile.
     pub(crate) fn renewal_failed(&mut self, key: &HoldKey, generation: u64) -> bool {

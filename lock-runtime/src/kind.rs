@@ -9,6 +9,7 @@ use crate::latches::Latch;
 use crate::holds::HoldKey;
 use crate::names::LockNames;
 use crate::replica_sync::{Synced, unsynced};
+use crate::handoff::Offer;
 use crate::replies::{Acquired, Flag, ReleaseMode, Released, Side, WakeMessage};
 use crate::scripts::{
     Acquire, FairAcquire, FairForceRelease, FairLeave, FairRelease, ForceRelease, ReadAcquire,
@@ -57,6 +58,9 @@ pub(crate) struct AcquireArgs<'a> {
     /// `Some(n)`: re-entry number `n` of an owner that holds the lock.
     pub reentry: Option<u64>,
     pub lease: Duration,
+    /// Whether a release may hand a fair lock's waiter the lock directly
+    /// (see `handoff.rs`).
+    pub handoff: Offer,
 }
 
 impl Kind {
@@ -156,6 +160,7 @@ impl Kind {
             channel: &names.channel,
             queue: &names.queue(),
             deadlines: &names.deadlines(),
+            handoffs: &names.handoffs(),
             owner,
             wait_ms: millis(config.fair_wait),
             message: WakeMessage::One,
@@ -215,6 +220,8 @@ impl Kind {
                     wait_ms: millis(config.fair_wait),
                     enqueue: Flag(enqueue),
                     message: self.message(),
+                    handoffs: &names.handoffs(),
+                    handoff: args.handoff,
                     publish: config.publish,
                 }
                 .call(),
@@ -321,6 +328,9 @@ impl Kind {
                     reentry,
                     close_attempts,
                     wait_ms: millis(config.fair_wait),
+                    token: names.token(),
+                    handoffs: &names.handoffs(),
+                    token_ttl_ms: millis(token_ttl(request.lease)),
                     publish: config.publish,
                     stale_latches,
                 }

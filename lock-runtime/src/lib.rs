@@ -106,6 +106,7 @@ mod connection;
 mod error;
 mod fair;
 mod guard;
+mod handoff;
 mod holds;
 mod inspect;
 mod job;

@@ -14,7 +14,10 @@
 //! - a fair lock's queue and its waiters' deadlines (Redisson's
 //!   `RFairLock`): `redisson_lock_queue:{orders:42}` and
 //!   `redisson_lock_timeout:{orders:42}`, and each waiter's channel,
-//!   `redisson_lock__channel:{orders:42}:<owner>`.
+//!   `redisson_lock__channel:{orders:42}:<owner>`;
+//! - the fair lock's waiters that take a direct handoff (redlua's, not a
+//!   Redisson key: owner -> the expiry a handoff gives the lock, in ms):
+//!   `{orders:42}:redlua_handoff`.
 //!
 //! The braces are a Redis Cluster hash tag: every key of one lock lands in the
 //! slot of its name. A name that has braces of its own is used as it is
@@ -138,6 +141,7 @@ impl LockNames {
             names.queue(),
             names.deadlines(),
             names.waiter_channel("0:0"),
+            names.handoffs(),
         ];
         if derived.iter().any(|key| hash_tag(key) != hash_tag(name)) {
             return Err(invalid(
@@ -203,6 +207,12 @@ impl LockNames {
         prefixed("redisson_lock_timeout", &self.lock)
     }
 
+    /// A fair lock's waiters that take a direct handoff, owner -> the
+    /// expiry (ms) a release that hands one the lock gives it.
+    pub(crate) fn handoffs(&self) -> String {
+        suffixed(&self.lock, "redlua_handoff")
+    }
+
     /// The channel a fair lock's waiter `owner` is woken on: the lock's
     /// channel, `:<owner>`.
     pub(crate) fn waiter_channel(&self, owner: &str) -> String {
@@ -251,6 +261,7 @@ mod tests {
         );
         assert_eq!(names.queue(), "redisson_lock_queue:{orders:42}");
         assert_eq!(names.deadlines(), "redisson_lock_timeout:{orders:42}");
+        assert_eq!(names.handoffs(), "{orders:42}:redlua_handoff");
         assert_eq!(
             names.waiter_channel("u:7"),
             "redisson_lock__channel:{orders:42}:u:7"

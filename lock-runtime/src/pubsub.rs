@@ -100,6 +100,7 @@ use tokio::sync::{Notify, mpsc, watch};
 
 use crate::config::PUBSUB_PING_INTERVAL;
 use crate::connection::Connection;
+use crate::handoff::{self, Handoff};
 use crate::names::slot;
 use crate::observability::targets;
 use crate::sentinel::Sentinels;
@@ -279,6 +280,10 @@ struct Signals {
     notify: Notify,
     /// Bumped by each broadcast (`1`, connection lost), before `notify_waiters`.
     epoch: AtomicU64,
+    /// The latest direct handoff of a fair lock to the waiter of this
+    /// channel (see `handoff.rs`), not yet taken; stored before the
+    /// `notify_one` that wakes the waiter.
+    handoff: std::sync::Mutex<Option<Handoff>>,
 }
 
 /// A command for the driver task.
@@ -620,6 +625,17 @@ impl Subscription {
             self.seen = epoch;
             return;
         }
+    }
+
+    /// The latest direct handoff to this subscription's waiter (a fair
+    /// lock's release handed it the lock: see `handoff.rs`), if one came
+    /// since the last call.
+    pub(crate) fn take_handoff(&self) -> Option<Handoff> {
+        self.signals
+            .handoff
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 
     /// The caller tried the lock after the last wake-up: it owes nobody,
@@ -1417,10 +1433,19 @@ impl Driver {
                 },
             }
         };
-        match WakeMessage::parse(message.get_payload_bytes()) {
+        let payload = message.get_payload_bytes();
+        match WakeMessage::parse(payload) {
             Some(WakeMessage::One) => signals.notify.notify_one(),
             Some(WakeMessage::All) => signals.broadcast(),
-            None => {}
+            None => {
+                if let Some(handoff) = handoff::parse(payload) {
+                    *signals
+                        .handoff
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner()) = Some(handoff);
+                    signals.notify.notify_one();
+                }
+            }
         }
     }
 

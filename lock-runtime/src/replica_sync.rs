@@ -225,6 +225,23 @@ impl Replication {
         self.mode != SyncReplicas::Off
     }
 
+    /// Whether a lock script on `lock`'s primary would now go without
+    /// waiting for any replica or disk (synced mode off, or a fresh count
+    /// of no replicas and no `WAITAOF`): only then may a fair lock's waiter
+    /// be handed the lock by another client's release, whose `WAIT` it
+    /// would not see.
+    pub(crate) fn waits_for_nobody(&self, lock: &str) -> bool {
+        match self.mode {
+            SyncReplicas::Off => true,
+            SyncReplicas::AtLeast(_) => false,
+            SyncReplicas::Connected => self.nodes().get(&self.slot_of(lock)).is_some_and(|c| {
+                c.info.replicas == 0
+                    && !(self.waitaof && c.info.aof)
+                    && c.at.elapsed() < RECOUNT_WITHOUT_REPLICAS
+            }),
+        }
+    }
+
     /// Runs `call` (a lock script whose keys share the slot of `lock`) and,
     /// in synced mode, waits for the replicas in the same pipeline. The
     /// script runs at most once (a retry only follows `NOSCRIPT` or a

@@ -7,6 +7,7 @@
 // The generated items the locks do not use (pipelines, `load`, ...).
 #![allow(dead_code)]
 
+use crate::handoff::Offer;
 use crate::replies::{Acquired, Flag, Publish, ReleaseMode, Released, Side, WakeMessage};
 use redlua_macros::redis_script;
 
@@ -302,6 +303,12 @@ pub(crate) struct FairAcquire<'a> {
     pub enqueue: Flag,
     #[arg]
     pub message: WakeMessage,
+    /// The waiters that take a direct handoff (see `handoff.rs`).
+    #[key]
+    pub handoffs: &'a str,
+    /// Whether, and how, a release may hand this waiter the lock.
+    #[arg]
+    pub handoff: Offer,
     /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
     #[arg]
     pub publish: Publish,
@@ -325,6 +332,12 @@ pub(crate) struct FairRelease<'a> {
     pub queue: &'a str,
     #[key]
     pub deadlines: &'a str,
+    /// The fencing token counter (a handoff mints the new holder's token).
+    #[key]
+    pub token: &'a str,
+    /// The waiters that take a direct handoff (see `handoff.rs`).
+    #[key]
+    pub handoffs: &'a str,
     /// Latches of earlier answered releases, deleted first (see
     /// `latches.rs`): they go with this script instead of a `DEL`.
     #[key(variadic)]
@@ -347,6 +360,8 @@ pub(crate) struct FairRelease<'a> {
     pub close_attempts: Flag,
     #[arg]
     pub wait_ms: u64,
+    #[arg]
+    pub token_ttl_ms: u64,
     /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
     #[arg]
     pub publish: Publish,
@@ -364,6 +379,8 @@ pub(crate) struct FairLeave<'a> {
     pub queue: &'a str,
     #[key]
     pub deadlines: &'a str,
+    #[key]
+    pub handoffs: &'a str,
     #[arg]
     pub owner: &'a str,
     #[arg]

@@ -30,7 +30,7 @@
 //! hold.
 
 use crate::config::millis;
-use crate::holds::Watched;
+use crate::holds::{HoldKey, Watched};
 use crate::names::slot;
 use crate::replica_sync::{Acked, Synced};
 use crate::scripts::Renew;
@@ -176,6 +176,31 @@ fn batches(mut watched: Vec<Watched>, by_slot: bool) -> Vec<Vec<Watched>> {
         .collect()
 }
 
+/// Extends one hold's lease to `lease` at once, in the background: a fair
+/// lock's hold that a release handed over with a shorter expiry (see
+/// `handoff.rs`). Like a failed round, it is retried after 50 ms, doubling,
+/// until Redis answers, the hold is released, or its clock has passed.
+pub(crate) fn extend(shared: &Arc<Shared>, key: HoldKey, lease: Duration) {
+    let shared = Arc::downgrade(shared);
+    tokio::spawn(async move {
+        let mut pause = RETRY;
+        loop {
+            let Some(strong) = shared.upgrade() else {
+                return;
+            };
+            let Some(hold) = strong.holds().entry(&key) else {
+                return;
+            };
+            if hold.clock.is_lost() || renew(&strong, &[hold], lease).await.is_some() {
+                return;
+            }
+            drop(strong);
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(lease / 3);
+        }
+    });
+}
+
 /// Renews one batch: how many holds were renewed and how many found lost,
 /// or `None` when Redis did not answer or too few replicas acknowledged
 /// (the round is then retried soon).
@@ -238,7 +263,6 @@ async fn renew(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::holds::HoldKey;
     use crate::lease_clock::LeaseClock;
 
     fn watched(lock: &str) -> Watched {

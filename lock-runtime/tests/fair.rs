@@ -957,3 +957,130 @@ async fn steady_contention_sends_no_housekeeping_commands() {
         .expect("KEYS");
     assert!(latches.is_empty(), "latches left: {latches:?}");
 }
+
+/// A fair `lock()` of `client`, polled until its owner is in the queue,
+/// then left unpolled: it can only learn what Redis did meanwhile when it
+/// is polled again. The client's pattern must be warm (see [`warm_up`]).
+async fn queued_and_paused(
+    redis: &Redis,
+    client: &LockClient,
+    name: &str,
+    queued: usize,
+) -> std::pin::Pin<Box<impl std::future::Future<Output = redlua_runtime::Result<LockGuard>>>> {
+    let lock = client.fair_lock(name);
+    let mut acquire = Box::pin(async move { lock.lock().await });
+    tokio::select! {
+        _ = &mut acquire => panic!("acquired a held lock"),
+        _ = queue_reaches(redis, name, queued) => {}
+    }
+    acquire
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_release_hands_the_lock_to_a_waiting_redlua_client_which_then_needs_no_try() {
+    let redis = Redis::start().await;
+    let name = "fair:handoff";
+    let a = redis.client().await;
+    let b = redis.client().await;
+    warm_up(
+        &redis,
+        name,
+        std::slice::from_ref(&b),
+        a.fair_lock(name).lock().await.expect("lock"),
+    )
+    .await;
+    let held = a.fair_lock(name).lock().await.expect("lock");
+    let paused = queued_and_paused(&redis, &b, name, 1).await;
+    let ours = queue(&redis, name).await[0].clone();
+    assert!(ours.starts_with(b.id()), "{ours}");
+    // The waiter offered to take a handoff (expiry: its wait time, 10 s,
+    // shorter than its 30 s lease).
+    let offers = redis.hgetall(&format!("{{{name}}}:redlua_handoff")).await;
+    assert_eq!(offers.len(), 1, "{offers:?}");
+    assert!(offers[&ours].starts_with("10000:"), "{offers:?}");
+    held.unlock().await.expect("unlock");
+    // The release handed B the lock, though B has done nothing since: B
+    // holds it for the handoff's expiry, with the next fencing token, and
+    // has left the queue.
+    assert_eq!(
+        redis.hgetall(name).await,
+        [(ours.clone(), "1".to_string())].into()
+    );
+    let pttl = redis.pttl(name).await;
+    assert!((9_000..=10_000).contains(&pttl), "{pttl}");
+    assert!(queue(&redis, name).await.is_empty());
+    assert!(
+        redis
+            .hgetall(&format!("{{{name}}}:redlua_handoff"))
+            .await
+            .is_empty()
+    );
+    let token: u64 = redis
+        .raw()
+        .get(format!("redisson_lock_token:{{{name}}}"))
+        .await
+        .expect("GET");
+    // Polled again, B returns the guard without another acquire script:
+    // the only script it sends extends the lease to its own.
+    let before = command_calls(&redis).await;
+    let guard = within(ms(1000), "the handed-over guard", paused)
+        .await
+        .expect("guard");
+    assert_eq!(guard.owner().to_string(), ours);
+    assert_eq!(guard.token(), token);
+    within(ms(2000), "the lease extended to 30 s", async {
+        while redis.pttl(name).await < 20_000 {
+            tokio::time::sleep(ms(10)).await;
+        }
+    })
+    .await;
+    let after = command_calls(&redis).await;
+    let scripts = |calls: &std::collections::HashMap<String, u64>| {
+        calls.get("evalsha").copied().unwrap_or(0) + calls.get("eval").copied().unwrap_or(0)
+    };
+    // The extension, and this test's own INFO and PTTLs (not scripts).
+    assert_eq!(scripts(&after) - scripts(&before), 1);
+    let left = guard.valid_until() - std::time::Instant::now();
+    assert!(left > ms(25_000), "{left:?}");
+    guard.unlock().await.expect("unlock");
+    assert!(redis.hgetall(name).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_waiter_cancelled_after_it_was_handed_the_lock_passes_it_on_at_once() {
+    let redis = Redis::start().await;
+    let name = "fair:handoff-cancelled";
+    let a = redis.client().await;
+    let (b, c) = (redis.client().await, redis.client().await);
+    warm_up(
+        &redis,
+        name,
+        &[b.clone(), c.clone()],
+        a.fair_lock(name).lock().await.expect("lock"),
+    )
+    .await;
+    let held = a.fair_lock(name).lock().await.expect("lock");
+    let paused = queued_and_paused(&redis, &b, name, 1).await;
+    let ours = queue(&redis, name).await[0].clone();
+    let (_c_task, c_rx) = waiter(&c, name);
+    queue_reaches(&redis, name, 2).await;
+    held.unlock().await.expect("unlock");
+    assert_eq!(
+        redis.hgetall(name).await,
+        [(ours.clone(), "1".to_string())].into()
+    );
+    // B is dropped before it learned it holds the lock: it gives the lock
+    // up, and C (next in line) gets it at once, not after the handoff's
+    // 10 s expiry.
+    let dropped = Instant::now();
+    drop(paused);
+    let (guard, at) = within(ms(2000), "C after B was dropped", c_rx)
+        .await
+        .expect("C's guard");
+    assert!(at - dropped < ms(1000), "{:?}", at - dropped);
+    assert!(guard.owner().to_string().starts_with(c.id()));
+    assert_eq!(redis.hget(name, &ours).await, None);
+    guard.unlock().await.expect("unlock");
+    assert!(redis.hgetall(name).await.is_empty());
+    assert!(queue(&redis, name).await.is_empty());
+}
