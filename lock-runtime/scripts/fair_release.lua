@@ -165,6 +165,7 @@ local function leave()
     redis.call('lrem', KEYS[6], 0, ARGV[3])
   end
   redis.call('zrem', KEYS[7], ARGV[3])
+  redis.call('hdel', KEYS[9], ARGV[3])
   return at == 1
 end
 

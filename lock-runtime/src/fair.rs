@@ -33,11 +33,19 @@ use std::time::Duration;
 /// dropped from the queue once its deadline passes; see
 /// [`LockClientBuilder::fair_lock_wait_timeout`](crate::LockClientBuilder::fair_lock_wait_timeout).
 ///
+/// A release hands the lock directly to a redlua waiter first in line (it
+/// need not try again: the lock changes hands in one message), for at most
+/// the wait time, and the new holder extends the lease to its own at once.
+/// This adds one redlua key, `{name}:redlua_handoff`; Java waiters are
+/// woken as Redisson wakes them. The guide (`redlua::guide`, "Direct
+/// handoffs") says why the holder still knows first.
+///
 /// Everything else is as for [`Lock`]: a new holder per acquire, explicit
 /// re-entry, the watchdog, fencing tokens, replica-synced mode, exact
 /// cancellation, and the same [`LockGuard`]. A waiter that stops waiting
 /// without the lock (cancelled, timed out, failed) leaves the queue, and
-/// passes the wake-up on if it was first and the lock is free.
+/// passes the wake-up on if it was first and the lock is free (giving up a
+/// lock handed to it that it never took).
 ///
 /// [`try_lock`](FairLock::try_lock) takes the lock only if it is free and
 /// nobody waits for it (it never jumps the queue, and never joins it).

@@ -584,8 +584,9 @@ async fn steady_contention_costs_three_scripts_per_acquisition_and_no_subscribes
         delta("psubscribe"),
         delta("punsubscribe"),
     );
-    // A failed try that joins the queue, the try that takes the lock, the
-    // release: three (a little more for the odd retry on a timer).
+    // A failed try that joins the queue, the release that hands the lock
+    // over, the new holder's lease extension: three (a little more for the
+    // odd retry on a timer).
     assert!(scripts / acquisitions <= 3.1, "{scripts} scripts");
     // Every client's waiters share one pattern, kept between waiters.
     assert_eq!(delta("subscribe"), 0);
