@@ -1085,3 +1085,160 @@ async fn a_waiter_cancelled_after_it_was_handed_the_lock_passes_it_on_at_once() 
     assert!(redis.hgetall(name).await.is_empty());
     assert!(queue(&redis, name).await.is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_waiter_whose_handoff_message_was_lost_finds_the_lock_at_its_next_try() {
+    let redis = Redis::start().await;
+    let name = "fair:handoff-lost";
+    let a = redis.client().await;
+    let b = redis.client().await;
+    warm_up(
+        &redis,
+        name,
+        std::slice::from_ref(&b),
+        a.fair_lock(name).lock().await.expect("lock"),
+    )
+    .await;
+    let held = a.fair_lock(name).lock().await.expect("lock");
+    let paused = queued_and_paused(&redis, &b, name, 1).await;
+    let ours = queue(&redis, name).await[0].clone();
+    // B's pub/sub connection is cut before the release: the handoff
+    // message reaches nobody.
+    let killed: i64 = redis::cmd("CLIENT")
+        .arg(&["KILL", "TYPE", "pubsub"])
+        .query_async(&mut redis.raw())
+        .await
+        .expect("CLIENT KILL");
+    assert!(killed >= 1, "{killed}");
+    held.unlock().await.expect("unlock");
+    assert_eq!(
+        redis.hgetall(name).await,
+        [(ours.clone(), "1".to_string())].into()
+    );
+    // Polled again, B finds its connection lost, tries, and its try finds
+    // the lock handed to it: one hold (not a re-entry), the full lease.
+    let guard = within(ms(2000), "B after the lost message", paused)
+        .await
+        .expect("guard");
+    assert_eq!(guard.owner().to_string(), ours);
+    assert_eq!(
+        redis.hgetall(name).await,
+        [(ours.clone(), "1".to_string())].into()
+    );
+    assert!(redis.pttl(name).await > 25_000);
+    let token: u64 = redis
+        .raw()
+        .get(format!("redisson_lock_token:{{{name}}}"))
+        .await
+        .expect("GET");
+    assert_eq!(guard.token(), token);
+    guard.unlock().await.expect("unlock");
+    assert!(redis.hgetall(name).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_handoff_message_for_another_try_is_not_taken_as_the_lock() {
+    let redis = Redis::start().await;
+    let name = "fair:handoff-stale";
+    let a = redis.client().await;
+    let b = redis.client().await;
+    warm_up(
+        &redis,
+        name,
+        std::slice::from_ref(&b),
+        a.fair_lock(name).lock().await.expect("lock"),
+    )
+    .await;
+    let held = a.fair_lock(name).lock().await.expect("lock");
+    let (_task, rx) = waiter(&b, name);
+    let ours = queue_reaches(&redis, name, 1).await[0].clone();
+    let offer = redis
+        .hget(&format!("{{{name}}}:redlua_handoff"), &ours)
+        .await
+        .expect("an offer");
+    let (_, try_number) = offer.split_once(':').expect("<expiry>:<try>");
+    let try_number: u64 = try_number.parse().expect("a try number");
+    // A message as a release writes it, but for an earlier try of B (as a
+    // late one would be): B wakes, tries, finds the lock held, waits on.
+    let _: () = redis
+        .raw()
+        .publish(
+            waiter_channel(name, &ours),
+            format!("redlua:handoff:1:{}", try_number - 1),
+        )
+        .await
+        .expect("PUBLISH");
+    let mut rx = rx;
+    assert!(
+        tokio::time::timeout(ms(500), &mut rx).await.is_err(),
+        "B took a handoff that answered another try"
+    );
+    assert_eq!(queue(&redis, name).await, vec![ours.clone()]);
+    assert_eq!(redis.hgetall(name).await.len(), 1);
+    assert_eq!(redis.hget(name, &ours).await, None);
+    held.unlock().await.expect("unlock");
+    let (guard, _) = within(ms(2000), "B after the release", rx)
+        .await
+        .expect("guard");
+    assert_eq!(guard.owner().to_string(), ours);
+    guard.unlock().await.expect("unlock");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn waiters_dropped_around_a_handoff_leave_no_hold_and_no_offer() {
+    let redis = Redis::start().await;
+    let name = "fair:handoff-abandoned";
+    let holder = redis.client().await;
+    let others = [redis.client().await, redis.client().await];
+    warm_up(
+        &redis,
+        name,
+        &others,
+        holder.fair_lock(name).lock().await.expect("lock"),
+    )
+    .await;
+    for round in 0..30u64 {
+        let held = holder.fair_lock(name).lock().await.expect("lock");
+        let mut tasks = Vec::new();
+        for (i, client) in others.iter().enumerate() {
+            let lock = client.fair_lock(name);
+            tasks.push(tokio::spawn(async move {
+                let _guard = lock.lock().await.expect("lock");
+                std::future::pending::<()>().await;
+            }));
+            queue_reaches(&redis, name, i + 1).await;
+        }
+        // The release hands the lock to the first waiter; both are dropped
+        // a little later, wherever they are then (before the message came,
+        // while taking it, holding).
+        held.unlock().await.expect("unlock");
+        tokio::time::sleep(Duration::from_micros(200 * (round % 6))).await;
+        for task in &tasks {
+            task.abort();
+        }
+        within(
+            ms(2000),
+            &format!("round {round}: everything gone"),
+            async {
+                loop {
+                    let mut left = Vec::new();
+                    for key in [
+                        name.to_string(),
+                        queue_key(name),
+                        deadlines_key(name),
+                        format!("{{{name}}}:redlua_handoff"),
+                    ] {
+                        if redis.exists(&key).await {
+                            left.push(key);
+                        }
+                    }
+                    if left.is_empty() {
+                        break;
+                    }
+                    tokio::time::sleep(ms(5)).await;
+                }
+            },
+        )
+        .await;
+    }
+}

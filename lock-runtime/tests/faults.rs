@@ -32,7 +32,8 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// Set in a worker process: `<url> <duration ms> <process index> <seed>`.
+/// Set in a worker process: `<url> <duration ms> <process index> <seed>
+/// <lock kind>`.
 const CHILD_ENV: &str = "REDLUA_FAULTS_CHILD";
 /// Set (to anything) in the parent: run the kill test without killing, to
 /// measure what plain contention costs (a baseline for the reports).
@@ -136,6 +137,7 @@ fn client_kill_every_300ms_under_load() {
         &server,
         KILL_PHASE,
         seed,
+        Kind::Plain,
     );
     let faults = if baseline {
         std::thread::sleep(KILL_PHASE);
@@ -159,6 +161,35 @@ fn client_kill_every_300ms_under_load() {
     );
 }
 
+/// The kill test again, with a fair lock: its waiters queue, and a release
+/// hands the lock to the head of the queue (a message the kills may cut).
+#[test]
+fn fair_lock_client_kill_every_300ms_under_load() {
+    if let Ok(spec) = std::env::var(CHILD_ENV) {
+        return child(&spec);
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let server = RedisServer::start();
+    let seed = seed();
+    let run = Run::start(
+        "fair_lock_client_kill_every_300ms_under_load",
+        &server,
+        KILL_PHASE,
+        seed,
+        Kind::Fair,
+    );
+    let faults = kill_connections(&server, run.go, KILL_PHASE);
+    let records = run.finish(KILL_PHASE + Duration::from_secs(30));
+    check(
+        &server,
+        "CLIENT KILL every 300 ms, fair lock",
+        seed,
+        &faults,
+        &records,
+        KILL_WAIT_LIMIT,
+    );
+}
+
 #[test]
 fn redis_stopped_for_2s_three_times_under_load() {
     if let Ok(spec) = std::env::var(CHILD_ENV) {
@@ -173,6 +204,7 @@ fn redis_stopped_for_2s_three_times_under_load() {
         &server,
         phase,
         seed,
+        Kind::Plain,
     );
     let faults = stop_server(&server, run.go);
     let records = run.finish(phase + Duration::from_secs(30));
@@ -268,7 +300,7 @@ struct Run {
 impl Run {
     /// Starts the worker processes, waits until each has connected its
     /// clients, and tells them to go: each works for `phase`.
-    fn start(test: &str, server: &RedisServer, phase: Duration, seed: u64) -> Run {
+    fn start(test: &str, server: &RedisServer, phase: Duration, seed: u64, kind: Kind) -> Run {
         let exe = std::env::current_exe().expect("the test binary");
         let (ready_tx, ready) = mpsc::channel();
         let mut children = Vec::new();
@@ -280,7 +312,12 @@ impl Run {
                     .args([test, "--exact", "--nocapture", "--test-threads=1"])
                     .env(
                         CHILD_ENV,
-                        format!("{} {} {process} {seed}", server.url(), phase.as_millis()),
+                        format!(
+                            "{} {} {process} {seed} {}",
+                            server.url(),
+                            phase.as_millis(),
+                            kind.name()
+                        ),
                     )
                     .stdin(Stdio::piped())
                     .stdout(Stdio::piped())
@@ -368,6 +405,7 @@ fn child(spec: &str) {
     let phase = Duration::from_millis(parts.next().unwrap().parse().unwrap());
     let process: usize = parts.next().unwrap().parse().unwrap();
     let seed: u64 = parts.next().unwrap().parse().unwrap();
+    let kind = Kind::from_name(parts.next().unwrap());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -400,7 +438,7 @@ fn child(spec: &str) {
             .map(|(i, (client, data))| {
                 let worker = process * WORKERS_PER_PROCESS + i;
                 let rng = Rng::new(seed, worker as u64);
-                tokio::spawn(work(worker, client, data, rng, end))
+                tokio::spawn(work(worker, client, kind, data, rng, end))
             })
             .collect();
         for worker in workers {
@@ -547,13 +585,50 @@ enum Wrote {
 }
 
 /// One worker: lock, read, write, unlock, think — until `end`.
-async fn work(worker: usize, client: LockClient, mut data: Data, mut rng: Rng, end: Instant) {
-    let lock = client.lock(LOCK);
+/// The lock the workers take.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    /// `LockClient::lock` (Redisson's `RLock`).
+    Plain,
+    /// `LockClient::fair_lock` (Redisson's `RFairLock`).
+    Fair,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Plain => "plain",
+            Kind::Fair => "fair",
+        }
+    }
+
+    fn from_name(name: &str) -> Kind {
+        match name {
+            "plain" => Kind::Plain,
+            "fair" => Kind::Fair,
+            other => panic!("unknown lock kind {other:?}"),
+        }
+    }
+}
+
+async fn work(
+    worker: usize,
+    client: LockClient,
+    kind: Kind,
+    mut data: Data,
+    mut rng: Rng,
+    end: Instant,
+) {
+    let (plain, fair) = (client.lock(LOCK), client.fair_lock(LOCK));
     while Instant::now() < end {
         let asked = Instant::now();
         let mut lock_errors = 0u32;
         let guard = loop {
-            match lock.lock().await {
+            let locked = match kind {
+                Kind::Plain => plain.lock().await,
+                Kind::Fair => fair.lock().await,
+            };
+            match locked {
                 Ok(guard) => break guard,
                 Err(error) => {
                     lock_errors += 1;
