@@ -10,6 +10,15 @@
 //! cancellation lands before, during and after its try. Were the wake-up
 //! not passed on, the other waiter would sleep out the TTL it last saw (up
 //! to the 30 s lease).
+//!
+//! A fair lock's release hands the lock to the first waiter directly (its
+//! wake-up is the lock itself: it returns as soon as the message is in), so
+//! there the cancellation is timed from when the release is sent, 0 to
+//! [`FAIR_SPREAD_US`] later: before the release ran (the waiter leaves the
+//! queue, and the release hands the lock to the other one), and around the
+//! handoff message (the waiter must give up a lock it never took, and tell
+//! the other one: the bench sees that as a `0` on the other waiter's
+//! channel, and counts those trials apart).
 
 use crate::flavor::{AnyLock, Flavor};
 use crate::metrics::{Figure, Measured, percentile};
@@ -23,6 +32,10 @@ const GIVE_UP: Duration = Duration::from_secs(35);
 /// The cancellations come 0 to this many microseconds after the release's
 /// message.
 const SPREAD_US: u64 = 250;
+
+/// A fair lock's cancellations come 0 to this many microseconds after the
+/// release is sent.
+const FAIR_SPREAD_US: u64 = 400;
 
 /// Runs trials until `trials` of them cancelled the woken waiter before its
 /// try won (at most 8× as many trials in all).
@@ -41,6 +54,7 @@ pub async fn run(url: &str, trials: usize, flavor: Flavor) -> Result<Measured, S
     let mut messages = pubsub.on_message();
     let mut gaps_ms = Vec::with_capacity(trials);
     let mut woken_first_won = 0;
+    let mut handed_then_cancelled = 0;
     let mut trial = 0;
     while gaps_ms.len() < trials && trial < trials * 8 {
         trial += 1;
@@ -54,29 +68,44 @@ pub async fn run(url: &str, trials: usize, flavor: Flavor) -> Result<Measured, S
         let second = spawn_waiter(&waiters, &name, flavor);
         tokio::time::sleep(Duration::from_millis(5)).await;
         let released = Instant::now();
-        guard.unlock().await.map_err(|e| e.to_string())?;
         let channel = format!("redisson_lock__channel:{{{name}}}");
-        tokio::time::timeout(Duration::from_secs(5), async {
-            // Skip what earlier trials' releases published.
-            while let Some(message) = messages.next().await {
-                // (A fair lock's release goes to the head's own channel,
-                // `<channel>:<owner>`.)
-                if message.get_channel_name().starts_with(&channel) {
-                    break;
+        let handed_over = matches!(flavor, Flavor::Fair);
+        let mut unlock = None;
+        if handed_over {
+            unlock = Some(tokio::spawn(guard.unlock()));
+        } else {
+            guard.unlock().await.map_err(|e| e.to_string())?;
+            tokio::time::timeout(Duration::from_secs(5), async {
+                // Skip what earlier trials' releases published.
+                while let Some(message) = messages.next().await {
+                    if message.get_channel_name().starts_with(&channel) {
+                        break;
+                    }
                 }
-            }
-        })
-        .await
-        .map_err(|_| "no release message within 5 s".to_string())?;
+            })
+            .await
+            .map_err(|_| "no release message within 5 s".to_string())?;
+        }
         // Spread the cancellations over the wake-up and the try (which
         // takes about one round trip: later, the try has mostly won).
-        let pause = Duration::from_micros((trial as u64 * 37) % SPREAD_US);
+        let spread = if handed_over {
+            FAIR_SPREAD_US
+        } else {
+            SPREAD_US
+        };
+        let pause = Duration::from_micros((trial as u64 * 37) % spread);
         let until = Instant::now() + pause;
         while Instant::now() < until {
             tokio::task::yield_now().await;
         }
         first.abort();
         let first = first.await;
+        if let Some(unlock) = unlock {
+            unlock
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| e.to_string())?;
+        }
         if let Ok(Ok((got, _))) = first {
             // The try had already won: no cancelled wake-up to pass on.
             woken_first_won += 1;
@@ -96,10 +125,27 @@ pub async fn run(url: &str, trials: usize, flavor: Flavor) -> Result<Measured, S
             .map_err(|e| e.to_string())?;
         gaps_ms.push((at - released).as_secs_f64() * 1000.0);
         got.unlock().await.map_err(|e| e.to_string())?;
+        if handed_over {
+            // This trial's messages: a `0` means the first waiter was handed
+            // the lock, was cancelled before it took it, and passed it on.
+            let mut passed_on = false;
+            while let Ok(Some(message)) =
+                tokio::time::timeout(Duration::from_millis(20), messages.next()).await
+            {
+                if message.get_channel_name().starts_with(&channel)
+                    && message.get_payload_bytes() == b"0"
+                {
+                    passed_on = true;
+                }
+            }
+            if passed_on {
+                handed_then_cancelled += 1;
+            }
+        }
     }
     gaps_ms.sort_by(f64::total_cmp);
     let over = gaps_ms.iter().filter(|&&gap| gap > 50.0).count();
-    Ok(Measured {
+    let mut measured = Measured {
         per_second: 0.0,
         commands_per_acquisition: None,
         client_commands_per_acquisition: None,
@@ -128,7 +174,19 @@ pub async fn run(url: &str, trials: usize, flavor: Flavor) -> Result<Measured, S
             ),
             Figure::new("trials over 50 ms", over as f64, "", "0"),
         ],
-    })
+    };
+    if matches!(flavor, Flavor::Fair) {
+        measured.figures.insert(
+            2,
+            Figure::new(
+                "of the cancelled: handed the lock, gave it up",
+                f64::from(handed_then_cancelled),
+                "",
+                "",
+            ),
+        );
+    }
+    Ok(measured)
 }
 
 /// A waiter: its guard and when it got it.
