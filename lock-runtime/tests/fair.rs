@@ -977,23 +977,42 @@ async fn queued_and_paused(
     acquire
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_release_hands_the_lock_to_a_waiting_redlua_client_which_then_needs_no_try() {
-    let redis = Redis::start().await;
-    let name = "fair:handoff";
-    let a = redis.client().await;
-    let b = redis.client().await;
+/// Client `a` holds fair lock `name`, and client `b`'s acquire of it is
+/// queued and paused (see [`queued_and_paused`]), after `b` and `others`
+/// were warmed up: the guard, the paused acquire, and `b`'s owner.
+async fn held_with_a_paused_waiter(
+    redis: &Redis,
+    name: &str,
+    a: &LockClient,
+    b: &LockClient,
+    others: &[LockClient],
+) -> (
+    LockGuard,
+    std::pin::Pin<Box<impl std::future::Future<Output = redlua_runtime::Result<LockGuard>>>>,
+    String,
+) {
+    let mut warm = vec![b.clone()];
+    warm.extend_from_slice(others);
     warm_up(
-        &redis,
+        redis,
         name,
-        std::slice::from_ref(&b),
+        &warm,
         a.fair_lock(name).lock().await.expect("lock"),
     )
     .await;
     let held = a.fair_lock(name).lock().await.expect("lock");
-    let paused = queued_and_paused(&redis, &b, name, 1).await;
-    let ours = queue(&redis, name).await[0].clone();
+    let paused = queued_and_paused(redis, b, name, 1).await;
+    let ours = queue(redis, name).await[0].clone();
     assert!(ours.starts_with(b.id()), "{ours}");
+    (held, paused, ours)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_release_hands_the_lock_to_a_waiting_redlua_client_which_then_needs_no_try() {
+    let redis = Redis::start().await;
+    let name = "fair:handoff";
+    let (a, b) = (redis.client().await, redis.client().await);
+    let (held, paused, ours) = held_with_a_paused_waiter(&redis, name, &a, &b, &[]).await;
     // The waiter offered to take a handoff (expiry: its wait time, 10 s,
     // shorter than its 30 s lease).
     let offers = redis.hgetall(&format!("{{{name}}}:redlua_handoff")).await;
@@ -1053,16 +1072,8 @@ async fn a_waiter_cancelled_after_it_was_handed_the_lock_passes_it_on_at_once() 
     let name = "fair:handoff-cancelled";
     let a = redis.client().await;
     let (b, c) = (redis.client().await, redis.client().await);
-    warm_up(
-        &redis,
-        name,
-        &[b.clone(), c.clone()],
-        a.fair_lock(name).lock().await.expect("lock"),
-    )
-    .await;
-    let held = a.fair_lock(name).lock().await.expect("lock");
-    let paused = queued_and_paused(&redis, &b, name, 1).await;
-    let ours = queue(&redis, name).await[0].clone();
+    let (held, paused, ours) =
+        held_with_a_paused_waiter(&redis, name, &a, &b, std::slice::from_ref(&c)).await;
     let (_c_task, c_rx) = waiter(&c, name);
     queue_reaches(&redis, name, 2).await;
     held.unlock().await.expect("unlock");
@@ -1090,18 +1101,8 @@ async fn a_waiter_cancelled_after_it_was_handed_the_lock_passes_it_on_at_once() 
 async fn a_waiter_whose_handoff_message_was_lost_finds_the_lock_at_its_next_try() {
     let redis = Redis::start().await;
     let name = "fair:handoff-lost";
-    let a = redis.client().await;
-    let b = redis.client().await;
-    warm_up(
-        &redis,
-        name,
-        std::slice::from_ref(&b),
-        a.fair_lock(name).lock().await.expect("lock"),
-    )
-    .await;
-    let held = a.fair_lock(name).lock().await.expect("lock");
-    let paused = queued_and_paused(&redis, &b, name, 1).await;
-    let ours = queue(&redis, name).await[0].clone();
+    let (a, b) = (redis.client().await, redis.client().await);
+    let (held, paused, ours) = held_with_a_paused_waiter(&redis, name, &a, &b, &[]).await;
     // B's pub/sub connection is cut before the release: the handoff
     // message reaches nobody.
     let killed: i64 = redis::cmd("CLIENT")
