@@ -25,7 +25,7 @@ use redis::{
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 
 /// A multiplexed redis-rs connection for the lock client's commands.
@@ -137,7 +137,7 @@ pub(crate) enum Source {
 struct Current<C> {
     /// The connection, its number, and the family's failures when it was
     /// opened (never held across an `.await`: every request reads it).
-    slot: std::sync::Mutex<Option<(u64, C, u64)>>,
+    slot: std::sync::Mutex<Option<Opened<C>>>,
     /// Held while a connection is opened: one at a time.
     connecting: Mutex<()>,
     /// How many connections were opened (the next one's number).
@@ -148,6 +148,16 @@ struct Current<C> {
     /// each finding out with a timeout of its own (a hung primary, a
     /// failover: the watchdog's connection usually finds out first).
     family: Arc<AtomicU64>,
+}
+
+/// A connection of a [`Current`], and what was true when it was opened.
+struct Opened<C> {
+    number: u64,
+    con: C,
+    /// The family's failures when it was opened.
+    failures: u64,
+    /// When it was opened.
+    at: Instant,
 }
 
 impl<C: Clone> Current<C> {
@@ -202,23 +212,40 @@ impl<C: Clone> Current<C> {
         };
         let number = self.opened.fetch_add(1, Ordering::Relaxed);
         crate::telemetry::connection_opened(number);
-        *self.slot() = Some((number, con.clone(), failures));
+        *self.slot() = Some(Opened {
+            number,
+            con: con.clone(),
+            failures,
+            at: Instant::now(),
+        });
         Ok((number, con))
     }
 
     /// The current connection, unless there is none or a failure of the
     /// family came after it was opened.
     fn valid(&self) -> Option<(u64, C)> {
+        self.with_valid(|opened| (opened.number, opened.con.clone()))
+    }
+
+    /// When the current connection was opened, unless there is none or a
+    /// failure of the family came after it was opened.
+    fn opened_at(&self) -> Option<Instant> {
+        self.with_valid(|opened| opened.at)
+    }
+
+    /// `read` of the current connection, unless there is none or a failure
+    /// of the family came after it was opened.
+    fn with_valid<T>(&self, read: impl FnOnce(&Opened<C>) -> T) -> Option<T> {
         let failures = self.family.load(Ordering::SeqCst);
         match &*self.slot() {
-            Some((number, con, seen)) if *seen == failures => Some((*number, con.clone())),
+            Some(opened) if opened.failures == failures => Some(read(opened)),
             _ => None,
         }
     }
 
     /// The slot (a poisoned lock is still usable: it is only ever
     /// replaced whole).
-    fn slot(&self) -> std::sync::MutexGuard<'_, Option<(u64, C, u64)>> {
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<Opened<C>>> {
         self.slot.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -231,7 +258,7 @@ impl<C: Clone> Current<C> {
     fn failed(&self, number: u64, error: &RedisError) {
         if classify(error) == Failure::Unknown {
             let mut current = self.slot();
-            if current.as_ref().is_some_and(|(n, _, _)| *n == number) {
+            if current.as_ref().is_some_and(|opened| opened.number == number) {
                 crate::telemetry::connection_failed(error);
                 *current = None;
                 self.family.fetch_add(1, Ordering::SeqCst);
@@ -430,9 +457,54 @@ impl Connection {
             Inner::Manager(_) | Inner::Multiplexed(_) | Inner::Cluster(_) => Epoch::default(),
         }
     }
+
+    /// The address of the one server the client's own connection goes to:
+    /// `None` for a Sentinel master, a cluster, or a connection given by
+    /// the user (its address is not known).
+    pub(crate) fn server_addr(&self) -> Option<&redis::ConnectionAddr> {
+        match &self.0 {
+            Inner::Healing(healing) => match &healing.source {
+                Source::Server(client) => Some(client.get_connection_info().addr()),
+                Source::Sentinel(_) => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// When the connection the next request goes on was opened: `None` if
+    /// it is still to be opened, or for a connection given by the user or
+    /// a cluster connection (not known).
+    pub(crate) fn opened_at(&self) -> Option<Instant> {
+        match &self.0 {
+            Inner::Healing(healing) => healing.opened_at(),
+            _ => None,
+        }
+    }
+
+    /// Opens the client's own connection to one server (or Sentinel
+    /// master) now if the next request would (its failure is the
+    /// request's); nothing for other connections.
+    pub(crate) async fn open(&self) -> RedisResult<()> {
+        match &self.0 {
+            Inner::Healing(healing) => healing.get().await.map(drop),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Healing {
+    /// When the current connection was opened: `None` if there is none, or
+    /// if it is to be replaced before the next request (a failure of the
+    /// family, a Sentinel master changed since).
+    fn opened_at(&self) -> Option<Instant> {
+        if let Source::Sentinel(sentinels) = &self.source
+            && self.generation.load(Ordering::SeqCst) != sentinels.generation()
+        {
+            return None;
+        }
+        self.current.opened_at()
+    }
+
     /// The current connection, opening one if there is none (or, for a
     /// Sentinel source, if the master changed since it was opened).
     async fn get(&self) -> RedisResult<(u64, MultiplexedConnection)> {

@@ -118,6 +118,7 @@ mod names;
 mod owner;
 mod pubsub;
 mod release;
+mod replica_count;
 mod replica_sync;
 mod replies;
 mod rwlock;

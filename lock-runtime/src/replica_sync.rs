@@ -22,7 +22,9 @@
 //! one's). A primary counted without replicas gets its lock scripts alone,
 //! without the `WAIT` that would return at once, and is counted again
 //! every second (a replica that came online since is waited for from
-//! then on).
+//! then on). One `INFO` at a time asks for a count, and the clients of a
+//! process that talk to one server share its count (see
+//! `replica_count.rs`).
 //!
 //! A `WAIT` blocks its connection until the replicas acknowledge or its
 //! timeout passes, and Redis runs a connection's commands in order: the
@@ -36,14 +38,14 @@
 //! release retried in the background.
 
 use crate::config::millis;
-use crate::connection::{Connection, Deadline, Epoch};
+use crate::connection::{Connection, Deadline};
 use crate::error::{Error, Failure, classify};
 use crate::names::slot;
+use crate::replica_count::{Counted, NodeInfo, ReplicaCounts, Sections};
 use crate::script::{ScriptCall, is_noscript};
 use crate::sync_replicas::SyncReplicas;
 use redis::{ErrorKind, FromRedisValue, RedisError, RedisResult, ServerErrorKind, Value};
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How often a script that met a redirection (`MOVED`, `ASK`) is sent again
@@ -64,34 +66,16 @@ pub(crate) struct Replication {
     waitaof: bool,
     /// Per slot on a cluster (slot 0 on one server): what `INFO` said, and
     /// on which connection (a count read before the connection was
-    /// replaced, as after a Sentinel failover, is read again).
-    nodes: Mutex<HashMap<u16, Counted>>,
+    /// replaced, as after a Sentinel failover, is read again); shared by
+    /// the clients of the process that talk to the same server.
+    counts: Arc<ReplicaCounts>,
     cluster: bool,
-}
-
-/// What a primary said about itself, when, and on which connection.
-#[derive(Debug, Clone, Copy)]
-struct Counted {
-    epoch: Epoch,
-    info: NodeInfo,
-    /// When its replicas were last counted (by `INFO`, or by a `WAIT`'s
-    /// reply).
-    at: Instant,
 }
 
 /// How often a primary counted without replicas is asked again (`INFO`,
 /// one round trip before a lock script): in between, its lock scripts go
 /// without `WAIT`.
 const RECOUNT_WITHOUT_REPLICAS: Duration = Duration::from_secs(1);
-
-/// What a primary said about itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct NodeInfo {
-    /// Replicas connected and in sync (`state=online`).
-    pub replicas: u32,
-    /// It keeps an append-only file (`aof_enabled:1`).
-    pub aof: bool,
-}
 
 /// How many replicas acknowledged a write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,7 +150,7 @@ impl Replication {
             mode: SyncReplicas::Off,
             timeout: Duration::ZERO,
             waitaof: false,
-            nodes: Mutex::new(HashMap::new()),
+            counts: Arc::new(ReplicaCounts::private(Sections::Replication)),
             cluster: false,
         }
     }
@@ -211,11 +195,16 @@ impl Replication {
             // Unknown (before Redis 7.2), or refused by an ACL: WAIT it is.
             Err(_) => false,
         };
+        let sections = if waitaof {
+            Sections::ReplicationAndPersistence
+        } else {
+            Sections::Replication
+        };
         Ok(Replication {
             mode,
             timeout,
             waitaof,
-            nodes: Mutex::new(HashMap::new()),
+            counts: ReplicaCounts::for_connection(con, sections),
             cluster: con.is_cluster(),
         })
     }
@@ -260,7 +249,8 @@ impl Replication {
         let mut redirects = 0;
         let mut pause = REDIRECT_PAUSE;
         loop {
-            let Counted { info, at, .. } = self.node_info(con, slot).await?;
+            let counted = self.node_info(con, slot, None).await?;
+            let info = counted.info;
             let wanted = match self.mode {
                 SyncReplicas::AtLeast(n) => n,
                 SyncReplicas::Connected | SyncReplicas::Off => info.replicas,
@@ -271,13 +261,8 @@ impl Replication {
                 WaitCommand::Wait
             };
             if command == WaitCommand::Wait && wanted == 0 {
-                if at.elapsed() >= RECOUNT_WITHOUT_REPLICAS {
-                    // Counted a while ago: count again (a replica may have
-                    // come online since).
-                    self.forget(slot);
-                    continue;
-                }
-                // Nothing to wait for: `WAIT 0` would return at once.
+                // Nothing to wait for: `WAIT 0` would return at once (and
+                // `node_info` counts again after a second).
                 let reply = call.invoke_async(con).await?;
                 return Ok(Synced {
                     reply,
@@ -290,7 +275,7 @@ impl Replication {
             let values = match con.pipeline_on_primary(&pipe, slot, Deadline::Synced).await {
                 Ok(values) => values,
                 Err(error) => {
-                    self.forget(slot);
+                    self.counts.forget(slot, &counted);
                     return Err(error);
                 }
             };
@@ -306,7 +291,7 @@ impl Replication {
                     loaded = true;
                 }
                 Err(error) if self.cluster && is_redirect(&error) => {
-                    self.forget(slot);
+                    self.counts.forget(slot, &counted);
                     if redirects == REDIRECTS {
                         return Err(RedisError::from((
                             ErrorKind::Server(ServerErrorKind::TryAgain),
@@ -327,7 +312,7 @@ impl Replication {
                 Err(error) => return Err(error),
                 Ok(value) => {
                     let reply = redis::from_redis_value(value)?;
-                    let acked = self.count(command.acked(wait), wanted, slot);
+                    let acked = self.count(command.acked(wait), wanted, slot, &counted);
                     return Ok(Synced { reply, acked });
                 }
             }
@@ -355,8 +340,9 @@ impl Replication {
         if self.mode != SyncReplicas::Connected {
             return acked;
         }
-        // `count` forgot the slot's count: this asks the primary again.
-        match self.node_info(con, self.slot_of(lock)).await {
+        // Asked from now on (`count` forgot the count the release went by).
+        let since = Instant::now();
+        match self.node_info(con, self.slot_of(lock), Some(since)).await {
             Ok(Counted { info, .. }) if info.replicas <= got => Acked::Enough,
             _ => acked,
         }
@@ -370,13 +356,13 @@ impl Replication {
 
     /// What the wait command's reply means for a write that wanted
     /// `wanted` replicas.
-    fn count(&self, acked: RedisResult<u32>, wanted: u32, slot: u16) -> Acked {
+    fn count(&self, acked: RedisResult<u32>, wanted: u32, slot: u16, counted: &Counted) -> Acked {
         match acked {
             Ok(acked) => {
                 if self.mode == SyncReplicas::Connected && acked != wanted {
                     // More replicas than counted, or some missing: count
                     // them again next time.
-                    self.forget(slot);
+                    self.counts.forget(slot, counted);
                 }
                 if acked >= wanted {
                     Acked::Enough
@@ -385,7 +371,7 @@ impl Replication {
                 }
             }
             Err(error) => {
-                self.forget(slot);
+                self.counts.forget(slot, counted);
                 tracing::warn!(target: crate::observability::targets::CONNECTION, %error, "waiting for the replicas failed");
                 if wanted == 0 {
                     Acked::Enough
@@ -397,15 +383,19 @@ impl Replication {
     }
 
     /// What the primary of `slot` said about itself, and when; asked if
-    /// not known.
-    async fn node_info(&self, con: &mut Connection, slot: u16) -> RedisResult<Counted> {
-        // Read before asking: a connection replaced meanwhile makes the
-        // answer stale at once, and it is asked again.
-        let epoch = con.epoch();
+    /// not known, if counted before `since`, or if counted without replicas
+    /// a second ago or more (when that means its scripts go without a
+    /// `WAIT`: a replica may have come online since).
+    async fn node_info(
+        &self,
+        con: &mut Connection,
+        slot: u16,
+        since: Option<Instant>,
+    ) -> RedisResult<Counted> {
         let needed = self.mode == SyncReplicas::Connected || self.waitaof;
         if !needed {
             return Ok(Counted {
-                epoch,
+                epoch: con.epoch(),
                 info: NodeInfo {
                     replicas: 0,
                     aof: false,
@@ -413,44 +403,21 @@ impl Replication {
                 at: Instant::now(),
             });
         }
-        if let Some(counted) = self.nodes().get(&slot)
-            && counted.epoch == epoch
-        {
-            return Ok(*counted);
-        }
-        let mut cmd = redis::cmd("INFO");
-        cmd.arg("replication");
-        if self.waitaof {
-            // Several sections at once: Redis 7+, as WAITAOF is.
-            cmd.arg("persistence");
-        }
-        let mut pipe = redis::pipe();
-        pipe.add_command(cmd);
-        let reply = con
-            .pipeline_on_primary(&pipe, slot, Deadline::Response)
-            .await?
-            .into_iter()
-            .next()
-            .unwrap_or(Value::Nil)
-            .extract_error()?;
-        let text: String = redis::from_redis_value(reply)?;
-        let info = parse_info(&text);
-        let counted = Counted {
-            epoch,
-            info,
-            at: Instant::now(),
-        };
-        self.nodes().insert(slot, counted);
-        Ok(counted)
+        self.counts
+            .get(con, slot, |counted| {
+                since.is_none_or(|since| counted.at >= since) && !self.recount_due(counted)
+            })
+            .await
     }
 
-    /// Forgets what the primary of `slot` said.
-    fn forget(&self, slot: u16) {
-        self.nodes().remove(&slot);
-    }
-
-    fn nodes(&self) -> std::sync::MutexGuard<'_, HashMap<u16, Counted>> {
-        self.nodes.lock().unwrap_or_else(|e| e.into_inner())
+    /// Whether `counted` is a count without replicas from a second ago or
+    /// more that lets the scripts go without a `WAIT`.
+    fn recount_due(&self, counted: &Counted) -> bool {
+        let NodeInfo { replicas, aof } = counted.info;
+        self.mode == SyncReplicas::Connected
+            && replicas == 0
+            && !(self.waitaof && aof)
+            && counted.at.elapsed() >= RECOUNT_WITHOUT_REPLICAS
     }
 }
 
@@ -479,28 +446,6 @@ fn is_redirect(error: &RedisError) -> bool {
     matches!(error.code(), Some("MOVED" | "ASK"))
 }
 
-/// Reads `INFO replication` (and `persistence`): the replicas online, and
-/// whether the append-only file is on.
-pub(crate) fn parse_info(text: &str) -> NodeInfo {
-    let mut replicas = 0;
-    let mut aof = false;
-    for line in text.lines() {
-        let line = line.trim();
-        let Some((name, value)) = line.split_once(':') else {
-            continue;
-        };
-        let replica_line = name
-            .strip_prefix("slave")
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        if replica_line && value.split(',').any(|field| field == "state=online") {
-            replicas += 1;
-        } else if name == "aof_enabled" {
-            aof = value == "1";
-        }
-    }
-    NodeInfo { replicas, aof }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -512,30 +457,6 @@ mod tests {
                 _ => "<cursor>".to_string(),
             })
             .collect()
-    }
-
-    #[test]
-    fn info_counts_online_replicas_and_reads_the_aof_flag() {
-        let text = "# Replication\r\nrole:master\r\nconnected_slaves:3\r\n\
-            slave0:ip=127.0.0.1,port=7001,state=online,offset=42,lag=0\r\n\
-            slave1:ip=127.0.0.1,port=7002,state=wait_bgsave,offset=0,lag=0\r\n\
-            slave2:ip=127.0.0.1,port=7003,state=online,offset=42,lag=1\r\n\
-            slave_read_repl_offset:0\r\nmaster_repl_offset:42\r\n\r\n\
-            # Persistence\r\naof_enabled:1\r\n";
-        assert_eq!(
-            parse_info(text),
-            NodeInfo {
-                replicas: 2,
-                aof: true
-            }
-        );
-        assert_eq!(
-            parse_info("role:master\r\nconnected_slaves:0\r\n"),
-            NodeInfo {
-                replicas: 0,
-                aof: false
-            }
-        );
     }
 
     #[test]
@@ -566,55 +487,89 @@ mod tests {
             mode,
             timeout: Duration::from_secs(1),
             waitaof: false,
-            nodes: Mutex::new(HashMap::from([(
-                7,
-                Counted {
-                    epoch: Epoch::default(),
-                    info: NodeInfo {
-                        replicas: 2,
-                        aof: false,
-                    },
-                    at: Instant::now(),
-                },
-            )])),
+            counts: Arc::new(ReplicaCounts::private(Sections::Replication)),
             cluster: true,
         }
+    }
+
+    fn counted(r: &Replication) -> Counted {
+        let counted = Counted {
+            epoch: Default::default(),
+            info: NodeInfo {
+                replicas: 2,
+                aof: false,
+            },
+            at: Instant::now(),
+        };
+        r.counts.put(7, counted);
+        counted
     }
 
     #[test]
     fn fewer_acknowledgements_than_wanted_are_short_and_recount() {
         let r = replication(SyncReplicas::Connected);
-        assert_eq!(r.count(Ok(2), 2, 7), Acked::Enough);
-        assert!(r.nodes().contains_key(&7), "the count still holds");
+        let c = counted(&r);
+        assert_eq!(r.count(Ok(2), 2, 7, &c), Acked::Enough);
+        assert_eq!(r.counts.peek(7), Some(c), "the count still holds");
         // Redisson passes 1 of 3; this does not.
         assert_eq!(
-            r.count(Ok(1), 2, 7),
+            r.count(Ok(1), 2, 7, &c),
             Acked::Short {
                 acked: 1,
                 wanted: 2
             }
         );
-        assert!(!r.nodes().contains_key(&7), "counted again next time");
+        assert_eq!(r.counts.peek(7), None, "counted again next time");
         let r = replication(SyncReplicas::Connected);
-        assert_eq!(r.count(Ok(3), 2, 7), Acked::Enough);
-        assert!(!r.nodes().contains_key(&7), "a new replica is counted");
+        let c = counted(&r);
+        assert_eq!(r.count(Ok(3), 2, 7, &c), Acked::Enough);
+        assert_eq!(r.counts.peek(7), None, "a new replica is counted");
         let r = replication(SyncReplicas::AtLeast(2));
+        let c = counted(&r);
         assert_eq!(
-            r.count(Ok(0), 2, 7),
+            r.count(Ok(0), 2, 7, &c),
             Acked::Short {
                 acked: 0,
                 wanted: 2
             }
         );
         let failed = Err(RedisError::from((ErrorKind::Io, "gone")));
-        assert_eq!(r.count(failed, 0, 7), Acked::Enough);
+        assert_eq!(r.count(failed, 0, 7, &c), Acked::Enough);
         let failed = Err(RedisError::from((ErrorKind::Io, "gone")));
         assert_eq!(
-            r.count(failed, 1, 7),
+            r.count(failed, 1, 7, &c),
             Acked::Short {
                 acked: 0,
                 wanted: 1
             }
         );
+    }
+
+    #[test]
+    fn a_primary_without_replicas_is_counted_again_after_a_second() {
+        let r = replication(SyncReplicas::Connected);
+        let now = Instant::now();
+        let none = |at| Counted {
+            epoch: Default::default(),
+            info: NodeInfo {
+                replicas: 0,
+                aof: false,
+            },
+            at,
+        };
+        assert!(!r.recount_due(&none(now)));
+        let old = now - RECOUNT_WITHOUT_REPLICAS;
+        assert!(r.recount_due(&none(old)));
+        // With replicas, WAIT's reply tells when they change.
+        let two = Counted {
+            info: NodeInfo {
+                replicas: 2,
+                aof: false,
+            },
+            ..none(old)
+        };
+        assert!(!r.recount_due(&two));
+        // A fixed number is waited for whatever the count.
+        assert!(!replication(SyncReplicas::AtLeast(1)).recount_due(&none(old)));
     }
 }

@@ -57,7 +57,11 @@ pub enum SyncReplicas {
     /// replicas are counted). With no replica, nothing is waited for: the
     /// lock scripts go without `WAIT`, and the primary is counted again
     /// every second, so a replica that comes online is waited for from
-    /// then on. The default.
+    /// then on. One `INFO` at a time asks, whatever the number of
+    /// operations that need the count; the clients of one process whose
+    /// own connections go to the same server (given by IP address or Unix
+    /// socket, not a host name, a Sentinel master or a cluster) share it:
+    /// one `INFO` a second between them. The default.
     #[default]
     Connected,
     /// Wait for at least this many replicas, however many are connected:

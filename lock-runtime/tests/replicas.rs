@@ -534,3 +534,122 @@ async fn without_replicas_no_wait_is_sent_until_a_replica_comes_online() {
     drop(paused);
     assert!(!exists(&primary, "jobs").await);
 }
+
+/// Acquires and releases `per_client` locks at once on every client of
+/// `clients`, all together (names from `round`, so none waits for another).
+async fn acquire_all_at_once(clients: &[LockClient], per_client: usize, round: &str) {
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, client) in clients.iter().enumerate() {
+        for j in 0..per_client {
+            let client = client.clone();
+            let name = format!("{round}-{i}-{j}");
+            tasks.spawn(async move {
+                let guard = client.lock(&name).lock().await.unwrap();
+                guard.unlock().await.unwrap();
+            });
+        }
+    }
+    within(ms(5000), "the acquires", async {
+        while let Some(done) = tasks.join_next().await {
+            done.unwrap();
+        }
+    })
+    .await;
+}
+
+/// The `INFO` commands `server` ran since `before` was read with
+/// [`calls`] (that read was one of them).
+async fn infos_since(server: &RedisServer, before: u64) -> u64 {
+    calls(server, "info").await - before - 1
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_clients_of_a_process_count_a_primary_once_between_them() {
+    let (primary, _) = deployment(0).await;
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        clients.push(LockClient::connect(primary.url()).await.unwrap());
+    }
+    // 4 clients, 4 acquires each, all at once: one INFO between them (each
+    // client counting for itself, each task that found no count asking,
+    // sent up to 16).
+    let before = calls(&primary, "info").await;
+    let counted = Instant::now();
+    acquire_all_at_once(&clients, 4, "first").await;
+    assert_eq!(infos_since(&primary, before).await, 1);
+
+    // A client that connects after that count asks for its own (the count
+    // was asked before its connection was opened); the others then go by
+    // the newer count.
+    clients.push(LockClient::connect(primary.url()).await.unwrap());
+    let before = calls(&primary, "info").await;
+    let late = clients.last().unwrap();
+    late.lock("late")
+        .lock()
+        .await
+        .unwrap()
+        .unlock()
+        .await
+        .unwrap();
+    acquire_all_at_once(&clients, 2, "second").await;
+    assert_eq!(infos_since(&primary, before).await, 1);
+    // All of that within the second a count without replicas lasts (else
+    // the recount would be due, and the counts above say nothing).
+    let elapsed = counted.elapsed();
+    assert!(elapsed < ms(900), "too slow to tell: {elapsed:?}");
+
+    // A second later, the count is due again: once more, one INFO.
+    tokio::time::sleep(ms(1200)).await;
+    let before = calls(&primary, "info").await;
+    let recounted = Instant::now();
+    acquire_all_at_once(&clients, 4, "third").await;
+    assert_eq!(infos_since(&primary, before).await, 1);
+    let elapsed = recounted.elapsed();
+    assert!(elapsed < ms(900), "too slow to tell: {elapsed:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_or_failed_count_lets_the_other_acquires_count() {
+    let (primary, _) = deployment(0).await;
+    let client = LockClient::builder(primary.url())
+        .response_timeout(ms(1000))
+        .connect()
+        .await
+        .unwrap();
+    // The primary suspended: the first acquire's INFO gets no reply. It is
+    // cancelled while a second acquire waits for that count; the second
+    // then counts itself once the primary is back.
+    let paused = Paused::new(&primary);
+    let first = tokio::spawn({
+        let client = client.clone();
+        async move { tokio::time::timeout(ms(300), client.lock("first").lock()).await }
+    });
+    tokio::time::sleep(ms(100)).await;
+    let second = tokio::spawn({
+        let client = client.clone();
+        async move {
+            let guard = client.lock("second").lock().await?;
+            guard.unlock().await
+        }
+    });
+    assert!(first.await.unwrap().is_err(), "cancelled by its timeout");
+    drop(paused);
+    within(ms(3000), "the second acquire", second)
+        .await
+        .unwrap()
+        .unwrap();
+
+    // An INFO that fails (no reply within the response timeout) fails its
+    // acquire; the next acquire counts again.
+    tokio::time::sleep(ms(1100)).await;
+    let paused = Paused::new(&primary);
+    let err = within(ms(5000), "an acquire", client.lock("third").try_lock())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Redis(_)), "{err:?}");
+    drop(paused);
+    let before = calls(&primary, "info").await;
+    let guard = client.lock("third").lock().await.unwrap();
+    guard.unlock().await.unwrap();
+    assert_eq!(infos_since(&primary, before).await, 1);
+}
