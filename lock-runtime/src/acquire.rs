@@ -233,7 +233,13 @@ impl Request<'_> {
             let mut con = self.shared.con.clone();
             tries += 1;
             args.handoff = match handoff_expiry {
-                Some(expiry) if self.shared.config.sync.waits_for_nobody(&self.names.lock) => {
+                Some(expiry)
+                    if self
+                        .shared
+                        .config
+                        .sync
+                        .waits_for_nobody(&con, &self.names.lock) =>
+                {
                     Offer::Take {
                         expiry,
                         try_number: tries,

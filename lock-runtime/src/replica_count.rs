@@ -240,6 +240,12 @@ impl ReplicaCounts {
         }
     }
 
+    /// The count of the primary of `slot` that holds on `con`, if there is
+    /// one (never asked here).
+    pub(crate) fn current(&self, con: &Connection, slot: u16) -> Option<Counted> {
+        lock(&self.slot(slot).counted).filter(|counted| self.holds_on(counted, con))
+    }
+
     /// The count of `slot`, whether it holds or not.
     #[cfg(test)]
     pub(crate) fn peek(&self, slot: u16) -> Option<Counted> {

@@ -219,15 +219,18 @@ impl Replication {
     /// of no replicas and no `WAITAOF`): only then may a fair lock's waiter
     /// be handed the lock by another client's release, whose `WAIT` it
     /// would not see.
-    pub(crate) fn waits_for_nobody(&self, lock: &str) -> bool {
+    pub(crate) fn waits_for_nobody(&self, con: &Connection, lock: &str) -> bool {
         match self.mode {
             SyncReplicas::Off => true,
             SyncReplicas::AtLeast(_) => false,
-            SyncReplicas::Connected => self.nodes().get(&self.slot_of(lock)).is_some_and(|c| {
-                c.info.replicas == 0
-                    && !(self.waitaof && c.info.aof)
-                    && c.at.elapsed() < RECOUNT_WITHOUT_REPLICAS
-            }),
+            SyncReplicas::Connected => self
+                .counts
+                .current(con, self.slot_of(lock))
+                .is_some_and(|counted| {
+                    counted.info.replicas == 0
+                        && !(self.waitaof && counted.info.aof)
+                        && !self.recount_due(&counted)
+                }),
         }
     }
 
