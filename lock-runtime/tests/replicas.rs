@@ -653,3 +653,54 @@ async fn a_cancelled_or_failed_count_lets_the_other_acquires_count() {
     guard.unlock().await.unwrap();
     assert_eq!(infos_since(&primary, before).await, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fair_waiter_that_waits_for_replicas_is_woken_not_handed_the_lock() {
+    let (primary, replicas) = deployment(1).await;
+    let handoffs = "{fair-handoff}:redlua_handoff";
+    let queue = "redisson_lock_queue:{fair-handoff}";
+    // Synced (the default, one replica counted) and unsynced waiters.
+    for synced in [true, false] {
+        let holder = LockClient::connect(primary.url()).await.unwrap();
+        let waiter = if synced {
+            LockClient::connect(primary.url()).await.unwrap()
+        } else {
+            unsynced_client(&primary).await
+        };
+        let held = holder.fair_lock("fair-handoff").lock().await.unwrap();
+        let lock = waiter.fair_lock("fair-handoff");
+        let task = tokio::spawn(async move { lock.lock().await });
+        within(ms(5000), "the waiter queued", async {
+            loop {
+                let queued: Vec<String> = con(&primary).await.lrange(queue, 0, -1).await.unwrap();
+                if queued.len() == 1 {
+                    break;
+                }
+                tokio::time::sleep(ms(5)).await;
+            }
+        })
+        .await;
+        // A waiter whose scripts wait for the replica offers no handoff: a
+        // release's WAIT would not be its own. An unsynced one does.
+        let offers = hgetall(&primary, handoffs).await;
+        assert_eq!(
+            offers.len(),
+            usize::from(!synced),
+            "synced {synced}: {offers:?}"
+        );
+        held.unlock().await.unwrap();
+        let guard = within(ms(5000), "the waiter's guard", task)
+            .await
+            .unwrap()
+            .unwrap();
+        // Either way its hold is on the replica once the guard exists when
+        // synced (its own acquire waited for it).
+        if synced {
+            assert_eq!(
+                hgetall(&replicas[0], "fair-handoff").await,
+                HashMap::from([(guard.owner().to_string(), "1".to_string())])
+            );
+        }
+        guard.unlock().await.unwrap();
+    }
+}
