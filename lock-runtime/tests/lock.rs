@@ -1376,7 +1376,7 @@ async fn dropped_pending_lock_future_holds_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropped_in_flight_acquire_is_undone() {
     let redis = Redis::start().await;
-    let client = redis.client().await;
+    let client = redis.unsynced_client().await;
     let lock = client.lock("in-flight");
     // Loads the scripts, so that one poll sends the acquire itself.
     lock.lock().await.unwrap().unlock().await.unwrap();

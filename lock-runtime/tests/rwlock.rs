@@ -1604,7 +1604,7 @@ async fn settles_with_tombstones(redis: &Redis, name: &str, tombstones: usize, w
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropped_pending_futures_hold_nothing() {
     let redis = Redis::start().await;
-    let client = redis.client().await;
+    let client = redis.unsynced_client().await;
     let other = redis.client().await;
     let name = "pending-rw";
     let rw = client.read_write_lock(name);

@@ -45,6 +45,18 @@ impl Redis {
         LockClient::connect(self.url()).await.expect("connect")
     }
 
+    /// A lock client that never waits for replicas (`SyncReplicas::Off`):
+    /// one poll of its `lock()` sends the acquire script itself. (A client
+    /// in the default synced mode counts a primary without replicas again
+    /// every second: then one poll sends only the `INFO`.)
+    pub async fn unsynced_client(&self) -> LockClient {
+        LockClient::builder(self.url())
+            .sync_replicas(redlua_runtime::SyncReplicas::Off)
+            .connect()
+            .await
+            .expect("connect")
+    }
+
     /// A lock client with a short watchdog timeout.
     pub async fn client_with_watchdog(&self, timeout: Duration) -> LockClient {
         LockClient::builder(self.url())
