@@ -823,13 +823,14 @@ async fn a_dead_head_woken_by_a_release_holds_the_free_lock_up_for_one_wait_time
 }
 
 /// The client commands `MONITOR` shows (scripts' own calls left out), each
-/// with its server time in seconds since the epoch, until the returned
-/// stream is shut down.
+/// with its server time in seconds since the epoch, its name, and its
+/// arguments as `MONITOR` quotes them, until the returned stream is shut
+/// down.
 fn monitor(
     redis: &Redis,
 ) -> (
     std::net::TcpStream,
-    std::thread::JoinHandle<Vec<(f64, String)>>,
+    std::thread::JoinHandle<Vec<(f64, String, String)>>,
 ) {
     use std::io::{BufRead, BufReader, Write};
     let address = redis
@@ -853,7 +854,8 @@ fn monitor(
                 .and_then(|t| t.parse().ok())
                 .unwrap_or(0.0);
             let command = line.split('"').nth(1).unwrap_or("?").to_ascii_uppercase();
-            seen.push((time, command));
+            let arguments = line.split_once("] ").map_or("", |(_, a)| a).to_string();
+            seen.push((time, command, arguments));
         }
         seen
     });
@@ -913,7 +915,7 @@ async fn steady_contention_sends_no_housekeeping_commands() {
     stream.shutdown(std::net::Shutdown::Both).expect("shutdown");
     let seen = reader.join().expect("MONITOR reader");
     let mut commands: std::collections::BTreeMap<String, usize> = Default::default();
-    for (_, command) in seen.iter().filter(|(t, _)| (from..to).contains(t)) {
+    for (_, command, _) in seen.iter().filter(|(t, _, _)| (from..to).contains(t)) {
         *commands.entry(command.clone()).or_default() += 1;
     }
     eprintln!("{made} acquisitions; client commands: {commands:?}");
@@ -1042,7 +1044,7 @@ async fn a_release_hands_the_lock_to_a_waiting_redlua_client_which_then_needs_no
         .expect("GET");
     // Polled again, B returns the guard without another acquire script:
     // the only script it sends extends the lease to its own.
-    let before = command_calls(&redis).await;
+    let (stream, reader) = monitor(&redis);
     let guard = within(ms(1000), "the handed-over guard", paused)
         .await
         .expect("guard");
@@ -1054,12 +1056,22 @@ async fn a_release_hands_the_lock_to_a_waiting_redlua_client_which_then_needs_no
         }
     })
     .await;
-    let after = command_calls(&redis).await;
-    let scripts = |calls: &std::collections::HashMap<String, u64>| {
-        calls.get("evalsha").copied().unwrap_or(0) + calls.get("eval").copied().unwrap_or(0)
-    };
-    // The extension, and this test's own INFO and PTTLs (not scripts).
-    assert_eq!(scripts(&after) - scripts(&before), 1);
+    stream.shutdown(std::net::Shutdown::Both).expect("shutdown");
+    let seen = reader.join().expect("MONITOR reader");
+    // Scripts that name B's owner: the lease extension (one lock: `1` key),
+    // maybe sent twice (a NOSCRIPT first), and no acquire (seven keys).
+    let scripts: Vec<&String> = seen
+        .iter()
+        .filter(|(_, command, arguments)| {
+            command.starts_with("EVAL") && arguments.contains(&format!("\"{ours}\""))
+        })
+        .map(|(_, _, arguments)| arguments)
+        .collect();
+    assert!(!scripts.is_empty(), "no extension");
+    for script in &scripts {
+        let keys = script.split(' ').nth(2);
+        assert_eq!(keys, Some("\"1\""), "not the lease extension: {script}");
+    }
     let left = guard.valid_until() - std::time::Instant::now();
     assert!(left > ms(25_000), "{left:?}");
     guard.unlock().await.expect("unlock");
