@@ -822,16 +822,13 @@ async fn a_dead_head_woken_by_a_release_holds_the_free_lock_up_for_one_wait_time
     guard.unlock().await.expect("unlock");
 }
 
-/// The client commands `MONITOR` shows (scripts' own calls left out), each
-/// with its server time in seconds since the epoch, its name, and its
-/// arguments as `MONITOR` quotes them, until the returned stream is shut
-/// down.
-fn monitor(
-    redis: &Redis,
-) -> (
-    std::net::TcpStream,
-    std::thread::JoinHandle<Vec<(f64, String, String)>>,
-) {
+/// A command `MONITOR` showed: its server time in seconds since the epoch,
+/// its name, and its arguments as `MONITOR` quotes them.
+type Seen = (f64, String, String);
+
+/// The client commands `MONITOR` shows (scripts' own calls left out) until
+/// the returned stream is shut down.
+fn monitor(redis: &Redis) -> (std::net::TcpStream, std::thread::JoinHandle<Vec<Seen>>) {
     use std::io::{BufRead, BufReader, Write};
     let address = redis
         .url()
