@@ -31,7 +31,9 @@
 //!   consumes, so a message that arrives between `subscribe()` and `wake()` is
 //!   not lost. A `1` bumps the epoch and calls `notify_waiters`: pending
 //!   `wake()` calls return, and every other subscription of the channel notices
-//!   the new epoch on its next `wake()`.
+//!   the new epoch on its next `wake()`. A fair lock's direct handoff
+//!   (`redlua:handoff:<token>:<try>`, see `handoff.rs`) is kept on the
+//!   channel for [`Subscription::take_handoff`] and wakes as a `0` does.
 //! - When the connection is lost, the driver marks it dead and broadcasts on
 //!   every channel subscribed through it. Re-subscribing is left to the
 //!   waiters: a `wake()` that finds its channel not subscribed on a live

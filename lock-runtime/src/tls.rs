@@ -5,7 +5,7 @@
 //! With the `tls-rustls` feature, a `rediss://` URL connects with rustls,
 //! verifying the server's certificate and name (against the platform's root
 //! certificates, or only against the CA given with
-//! [`LockClientBuilder::tls_root_certificate`](crate::LockClientBuilder::tls_root_certificate)).
+//! `LockClientBuilder::tls_root_certificate`, a method of that feature).
 //! rustls needs a process-wide crypto provider: unless the program installed
 //! one, the first TLS connection installs `ring`'s.
 
