@@ -3,7 +3,7 @@
 
 use crate::Settings;
 use crate::flavor::{AnyLock, Flavor};
-use crate::metrics::{Event, Measured, Outcome, contention};
+use crate::metrics::{Event, Figure, Measured, Outcome, contention, percentile};
 use crate::monitor::counted;
 use redlua::LockClient;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -496,6 +496,7 @@ async fn redlua_contended(
         let lock = AnyLock::new(&handles[index % clients], "bench:contended", flavor);
         tasks.push(tokio::spawn(async move {
             let mut events: Vec<Event> = Vec::new();
+            let mut unlocks = Vec::new();
             while Instant::now() < deadline {
                 let guard = lock.lock().await.map_err(|e| e.to_string())?;
                 let acquired = origin.elapsed().as_secs_f64();
@@ -505,15 +506,20 @@ async fn redlua_contended(
                     .map_err(|e| e.to_string())?;
                 let released = origin.elapsed().as_secs_f64();
                 guard.unlock().await.map_err(|e| e.to_string())?;
+                unlocks.push((origin.elapsed().as_secs_f64() - released) * 1000.0);
                 events.push((index, acquired, released));
             }
-            Ok::<_, String>(events)
+            Ok::<_, String>((events, unlocks))
         }));
     }
     let mut events = Vec::new();
+    let mut unlocks = Vec::new();
     for task in tasks {
-        events.extend(task.await.map_err(|e| e.to_string())??);
+        let (more, took) = task.await.map_err(|e| e.to_string())??;
+        events.extend(more);
+        unlocks.extend(took);
     }
+    unlocks.sort_by(f64::total_cmp);
     let wall = origin.elapsed().as_secs_f64();
     let after = commands_so_far(url).await;
     let (per_second, contention) = contention(&events, settings.contenders, wall);
@@ -528,6 +534,14 @@ async fn redlua_contended(
         )),
         acquisitions: events.len(),
         contention: Some(contention),
-        figures: Vec::new(),
+        // The release's own round trip under the same load: what a
+        // handoff cannot go below (the next holder learns of the release
+        // from it, or from a message sent with its reply).
+        figures: vec![Figure::new(
+            "unlock() call to its return, p50",
+            percentile(&unlocks, 0.5),
+            "ms",
+            "",
+        )],
     })
 }
