@@ -224,10 +224,10 @@ impl Request<'_> {
         // Numbers this call's tries (a handoff message names the try it
         // answers).
         let mut tries: u64 = 0;
-        if !matches!(wait, Wait::No) && kind.hands_off_locally() {
+        if !matches!(wait, Wait::No) && kind.gives_own_waiters_a_turn() {
             // This client's release just woke one of its own waiters: it
             // tries first.
-            self.shared.hub.await_handoff(&channel).await;
+            self.shared.hub.await_turn(&channel).await;
         }
         loop {
             let mut con = self.shared.con.clone();

@@ -6,7 +6,7 @@ use crate::error::{Error, Failure, Result, classify, connection_was_closed};
 use crate::inspect::inspect;
 use crate::job::{Job, ReleaseRequest};
 use crate::owner::Owner;
-use crate::pubsub::HANDOFF_WAIT;
+use crate::pubsub::TURN_WAIT;
 use crate::release::{record, release_once};
 use crate::replica_sync::Acked;
 use crate::replies::{ReleaseMode, Released};
@@ -234,10 +234,10 @@ impl LockGuard {
         self.done = true;
         match reply.map(|synced| (synced.reply, synced.acked)) {
             Ok((released @ (Released::Freed | Released::StillHeld), acked)) => {
-                if released == Released::Freed && self.hold.kind.hands_off_locally() {
+                if released == Released::Freed && self.hold.kind.gives_own_waiters_a_turn() {
                     self.shared
                         .hub
-                        .expect_handoff(&self.hold.names.channel, HANDOFF_WAIT);
+                        .expect_turn(&self.hold.names.channel, TURN_WAIT);
                 }
                 record(&self.shared, &request, Some(released), false);
                 match acked {

@@ -125,12 +125,12 @@ impl Kind {
 
     /// Whether a release by a client that has waiters of its own for the
     /// lock holds the client's next acquires back until one of them has
-    /// tried (see `PubSubHub::expect_handoff`): the reentrant lock, on a
+    /// tried (see `PubSubHub::expect_turn`): the reentrant lock, on a
     /// current-thread runtime, where a task that releases and acquires
     /// again would always be polled before the woken waiter. (The fair
     /// lock has its queue; the read/write lock's waiters are woken
     /// together.)
-    pub(crate) fn hands_off_locally(self) -> bool {
+    pub(crate) fn gives_own_waiters_a_turn(self) -> bool {
         matches!(self, Kind::Reentrant)
             && tokio::runtime::Handle::try_current().is_ok_and(|handle| {
                 handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread

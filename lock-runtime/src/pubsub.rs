@@ -116,13 +116,13 @@ pub(crate) const PATTERN_LINGER: Duration = Duration::from_secs(1);
 const SUBSCRIBE_ATTEMPTS: usize = 3;
 
 /// How long a release of this client holds its own new acquires of the
-/// lock back for the waiter it woke ([`PubSubHub::expect_handoff`]): the
+/// lock back for the waiter it woke ([`PubSubHub::expect_turn`]): the
 /// release message's trip and the waiter's try, with room to spare.
-pub(crate) const HANDOFF_WAIT: Duration = Duration::from_millis(25);
+pub(crate) const TURN_WAIT: Duration = Duration::from_millis(25);
 
-/// How often [`PubSubHub::await_handoff`] looks whether the handoff
-/// happened.
-const HANDOFF_POLL: Duration = Duration::from_millis(1);
+/// How often [`PubSubHub::await_turn`] looks whether the woken waiter
+/// has had its turn.
+const TURN_POLL: Duration = Duration::from_millis(1);
 
 /// First pause of [`Subscription::wake`] after a failed re-subscription.
 const RESUBSCRIBE_BACKOFF_MIN: Duration = Duration::from_millis(50);
@@ -247,9 +247,9 @@ struct ChannelEntry {
     /// The latest `SUBSCRIBE` sent for the channel, if any.
     attempt: Option<Attempt>,
     /// A release by this client is expected to wake one of its waiters
-    /// of the channel, until then ([`PubSubHub::expect_handoff`]); cleared
+    /// of the channel, until then ([`PubSubHub::expect_turn`]); cleared
     /// when a woken waiter has tried the lock.
-    handoff: Option<tokio::time::Instant>,
+    turn_until: Option<tokio::time::Instant>,
 }
 
 /// One `SUBSCRIBE` of a channel on one connection.
@@ -420,40 +420,41 @@ impl PubSubHub {
     /// This client released a lock whose release message goes on
     /// `channel`: if it has waiters there, one of them is about to be
     /// woken, and until it has tried the lock (or `within` has passed)
-    /// [`PubSubHub::await_handoff`] holds this client's new acquires of the
+    /// [`PubSubHub::await_turn`] holds this client's new acquires of the
     /// lock back. On a current-thread runtime a task that releases and at
     /// once acquires again would otherwise always try before the woken
     /// waiter and starve it.
-    pub(crate) fn expect_handoff(&self, channel: &str, within: Duration) {
+    pub(crate) fn expect_turn(&self, channel: &str, within: Duration) {
         let mut state = self.shared.lock();
         if let Some(entry) = state.channels.get_mut(channel)
             && entry.waiters > 0
         {
-            entry.handoff = Some(tokio::time::Instant::now() + within);
+            entry.turn_until = Some(tokio::time::Instant::now() + within);
         }
     }
 
-    /// Waits while a handoff to one of this client's waiters of `channel`
-    /// is expected ([`PubSubHub::expect_handoff`]): until the woken waiter
-    /// has tried the lock, or the expectation's time has passed.
+    /// Waits while one of this client's waiters of `channel`, woken by this
+    /// client's release, is to have its turn ([`PubSubHub::expect_turn`]):
+    /// until the woken waiter has tried the lock, or the expectation's
+    /// time has passed.
     ///
     /// # Cancellation
     ///
     /// Cancel-safe: it only waits.
-    pub(crate) async fn await_handoff(&self, channel: &str) {
+    pub(crate) async fn await_turn(&self, channel: &str) {
         loop {
             let pending = {
                 let state = self.shared.lock();
                 state
                     .channels
                     .get(channel)
-                    .and_then(|entry| entry.handoff)
+                    .and_then(|entry| entry.turn_until)
                     .filter(|until| tokio::time::Instant::now() < *until)
             };
             let Some(until) = pending else {
                 return;
             };
-            tokio::time::sleep_until(until.min(tokio::time::Instant::now() + HANDOFF_POLL))
+            tokio::time::sleep_until(until.min(tokio::time::Instant::now() + TURN_POLL))
                 .await;
         }
     }
@@ -531,7 +532,7 @@ impl ChannelEntry {
             idle_since: None,
             signals: Arc::default(),
             attempt: None,
-            handoff: None,
+            turn_until: None,
         }
     }
 
@@ -641,12 +642,12 @@ impl Subscription {
     }
 
     /// The caller tried the lock after the last wake-up: it owes nobody,
-    /// and a handoff expected on the channel has happened.
+    /// and the turn expected on the channel (`PubSubHub::expect_turn`) was had.
     pub(crate) fn settled(&mut self) {
         if std::mem::take(&mut self.owes)
             && let Some(entry) = self.shared.lock().channels.get_mut(&self.channel)
         {
-            entry.handoff = None;
+            entry.turn_until = None;
         }
     }
 
