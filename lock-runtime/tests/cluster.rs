@@ -419,7 +419,10 @@ async fn wake_ups_arrive_through_sharded_pubsub_on_the_owning_node() {
 async fn fair_lock_waiters_queue_and_wake_in_order_through_sharded_pubsub() {
     let _topology = TOPOLOGY.read().await;
     let holder = client().await;
-    let (first, second) = (client().await, client().await);
+    // Waiters that never wait for replicas (the cluster's primaries have
+    // one each: synced waiters take no handoff).
+    let lease = Duration::from_secs(30);
+    let (first, second) = (unsynced_client(lease).await, unsynced_client(lease).await);
     let name = "fair-sharded";
     let owner_node = owner_of(name).await;
     let guard = holder.fair_lock(name).lock().await.unwrap();
@@ -461,6 +464,14 @@ async fn fair_lock_waiters_queue_and_wake_in_order_through_sharded_pubsub() {
         })
         .await;
     }
+    // Both offered to take a direct handoff (the release then hands the
+    // lock to the first, and tells it with SPUBLISH on its channel).
+    let offers = hgetall(owner_node, "{fair-sharded}:redlua_handoff").await;
+    assert_eq!(
+        offers.keys().collect::<std::collections::BTreeSet<_>>(),
+        queued.iter().collect(),
+        "{offers:?}"
+    );
     let released = Instant::now();
     guard.unlock().await.unwrap();
     let a_at = within(ms(5000), "the first waiter", a).await.unwrap();
