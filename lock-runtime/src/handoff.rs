@@ -10,9 +10,8 @@
 //! - **Who.** Each try of a waiter that joins the queue says whether it
 //!   takes a handoff, with what expiry, and which try it is ([`Offer`]),
 //!   in the waiters' hash `{name}:redlua_handoff` (see [`LockNames`]). A
-//!   waiter
-//!   that is not in it (a Java waiter, a redlua waiter that takes none) is
-//!   woken as Redisson wakes one. A waiter takes handoffs only when its
+//!   waiter that is not in it (a Java waiter, a redlua waiter that takes
+//!   none) is woken as Redisson wakes one. A waiter takes handoffs only when its
 //!   lock scripts go without `WAIT`: the release's `WAIT` would be another
 //!   client's, which it does not see.
 //! - **The expiry** ([`expiry`]) is the waiter's lease, but at most its
@@ -27,10 +26,10 @@
 //!   busy: a message that comes late, for an earlier try, is not used.
 //! - **The lease clock** of a handed-over hold runs from when that try was
 //!   *sent*: the handoff came after that try ran, so Redis's expiry is
-//!   later than the clock says. A
-//!   waiter uses the message only while at least half of the expiry is
-//!   left by that clock ([`usable`]); otherwise it tries the lock, and the
-//!   acquire script, finding the lock handed to it, gives it a full lease.
+//!   later than the clock says. A waiter uses the message only while at
+//!   least half of the expiry is left by that clock ([`usable`]); otherwise
+//!   it tries the lock, and the acquire script, finding the lock handed to
+//!   it, gives it a full lease.
 //! - **The full lease** follows at once, off the caller's path: the new
 //!   holder extends the lease to its own in the background
 //!   ([`watchdog::extend`](crate::watchdog::extend)).
