@@ -430,6 +430,20 @@ impl RedisServer {
     }
 
     /// Waits until the server answers `PING`, or it exits, or time runs out.
+    /// Whether the server that answers on `con` is this one: another
+    /// process (of a test running beside this one) may have bound the port
+    /// between [`pick_free_port`] and this server's start, and then this
+    /// server exits with "Address already in use" while the other answers.
+    fn answers_itself(&self, con: &mut redis::Connection) -> bool {
+        let Ok(info) = redis::cmd("INFO").arg("server").query::<String>(con) else {
+            return false;
+        };
+        info.lines()
+            .find_map(|line| line.strip_prefix("process_id:"))
+            .and_then(|pid| pid.trim().parse::<u32>().ok())
+            == Some(self.child.id())
+    }
+
     fn wait_ready(&mut self, log_from: usize) -> Result<(), Exit> {
         let deadline = Instant::now() + READY_TIMEOUT;
         let plain = format!("redis://127.0.0.1:{}/", self.port);
@@ -449,6 +463,7 @@ impl RedisServer {
                 client.get_connection_with_timeout(Duration::from_millis(500))
                 && let Ok(pong) = redis::cmd("PING").query::<String>(&mut con)
                 && pong == "PONG"
+                && self.answers_itself(&mut con)
             {
                 return Ok(());
             }
@@ -977,6 +992,23 @@ extern "C" fn clean_up_at_exit() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_server_is_ready_only_when_it_answers_itself() {
+        let server = RedisServer::start();
+        let mut con = server.connection();
+        assert!(server.answers_itself(&mut con));
+        // Another process whose port this server's answers come from (as
+        // when a test beside this one took the port first).
+        let other = RedisServer {
+            child: Command::new("sleep").arg("10").spawn().expect("sleep"),
+            port: server.port(),
+            dir: tempfile::tempdir().unwrap(),
+            extra: Vec::new(),
+            mode: Mode::Plain,
+        };
+        assert!(!other.answers_itself(&mut con));
+    }
 
     #[test]
     fn finds_binary_from_env_then_path() {
