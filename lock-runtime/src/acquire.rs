@@ -46,6 +46,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::Instrument;
 
+/// Where a new hold's lease clock starts: when the script that made it a
+/// holder was sent, and the lease that script set (the lease, or a direct
+/// handoff's shorter expiry: see `handoff.rs`).
+struct ClockStart {
+    sent: Instant,
+    lease: Duration,
+}
+
 /// How long an acquire may wait.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Wait {
@@ -94,18 +102,15 @@ impl Request<'_> {
         self.lease.unwrap_or(self.shared.config.watchdog_timeout)
     }
 
-    /// Records the hold, whose lease clock runs `expiry` from `sent` (the
-    /// lease, or a handoff's expiry), and starts the watchdog if it needs
-    /// one.
-    #[allow(clippy::too_many_arguments)]
+    /// Records the hold, whose lease clock runs as `clock` says, and starts
+    /// the watchdog if it needs one.
     fn hold(
         &self,
         kind: Kind,
         owner: Owner,
         reentry: Option<u64>,
-        sent: Instant,
+        clock: ClockStart,
         close_attempts: bool,
-        expiry: Duration,
     ) -> Hold {
         let watched = self.lease.is_none();
         let key = kind.hold_key(self.names, owner.field());
@@ -113,8 +118,8 @@ impl Request<'_> {
             key: key.clone(),
             watched,
             timeouts: kind.renewed_timeouts(self.names, owner.field()),
-            sent,
-            lease: expiry,
+            sent: clock.sent,
+            lease: clock.lease,
         });
         if start_watchdog {
             watchdog::start(self.shared);
@@ -275,7 +280,11 @@ impl Request<'_> {
                         mark.armed = false;
                     }
                     let owner = undo.owner.with_token(token);
-                    return Ok(Some(self.hold(kind, owner, None, sent, undo.uncertain, self.lease())));
+                    let clock = ClockStart {
+                        sent,
+                        lease: self.lease(),
+                    };
+                    return Ok(Some(self.hold(kind, owner, None, clock, undo.uncertain)));
                 }
                 Ok(Synced {
                     reply: Acquired::Busy { ttl },
@@ -382,7 +391,11 @@ impl Request<'_> {
                 sub.settled();
                 undo.disarm();
                 let owner = undo.owner.with_token(handoff.token);
-                let hold = self.hold(kind, owner, None, sent, undo.uncertain, expiry);
+                let clock = ClockStart {
+                    sent,
+                    lease: expiry,
+                };
+                let hold = self.hold(kind, owner, None, clock, undo.uncertain);
                 if self.lease() > expiry {
                     watchdog::extend(self.shared, hold.key.clone(), self.lease());
                 }
@@ -443,7 +456,11 @@ impl Request<'_> {
             }
             Ok((Acquired::Held { .. }, _)) => {
                 undo.disarm();
-                Ok(self.hold(kind, owner.clone(), Some(reentry), sent, false, self.lease()))
+                let clock = ClockStart {
+                    sent,
+                    lease: self.lease(),
+                };
+                Ok(self.hold(kind, owner.clone(), Some(reentry), clock, false))
             }
             Ok((Acquired::NotHeld | Acquired::Busy { .. } | Acquired::Abandoned, _)) => {
                 Err(Error::NotHeld {
