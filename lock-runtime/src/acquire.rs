@@ -390,6 +390,7 @@ impl Request<'_> {
                 // iteration's try (sent at `sent`) found it busy.
                 sub.settled();
                 undo.disarm();
+                record.handed_over();
                 let owner = undo.owner.with_token(handoff.token);
                 let clock = ClockStart {
                     sent,

@@ -25,7 +25,7 @@
 //!
 //! | target | level | message | fields |
 //! |---|---|---|---|
-//! | `redlua::acquire` | debug | `lock acquired` | `lock`, `kind`, `reentry`, `owner`, `token`, `waited_ms`, `attempts`, `wakeups` |
+//! | `redlua::acquire` | debug | `lock acquired` | `lock`, `kind`, `reentry`, `owner`, `token`, `waited_ms`, `attempts`, `wakeups`, `handed_over` (a fair lock's release handed it the lock: no attempt after the wake-up) |
 //! | `redlua::acquire` | debug | `lock not acquired` | `lock`, `kind`, `reentry`, `outcome` (`busy`, `timed_out`, `failed`, `cancelled`), `waited_ms`, `attempts`, `wakeups`, `error` (for `failed`) |
 //! | `redlua::acquire` | debug | `acquire failed; trying again` | `lock`, `error` (a reply was lost; the waiter retries) |
 //! | `redlua::acquire` | warn | `cannot subscribe; polling for the lock instead` | `lock`, `channel`, `error` |

@@ -76,6 +76,8 @@ pub(crate) struct AcquireRecord<'a> {
     started: Instant,
     attempts: u32,
     wakeups: u32,
+    /// A fair lock's release handed the lock over (see `handoff.rs`).
+    handed_over: bool,
     done: bool,
 }
 
@@ -88,6 +90,7 @@ impl<'a> AcquireRecord<'a> {
             started: Instant::now(),
             attempts: 0,
             wakeups: 0,
+            handed_over: false,
             done: false,
         }
     }
@@ -103,6 +106,12 @@ impl<'a> AcquireRecord<'a> {
         tracing::trace!(target: targets::ACQUIRE, lock = %self.lock, "woken by a release");
         #[cfg(feature = "metrics")]
         metrics::counter!(metric_names::WAKEUPS).increment(1);
+    }
+
+    /// A release handed the lock to this waiter (a fair lock's direct
+    /// handoff): no further attempt was sent.
+    pub(crate) fn handed_over(&mut self) {
+        self.handed_over = true;
     }
 
     fn wait_time(&self, outcome: &'static str) -> Duration {
@@ -133,6 +142,7 @@ impl<'a> AcquireRecord<'a> {
             waited_ms = millis(waited),
             attempts = self.attempts,
             wakeups = self.wakeups,
+            handed_over = self.handed_over,
             "lock acquired"
         );
     }

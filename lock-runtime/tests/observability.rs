@@ -144,6 +144,7 @@ async fn acquire_events_tell_how_long_it_waited_and_how() {
     assert_eq!(first.number("token"), held.token());
     assert_eq!(first.number("attempts"), 1);
     assert_eq!(first.number("wakeups"), 0);
+    assert_eq!(first.field("handed_over"), "false");
     assert_eq!(first.span.as_deref(), Some("acquire"));
 
     // A waiter, woken by the release 300 ms later.
@@ -289,10 +290,35 @@ async fn releases_are_reported_with_their_outcome() {
     let acquired = capture.of_lock(targets::ACQUIRE, "lock acquired", "obs:fair");
     assert_eq!(acquired.len(), 1);
     assert_eq!(acquired[0].field("kind"), "fair");
+    assert_eq!(acquired[0].field("handed_over"), "false");
     let released = capture.of_lock(targets::RELEASE, "lock released", "obs:fair");
     assert_eq!(released.len(), 1);
     assert_eq!(released[0].field("kind"), "fair");
     assert_eq!(released[0].field("outcome"), "freed");
+
+    // A fair lock's waiter that a release hands the lock to says so.
+    let held = client.fair_lock("obs:fair").lock().await.unwrap();
+    let waiter = redis.client().await;
+    let lock = waiter.fair_lock("obs:fair");
+    let waiting = tokio::spawn(async move { lock.lock().await });
+    within(ms(5_000), "the waiter queued", async {
+        while !redis.exists("redisson_lock_queue:{obs:fair}").await {
+            tokio::time::sleep(ms(5)).await;
+        }
+    })
+    .await;
+    held.unlock().await.unwrap();
+    let guard = within(ms(5_000), "the waiter", waiting)
+        .await
+        .unwrap()
+        .unwrap();
+    let acquired = capture.of_lock(targets::ACQUIRE, "lock acquired", "obs:fair");
+    let handed = acquired
+        .iter()
+        .find(|e| e.field("owner") == guard.owner().to_string())
+        .expect("the waiter's event");
+    assert_eq!(handed.field("handed_over"), "true", "{handed:?}");
+    guard.unlock().await.unwrap();
 }
 
 #[tokio::test]
