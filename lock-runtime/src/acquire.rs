@@ -465,7 +465,7 @@ impl Request<'_> {
             }
             Ok((Acquired::NotHeld | Acquired::Busy { .. } | Acquired::Abandoned, _)) => {
                 Err(Error::NotHeld {
-                    name: self.names.lock.clone(),
+                    name: self.names.lock.to_string(),
                     owner: owner_name.to_string(),
                 })
             }
@@ -482,7 +482,7 @@ impl Request<'_> {
     fn not_replicated(&self, acked: u32, wanted: u32) -> Error {
         tracing::warn!(target: crate::observability::targets::ACQUIRE, lock = %self.names.lock, acked, wanted, "too few replicas acknowledged the acquire; undone");
         Error::NotReplicated {
-            name: self.names.lock.clone(),
+            name: self.names.lock.to_string(),
             acked,
             wanted,
         }

@@ -242,7 +242,7 @@ impl LockGuard {
                 record(&self.shared, &request, Some(released), false);
                 match acked {
                     Acked::Short { acked, wanted } => Err(Error::ReleaseNotReplicated {
-                        name: self.hold.names.lock.clone(),
+                        name: self.hold.names.lock.to_string(),
                         acked,
                         wanted,
                     }),
@@ -251,7 +251,7 @@ impl LockGuard {
             }
             Ok((Released::NotHeld | Released::NeverTook, _)) => {
                 record(&self.shared, &request, Some(Released::NotHeld), false);
-                let name = self.hold.names.lock.clone();
+                let name = self.hold.names.lock.to_string();
                 let held_by_other = inspect(&self.shared, &name)
                     .await
                     .is_ok_and(|info| !info.holders.is_empty());

@@ -87,7 +87,7 @@ impl Kind {
     /// `names`.
     pub(crate) fn hold_key(self, names: &LockNames, owner: &Arc<str>) -> HoldKey {
         HoldKey::new(
-            names.shared_lock().clone(),
+            names.lock.clone(),
             match self {
                 Kind::Write { .. } => self.field(owner).into(),
                 Kind::Reentrant | Kind::Fair { .. } | Kind::Read { .. } => owner.clone(),

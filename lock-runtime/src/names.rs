@@ -87,12 +87,11 @@ pub(crate) fn slot(key: &str) -> u16 {
 /// written once, when the lock handle is made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LockNames {
-    /// The hash holding owner -> hold count.
-    pub lock: String,
+    /// The hash holding owner -> hold count (shared: the registry's keys of
+    /// the lock's holds hold it too).
+    pub lock: Arc<str>,
     /// The channel released locks are announced on.
     pub channel: String,
-    /// `lock`, shared (the registry's keys of the lock's holds).
-    shared_lock: Arc<str>,
     /// The fencing token counter.
     token: String,
     /// What every acquire attempt's key starts with.
@@ -124,9 +123,8 @@ impl LockNames {
             return Err(invalid("a lock name must be at most 1024 bytes"));
         }
         let names = LockNames {
-            lock: name.to_string(),
+            lock: name.into(),
             channel: prefixed(channel, name),
-            shared_lock: name.into(),
             token: prefixed("redisson_lock_token", name),
             attempt_prefix: suffixed(name, "redlua_attempt:"),
             latch_prefix: prefixed("redisson_unlock_latch", name) + ":",
@@ -160,11 +158,6 @@ impl LockNames {
         latch
     }
 
-    /// The lock's key, shared (for the registry of holds).
-    pub(crate) fn shared_lock(&self) -> &Arc<str> {
-        &self.shared_lock
-    }
-
     /// The prefix of `owner`'s read hold timeouts (`<prefix>:<n>`).
     pub(crate) fn timeouts(&self, owner: &str) -> String {
         format!("{}:{owner}:rwlock_timeout", self.timeouts_prefix())
@@ -173,7 +166,7 @@ impl LockNames {
     /// What every owner's read hold timeouts start with.
     pub(crate) fn timeouts_prefix(&self) -> String {
         if self.lock.contains('{') {
-            self.lock.clone()
+            self.lock.to_string()
         } else {
             format!("{{{}}}", self.lock)
         }
@@ -247,7 +240,7 @@ mod tests {
     #[test]
     fn redisson_names() {
         let names = LockNames::new("orders:42").unwrap();
-        assert_eq!(names.lock, "orders:42");
+        assert_eq!(&*names.lock, "orders:42");
         assert_eq!(names.channel, "redisson_lock__channel:{orders:42}");
         assert_eq!(
             names.latch("ab12"),
