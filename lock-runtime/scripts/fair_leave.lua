@@ -10,7 +10,8 @@
 -- KEYS[2]  the prefix of the waiters' channels ('<prefix>:<owner>')
 -- KEYS[3]  the queue: a list of waiting owners, head first
 -- KEYS[4]  the waiters' deadlines: a sorted set of owner -> deadline (ms)
--- KEYS[5]  the waiters that take a direct handoff (a hash of owner -> ms)
+-- KEYS[5]  the waiters that take a direct handoff (a hash of owner ->
+--          '<expiry>:<try>', see fair_acquire.lua)
 -- ARGV[1]  the owner that leaves
 -- ARGV[2]  the wait time of a waiter (Redisson's threadWaitTime), in ms
 -- ARGV[3]  the message that wakes a waiter

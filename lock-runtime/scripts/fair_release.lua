@@ -124,9 +124,10 @@ local function hand_off(head, expiry, try)
   announce(KEYS[2] .. ':' .. head, 'redlua:handoff:' .. token .. ':' .. try)
 end
 
--- Tells the head of the queue, if any, that the lock is free; it has one
--- wait to take it (a head that died is dropped after that). A head that
--- takes a direct handoff is handed the lock instead.
+-- Tells the head of the queue, if any, that the lock is free (every caller
+-- has found it free); it has one wait to take it (a head that died is
+-- dropped after that). A head that takes a direct handoff is handed the
+-- lock instead.
 local function wake_head()
   local head = redis.call('lindex', KEYS[6], 0)
   if head then
@@ -135,7 +136,7 @@ local function wake_head()
     if offer then
       expiry, try = string.match(offer, '^([1-9]%d*):(%d+)$')
     end
-    if expiry and redis.call('exists', KEYS[1]) == 0 then
+    if expiry then
       hand_off(head, expiry, try)
       return
     end
@@ -199,8 +200,10 @@ else
   end
   if redis.call('type', KEYS[1])['ok'] ~= 'hash' or redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
     if is_free() then
-      -- Whoever is first may take it: pass the word on.
+      -- Whoever is first may take it: pass the word on (a handoff moves
+      -- the others' deadlines: the queue's expiry follows).
       wake_head()
+      keep_queue()
     end
     return -1
   end

@@ -11,9 +11,9 @@
 //!   takes a handoff, with what expiry, and which try it is ([`Offer`]),
 //!   in the waiters' hash `{name}:redlua_handoff` (see [`LockNames`]). A
 //!   waiter that is not in it (a Java waiter, a redlua waiter that takes
-//!   none) is woken as Redisson wakes one. A waiter takes handoffs only when its
-//!   lock scripts go without `WAIT`: the release's `WAIT` would be another
-//!   client's, which it does not see.
+//!   none) is woken as Redisson wakes one. A waiter takes handoffs only
+//!   when its lock scripts go without `WAIT`: the release's `WAIT` would be
+//!   another client's, which it does not see.
 //! - **The expiry** ([`expiry`]) is the waiter's lease, but at most its
 //!   wait time (Redisson's `threadWaitTime`): a waiter that died while it
 //!   was first in line holds the lock up no longer than it would have

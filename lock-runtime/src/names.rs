@@ -16,7 +16,7 @@
 //!   `redisson_lock_timeout:{orders:42}`, and each waiter's channel,
 //!   `redisson_lock__channel:{orders:42}:<owner>`;
 //! - the fair lock's waiters that take a direct handoff (redlua's, not a
-//!   Redisson key: owner -> the expiry a handoff gives the lock, in ms):
+//!   Redisson key: owner -> `<expiry ms>:<try>`, see `handoff.rs`):
 //!   `{orders:42}:redlua_handoff`.
 //!
 //! The braces are a Redis Cluster hash tag: every key of one lock lands in the
@@ -200,8 +200,8 @@ impl LockNames {
         prefixed("redisson_lock_timeout", &self.lock)
     }
 
-    /// A fair lock's waiters that take a direct handoff, owner -> the
-    /// expiry (ms) a release that hands one the lock gives it.
+    /// A fair lock's waiters that take a direct handoff, owner -> their
+    /// offer (`<expiry ms>:<try>`, see `handoff.rs`).
     pub(crate) fn handoffs(&self) -> String {
         suffixed(&self.lock, "redlua_handoff")
     }
