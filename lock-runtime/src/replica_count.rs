@@ -21,8 +21,8 @@
 //! it (it is asked again). (A proxy at that address that sends connections
 //! open at the same moment to different primaries would break this, as it
 //! breaks the lock itself: two clients could hold it on two primaries.)
-//! The other clients keep their counts to
-//! themselves, checked against their own connection's [`Epoch`] as before:
+//! The other clients keep their counts to themselves, checked against
+//! their own connection's [`Epoch`] as before:
 //! a host name may resolve to another server at each connect (a DNS
 //! failover), a Sentinel client's connection follows the master that its
 //! own sentinels named at the time (two clients' sentinels see a failover

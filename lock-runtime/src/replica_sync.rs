@@ -227,9 +227,8 @@ impl Replication {
                 .counts
                 .current(con, self.slot_of(lock))
                 .is_some_and(|counted| {
-                    counted.info.replicas == 0
-                        && !(self.waitaof && counted.info.aof)
-                        && !self.recount_due(&counted)
+                    self.goes_without_wait(counted.info)
+                        && counted.at.elapsed() < RECOUNT_WITHOUT_REPLICAS
                 }),
         }
     }
@@ -416,11 +415,16 @@ impl Replication {
     /// Whether `counted` is a count without replicas from a second ago or
     /// more that lets the scripts go without a `WAIT`.
     fn recount_due(&self, counted: &Counted) -> bool {
-        let NodeInfo { replicas, aof } = counted.info;
         self.mode == SyncReplicas::Connected
-            && replicas == 0
-            && !(self.waitaof && aof)
+            && self.goes_without_wait(counted.info)
             && counted.at.elapsed() >= RECOUNT_WITHOUT_REPLICAS
+    }
+
+    /// Whether, in [`SyncReplicas::Connected`] mode, a primary that said
+    /// `info` gets its lock scripts without a `WAIT` or `WAITAOF`: no
+    /// replica online, and no append-only file to wait for.
+    fn goes_without_wait(&self, info: NodeInfo) -> bool {
+        info.replicas == 0 && !(self.waitaof && info.aof)
     }
 }
 

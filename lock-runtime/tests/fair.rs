@@ -28,6 +28,20 @@ fn deadlines_key(name: &str) -> String {
     format!("redisson_lock_timeout:{{{name}}}")
 }
 
+/// The waiters' handoff offers of a fair lock (redlua's key).
+fn handoffs_key(name: &str) -> String {
+    format!("{{{name}}}:redlua_handoff")
+}
+
+/// The fencing token counter's value (Redisson's key).
+async fn token_counter(redis: &Redis, name: &str) -> u64 {
+    redis
+        .raw()
+        .get(format!("redisson_lock_token:{{{name}}}"))
+        .await
+        .expect("GET")
+}
+
 /// The channel a fair lock's waiter is woken on (Redisson's name).
 fn waiter_channel(name: &str, owner: &str) -> String {
     format!("redisson_lock__channel:{{{name}}}:{owner}")
@@ -1014,7 +1028,7 @@ async fn a_release_hands_the_lock_to_a_waiting_redlua_client_which_then_needs_no
     let (held, paused, ours) = held_with_a_paused_waiter(&redis, name, &a, &b, &[]).await;
     // The waiter offered to take a handoff (expiry: its wait time, 10 s,
     // shorter than its 30 s lease).
-    let offers = redis.hgetall(&format!("{{{name}}}:redlua_handoff")).await;
+    let offers = redis.hgetall(&handoffs_key(name)).await;
     assert_eq!(offers.len(), 1, "{offers:?}");
     assert!(offers[&ours].starts_with("10000:"), "{offers:?}");
     held.unlock().await.expect("unlock");
@@ -1028,17 +1042,8 @@ async fn a_release_hands_the_lock_to_a_waiting_redlua_client_which_then_needs_no
     let pttl = redis.pttl(name).await;
     assert!((9_000..=10_000).contains(&pttl), "{pttl}");
     assert!(queue(&redis, name).await.is_empty());
-    assert!(
-        redis
-            .hgetall(&format!("{{{name}}}:redlua_handoff"))
-            .await
-            .is_empty()
-    );
-    let token: u64 = redis
-        .raw()
-        .get(format!("redisson_lock_token:{{{name}}}"))
-        .await
-        .expect("GET");
+    assert!(redis.hgetall(&handoffs_key(name)).await.is_empty());
+    let token = token_counter(&redis, name).await;
     // Polled again, B returns the guard without another acquire script:
     // the only script it sends extends the lease to its own.
     let (stream, reader) = monitor(&redis);
@@ -1136,11 +1141,7 @@ async fn a_waiter_whose_handoff_message_was_lost_finds_the_lock_at_its_next_try(
         [(ours.clone(), "1".to_string())].into()
     );
     assert!(redis.pttl(name).await > 25_000);
-    let token: u64 = redis
-        .raw()
-        .get(format!("redisson_lock_token:{{{name}}}"))
-        .await
-        .expect("GET");
+    let token = token_counter(&redis, name).await;
     assert_eq!(guard.token(), token);
     guard.unlock().await.expect("unlock");
     assert!(redis.hgetall(name).await.is_empty());
@@ -1163,7 +1164,7 @@ async fn a_handoff_message_for_another_try_is_not_taken_as_the_lock() {
     let (_task, rx) = waiter(&b, name);
     let ours = queue_reaches(&redis, name, 1).await[0].clone();
     let offer = redis
-        .hget(&format!("{{{name}}}:redlua_handoff"), &ours)
+        .hget(&handoffs_key(name), &ours)
         .await
         .expect("an offer");
     let (_, try_number) = offer.split_once(':').expect("<expiry>:<try>");
@@ -1236,7 +1237,7 @@ async fn waiters_dropped_around_a_handoff_leave_no_hold_and_no_offer() {
                         name.to_string(),
                         queue_key(name),
                         deadlines_key(name),
-                        format!("{{{name}}}:redlua_handoff"),
+                        handoffs_key(name),
                     ] {
                         if redis.exists(&key).await {
                             left.push(key);
