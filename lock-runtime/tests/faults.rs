@@ -125,6 +125,27 @@ impl Rng {
 
 #[test]
 fn client_kill_every_300ms_under_load() {
+    kill_test(
+        "client_kill_every_300ms_under_load",
+        Kind::Plain,
+        "CLIENT KILL every 300 ms",
+    );
+}
+
+/// The kill test again, with a fair lock: its waiters queue, and a release
+/// hands the lock to the head of the queue (a message the kills may cut).
+#[test]
+fn fair_lock_client_kill_every_300ms_under_load() {
+    kill_test(
+        "fair_lock_client_kill_every_300ms_under_load",
+        Kind::Fair,
+        "CLIENT KILL every 300 ms, fair lock",
+    );
+}
+
+/// The kill test `test` (or, in a worker process, its worker), with locks
+/// of `kind`.
+fn kill_test(test: &str, kind: Kind, what: &str) {
     if let Ok(spec) = std::env::var(CHILD_ENV) {
         return child(&spec);
     }
@@ -132,13 +153,7 @@ fn client_kill_every_300ms_under_load() {
     let baseline = std::env::var_os(NO_FAULTS_ENV).is_some();
     let server = RedisServer::start();
     let seed = seed();
-    let run = Run::start(
-        "client_kill_every_300ms_under_load",
-        &server,
-        KILL_PHASE,
-        seed,
-        Kind::Plain,
-    );
+    let run = Run::start(test, &server, KILL_PHASE, seed, kind);
     let faults = if baseline {
         std::thread::sleep(KILL_PHASE);
         "none (baseline)".to_string()
@@ -151,43 +166,7 @@ fn client_kill_every_300ms_under_load() {
     // loaded machine twice the fault is too tight (waits of 630-775 ms were
     // seen at load 10); half the lease still proves that no waiter sleeps
     // out a lease after a killed connection.
-    check(
-        &server,
-        "CLIENT KILL every 300 ms",
-        seed,
-        &faults,
-        &records,
-        KILL_WAIT_LIMIT,
-    );
-}
-
-/// The kill test again, with a fair lock: its waiters queue, and a release
-/// hands the lock to the head of the queue (a message the kills may cut).
-#[test]
-fn fair_lock_client_kill_every_300ms_under_load() {
-    if let Ok(spec) = std::env::var(CHILD_ENV) {
-        return child(&spec);
-    }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let server = RedisServer::start();
-    let seed = seed();
-    let run = Run::start(
-        "fair_lock_client_kill_every_300ms_under_load",
-        &server,
-        KILL_PHASE,
-        seed,
-        Kind::Fair,
-    );
-    let faults = kill_connections(&server, run.go, KILL_PHASE);
-    let records = run.finish(KILL_PHASE + Duration::from_secs(30));
-    check(
-        &server,
-        "CLIENT KILL every 300 ms, fair lock",
-        seed,
-        &faults,
-        &records,
-        KILL_WAIT_LIMIT,
-    );
+    check(&server, what, seed, &faults, &records, KILL_WAIT_LIMIT);
 }
 
 #[test]
