@@ -51,6 +51,9 @@ const WORKERS: usize = PROCESSES * WORKERS_PER_PROCESS;
 const MIN_SECTIONS_PER_WORKER: usize = 3;
 
 const WATCHDOG: Duration = Duration::from_secs(3);
+/// A fair lock waiter's wait time (Redisson's `threadWaitTime`): shorter
+/// than the lease, so that a handoff gives the lock this long at first.
+const FAIR_WAIT: Duration = Duration::from_secs(2);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(1);
 /// Inside the critical section, between the read and the write.
@@ -171,6 +174,27 @@ fn kill_test(test: &str, kind: Kind, what: &str) {
 
 #[test]
 fn redis_stopped_for_2s_three_times_under_load() {
+    stop_test(
+        "redis_stopped_for_2s_three_times_under_load",
+        Kind::Plain,
+        "SIGSTOP for 2 s, three times",
+    );
+}
+
+/// The stop test again, with a fair lock: handed-over holds' lease clocks
+/// (from the waiter's last try) and waiters stuck behind a stopped server.
+#[test]
+fn fair_lock_redis_stopped_for_2s_three_times_under_load() {
+    stop_test(
+        "fair_lock_redis_stopped_for_2s_three_times_under_load",
+        Kind::Fair,
+        "SIGSTOP for 2 s, three times, fair lock",
+    );
+}
+
+/// The stop test `test` (or, in a worker process, its worker), with locks
+/// of `kind`.
+fn stop_test(test: &str, kind: Kind, what: &str) {
     if let Ok(spec) = std::env::var(CHILD_ENV) {
         return child(&spec);
     }
@@ -178,23 +202,10 @@ fn redis_stopped_for_2s_three_times_under_load() {
     let server = RedisServer::start();
     let seed = seed();
     let phase = STOP_LEAD + (STOP_FOR + STOP_GAP) * STOPS;
-    let run = Run::start(
-        "redis_stopped_for_2s_three_times_under_load",
-        &server,
-        phase,
-        seed,
-        Kind::Plain,
-    );
+    let run = Run::start(test, &server, phase, seed, kind);
     let faults = stop_server(&server, run.go);
     let records = run.finish(phase + Duration::from_secs(30));
-    check(
-        &server,
-        "SIGSTOP for 2 s, three times",
-        seed,
-        &faults,
-        &records,
-        2 * STOP_FOR,
-    );
+    check(&server, what, seed, &faults, &records, 2 * STOP_FOR);
 }
 
 // ---------------------------------------------------------------------------
@@ -395,6 +406,10 @@ fn child(spec: &str) {
         for _ in 0..WORKERS_PER_PROCESS {
             let client = LockClient::builder(url.as_str())
                 .watchdog_timeout(WATCHDOG)
+                // A fair waiter's wait time under the lease: a release
+                // hands it the lock for that shorter time, and the holder
+                // extends the lease in the background, under the faults.
+                .fair_lock_wait_timeout(FAIR_WAIT)
                 .connect_timeout(CONNECT_TIMEOUT)
                 .response_timeout(RESPONSE_TIMEOUT)
                 .connect()
