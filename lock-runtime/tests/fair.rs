@@ -840,9 +840,32 @@ async fn a_dead_head_woken_by_a_release_holds_the_free_lock_up_for_one_wait_time
 /// its name, and its arguments as `MONITOR` quotes them.
 type Seen = (f64, String, String);
 
-/// The client commands `MONITOR` shows (scripts' own calls left out) until
-/// the returned stream is shut down.
-fn monitor(redis: &Redis) -> (std::net::TcpStream, std::thread::JoinHandle<Vec<Seen>>) {
+/// What `MONITOR` shows until [`Monitor::stop`].
+struct Monitor {
+    stream: std::net::TcpStream,
+    reader: std::thread::JoinHandle<Vec<Seen>>,
+}
+
+/// The command that ends a [`Monitor`]'s reading: every command sent
+/// before it has been read once it is.
+const MONITOR_END: &str = "redlua-test-monitor-end";
+
+impl Monitor {
+    /// Every client command seen so far (scripts' own calls left out).
+    async fn stop(self, redis: &Redis) -> Vec<Seen> {
+        let _: String = redis::cmd("ECHO")
+            .arg(MONITOR_END)
+            .query_async(&mut redis.raw())
+            .await
+            .expect("ECHO");
+        let seen = self.reader.join().expect("MONITOR reader");
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+        seen
+    }
+}
+
+/// Starts watching the client commands with `MONITOR`.
+fn monitor(redis: &Redis) -> Monitor {
     use std::io::{BufRead, BufReader, Write};
     let address = redis
         .url()
@@ -856,6 +879,9 @@ fn monitor(redis: &Redis) -> (std::net::TcpStream, std::thread::JoinHandle<Vec<S
     let reader = std::thread::spawn(move || {
         let mut seen = Vec::new();
         for line in lines.map_while(Result::ok) {
+            if line.contains(MONITOR_END) {
+                break;
+            }
             if line.contains(" lua] ") {
                 continue;
             }
@@ -870,7 +896,7 @@ fn monitor(redis: &Redis) -> (std::net::TcpStream, std::thread::JoinHandle<Vec<S
         }
         seen
     });
-    (stream, reader)
+    Monitor { stream, reader }
 }
 
 fn unix_now() -> f64 {
@@ -910,7 +936,7 @@ async fn steady_contention_sends_no_housekeeping_commands() {
     }
     // The warm-up's last latch (its client holds no more) is swept first.
     tokio::time::sleep(ms(500)).await;
-    let (stream, reader) = monitor(&redis);
+    let monitor = monitor(&redis);
     let from = unix_now();
     let first = acquisitions.load(Ordering::Relaxed);
     tokio::time::sleep(ms(2500)).await;
@@ -923,8 +949,7 @@ async fn steady_contention_sends_no_housekeeping_commands() {
         }
     })
     .await;
-    stream.shutdown(std::net::Shutdown::Both).expect("shutdown");
-    let seen = reader.join().expect("MONITOR reader");
+    let seen = monitor.stop(&redis).await;
     let mut commands: std::collections::BTreeMap<String, usize> = Default::default();
     for (_, command, _) in seen.iter().filter(|(t, _, _)| (from..to).contains(t)) {
         *commands.entry(command.clone()).or_default() += 1;
@@ -1049,7 +1074,7 @@ async fn a_release_hands_the_lock_to_a_waiting_redlua_client_which_then_needs_no
     let token = token_counter(&redis, name).await;
     // Polled again, B returns the guard without another acquire script:
     // the only script it sends extends the lease to its own.
-    let (stream, reader) = monitor(&redis);
+    let monitor = monitor(&redis);
     let guard = within(ms(1000), "the handed-over guard", paused)
         .await
         .expect("guard");
@@ -1061,8 +1086,7 @@ async fn a_release_hands_the_lock_to_a_waiting_redlua_client_which_then_needs_no
         }
     })
     .await;
-    stream.shutdown(std::net::Shutdown::Both).expect("shutdown");
-    let seen = reader.join().expect("MONITOR reader");
+    let seen = monitor.stop(&redis).await;
     // Scripts that name B's owner: the lease extension (one lock: `1` key),
     // maybe sent twice (a NOSCRIPT first), and no acquire (seven keys).
     let scripts: Vec<&String> = seen
