@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{Redis, ms, within};
+use common::{Redis, monitor, ms, within};
 use redis::AsyncCommands;
 use redlua_runtime::{LockClient, LockGuard};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -834,69 +834,6 @@ async fn a_dead_head_woken_by_a_release_holds_the_free_lock_up_for_one_wait_time
     assert!(after < ms(3000), "{after:?}");
     assert!(queue(&redis, name).await.is_empty());
     guard.unlock().await.expect("unlock");
-}
-
-/// A command `MONITOR` showed: its server time in seconds since the epoch,
-/// its name, and its arguments as `MONITOR` quotes them.
-type Seen = (f64, String, String);
-
-/// What `MONITOR` shows until [`Monitor::stop`].
-struct Monitor {
-    stream: std::net::TcpStream,
-    reader: std::thread::JoinHandle<Vec<Seen>>,
-}
-
-/// The command that ends a [`Monitor`]'s reading: every command sent
-/// before it has been read once it is.
-const MONITOR_END: &str = "redlua-test-monitor-end";
-
-impl Monitor {
-    /// Every client command seen so far (scripts' own calls left out).
-    async fn stop(self, redis: &Redis) -> Vec<Seen> {
-        let _: String = redis::cmd("ECHO")
-            .arg(MONITOR_END)
-            .query_async(&mut redis.raw())
-            .await
-            .expect("ECHO");
-        let seen = self.reader.join().expect("MONITOR reader");
-        let _ = self.stream.shutdown(std::net::Shutdown::Both);
-        seen
-    }
-}
-
-/// Starts watching the client commands with `MONITOR`.
-fn monitor(redis: &Redis) -> Monitor {
-    use std::io::{BufRead, BufReader, Write};
-    let address = redis
-        .url()
-        .trim_start_matches("redis://")
-        .trim_end_matches('/')
-        .to_string();
-    let mut stream = std::net::TcpStream::connect(address).expect("MONITOR connection");
-    stream.write_all(b"MONITOR\r\n").expect("MONITOR");
-    let mut lines = BufReader::new(stream.try_clone().expect("clone")).lines();
-    assert_eq!(lines.next().and_then(Result::ok).as_deref(), Some("+OK"));
-    let reader = std::thread::spawn(move || {
-        let mut seen = Vec::new();
-        for line in lines.map_while(Result::ok) {
-            if line.contains(MONITOR_END) {
-                break;
-            }
-            if line.contains(" lua] ") {
-                continue;
-            }
-            let time: f64 = line
-                .split(' ')
-                .next()
-                .and_then(|t| t.parse().ok())
-                .unwrap_or(0.0);
-            let command = line.split('"').nth(1).unwrap_or("?").to_ascii_uppercase();
-            let arguments = line.split_once("] ").map_or("", |(_, a)| a).to_string();
-            seen.push((time, command, arguments));
-        }
-        seen
-    });
-    Monitor { stream, reader }
 }
 
 fn unix_now() -> f64 {

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{DROP_DELAYS, Redis, ms, within};
+use common::{DROP_DELAYS, Redis, monitor, ms, within};
 use redis::AsyncCommands;
 use redlua_runtime::{
     Error, LockClient, LockGuard, LockInfo, LockKind, MAX_LEASE, MAX_NAME_LEN, Side,
@@ -1818,6 +1818,34 @@ async fn close_client_connections(redis: &Redis) -> i64 {
         .query_async(&mut redis.raw())
         .await
         .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_uncontended_lock_and_unlock_send_one_script_each_and_nothing_else() {
+    let redis = Redis::start().await;
+    // Unsynced: synced mode adds its once-a-second replica count.
+    let client = redis.unsynced_client().await;
+    let lock = client.lock("uncontended");
+    // The scripts loaded, the connection open.
+    lock.lock().await.unwrap().unlock().await.unwrap();
+    let watching = monitor(&redis);
+    for _ in 0..20 {
+        lock.lock().await.unwrap().unlock().await.unwrap();
+    }
+    let seen = watching.stop(&redis).await;
+    let commands: Vec<&str> = seen
+        .iter()
+        .map(|(_, command, _)| command.as_str())
+        .collect();
+    // One round trip for each acquire and each release: the scripts. Each
+    // release's latch goes with the next release script, not a `DEL` of
+    // its own.
+    assert_eq!(commands, vec!["EVALSHA"; 40], "{seen:#?}");
+    let releases = seen
+        .iter()
+        .filter(|(_, _, arguments)| arguments.contains("redisson_unlock_latch"))
+        .count();
+    assert_eq!(releases, 20);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,50 @@
+//! The runner works: `tools/bench`'s binary, on one group, prints the
+//! table's rows for that group with figures it measured (a throwaway
+//! redis-server of its own; no peers).
+
+use std::process::Command;
+
+/// The rows of the bench's table for `library` and `scenario`.
+fn rows<'a>(table: &'a str, library: &str, scenario: &str) -> Vec<Vec<&'a str>> {
+    table
+        .lines()
+        .map(|line| line.split('|').map(str::trim).collect::<Vec<_>>())
+        .filter(|cells| cells.len() > 3 && cells[1] == library && cells[2] == scenario)
+        .collect()
+}
+
+#[test]
+fn the_uncontended_group_measures_raw_scripts_and_redlua() {
+    let output = Command::new(env!("CARGO_BIN_EXE_redlua-bench"))
+        .args(["--quick", "--no-peers", "--only", "uncontended"])
+        .output()
+        .expect("running redlua-bench");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "redlua-bench failed ({}):\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for library in [
+        "raw EVALSHA",
+        "redlua",
+        "raw EVALSHA (current-thread runtime)",
+        "redlua (current-thread runtime)",
+    ] {
+        let rows = rows(&stdout, library, "uncontended");
+        assert_eq!(rows.len(), 1, "{library}:\n{stdout}");
+        let per_second: f64 = rows[0][3].parse().expect("ops/s");
+        assert!(per_second > 0.0, "{library}: {per_second}");
+        // Server commands per lock + unlock: the two scripts' own calls,
+        // counted by Redis (16 for the raw scripts, one more for redlua's
+        // release, which also deletes a carried latch).
+        let server: f64 = rows[0][5].parse().expect("server cmds/acq");
+        let expected = if library.starts_with("raw") {
+            16.0
+        } else {
+            17.0
+        };
+        assert!((server - expected).abs() < 0.5, "{library}: {server}");
+    }
+}
