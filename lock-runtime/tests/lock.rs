@@ -1385,7 +1385,10 @@ async fn dropped_in_flight_acquire_is_undone() {
     let mut abandoned = 0;
     for delay in DROP_DELAYS {
         {
-            let mut acquire = std::pin::pin!(lock.lock());
+            // Outside tokio's cooperative budget: a task that spent its budget
+            // gets `Pending` from the send itself, and this one poll would
+            // then send nothing (the waker is a no-op).
+            let mut acquire = std::pin::pin!(tokio::task::unconstrained(lock.lock()));
             let mut cx = Context::from_waker(Waker::noop());
             if let Poll::Ready(result) = acquire.as_mut().poll(&mut cx) {
                 result.unwrap().unlock().await.unwrap();
