@@ -254,6 +254,15 @@ impl<C: Clone> Current<C> {
         *self.slot() = None;
     }
 
+    /// Drops the current connection, and makes its siblings connect afresh
+    /// too: it goes to a node that is no longer the one it was meant for.
+    fn discard(&self) {
+        let mut current = self.slot();
+        if current.take().is_some() {
+            self.family.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
     /// Drops connection `number` after a failure that leaves it in doubt.
     fn failed(&self, number: u64, error: &RedisError) {
         if classify(error) == Failure::Unknown {
@@ -478,6 +487,57 @@ impl Connection {
         match &self.0 {
             Inner::Healing(healing) => healing.opened_at(),
             _ => None,
+        }
+    }
+
+    /// Makes the next request to the primary of `key`'s slot find that
+    /// primary afresh, after a node it was routed to answered that it is a
+    /// replica (a failover the client had not caught up with): the
+    /// client's own cluster connection is replaced (the new one reads the
+    /// slots again), a cluster connection given by the user is sent a
+    /// keyed command that the replica redirects (redis-rs then reads the
+    /// slots again), and the client's own connection to a Sentinel master
+    /// is replaced (the sentinels are asked again). `false` where nothing
+    /// can be found afresh: a connection to one server.
+    pub(crate) async fn refresh_topology(&mut self, key: &str) -> bool {
+        match &mut self.0 {
+            Inner::HealingCluster(healing) => {
+                healing.current.discard();
+                true
+            }
+            Inner::Cluster(_) => {
+                let _ = redis::cmd("PTTL").arg(key).query_async::<Value>(self).await;
+                true
+            }
+            Inner::Healing(healing) => match healing.source {
+                Source::Sentinel(_) => {
+                    healing.current.discard();
+                    true
+                }
+                Source::Server(_) => false,
+            },
+            Inner::Manager(_) | Inner::Multiplexed(_) => false,
+        }
+    }
+
+    /// Whether the node the next request goes to is still the primary of
+    /// its service, as far as can be asked: for the client's own
+    /// connection to a Sentinel master, the sentinels are asked now, and
+    /// the answer is `false` if they name another master than the one the
+    /// connection was opened to (a master that was replaced goes on taking
+    /// writes until the sentinels demote it, seconds later). `true` for
+    /// every other connection (a cluster node answers for itself). Fails
+    /// when no sentinel answers.
+    pub(crate) async fn confirm_primary(&self) -> RedisResult<bool> {
+        match &self.0 {
+            Inner::Healing(healing) => match &healing.source {
+                Source::Sentinel(sentinels) => {
+                    sentinels.master_addr().await?;
+                    Ok(healing.generation.load(Ordering::SeqCst) == sentinels.generation())
+                }
+                Source::Server(_) => Ok(true),
+            },
+            _ => Ok(true),
         }
     }
 

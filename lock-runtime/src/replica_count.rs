@@ -39,14 +39,49 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Instant;
 
-/// What a primary said about itself.
+/// What a node said about itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct NodeInfo {
+    /// It is a primary (`role:master`). A replica's answer means that the
+    /// request was routed by a topology older than a failover: its count
+    /// (a replica has no replicas) must never be used.
+    pub primary: bool,
     /// Replicas connected and in sync (`state=online`).
     pub replicas: u32,
     /// It keeps an append-only file (`aof_enabled:1`; always `false` when
     /// only [`Sections::Replication`] was asked).
     pub aof: bool,
+}
+
+/// A cluster node's id (`CLUSTER MYID`): which node answered a request
+/// that was routed by slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NodeId([u8; NodeId::LEN]);
+
+impl NodeId {
+    /// Node ids are 40 hexadecimal characters.
+    const LEN: usize = 40;
+
+    /// The command that asks a node its id.
+    pub(crate) fn cmd() -> redis::Cmd {
+        let mut cmd = redis::cmd("CLUSTER");
+        cmd.arg("MYID");
+        cmd
+    }
+
+    /// Reads the reply to [`NodeId::cmd`].
+    pub(crate) fn from_reply(reply: Option<Value>) -> RedisResult<NodeId> {
+        let reply = reply.unwrap_or(Value::Nil).extract_error()?;
+        let text: String = redis::from_redis_value(reply)?;
+        let bytes: [u8; NodeId::LEN] = text.as_bytes().try_into().map_err(|_| {
+            redis::RedisError::from((
+                redis::ErrorKind::UnexpectedReturnType,
+                "redlua: CLUSTER MYID did not answer a node id",
+                text.clone(),
+            ))
+        })?;
+        Ok(NodeId(bytes))
+    }
 }
 
 /// What a primary said about itself, when, and on which connection.
@@ -58,6 +93,9 @@ pub(crate) struct Counted {
     /// When it was asked (before the `INFO` was sent, on a connection
     /// already open).
     pub at: Instant,
+    /// On a cluster, the node that answered: a script routed by slot later
+    /// asks again which node runs it, and the count holds only there.
+    pub node: Option<NodeId>,
 }
 
 /// The sections of `INFO` asked.
@@ -276,20 +314,38 @@ impl ReplicaCounts {
             con.open().await?;
         }
         let at = Instant::now();
+        // On a cluster, the node's id in the same pipeline, so on the same
+        // node: which node the count is of.
+        let cluster = con.is_cluster();
         let mut pipe = redis::pipe();
+        if cluster {
+            pipe.add_command(NodeId::cmd());
+        }
         pipe.add_command(self.sections.cmd());
-        let reply = con
+        let mut replies = con
             .pipeline_on_primary(&pipe, slot, Deadline::Response)
             .await?
-            .into_iter()
-            .next()
-            .unwrap_or(Value::Nil)
-            .extract_error()?;
+            .into_iter();
+        let node = if cluster {
+            Some(NodeId::from_reply(replies.next())?)
+        } else {
+            None
+        };
+        let reply = replies.next().unwrap_or(Value::Nil).extract_error()?;
         let text: String = redis::from_redis_value(reply)?;
+        let mut info = parse_info(&text);
+        // A primary without replicas gets its lock scripts without `WAIT`:
+        // one that was replaced by a failover (and not demoted yet) would
+        // take them and lose them. Where the service can say which node is
+        // the primary (Sentinel), it is asked.
+        if info.primary && info.replicas == 0 && !con.confirm_primary().await? {
+            info.primary = false;
+        }
         Ok(Counted {
             epoch,
-            info: parse_info(&text),
+            info,
             at,
+            node,
         })
     }
 
@@ -312,9 +368,11 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Reads `INFO replication` (and `persistence`): the replicas online, and
-/// whether the append-only file is on.
+/// Reads `INFO replication` (and `persistence`): whether the node is a
+/// primary, the replicas online, and whether the append-only file is on. A
+/// reply without a `role` line is not taken for a primary's.
 pub(crate) fn parse_info(text: &str) -> NodeInfo {
+    let mut primary = false;
     let mut replicas = 0;
     let mut aof = false;
     for line in text.lines() {
@@ -329,9 +387,15 @@ pub(crate) fn parse_info(text: &str) -> NodeInfo {
             replicas += 1;
         } else if name == "aof_enabled" {
             aof = value == "1";
+        } else if name == "role" {
+            primary = value == "master";
         }
     }
-    NodeInfo { replicas, aof }
+    NodeInfo {
+        primary,
+        replicas,
+        aof,
+    }
 }
 
 #[cfg(test)]
@@ -349,6 +413,7 @@ mod tests {
         assert_eq!(
             parse_info(text),
             NodeInfo {
+                primary: true,
                 replicas: 2,
                 aof: true
             }
@@ -356,10 +421,38 @@ mod tests {
         assert_eq!(
             parse_info("role:master\r\nconnected_slaves:0\r\n"),
             NodeInfo {
+                primary: true,
                 replicas: 0,
                 aof: false
             }
         );
+    }
+
+    #[test]
+    fn a_replicas_answer_or_one_without_a_role_is_not_a_primarys() {
+        let replica = "# Replication\r\nrole:slave\r\nmaster_host:127.0.0.1\r\n\
+            master_port:7000\r\nmaster_link_status:up\r\nconnected_slaves:0\r\n";
+        assert_eq!(
+            parse_info(replica),
+            NodeInfo {
+                primary: false,
+                replicas: 0,
+                aof: false
+            }
+        );
+        assert!(!parse_info("connected_slaves:0\r\n").primary);
+        assert!(!parse_info("").primary);
+    }
+
+    #[test]
+    fn node_ids_are_read_from_cluster_myid() {
+        let id = "07c37dfeb235213a872192d90877d0cd55635b91";
+        let read = NodeId::from_reply(Some(Value::BulkString(id.as_bytes().to_vec()))).unwrap();
+        assert_eq!(read.0, *id.as_bytes());
+        assert!(NodeId::from_reply(Some(Value::BulkString(b"short".to_vec()))).is_err());
+        assert!(NodeId::from_reply(None).is_err());
+        let refused = redis::parse_redis_value(b"-NOPERM no permission\r\n").unwrap();
+        assert!(NodeId::from_reply(Some(refused)).is_err());
     }
 
     #[test]
@@ -405,10 +498,12 @@ mod tests {
         let first = Counted {
             epoch: Epoch::default(),
             info: NodeInfo {
+                primary: true,
                 replicas: 1,
                 aof: false,
             },
             at: Instant::now(),
+            node: None,
         };
         let later = Counted {
             at: first.at + std::time::Duration::from_millis(1),

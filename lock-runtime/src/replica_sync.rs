@@ -41,7 +41,7 @@ use crate::config::millis;
 use crate::connection::{Connection, Deadline};
 use crate::error::{Error, Failure, classify};
 use crate::names::slot;
-use crate::replica_count::{Counted, NodeInfo, ReplicaCounts, Sections};
+use crate::replica_count::{Counted, NodeId, NodeInfo, ReplicaCounts, Sections};
 use crate::script::{ScriptCall, is_noscript};
 use crate::sync_replicas::SyncReplicas;
 use redis::{ErrorKind, FromRedisValue, RedisError, RedisResult, ServerErrorKind, Value};
@@ -71,6 +71,11 @@ pub(crate) struct Replication {
     counts: Arc<ReplicaCounts>,
     cluster: bool,
 }
+
+/// How often the topology is read again after a replica answered for the
+/// primary (a failover the client had not seen), before a lock write fails
+/// (closed, with `TRYAGAIN`, which waiting acquires retry).
+const STALE_TOPOLOGY_RETRIES: u32 = 4;
 
 /// How often a primary counted without replicas is asked again (`INFO`,
 /// one round trip before a lock script): in between, its lock scripts go
@@ -195,6 +200,20 @@ impl Replication {
             // Unknown (before Redis 7.2), or refused by an ACL: WAIT it is.
             Err(_) => false,
         };
+        if con.is_cluster() && (mode == SyncReplicas::Connected || waitaof) {
+            // Replica counts on a cluster say which node they are of.
+            match NodeId::cmd().query_async::<Value>(con).await {
+                Err(error) if classify(&error) == Failure::Unknown => {
+                    return Err(Error::Redis(error));
+                }
+                Err(error) => {
+                    return Err(Error::SyncUnavailable {
+                        reason: format!("CLUSTER MYID: {error}"),
+                    });
+                }
+                Ok(_) => {}
+            }
+        }
         let sections = if waitaof {
             Sections::ReplicationAndPersistence
         } else {
@@ -251,7 +270,7 @@ impl Replication {
         let mut redirects = 0;
         let mut pause = REDIRECT_PAUSE;
         loop {
-            let counted = self.node_info(con, slot, None).await?;
+            let counted = self.node_info(con, lock, None).await?;
             let info = counted.info;
             let wanted = match self.mode {
                 SyncReplicas::AtLeast(n) => n,
@@ -262,31 +281,52 @@ impl Replication {
             } else {
                 WaitCommand::Wait
             };
-            if command == WaitCommand::Wait && wanted == 0 {
-                // Nothing to wait for: `WAIT 0` would return at once (and
-                // `node_info` counts again after a second).
+            // Nothing to wait for: `WAIT 0` would return at once (and
+            // `node_info` counts again after a second).
+            let waits = !(command == WaitCommand::Wait && wanted == 0);
+            if !waits && counted.node.is_none() {
+                // One server: the count is of the node the script runs on.
                 let reply = call.invoke_async(con).await?;
                 return Ok(Synced {
                     reply,
                     acked: Acked::Enough,
                 });
             }
+            // On a cluster, the script goes with the id of the node that
+            // runs it, in one pipeline: a count is used only on the node it
+            // is of, even if the slot map changed since it was asked.
             let mut pipe = redis::pipe();
+            if counted.node.is_some() {
+                pipe.add_command(NodeId::cmd());
+            }
             call.add_to_pipeline(&mut pipe);
-            pipe.add_command(command.cmd(wanted, self.timeout));
-            let values = match con.pipeline_on_primary(&pipe, slot, Deadline::Synced).await {
+            if waits {
+                pipe.add_command(command.cmd(wanted, self.timeout));
+            }
+            let deadline = if waits {
+                Deadline::Synced
+            } else {
+                Deadline::Response
+            };
+            let values = match con.pipeline_on_primary(&pipe, slot, deadline).await {
                 Ok(values) => values,
                 Err(error) => {
                     self.counts.forget(slot, &counted);
                     return Err(error);
                 }
             };
-            let Ok([script, wait]) = <[Value; 2]>::try_from(values) else {
+            if values.len() != pipe.len() {
                 return Err(RedisError::from((
                     ErrorKind::UnexpectedReturnType,
-                    "redlua: a lock script's pipeline did not get two replies",
+                    "redlua: a lock script's pipeline did not get a reply per command",
                 )));
-            };
+            }
+            let mut values = values.into_iter();
+            let ran_on = counted
+                .node
+                .map(|_| NodeId::from_reply(values.next()).ok());
+            let script = values.next().unwrap_or(Value::Nil);
+            let wait = values.next();
             match script.extract_error() {
                 Err(error) if is_noscript(&error) && !loaded => {
                     call.def().load(con).await?;
@@ -314,10 +354,40 @@ impl Replication {
                 Err(error) => return Err(error),
                 Ok(value) => {
                     let reply = redis::from_redis_value(value)?;
-                    let acked = self.count(command.acked(wait), wanted, slot, &counted);
+                    let acked = match (ran_on, wait) {
+                        (Some(ran_on), wait) if ran_on != counted.node => {
+                            self.ran_elsewhere(lock, slot, &counted, command, wait)
+                        }
+                        (_, Some(wait)) => self.count(command.acked(wait), wanted, slot, &counted),
+                        (_, None) => Acked::Enough,
+                    };
                     return Ok(Synced { reply, acked });
                 }
             }
+        }
+    }
+
+    /// The script ran on a node other than the one counted (the slot map
+    /// changed between the count and the script): what its replicas have of
+    /// the write is not known, so it is taken as short of one replica more
+    /// than acknowledged it. An acquire is undone (it fails closed); a
+    /// release is counted again.
+    fn ran_elsewhere(
+        &self,
+        lock: &str,
+        slot: u16,
+        counted: &Counted,
+        command: WaitCommand,
+        wait: Option<Value>,
+    ) -> Acked {
+        self.counts.forget(slot, counted);
+        let acked = wait
+            .and_then(|wait| command.acked(wait).ok())
+            .unwrap_or(0);
+        tracing::warn!(target: crate::observability::targets::CONNECTION, lock, acked, "a lock script ran on another node than the replicas were counted on (a failover); taken as not replicated");
+        Acked::Short {
+            acked,
+            wanted: acked.saturating_add(1),
         }
     }
 
@@ -344,7 +414,7 @@ impl Replication {
         }
         // Asked from now on (`count` forgot the count the release went by).
         let since = Instant::now();
-        match self.node_info(con, self.slot_of(lock), Some(since)).await {
+        match self.node_info(con, lock, Some(since)).await {
             Ok(Counted { info, .. }) if info.replicas <= got => Acked::Enough,
             _ => acked,
         }
@@ -391,25 +461,57 @@ impl Replication {
     async fn node_info(
         &self,
         con: &mut Connection,
-        slot: u16,
+        lock: &str,
         since: Option<Instant>,
     ) -> RedisResult<Counted> {
+        let slot = self.slot_of(lock);
         let needed = self.mode == SyncReplicas::Connected || self.waitaof;
         if !needed {
             return Ok(Counted {
                 epoch: con.epoch(),
                 info: NodeInfo {
+                    primary: true,
                     replicas: 0,
                     aof: false,
                 },
                 at: Instant::now(),
+                node: None,
             });
         }
-        self.counts
-            .get(con, slot, |counted| {
-                since.is_none_or(|since| counted.at >= since) && !self.recount_due(counted)
-            })
-            .await
+        let mut pause = REDIRECT_PAUSE;
+        for _ in 0..STALE_TOPOLOGY_RETRIES {
+            let counted = self
+                .counts
+                .get(con, slot, |counted| {
+                    since.is_none_or(|since| counted.at >= since) && !self.recount_due(counted)
+                })
+                .await?;
+            if counted.info.primary {
+                return Ok(counted);
+            }
+            // A replica answered: the request was routed by a topology
+            // older than a failover. Its count is never used; the primary
+            // is found afresh and asked.
+            self.counts.forget(slot, &counted);
+            tracing::debug!(target: crate::observability::targets::CONNECTION, slot, "a replica answered for the primary; reading the topology again");
+            if !con.refresh_topology(lock).await {
+                // One server, which is a replica: no failover will make it
+                // a primary for this client; refused, not retried.
+                return Err(RedisError::from((
+                    ErrorKind::Server(ServerErrorKind::ResponseError),
+                    "redlua: the server is a replica, not a primary",
+                    "lock writes need the primary: connect to it, or through Sentinel or Cluster"
+                        .to_string(),
+                )));
+            }
+            tokio::time::sleep(pause).await;
+            pause *= 2;
+        }
+        Err(RedisError::from((
+            ErrorKind::Server(ServerErrorKind::TryAgain),
+            "redlua: the node the lock's writes go to is a replica, not a primary",
+            "a failover the client has not caught up with; nothing was written".to_string(),
+        )))
     }
 
     /// Whether `counted` is a count without replicas from a second ago or
@@ -503,10 +605,12 @@ mod tests {
         let counted = Counted {
             epoch: Default::default(),
             info: NodeInfo {
+                primary: true,
                 replicas: 2,
                 aof: false,
             },
             at: Instant::now(),
+            node: None,
         };
         r.counts.put(7, counted);
         counted
@@ -559,10 +663,12 @@ mod tests {
         let none = |at| Counted {
             epoch: Default::default(),
             info: NodeInfo {
+                primary: true,
                 replicas: 0,
                 aof: false,
             },
             at,
+            node: None,
         };
         assert!(!r.recount_due(&none(now)));
         let old = now - RECOUNT_WITHOUT_REPLICAS;
@@ -570,6 +676,7 @@ mod tests {
         // With replicas, WAIT's reply tells when they change.
         let two = Counted {
             info: NodeInfo {
+                primary: true,
                 replicas: 2,
                 aof: false,
             },

@@ -179,8 +179,9 @@ impl Sentinels {
         Ok(self.master.clone().set_addr(addr))
     }
 
-    /// Asks the sentinels in turn for the master's address.
-    async fn master_addr(&self) -> RedisResult<(String, u16)> {
+    /// Asks the sentinels in turn for the master's address (a change of
+    /// master bumps the generation).
+    pub(crate) async fn master_addr(&self) -> RedisResult<(String, u16)> {
         let mut last_error = None;
         let mut unknown = 0;
         for (i, sentinel) in self.sentinels.iter().enumerate() {

@@ -62,6 +62,30 @@ pub enum SyncReplicas {
     /// own connections go to the same server (given by IP address or Unix
     /// socket, not a host name, a Sentinel master or a cluster) share it:
     /// one `INFO` a second between them. The default.
+    ///
+    /// A count is taken only from the node that is the primary at that
+    /// moment, also after a failover the client has not seen yet:
+    ///
+    /// - an answer from a replica (`role:slave`: the request was routed by
+    ///   an old view of the topology) is never used: the client reads the
+    ///   topology again (a cluster's slots; the master the sentinels name)
+    ///   and asks again, and fails closed with a retryable `TRYAGAIN` error
+    ///   if the topology does not settle within a few hundred milliseconds.
+    ///   A single server that is a replica is refused at once;
+    /// - on a cluster, the count records which node it is of
+    ///   (`CLUSTER MYID`), and each lock script goes in one pipeline with
+    ///   `CLUSTER MYID`: a script that ran on another node than the one
+    ///   counted (the slot map changed in between) is taken as not
+    ///   replicated (an acquire is undone and fails with
+    ///   [`Error::NotReplicated`](crate::Error::NotReplicated));
+    /// - a Sentinel master that reports no replicas (its lock scripts would
+    ///   go without `WAIT`) is confirmed with the sentinels first: a master
+    ///   that was replaced takes writes until the sentinels demote it, and
+    ///   loses them then. With no sentinel answering, such an acquire fails.
+    ///
+    /// On a cluster with an ACL, allow `CLUSTER MYID` (`+cluster|myid`):
+    /// without it, `connect()` fails with
+    /// [`Error::SyncUnavailable`](crate::Error::SyncUnavailable).
     #[default]
     Connected,
     /// Wait for at least this many replicas, however many are connected:

@@ -14,7 +14,7 @@
 use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
 use redlua_runtime::{Error, LockClient, LockGuard, SyncReplicas};
-use redlua_test_support::RedisSentinel;
+use redlua_test_support::{FaultProxy, RedisSentinel};
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::OnceLock;
@@ -677,4 +677,74 @@ async fn a_node_that_is_not_a_master_is_refused() {
         ),
         other => panic!("expected a connect error, got {other:?}"),
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_synced_acquire_after_a_failover_the_client_has_not_seen_is_never_granted_on_the_replaced_master()
+ {
+    const NAME: &str = "sentinel:unseen";
+    let _serial = SERIAL.lock().await;
+    let deployment = deployment().await;
+    // The client asks the sentinels through proxies that the test stalls:
+    // it cannot learn of the failover from them.
+    let proxies: Vec<FaultProxy> = deployment
+        .sentinels()
+        .iter()
+        .map(|sentinel| FaultProxy::start(sentinel.port()))
+        .collect();
+    let urls: Vec<String> = proxies.iter().map(FaultProxy::url).collect();
+    let stale = LockClient::sentinel_builder(urls, RedisSentinel::SERVICE)
+        .connect_timeout(Duration::from_millis(500))
+        .response_timeout(Duration::from_millis(500))
+        .connect()
+        .await
+        .expect("a client through the proxied sentinels");
+    let old = master().await;
+    for proxy in &proxies {
+        proxy.stall();
+    }
+    let new = tokio::task::spawn_blocking(move || deployment.failover())
+        .await
+        .expect("the failover");
+
+    // The old master is still a master, without replicas, until the
+    // sentinels demote it: a write there is lost when they do.
+    let result = within(
+        Duration::from_secs(15),
+        "the stale client's try_lock",
+        async { stale.lock(NAME).try_lock().await },
+    )
+    .await;
+    let stored_on_old = stored(old, NAME).await;
+    assert!(
+        result.is_err(),
+        "a synced acquire on the replaced master must fail closed, got {:?}",
+        result.map(|g| g.map(|g| g.owner().to_string()))
+    );
+    assert_eq!(
+        stored_on_old,
+        (Vec::<String>::new(), -2),
+        "nothing held on the old master"
+    );
+
+    // Once the sentinels answer again, the same client follows the new
+    // master and is granted the lock there, on its replica too.
+    tokio::task::spawn_blocking(move || deployment.rejoin(old))
+        .await
+        .expect("the deployment settles");
+    for proxy in &proxies {
+        proxy.resume();
+    }
+    let guard = within(
+        Duration::from_secs(10),
+        "the client after the failover",
+        async { stale.lock(NAME).lock().await },
+    )
+    .await
+    .unwrap();
+    let (on_new, _) = stored(new, NAME).await;
+    let (on_replica, _) = stored(old, NAME).await;
+    assert_eq!(on_new, [guard.owner().to_string()]);
+    assert_eq!(on_replica, [guard.owner().to_string()]);
+    guard.unlock().await.unwrap();
 }
