@@ -174,6 +174,9 @@
 //! - [`redis`] is the redis-rs version redlua is built on, re-exported so that
 //!   your connections and its types match.
 #![warn(missing_docs)]
+// On docs.rs (`--cfg docsrs`, see Cargo.toml), items that need a feature
+// are marked with it.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use redis;
 pub use redlua_macros::{redis_function, redis_script};
