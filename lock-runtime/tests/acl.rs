@@ -1,5 +1,5 @@
-//! Every lock feature as a Redis user restricted by the documented ACL rule (docs/operations.md)
-//! (read from that page itself, so that the two cannot drift apart), and
+//! Every lock feature as a Redis user restricted by the documented ACL rule
+//! (read from docs/operations.md itself, so that the two cannot drift apart), and
 //! what a narrower rule says.
 
 use redis::aio::MultiplexedConnection;
@@ -19,7 +19,8 @@ async fn within<T>(limit: Duration, what: &str, future: impl Future<Output = T>)
         .unwrap_or_else(|_| panic!("{what} did not finish within {limit:?}"))
 }
 
-/// The documented rule (docs/operations.md): the arguments of its `ACL SETUSER locks ...` line.
+/// The documented rule (docs/operations.md): the arguments of its
+/// `ACL SETUSER locks ...` line.
 fn documented_rule() -> Vec<String> {
     let guide = include_str!("../../docs/operations.md");
     let line = guide

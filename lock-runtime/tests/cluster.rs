@@ -1218,7 +1218,8 @@ async fn a_single_node_client_on_a_cluster_fails_at_once_with_moved() {
     assert!(!exists_anywhere(&name).await);
 }
 
-/// The documented ACL rule (docs/operations.md, `ACL SETUSER locks ...`), its arguments.
+/// The documented ACL rule (docs/operations.md, `ACL SETUSER locks ...`),
+/// its arguments.
 fn documented_acl_rule() -> Vec<String> {
     include_str!("../../docs/operations.md")
         .lines()
