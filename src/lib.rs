@@ -28,6 +28,11 @@
 //!   The [`guide`] explains the lock model: ownership, leases, fencing, what
 //!   Redis locks can and cannot promise, and Redisson interop.
 //!
+//! The [`guide`]'s pages are the reference: [scripts](guide::scripts) (every
+//! check and lint, the Redis targets, Redis Functions), and, with the
+//! `locks` feature, the lock API, deployments (Cluster, replicas,
+//! Sentinel), TLS and operations (ACL, managed services).
+//!
 //! # A script
 //!
 //! `scripts/counter.lua`, next to the crate's `Cargo.toml`:
@@ -169,6 +174,9 @@
 //! - [`redis`] is the redis-rs version redlua is built on, re-exported so that
 //!   your connections and its types match.
 #![warn(missing_docs)]
+// On docs.rs (`--cfg docsrs`, see Cargo.toml), items that need a feature
+// are marked with it.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use redis;
 pub use redlua_macros::{redis_function, redis_script};
@@ -200,9 +208,50 @@ pub use redlua_runtime::observability;
 #[cfg(feature = "locks")]
 pub use redlua_runtime::identity;
 
-#[cfg(feature = "locks")]
-#[doc = include_str!("../docs/lock-model.md")]
-pub mod guide {}
+/// The guide: the lock model, and the reference pages of
+/// [scripts](crate::guide::scripts), locks, deployments, TLS and operations.
+///
+/// Each page is a Markdown file of the repository's `docs/` directory, and
+/// its examples are doctests.
+#[cfg_attr(
+    feature = "locks",
+    doc = "The pages:\n\n\
+           - [`scripts`](crate::guide::scripts): what `#[redis_script]` and \
+           `#[redis_function]` check, every lint, the options and the Redis targets;\n\
+           - [`locks`](crate::guide::locks): the lock API at a glance, blocking code, \
+           read/write and fair locks;\n\
+           - [`deployments`](crate::guide::deployments): Redis Cluster, replicas and \
+           failover, Sentinel;\n\
+           - [`tls`](crate::guide::tls): `rediss://` URLs;\n\
+           - [`operations`](crate::guide::operations): the Redis user (ACL) the locks \
+           need, managed services and proxies.\n"
+)]
+#[cfg_attr(feature = "locks", doc = include_str!("../docs/lock-model.md"))]
+pub mod guide {
+    #[doc = include_str!("../docs/scripts.md")]
+    pub mod scripts {}
+
+    #[cfg(feature = "locks")]
+    #[doc = include_str!("../docs/locks.md")]
+    pub mod locks {}
+
+    #[cfg(feature = "locks")]
+    #[doc = include_str!("../docs/deployments.md")]
+    pub mod deployments {}
+
+    // Its example needs the feature: without it the page is rendered, not
+    // doctested.
+    #[cfg(feature = "locks")]
+    #[cfg_attr(
+        any(not(doctest), feature = "tls-rustls"),
+        doc = include_str!("../docs/tls.md")
+    )]
+    pub mod tls {}
+
+    #[cfg(feature = "locks")]
+    #[doc = include_str!("../docs/operations.md")]
+    pub mod operations {}
+}
 
 /// Paths used by code that `#[redis_script]` generates. Not a public API.
 #[doc(hidden)]

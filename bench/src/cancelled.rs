@@ -158,22 +158,19 @@ pub async fn run(url: &str, trials: usize, flavor: Flavor) -> Result<Measured, S
                 "trials with the woken waiter cancelled",
                 gaps_ms.len() as f64,
                 "",
-                "≥ 300",
             ),
-            Figure::new("trials its try had won", f64::from(woken_first_won), "", ""),
+            Figure::new("trials its try had won", f64::from(woken_first_won), ""),
             Figure::new(
                 "release to next holder, p50",
                 percentile(&gaps_ms, 0.5),
                 "ms",
-                "",
             ),
             Figure::new(
                 "release to next holder, max",
                 gaps_ms.last().copied().unwrap_or(0.0),
                 "ms",
-                "≤ 50",
             ),
-            Figure::new("trials over 50 ms", over as f64, "", "0"),
+            Figure::new("trials over 50 ms", over as f64, ""),
         ],
     };
     if handed_over {
@@ -182,7 +179,6 @@ pub async fn run(url: &str, trials: usize, flavor: Flavor) -> Result<Measured, S
             Figure::new(
                 "of the cancelled: handed the lock, gave it up",
                 f64::from(handed_then_cancelled),
-                "",
                 "",
             ),
         );

@@ -11,10 +11,11 @@
 //! ```
 //!
 //! It prints a table, and writes `bench/results/latest.json` and
-//! `bench/results/latest.svg` (shown by the README). The peers are installed
-//! into a throwaway environment under `target/bench-env/`: a Python venv
-//! with redis-py (its `Lock`) and python-redis-lock, and an npm prefix with
-//! redis-semaphore (its `Mutex`, on ioredis). One lock object and one
+//! `bench/results/latest.svg` (shown by `bench/README.md` and the README).
+//! The peers are installed into a throwaway environment under
+//! `target/bench-env/`: a Python venv with redis-py (its `Lock`) and
+//! python-redis-lock, and an npm prefix with redis-semaphore (its `Mutex`,
+//! on ioredis). One lock object and one
 //! connection per contender; the same 30 s lease everywhere.
 
 mod cancelled;

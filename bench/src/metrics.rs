@@ -75,7 +75,7 @@ pub fn unix_now() -> f64 {
         .as_secs_f64()
 }
 
-/// One named figure of a scenario, with the target it is held against.
+/// One named figure of a scenario.
 #[derive(Debug, Clone)]
 pub struct Figure {
     /// What it measures (`lowest TTL / lease`, ...).
@@ -83,19 +83,12 @@ pub struct Figure {
     pub value: f64,
     /// Its unit (`ms`, `×`, ...; "" for a plain number).
     pub unit: &'static str,
-    /// The target of issue 10 (`≥ 0.5`, ...), or "".
-    pub target: &'static str,
 }
 
 impl Figure {
     /// A figure.
-    pub fn new(name: &'static str, value: f64, unit: &'static str, target: &'static str) -> Figure {
-        Figure {
-            name,
-            value,
-            unit,
-            target,
-        }
+    pub fn new(name: &'static str, value: f64, unit: &'static str) -> Figure {
+        Figure { name, value, unit }
     }
 }
 

@@ -94,9 +94,8 @@ pub async fn run(url: &str, settings: &Settings, flavor: Flavor) -> Result<Measu
                 "handoffs crossing processes",
                 crossing as f64 / handoffs.len().max(1) as f64,
                 "",
-                "≥ 0.45",
             ),
-            Figure::new("the bench process's share", first_share, "", "0.5"),
+            Figure::new("the bench process's share", first_share, ""),
         ],
     })
 }

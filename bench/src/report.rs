@@ -2,6 +2,7 @@
 
 use crate::Settings;
 use crate::metrics::{Outcome, percentile};
+use crate::scenarios::CURRENT_THREAD;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -19,24 +20,24 @@ fn number(value: f64) -> String {
     }
 }
 
-/// The results as Markdown tables (what the README shows): throughput,
-/// then the figures of the other scenarios.
+/// The results as Markdown tables (what `bench/README.md` shows):
+/// throughput, the libraries side by side, then the figures of the other
+/// scenarios.
 pub fn table(outcomes: &[Outcome]) -> String {
     let mut out = throughput_table(outcomes);
+    out.push_str(&side_by_side(outcomes));
     let figures: Vec<_> = outcomes
         .iter()
         .filter_map(|o| Some((o, o.result.as_ref().ok()?)))
         .filter(|(_, m)| !m.figures.is_empty())
         .collect();
     if !figures.is_empty() {
-        out.push_str(
-            "\n| library | scenario | figure | value | target |\n| --- | --- | --- | ---: | --- |\n",
-        );
+        out.push_str("\n| library | scenario | figure | value |\n| --- | --- | --- | ---: |\n");
         for (outcome, measured) in figures {
             for figure in &measured.figures {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {}{} | {} |",
+                    "| {} | {} | {} | {}{} |",
                     outcome.library,
                     outcome.scenario,
                     figure.name,
@@ -46,13 +47,53 @@ pub fn table(outcomes: &[Outcome]) -> String {
                     } else {
                         format!(" {}", figure.unit)
                     },
-                    figure.target
                 );
             }
         }
     }
     out
 }
+
+/// The scenarios every library ran, compared within this one run: each
+/// library's lock + unlock pairs (or acquisitions) per second over
+/// redlua's. Ratios of one run only: the machine's speed moves all the
+/// libraries of a run alike, not those of different runs. The peers run on
+/// one thread each; the figures of the current-thread copy of the bench
+/// are left out.
+fn side_by_side(outcomes: &[Outcome]) -> String {
+    const BASELINE: &str = "redlua";
+    let mut out = String::new();
+    for scenario in SHARED_SCENARIOS {
+        let runs: Vec<(&str, f64)> = outcomes
+            .iter()
+            .filter(|o| o.scenario == scenario && !o.library.ends_with(CURRENT_THREAD))
+            .filter_map(|o| Some((o.library.as_str(), o.result.as_ref().ok()?.per_second)))
+            .filter(|(_, per_second)| *per_second > 0.0)
+            .collect();
+        let Some(&(_, baseline)) = runs.iter().find(|(library, _)| *library == BASELINE) else {
+            continue;
+        };
+        if runs.len() < 2 {
+            continue;
+        }
+        let _ = write!(
+            out,
+            "\n| {scenario} | ops/s | {BASELINE} / library |\n| --- | ---: | ---: |\n"
+        );
+        for (library, per_second) in runs {
+            let _ = writeln!(
+                out,
+                "| {library} | {} | {:.2} |",
+                number(per_second),
+                baseline / per_second
+            );
+        }
+    }
+    out
+}
+
+/// The scenarios that the peers run too.
+const SHARED_SCENARIOS: [&str; 2] = ["uncontended", "8 contenders, 8 clients"];
 
 /// The throughput scenarios' table.
 fn throughput_table(outcomes: &[Outcome]) -> String {
@@ -118,7 +159,7 @@ pub fn write(
                     "handoffs": c.handoffs_ms.len(),
                 })),
                 "figures": m.figures.iter().map(|f| serde_json::json!({
-                    "name": f.name, "value": f.value, "unit": f.unit, "target": f.target,
+                    "name": f.name, "value": f.value, "unit": f.unit,
                 })).collect::<Vec<_>>(),
             }),
             Err(why) => serde_json::json!({
@@ -172,13 +213,8 @@ fn svg(machine: &Machine, settings: &Settings, outcomes: &[Outcome]) -> String {
         .filter_map(|o| Some((o, o.result.as_ref().ok()?)))
         .flat_map(|(o, m)| {
             m.figures.iter().map(move |f| {
-                let target = if f.target.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (target {})", f.target)
-                };
                 escape(&format!(
-                    "{} — {}: {} {}{}{target}",
+                    "{} — {}: {} {}{}",
                     o.library,
                     o.scenario,
                     f.name,

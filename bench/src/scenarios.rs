@@ -125,9 +125,12 @@ pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
     outcomes
 }
 
+/// What [`current_thread`] appends to a library's name.
+pub const CURRENT_THREAD: &str = " (current-thread runtime)";
+
 /// A library's name for its figures on tokio's current-thread runtime.
 fn current_thread(library: &str) -> String {
-    format!("{library} (current-thread runtime)")
+    format!("{library}{CURRENT_THREAD}")
 }
 
 /// The argument that makes the bench a child process running the
@@ -541,7 +544,6 @@ async fn redlua_contended(
             "unlock() call to its return, p50",
             percentile(&unlocks, 0.5),
             "ms",
-            "",
         )],
     })
 }

@@ -83,6 +83,9 @@
 //! - `tls-rustls-webpki-roots`: as `tls-rustls`, with Mozilla's root
 //!   certificates instead of the platform's.
 #![warn(missing_docs)]
+// On docs.rs (`--cfg docsrs`, see Cargo.toml), items that need a feature
+// are marked with it.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod function;
 mod reload;

@@ -1,5 +1,5 @@
-//! Every lock feature as a Redis user restricted by the README's ACL rule
-//! (read from the README itself, so that the two cannot drift apart), and
+//! Every lock feature as a Redis user restricted by the documented ACL rule
+//! (read from docs/operations.md itself, so that the two cannot drift apart), and
 //! what a narrower rule says.
 
 use redis::aio::MultiplexedConnection;
@@ -19,13 +19,14 @@ async fn within<T>(limit: Duration, what: &str, future: impl Future<Output = T>)
         .unwrap_or_else(|_| panic!("{what} did not finish within {limit:?}"))
 }
 
-/// The README's rule: the arguments of its `ACL SETUSER locks ...` line.
-fn readme_rule() -> Vec<String> {
-    let readme = include_str!("../../README.md");
-    let line = readme
+/// The documented rule (docs/operations.md): the arguments of its
+/// `ACL SETUSER locks ...` line.
+fn documented_rule() -> Vec<String> {
+    let guide = include_str!("../../docs/operations.md");
+    let line = guide
         .lines()
         .find(|line| line.starts_with("ACL SETUSER locks "))
-        .expect("the README gives an ACL SETUSER rule");
+        .expect("docs/operations.md gives an ACL SETUSER rule");
     line.split_whitespace().skip(1).map(str::to_owned).collect()
 }
 
@@ -72,9 +73,9 @@ fn spawn_lock(lock: redlua_runtime::Lock) -> tokio::task::JoinHandle<(Instant, L
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_lock_feature_works_as_the_readme_user() {
+async fn every_lock_feature_works_as_the_documented_user() {
     let (server, mut admin) = server().await;
-    set_user(&mut admin, &readme_rule()).await;
+    set_user(&mut admin, &documented_rule()).await;
     let _: () = redis::cmd("ACL")
         .arg("LOG")
         .arg("RESET")
@@ -162,9 +163,9 @@ async fn every_lock_feature_works_as_the_readme_user() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fair_locks_work_as_the_readme_user_without_pattern_subscriptions() {
+async fn fair_locks_work_as_the_documented_user_without_pattern_subscriptions() {
     let (server, mut admin) = server().await;
-    set_user(&mut admin, &readme_rule()).await;
+    set_user(&mut admin, &documented_rule()).await;
     let _: () = redis::cmd("ACL")
         .arg("LOG")
         .arg("RESET")
@@ -210,7 +211,7 @@ async fn fair_locks_work_as_the_readme_user_without_pattern_subscriptions() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_narrower_rule_says_what_is_missing() {
     let (server, mut admin) = server().await;
-    let rule: Vec<String> = readme_rule()
+    let rule: Vec<String> = documented_rule()
         .into_iter()
         .filter(|part| part != "+hset")
         .collect();
@@ -232,7 +233,7 @@ async fn a_narrower_rule_says_what_is_missing() {
     assert!(!client.lock("app:x").is_locked().await.unwrap());
 
     // A name outside the rule's keys.
-    set_user(&mut admin, &readme_rule()).await;
+    set_user(&mut admin, &documented_rule()).await;
     let err = client.lock("elsewhere:x").try_lock().await.unwrap_err();
     let Error::Redis(redis_error) = &err else {
         panic!("a Redis error: {err:?}")
@@ -246,7 +247,7 @@ async fn a_narrower_rule_says_what_is_missing() {
 
     // Without WAIT, replica-synced mode (the default) cannot work: the
     // connect says so, and nothing is written.
-    let rule: Vec<String> = readme_rule()
+    let rule: Vec<String> = documented_rule()
         .into_iter()
         .filter(|part| part != "+wait")
         .collect();

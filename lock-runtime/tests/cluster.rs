@@ -1224,12 +1224,13 @@ async fn a_single_node_client_on_a_cluster_fails_at_once_with_moved() {
     assert!(!exists_anywhere(&name).await);
 }
 
-/// The README's ACL rule (`ACL SETUSER locks ...`), its arguments.
-fn readme_acl_rule() -> Vec<String> {
-    include_str!("../../README.md")
+/// The documented ACL rule (docs/operations.md, `ACL SETUSER locks ...`),
+/// its arguments.
+fn documented_acl_rule() -> Vec<String> {
+    include_str!("../../docs/operations.md")
         .lines()
         .find(|line| line.starts_with("ACL SETUSER locks "))
-        .expect("the README gives an ACL SETUSER rule")
+        .expect("docs/operations.md gives an ACL SETUSER rule")
         .split_whitespace()
         .skip(1)
         .map(str::to_owned)
@@ -1237,10 +1238,10 @@ fn readme_acl_rule() -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn locks_work_as_the_readme_acl_user_plus_the_cluster_commands() {
+async fn locks_work_as_the_documented_acl_user_plus_the_cluster_commands() {
     let _topology = TOPOLOGY.read().await;
     let cluster = cluster().await;
-    let mut rule = readme_acl_rule();
+    let mut rule = documented_acl_rule();
     rule.extend([
         "+cluster|slots".to_string(),
         "+cluster|myid".to_string(),

@@ -1,4 +1,4 @@
-//! Faults under load (issue 7): 12 workers in 3 processes do a guarded
+//! Faults under load: 12 workers in 3 processes do a guarded
 //! read-modify-write of one counter while the parent injects faults —
 //! `CLIENT KILL` of every connection every 300 ms, or Redis stopped
 //! (SIGSTOP) for 2 s three times. An observer independent of the runtime

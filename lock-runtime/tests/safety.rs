@@ -78,7 +78,7 @@ impl Observer {
     }
 }
 
-/// The regression of issue 7: a task drops a `lock()` future whose acquire
+/// A task drops a `lock()` future whose acquire
 /// was under way and locks again; the undo of the abandoned acquire must
 /// never release the new hold, so no other client gets in while it is held.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,5 +1,6 @@
-//! The workspace README's "Every lint" table lists every lint the analyzer
-//! has, and nothing else, each with an example that the lint really catches.
+//! The scripts guide's "Every lint" table (`docs/scripts.md`, rendered as
+//! `redlua::guide::scripts`) lists every lint the analyzer has, and nothing
+//! else, each with an example that the lint really catches.
 
 use redlua_analyzer::{
     Declared, LibraryOptions, Lint, Options, ReturnKind, analyze, analyze_library,
@@ -15,12 +16,12 @@ struct Row {
 }
 
 fn rows() -> Vec<Row> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md");
-    let readme = std::fs::read_to_string(&path).expect("the workspace README");
-    let section = readme
-        .split("\n### Every lint\n")
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/scripts.md");
+    let guide = std::fs::read_to_string(&path).expect("the scripts guide");
+    let section = guide
+        .split("\n# Every lint\n")
         .nth(1)
-        .expect("README has a `### Every lint` section");
+        .expect("docs/scripts.md has an `# Every lint` section");
     let section = section.split("\n#").next().unwrap();
     let mut rows = Vec::new();
     for line in section.lines().filter(|l| l.starts_with("| `")) {
@@ -37,7 +38,7 @@ fn rows() -> Vec<Row> {
 }
 
 #[test]
-fn the_readme_names_every_lint_once_and_no_other() {
+fn the_scripts_guide_names_every_lint_once_and_no_other() {
     let rows = rows();
     let listed: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
     let unique: BTreeSet<&str> = listed.iter().copied().collect();
@@ -51,11 +52,11 @@ fn the_readme_names_every_lint_once_and_no_other() {
     let unknown: Vec<&&str> = unique.difference(&known).collect();
     assert!(
         missing.is_empty(),
-        "lints missing from README.md's table: {missing:?}"
+        "lints missing from docs/scripts.md's table: {missing:?}"
     );
     assert!(
         unknown.is_empty(),
-        "README.md's table names lints that do not exist: {unknown:?}"
+        "docs/scripts.md's table names lints that do not exist: {unknown:?}"
     );
     for row in &rows {
         assert!(
