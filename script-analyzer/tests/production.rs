@@ -110,6 +110,30 @@ fn production_scripts_have_no_errors() {
     );
 }
 
+/// The precision measure: the share of production scripts with at least one
+/// warning (each such file is one a maintainer would have to look at). It
+/// is printed, not asserted (`-- --nocapture` shows it).
+#[test]
+fn the_warning_rate_is_printed() {
+    let options = Options::default();
+    let scripts = scripts();
+    let mut warned: BTreeMap<String, usize> = BTreeMap::new();
+    for (name, source) in &scripts {
+        let report = analyze(source, &options);
+        let project = name.split('/').next().unwrap_or("").to_owned();
+        if !report.diagnostics.is_empty() {
+            *warned.entry(project).or_default() += 1;
+        }
+    }
+    let files_warned: usize = warned.values().sum();
+    eprintln!(
+        "production scripts with a warning: {files_warned} of {} ({:.1}%) in {} projects; by project: {warned:?}",
+        scripts.len(),
+        100.0 * files_warned as f64 / scripts.len() as f64,
+        projects().len()
+    );
+}
+
 #[test]
 fn production_scripts_compile_on_redis() {
     let server = Server::start();
