@@ -53,7 +53,7 @@ fn fnv1a(text: &str) -> u64 {
 
 /// The half a group belongs to: even hashes develop, odd ones are held out.
 fn half_of(group: &str) -> &'static str {
-    if fnv1a(group) % 2 == 0 {
+    if fnv1a(group).is_multiple_of(2) {
         DEVELOPMENT
     } else {
         HELD_OUT
