@@ -15,6 +15,13 @@ use serde_json::{Value, json};
 /// The rule id of a header that cannot be read.
 pub const HEADER_RULE: &str = "header";
 
+/// Where the lints are described: the variants of the analyzer's `Lint`.
+const LINTS_URI: &str =
+    "https://docs.rs/redlua-analyzer/latest/redlua_analyzer/lints/enum.Lint.html";
+
+/// Where script headers are described.
+const HEADER_URI: &str = "https://docs.rs/redlua-analyzer/latest/redlua_analyzer/header/index.html";
+
 /// The SARIF log being built.
 #[derive(Default)]
 pub struct Log {
@@ -86,11 +93,17 @@ impl Log {
     pub fn document(self) -> Value {
         let mut rules: Vec<Value> = Lint::ALL
             .iter()
-            .map(|lint| json!({ "id": lint.name(), "name": lint.name() }))
+            .map(|lint| {
+                json!({
+                    "id": lint.name(),
+                    // The variant's anchor: its name as `Debug` writes it.
+                    "helpUri": format!("{LINTS_URI}#variant.{lint:?}"),
+                })
+            })
             .collect();
         rules.push(json!({
             "id": HEADER_RULE,
-            "name": HEADER_RULE,
+            "helpUri": HEADER_URI,
             "shortDescription": { "text": "the script's `-- redlua:` header cannot be read" },
         }));
         json!({
@@ -187,6 +200,13 @@ mod tests {
         assert_eq!(result["level"], "error");
         let rule = &run["tool"]["driver"]["rules"][result["ruleIndex"].as_u64().unwrap() as usize];
         assert_eq!(rule["id"], "unknown_command");
+        assert!(
+            rule["helpUri"]
+                .as_str()
+                .unwrap()
+                .ends_with("/enum.Lint.html#variant.UnknownCommand"),
+            "{rule}"
+        );
         let region = &result["locations"][0]["physicalLocation"]["region"];
         assert_eq!(region["startLine"], 2);
         assert_eq!(region["startColumn"], 19);
