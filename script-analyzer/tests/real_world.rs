@@ -13,7 +13,7 @@
 //! `cargo test -p redlua-analyzer --test real_world -- --nocapture` prints
 //! the scores. The held-out half is scored as a count only.
 
-use redlua_analyzer::{Declared, Lint, Options, analyze};
+use redlua_analyzer::{Declared, Lint, Options, ServerTarget, analyze};
 use std::path::{Path, PathBuf};
 
 /// The two halves, as directory names.
@@ -35,6 +35,7 @@ struct Entry {
     lines: (usize, usize),
     parses: bool,
     declared: Option<Declared>,
+    target: ServerTarget,
 }
 
 fn root() -> PathBuf {
@@ -142,6 +143,13 @@ fn load(half: &str) -> Vec<Entry> {
             };
             Declared::exact(count("keys"), count("args"))
         });
+        let target = match bug.get("target") {
+            None => ServerTarget::default(),
+            Some(t) => t
+                .as_str()
+                .and_then(|t| t.parse().ok())
+                .unwrap_or_else(|| panic!("{at}: `target` names a server target")),
+        };
         entries.push(Entry {
             id,
             group,
@@ -150,16 +158,18 @@ fn load(half: &str) -> Vec<Entry> {
             lines: (first, last),
             parses,
             declared,
+            target,
         });
     }
     entries
 }
 
 /// The analyzer as `lockctl lint` runs it on a bare file (standalone
-/// server), with the entry's declared counts when it has them.
+/// server), with the entry's declared counts and target when it has them.
 fn options(entry: &Entry) -> Options {
     Options {
         declared: entry.declared,
+        target: entry.target,
         ..Options::default()
     }
 }
