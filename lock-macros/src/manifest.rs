@@ -13,7 +13,7 @@ pub fn target_in(dir: &Path) -> Result<Option<redlua_analyzer::ServerTarget>, St
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(None);
     };
-    target_of(&text).map_err(|(line, message)| format!("{}:{line}: {message}", path.display()))
+    target_of(&text).map_err(|e| format!("{}:{}: {}", path.display(), e.line, e.message))
 }
 
 #[cfg(test)]

@@ -211,12 +211,7 @@ pub fn run(args: &LintArgs, format: Format) -> u8 {
 
 /// A header error's message, without the line (shown by the location).
 fn header_message(error: &HeaderError) -> String {
-    let text = error.to_string();
-    let prefix = format!("line {}: ", error.line);
-    format!(
-        "invalid `-- redlua:` header: {}",
-        text.strip_prefix(&prefix).unwrap_or(&text)
-    )
+    format!("invalid `-- redlua:` header: {}", error.kind)
 }
 
 /// A header error, rustc-style, pointing at its line.

@@ -113,9 +113,16 @@ pub enum HeaderErrorKind {
 }
 
 impl fmt::Display for HeaderError {
+    /// `line N: ` and what is wrong.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: ", self.line)?;
-        match &self.kind {
+        write!(f, "line {}: {}", self.line, self.kind)
+    }
+}
+
+impl fmt::Display for HeaderErrorKind {
+    /// What is wrong, and the form to write.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             HeaderErrorKind::UnknownSetting { name, suggestion } => {
                 write!(f, "unknown header setting `{name}`")?;
                 match suggestion {

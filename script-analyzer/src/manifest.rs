@@ -13,6 +13,7 @@
 //! write, rather than silently ignored.
 
 use crate::{ServerTarget, best_match};
+use std::fmt;
 
 /// The table the setting lives in.
 pub const TABLE: &str = "package.metadata.redlua";
@@ -20,9 +21,27 @@ pub const TABLE: &str = "package.metadata.redlua";
 /// The keys the table may hold.
 const KEYS: &[&str] = &["target"];
 
-/// The target set in the text of a `Cargo.toml`, or the 1-based line and
-/// what is wrong there.
-pub fn target_of(text: &str) -> Result<Option<ServerTarget>, (usize, String)> {
+/// A `[package.metadata.redlua]` setting that cannot be read: the line it is
+/// on, and what is wrong there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestError {
+    /// The 1-based line of the `Cargo.toml`.
+    pub line: usize,
+    /// What is wrong, and the form to write.
+    pub message: String,
+}
+
+impl fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+impl std::error::Error for ManifestError {}
+
+/// The target set in the text of a `Cargo.toml`: `None` when it sets none.
+pub fn target_of(text: &str) -> Result<Option<ServerTarget>, ManifestError> {
+    let error = |line: usize, message: String| ManifestError { line, message };
     let mut table = String::new();
     let mut found = None;
     for (index, raw) in text.lines().enumerate() {
@@ -56,12 +75,12 @@ pub fn target_of(text: &str) -> Result<Option<ServerTarget>, (usize, String)> {
                     Some(s) => format!("unknown key `{key}` in [{TABLE}]: did you mean `{s}`?"),
                     None => format!("unknown key `{key}` in [{TABLE}]; the key is `target`"),
                 };
-                return Err((line_no, message));
+                return Err(error(line_no, message));
             }
-            let target = parse_value(value.trim()).map_err(|m| (line_no, m))?;
+            let target = parse_value(value.trim()).map_err(|m| error(line_no, m))?;
             found = Some(target);
         } else if full.starts_with(TABLE) || (table.is_empty() && key.starts_with(TABLE)) {
-            return Err((
+            return Err(error(
                 line_no,
                 format!(
                     "write the redlua settings as a table: `[{TABLE}]` on a line of its own, \
@@ -125,7 +144,7 @@ mod tests {
 
     #[test]
     fn bad_values_are_errors_with_their_line() {
-        let (line, message) =
+        let ManifestError { line, message } =
             target_of("[package]\n[package.metadata.redlua]\ntarget = \"redis-7.3\"\n")
                 .unwrap_err();
         assert_eq!(line, 3);
@@ -135,10 +154,13 @@ mod tests {
              redis-7.2, redis-7.4, redis-8.0, redis-8.2, redis-8.4, valkey-7.2, valkey-8.0 \
              (in [package.metadata.redlua])"
         );
-        let (_, message) = target_of("[package.metadata.redlua]\ntarget = 7.4\n").unwrap_err();
+        let message = target_of("[package.metadata.redlua]\ntarget = 7.4\n")
+            .unwrap_err()
+            .message;
         assert!(message.starts_with("`target` in [package.metadata.redlua] must be a string"));
-        let (_, message) =
-            target_of("[package.metadata.redlua]\ntarge = \"redis-7.4\"\n").unwrap_err();
+        let message = target_of("[package.metadata.redlua]\ntarge = \"redis-7.4\"\n")
+            .unwrap_err()
+            .message;
         assert_eq!(
             message,
             "unknown key `targe` in [package.metadata.redlua]: did you mean `target`?"
@@ -152,7 +174,7 @@ mod tests {
             "[package]\nmetadata.redlua.target = \"redis-7.4\"\n",
             "package.metadata.redlua.target = \"redis-7.4\"\n",
         ] {
-            let (_, message) = target_of(text).unwrap_err();
+            let message = target_of(text).unwrap_err().message;
             assert!(
                 message.starts_with("write the redlua settings as a table"),
                 "{text}"

@@ -55,7 +55,7 @@ fn crate_target(dir: &Path) -> Result<Option<ServerTarget>, String> {
         let path = ancestor.join("Cargo.toml");
         if let Ok(text) = std::fs::read_to_string(&path) {
             return manifest::target_of(&text)
-                .map_err(|(line, message)| format!("{}:{line}: {message}", path.display()));
+                .map_err(|e| format!("{}:{}: {}", path.display(), e.line, e.message));
         }
     }
     Ok(None)
