@@ -184,7 +184,7 @@ pub fn run(args: &LintArgs, format: Format) -> u8 {
             }
             Output::Sarif => {
                 if let Some(error) = &settings.header_error {
-                    log.header_error(&name, error.line, &header_message(error));
+                    log.header_error(&name, error, &header_message(error));
                 }
                 log.diagnostics(&name, &report.diagnostics);
             }
@@ -228,13 +228,24 @@ fn render_header_error(
         .map(str::len)
         .sum();
     let line = source[start..].lines().next().unwrap_or("");
+    // The faulty setting: its columns are characters, the span bytes.
+    let from: usize = line
+        .chars()
+        .take(error.column.saturating_sub(1))
+        .map(char::len_utf8)
+        .sum();
+    let len: usize = line[from..]
+        .chars()
+        .take(error.len.max(1))
+        .map(char::len_utf8)
+        .sum();
     let title = Level::ERROR
         .primary_title(message.as_str())
         .id(sarif::HEADER_RULE);
     let group = title.element(
         Snippet::source(source)
             .path(file)
-            .annotation(AnnotationKind::Primary.span(start..start + line.len())),
+            .annotation(AnnotationKind::Primary.span(start + from..start + from + len)),
     );
     let group = group.element(Level::HELP.message(
         "settings: keys=N, args=N (N+ for N or more), \
@@ -696,7 +707,8 @@ mod tests {
             ),
             "{text}"
         );
-        assert!(text.contains("--> s.lua:2:1"), "{text}");
+        assert!(text.contains("--> s.lua:2:12"), "{text}");
+        assert!(text.contains("^^^^^"), "{text}");
         assert!(text.contains("2 | -- redlua: key=1"), "{text}");
     }
 }

@@ -244,7 +244,7 @@ fn a_bad_header_is_an_error_at_its_line() {
         out.stdout
     );
     assert!(
-        out.stdout.contains(&format!("--> {}:1:1", shown(&file))),
+        out.stdout.contains(&format!("--> {}:1:12", shown(&file))),
         "{}",
         out.stdout
     );

@@ -69,6 +69,10 @@ pub struct Header {
 pub struct HeaderError {
     /// The 1-based line of the script the error is on.
     pub line: usize,
+    /// The 1-based column (in characters) where the faulty setting starts.
+    pub column: usize,
+    /// The setting's length, in characters.
+    pub len: usize,
     /// What is wrong.
     pub kind: HeaderErrorKind,
 }
@@ -218,7 +222,16 @@ pub fn parse(source: &str) -> Result<Header, HeaderError> {
             continue;
         };
         for word in settings.split_whitespace() {
-            setting(&mut header, word).map_err(|kind| HeaderError { line, kind })?;
+            setting(&mut header, word).map_err(|kind| {
+                // `word` is a slice of `raw`: its offset there.
+                let offset = word.as_ptr() as usize - raw.as_ptr() as usize;
+                HeaderError {
+                    line,
+                    column: raw[..offset].chars().count() + 1,
+                    len: word.chars().count(),
+                    kind,
+                }
+            })?;
         }
     }
     Ok(header)
@@ -375,7 +388,13 @@ mod tests {
     fn mistakes_are_errors_with_their_line() {
         let error = |source: &str| parse(source).unwrap_err();
         let e = error("-- ok\n-- redlua: key=1\n");
-        assert_eq!(e.line, 2);
+        assert_eq!((e.line, e.column, e.len), (2, 12, 5));
+        let repeated = error("-- redlua: keys=1  args=2 args=3\n");
+        assert_eq!(
+            (repeated.line, repeated.column, repeated.len),
+            (1, 27, 6),
+            "the second `args`"
+        );
         assert_eq!(
             e.to_string(),
             "line 2: unknown header setting `key` (did you mean `keys`?)"

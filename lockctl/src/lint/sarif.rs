@@ -9,6 +9,7 @@
 //! invocation unsuccessful. File names are URIs relative to the directory
 //! lockctl ran in when they were given relative, `file://` URIs otherwise.
 
+use redlua_analyzer::header::HeaderError;
 use redlua_analyzer::{Diagnostic, Lint, Severity, Span};
 use serde_json::{Value, json};
 
@@ -67,10 +68,15 @@ impl Log {
         }
     }
 
-    /// Adds a header that cannot be read, at its line.
-    pub fn header_error(&mut self, file: &str, line: usize, message: &str) {
+    /// Adds a header that cannot be read, at its faulty setting.
+    pub fn header_error(&mut self, file: &str, error: &HeaderError, message: &str) {
         let mut location = location(file, None);
-        location["physicalLocation"]["region"] = json!({ "startLine": line });
+        location["physicalLocation"]["region"] = json!({
+            "startLine": error.line,
+            "startColumn": error.column,
+            "endLine": error.line,
+            "endColumn": error.column + error.len,
+        });
         self.results.push(json!({
             "ruleId": HEADER_RULE,
             "ruleIndex": Lint::ALL.len(),
@@ -191,7 +197,8 @@ mod tests {
         let report = analyze(source, &Options::default());
         let mut log = Log::default();
         log.diagnostics("s.lua", &report.diagnostics);
-        log.header_error("t.lua", 2, "line 2: unknown header setting `key`");
+        let error = redlua_analyzer::header::parse("-- x\n-- redlua: key=1\n").unwrap_err();
+        log.header_error("t.lua", &error, "unknown header setting `key`");
         let doc = log.document();
         let run = &doc["runs"][0];
         assert_eq!(doc["version"], "2.1.0");
@@ -223,6 +230,10 @@ mod tests {
         );
         let header = &run["results"][1];
         assert_eq!(header["ruleId"], HEADER_RULE);
+        assert_eq!(
+            header["locations"][0]["physicalLocation"]["region"],
+            json!({ "startLine": 2, "startColumn": 12, "endLine": 2, "endColumn": 17 })
+        );
         let rule = &run["tool"]["driver"]["rules"][header["ruleIndex"].as_u64().unwrap() as usize];
         assert_eq!(rule["id"], HEADER_RULE);
         assert_eq!(run["invocations"][0]["executionSuccessful"], true);
