@@ -241,9 +241,14 @@ fn recall_of_each_half_is_printed() {
     let development = load(DEVELOPMENT);
     let mut missed = Vec::new();
     let mut hits = 0;
+    // Per class: (caught, bugs).
+    let mut classes: std::collections::BTreeMap<&str, (usize, usize)> = Default::default();
     for entry in &development {
+        let class = classes.entry(entry.class.as_str()).or_default();
+        class.1 += 1;
         if caught(entry) {
             hits += 1;
+            class.0 += 1;
         } else {
             missed.push(format!("{} ({})", entry.id, entry.class));
         }
@@ -253,6 +258,9 @@ fn recall_of_each_half_is_printed() {
         development.len(),
         percent(hits, development.len())
     );
+    for (class, (caught, bugs)) in &classes {
+        eprintln!("  {class}: {caught} of {bugs}");
+    }
     for id in &missed {
         eprintln!("  missed: {id}");
     }
