@@ -82,7 +82,7 @@ pub enum Color {
 /// How `lockctl lint` writes its findings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LintFormat {
-    /// rustc-style diagnostics for people.
+    /// Diagnostics as rustc prints them, for people.
     Human,
     /// One JSON document (as `--json`).
     Json,
