@@ -451,6 +451,19 @@ mod tests {
         assert!(analyze(source, &Options::default()).diagnostics.is_empty());
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_text_parses_or_is_an_error_inside_it(
+            text in "(#!lua[^\n]*\n)?((--+ ?(redlua:)?[ -~\u{e9}\u{1F600}]{0,40}|[ \t]*)\n){0,6}[ -~]{0,10}"
+        ) {
+            if let Err(e) = parse(&text) {
+                let line = text.lines().nth(e.line - 1).expect("the error's line exists");
+                proptest::prop_assert!(e.column >= 1 && e.len >= 1);
+                proptest::prop_assert!(e.column - 1 + e.len <= line.chars().count());
+            }
+        }
+    }
+
     #[test]
     fn applying_an_empty_header_changes_nothing() {
         let mut options = Options {
