@@ -1,175 +1,25 @@
 //! The crate-wide default target: `target = "..."` under
-//! `[package.metadata.redlua]` in the invoking crate's `Cargo.toml`.
-//!
-//! ```toml
-//! [package.metadata.redlua]
-//! target = "redis-7.4"
-//! ```
-//!
-//! Only that table form is read, line by line (no TOML parser on the macro
-//! path). Other spellings of the same setting (`redlua = { target = ... }`
-//! under `[package.metadata]`, dotted keys) are refused with the form to
-//! write, rather than silently ignored.
+//! `[package.metadata.redlua]` in the invoking crate's `Cargo.toml`, read
+//! by [`redlua_analyzer::manifest`].
 
-use redlua_analyzer::{ServerTarget, best_match};
+use redlua_analyzer::manifest::target_of;
 use std::path::Path;
-
-/// The table the setting lives in.
-const TABLE: &str = "package.metadata.redlua";
-
-/// The keys the table may hold.
-const KEYS: &[&str] = &["target"];
 
 /// The target set in `dir/Cargo.toml`, `None` when it sets none (or there is
 /// no `Cargo.toml`), or a message saying what is wrong, naming the file and
 /// line.
-pub fn target_in(dir: &Path) -> Result<Option<ServerTarget>, String> {
+pub fn target_in(dir: &Path) -> Result<Option<redlua_analyzer::ServerTarget>, String> {
     let path = dir.join("Cargo.toml");
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(None);
     };
-    target_of(&text).map_err(|(line, message)| format!("{}:{line}: {message}", path.display()))
-}
-
-/// The target set in the text of a `Cargo.toml`, or the 1-based line and
-/// what is wrong there.
-pub fn target_of(text: &str) -> Result<Option<ServerTarget>, (usize, String)> {
-    let mut table = String::new();
-    let mut found = None;
-    for (index, raw) in text.lines().enumerate() {
-        let line_no = index + 1;
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        if let Some(header) = line.strip_prefix('[') {
-            // `[table]` or `[[array]]`, with an optional comment after it.
-            let header = header.trim_start_matches('[');
-            let name = header.split(']').next().unwrap_or("");
-            table = name
-                .chars()
-                .filter(|c| !c.is_whitespace() && *c != '"' && *c != '\'')
-                .collect();
-            continue;
-        }
-        let Some((key, value)) = line.split_once('=') else {
-            continue;
-        };
-        let key: String = key
-            .trim()
-            .chars()
-            .filter(|c| *c != '"' && *c != '\'')
-            .collect();
-        let full = format!("{table}.{key}");
-        if table == TABLE {
-            if key != "target" {
-                let message = match best_match(&key, KEYS.iter().copied()) {
-                    Some(s) => format!("unknown key `{key}` in [{TABLE}]: did you mean `{s}`?"),
-                    None => format!("unknown key `{key}` in [{TABLE}]; the key is `target`"),
-                };
-                return Err((line_no, message));
-            }
-            let target = parse_value(value.trim()).map_err(|m| (line_no, m))?;
-            found = Some(target);
-        } else if full.starts_with(TABLE) || (table.is_empty() && key.starts_with(TABLE)) {
-            return Err((
-                line_no,
-                format!(
-                    "write the redlua settings as a table: `[{TABLE}]` on a line of its own, \
-                     then `target = \"redis-7.4\"`"
-                ),
-            ));
-        }
-    }
-    Ok(found)
-}
-
-/// The target named by a TOML string (`"redis-7.4"`, `'redis-7.4'`), with a
-/// comment allowed after it.
-fn parse_value(value: &str) -> Result<ServerTarget, String> {
-    let quote = value.chars().next().filter(|c| *c == '"' || *c == '\'');
-    let Some(quote) = quote else {
-        return Err(format!(
-            "`target` in [{TABLE}] must be a string, one of {}",
-            ServerTarget::names()
-        ));
-    };
-    let rest = &value[1..];
-    let Some(end) = rest.find(quote) else {
-        return Err(format!("unterminated string for `target` in [{TABLE}]"));
-    };
-    let after = rest[end + 1..].trim();
-    if !after.is_empty() && !after.starts_with('#') {
-        return Err(format!("unexpected `{after}` after the target"));
-    }
-    rest[..end]
-        .parse::<ServerTarget>()
-        .map_err(|e| format!("{e} (in [{TABLE}])"))
+    target_of(&text).map_err(|e| format!("{}:{}: {}", path.display(), e.line, e.message))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_table_form_is_read() {
-        let text = "[package]\nname = \"x\"\n\n[package.metadata.redlua]\n\
-                    target = \"redis-7.4\" # hash field expiration\n\n[dependencies]\n";
-        assert_eq!(target_of(text), Ok(Some(ServerTarget::Redis7_4)));
-        let text = "[ package . metadata . redlua ]\ntarget='valkey-8.0'\n";
-        assert_eq!(target_of(text), Ok(Some(ServerTarget::Valkey8_0)));
-    }
-
-    #[test]
-    fn no_setting_is_none() {
-        assert_eq!(target_of(""), Ok(None));
-        assert_eq!(
-            target_of("[package]\nname = \"x\"\n[package.metadata.docs.rs]\nall-features = true\n"),
-            Ok(None)
-        );
-        // `target` elsewhere is someone else's.
-        assert_eq!(
-            target_of("[package.metadata.other]\ntarget = \"x\"\n"),
-            Ok(None)
-        );
-    }
-
-    #[test]
-    fn bad_values_are_errors_with_their_line() {
-        let (line, message) =
-            target_of("[package]\n[package.metadata.redlua]\ntarget = \"redis-7.3\"\n")
-                .unwrap_err();
-        assert_eq!(line, 3);
-        assert_eq!(
-            message,
-            "unknown target `redis-7.3` (did you mean `redis-7.2`?); the targets are redis-7.0, \
-             redis-7.2, redis-7.4, redis-8.0, redis-8.2, redis-8.4, valkey-7.2, valkey-8.0 \
-             (in [package.metadata.redlua])"
-        );
-        let (_, message) = target_of("[package.metadata.redlua]\ntarget = 7.4\n").unwrap_err();
-        assert!(message.starts_with("`target` in [package.metadata.redlua] must be a string"));
-        let (_, message) =
-            target_of("[package.metadata.redlua]\ntarge = \"redis-7.4\"\n").unwrap_err();
-        assert_eq!(
-            message,
-            "unknown key `targe` in [package.metadata.redlua]: did you mean `target`?"
-        );
-    }
-
-    #[test]
-    fn other_spellings_are_refused() {
-        for text in [
-            "[package.metadata]\nredlua = { target = \"redis-7.4\" }\n",
-            "[package]\nmetadata.redlua.target = \"redis-7.4\"\n",
-            "package.metadata.redlua.target = \"redis-7.4\"\n",
-        ] {
-            let (_, message) = target_of(text).unwrap_err();
-            assert!(
-                message.starts_with("write the redlua settings as a table"),
-                "{text}"
-            );
-        }
-    }
+    use redlua_analyzer::ServerTarget;
 
     #[test]
     fn files_are_read_from_the_directory() {

@@ -53,6 +53,7 @@ pub struct WatchdogArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Check Redis Lua scripts and print rustc-style diagnostics.
+    #[command(after_help = exit::LINT_HELP)]
     Lint(LintArgs),
     /// Show whether a lock is held, its kind, holders and TTL.
     Status(StatusArgs),
@@ -78,12 +79,28 @@ pub enum Color {
     Never,
 }
 
+/// How `lockctl lint` writes its findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LintFormat {
+    /// Diagnostics as rustc prints them, for people.
+    Human,
+    /// One JSON document (as `--json`).
+    Json,
+    /// SARIF 2.1.0, for code-scanning tools.
+    Sarif,
+}
+
 /// `lockctl lint`.
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// Script files (`-` reads standard input).
+    /// Script files, and directories searched for `*.lua` files (`-` reads
+    /// standard input).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
+
+    /// The output format [default: human, or json with --json].
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<LintFormat>,
 
     /// When to colour the diagnostics.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
@@ -92,10 +109,11 @@ pub struct LintArgs {
     /// The server the scripts must run on: commands, options and shebang
     /// flags it lacks are errors. One of redis-7.0 (the oldest supported),
     /// redis-7.2, redis-7.4, redis-8.0, redis-8.2, redis-8.4, valkey-7.2,
-    /// valkey-8.0.
-    #[arg(long, value_name = "TARGET", default_value = "redis-7.0",
-          value_parser = parse_target)]
-    pub target: ServerTarget,
+    /// valkey-8.0. A script's `-- redlua: target=...` header wins over it;
+    /// without either, the `[package.metadata.redlua]` target of the crate
+    /// the script is in, else redis-7.0.
+    #[arg(long, value_name = "TARGET", value_parser = parse_target)]
+    pub target: Option<ServerTarget>,
 }
 
 /// A `--target` value.
@@ -298,13 +316,13 @@ mod tests {
         let Command::Lint(lint) = cli.command else {
             panic!("not lint")
         };
-        assert_eq!(lint.target, ServerTarget::Redis7_0);
+        assert_eq!(lint.target, None);
         let cli = Cli::try_parse_from(["lockctl", "lint", "--target", "valkey-8.0", "x.lua"])
             .expect("parses");
         let Command::Lint(lint) = cli.command else {
             panic!("not lint")
         };
-        assert_eq!(lint.target, ServerTarget::Valkey8_0);
+        assert_eq!(lint.target, Some(ServerTarget::Valkey8_0));
         // The help names every target.
         let help = Cli::command()
             .find_subcommand_mut("lint")

@@ -51,6 +51,14 @@ Exit codes:
        signal N while waiting or holding (after releasing)
   run otherwise exits with CMD's own exit code.";
 
+/// The exit codes of `lockctl lint`, shown at the end of `lockctl lint
+/// --help`.
+pub const LINT_HELP: &str = "\
+Exit status:
+  0  no errors (warnings allowed)
+  1  errors found, or a file that could not be read or checked
+  2  usage error (bad option, unknown target or format)";
+
 /// A failure: what to tell the user, and the exit code.
 #[derive(Debug)]
 pub struct Failure {

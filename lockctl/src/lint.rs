@@ -2,19 +2,34 @@
 //!
 //! Diagnostics are rendered by annotate-snippets (rustc's renderer): the
 //! headline, `--> file:line:col`, the quoted line and a caret, coloured only
-//! when asked to or when stdout is a terminal. `--json` gives the target
-//! (`--target`, default `redis-7.0`) and, per file, the diagnostics, what the
-//! script reads, calls and writes, and the replies it may give (`returns`,
-//! from the analyzer's type inference).
+//! when asked to or when stdout is a terminal. `--json` (or `--format
+//! json`) gives, per file, the target it was checked against, the
+//! diagnostics, what the script reads, calls and writes, and the replies it
+//! may give (`returns`, from the analyzer's type inference). `--format
+//! sarif` gives a SARIF 2.1.0 log for code-scanning tools ([`sarif`]).
+//!
+//! Directories are searched for `*.lua` files ([`files`]). What a script is
+//! checked against (the target, and what its header declares) is decided
+//! per file ([`settings`]).
 //!
 //! A file whose first line is `#!lua name=<library>` is a Redis Functions
 //! library: it is checked with `analyze_library`, and `--json` adds the
 //! library's name and, per function, what it reads, calls and returns.
+//!
+//! The exit code is 0 when no file has an error (warnings are allowed), 1
+//! when one has, or when a file could not be read or checked, and 2 for a
+//! usage error ([`exit::LINT_HELP`]).
 
-use crate::cli::{Color, LintArgs};
+mod files;
+mod sarif;
+mod settings;
+
+use crate::cli::{Color, LintArgs, LintFormat};
 use crate::exit;
 use crate::output::{self, Format};
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
+use files::Found;
+use redlua_analyzer::header::HeaderError;
 use redlua_analyzer::{
     Diagnostic, LibraryOptions, Lint, Options, Report, ScriptInfo, Severity, Span, analyze,
     analyze_library,
@@ -23,74 +38,220 @@ use serde_json::{Value, json};
 use std::io::{IsTerminal, Read};
 use std::path::Path;
 
+/// What the findings are written as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Output {
+    Human,
+    Json,
+    Sarif,
+}
+
+/// The output `--format` and `--json` ask for, or a usage error when they
+/// disagree.
+fn output_of(format: Option<LintFormat>, global: Format) -> Result<Output, String> {
+    match (format, global) {
+        (None | Some(LintFormat::Human), Format::Human) => Ok(Output::Human),
+        (None | Some(LintFormat::Json), _) => Ok(Output::Json),
+        (Some(LintFormat::Sarif), Format::Human) => Ok(Output::Sarif),
+        (Some(format), Format::Json) => Err(format!(
+            "--json asks for JSON, --format {} for another format: give one of them",
+            match format {
+                LintFormat::Human => "human",
+                _ => "sarif",
+            }
+        )),
+    }
+}
+
+/// The counts the summary and the exit code come from.
+#[derive(Debug, Default)]
+struct Counts {
+    checked: usize,
+    errors: usize,
+    warnings: usize,
+    unreadable: usize,
+    not_checked: usize,
+}
+
 /// Lints every file, printing as `format` says; the exit code.
 pub fn run(args: &LintArgs, format: Format) -> u8 {
-    let renderer = renderer(args.color);
-    let options = Options {
-        target: args.target,
-        ..Options::default()
+    let output = match output_of(args.format, format) {
+        Ok(output) => output,
+        Err(message) => {
+            output::err(&format!("lockctl: error: {message}"));
+            return exit::USAGE;
+        }
     };
+    let renderer = renderer(args.color);
+    let mut crates = settings::CrateTargets::default();
     let mut results = Vec::new();
-    let (mut errors, mut warnings, mut unreadable) = (0usize, 0usize, 0usize);
-    for path in &args.files {
-        let name = display_name(path);
-        match read(path) {
-            Ok(source) => {
-                let (mut report, library) = if is_library(&source) {
-                    let (report, library) = lint_library(&source, &options);
-                    (report, Some(library))
-                } else {
-                    (analyze(&source, &options), None)
-                };
-                let hidden = first_syntax_error_only(&mut report, &source, &options);
-                for d in &report.diagnostics {
-                    match d.severity {
-                        Severity::Error => errors += 1,
-                        Severity::Warning => warnings += 1,
-                    }
+    let mut log = sarif::Log::default();
+    let mut counts = Counts::default();
+    // A file that could not be read or checked: named, and counted.
+    let failed = |name: &str, message: String, results: &mut Vec<Value>, log: &mut sarif::Log| {
+        match output {
+            Output::Human => output::err(&format!("lockctl: error: {message}")),
+            Output::Json => results.push(json!({ "file": name, "error": message })),
+            Output::Sarif => log.not_checked(name, &message),
+        }
+    };
+    for found in files::expand(&args.files) {
+        let path = match found {
+            Found::Script(path) => path,
+            Found::Unreadable(dir, error) => {
+                counts.unreadable += 1;
+                let name = display_name(&dir);
+                failed(
+                    &name,
+                    format!("cannot read `{name}`: {error}"),
+                    &mut results,
+                    &mut log,
+                );
+                continue;
+            }
+        };
+        let name = display_name(&path);
+        let source = match read(&path) {
+            Ok(source) => source,
+            Err(error) => {
+                counts.unreadable += 1;
+                failed(
+                    &name,
+                    format!("cannot read `{name}`: {error}"),
+                    &mut results,
+                    &mut log,
+                );
+                continue;
+            }
+        };
+        let library = is_library(&source);
+        let settings = match settings::for_script(&source, &path, library, args.target, &mut crates)
+        {
+            Ok(settings) => settings,
+            Err(message) => {
+                counts.not_checked += 1;
+                failed(
+                    &name,
+                    format!("cannot check `{name}`: {message}"),
+                    &mut results,
+                    &mut log,
+                );
+                continue;
+            }
+        };
+        counts.checked += 1;
+        let options = settings.options;
+        let (mut report, library) = if library {
+            let (report, library) = lint_library(&source, &options);
+            (report, Some(library))
+        } else {
+            (analyze(&source, &options), None)
+        };
+        let hidden = first_syntax_error_only(&mut report, &source, &options);
+        for d in &report.diagnostics {
+            match d.severity {
+                Severity::Error => counts.errors += 1,
+                Severity::Warning => counts.warnings += 1,
+            }
+        }
+        if settings.header_error.is_some() {
+            counts.errors += 1;
+        }
+        match output {
+            Output::Human => {
+                if let Some(error) = &settings.header_error {
+                    output::out(&render_header_error(&renderer, error, &name, &source));
+                    output::out("");
                 }
-                match format {
-                    Format::Human => {
-                        for d in &report.diagnostics {
-                            output::out(&render(&renderer, d, &name, &source));
-                            output::out("");
-                        }
-                    }
-                    Format::Json => {
-                        let mut file = file_json(&name, &report);
-                        file["hidden_syntax_errors"] = hidden.into();
-                        if let Some(library) = library {
-                            file["library"] = library;
-                        }
-                        results.push(file);
-                    }
+                for d in &report.diagnostics {
+                    output::out(&render(&renderer, d, &name, &source));
+                    output::out("");
                 }
             }
-            Err(error) => {
-                unreadable += 1;
-                let message = format!("cannot read `{name}`: {error}");
-                match format {
-                    Format::Human => output::err(&format!("lockctl: error: {message}")),
-                    Format::Json => results.push(json!({ "file": name, "error": message })),
+            Output::Json => {
+                let mut file = file_json(&name, &report);
+                file["target"] = options.target.name().into();
+                file["hidden_syntax_errors"] = hidden.into();
+                if let Some(error) = &settings.header_error {
+                    file["ok"] = false.into();
+                    file["header_error"] =
+                        json!({ "line": error.line, "message": error.to_string() });
                 }
+                if let Some(library) = library {
+                    file["library"] = library;
+                }
+                results.push(file);
+            }
+            Output::Sarif => {
+                if let Some(error) = &settings.header_error {
+                    log.header_error(&name, error, &header_message(error));
+                }
+                log.diagnostics(&name, &report.diagnostics);
             }
         }
     }
-    match format {
-        Format::Human => output::out(&summary(args.files.len(), errors, warnings, unreadable)),
-        Format::Json => output::json(&json!({
-            "target": args.target.name(),
+    match output {
+        Output::Human => output::out(&summary(&counts)),
+        Output::Json => output::json(&json!({
+            "target": args.target.unwrap_or_default().name(),
             "files": results,
-            "errors": errors,
-            "warnings": warnings,
-            "unreadable": unreadable,
+            "errors": counts.errors,
+            "warnings": counts.warnings,
+            "unreadable": counts.unreadable,
+            "not_checked": counts.not_checked,
         })),
+        Output::Sarif => output::json(&log.document()),
     }
-    if errors > 0 || unreadable > 0 {
+    if counts.errors > 0 || counts.unreadable > 0 || counts.not_checked > 0 {
         exit::NO
     } else {
         exit::OK
     }
+}
+
+/// A header error's message, without the line (shown by the location).
+fn header_message(error: &HeaderError) -> String {
+    format!("invalid `-- redlua:` header: {}", error.kind)
+}
+
+/// A header error, rustc-style, pointing at its line.
+fn render_header_error(
+    renderer: &Renderer,
+    error: &HeaderError,
+    file: &str,
+    source: &str,
+) -> String {
+    let message = header_message(error);
+    let start: usize = source
+        .split_inclusive('\n')
+        .take(error.line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let line = source[start..].lines().next().unwrap_or("");
+    // The faulty setting: its columns are characters, the span bytes.
+    let from: usize = line
+        .chars()
+        .take(error.column.saturating_sub(1))
+        .map(char::len_utf8)
+        .sum();
+    let len: usize = line[from..]
+        .chars()
+        .take(error.len.max(1))
+        .map(char::len_utf8)
+        .sum();
+    let title = Level::ERROR
+        .primary_title(message.as_str())
+        .id(sarif::HEADER_RULE);
+    let group = title.element(
+        Snippet::source(source)
+            .path(file)
+            .annotation(AnnotationKind::Primary.span(start + from..start + from + len)),
+    );
+    let group = group.element(Level::HELP.message(
+        "settings: keys=N, args=N (N+ for N or more), \
+         returns=integer|string|array|any (? after it: nil too), target=NAME",
+    ));
+    renderer.render(&[group])
 }
 
 /// Keeps only the first syntax error of a script that does not parse, with
@@ -286,7 +447,7 @@ fn range(span: Span, source: &str) -> std::ops::Range<usize> {
 }
 
 /// The closing line of the human output.
-fn summary(files: usize, errors: usize, warnings: usize, unreadable: usize) -> String {
+fn summary(counts: &Counts) -> String {
     let plural = |n: usize, word: &str| {
         if n == 1 {
             format!("{n} {word}")
@@ -296,12 +457,21 @@ fn summary(files: usize, errors: usize, warnings: usize, unreadable: usize) -> S
     };
     let mut text = format!(
         "checked {}: {}, {}",
-        plural(files - unreadable, "file"),
-        plural(errors, "error"),
-        plural(warnings, "warning")
+        plural(counts.checked, "file"),
+        plural(counts.errors, "error"),
+        plural(counts.warnings, "warning")
     );
-    if unreadable > 0 {
-        text.push_str(&format!(", {} unreadable", plural(unreadable, "file")));
+    if counts.unreadable > 0 {
+        text.push_str(&format!(
+            ", {} unreadable",
+            plural(counts.unreadable, "file")
+        ));
+    }
+    if counts.not_checked > 0 {
+        text.push_str(&format!(
+            ", {} not checked",
+            plural(counts.not_checked, "file")
+        ));
     }
     text
 }
@@ -485,10 +655,60 @@ mod tests {
 
     #[test]
     fn summaries_count() {
-        assert_eq!(summary(1, 0, 1, 0), "checked 1 file: 0 errors, 1 warning");
+        let counts = |checked, errors, warnings, unreadable, not_checked| Counts {
+            checked,
+            errors,
+            warnings,
+            unreadable,
+            not_checked,
+        };
         assert_eq!(
-            summary(3, 2, 0, 1),
+            summary(&counts(1, 0, 1, 0, 0)),
+            "checked 1 file: 0 errors, 1 warning"
+        );
+        assert_eq!(
+            summary(&counts(2, 2, 0, 1, 0)),
             "checked 2 files: 2 errors, 0 warnings, 1 file unreadable"
         );
+        assert_eq!(
+            summary(&counts(0, 0, 0, 0, 2)),
+            "checked 0 files: 0 errors, 0 warnings, 2 files not checked"
+        );
+    }
+
+    #[test]
+    fn json_and_another_format_are_a_usage_error() {
+        assert_eq!(output_of(None, Format::Human), Ok(Output::Human));
+        assert_eq!(output_of(None, Format::Json), Ok(Output::Json));
+        assert_eq!(
+            output_of(Some(LintFormat::Json), Format::Human),
+            Ok(Output::Json)
+        );
+        assert_eq!(
+            output_of(Some(LintFormat::Json), Format::Json),
+            Ok(Output::Json)
+        );
+        assert_eq!(
+            output_of(Some(LintFormat::Sarif), Format::Human),
+            Ok(Output::Sarif)
+        );
+        assert!(output_of(Some(LintFormat::Sarif), Format::Json).is_err());
+        assert!(output_of(Some(LintFormat::Human), Format::Json).is_err());
+    }
+
+    #[test]
+    fn a_header_error_points_at_its_line() {
+        let source = "-- Counts.\n-- redlua: key=1\nreturn 1\n";
+        let error = redlua_analyzer::header::parse(source).unwrap_err();
+        let text = render_header_error(&Renderer::plain(), &error, "s.lua", source);
+        assert!(
+            text.starts_with(
+                "error[header]: invalid `-- redlua:` header: unknown header setting `key` (did you mean `keys`?)"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("--> s.lua:2:12"), "{text}");
+        assert!(text.contains("^^^^^"), "{text}");
+        assert!(text.contains("2 | -- redlua: key=1"), "{text}");
     }
 }

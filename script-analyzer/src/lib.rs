@@ -26,9 +26,11 @@
 
 pub mod commands;
 mod diagnostic;
+pub mod header;
 pub mod infer;
 pub mod library;
 pub mod lints;
+pub mod manifest;
 mod node_range;
 mod parse;
 pub mod replies;

@@ -1,0 +1,281 @@
+//! The real-world bug corpus (`tests/corpus/real_world/`): Redis Lua script
+//! bugs reported in public issue trackers, each a minimal script with the
+//! line of its bug and the report it comes from (see the corpus README).
+//!
+//! The corpus measures how well the analyzer generalizes to bug forms no
+//! lint was written against, so these tests never fail on a low score: they
+//! check that the corpus is well formed (every entry loads, cites its
+//! source and licence, parses as its manifest says, and sits in the half its
+//! group hashes to), then print the recall of each half. A bug counts as
+//! caught when the analyzer reports a warning or an error on a line of the
+//! entry's `lines` range.
+//!
+//! `cargo test -p redlua-analyzer --test real_world -- --nocapture` prints
+//! the scores. The held-out half is scored as a count only.
+
+use redlua_analyzer::{Declared, Lint, Options, ServerTarget, analyze};
+use std::path::{Path, PathBuf};
+
+/// The two halves, as directory names.
+const DEVELOPMENT: &str = "development";
+const HELD_OUT: &str = "held_out";
+
+/// The fields every entry must have, each a non-empty string.
+const TEXT_FIELDS: &[&str] = &[
+    "id", "group", "file", "class", "summary", "project", "source", "licence", "form",
+];
+
+/// One bug of the corpus.
+struct Entry {
+    id: String,
+    group: String,
+    class: String,
+    source_text: String,
+    /// First and last line (1-based) where a finding counts as catching it.
+    lines: (usize, usize),
+    parses: bool,
+    declared: Option<Declared>,
+    target: ServerTarget,
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/real_world")
+}
+
+/// FNV-1a (64 bits): the hash that assigns a group to a half.
+fn fnv1a(text: &str) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in text.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
+/// The half a group belongs to: even hashes develop, odd ones are held out.
+fn half_of(group: &str) -> &'static str {
+    if fnv1a(group).is_multiple_of(2) {
+        DEVELOPMENT
+    } else {
+        HELD_OUT
+    }
+}
+
+fn text<'t>(table: &'t toml::Table, key: &str, at: &str) -> &'t str {
+    let value = table
+        .get(key)
+        .and_then(toml::Value::as_str)
+        .unwrap_or_else(|| panic!("{at}: `{key}` is missing or not a string"));
+    assert!(!value.trim().is_empty(), "{at}: `{key}` is empty");
+    value
+}
+
+/// The entries of one half, checked for form.
+fn load(half: &str) -> Vec<Entry> {
+    let dir = root().join(half);
+    let manifest = std::fs::read_to_string(dir.join("manifest.toml"))
+        .unwrap_or_else(|e| panic!("{half}/manifest.toml: {e}"));
+    let table: toml::Table = manifest
+        .parse()
+        .unwrap_or_else(|e| panic!("{half}/manifest.toml: {e}"));
+    let bugs = table
+        .get("bug")
+        .and_then(toml::Value::as_array)
+        .unwrap_or_else(|| panic!("{half}/manifest.toml has no [[bug]] entries"));
+    let mut entries = Vec::new();
+    for (index, bug) in bugs.iter().enumerate() {
+        let at = format!("{half}/manifest.toml entry {}", index + 1);
+        let bug = bug
+            .as_table()
+            .unwrap_or_else(|| panic!("{at}: not a table"));
+        for field in TEXT_FIELDS {
+            text(bug, field, &at);
+        }
+        let id = text(bug, "id", &at).to_owned();
+        let at = format!("{half}/{id}");
+        let group = text(bug, "group", &at).to_owned();
+        assert_eq!(
+            half_of(&group),
+            half,
+            "{at}: group `{group}` hashes to the other half"
+        );
+        let source = text(bug, "source", &at);
+        assert!(
+            source.starts_with("https://"),
+            "{at}: `source` must be a link to the report, got `{source}`"
+        );
+        let form = text(bug, "form", &at);
+        assert!(
+            ["reduced", "paraphrase"].contains(&form),
+            "{at}: `form` is `reduced` or `paraphrase`, got `{form}`"
+        );
+        let file = text(bug, "file", &at);
+        let source_text = std::fs::read_to_string(dir.join(file))
+            .unwrap_or_else(|e| panic!("{at}: cannot read {file}: {e}"));
+        let lines: Vec<usize> = bug
+            .get("lines")
+            .and_then(toml::Value::as_array)
+            .unwrap_or_else(|| panic!("{at}: `lines` = [first, last] is missing"))
+            .iter()
+            .map(|l| {
+                l.as_integer()
+                    .and_then(|l| usize::try_from(l).ok())
+                    .unwrap_or_else(|| panic!("{at}: `lines` holds line numbers"))
+            })
+            .collect();
+        let [first, last] = lines[..] else {
+            panic!("{at}: `lines` = [first, last]");
+        };
+        assert!(
+            1 <= first && first <= last && last <= source_text.lines().count(),
+            "{at}: lines {first}..={last} are not lines of {file}"
+        );
+        let parses = bug
+            .get("parses")
+            .and_then(toml::Value::as_bool)
+            .unwrap_or_else(|| panic!("{at}: `parses` = true or false is missing"));
+        let declared = bug.get("declared").map(|d| {
+            let count = |key: &str| {
+                d.get(key)
+                    .and_then(toml::Value::as_integer)
+                    .and_then(|n| usize::try_from(n).ok())
+                    .unwrap_or_else(|| panic!("{at}: `declared` = {{ keys = N, args = N }}"))
+            };
+            Declared::exact(count("keys"), count("args"))
+        });
+        let target = match bug.get("target") {
+            None => ServerTarget::default(),
+            Some(t) => t
+                .as_str()
+                .and_then(|t| t.parse().ok())
+                .unwrap_or_else(|| panic!("{at}: `target` names a server target")),
+        };
+        entries.push(Entry {
+            id,
+            group,
+            class: text(bug, "class", &at).to_owned(),
+            source_text,
+            lines: (first, last),
+            parses,
+            declared,
+            target,
+        });
+    }
+    entries
+}
+
+/// The analyzer as `lockctl lint` runs it on a bare file (standalone
+/// server), with the entry's declared counts and target when it has them.
+fn options(entry: &Entry) -> Options {
+    Options {
+        declared: entry.declared,
+        target: entry.target,
+        ..Options::default()
+    }
+}
+
+/// Whether the analyzer reports something on the bug's lines.
+fn caught(entry: &Entry) -> bool {
+    let report = analyze(&entry.source_text, &options(entry));
+    report.diagnostics.iter().any(|d| {
+        d.primary_span()
+            .is_some_and(|s| (entry.lines.0..=entry.lines.1).contains(&s.start.line))
+    })
+}
+
+#[test]
+fn the_corpus_loads_and_every_entry_cites_its_source() {
+    let development = load(DEVELOPMENT);
+    let held_out = load(HELD_OUT);
+    assert!(
+        development.len() + held_out.len() >= 40,
+        "the corpus shrank to {} + {}",
+        development.len(),
+        held_out.len()
+    );
+    assert!(!development.is_empty() && !held_out.is_empty());
+    let mut ids: Vec<&str> = development
+        .iter()
+        .chain(&held_out)
+        .map(|e| e.id.as_str())
+        .collect();
+    ids.sort_unstable();
+    let before = ids.len();
+    ids.dedup();
+    assert_eq!(ids.len(), before, "ids are unique");
+    for entry in development.iter().chain(&held_out) {
+        assert!(!entry.group.is_empty() && !entry.class.is_empty());
+    }
+}
+
+#[test]
+fn every_entry_parses_as_its_manifest_says() {
+    for entry in load(DEVELOPMENT).iter().chain(&load(HELD_OUT)) {
+        let report = analyze(&entry.source_text, &options(entry));
+        let syntax = report.diagnostics.iter().any(|d| d.lint == Lint::Syntax);
+        assert_eq!(
+            !syntax,
+            entry.parses,
+            "{}: `parses = {}` but the analyzer {}",
+            entry.id,
+            entry.parses,
+            if syntax {
+                "reports a syntax error"
+            } else {
+                "parses it"
+            }
+        );
+    }
+}
+
+#[test]
+fn the_split_is_by_the_hash_of_the_group() {
+    // Fixed values of the hash, so that the split cannot drift.
+    assert_eq!(fnv1a(""), 0xcbf2_9ce4_8422_2325);
+    assert_eq!(fnv1a("a"), 0xaf63_dc4c_8601_ec8c);
+    assert_eq!(half_of("a"), DEVELOPMENT);
+}
+
+#[test]
+fn recall_of_each_half_is_printed() {
+    let development = load(DEVELOPMENT);
+    let mut missed = Vec::new();
+    let mut hits = 0;
+    // Per class: (caught, bugs).
+    let mut classes: std::collections::BTreeMap<&str, (usize, usize)> = Default::default();
+    for entry in &development {
+        let class = classes.entry(entry.class.as_str()).or_default();
+        class.1 += 1;
+        if caught(entry) {
+            hits += 1;
+            class.0 += 1;
+        } else {
+            missed.push(format!("{} ({})", entry.id, entry.class));
+        }
+    }
+    eprintln!(
+        "real-world bugs, development half: caught {hits} of {} ({:.0}%)",
+        development.len(),
+        percent(hits, development.len())
+    );
+    for (class, (caught, bugs)) in &classes {
+        eprintln!("  {class}: {caught} of {bugs}");
+    }
+    for id in &missed {
+        eprintln!("  missed: {id}");
+    }
+    let held_out = load(HELD_OUT);
+    let held_hits = held_out.iter().filter(|e| caught(e)).count();
+    eprintln!(
+        "real-world bugs, held-out half: caught {held_hits} of {} ({:.0}%)",
+        held_out.len(),
+        percent(held_hits, held_out.len())
+    );
+}
+
+fn percent(part: usize, whole: usize) -> f64 {
+    if whole == 0 {
+        return 0.0;
+    }
+    100.0 * part as f64 / whole as f64
+}
