@@ -155,7 +155,7 @@ async fn held(
             }
             () = sleep_until(kill_at), if kill_at.is_some() => {
                 kill_at = None;
-                killed(globals, args, &shown);
+                killed(globals, args, &format!("`{shown}`"));
                 target.send(libc::SIGKILL);
             }
         }
