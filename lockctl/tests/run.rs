@@ -15,6 +15,16 @@ use std::time::{Duration, Instant};
 /// The exit code of a run whose lock was lost.
 const LOST: i32 = 123;
 
+/// The head of a shell loop that ends on its own after 15 s (300 rounds of
+/// 50 ms), so that a process a test failed to stop does not outlive it for
+/// long.
+const LOOP: &str = "for i in $(seq 300); do";
+
+/// Output redirected away from the test's pipes: a process that outlives
+/// lockctl (when a test fails) would keep them open and make the test hang
+/// instead of failing.
+const QUIET: &str = ">/dev/null 2>&1";
+
 /// A `sh -c` script for `run`.
 fn sh(script: &str) -> [&str; 3] {
     ["sh", "-c", script]
@@ -90,13 +100,18 @@ fn files<const N: usize>(server: &RedisServer, names: [&str; N]) -> [PathBuf; N]
 #[test]
 fn a_broken_lock_sends_sigterm_to_the_command_and_what_it_started() {
     let server = RedisServer::start();
-    let [ready, outer, inner] = files(&server, ["ready", "outer", "inner"]);
+    let [ready, outer, inner, second] = files(&server, ["ready", "outer", "inner", "second.sh"]);
     // The command's shell starts a second shell in the background; both
     // write down the SIGTERM they get.
-    let script = format!(
-        "sh -c \"trap 'echo TERM > {inner}; exit 0' TERM; while :; do sleep 0.05; done\" & \
-         trap 'echo TERM > {outer}; exit 7' TERM; touch {ready}; while :; do sleep 0.05; done",
+    let second_script = format!(
+        "trap 'echo TERM > {inner}; exit 0' TERM; {LOOP} sleep 0.05; done",
         inner = inner.display(),
+    );
+    std::fs::write(&second, second_script).expect("second.sh");
+    let script = format!(
+        "sh {second} {QUIET} & \
+         trap 'echo TERM > {outer}; exit 7' TERM; touch {ready}; {LOOP} sleep 0.05; done",
+        second = second.display(),
         outer = outer.display(),
         ready = ready.display(),
     );
@@ -133,7 +148,7 @@ fn a_command_ignoring_sigterm_is_killed_after_the_grace() {
     // `trap '' TERM` is inherited: neither the shell nor its `sleep`s end on
     // SIGTERM.
     let script = format!(
-        "trap '' TERM; touch {ready}; while :; do echo . >> {beat}; sleep 0.05; done",
+        "exec {QUIET}; trap '' TERM; touch {ready}; {LOOP} echo . >> {beat}; sleep 0.05; done",
         ready = ready.display(),
         beat = beat.display(),
     );
@@ -172,7 +187,7 @@ fn what_the_command_started_and_that_ignores_sigterm_is_killed_after_the_grace()
     // The command ends on SIGTERM; the loop it started in the background
     // ignores it.
     let script = format!(
-        "(trap '' TERM; while :; do echo . >> {beat}; sleep 0.05; done) & \
+        "(trap '' TERM; {LOOP} echo . >> {beat}; sleep 0.05; done) {QUIET} & \
          touch {ready}; wait",
         ready = ready.display(),
         beat = beat.display(),
@@ -209,7 +224,7 @@ fn on_lost_kill_sends_sigkill_at_once() {
     let [ready, told, beat] = files(&server, ["ready", "told", "beat"]);
     let script = format!(
         "trap 'echo TERM > {told}' TERM; touch {ready}; \
-         while :; do echo . >> {beat}; sleep 0.05; done",
+         {LOOP} echo . >> {beat}; sleep 0.05; done",
         told = told.display(),
         ready = ready.display(),
         beat = beat.display(),
@@ -245,7 +260,7 @@ fn on_lost_ignore_lets_the_command_finish() {
     let [ready, go, told, finished] = files(&server, ["ready", "go", "told", "finished"]);
     let script = format!(
         "trap 'echo TERM > {told}' TERM; touch {ready}; \
-         while [ ! -e {go} ]; do sleep 0.05; done; echo done > {finished}; exit 5",
+         {LOOP} [ -e {go} ] && break; sleep 0.05; done; echo done > {finished}; exit 5",
         told = told.display(),
         ready = ready.display(),
         go = go.display(),
@@ -302,7 +317,7 @@ fn the_command_finds_the_lock_s_name_owner_and_token_in_its_environment() {
         );
         let script = format!(
             "printf '%s\\n' \"$REDLUA_LOCK_NAME\" \"$REDLUA_LOCK_OWNER\" \"$REDLUA_LOCK_TOKEN\" \
-             > {env}; touch {ready}; while [ ! -e {go} ]; do sleep 0.05; done",
+             > {env}; touch {ready}; {LOOP} [ -e {go} ] && break; sleep 0.05; done",
             env = env.display(),
             ready = ready.display(),
             go = go.display(),
