@@ -293,6 +293,44 @@ mod tests {
     }
 
     #[test]
+    fn run_refuses_a_misspelt_option_before_the_command() {
+        for args in [
+            &["lockctl", "run", "n", "--wiat", "5s", "--", "true"][..],
+            &["lockctl", "run", "n", "--wiat", "5s", "true"],
+            &["lockctl", "run", "n", "--on-lost", "stop", "--", "true"],
+            &["lockctl", "run", "n", "--grace", "10", "--", "true"],
+        ] {
+            let error = Cli::try_parse_from(args).expect_err("refused");
+            assert_eq!(error.exit_code(), i32::from(exit::USAGE), "{args:?}");
+        }
+        let cli = Cli::try_parse_from(["lockctl", "run", "n", "true", "--wiat"]).expect("parses");
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(run.command, ["true", "--wiat"]);
+        assert_eq!(
+            (run.on_lost, run.grace),
+            (OnLost::Term, Duration::from_secs(10))
+        );
+        let cli = Cli::try_parse_from([
+            "lockctl",
+            "run",
+            "n",
+            "--on-lost",
+            "ignore",
+            "--grace",
+            "0s",
+            "--",
+            "true",
+        ])
+        .expect("parses");
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!((run.on_lost, run.grace), (OnLost::Ignore, Duration::ZERO));
+    }
+
+    #[test]
     fn read_and_write_exclude_each_other() {
         let parsed =
             Cli::try_parse_from(["lockctl", "hold", "n", "--for", "1s", "--read", "--write"]);

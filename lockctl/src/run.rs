@@ -175,6 +175,16 @@ async fn held(
     let released = guard.unlock().await;
     let status = status?;
     if lost {
+        let code = exit::of_status(status);
+        note(
+            globals,
+            "ended",
+            &format!(
+                "`{shown}` ended with exit code {code} after lock `{}` was lost",
+                args.name
+            ),
+            json!({ "name": args.name, "exit_code": code }),
+        );
         return Ok(exit::LOST);
     }
     match released {

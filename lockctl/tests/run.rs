@@ -139,6 +139,13 @@ fn a_broken_lock_sends_sigterm_to_the_command_and_what_it_started() {
         "{}",
         out.stderr
     );
+    // The command's own exit code, from its trap.
+    let ended = note(&out.stderr, "ended");
+    assert_eq!(ended["exit_code"], 7, "{ended}");
+    assert_eq!(
+        ended["message"],
+        "`sh` ended with exit code 7 after lock `nightly` was lost"
+    );
 }
 
 #[test]
@@ -250,6 +257,12 @@ fn on_lost_kill_sends_sigkill_at_once() {
     assert!(broken.elapsed() < Duration::from_secs(5), "no grace");
     assert_eq!(out.code, Some(LOST), "{out:?}");
     assert_eq!(note(&out.stderr, "lost")["on_lost"], "kill");
+    assert_eq!(
+        note(&out.stderr, "ended")["exit_code"],
+        128 + libc::SIGKILL,
+        "{}",
+        out.stderr
+    );
     assert_stopped(&beat, "the command");
     assert!(!told.exists(), "SIGKILL, no SIGTERM first");
 }
@@ -292,6 +305,7 @@ fn on_lost_ignore_lets_the_command_finish() {
     assert!(!told.exists(), "no SIGTERM");
     let lost = note(&out.stderr, "lost");
     assert_eq!(lost["on_lost"], "ignore");
+    assert_eq!(note(&out.stderr, "ended")["exit_code"], 5, "{}", out.stderr);
     assert!(
         lost["message"]
             .as_str()
