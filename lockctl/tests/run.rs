@@ -9,7 +9,7 @@ mod common;
 use common::{finish, json, lockctl, lockctl_at, read, run, spawn, wait_until};
 use redlua_test_support::RedisServer;
 use std::path::{Path, PathBuf};
-use std::process::Child;
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 /// The exit code of a run whose lock was lost.
@@ -279,10 +279,11 @@ fn on_lost_ignore_lets_the_command_finish() {
         go = go.display(),
         finished = finished.display(),
     );
-    let child = start_run(
-        &server,
-        "lenient",
-        &[
+    // lockctl's notes go to a file, read while it runs.
+    let log = server.dir().join("notes");
+    let child = lockctl_at(&server.url())
+        .args(["--json", "run", "lenient", "--watchdog-timeout", "300ms"])
+        .args([
             "--on-lost",
             "ignore",
             "--grace",
@@ -291,18 +292,28 @@ fn on_lost_ignore_lets_the_command_finish() {
             "sh",
             "-c",
             &script,
-        ],
-    );
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("notes file"))
+        .spawn()
+        .expect("lockctl starts");
     wait_for_file(&ready);
     break_lock(&server, "lenient");
-    // Long enough for the loss to be noticed (renewals every 100 ms) and a
-    // SIGTERM or SIGKILL to land, were one sent.
-    std::thread::sleep(Duration::from_millis(1500));
+    wait_until("lockctl noticed the loss", Duration::from_secs(10), || {
+        read(&log).contains(r#""event":"lost""#)
+    });
+    // Time for a SIGTERM or SIGKILL to land, were one sent.
+    std::thread::sleep(Duration::from_millis(500));
     std::fs::write(&go, "").expect("go");
     let out = finish(child, Duration::from_secs(10));
     assert_eq!(out.code, Some(LOST), "{out:?}");
     assert_eq!(read(&finished), "done\n", "{out:?}");
     assert!(!told.exists(), "no SIGTERM");
+    let out = common::Run {
+        stderr: read(&log),
+        ..out
+    };
     let lost = note(&out.stderr, "lost");
     assert_eq!(lost["on_lost"], "ignore");
     assert_eq!(note(&out.stderr, "ended")["exit_code"], 5, "{}", out.stderr);
