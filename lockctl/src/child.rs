@@ -104,6 +104,15 @@ impl Target {
         }
     }
 
+    /// Passes on `signal`, which lockctl received: to CMD's group if it has
+    /// one; else to CMD, unless the terminal sent it to both already.
+    pub fn forward(self, signal: i32) -> bool {
+        if !self.own_group && signals::sent_by_terminal_to_child(signal) {
+            return false;
+        }
+        self.send(signal)
+    }
+
     /// Whether CMD's group still has a process once CMD has been reaped
     /// (something it started); false without a group of its own.
     pub fn group_left(self) -> bool {

@@ -117,9 +117,7 @@ async fn held(
         tokio::select! {
             status = child.wait() => break status,
             signal = signals.next() => {
-                if !signals::sent_by_terminal_to_child(signal) {
-                    target.send(signal);
-                }
+                target.forward(signal);
             }
             () = guard.lost(), if !lost => {
                 lost = true;

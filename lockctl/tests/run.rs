@@ -97,12 +97,11 @@ fn files<const N: usize>(server: &RedisServer, names: [&str; N]) -> [PathBuf; N]
     names.map(|name| server.dir().join(name))
 }
 
-#[test]
-fn a_broken_lock_sends_sigterm_to_the_command_and_what_it_started() {
-    let server = RedisServer::start();
-    let [ready, outer, inner, second] = files(&server, ["ready", "outer", "inner", "second.sh"]);
-    // The command's shell starts a second shell in the background; both
-    // write down the SIGTERM they get.
+/// A command whose shell starts a second shell in the background; both
+/// write down the SIGTERM they get, in the files `outer` and `inner`. The
+/// command writes `ready` once it runs, and exits with 7 on SIGTERM.
+fn two_shells(server: &RedisServer) -> (String, [PathBuf; 3]) {
+    let [ready, outer, inner, second] = files(server, ["ready", "outer", "inner", "second.sh"]);
     let second_script = format!(
         "trap 'echo TERM > {inner}; exit 0' TERM; {LOOP} sleep 0.05; done",
         inner = inner.display(),
@@ -115,6 +114,13 @@ fn a_broken_lock_sends_sigterm_to_the_command_and_what_it_started() {
         outer = outer.display(),
         ready = ready.display(),
     );
+    (script, [ready, outer, inner])
+}
+
+#[test]
+fn a_broken_lock_sends_sigterm_to_the_command_and_what_it_started() {
+    let server = RedisServer::start();
+    let (script, [ready, outer, inner]) = two_shells(&server);
     let child = start_run(&server, "nightly", &["--", "sh", "-c", &script]);
     wait_for_file(&ready);
     break_lock(&server, "nightly");
@@ -146,6 +152,24 @@ fn a_broken_lock_sends_sigterm_to_the_command_and_what_it_started() {
         ended["message"],
         "`sh` ended with exit code 7 after lock `nightly` was lost"
     );
+}
+
+#[test]
+fn a_sigterm_sent_to_lockctl_reaches_the_command_and_what_it_started() {
+    let server = RedisServer::start();
+    let (script, [ready, outer, inner]) = two_shells(&server);
+    let child = start_run(&server, "forwarded", &["--", "sh", "-c", &script]);
+    wait_for_file(&ready);
+    let pid = libc::pid_t::try_from(child.id()).expect("pid");
+    // SAFETY: kill(2) on our own, unreaped child.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let out = finish(child, Duration::from_secs(10));
+    assert_eq!(out.code, Some(7), "the command's own exit code: {out:?}");
+    assert_eq!(read(&outer), "TERM\n", "{out:?}");
+    wait_until("the background shell ended", Duration::from_secs(5), || {
+        read(&inner) == "TERM\n"
+    });
+    assert!(!exists(&server, "forwarded"), "released");
 }
 
 #[test]
