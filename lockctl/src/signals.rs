@@ -89,11 +89,12 @@ pub fn send(pid: u32, signal: i32) -> bool {
 /// fit). `signal` 0 sends nothing: it tells whether the group has a
 /// process left.
 pub fn send_to_group(group: u32, signal: i32) -> bool {
-    let Some(group) = positive(group) else {
+    // Group 1 would be `kill(-1)`: every process lockctl may signal.
+    let Some(group) = positive(group).filter(|&group| group > 1) else {
         return false;
     };
     // SAFETY: as in `send`; `-group` names the group, never lockctl's own
-    // (0) or every process (-1), as `group` is positive.
+    // (0) or every process (-1), as `group` is above 1.
     unsafe { libc::kill(-group, signal) == 0 }
 }
 
