@@ -60,7 +60,10 @@ pub enum Command {
     /// List the locks whose names match a pattern (SCAN, never KEYS).
     Ls(LsArgs),
     /// Run a command while holding a lock (a distributed flock).
-    #[command(override_usage = "lockctl run [OPTIONS] <NAME> [--] <CMD>...")]
+    #[command(
+        override_usage = "lockctl run [OPTIONS] <NAME> [--] <CMD>...",
+        after_help = crate::child::HELP
+    )]
     Run(RunArgs),
     /// Acquire a lock, hold it for a while, release it.
     Hold(HoldArgs),
@@ -196,10 +199,23 @@ pub struct RunArgs {
     #[command(flatten)]
     pub acquire: AcquireArgs,
 
-    /// Hold the lock at most this long: Redis frees it then, and CMD gets
-    /// SIGTERM. Without it the watchdog keeps the lock while CMD runs.
+    /// Hold the lock at most this long: Redis frees it then, and CMD is
+    /// stopped as --on-lost says. Without it the watchdog keeps the lock
+    /// while CMD runs.
     #[arg(long, value_name = "DURATION", value_parser = duration::parse_positive)]
     pub lease: Option<Duration>,
+
+    /// What to do to CMD when the lock is lost while it runs (lease ended,
+    /// lock deleted or broken). lockctl then exits with 123 once CMD has
+    /// ended, whatever the action.
+    #[arg(long, value_enum, value_name = "ACTION", default_value_t = OnLost::Term)]
+    pub on_lost: OnLost,
+
+    /// With --on-lost term: how long CMD has to end after SIGTERM before it
+    /// gets SIGKILL (0s: at once).
+    #[arg(long, value_name = "DURATION", default_value = "10s",
+          value_parser = duration::parse)]
+    pub grace: Duration,
 
     /// The server.
     #[command(flatten)]
@@ -209,14 +225,23 @@ pub struct RunArgs {
     #[command(flatten)]
     pub watchdog: WatchdogArgs,
 
-    /// The command and its arguments (after `--`).
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "CMD"
-    )]
+    /// The command and its arguments: after `--`, or from the first
+    /// argument that is not an option of lockctl's. Everything before it
+    /// that starts with `-` is parsed as lockctl's, so a misspelt option is
+    /// an error, not the command.
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,
+}
+
+/// What `run` does to its command when the lock is lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnLost {
+    /// SIGTERM, then SIGKILL if it has not ended within --grace.
+    Term,
+    /// SIGKILL at once.
+    Kill,
+    /// Nothing: it runs to its end, beside whoever takes the lock next.
+    Ignore,
 }
 
 /// `lockctl hold`.
@@ -283,6 +308,44 @@ mod tests {
             panic!("not run")
         };
         assert_eq!(run.command, ["sh", "-c", "exit 3"]);
+    }
+
+    #[test]
+    fn run_refuses_a_misspelt_option_before_the_command() {
+        for args in [
+            &["lockctl", "run", "n", "--wiat", "5s", "--", "true"][..],
+            &["lockctl", "run", "n", "--wiat", "5s", "true"],
+            &["lockctl", "run", "n", "--on-lost", "stop", "--", "true"],
+            &["lockctl", "run", "n", "--grace", "10", "--", "true"],
+        ] {
+            let error = Cli::try_parse_from(args).expect_err("refused");
+            assert_eq!(error.exit_code(), i32::from(exit::USAGE), "{args:?}");
+        }
+        let cli = Cli::try_parse_from(["lockctl", "run", "n", "true", "--wiat"]).expect("parses");
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(run.command, ["true", "--wiat"]);
+        assert_eq!(
+            (run.on_lost, run.grace),
+            (OnLost::Term, Duration::from_secs(10))
+        );
+        let cli = Cli::try_parse_from([
+            "lockctl",
+            "run",
+            "n",
+            "--on-lost",
+            "ignore",
+            "--grace",
+            "0s",
+            "--",
+            "true",
+        ])
+        .expect("parses");
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!((run.on_lost, run.grace), (OnLost::Ignore, Duration::ZERO));
     }
 
     #[test]

@@ -19,7 +19,8 @@ pub const USAGE: u8 = 2;
 /// The key holds something that is not a lock; it was left alone.
 pub const NOT_A_LOCK: u8 = 3;
 /// `run`, `hold`: the lock was lost (lease expired, lock deleted or broken)
-/// before it was released; `run` sent SIGTERM to the command first.
+/// before it was released; `run` stopped the command first, as `--on-lost`
+/// says, whatever the command's own exit code.
 pub const LOST: u8 = 123;
 /// `run`, `hold`: the lock could not be had within `--wait`.
 pub const TIMEOUT: u8 = 124;
@@ -42,7 +43,8 @@ Exit codes:
        ls: no lock matches; unlock: nothing to break
   2    usage error (bad option or duration, no Redis URL, invalid name)
   3    the key holds something that is not a lock (left alone)
-  123  run, hold: the lock was lost while held (run: CMD got SIGTERM)
+  123  run, hold: the lock was lost while held (run: CMD was stopped
+       as --on-lost says: SIGTERM, then SIGKILL after --grace)
   124  run, hold: the lock was not acquired within --wait
   125  lockctl failed (Redis unreachable or failing)
   126  run: CMD cannot be executed

@@ -10,6 +10,7 @@
 //! `lockctl --help` lists the options and exit codes.
 #![warn(missing_docs)]
 
+mod child;
 mod cli;
 mod connect;
 mod duration;

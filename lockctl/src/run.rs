@@ -1,19 +1,25 @@
-//! `lockctl run NAME [--read|--write|--fair] [--wait D] [--lease D] -- CMD ...`:
+//! `lockctl run NAME [--read|--write|--fair] [--wait D] [--lease D] [--on-lost A] [--grace D] -- CMD ...`:
 //! a distributed `flock(1)`.
 //!
 //! Acquires the lock (the watchdog keeps it unless `--lease`), runs CMD
-//! with lockctl's stdin, stdout and stderr (and process group), forwards
-//! SIGINT, SIGTERM, SIGHUP and SIGQUIT to it (not SIGINT and SIGQUIT typed
-//! on the terminal, which reach it directly), releases the lock when it ends, and exits with
-//! its exit code (128 + N when signal N killed it). If the lock is lost
-//! while CMD runs, CMD gets SIGTERM and lockctl exits with
-//! [`exit::LOST`] once it has ended.
+//! with lockctl's stdin, stdout and stderr and the lock's name, owner and
+//! fencing token in its environment ([`child`]), forwards SIGINT, SIGTERM,
+//! SIGHUP and SIGQUIT to it (not SIGINT and SIGQUIT typed on the terminal,
+//! which reach it directly), releases the lock when it ends, and exits with
+//! its exit code (128 + N when signal N killed it).
+//!
+//! If the lock is lost while CMD runs, CMD is stopped as `--on-lost` says
+//! (SIGTERM, then SIGKILL after `--grace`; SIGKILL; or nothing), and
+//! lockctl exits with [`exit::LOST`] once it has ended, whatever CMD's own
+//! exit code.
 //!
 //! lockctl says nothing on success: CMD owns the output. Its notes go to
 //! stderr (as JSON objects with `--json`).
 
-use crate::cli::RunArgs;
+use crate::child;
+use crate::cli::{OnLost, RunArgs};
 use crate::connect;
+use crate::duration;
 use crate::exit::{self, Failure};
 use crate::locks::{self, Acquired, Kind};
 use crate::main_args::Globals;
@@ -22,6 +28,7 @@ use crate::signals::{self, Signals};
 use redlua_runtime::{Error, LockGuard};
 use serde_json::json;
 use std::io::ErrorKind;
+use std::time::{Duration, Instant};
 
 /// Runs the command under the lock; the exit code.
 pub async fn run(globals: &Globals, args: &RunArgs) -> Result<u8, Failure> {
@@ -83,12 +90,9 @@ async fn held(
         .split_first()
         .ok_or_else(|| Failure::usage("no command given"))?;
     let shown = program.to_string_lossy().into_owned();
-    let spawned = tokio::process::Command::new(program)
-        .args(program_args)
-        .kill_on_drop(false)
-        .spawn();
-    let mut child = match spawned {
-        Ok(child) => child,
+    let spawned = child::command(program, program_args, &guard).spawn();
+    let (mut child, target) = match spawned {
+        Ok(started) => started,
         Err(error) => {
             let code = match error.kind() {
                 ErrorKind::NotFound => exit::NOT_FOUND,
@@ -105,44 +109,80 @@ async fn held(
             return Err(Failure::new(code, format!("cannot run `{shown}`: {error}")));
         }
     };
-    // While the child runs its pid stays reserved (it is not reaped before
-    // `wait` returns), so signals cannot reach another process.
-    let pid = child.id();
 
     let mut lost = false;
+    // When CMD (and its group) gets SIGKILL, after SIGTERM on a lost lock.
+    let mut kill_at: Option<Instant> = None;
     let status = loop {
         tokio::select! {
             status = child.wait() => break status,
             signal = signals.next() => {
-                if let Some(pid) = pid
-                    && !signals::sent_by_terminal_to_child(signal)
-                {
-                    signals::send(pid, signal);
-                }
+                target.forward(signal);
             }
             () = guard.lost(), if !lost => {
                 lost = true;
+                let action = match args.on_lost {
+                    OnLost::Term => {
+                        kill_at = Some(Instant::now() + args.grace);
+                        target.send(libc::SIGTERM);
+                        format!(
+                            "sending it SIGTERM, and SIGKILL if it runs {} more",
+                            duration::show(args.grace)
+                        )
+                    }
+                    OnLost::Kill => {
+                        target.send(libc::SIGKILL);
+                        "sending it SIGKILL".to_string()
+                    }
+                    OnLost::Ignore => "letting it run (--on-lost ignore)".to_string(),
+                };
                 note(
                     globals,
                     "lost",
                     &format!(
                         "lock `{}` was lost while `{shown}` ran (lease expired, or the lock \
-                         was deleted or broken); sending it SIGTERM",
+                         was deleted or broken); {action}",
                         args.name
                     ),
-                    json!({ "name": args.name, "owner": guard.owner().to_string() }),
+                    json!({
+                        "name": args.name,
+                        "owner": guard.owner().to_string(),
+                        "on_lost": on_lost_name(args.on_lost),
+                    }),
                 );
-                if let Some(pid) = pid {
-                    signals::send(pid, libc::SIGTERM);
-                }
+            }
+            () = sleep_until(kill_at), if kill_at.is_some() => {
+                kill_at = None;
+                killed(globals, args, &format!("`{shown}`"));
+                target.send(libc::SIGKILL);
             }
         }
     };
+    // What CMD started in its group may outlive it: on a lost lock it gets
+    // the rest of the grace, then SIGKILL.
+    if let Some(deadline) = kill_at {
+        while target.group_left() && Instant::now() < deadline {
+            tokio::time::sleep(GROUP_POLL).await;
+        }
+        if target.send_to_group_left(libc::SIGKILL) {
+            killed(globals, args, &format!("what `{shown}` started"));
+        }
+    }
     let status = status.map_err(|e| Failure::failed(format!("cannot wait for `{shown}`: {e}")));
 
     let released = guard.unlock().await;
     let status = status?;
     if lost {
+        let code = exit::of_status(status);
+        note(
+            globals,
+            "ended",
+            &format!(
+                "`{shown}` ended with exit code {code} after lock `{}` was lost",
+                args.name
+            ),
+            json!({ "name": args.name, "exit_code": code }),
+        );
         return Ok(exit::LOST);
     }
     match released {
@@ -170,6 +210,44 @@ async fn held(
             );
             Ok(exit::of_status(status))
         }
+    }
+}
+
+/// How often lockctl looks whether CMD's group still has a process, once
+/// CMD ended within the grace of a lost lock.
+const GROUP_POLL: Duration = Duration::from_millis(20);
+
+/// Completes at `deadline`; never without one.
+///
+/// # Cancellation
+///
+/// Only waits: dropping the future changes nothing.
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The note that `what` gets SIGKILL, the grace after SIGTERM being over.
+fn killed(globals: &Globals, args: &RunArgs, what: &str) {
+    note(
+        globals,
+        "killed",
+        &format!(
+            "{what} did not end within {} of SIGTERM; sending it SIGKILL",
+            duration::show(args.grace)
+        ),
+        json!({ "name": args.name, "grace_ms": duration::millis(args.grace) }),
+    );
+}
+
+/// `--on-lost`'s value, as written on the command line.
+fn on_lost_name(on_lost: OnLost) -> &'static str {
+    match on_lost {
+        OnLost::Term => "term",
+        OnLost::Kill => "kill",
+        OnLost::Ignore => "ignore",
     }
 }
 

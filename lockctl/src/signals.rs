@@ -55,9 +55,13 @@ impl Signals {
 /// Forwarding them again would make the child see them twice (a second
 /// Ctrl-C means "force quit" to many programs).
 pub fn sent_by_terminal_to_child(signal: i32) -> bool {
-    if signal != libc::SIGINT && signal != libc::SIGQUIT {
-        return false;
-    }
+    (signal == libc::SIGINT || signal == libc::SIGQUIT) && in_terminal_foreground()
+}
+
+/// Whether lockctl's process group is the foreground group of the terminal
+/// on its stdin, stdout or stderr: what the keys typed on the terminal
+/// (Ctrl-C, Ctrl-Z) reach, and the group allowed to read the terminal.
+pub fn in_terminal_foreground() -> bool {
     // SAFETY: plain system calls on the standard descriptors and our own
     // process; none of them touches memory of ours.
     unsafe {
@@ -71,15 +75,32 @@ pub fn sent_by_terminal_to_child(signal: i32) -> bool {
 /// Sends `signal` to process `pid`; false when it could not be sent (the
 /// process is gone, or the pid does not fit).
 pub fn send(pid: u32, signal: i32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
+    let Some(pid) = positive(pid) else {
         return false;
     };
-    if pid <= 0 {
-        return false;
-    }
     // SAFETY: kill(2) takes plain integers and touches no memory of ours;
-    // `pid` is a positive process id, never 0 or -1 (no process groups).
+    // `pid` is a positive process id, never 0 or -1 (lockctl's own group,
+    // every process).
     unsafe { libc::kill(pid, signal) == 0 }
+}
+
+/// Sends `signal` to every process of process group `group`; false when it
+/// could not be sent (the group has no process left, or the id does not
+/// fit). `signal` 0 sends nothing: it tells whether the group has a
+/// process left.
+pub fn send_to_group(group: u32, signal: i32) -> bool {
+    // Group 1 would be `kill(-1)`: every process lockctl may signal.
+    let Some(group) = positive(group).filter(|&group| group > 1) else {
+        return false;
+    };
+    // SAFETY: as in `send`; `-group` names the group, never lockctl's own
+    // (0) or every process (-1), as `group` is above 1.
+    unsafe { libc::kill(-group, signal) == 0 }
+}
+
+/// `id` as a process id, when it is a positive one.
+fn positive(id: u32) -> Option<libc::pid_t> {
+    libc::pid_t::try_from(id).ok().filter(|&id| id > 0)
 }
 
 /// The signal's name, for messages: `SIGTERM`.
