@@ -101,6 +101,7 @@ pub mod observability;
 mod acquire;
 mod background;
 mod client;
+mod cluster_nodes;
 mod config;
 mod connection;
 mod error;
