@@ -247,6 +247,11 @@ impl Holds {
         })
     }
 
+    /// The generation of `key`'s entry, if it is held.
+    pub(crate) fn generation(&self, key: &HoldKey) -> Option<u64> {
+        self.holds.get(key).map(|hold| hold.generation)
+    }
+
     /// The renewal of `key` (as of `generation`) found it gone: a loss,
     /// unless it was released meanwhile.
     pub(crate) fn renewal_failed(&mut self, key: &HoldKey, generation: u64) -> bool {

@@ -43,6 +43,7 @@
 //!   `scripts/*.lua` (every state change);
 //! - `connection.rs` the healing command connection; `pubsub.rs` wake-ups;
 //! - `lease_clock.rs` the lease clock; `holds.rs` the registry of holds;
+//!   `loss_watch.rs` holds taken away, noticed at once;
 //!   `shared.rs` what a client's parts share; `job.rs` background work;
 //! - `acquire.rs` acquiring, waiting, undoing abandoned acquires;
 //!   `release.rs` where holds are released; `background.rs` the worker;
@@ -115,6 +116,7 @@ mod kind;
 mod latches;
 mod lease_clock;
 mod lock;
+mod loss_watch;
 mod names;
 mod owner;
 mod pubsub;
