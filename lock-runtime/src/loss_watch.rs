@@ -66,6 +66,10 @@ use tokio::time::Instant;
 /// How long after it was taken a hold is first read (and its key tracked).
 pub(crate) const WATCH_DELAY: Duration = Duration::from_millis(50);
 
+/// How long a lock whose every hold is being released waits before it is
+/// looked at again.
+const RELEASE_SETTLE: Duration = Duration::from_millis(10);
+
 /// The first pause before reading again after a failure; it doubles while
 /// failures go on, up to [`RETRY_MAX`].
 const RETRY_MIN: Duration = Duration::from_millis(50);
@@ -182,14 +186,37 @@ type Reading = (Arc<str>, Vec<(HoldKey, u64)>);
 
 /// Each lock's reply; or the error that kept a batch from being sent,
 /// with the batch.
-type BatchReplies = Result<Vec<(Reading, RedisResult<Value>)>, (RedisError, Vec<Reading>)>;
+type BatchReplies = Result<Vec<(Reading, RedisResult<Value>)>, (Opening, Vec<Reading>)>;
+
+/// Why a tracking connection could not be opened.
+enum Opening {
+    /// The server refuses `CLIENT TRACKING`: the watch goes off.
+    Refused(RedisError),
+    /// Anything else (unreachable, loading, timed out): tried again.
+    Failed(RedisError),
+}
+
+impl From<RedisError> for Opening {
+    /// A server's plain error (`ERR`: an unknown command, `HELLO` before
+    /// Redis 6, a proxy) or an ACL's (`NOPERM`) is for good; anything else
+    /// may pass.
+    fn from(error: RedisError) -> Opening {
+        match error.code() {
+            Some("ERR" | "NOPERM") => Opening::Refused(error),
+            _ => Opening::Failed(error),
+        }
+    }
+}
+
+/// A connection being opened.
+type Opener = BoxFuture<'static, Result<MultiplexedConnection, Opening>>;
 
 /// The connection a batch is read on.
 enum Via {
     /// The node's connection (its id).
     Open(u64, MultiplexedConnection),
     /// A new one, opened by the future first.
-    New(u64, BoxFuture<'static, RedisResult<MultiplexedConnection>>),
+    New(u64, Opener),
 }
 
 /// What a background step of the task ended with.
@@ -337,6 +364,16 @@ impl Watcher {
             let holds: Vec<(HoldKey, u64)> = {
                 let registry = shared.holds();
                 watched.holds.retain(|key| registry.generation(key).is_some());
+                if !watched.holds.is_empty()
+                    && watched.holds.iter().all(|key| registry.all_releasing(key))
+                {
+                    // Being released (the change that was announced, most
+                    // likely): no loss can be told now; looked at again
+                    // once the releases are done, when usually nothing is
+                    // left to read.
+                    watched.due = Some(now + RELEASE_SETTLE);
+                    continue;
+                }
                 watched
                     .holds
                     .iter()
@@ -384,7 +421,7 @@ impl Watcher {
 
     /// Opens connection `id` to `node`, its pushes tagged with `id`, with
     /// tracking on.
-    fn opener(&self, node: &str, id: u64) -> BoxFuture<'static, RedisResult<MultiplexedConnection>> {
+    fn opener(&self, node: &str, id: u64) -> Opener {
         let target = self.target.clone();
         let node = node.to_owned();
         let pushes = self.pushes_to.clone();
@@ -407,7 +444,8 @@ impl Watcher {
                 .arg("TRACKING")
                 .arg("ON")
                 .query_async::<()>(&mut con)
-                .await?;
+                .await
+                .map_err(Opening::from)?;
             Ok(con)
         })
     }
@@ -527,7 +565,7 @@ impl Watcher {
                             self.read(&lock, &holds, conn, reply);
                         }
                     }
-                    Err((error, _)) if classify(&error) == Failure::Refused => {
+                    Err((Opening::Refused(error), _)) => {
                         // `CLIENT TRACKING` refused (an old server, an ACL):
                         // the lease clock and the watchdog find losses.
                         telemetry::loss_watch_refused(&error);
@@ -535,8 +573,10 @@ impl Watcher {
                         self.locks.clear();
                         self.conns.clear();
                     }
-                    Err((error, batch)) => {
+                    Err((Opening::Failed(error), batch)) => {
                         telemetry::loss_watch_failed(&error);
+                        // The node may be gone: ask the cluster again.
+                        self.slots = None;
                         let at = self.backoff();
                         for (lock, _) in batch {
                             if let Some(watched) = self.locks.get_mut(&lock) {
@@ -583,7 +623,8 @@ impl Watcher {
                 }
                 if classify(&error) == Failure::Unknown {
                     // The connection is in doubt: what it watched is read
-                    // again on a new one.
+                    // again on a new one, on the node that owns the slot.
+                    self.slots = None;
                     self.drop_conn(conn);
                 }
                 return;
@@ -593,15 +634,17 @@ impl Watcher {
         if gone.is_empty() {
             return;
         }
-        if let Some(shared) = self.shared.upgrade() {
-            let mut registry = shared.holds();
-            for (hold, generation) in &gone {
-                if registry.renewal_failed(hold, *generation) {
-                    telemetry::lock_taken_away(hold);
-                }
+        let Some(shared) = self.shared.upgrade() else {
+            return;
+        };
+        let mut registry = shared.holds();
+        for (hold, generation) in &gone {
+            // Not a loss if released meanwhile, or under release.
+            if registry.renewal_failed(hold, *generation) {
+                telemetry::lock_taken_away(hold);
             }
         }
-        watched.holds.retain(|key| !gone.iter().any(|(hold, _)| hold == key));
+        watched.holds.retain(|key| registry.generation(key).is_some());
         if watched.holds.is_empty() {
             self.locks.remove(lock);
         }

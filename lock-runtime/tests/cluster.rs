@@ -575,6 +575,65 @@ async fn watchdog_renews_locks_of_many_slots_in_slot_batches() {
     }
 }
 
+/// A hold taken away while held is noticed at once on a cluster too, on
+/// every primary: deleted on its node without a message, and force
+/// unlocked by another client (the message goes by sharded pub/sub). The
+/// watchdog timeout is 30 s: only the loss watch can say lost within 1 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hold_taken_away_is_noticed_at_once_on_every_primary() {
+    let _topology = TOPOLOGY.read().await;
+    let (holder, breaker) = (client().await, client().await);
+    let mut names: Vec<String> = Vec::new();
+    let mut covered = BTreeSet::new();
+    for i in 0..1000 {
+        let name = format!("taken-{i}");
+        if covered.insert(owner_of(&name).await) {
+            names.push(name);
+        }
+        if covered.len() == PRIMARIES {
+            break;
+        }
+    }
+    for name in &names {
+        let owner = owner_of(name).await;
+        // Deleted on its node, no message.
+        let guard = holder.lock(name).lock().await.unwrap();
+        tokio::time::sleep(ms(200)).await;
+        assert!(!guard.is_lost());
+        let deleted: i64 = node(owner).await.del(name).await.unwrap();
+        assert_eq!(deleted, 1);
+        let started = Instant::now();
+        within(Duration::from_secs(1), "lost after a DEL", guard.lost()).await;
+        eprintln!(
+            "{name} (node {owner}): lost {:?} after a DEL",
+            started.elapsed()
+        );
+        // Force unlocked by another client.
+        let guard = holder.read_write_lock(name).write().lock().await.unwrap();
+        tokio::time::sleep(ms(200)).await;
+        assert!(!guard.is_lost());
+        assert!(
+            breaker
+                .read_write_lock(name)
+                .write()
+                .force_unlock()
+                .await
+                .unwrap()
+        );
+        let started = Instant::now();
+        within(
+            Duration::from_secs(1),
+            "lost after force_unlock",
+            guard.lost(),
+        )
+        .await;
+        eprintln!(
+            "{name} (node {owner}): lost {:?} after force_unlock",
+            started.elapsed()
+        );
+    }
+}
+
 /// The node ids, in start order.
 async fn node_ids() -> Vec<String> {
     let mut ids = Vec::new();
