@@ -326,3 +326,53 @@ async fn a_blocking_guard_is_lost_at_once_when_its_key_is_deleted() {
     .await
     .unwrap();
 }
+
+/// The ids of the connections that track keys (`CLIENT LIST` flag `t`).
+async fn tracking_clients(con: &mut MultiplexedConnection) -> Vec<String> {
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .query_async(con)
+        .await
+        .unwrap();
+    list.lines()
+        .filter(|line| {
+            line.split(' ')
+                .any(|part| part.strip_prefix("flags=").is_some_and(|f| f.contains('t')))
+        })
+        .filter_map(|line| {
+            line.split(' ')
+                .find_map(|part| part.strip_prefix("id="))
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
+/// The watch's connection killed: it is replaced, the holds are read
+/// again on the new one (not a loss), and a removal after that is noticed
+/// at once. On a server of its own: the kill would hit the other tests'.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_watch_connection_is_replaced_and_still_notices() {
+    let redis = common::Redis::start().await;
+    let client = redis.client().await;
+    let mut admin = redis.raw();
+    let guard = client.lock("loss-killed").lock().await.unwrap();
+    tokio::time::sleep(SETTLED).await;
+    let before = tracking_clients(&mut admin).await;
+    assert_eq!(before.len(), 1, "{before:?}");
+    let () = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("ID")
+        .arg(&before[0])
+        .query_async::<i64>(&mut admin)
+        .await
+        .map(drop)
+        .unwrap();
+    tokio::time::sleep(SETTLED).await;
+    let after = tracking_clients(&mut admin).await;
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert_ne!(after, before, "a new connection");
+    assert!(still_held(&guard).await, "the reconnect is no loss");
+    assert!(redis.del("loss-killed").await);
+    let took = lost_after(&guard, "after a DEL on the new connection").await;
+    eprintln!("lost {took:?} after a DEL, the watch's first connection killed");
+}
