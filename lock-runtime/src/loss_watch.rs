@@ -57,7 +57,8 @@ use redis::{
     AsyncConnectionConfig, ConnectionInfo, ProtocolVersion, PushInfo, PushKind, RedisError,
     RedisResult, Value,
 };
-use std::collections::{HashMap, HashSet};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -146,6 +147,8 @@ impl LossWatch {
             response_timeout: self.response_timeout,
             new_holds: receiver,
             locks: HashMap::new(),
+            queue: BinaryHeap::new(),
+            blocked: Vec::new(),
             conns: HashMap::new(),
             next_conn: 0,
             pushes_to,
@@ -244,6 +247,12 @@ struct Watcher {
     response_timeout: Duration,
     new_holds: mpsc::UnboundedReceiver<HoldKey>,
     locks: HashMap<Arc<str>, Watched>,
+    /// When each lock is due, earliest first; an entry that no longer
+    /// matches its lock's `due` is stale and skipped.
+    queue: BinaryHeap<Reverse<(Instant, Arc<str>)>>,
+    /// Due locks whose node was busy (or a cluster's slots unknown): queued
+    /// again when a step of the task ends.
+    blocked: Vec<Arc<str>>,
     conns: HashMap<String, NodeConn>,
     next_conn: u64,
     /// Pushes of every node connection, tagged with its id.
@@ -272,14 +281,7 @@ impl Watcher {
                 return;
             }
             self.start_due();
-            let now = Instant::now();
-            let next = self
-                .locks
-                .values()
-                .filter(|watched| !watched.checking)
-                .filter_map(|watched| watched.due)
-                .filter(|due| *due > now)
-                .min();
+            let next = self.next_due();
             let switches = &mut self.switches;
             tokio::select! {
                 key = self.new_holds.recv() => match key {
@@ -311,12 +313,18 @@ impl Watcher {
         if self.off {
             return;
         }
-        let watched = self.locks.entry(key.lock.clone()).or_insert_with(|| Watched {
+        let lock = key.lock.clone();
+        let watched = self.locks.entry(lock.clone()).or_insert_with(|| Watched {
             holds: Vec::new(),
-            due: Some(Instant::now() + WATCH_DELAY),
+            due: None,
             checking: false,
             armed_on: None,
         });
+        if watched.holds.is_empty() {
+            let at = Instant::now() + WATCH_DELAY;
+            watched.due = Some(at);
+            self.queue.push(Reverse((at, lock)));
+        }
         if !watched.holds.contains(&key) {
             watched.holds.push(key);
         }
@@ -337,12 +345,18 @@ impl Watcher {
     /// Starts the reads that are due, one batch per node.
     fn start_due(&mut self) {
         let now = Instant::now();
-        let due: Vec<Arc<str>> = self
-            .locks
-            .iter()
-            .filter(|(_, watched)| !watched.checking && watched.due.is_some_and(|due| due <= now))
-            .map(|(lock, _)| lock.clone())
-            .collect();
+        let mut due: Vec<Arc<str>> = Vec::new();
+        let mut seen: HashSet<Arc<str>> = HashSet::new();
+        while let Some(Reverse((at, _))) = self.queue.peek()
+            && *at <= now
+        {
+            let Some(Reverse((at, lock))) = self.queue.pop() else {
+                break;
+            };
+            if self.is_queued(&lock, at) && seen.insert(lock.clone()) {
+                due.push(lock);
+            }
+        }
         if due.is_empty() {
             return;
         }
@@ -353,9 +367,11 @@ impl Watcher {
         for lock in due {
             let Some(node) = self.node_of(&lock) else {
                 self.read_slots();
+                self.blocked.push(lock);
                 continue;
             };
             if self.busy.contains(&node) {
+                self.blocked.push(lock);
                 continue;
             }
             let Some(watched) = self.locks.get_mut(&lock) else {
@@ -372,6 +388,7 @@ impl Watcher {
                     // once the releases are done, when usually nothing is
                     // left to read.
                     watched.due = Some(now + RELEASE_SETTLE);
+                    self.queue.push(Reverse((now + RELEASE_SETTLE, lock)));
                     continue;
                 }
                 watched
@@ -487,6 +504,7 @@ impl Watcher {
                             if let Some(watched) = self.locks.get_mut(&*name) {
                                 watched.armed_on = None;
                                 watched.due = Some(now);
+                                self.queue.push(Reverse((now, Arc::from(&*name))));
                             }
                         }
                     }
@@ -515,9 +533,38 @@ impl Watcher {
     /// Makes the locks `which` selects due at once.
     fn all_due(&mut self, which: impl Fn(&Watched) -> bool) {
         let now = Instant::now();
-        for watched in self.locks.values_mut().filter(|w| which(w)) {
+        for (lock, watched) in self.locks.iter_mut().filter(|(_, w)| which(w)) {
             watched.armed_on = None;
             watched.due = Some(now);
+            self.queue.push(Reverse((now, lock.clone())));
+        }
+    }
+
+    /// Whether the queue entry `(at, lock)` is current: the lock is due
+    /// then, and not being read.
+    fn is_queued(&self, lock: &str, at: Instant) -> bool {
+        self.locks
+            .get(lock)
+            .is_some_and(|watched| !watched.checking && watched.due == Some(at))
+    }
+
+    /// When the next lock is due (dropping stale entries on the way).
+    fn next_due(&mut self) -> Option<Instant> {
+        while let Some(Reverse((at, lock))) = self.queue.peek() {
+            if self.is_queued(lock, *at) {
+                return Some(*at);
+            }
+            self.queue.pop();
+        }
+        None
+    }
+
+    /// A step ended: the locks it kept waiting are queued again.
+    fn unblock(&mut self) {
+        for lock in std::mem::take(&mut self.blocked) {
+            if let Some(due) = self.locks.get(&lock).and_then(|watched| watched.due) {
+                self.queue.push(Reverse((due, lock)));
+            }
         }
     }
 
@@ -529,6 +576,7 @@ impl Watcher {
     }
 
     fn finished(&mut self, done: Done) {
+        self.unblock();
         match done {
             Done::Slots(result) => {
                 self.reading_slots = false;
@@ -537,8 +585,13 @@ impl Watcher {
                     Err(error) => {
                         telemetry::loss_watch_failed(&error);
                         let at = self.backoff();
-                        for watched in self.locks.values_mut().filter(|w| !w.checking) {
-                            watched.due = watched.due.map(|due| due.max(at));
+                        // The locks waiting for the slots try again then.
+                        for lock in std::mem::take(&mut self.blocked) {
+                            if let Some(watched) = self.locks.get_mut(&lock) {
+                                let due = watched.due.map_or(at, |due| due.max(at));
+                                watched.due = Some(due);
+                                self.queue.push(Reverse((due, lock)));
+                            }
                         }
                     }
                 }
@@ -571,6 +624,8 @@ impl Watcher {
                         telemetry::loss_watch_refused(&error);
                         self.off = true;
                         self.locks.clear();
+                        self.queue.clear();
+                        self.blocked.clear();
                         self.conns.clear();
                     }
                     Err((Opening::Failed(error), batch)) => {
@@ -581,7 +636,9 @@ impl Watcher {
                         for (lock, _) in batch {
                             if let Some(watched) = self.locks.get_mut(&lock) {
                                 watched.checking = false;
-                                watched.due = Some(watched.due.map_or(at, |due| due.max(at)));
+                                let due = watched.due.map_or(at, |due| due.max(at));
+                                watched.due = Some(due);
+                                self.queue.push(Reverse((due, lock)));
                             }
                         }
                     }
@@ -596,6 +653,10 @@ impl Watcher {
             return;
         };
         watched.checking = false;
+        if let Some(due) = watched.due {
+            // Changed again while it was read: read again.
+            self.queue.push(Reverse((due, lock.clone())));
+        }
         let gone: Vec<&(HoldKey, u64)> = match reply {
             Ok(Value::Array(fields)) => {
                 self.pause = RETRY_MIN;
@@ -613,13 +674,16 @@ impl Watcher {
                 if error.redirect_node().is_some() {
                     // The slot moved: read the owners again.
                     self.slots = None;
-                    watched.due = Some(Instant::now());
+                    let now = Instant::now();
+                    watched.due = Some(now);
+                    self.queue.push(Reverse((now, lock.clone())));
                     return;
                 }
                 telemetry::loss_watch_failed(&error);
                 let at = self.backoff();
                 if let Some(watched) = self.locks.get_mut(lock) {
                     watched.due = Some(at);
+                    self.queue.push(Reverse((at, lock.clone())));
                 }
                 if classify(&error) == Failure::Unknown {
                     // The connection is in doubt: what it watched is read
