@@ -225,7 +225,7 @@ async fn a_narrower_rule_says_what_is_missing() {
     assert_eq!(redis_error.code(), Some("NOPERM"), "{redis_error}");
     let message = err.to_string();
     assert!(
-        message.contains("the Redis user may not run HSET (scripts/lock_acquire.lua line 65)")
+        message.contains("the Redis user may not run HSET (scripts/lock_acquire.lua line 57)")
             && message.contains("The user executing the script can't run this command"),
         "{message}"
     );
