@@ -376,3 +376,41 @@ async fn a_killed_watch_connection_is_replaced_and_still_notices() {
     let took = lost_after(&guard, "after a DEL on the new connection").await;
     eprintln!("lost {took:?} after a DEL, the watch's first connection killed");
 }
+
+/// Many holds, renewed every 200 ms (each renewal changes every key, and
+/// each is read again): none is taken for lost, and the one deleted among
+/// them is noticed at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn among_many_renewed_holds_only_the_one_taken_away_is_lost() {
+    const HOLDS: usize = 200;
+    let holder = LockClient::builder(server().await.url())
+        .watchdog_timeout(Duration::from_millis(600))
+        .connect()
+        .await
+        .unwrap();
+    let mut guards = Vec::new();
+    for i in 0..HOLDS {
+        guards.push(holder.lock(&format!("loss-many-{i}")).lock().await.unwrap());
+    }
+    // Five renewal rounds.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    for guard in &guards {
+        assert!(still_held(guard).await, "{} said lost", guard.name());
+    }
+    let victim = HOLDS / 2;
+    let deleted: i64 = redis::cmd("DEL")
+        .arg(format!("loss-many-{victim}"))
+        .query_async(&mut raw().await)
+        .await
+        .unwrap();
+    assert_eq!(deleted, 1);
+    let took = lost_after(&guards[victim], "the one deleted").await;
+    eprintln!("lost {took:?} after a DEL, among {HOLDS} renewed holds");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for (i, guard) in guards.iter().enumerate() {
+        assert_eq!(guard.is_lost(), i == victim, "{}", guard.name());
+    }
+    for (i, guard) in guards.into_iter().enumerate() {
+        assert_eq!(guard.unlock().await.is_ok(), i != victim);
+    }
+}
