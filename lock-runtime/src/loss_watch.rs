@@ -7,8 +7,9 @@
 //! each cluster primary that owns a held lock's slot) with
 //! `CLIENT TRACKING ON`, in the default mode: Redis remembers the keys that
 //! connection read, and pushes an `invalidate` message for a key as soon as
-//! anyone modifies it (a `DEL`, a `SET`, a script, a renewal, an expiry), on
-//! any connection, with or without a pub/sub message. A held lock is read
+//! anyone modifies it (a `DEL`, a `SET`, a script, a renewal), on any
+//! connection, with or without a pub/sub message. (An expiry is the lease
+//! clock's to tell.) A held lock is read
 //! there once (`HMGET` of this client's fields), which arms its tracking;
 //! each invalidation makes the task read it again, which both checks the
 //! holds and arms the next invalidation. A field gone (or the key holding
@@ -124,10 +125,13 @@ impl LossWatch {
     /// starts the task (on the current Tokio runtime) if none runs.
     pub(crate) fn watch(&self, shared: &Arc<Shared>, key: HoldKey) {
         let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
-        let key = match queue.as_ref().map(|queue| queue.send(key.clone())) {
-            Some(Ok(())) => return,
-            // The task is gone (its runtime shut down): a new one.
-            Some(Err(_)) | None => key,
+        let key = match queue.as_ref() {
+            Some(sender) => match sender.send(key) {
+                Ok(()) => return,
+                // The task is gone (its runtime shut down): a new one.
+                Err(mpsc::error::SendError(key)) => key,
+            },
+            None => key,
         };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
