@@ -52,11 +52,12 @@ use tracing::Instrument;
 ///   hold taken away in its first 50 ms is found 50 ms after the acquire.
 ///   Nothing of this is on the acquire or release path.
 ///
-/// Where the server refuses key tracking (before Redis 6, an ACL without
-/// `CLIENT`), a removal is found at the next renewal, or when a fixed lease
-/// ends; a lost or silent tracking connection is replaced within about
-/// 2 s, and every hold read again. The holder's own re-entries and
-/// releases, other readers and renewals are never taken for a loss.
+/// Where the server refuses key tracking (before Redis 6, an ACL user
+/// without `+client|tracking`), a removal is found at the next renewal, or
+/// when a fixed lease ends; a lost or silent tracking connection is
+/// replaced within about 2 s, and every hold read again. The holder's own
+/// re-entries and releases, other readers and renewals are never taken for
+/// a loss. See the lock model's "A hold taken away" for the costs.
 ///
 /// # Fencing
 ///

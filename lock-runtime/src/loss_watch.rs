@@ -30,9 +30,10 @@
 //!   replaced connection (closed, silent past its ping, a Sentinel switch, a
 //!   `MOVED`) makes every lock armed on it be read again on a new one, and
 //!   that read sees any change made meanwhile.
-//! - A server that refuses tracking (before Redis 6, an ACL without
-//!   `CLIENT`) leaves the watch off, with a warning: losses are then found
-//!   by the lease clock and the watchdog, as the guard's documentation says.
+//! - A server that refuses tracking (before Redis 6, an ACL user without
+//!   `+client|tracking`) leaves the watch off, with a warning: losses are
+//!   then found by the lease clock and the watchdog, as the guard's
+//!   documentation says.
 //!
 //! Cost: one idle connection per node once a hold outlived
 //! [`WATCH_DELAY`]; one `HMGET` per such hold, and one per change of its key
