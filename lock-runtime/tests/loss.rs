@@ -414,3 +414,33 @@ async fn among_many_renewed_holds_only_the_one_taken_away_is_lost() {
         assert_eq!(guard.unlock().await.is_ok(), i != victim);
     }
 }
+
+/// The third way a hold ends, its lease running out (here a fixed one, not
+/// renewed): the guard says lost at `valid_until()`, from its lease clock,
+/// with no word from Redis.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_that_runs_out_is_lost_at_valid_until() {
+    let holder = client().await;
+    let lease = Duration::from_millis(400);
+    let started = Instant::now();
+    let guard = holder
+        .lock("loss-lease")
+        .lock_with_lease(lease)
+        .await
+        .unwrap();
+    let valid_until = Instant::from_std(guard.valid_until());
+    within(
+        Duration::from_secs(2),
+        "lost() at the lease's end",
+        guard.lost(),
+    )
+    .await;
+    let lost_at = Instant::now();
+    eprintln!("lost {:?} after the acquire", lost_at - started);
+    assert!(lost_at >= valid_until, "lost before valid_until()");
+    assert!(
+        lost_at - started < lease + Duration::from_millis(200),
+        "lost after {:?}",
+        lost_at - started
+    );
+}
