@@ -42,29 +42,26 @@
 //! entry evicted there arrives as an invalidation, which reads it again);
 //! one `PING` per second per node connection while it watches anything.
 
-use crate::cluster_nodes::{SlotOwner, node_info, owner_of, read_slots};
+use crate::cluster_nodes::{SlotOwner, owner_of, read_slots};
 use crate::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT};
-use crate::connection::Connection;
 use crate::error::{Failure, classify};
 use crate::holds::HoldKey;
 use crate::names::slot;
-use crate::sentinel::Sentinels;
 use crate::shared::Shared;
 use crate::telemetry;
+use crate::tracking::{BatchDone, NodeConn, Opening, Reading, Via, open, read_batch};
 use futures_util::StreamExt;
-use futures_util::future::{BoxFuture, join_all};
+use futures_util::future::BoxFuture;
 use futures_util::stream::FuturesUnordered;
-use redis::aio::MultiplexedConnection;
-use redis::{
-    AsyncConnectionConfig, ConnectionInfo, ProtocolVersion, PushInfo, PushKind, RedisError,
-    RedisResult, Value,
-};
+use redis::{AsyncConnectionConfig, PushInfo, PushKind, RedisResult, Value};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
+
+pub(crate) use crate::tracking::WatchTarget;
 
 /// How long after it was taken a hold is first read (and its key tracked).
 pub(crate) const WATCH_DELAY: Duration = Duration::from_millis(50);
@@ -81,21 +78,6 @@ const RETRY_MAX: Duration = Duration::from_secs(1);
 
 /// The node key of a single server's (or Sentinel master's) connection.
 const SERVER: &str = "";
-
-/// Where the watch connects.
-#[derive(Clone)]
-pub(crate) enum WatchTarget {
-    /// One server (the client's own settings, database included).
-    Server(redis::Client),
-    /// The master of a Sentinel service, asked at each connect.
-    Sentinel(Arc<Sentinels>),
-    /// The primaries of a cluster: `CLUSTER SLOTS` read through `con`, each
-    /// node reached with `template`'s settings.
-    Cluster {
-        template: ConnectionInfo,
-        con: Connection,
-    },
-}
 
 /// The loss watch of one client: its queue of new holds, and what starts
 /// its task.
@@ -182,64 +164,12 @@ struct Watched {
     armed_on: Option<u64>,
 }
 
-/// A tracking connection to one node.
-struct NodeConn {
-    id: u64,
-    con: MultiplexedConnection,
-}
-
-/// The holds of one lock as read: each with the generation of its
-/// registry entry when the read was sent.
-type Reading = (Arc<str>, Vec<(HoldKey, u64)>);
-
-/// Each lock's reply; or the error that kept a batch from being sent,
-/// with the batch.
-type BatchReplies = Result<Vec<(Reading, RedisResult<Value>)>, (Opening, Vec<Reading>)>;
-
-/// Why a tracking connection could not be opened.
-enum Opening {
-    /// The server refuses `CLIENT TRACKING`: the watch goes off.
-    Refused(RedisError),
-    /// Anything else (unreachable, loading, timed out): tried again.
-    Failed(RedisError),
-}
-
-impl From<RedisError> for Opening {
-    /// A server's plain error (`ERR`: an unknown command, `HELLO` before
-    /// Redis 6, a proxy) or an ACL's (`NOPERM`) is for good; anything else
-    /// may pass.
-    fn from(error: RedisError) -> Opening {
-        match error.code() {
-            Some("ERR" | "NOPERM") => Opening::Refused(error),
-            _ => Opening::Failed(error),
-        }
-    }
-}
-
-/// A connection being opened.
-type Opener = BoxFuture<'static, Result<MultiplexedConnection, Opening>>;
-
-/// The connection a batch is read on.
-enum Via {
-    /// The node's connection (its id).
-    Open(u64, MultiplexedConnection),
-    /// A new one, opened by the future first.
-    New(u64, Opener),
-}
-
 /// What a background step of the task ended with.
 enum Done {
     /// `CLUSTER SLOTS` was read.
     Slots(RedisResult<Vec<SlotOwner>>),
-    /// A batch of reads on one node: the connection opened for it (if one
-    /// was), the connection used, and each lock's reply; or the error that
-    /// kept the batch from being sent.
-    Batch {
-        node: String,
-        opened: Option<NodeConn>,
-        conn: u64,
-        replies: BatchReplies,
-    },
+    /// A batch of reads on one node.
+    Batch(BatchDone),
     /// A keep-alive ping of one connection.
     Ping { node: String, conn: u64, ok: bool },
 }
@@ -420,10 +350,17 @@ impl Watcher {
                 None => {
                     let id = self.next_conn;
                     self.next_conn += 1;
-                    Via::New(id, self.opener(&node, id))
+                    let pushes = self.pushes_to.clone();
+                    let tagged = move |push: PushInfo| pushes.send((id, push));
+                    let config = AsyncConnectionConfig::new()
+                        .set_connection_timeout(Some(self.connect_timeout))
+                        .set_response_timeout(Some(self.response_timeout))
+                        .set_push_sender(tagged);
+                    Via::New(id, open(self.target.clone(), node.clone(), config))
                 }
             };
-            self.tasks.push(Box::pin(read_batch(node, via, batch)));
+            self.tasks
+                .push(Box::pin(async move { Done::Batch(read_batch(node, via, batch).await) }));
         }
     }
 
@@ -439,37 +376,6 @@ impl Watcher {
         self.tasks.push(Box::pin(async move {
             Done::Slots(read_slots(&con, &template).await)
         }));
-    }
-
-    /// Opens connection `id` to `node`, its pushes tagged with `id`, with
-    /// tracking on.
-    fn opener(&self, node: &str, id: u64) -> Opener {
-        let target = self.target.clone();
-        let node = node.to_owned();
-        let pushes = self.pushes_to.clone();
-        let config = AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(self.connect_timeout))
-            .set_response_timeout(Some(self.response_timeout))
-            .set_push_sender(move |push: PushInfo| pushes.send((id, push)));
-        Box::pin(async move {
-            let info = match &target {
-                WatchTarget::Server(client) => resp3(client.get_connection_info().clone()),
-                WatchTarget::Sentinel(sentinels) => {
-                    resp3(sentinels.master_client().await?.get_connection_info().clone())
-                }
-                WatchTarget::Cluster { template, .. } => node_info(template, &node)?,
-            };
-            let mut con = redis::Client::open(info)?
-                .get_multiplexed_async_connection_with_config(&config)
-                .await?;
-            redis::cmd("CLIENT")
-                .arg("TRACKING")
-                .arg("ON")
-                .query_async::<()>(&mut con)
-                .await
-                .map_err(Opening::from)?;
-            Ok(con)
-        })
     }
 
     /// Pings each connection that watches something (and is not busy): a
@@ -607,12 +513,12 @@ impl Watcher {
                     self.drop_conn(conn);
                 }
             }
-            Done::Batch {
+            Done::Batch(BatchDone {
                 node,
                 opened,
                 conn,
                 replies,
-            } => {
+            }) => {
                 self.busy.remove(&node);
                 if let Some(opened) = opened {
                     self.conns.insert(node.clone(), opened);
@@ -718,50 +624,6 @@ impl Watcher {
             self.locks.remove(lock);
         }
     }
-}
-
-/// Reads a batch of locks on one node (opening the connection first if
-/// `opener` is given): `HMGET` of each lock's fields, pipelined.
-async fn read_batch(node: String, via: Via, batch: Vec<Reading>) -> Done {
-    let (conn, con, opened) = match via {
-        Via::Open(id, con) => (id, con, false),
-        Via::New(id, open) => match open.await {
-            Ok(con) => (id, con, true),
-            Err(error) => {
-                return Done::Batch {
-                    node,
-                    opened: None,
-                    conn: id,
-                    replies: Err((error, batch)),
-                };
-            }
-        },
-    };
-    let reads = batch.iter().map(|(lock, holds)| {
-        let mut con = con.clone();
-        let mut hmget = redis::cmd("HMGET");
-        hmget.arg(&**lock);
-        for (hold, _) in holds {
-            hmget.arg(&*hold.field);
-        }
-        async move { hmget.query_async::<Value>(&mut con).await }
-    });
-    let replies = join_all(reads).await;
-    Done::Batch {
-        node,
-        opened: opened.then_some(NodeConn { id: conn, con }),
-        conn,
-        replies: Ok(batch.into_iter().zip(replies).collect()),
-    }
-}
-
-/// `info` for a RESP3 connection (pushes on the connection itself).
-fn resp3(info: ConnectionInfo) -> ConnectionInfo {
-    let settings = info
-        .redis_settings()
-        .clone()
-        .set_protocol(ProtocolVersion::RESP3);
-    info.set_redis_settings(settings)
 }
 
 async fn sleep_until(at: Option<Instant>) {
