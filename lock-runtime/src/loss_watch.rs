@@ -582,8 +582,10 @@ impl Watcher {
             // Not a hash any more: overwritten.
             Err(error) if classify(&error) == Failure::WrongType => holds.iter().collect(),
             Err(error) => {
-                if error.redirect_node().is_some() {
-                    // The slot moved: read the owners again.
+                if error.redirect_node().is_some() && error.code() == Some("MOVED") {
+                    // The slot moved: read the owners again. (An `ASK`, a
+                    // slot being migrated, is tried again after a pause,
+                    // below: the owner is the same until it is done.)
                     self.slots = None;
                     let now = Instant::now();
                     watched.due = Some(now);

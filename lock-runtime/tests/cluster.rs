@@ -785,6 +785,14 @@ async fn a_held_lock_survives_a_slot_migration_and_waiters_follow_it() {
         .expect("another primary");
     let scene = Scene::start("migrating", from).await;
     let (renewed_name, channel) = (scene.renewed_name.as_str(), scene.channel.as_str());
+    // A hold of the slot that the loss watch follows (30 s watchdog).
+    let watched_client = client().await;
+    let watched = watched_client
+        .lock("{migrating}:watched")
+        .lock()
+        .await
+        .unwrap();
+    tokio::time::sleep(ms(200)).await;
 
     migrate_slot(keyslot(renewed_name).await, from, to).await;
     // `owner_of` asks node 0, which may be a replica by now (earlier
@@ -808,6 +816,12 @@ async fn a_held_lock_survives_a_slot_migration_and_waiters_follow_it() {
     // Renewals follow it too, on the new node only.
     scene.renewals_went_on(to).await;
     assert_eq!(keys_in_slot(from, keyslot(renewed_name).await).await, 0);
+    // So does the loss watch: the migration was no loss, and a hold taken
+    // away on the new node is noticed at once.
+    assert!(!watched.is_lost(), "the migration was taken for a loss");
+    let deleted: i64 = node(to).await.del("{migrating}:watched").await.unwrap();
+    assert_eq!(deleted, 1);
+    within(ms(1000), "lost after a DEL on the new node", watched.lost()).await;
     // A release on the new node wakes the waiter at once.
     scene.release_wakes_the_waiter(to).await;
 }
