@@ -50,6 +50,14 @@ end
 if not wait or wait < 1 or wait % 1 ~= 0 then
   return redis.error_reply('ERR redlua: invalid wait time ' .. ARGV[6])
 end
+-- A hold count that is not a number was not written by a lock: the key is
+-- left alone (as any key that is not a lock of this kind).
+if redis.call('type', KEYS[1])['ok'] == 'hash' then
+  local count = redis.call('hget', KEYS[1], ARGV[2])
+  if count and not string.match(count, '^%d+$') then
+    return redis.error_reply('WRONGTYPE the hold count of the owner is not a number')
+  end
+end
 local offer = string.match(ARGV[9], '^[1-9]%d*:%d+$')
 if ARGV[9] ~= '0' and not offer then
   return redis.error_reply('ERR redlua: invalid handoff offer ' .. ARGV[9])

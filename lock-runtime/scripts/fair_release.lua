@@ -46,6 +46,14 @@
 -- (undo only) when the acquire never took effect: its key is closed so
 -- that it never will. A release retried with the same latch returns the
 -- first result.
+-- A hold count that is not a number was not written by a lock: the key is
+-- left alone (as any key that is not a lock of this kind).
+if redis.call('type', KEYS[1])['ok'] == 'hash' then
+  local count = redis.call('hget', KEYS[1], ARGV[3])
+  if count and not string.match(count, '^%d+$') then
+    return redis.error_reply('WRONGTYPE the hold count of the owner is not a number')
+  end
+end
 if #KEYS >= 10 then
   redis.call('del', unpack(KEYS, 10))
 end

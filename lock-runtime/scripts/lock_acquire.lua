@@ -61,7 +61,13 @@ end
 if kind ~= 'hash' then
   return redis.error_reply('WRONGTYPE the key holds a ' .. kind .. ', not a lock')
 end
-if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+local held = redis.call('hget', KEYS[1], ARGV[2])
+if held then
+  -- A hold count that is not a number was not written by a lock: the key
+  -- is left alone (as any key that is not a lock of this kind).
+  if not string.match(held, '^%d+$') then
+    return redis.error_reply('WRONGTYPE the hold count of the owner is not a number')
+  end
   if ARGV[3] == '1' then
     redis.call('hincrby', KEYS[1], ARGV[2], 1)
     extend()

@@ -29,12 +29,30 @@
 if #KEYS >= 6 then
   redis.call('del', unpack(KEYS, 6))
 end
+-- The owner's hold count, or false when it holds nothing (or the key is
+-- not a hash).
+local function held()
+  return redis.call('type', KEYS[1])['ok'] == 'hash' and redis.call('hget', KEYS[1], ARGV[3])
+end
+-- A hold count that is not a number was not written by a lock: the key is
+-- left alone (as any key that is not a lock of this kind).
+local function not_a_count(count)
+  return count and not string.match(count, '^%d+$')
+end
+local not_a_lock = 'WRONGTYPE the hold count of the owner is not a number'
 if ARGV[5] == 'undo' then
   local took
   if ARGV[7] == '1' then
     took = redis.call('get', KEYS[5]) == '1'
+    if took and not_a_count(held()) then
+      return redis.error_reply(not_a_lock)
+    end
   else
-    took = redis.call('type', KEYS[1])['ok'] == 'hash' and redis.call('hexists', KEYS[1], ARGV[3]) == 1
+    local count = held()
+    if not_a_count(count) then
+      return redis.error_reply(not_a_lock)
+    end
+    took = count ~= false
   end
   redis.call('set', KEYS[5], '0', 'px', ARGV[6])
   if not took then
@@ -45,8 +63,12 @@ else
   if earlier then
     return tonumber(earlier)
   end
-  if redis.call('type', KEYS[1])['ok'] ~= 'hash' or redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+  local count = held()
+  if not count then
     return -1
+  end
+  if not_a_count(count) then
+    return redis.error_reply(not_a_lock)
   end
   if ARGV[7] == '1' then
     if ARGV[8] == '1' then

@@ -30,6 +30,14 @@ local function holds()
   end
   return tonumber(redis.call('hget', KEYS[1], ARGV[2]))
 end
+-- A hold count that is not a number was not written by a lock: the key is
+-- left alone (as any key that is not a lock of this kind).
+if redis.call('type', KEYS[1])['ok'] == 'hash' then
+  local count = redis.call('hget', KEYS[1], ARGV[2])
+  if count and not string.match(count, '^%d+$') then
+    return redis.error_reply('WRONGTYPE the read hold count of the owner is not a number')
+  end
+end
 if ARGV[4] == 'undo' then
   local took
   if ARGV[6] == '1' then

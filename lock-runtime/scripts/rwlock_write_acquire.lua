@@ -22,6 +22,14 @@ local lease = tonumber(ARGV[1])
 if not lease or lease < 1 or lease % 1 ~= 0 then
   return redis.error_reply('ERR redlua: invalid lease ' .. ARGV[1])
 end
+-- A hold count that is not a number was not written by a lock: the key is
+-- left alone (as any key that is not a lock of this kind).
+if redis.call('type', KEYS[1])['ok'] == 'hash' then
+  local count = redis.call('hget', KEYS[1], ARGV[2])
+  if count and not string.match(count, '^%d+$') then
+    return redis.error_reply('WRONGTYPE the write hold count of the owner is not a number')
+  end
+end
 local attempt = redis.call('get', KEYS[4])
 if attempt == '0' then
   return {3, 0}

@@ -27,6 +27,14 @@ local function held()
   end
   return tonumber(redis.call('hget', KEYS[1], ARGV[3]))
 end
+-- A hold count that is not a number was not written by a lock: the key is
+-- left alone (as any key that is not a lock of this kind).
+if redis.call('type', KEYS[1])['ok'] == 'hash' then
+  local count = redis.call('hget', KEYS[1], ARGV[3])
+  if count and not string.match(count, '^%d+$') then
+    return redis.error_reply('WRONGTYPE the write hold count of the owner is not a number')
+  end
+end
 if ARGV[5] == 'undo' then
   local took
   if ARGV[7] == '1' then

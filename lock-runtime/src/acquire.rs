@@ -124,6 +124,7 @@ impl Request<'_> {
         if start_watchdog {
             watchdog::start(self.shared);
         }
+        self.shared.losses.watch(self.shared, key.clone());
         Hold {
             kind,
             names: self.names.clone(),

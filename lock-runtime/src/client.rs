@@ -17,6 +17,7 @@ use crate::kind::Kind;
 use crate::latches::Latches;
 use crate::lock::Lock;
 use crate::owner::Ids;
+use crate::loss_watch::{LossWatch, WatchTarget};
 use crate::pubsub::PubSubHub;
 use crate::replica_sync::Replication;
 use crate::replies::Publish;
@@ -650,7 +651,7 @@ impl LockClientBuilder {
                     .to_string(),
             ));
         }
-        let (con, hub, publish) = match (seeds, self.connection) {
+        let (con, hub, publish, watch) = match (seeds, self.connection) {
             (Seeds::Server(client), Some(con)) if con.is_cluster() => {
                 let template = tls.apply(client.get_connection_info().clone())?;
                 cluster_parts(template, con, connect_timeout, response_timeout).await?
@@ -672,8 +673,9 @@ impl LockClientBuilder {
                         reason: e.to_string(),
                     })?,
                 };
+                let watch = WatchTarget::Server(client.clone());
                 let hub = PubSubHub::new(client, connect_timeout, response_timeout);
-                (con, hub, Publish::Plain)
+                (con, hub, Publish::Plain, watch)
             }
             (Seeds::Cluster(nodes), Some(con)) => {
                 if !con.is_cluster() {
@@ -766,8 +768,9 @@ impl LockClientBuilder {
                     })?,
                 };
                 sentinels.watch();
+                let watch = WatchTarget::Sentinel(sentinels.clone());
                 let hub = PubSubHub::sentinel(sentinels, connect_timeout, response_timeout);
-                (con, hub, Publish::Plain)
+                (con, hub, Publish::Plain, watch)
             }
         };
         let mut probe_con = con.clone();
@@ -786,6 +789,7 @@ impl LockClientBuilder {
             id: uuid::Uuid::new_v4().to_string().into(),
             con,
             hub,
+            losses: LossWatch::new(watch, connect_timeout, response_timeout),
             config,
             holds: Mutex::new(Holds::new(by_slot)),
             ids: Ids::default(),
@@ -798,15 +802,15 @@ impl LockClientBuilder {
     }
 }
 
-/// A cluster client's command connection, pub/sub hub and way of
-/// announcing releases: sharded pub/sub if the cluster has it (probed once,
-/// with `PUBSUB SHARDNUMSUB`, as Redisson does).
+/// A cluster client's command connection, pub/sub hub, way of
+/// announcing releases (sharded pub/sub if the cluster has it: probed once,
+/// with `PUBSUB SHARDNUMSUB`, as Redisson does) and loss watch target.
 async fn cluster_parts(
     template: ConnectionInfo,
     mut con: Connection,
     connect_timeout: Duration,
     response_timeout: Duration,
-) -> Result<(Connection, PubSubHub, Publish)> {
+) -> Result<(Connection, PubSubHub, Publish, WatchTarget)> {
     let probe = redis::cmd("PUBSUB")
         .arg("SHARDNUMSUB")
         .query_async::<redis::Value>(&mut con)
@@ -822,6 +826,10 @@ async fn cluster_parts(
             });
         }
     };
+    let watch = WatchTarget::Cluster {
+        template: template.clone(),
+        con: con.clone(),
+    };
     let hub = PubSubHub::cluster(
         template,
         con.clone(),
@@ -834,7 +842,7 @@ async fn cluster_parts(
     } else {
         Publish::Plain
     };
-    Ok((con, hub, publish))
+    Ok((con, hub, publish, watch))
 }
 
 /// A node's address for messages, without its password.

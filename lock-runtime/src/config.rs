@@ -55,6 +55,12 @@ pub(crate) const TOKEN_RETENTION: Duration = Duration::from_secs(3600);
 /// before it is pinged, to find out it died silently.
 pub(crate) const PUBSUB_PING_INTERVAL: Duration = Duration::from_secs(1);
 
+/// The longest a pub/sub connection's ping may go unanswered before the
+/// connection counts as dead (the response timeout, if shorter): a silent
+/// link is found within [`PUBSUB_PING_INTERVAL`] plus this of its last sign
+/// of life, whatever the response timeout.
+pub(crate) const PUBSUB_PING_TIMEOUT: Duration = Duration::from_secs(1);
+
 /// How often a Sentinel client asks the sentinels which node is the
 /// master, to leave an old master soon after a failover.
 pub(crate) const SENTINEL_POLL_INTERVAL: Duration = Duration::from_millis(500);

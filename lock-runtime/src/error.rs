@@ -47,8 +47,11 @@ pub enum Error {
         name: String,
     },
     /// The lock's key holds a value that is not a lock of this kind (not a
-    /// hash, a hash of another layout, or the other kind of lock). It was
-    /// left untouched.
+    /// hash, a hash of another layout, the other kind of lock, or a hold
+    /// count that is not a number). It was left untouched. Every method that
+    /// reads or changes the lock returns it for such a key: acquires,
+    /// re-entries, releases, `hold_count` and the other queries, force
+    /// unlocks.
     #[error("key `{name}` holds a value that is not a lock of this kind; it was left untouched")]
     WrongType {
         /// The key's name.

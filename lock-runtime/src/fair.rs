@@ -171,8 +171,9 @@ impl FairLock {
 
     /// Breaks the lock whoever holds it (Redisson's `forceUnlock`), wakes
     /// the first waiter of its queue and advances its fencing token.
-    /// Returns whether there was a lock. A key that holds something other
-    /// than a reentrant lock is left alone:
+    /// Returns whether there was a lock. The holder's guards say lost within
+    /// a round trip (see [`LockGuard`](crate::LockGuard)). A key that holds
+    /// something other than a reentrant lock is left alone:
     /// [`Error::WrongType`](crate::Error::WrongType).
     ///
     /// # Cancellation

@@ -36,6 +36,29 @@ use tracing::Instrument;
 /// before that instant, unless Redis itself lost the write (a failover, a
 /// restart without persistence).
 ///
+/// # A hold taken away
+///
+/// A hold can end while its guard is kept; the guard says lost
+/// ([`LockGuard::is_lost`] true, [`LockGuard::lost`] complete):
+///
+/// - its lease ran out (no renewal confirmed in time): at
+///   [`LockGuard::valid_until`], from the lease clock alone;
+/// - removed with a message ([`Lock::force_unlock`](crate::Lock::force_unlock),
+///   `lockctl unlock --force`, a Java client's `forceUnlock`), or without
+///   one (the key deleted or overwritten by any client): within a round
+///   trip of the change, well under 100 ms. The client tracks the keys it
+///   holds (Redis's `CLIENT TRACKING`, on a connection of its own per
+///   node) and reads a hold again whenever Redis says its key changed; a
+///   hold taken away in its first 50 ms is found 50 ms after the acquire.
+///   Nothing of this is on the acquire or release path.
+///
+/// Where the server refuses key tracking (before Redis 6, an ACL user
+/// without `+client|tracking`), a removal is found at the next renewal, or
+/// when a fixed lease ends; a lost or silent tracking connection is
+/// replaced within about 2 s, and every hold read again. The holder's own
+/// re-entries and releases, other readers and renewals are never taken for
+/// a loss. See the lock model's "A hold taken away" for the costs.
+///
 /// # Fencing
 ///
 /// [`LockGuard::token`] is a fencing token: it grows strictly with every
@@ -109,7 +132,8 @@ impl LockGuard {
 
     /// Whether the hold may have ended: its lease clock has passed (see
     /// [`LockGuard::valid_until`]), or the lock was found gone (deleted,
-    /// broken, taken over). Once true, it stays true.
+    /// broken, taken over: within a round trip, see "A hold taken away"
+    /// above). Once true, it stays true.
     pub fn is_lost(&self) -> bool {
         self.hold.clock.is_lost()
     }
@@ -141,7 +165,9 @@ impl LockGuard {
     /// its own; the lock is free once all are.
     ///
     /// Errors: [`Error::NotHeld`] when the owner no longer holds the lock
-    /// (its lease ended, it was broken).
+    /// (its lease ended, it was broken), [`Error::WrongType`] when the key
+    /// now holds something else (its hold count not a number, say); it is
+    /// left untouched.
     ///
     /// # Cancellation
     ///
@@ -199,7 +225,8 @@ impl LockGuard {
     /// Errors: [`Error::LockLost`] when the hold had already ended (lease
     /// expired, lock deleted), [`Error::NotOwner`] when meanwhile another
     /// owner holds the lock (it is left untouched), [`Error::WrongType`] when
-    /// the key now holds something else, [`Error::Redis`] when Redis could
+    /// the key now holds something else (its hold count not a number, say;
+    /// it is left untouched), [`Error::Redis`] when Redis could
     /// not be reached — the release then goes on in the background, with the
     /// same request id, so that it happens once. (A connection found closed,
     /// as a server's idle timeout or a proxy leaves it, is no error: the

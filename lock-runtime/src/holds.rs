@@ -247,6 +247,19 @@ impl Holds {
         })
     }
 
+    /// The generation of `key`'s entry, if it is held.
+    pub(crate) fn generation(&self, key: &HoldKey) -> Option<u64> {
+        self.holds.get(key).map(|hold| hold.generation)
+    }
+
+    /// Whether every hold of `key` is being released (none would be left
+    /// if the releases under way succeed).
+    pub(crate) fn all_releasing(&self, key: &HoldKey) -> bool {
+        self.holds
+            .get(key)
+            .is_some_and(|hold| hold.releasing >= hold.count)
+    }
+
     /// The renewal of `key` (as of `generation`) found it gone: a loss,
     /// unless it was released meanwhile.
     pub(crate) fn renewal_failed(&mut self, key: &HoldKey, generation: u64) -> bool {

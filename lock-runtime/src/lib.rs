@@ -43,6 +43,8 @@
 //!   `scripts/*.lua` (every state change);
 //! - `connection.rs` the healing command connection; `pubsub.rs` wake-ups;
 //! - `lease_clock.rs` the lease clock; `holds.rs` the registry of holds;
+//!   `loss_watch.rs` (and `tracking.rs`, its connections) holds taken
+//!   away, noticed at once;
 //!   `shared.rs` what a client's parts share; `job.rs` background work;
 //! - `acquire.rs` acquiring, waiting, undoing abandoned acquires;
 //!   `release.rs` where holds are released; `background.rs` the worker;
@@ -104,6 +106,7 @@ pub mod observability;
 mod acquire;
 mod background;
 mod client;
+mod cluster_nodes;
 mod config;
 mod connection;
 mod error;
@@ -117,6 +120,7 @@ mod kind;
 mod latches;
 mod lease_clock;
 mod lock;
+mod loss_watch;
 mod names;
 mod owner;
 mod pubsub;
@@ -131,6 +135,7 @@ mod shared;
 mod sync_replicas;
 mod telemetry;
 mod tls;
+mod tracking;
 mod watchdog;
 
 pub use client::{LockClient, LockClientBuilder};

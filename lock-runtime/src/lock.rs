@@ -204,7 +204,9 @@ impl Lock {
     /// (a downgrade); the owner of a read hold asking for the write side
     /// gets [`Error::Upgrade`].
     ///
-    /// Errors: [`Error::NotHeld`] when `owner` holds nothing of this lock.
+    /// Errors: [`Error::NotHeld`] when `owner` holds nothing of this lock,
+    /// [`Error::WrongType`] when the key holds something else (the owner's
+    /// hold count not a number, say; it is left untouched).
     ///
     /// # Cancellation
     ///
@@ -227,8 +229,9 @@ impl Lock {
 
     /// Breaks the lock whoever holds it (Redisson's `forceUnlock`), wakes
     /// its waiters and advances its fencing token. Returns whether there was
-    /// a lock. Holders find out through their lease clock or when they renew
-    /// or release ([`LockGuard::is_lost`]). A key that holds something other
+    /// a lock. The holders' guards say lost within a round trip
+    /// ([`LockGuard::is_lost`]; see "A hold taken away" there). A key that
+    /// holds something other
     /// than a lock of this kind is left alone: [`Error::WrongType`].
     ///
     /// # Cancellation

@@ -45,6 +45,9 @@
 //! | `redlua::watchdog` | warn | `lease renewal failed; retrying soon` | `locks`, `error` |
 //! | `redlua::watchdog` | warn | `too few replicas acknowledged a renewal; the lease clocks stay, retrying soon` | `locks`, `acked`, `wanted` |
 //! | `redlua::watchdog` | warn | `lock lost: the watchdog found it gone ...` | `lock`, `field` (the owner's hash field) |
+//! | `redlua::watchdog` | warn | `lock lost: it was taken away (force unlocked, deleted or overwritten)` | `lock`, `field` (found by the loss watch, at once) |
+//! | `redlua::watchdog` | warn | `the server refuses key tracking; ...` | `error` (the loss watch is off for this client) |
+//! | `redlua::watchdog` | debug | `watching held locks failed; trying again` | `error` |
 //! | `redlua::connection` | info | `command connection failed; the next command opens a new one` | `error` |
 //! | `redlua::connection` | info | `command connection opened again` | `connection` (how many were opened before) |
 //! | `redlua::connection` | warn | `waiting for the replicas failed` | `error` (the `WAIT` after a state change) |
@@ -77,7 +80,7 @@
 //! | `redlua_releases_total` | counter | `kind`, `outcome` | releases of holds, by what Redis said (`freed`, `still_held`, `not_held`, `unknown`) |
 //! | `redlua_renewals_total` | counter | | holds' leases renewed by the watchdog |
 //! | `redlua_renewal_failures_total` | counter | | renewal calls that failed (Redis error; the round is retried) |
-//! | `redlua_locks_lost_total` | counter | | holds the watchdog found gone (expired, deleted, taken over) |
+//! | `redlua_locks_lost_total` | counter | | holds found gone while held (expired, deleted, taken over), by the watchdog or the loss watch |
 //! | `redlua_wakeups_total` | counter | | waiters woken by a release message |
 //! | `redlua_reconnects_total` | counter | `connection` (`command`, `pubsub`) | connections opened again after a failure (`pubsub`: every pub/sub connection after the client's first) |
 

@@ -44,9 +44,12 @@
 //!
 //! - A connection that goes silent is found out: the driver pings it when
 //!   nothing came on it (no message, no reply) for a second — under steady
-//!   traffic it sends no ping at all — and a ping (or a connect) that gets
-//!   no answer within the response timeout ends the connection, exactly as
-//!   a closed one. Its
+//!   traffic it sends no ping at all — and a ping that gets no answer within
+//!   [`PUBSUB_PING_TIMEOUT`] (or the response timeout, if shorter), or a
+//!   connect that takes longer than the connect timeout, ends the
+//!   connection, exactly as a closed one. A silent link is thus found within
+//!   two seconds of its last sign of life, however long the response
+//!   timeout. Its
 //!   waiters are woken at once (they try the lock), and their next `wake()`
 //!   subscribes again on a new connection.
 //!
@@ -95,12 +98,13 @@ use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use redis::aio::{MultiplexedConnection, PubSubSink};
 use redis::{
-    AsyncConnectionConfig, ConnectionAddr, ConnectionInfo, ErrorKind, Msg, PushInfo, PushKind,
+    AsyncConnectionConfig, ConnectionInfo, ErrorKind, Msg, PushInfo, PushKind,
     RedisError, RedisResult, Value,
 };
 use tokio::sync::{Notify, mpsc, watch};
 
-use crate::config::PUBSUB_PING_INTERVAL;
+use crate::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT};
+use crate::cluster_nodes::{SlotOwner, node_info, owner_of, read_slots};
 use crate::connection::Connection;
 use crate::handoff::{self, Handoff};
 use crate::names::slot;
@@ -185,13 +189,6 @@ struct ClusterTarget {
     /// The slot ranges last read and their primaries (`host:port`), first
     /// match wins; `None` until read, and again after a failure.
     slots: Mutex<Option<Arc<Vec<SlotOwner>>>>,
-}
-
-/// Slots `first..=last` are served by the primary at `addr` (`host:port`).
-struct SlotOwner {
-    first: u16,
-    last: u16,
-    addr: String,
 }
 
 /// The key of the single server's connection in [`State::conns`].
@@ -858,7 +855,7 @@ fn live_conn<'a>(
         Target::Server(client) => Connect::Server(client.clone()),
         Target::Sentinel(sentinels) => Connect::Sentinel(sentinels.clone()),
         Target::Cluster(cluster) => Connect::Node {
-            info: cluster.node_info(node)?,
+            info: node_info(&cluster.template, node)?,
             sharded: cluster.sharded,
         },
     };
@@ -903,69 +900,18 @@ impl ClusterTarget {
         let map = match known {
             Some(map) => map,
             None => {
-                let map = Arc::new(self.read_slots().await?);
+                let map = Arc::new(read_slots(&self.con, &self.template).await?);
                 *self.slots.lock().unwrap_or_else(PoisonError::into_inner) = Some(map.clone());
                 map
             }
         };
-        map.iter()
-            .find(|owner| owner.first <= slot && slot <= owner.last)
-            .map(|owner| owner.addr.clone())
-            .ok_or_else(|| {
+        owner_of(&map, slot).map(str::to_owned).ok_or_else(|| {
                 RedisError::from((
                     ErrorKind::Server(redis::ServerErrorKind::ClusterDown),
                     "redlua: no node serves the slot of a lock's channel",
                     format!("slot {slot}"),
                 ))
             })
-    }
-
-    /// Reads `CLUSTER SLOTS` through the command connection.
-    async fn read_slots(&self) -> RedisResult<Vec<SlotOwner>> {
-        let mut con = self.con.clone();
-        let ranges: Vec<Vec<Value>> = redis::cmd("CLUSTER")
-            .arg("SLOTS")
-            .query_async(&mut con)
-            .await?;
-        let default_host = match self.template.addr() {
-            ConnectionAddr::Tcp(host, _) | ConnectionAddr::TcpTls { host, .. } => host.clone(),
-            _ => String::from("127.0.0.1"),
-        };
-        let mut owners = Vec::new();
-        for range in ranges {
-            let [
-                Value::Int(first),
-                Value::Int(last),
-                Value::Array(primary),
-                ..,
-            ] = &range[..]
-            else {
-                continue;
-            };
-            let (Some(host), Some(Value::Int(port))) = (primary.first(), primary.get(1)) else {
-                continue;
-            };
-            let host = match host {
-                Value::BulkString(bytes) => String::from_utf8_lossy(bytes).into_owned(),
-                Value::SimpleString(text) => text.clone(),
-                _ => continue,
-            };
-            // An unknown endpoint ("" or "?") is the address we asked.
-            let host = if host.is_empty() || host == "?" {
-                default_host.clone()
-            } else {
-                host
-            };
-            let (Ok(first), Ok(last)) = (u16::try_from(*first), u16::try_from(*last)) else {
-                continue;
-            };
-            owners.push(SlotOwner {
-                first,
-                last,
-                addr: format!("{host}:{port}"),
-            });
-        }
-        Ok(owners)
     }
 
     /// Forgets the slot map: it is read again before the next subscribe.
@@ -995,46 +941,6 @@ impl ClusterTarget {
         }
     }
 
-    /// The connection settings for the node at `addr` (`host:port`).
-    fn node_info(&self, addr: &str) -> RedisResult<ConnectionInfo> {
-        let bad = || {
-            RedisError::from((
-                ErrorKind::Client,
-                "redlua: the cluster named a node address that cannot be parsed",
-                addr.to_owned(),
-            ))
-        };
-        let (host, port) = addr.rsplit_once(':').ok_or_else(bad)?;
-        let port: u16 = port.parse().map_err(|_| bad())?;
-        let host = host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_owned();
-        let node = match self.template.addr() {
-            ConnectionAddr::TcpTls {
-                insecure,
-                tls_params,
-                ..
-            } => ConnectionAddr::TcpTls {
-                host,
-                port,
-                insecure: *insecure,
-                tls_params: tls_params.clone(),
-            },
-            _ => ConnectionAddr::Tcp(host, port),
-        };
-        let redis = self
-            .template
-            .redis_settings()
-            .clone()
-            .set_protocol(redis::ProtocolVersion::RESP3)
-            .set_db(0);
-        Ok(self
-            .template
-            .clone()
-            .set_addr(node)
-            .set_redis_settings(redis))
-    }
 }
 
 /// How a driver connects.
@@ -1242,9 +1148,20 @@ enum Event {
 impl Driver {
     /// Connects, then runs commands and dispatches messages until the
     /// connection is closed or the hub is dropped.
-    async fn run(mut self, connect: Connect, connect_timeout: Duration, ping_timeout: Duration) {
-        let connect =
-            tokio::time::timeout(connect_timeout, connect.open(connect_timeout, ping_timeout));
+    async fn run(
+        mut self,
+        connect: Connect,
+        connect_timeout: Duration,
+        response_timeout: Duration,
+    ) {
+        let connect = tokio::time::timeout(
+            connect_timeout,
+            connect.open(connect_timeout, response_timeout),
+        );
+        // A pub/sub link answers a ping at once unless it is dead (or the
+        // server is stuck in a long script): waiting the full response
+        // timeout for it would delay the waiters it wakes.
+        let ping_timeout = response_timeout.min(PUBSUB_PING_TIMEOUT);
         let connected = connect.await.unwrap_or_else(|_| {
             Err(RedisError::from((
                 ErrorKind::Io,

@@ -7,6 +7,7 @@ use crate::connection::Connection;
 use crate::holds::Holds;
 use crate::job::Job;
 use crate::latches::{Latch, Latches};
+use crate::loss_watch::LossWatch;
 use crate::names::slot;
 use crate::owner::{Ids, Owner};
 use crate::pubsub::PubSubHub;
@@ -22,6 +23,8 @@ pub(crate) struct Shared {
     /// `con`; `con` itself when the user gave it).
     pub renewal_con: Connection,
     pub hub: PubSubHub,
+    /// Notices holds taken away while held (see `loss_watch.rs`).
+    pub losses: LossWatch,
     pub config: Config,
     pub holds: Mutex<Holds>,
     pub ids: Ids,

@@ -262,6 +262,33 @@ pub(crate) fn lock_lost(key: &HoldKey) {
     metrics::counter!(metric_names::LOCKS_LOST).increment(1);
 }
 
+/// The loss watch found a hold taken away (deleted, overwritten, force
+/// unlocked) while held.
+pub(crate) fn lock_taken_away(key: &HoldKey) {
+    tracing::warn!(
+        target: targets::WATCHDOG,
+        lock = %key.lock,
+        field = %key.field,
+        "lock lost: it was taken away (force unlocked, deleted or overwritten)"
+    );
+    #[cfg(feature = "metrics")]
+    metrics::counter!(metric_names::LOCKS_LOST).increment(1);
+}
+
+/// The server refused key tracking: the loss watch is off.
+pub(crate) fn loss_watch_refused(error: &redis::RedisError) {
+    tracing::warn!(
+        target: targets::WATCHDOG,
+        %error,
+        "the server refuses key tracking; a hold taken away is found by its lease clock and the watchdog"
+    );
+}
+
+/// A step of the loss watch failed; it is tried again.
+pub(crate) fn loss_watch_failed(error: &redis::RedisError) {
+    tracing::debug!(target: targets::WATCHDOG, %error, "watching held locks failed; trying again");
+}
+
 /// The command connection failed in a way that leaves it in doubt.
 pub(crate) fn connection_failed(error: &redis::RedisError) {
     tracing::info!(

@@ -575,6 +575,65 @@ async fn watchdog_renews_locks_of_many_slots_in_slot_batches() {
     }
 }
 
+/// A hold taken away while held is noticed at once on a cluster too, on
+/// every primary: deleted on its node without a message, and force
+/// unlocked by another client (the message goes by sharded pub/sub). The
+/// watchdog timeout is 30 s: only the loss watch can say lost within 1 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hold_taken_away_is_noticed_at_once_on_every_primary() {
+    let _topology = TOPOLOGY.read().await;
+    let (holder, breaker) = (client().await, client().await);
+    let mut names: Vec<String> = Vec::new();
+    let mut covered = BTreeSet::new();
+    for i in 0..1000 {
+        let name = format!("taken-{i}");
+        if covered.insert(owner_of(&name).await) {
+            names.push(name);
+        }
+        if covered.len() == PRIMARIES {
+            break;
+        }
+    }
+    for name in &names {
+        let owner = owner_of(name).await;
+        // Deleted on its node, no message.
+        let guard = holder.lock(name).lock().await.unwrap();
+        tokio::time::sleep(ms(200)).await;
+        assert!(!guard.is_lost());
+        let deleted: i64 = node(owner).await.del(name).await.unwrap();
+        assert_eq!(deleted, 1);
+        let started = Instant::now();
+        within(Duration::from_secs(1), "lost after a DEL", guard.lost()).await;
+        eprintln!(
+            "{name} (node {owner}): lost {:?} after a DEL",
+            started.elapsed()
+        );
+        // Force unlocked by another client.
+        let guard = holder.read_write_lock(name).write().lock().await.unwrap();
+        tokio::time::sleep(ms(200)).await;
+        assert!(!guard.is_lost());
+        assert!(
+            breaker
+                .read_write_lock(name)
+                .write()
+                .force_unlock()
+                .await
+                .unwrap()
+        );
+        let started = Instant::now();
+        within(
+            Duration::from_secs(1),
+            "lost after force_unlock",
+            guard.lost(),
+        )
+        .await;
+        eprintln!(
+            "{name} (node {owner}): lost {:?} after force_unlock",
+            started.elapsed()
+        );
+    }
+}
+
 /// The node ids, in start order.
 async fn node_ids() -> Vec<String> {
     let mut ids = Vec::new();
@@ -726,6 +785,14 @@ async fn a_held_lock_survives_a_slot_migration_and_waiters_follow_it() {
         .expect("another primary");
     let scene = Scene::start("migrating", from).await;
     let (renewed_name, channel) = (scene.renewed_name.as_str(), scene.channel.as_str());
+    // A hold of the slot that the loss watch follows (30 s watchdog).
+    let watched_client = client().await;
+    let watched = watched_client
+        .lock("{migrating}:watched")
+        .lock()
+        .await
+        .unwrap();
+    tokio::time::sleep(ms(200)).await;
 
     migrate_slot(keyslot(renewed_name).await, from, to).await;
     // `owner_of` asks node 0, which may be a replica by now (earlier
@@ -749,6 +816,12 @@ async fn a_held_lock_survives_a_slot_migration_and_waiters_follow_it() {
     // Renewals follow it too, on the new node only.
     scene.renewals_went_on(to).await;
     assert_eq!(keys_in_slot(from, keyslot(renewed_name).await).await, 0);
+    // So does the loss watch: the migration was no loss, and a hold taken
+    // away on the new node is noticed at once.
+    assert!(!watched.is_lost(), "the migration was taken for a loss");
+    let deleted: i64 = node(to).await.del("{migrating}:watched").await.unwrap();
+    assert_eq!(deleted, 1);
+    within(ms(1000), "lost after a DEL on the new node", watched.lost()).await;
     // A release on the new node wakes the waiter at once.
     scene.release_wakes_the_waiter(to).await;
 }

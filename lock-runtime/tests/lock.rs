@@ -13,7 +13,8 @@ mod common;
 use common::{DROP_DELAYS, Redis, monitor, ms, within};
 use redis::AsyncCommands;
 use redlua_runtime::{
-    Error, LockClient, LockGuard, LockInfo, LockKind, MAX_LEASE, MAX_NAME_LEN, Side,
+    Error, FairLock, Lock, LockClient, LockGuard, LockInfo, LockKind, MAX_LEASE, MAX_NAME_LEN,
+    Owner, Side,
 };
 use redlua_test_support::FaultProxy;
 use std::collections::HashMap;
@@ -1908,4 +1909,99 @@ async fn on_a_current_thread_runtime_one_clients_contenders_all_get_the_lock() {
     assert!(total >= 40, "{counts:?}");
     // Each at least half the mean (without the handoff: [782, 1, 1, 1]).
     assert!(least * 4 * 2 >= total, "a contender starved: {counts:?}");
+}
+
+/// A [`Lock`] or a [`FairLock`]: the methods both have.
+enum AnyLock {
+    Plain(Lock),
+    Fair(FairLock),
+}
+
+impl AnyLock {
+    async fn lock(&self) -> Result<LockGuard, Error> {
+        match self {
+            AnyLock::Plain(lock) => lock.lock().await,
+            AnyLock::Fair(lock) => lock.lock().await,
+        }
+    }
+
+    async fn try_lock(&self) -> Result<Option<LockGuard>, Error> {
+        match self {
+            AnyLock::Plain(lock) => lock.try_lock().await,
+            AnyLock::Fair(lock) => lock.try_lock().await,
+        }
+    }
+
+    async fn reenter(&self, owner: &Owner) -> Result<LockGuard, Error> {
+        match self {
+            AnyLock::Plain(lock) => lock.reenter(owner).await,
+            AnyLock::Fair(lock) => lock.reenter(owner).await,
+        }
+    }
+
+    async fn hold_count(&self, owner: &Owner) -> Result<u64, Error> {
+        match self {
+            AnyLock::Plain(lock) => lock.hold_count(owner).await,
+            AnyLock::Fair(lock) => lock.hold_count(owner).await,
+        }
+    }
+}
+
+/// A hold whose count is not a number (the key tampered with) is one typed
+/// error, [`Error::WrongType`], for every method that reads or changes it,
+/// for every kind of lock; the key is left as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hold_count_that_is_not_a_number_is_a_wrong_type_error_everywhere() {
+    let redis = Redis::start().await;
+    let client = redis.unsynced_client().await;
+    let wrong = |what: &str, result: Result<(), Error>| match result {
+        Err(Error::WrongType { .. }) => {}
+        other => panic!("{what}: {other:?}"),
+    };
+    for side in ["lock", "fair", "read", "write"] {
+        let name = format!("corrupt-{side}");
+        let lock = match side {
+            "lock" => AnyLock::Plain(client.lock(&name)),
+            "read" => AnyLock::Plain(client.read_write_lock(&name).read()),
+            "write" => AnyLock::Plain(client.read_write_lock(&name).write()),
+            _ => AnyLock::Fair(client.fair_lock(&name)),
+        };
+        let guard = lock.lock().await.unwrap();
+        let field = match side {
+            "write" => format!("{}:write", guard.owner()),
+            _ => guard.owner().to_string(),
+        };
+        let mut con = redis.raw();
+        let () = con.hset(&name, &field, "not a count").await.unwrap();
+        let what = |method: &str| format!("{side}: {method}");
+        let mut other = None;
+        wrong(&what("guard.reenter()"), guard.reenter().await.map(drop));
+        wrong(
+            &what("reenter(owner)"),
+            lock.reenter(guard.owner()).await.map(drop),
+        );
+        wrong(
+            &what("hold_count"),
+            lock.hold_count(guard.owner()).await.map(drop),
+        );
+        match side {
+            // A new holder finds the hash not a reentrant lock.
+            "lock" | "fair" => wrong(&what("try_lock"), lock.try_lock().await.map(drop)),
+            // A read/write lock's new holder goes by its mode and its own
+            // field: another reader enters, a writer waits.
+            "read" => other = lock.try_lock().await.unwrap(),
+            _ => assert!(lock.try_lock().await.unwrap().is_none(), "{side}: held"),
+        }
+        wrong(&what("unlock"), guard.unlock().await);
+        assert_eq!(
+            redis.hget(&name, &field).await.as_deref(),
+            Some("not a count"),
+            "{side}: left as it was"
+        );
+        if side == "read" {
+            let other = other.expect("another reader entered");
+            other.unlock().await.unwrap();
+        }
+        redis.del(&name).await;
+    }
 }

@@ -326,11 +326,45 @@ async fn renewal_rounds_and_a_lost_lock_are_reported() {
     let capture = Capture::default();
     let _default = capture.install();
     let redis = Redis::start().await;
+    // A user without key tracking: the watchdog is the one to find a loss.
+    let () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg("untracked")
+        .arg("on")
+        .arg(">secret")
+        .arg("~*")
+        .arg("&*")
+        .arg("+@all")
+        .arg("-client|tracking")
+        .query_async(&mut redis.raw())
+        .await
+        .unwrap();
+    let url = format!(
+        "redis://untracked:secret@127.0.0.1:{}/",
+        redis.server.port()
+    );
     // Rounds every 200 ms.
-    let client = redis.client_with_watchdog(ms(600)).await;
+    let client = redlua_runtime::LockClient::builder(url)
+        .watchdog_timeout(ms(600))
+        .connect()
+        .await
+        .unwrap();
     let breaker = redis.client().await;
     let kept = client.lock("obs:kept").lock().await.unwrap();
     let broken = client.lock("obs:broken").lock().await.unwrap();
+    let refused = capture
+        .wait_for(
+            targets::WATCHDOG,
+            "the server refuses key tracking; a hold taken away is found by its lease clock and the watchdog",
+            ms(2_000),
+            |_| true,
+        )
+        .await;
+    assert_eq!(refused.level, Level::WARN);
+    assert!(
+        refused.field("error").contains("client|tracking"),
+        "{refused:?}"
+    );
     let round = capture
         .wait_for(targets::WATCHDOG, "renewal round", ms(2_000), |_| true)
         .await;
@@ -362,6 +396,29 @@ async fn renewal_rounds_and_a_lost_lock_are_reported() {
     assert!(broken.is_lost());
     assert!(!kept.is_lost());
     kept.unlock().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_hold_taken_away_is_reported_at_once() {
+    let capture = Capture::default();
+    let _default = capture.install();
+    let redis = Redis::start().await;
+    let (client, breaker) = (redis.client().await, redis.client().await);
+    let broken = client.lock("obs:taken").lock().await.unwrap();
+    tokio::time::sleep(ms(200)).await;
+    assert!(breaker.lock("obs:taken").force_unlock().await.unwrap());
+    let lost = capture
+        .wait_for(
+            targets::WATCHDOG,
+            "lock lost: it was taken away (force unlocked, deleted or overwritten)",
+            ms(1_000),
+            |_| true,
+        )
+        .await;
+    assert_eq!(lost.level, Level::WARN);
+    assert_eq!(lost.field("lock"), "obs:taken");
+    assert_eq!(lost.field("field"), broken.owner().to_string());
+    assert!(broken.is_lost());
 }
 
 #[tokio::test]

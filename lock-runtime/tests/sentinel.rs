@@ -320,6 +320,45 @@ async fn fair_lock_waiters_are_woken_through_the_master_s_pattern_subscription()
     guard.unlock().await.unwrap();
 }
 
+/// A hold taken away on the master (a `DEL`, no message) is noticed at
+/// once, and so it is after a failover, on the new master. The watchdog
+/// timeout is 30 s: only the loss watch can say lost within 1 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hold_taken_away_is_noticed_at_once_also_after_a_failover() {
+    let _serial = SERIAL.lock().await;
+    let deployment = deployment().await;
+    let holder = unsynced_client(Duration::from_secs(30)).await;
+    let old = master().await;
+    let guard = holder.lock("sentinel:taken").lock().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!guard.is_lost());
+    let deleted: i64 = server(old).await.del("sentinel:taken").await.unwrap();
+    assert_eq!(deleted, 1);
+    let started = Instant::now();
+    within(Duration::from_secs(1), "lost after a DEL", guard.lost()).await;
+    eprintln!("lost {:?} after a DEL on the master", started.elapsed());
+
+    let new = tokio::task::spawn_blocking(move || deployment.failover())
+        .await
+        .expect("the failover");
+    assert_ne!(new, old);
+    // The client follows the sentinels (they are asked every 500 ms).
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let guard = holder.lock("sentinel:taken").lock().await.unwrap();
+    let (fields, _) = stored(new, "sentinel:taken").await;
+    assert_eq!(fields, [guard.owner().to_string()]);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!guard.is_lost());
+    let deleted: i64 = server(new).await.del("sentinel:taken").await.unwrap();
+    assert_eq!(deleted, 1);
+    let started = Instant::now();
+    within(Duration::from_secs(1), "lost after a DEL", guard.lost()).await;
+    eprintln!("lost {:?} after a DEL on the new master", started.elapsed());
+    tokio::task::spawn_blocking(move || deployment.rejoin(old))
+        .await
+        .expect("the deployment settles");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_synced_mode_a_replicated_hold_follows_a_sentinel_failover() {
     let _serial = SERIAL.lock().await;

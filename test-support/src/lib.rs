@@ -184,6 +184,27 @@ impl RedisServer {
         Self::start_with(std::iter::empty::<&str>())
     }
 
+    /// Keeps the server for the rest of the process (a test binary's shared
+    /// server, never dropped): it is killed and its directory removed when
+    /// the process exits (an `atexit` handler), as a drop would.
+    ///
+    /// ```no_run
+    /// use std::sync::OnceLock;
+    /// use redlua_test_support::RedisServer;
+    /// static SERVER: OnceLock<&'static RedisServer> = OnceLock::new();
+    /// let server = *SERVER.get_or_init(|| RedisServer::start().until_exit());
+    /// # let _ = server;
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// When the exit handler cannot be registered.
+    pub fn until_exit(self) -> &'static RedisServer {
+        let server: &'static RedisServer = Box::leak(Box::new(self));
+        clean_up_at_exit_too(std::slice::from_ref(server));
+        server
+    }
+
     /// Starts a server with extra command-line configuration appended after
     /// the defaults (e.g. `["--maxmemory", "10mb"]`; later options override
     /// earlier ones), and waits until it answers `PING`.

@@ -101,8 +101,10 @@ impl LockGuard {
     }
 
     /// Whether the hold may have ended: its lease clock has passed, or the
-    /// lock was found gone. Once true, it stays true. Check it between
-    /// steps of the work the lock protects.
+    /// lock was found gone — a hold taken away (force unlocked, its key
+    /// deleted or overwritten) is found within a round trip, as
+    /// [`LockGuard::is_lost`](crate::LockGuard::is_lost) says. Once true, it
+    /// stays true. Check it between steps of the work the lock protects.
     pub fn is_lost(&self) -> bool {
         self.inner().is_lost()
     }
