@@ -31,7 +31,7 @@
 
 use crate::Span;
 use crate::commands::ArgShape;
-use crate::lints::{CallArg, RedisCall};
+use crate::calls::{CallArg, RedisCall};
 use crate::replies::{self, LuaTypes, Protocol};
 use crate::scope::{Model, Resolution};
 use full_moon::ast::{
@@ -1166,24 +1166,18 @@ pub fn unparenthesized(mut expr: &Expression) -> &Expression {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lints::{Context, redis_calls};
-    use crate::{Options, parse, scope};
+    use crate::calls::{Tree, redis_calls};
+    use crate::{parse, scope};
 
     /// What the inference says about the main chunk's last `return`.
     fn returned(source: &str) -> Inferred {
         let ast = parse::parse(source).expect("parses");
         let model = scope::Model::build(&ast);
-        let options = Options::default();
-        let none = Types::default();
-        let cx = Context {
+        let calls = redis_calls(&Tree {
             source,
             ast: &ast,
             model: &model,
-            types: &none,
-            options: &options,
-            read_only: false,
-        };
-        let calls = redis_calls(&cx);
+        });
         let types = Types::build(source, &ast, &model, &calls);
         let Some(LastStmt::Return(ret)) = ast.nodes().last_stmt() else {
             panic!("no return in {source}");

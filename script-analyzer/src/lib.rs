@@ -24,6 +24,7 @@
 
 #![warn(missing_docs)]
 
+mod calls;
 pub mod commands;
 mod diagnostic;
 pub mod infer;

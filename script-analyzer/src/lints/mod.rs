@@ -9,7 +9,6 @@ use full_moon::node::Node;
 
 mod argv_pattern;
 mod arity;
-mod calls;
 mod chunk_returns;
 mod cjson_empty_table;
 mod cjson_null_condition;
@@ -43,8 +42,7 @@ mod unknown_member;
 mod unpack_reply;
 mod write_in_read_only;
 
-pub use calls::{CallArg, RedisCall, redis_calls};
-pub(crate) use calls::{string_value, unparen};
+pub use crate::calls::{CallArg, RedisCall};
 
 /// Everything a lint may read.
 pub struct Context<'a> {
@@ -67,6 +65,15 @@ impl Context<'_> {
     /// to parse has nodes without a position, and no lint sees one.
     pub fn span_of(&self, node: &impl Node) -> Span {
         crate::node_range::node_span(self.source, node)
+    }
+
+    /// The parsed script and its names.
+    pub(crate) fn tree(&self) -> crate::calls::Tree<'_> {
+        crate::calls::Tree {
+            source: self.source,
+            ast: self.ast,
+            model: self.model,
+        }
     }
 
     /// Whether `lint` was switched off by the caller.
@@ -218,7 +225,7 @@ type Check = fn(&Context<'_>, &[RedisCall], &mut Report);
 
 /// Runs every lint that is not allowed.
 pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
-    let calls = redis_calls(cx);
+    let calls = crate::calls::redis_calls(&cx.tree());
     let types = Types::build(cx.source, cx.ast, cx.model, &calls);
     let cx = &Context {
         types: &types,
@@ -259,7 +266,7 @@ pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
         (Lint::TargetVersion, target_version::check),
         (Lint::ShebangFlag, shebang_flag::check),
     ];
-    calls::record_info(cx, &calls, report);
+    crate::calls::record_info(&cx.tree(), &calls, report);
     report.info.returns = chunk_returns::reply_kinds(cx);
     for (lint, check) in checks {
         let before = report.diagnostics.len();
