@@ -8,10 +8,10 @@
 //! [`ScriptInfo::writes`](crate::ScriptInfo::writes) true, since such calls
 //! could run any command.
 
-use crate::scope::Model;
-use full_moon::ast::Ast;
 use crate::commands::{self, ArgShape};
+use crate::scope::Model;
 use crate::{Report, Span};
+use full_moon::ast::Ast;
 use full_moon::ast::{
     Call, Expression, FunctionArgs, FunctionCall, Index, LocalAssignment, Prefix, Suffix, Var,
     VarExpression,

@@ -27,7 +27,7 @@
 mod calls;
 pub mod commands;
 mod diagnostic;
-pub mod infer;
+pub mod facts;
 pub mod library;
 pub mod lints;
 mod node_range;
@@ -312,7 +312,7 @@ pub(crate) fn analyze_here(source: &str, options: &Options) -> Report {
             .as_ref()
             .is_some_and(|flags| flags.iter().any(|f| f == "no-writes"));
     let model = scope::Model::build(&ast);
-    let no_types = infer::Types::default();
+    let no_types = facts::Types::default();
     let cx = lints::Context {
         source,
         ast: &ast,

@@ -9,7 +9,7 @@
 
 use super::library_calls::each_library_call;
 use super::{Context, RedisCall};
-use crate::infer::{Origin, unparenthesized};
+use crate::facts::{Origin, unparenthesized};
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::{Expression, Var};
 

@@ -6,7 +6,7 @@
 
 use super::library_calls::each_library_call;
 use super::{Context, RedisCall};
-use crate::infer::unparenthesized;
+use crate::facts::unparenthesized;
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::Expression;
 

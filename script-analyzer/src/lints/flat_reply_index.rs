@@ -10,7 +10,7 @@
 //! `big_number`, `verbatim_string`): any other name is always nil as well.
 
 use super::{Context, RedisCall};
-use crate::infer::{Inferred, Key, Ty, index_key};
+use crate::facts::{Inferred, Key, Ty, index_key};
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::{FunctionCall, Prefix, Suffix, VarExpression};
 use full_moon::visitors::Visitor;

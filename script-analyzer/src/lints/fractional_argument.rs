@@ -13,7 +13,7 @@
 
 use super::typed::{Operand, each_operand};
 use super::{Context, RedisCall};
-use crate::infer::{Inferred, Origin, Ty, unparenthesized};
+use crate::facts::{Inferred, Origin, Ty, unparenthesized};
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::{Call, Expression, FunctionArgs, FunctionCall, Prefix, Suffix};
 use full_moon::tokenizer::TokenType;
@@ -113,7 +113,7 @@ impl Visitor for Formats<'_, '_> {
         else {
             return;
         };
-        if crate::infer::index_key(index) != Some(crate::infer::Key::Name("format".to_string())) {
+        if crate::facts::index_key(index) != Some(crate::facts::Key::Name("format".to_string())) {
             return;
         }
         let FunctionArgs::Parentheses { arguments, .. } = &**args else {

@@ -15,7 +15,7 @@
 //! `redis.pcall`, the error table is true as well.
 
 use super::{CallArg, Context, RedisCall};
-use crate::infer::display_name;
+use crate::facts::display_name;
 use crate::replies::{self, LuaTypes};
 use crate::{Diagnostic, Lint, Report, Span};
 use full_moon::ast::{BinOp, Expression, If, LocalAssignment, Repeat, UnOp, Var, While};

@@ -12,7 +12,7 @@
 
 use super::typed::{Operand, describe, each_operand, local_of, text};
 use super::{Context, RedisCall};
-use crate::infer::{Inferred, Origin, Ty, UseKind};
+use crate::facts::{Inferred, Origin, Ty, UseKind};
 use crate::replies::LuaTypes;
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::Expression;

@@ -1,7 +1,7 @@
 //! The lints, one per file. Each has a `check` function that reads the
 //! [`Context`] and pushes its diagnostics into the [`Report`].
 
-use crate::infer::Types;
+use crate::facts::Types;
 use crate::scope::Model;
 use crate::{Options, Report, Span};
 use full_moon::ast::Ast;

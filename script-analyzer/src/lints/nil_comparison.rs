@@ -7,7 +7,7 @@
 
 use super::typed::{describe, each_comparison};
 use super::{Context, RedisCall};
-use crate::infer::Ty;
+use crate::facts::Ty;
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::Expression;
 

@@ -21,7 +21,7 @@
 use super::chunk_returns::{main_chunk_return_statements, unparenthesized};
 use super::typed::{describe, local_of, text};
 use super::{Context, RedisCall};
-use crate::infer::{Inferred, Origin, Ty, UseKind};
+use crate::facts::{Inferred, Origin, Ty, UseKind};
 use crate::{Diagnostic, Lint, Report, ReturnKind, Returns};
 use full_moon::ast::{BinOp, Expression, UnOp};
 

@@ -10,7 +10,7 @@
 
 use super::typed::{describe, each_comparison};
 use super::{Context, RedisCall};
-use crate::infer::{Inferred, Origin, Ty};
+use crate::facts::{Inferred, Origin, Ty};
 use crate::{Diagnostic, Lint, Report};
 
 fn numeric(value: &Inferred) -> bool {

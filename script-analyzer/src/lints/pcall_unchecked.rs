@@ -12,7 +12,7 @@
 
 use super::typed::{Operand, each_operand, local_of};
 use super::{Context, RedisCall};
-use crate::infer::UseKind;
+use crate::facts::UseKind;
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::Expression;
 use std::collections::HashSet;

@@ -10,7 +10,7 @@
 
 use super::chunk_returns::{main_chunk_returns, unparenthesized};
 use super::{Context, RedisCall};
-use crate::infer::{Origin, Ty};
+use crate::facts::{Origin, Ty};
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::{Expression, Field};
 

@@ -1,8 +1,8 @@
-//! Helpers shared by the lints built on type inference ([`crate::infer`]):
+//! Helpers shared by the lints built on type inference ([`crate::facts`]):
 //! how a value is described in messages, and the comparisons of a script.
 
 use super::Context;
-use crate::infer::{Inferred, Origin, Ty, unparenthesized};
+use crate::facts::{Inferred, Origin, Ty, unparenthesized};
 use full_moon::ast::{
     BinOp, Call, Expression, FunctionArgs, FunctionCall, Prefix, Suffix, UnOp, Var, VarExpression,
 };

@@ -11,7 +11,7 @@
 
 use super::library_calls::each_library_call;
 use super::{CallArg, Context, RedisCall};
-use crate::infer::Ty;
+use crate::facts::Ty;
 use crate::{Diagnostic, Lint, Report};
 
 /// Replies with one element per argument sent.

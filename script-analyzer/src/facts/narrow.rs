@@ -1,0 +1,310 @@
+//! Narrowing: what a condition being true (or false) says about the
+//! locals and followed fields it tests.
+//!
+//! Only what the condition proves is removed: `if v then` removes `false`
+//! and nil from `v`, `v == nil` keeps only nil, `type(v) == 'string'` keeps
+//! only strings, `n > 0` raises the least value of `n`. A test never adds
+//! a type: a guard does not make a string a number. A condition it does
+//! not understand leaves the state as it is.
+
+use super::flow::{Flow, State};
+use super::value::{Inferred, Range, Ty};
+use super::{FieldKey, index_key, number, unparenthesized};
+use full_moon::ast::{BinOp, Call, Expression, FunctionArgs, Prefix, Suffix, UnOp, Var};
+use full_moon::tokenizer::TokenType;
+
+/// A value the state holds.
+#[derive(Clone)]
+enum Place {
+    Var(usize),
+    Field(usize, FieldKey),
+}
+
+/// `state`, knowing that `cond` is `truth`.
+pub(super) fn narrow(flow: &Flow<'_, '_>, cond: &Expression, state: &State, truth: bool) -> State {
+    if !state.live {
+        return state.clone();
+    }
+    match cond {
+        Expression::Parentheses { expression, .. } => narrow(flow, expression, state, truth),
+        // `while true do`: never false.
+        Expression::Symbol(token) => {
+            let value = match token.token().to_string().as_str() {
+                "true" => true,
+                "false" | "nil" => false,
+                _ => return state.clone(),
+            };
+            if value == truth {
+                state.clone()
+            } else {
+                State::default()
+            }
+        }
+        Expression::UnaryOperator {
+            unop: UnOp::Not(_),
+            expression,
+        } => narrow(flow, expression, state, !truth),
+        Expression::BinaryOperator { lhs, binop, rhs } => match binop {
+            BinOp::And(_) if truth => {
+                let left = narrow(flow, lhs, state, true);
+                narrow(flow, rhs, &left, true)
+            }
+            BinOp::And(_) => {
+                let left_false = narrow(flow, lhs, state, false);
+                let left_true = narrow(flow, lhs, state, true);
+                left_false.join(narrow(flow, rhs, &left_true, false))
+            }
+            BinOp::Or(_) if truth => {
+                let left_true = narrow(flow, lhs, state, true);
+                let left_false = narrow(flow, lhs, state, false);
+                left_true.join(narrow(flow, rhs, &left_false, true))
+            }
+            BinOp::Or(_) => {
+                let left = narrow(flow, lhs, state, false);
+                narrow(flow, rhs, &left, false)
+            }
+            BinOp::TwoEqual(_) => equality(flow, lhs, rhs, state, truth),
+            BinOp::TildeEqual(_) => equality(flow, lhs, rhs, state, !truth),
+            BinOp::LessThan(_)
+            | BinOp::LessThanEqual(_)
+            | BinOp::GreaterThan(_)
+            | BinOp::GreaterThanEqual(_) => ordering(flow, lhs, binop, rhs, state, truth),
+            _ => state.clone(),
+        },
+        _ => {
+            if let Some(place) = place(flow, cond) {
+                return update(flow, state, &place, |ty| {
+                    if truth {
+                        ty.minus(Ty::FALSY)
+                    } else {
+                        ty.intersection(Ty::FALSY)
+                    }
+                });
+            }
+            // `tonumber(v)` true: `v` is a number or a numeric string.
+            if truth
+                && let Some(arg) = global_call_arg(flow, cond, "tonumber")
+                && let Some(place) = place(flow, arg)
+            {
+                return update(flow, state, &place, |ty| ty.minus(Ty::FALSY));
+            }
+            state.clone()
+        }
+    }
+}
+
+/// `lhs == rhs` is `equal`.
+fn equality(
+    flow: &Flow<'_, '_>,
+    lhs: &Expression,
+    rhs: &Expression,
+    state: &State,
+    equal: bool,
+) -> State {
+    // `type(v) == 'string'`.
+    for (call, other) in [(lhs, rhs), (rhs, lhs)] {
+        if let Some(arg) = global_call_arg(flow, call, "type")
+            && let Some(place) = place(flow, arg)
+            && let Some(name) = string_literal(other)
+        {
+            let Some(types) = type_named(&name) else {
+                return state.clone();
+            };
+            return update(flow, state, &place, |ty| {
+                if equal {
+                    ty.intersection(types)
+                } else {
+                    ty.minus(types)
+                }
+            });
+        }
+    }
+    for (side, other) in [(lhs, rhs), (rhs, lhs)] {
+        let Some(place) = place(flow, side) else {
+            continue;
+        };
+        let literal = match unparenthesized(other) {
+            Expression::Symbol(token) => match token.token().to_string().as_str() {
+                "nil" => Some((Ty::NIL, true)),
+                "false" => Some((Ty::FALSE, true)),
+                "true" => Some((Ty::TRUE, true)),
+                _ => None,
+            },
+            // Equal to a string: a string; unequal: anything still.
+            Expression::String(_) => Some((Ty::STRING, false)),
+            Expression::Number(_) => Some((Ty::NUMBER, false)),
+            _ => None,
+        };
+        let Some((types, exact)) = literal else {
+            continue;
+        };
+        return update(flow, state, &place, |ty| {
+            if equal {
+                ty.intersection(types)
+            } else if exact {
+                ty.minus(types)
+            } else {
+                ty
+            }
+        });
+    }
+    state.clone()
+}
+
+/// `lhs op rhs` is `truth`: both sides were numbers or strings (an
+/// ordering raises otherwise), and a number compared with a literal is on
+/// the literal's side of it.
+fn ordering(
+    flow: &Flow<'_, '_>,
+    lhs: &Expression,
+    binop: &BinOp,
+    rhs: &Expression,
+    state: &State,
+    truth: bool,
+) -> State {
+    let mut state = state.clone();
+    for side in [lhs, rhs] {
+        if let Some(place) = place(flow, side) {
+            state = update(flow, &state, &place, |ty| ty.minus(Ty::FALSY));
+        }
+    }
+    let literal = |e: &Expression| match unparenthesized(e) {
+        Expression::Number(token) => number(token),
+        _ => None,
+    };
+    // Written as `place op n`: `greater` when the place is above n.
+    let (place_expr, n, greater) = match (literal(lhs), literal(rhs)) {
+        (None, Some(n)) => (
+            lhs,
+            n,
+            matches!(binop, BinOp::GreaterThan(_) | BinOp::GreaterThanEqual(_)),
+        ),
+        (Some(n), None) => (
+            rhs,
+            n,
+            matches!(binop, BinOp::LessThan(_) | BinOp::LessThanEqual(_)),
+        ),
+        _ => return state,
+    };
+    let Some(place) = place(flow, place_expr) else {
+        return state;
+    };
+    let Some(value) = current(flow, &state, &place) else {
+        return state;
+    };
+    // Only numbers: a string compared with a number raises.
+    if !value.ty.within(Ty::NUMBER) {
+        return state;
+    }
+    let above = greater == truth;
+    let range = if above {
+        Range::new(value.range.lo.max(n), value.range.hi)
+    } else {
+        Range::new(value.range.lo, value.range.hi.min(n))
+    };
+    set(&mut state, &place, Inferred { range, ..value });
+    state
+}
+
+/// The place `expr` names: a followed local, or a followed field of one.
+fn place(flow: &Flow<'_, '_>, expr: &Expression) -> Option<Place> {
+    match unparenthesized(expr) {
+        Expression::Var(Var::Name(token)) => {
+            let var = flow.types.local(token)?;
+            flow.follows(var).then_some(Place::Var(var))
+        }
+        Expression::Var(Var::Expression(var)) => {
+            let Prefix::Name(name) = var.prefix() else {
+                return None;
+            };
+            let table = flow.types.local(name)?;
+            let suffixes: Vec<&Suffix> = var.suffixes().collect();
+            let [Suffix::Index(index)] = suffixes.as_slice() else {
+                return None;
+            };
+            let key = index_key(index)?;
+            let key = FieldKey::of(&key)?;
+            flow.follows_fields(table)
+                .then_some(Place::Field(table, key))
+        }
+        _ => None,
+    }
+}
+
+fn current(flow: &Flow<'_, '_>, state: &State, place: &Place) -> Option<Inferred> {
+    match place {
+        Place::Var(var) => Some(flow.local(state, *var)),
+        Place::Field(table, key) => flow.field(state, *table, key),
+    }
+}
+
+fn set(state: &mut State, place: &Place, value: Inferred) {
+    match place {
+        Place::Var(var) => {
+            state.vars.insert(*var, value);
+        }
+        Place::Field(table, key) => {
+            state.fields.insert((*table, key.clone()), value);
+        }
+    }
+}
+
+/// `state` with the types of `place` passed through `f`.
+fn update(flow: &Flow<'_, '_>, state: &State, place: &Place, f: impl Fn(Ty) -> Ty) -> State {
+    let mut state = state.clone();
+    let value = current(flow, &state, place).unwrap_or_else(Inferred::any);
+    let ty = f(value.ty);
+    set(&mut state, place, Inferred { ty, ..value });
+    state
+}
+
+/// The one argument of a call of the global function `name`.
+fn global_call_arg<'e>(
+    flow: &Flow<'_, '_>,
+    expr: &'e Expression,
+    name: &str,
+) -> Option<&'e Expression> {
+    let Expression::FunctionCall(call) = unparenthesized(expr) else {
+        return None;
+    };
+    let Prefix::Name(function) = call.prefix() else {
+        return None;
+    };
+    if function.token().to_string() != name || flow.types.local(function).is_some() {
+        return None;
+    }
+    let suffixes: Vec<&Suffix> = call.suffixes().collect();
+    let [Suffix::Call(Call::AnonymousCall(args))] = suffixes.as_slice() else {
+        return None;
+    };
+    let FunctionArgs::Parentheses { arguments, .. } = &**args else {
+        return None;
+    };
+    let mut arguments = arguments.iter();
+    let first = arguments.next()?;
+    arguments.next().is_none().then_some(first)
+}
+
+fn string_literal(expr: &Expression) -> Option<String> {
+    match unparenthesized(expr) {
+        Expression::String(token) => match token.token_type() {
+            TokenType::StringLiteral { literal, .. } => Some(literal.to_string()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The types `type(v)` names.
+fn type_named(name: &str) -> Option<Ty> {
+    Some(match name {
+        "nil" => Ty::NIL,
+        "boolean" => Ty::BOOL,
+        "number" => Ty::NUMBER,
+        "string" => Ty::STRING,
+        "function" => Ty::FUNCTION,
+        "userdata" => Ty::OTHER,
+        "table" => Ty::TABLES,
+        _ => return None,
+    })
+}
