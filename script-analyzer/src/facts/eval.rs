@@ -296,7 +296,10 @@ impl Types<'_> {
             }
             BinOp::Slash(_) | BinOp::Caret(_) => {
                 let (why, range) = if matches!(binop, BinOp::Slash(_)) {
-                    ("a division gives a fractional number", l.range.divided(r.range))
+                    (
+                        "a division gives a fractional number",
+                        l.range.divided(r.range),
+                    )
                 } else {
                     ("`^` gives a fractional number", Range::ANY)
                 };

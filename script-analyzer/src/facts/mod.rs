@@ -78,8 +78,10 @@ pub struct Types<'a> {
     declared_in: HashMap<usize, usize>,
     /// Locals that a function other than their own assigns.
     escaping: HashSet<usize>,
-    /// Local tables whose fields the flow walk follows: only read, written
-    /// and passed to library functions, in their own function.
+    /// Local tables whose fields the flow walk follows: made by a
+    /// constructor or returned by a call (a reply, a decoded document),
+    /// and only read, written and passed to library functions, in their
+    /// own function.
     tracked: HashSet<usize>,
     /// The protocol of the replies, `None` when the script switches in a
     /// way the inference does not follow: replies are then not typed.
@@ -215,7 +217,10 @@ impl<'a> Types<'a> {
             .filter(|var| {
                 defs.get(var).is_some_and(|defs| {
                     defs.iter().all(|d| {
-                        matches!(d, Def::Expr(e) if matches!(unparenthesized(e), Expression::TableConstructor(_)))
+                        matches!(d, Def::Expr(e) if matches!(
+                            unparenthesized(e),
+                            Expression::TableConstructor(_) | Expression::FunctionCall(_)
+                        ))
                     })
                 })
             })
