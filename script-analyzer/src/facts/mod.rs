@@ -839,7 +839,7 @@ mod tests {
         let seconds = probes("local s = math.floor(tonumber(ARGV[1]) / 1000) probe(s)");
         assert!(matches!(seconds[0].origin, Some(Origin::Rounded { .. })));
         let positive = probes("local n = tonumber(ARGV[1]) if n <= 0 then return end probe(n)");
-        assert_eq!(positive[0].range.lo, 0.0);
+        assert!(positive[0].range.lo > 0.0, "{:?}", positive[0].range);
         let huge = probes("probe(math.huge)");
         assert!(matches!(huge[0].origin, Some(Origin::Fraction { .. })));
     }

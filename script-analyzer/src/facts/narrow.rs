@@ -172,19 +172,26 @@ fn ordering(
         Expression::Number(token) => number(token),
         _ => None,
     };
-    // Written as `place op n`: `greater` when the place is above n.
-    let (place_expr, n, greater) = match (literal(lhs), literal(rhs)) {
-        (None, Some(n)) => (
-            lhs,
-            n,
-            matches!(binop, BinOp::GreaterThan(_) | BinOp::GreaterThanEqual(_)),
-        ),
-        (Some(n), None) => (
-            rhs,
-            n,
-            matches!(binop, BinOp::LessThan(_) | BinOp::LessThanEqual(_)),
-        ),
+    // The relation that holds, written `place R n`: (above, strict).
+    let relation = |binop: &BinOp| match binop {
+        BinOp::GreaterThan(_) => (true, true),
+        BinOp::GreaterThanEqual(_) => (true, false),
+        BinOp::LessThan(_) => (false, true),
+        _ => (false, false),
+    };
+    let (place_expr, n, (above, strict)) = match (literal(lhs), literal(rhs)) {
+        (None, Some(n)) => (lhs, n, relation(binop)),
+        (Some(n), None) => {
+            let (above, strict) = relation(binop);
+            (rhs, n, (!above, strict))
+        }
         _ => return state,
+    };
+    // False: the opposite relation.
+    let (above, strict) = if truth {
+        (above, strict)
+    } else {
+        (!above, !strict)
     };
     let Some(place) = place(flow, place_expr) else {
         return state;
@@ -196,11 +203,12 @@ fn ordering(
     if !value.ty.within(Ty::NUMBER) {
         return state;
     }
-    let above = greater == truth;
+    // Past a strict bound by the least step a number can take there.
+    let step = if strict { n.abs().max(1.0) * f64::EPSILON } else { 0.0 };
     let range = if above {
-        Range::new(value.range.lo.max(n), value.range.hi)
+        Range::new(value.range.lo.max(n + step), value.range.hi)
     } else {
-        Range::new(value.range.lo, value.range.hi.min(n))
+        Range::new(value.range.lo, value.range.hi.min(n - step))
     };
     set(&mut state, &place, Inferred { range, ..value });
     state

@@ -198,6 +198,18 @@ impl<F: FnMut(&Expression, Operand)> Visitor for Operands<'_, '_, F> {
     }
 }
 
+/// The value of every `redis.call` argument, by its span's offsets.
+pub(crate) fn command_args(cx: &Context<'_>) -> std::collections::HashMap<(usize, usize), Inferred> {
+    let mut values = std::collections::HashMap::new();
+    each_operand(cx, |expr, operand| {
+        if operand == Operand::CommandArg {
+            let span = cx.span_of(expr);
+            values.insert((span.start.offset, span.end.offset), cx.types.of(expr));
+        }
+    });
+    values
+}
+
 /// The local variable an expression names, if it is a plain name.
 pub(crate) fn local_of(cx: &Context<'_>, expr: &Expression) -> Option<usize> {
     match expr {
