@@ -204,7 +204,11 @@ fn ordering(
         return state;
     }
     // Past a strict bound by the least step a number can take there.
-    let step = if strict { n.abs().max(1.0) * f64::EPSILON } else { 0.0 };
+    let step = if strict {
+        n.abs().max(1.0) * f64::EPSILON
+    } else {
+        0.0
+    };
     let range = if above {
         Range::new(value.range.lo.max(n + step), value.range.hi)
     } else {

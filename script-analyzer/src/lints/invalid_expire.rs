@@ -24,9 +24,9 @@ fn may_not_be_positive(value: &Inferred, rounded_only: bool) -> Option<&'static 
         Some(Origin::Rounded { .. }) => {
             Some("it is a rounded division, which is 0 for inputs below the divisor")
         }
-        Some(Origin::Difference { .. }) if !rounded_only => {
-            Some("it is a difference, which is 0 or negative when the first value is not the larger")
-        }
+        Some(Origin::Difference { .. }) if !rounded_only => Some(
+            "it is a difference, which is 0 or negative when the first value is not the larger",
+        ),
         _ => None,
     }
 }
@@ -187,11 +187,18 @@ mod tests {
             // Past a branch that does not bound it.
             "local s = math.floor(tonumber(ARGV[1]) / 1000)\nif s > 100000 then s = 100000 end\nreturn redis.call('SET', KEYS[1], 'v', 'EX', s)",
         ] {
-            assert_eq!(warnings(source).len(), 1, "{source}: {:?}", warnings(source));
+            assert_eq!(
+                warnings(source).len(),
+                1,
+                "{source}: {:?}",
+                warnings(source)
+            );
         }
         // Past a branch that leaves only times of 0 or less.
         assert_eq!(
-            errors("local s = tonumber(ARGV[1]) if s > 0 then return end return redis.call('SET', KEYS[1], 'v', 'EX', s)"),
+            errors(
+                "local s = tonumber(ARGV[1]) if s > 0 then return end return redis.call('SET', KEYS[1], 'v', 'EX', s)"
+            ),
             ["SET refuses this expire time: it is never positive"]
         );
     }
@@ -205,7 +212,11 @@ mod tests {
             "local s = math.floor(tonumber(ARGV[1]) / 1000)\nif s < 1 then s = 1 end\nreturn redis.call('SET', KEYS[1], 'v', 'EX', s)",
             "local ttl = tonumber(ARGV[1]) - 5\nreturn redis.call('EXPIRE', KEYS[1], ttl)",
         ] {
-            assert!(warnings(source).is_empty(), "{source}: {:?}", warnings(source));
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
         }
     }
 }

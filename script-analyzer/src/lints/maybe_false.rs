@@ -23,7 +23,8 @@ use std::collections::HashSet;
 /// Whether `value` is a reply (or an element of one) that may be `false`
 /// where it is used, or `tonumber` of one.
 fn may_be_false(value: &Inferred) -> bool {
-    if value.ty.is_any() || !value.ty.intersects(Ty::FALSY) {
+    // Never anything else: `argument_type`'s, or an error elsewhere.
+    if value.ty.is_any() || !value.ty.intersects(Ty::FALSY) || value.ty.within(Ty::FALSY) {
         return false;
     }
     match &value.origin {

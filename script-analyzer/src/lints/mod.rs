@@ -7,6 +7,7 @@ use crate::{Options, Report, Span};
 use full_moon::ast::Ast;
 use full_moon::node::Node;
 
+mod argument_type;
 mod argv_pattern;
 mod arity;
 mod chunk_returns;
@@ -156,6 +157,9 @@ lints! {
     /// A reply that may be `false` (GET, HGET, or `tonumber` of one) used in
     /// arithmetic, `..`, `<` or as a command argument (a warning).
     MaybeFalse => "maybe_false",
+    /// A `redis.call` argument that is never a string or a number: a table,
+    /// a boolean, nil.
+    ArgumentType => "argument_type",
     /// A flat reply (HGETALL, CONFIG GET, WITHSCORES) indexed by a field
     /// name: `redis.call('HGETALL', k).name` is always nil; under RESP3, a
     /// map, set or double table indexed by another name than its one field.
@@ -253,6 +257,7 @@ pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
         ),
         (Lint::ScanCursor, scan_cursor::check),
         (Lint::MaybeFalse, maybe_false::check),
+        (Lint::ArgumentType, argument_type::check),
         (Lint::FlatReplyIndex, flat_reply_index::check),
         (Lint::PcallUnchecked, pcall_unchecked::check),
         (Lint::FractionalArgument, fractional_argument::check),

@@ -22,7 +22,11 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             _ => return,
         };
         let inferred = cx.types.of(value);
-        if inferred.reply().is_none() || inferred.ty.is_any() || inferred.ty.intersects(Ty::NIL) {
+        if inferred.reply().is_none()
+            || inferred.ty.is_any()
+            || inferred.ty == Ty::EMPTY
+            || inferred.ty.intersects(Ty::NIL)
+        {
             return;
         }
         let message = format!(

@@ -199,7 +199,9 @@ impl<F: FnMut(&Expression, Operand)> Visitor for Operands<'_, '_, F> {
 }
 
 /// The value of every `redis.call` argument, by its span's offsets.
-pub(crate) fn command_args(cx: &Context<'_>) -> std::collections::HashMap<(usize, usize), Inferred> {
+pub(crate) fn command_args(
+    cx: &Context<'_>,
+) -> std::collections::HashMap<(usize, usize), Inferred> {
     let mut values = std::collections::HashMap::new();
     each_operand(cx, |expr, operand| {
         if operand == Operand::CommandArg {
