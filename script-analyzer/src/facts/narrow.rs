@@ -209,11 +209,16 @@ fn ordering(
     } else {
         0.0
     };
-    let range = if above {
-        Range::new(value.range.lo.max(n + step), value.range.hi)
+    let (lo, hi) = if above {
+        (value.range.lo.max(n + step), value.range.hi)
     } else {
-        Range::new(value.range.lo, value.range.hi.min(n - step))
+        (value.range.lo, value.range.hi.min(n - step))
     };
+    if lo > hi {
+        // No number is on both sides: the branch is never taken.
+        return State::default();
+    }
+    let range = Range::new(lo, hi);
     set(&mut state, &place, Inferred { range, ..value });
     state
 }

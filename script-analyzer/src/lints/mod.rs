@@ -29,6 +29,7 @@ mod nil_comparison;
 mod nil_return;
 mod non_integer_return;
 mod number_string_comparison;
+mod number_text;
 mod pcall_unchecked;
 mod return_shape;
 mod return_type;
@@ -160,6 +161,10 @@ lints! {
     /// A `redis.call` argument that is never a string or a number: a table,
     /// a boolean, nil.
     ArgumentType => "argument_type",
+    /// A number of 1e14 or more turned into text (`tostring`, `..`,
+    /// `cjson.encode` write 14 significant digits: `1.7e+15`), or an
+    /// integer past 2^53, which Lua's doubles do not hold exactly.
+    NumberText => "number_text",
     /// A flat reply (HGETALL, CONFIG GET, WITHSCORES) indexed by a field
     /// name: `redis.call('HGETALL', k).name` is always nil; under RESP3, a
     /// map, set or double table indexed by another name than its one field.
@@ -258,6 +263,7 @@ pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
         (Lint::ScanCursor, scan_cursor::check),
         (Lint::MaybeFalse, maybe_false::check),
         (Lint::ArgumentType, argument_type::check),
+        (Lint::NumberText, number_text::check),
         (Lint::FlatReplyIndex, flat_reply_index::check),
         (Lint::PcallUnchecked, pcall_unchecked::check),
         (Lint::FractionalArgument, fractional_argument::check),
