@@ -138,6 +138,8 @@ impl State {
 pub(super) struct Flow<'t, 'a> {
     pub types: &'t Types<'a>,
     at: RefCell<HashMap<NodeKey, Inferred>>,
+    /// The followed fields of each returned local table.
+    fields_at: RefCell<HashMap<NodeKey, HashMap<FieldKey, Inferred>>>,
     /// The function being walked (its body's address; 0: the main chunk).
     function: Cell<usize>,
     budget: Cell<usize>,
@@ -146,18 +148,29 @@ pub(super) struct Flow<'t, 'a> {
     breaks: RefCell<Vec<State>>,
 }
 
-/// Walks `ast`; the value of each node where it is evaluated, or `None`
-/// when the walk gave up.
-pub(super) fn walk(types: &Types<'_>, ast: &Ast) -> Option<HashMap<NodeKey, Inferred>> {
+/// Walks `ast`; `None` when the walk gave up.
+pub(super) fn walk(types: &Types<'_>, ast: &Ast) -> Option<Walked> {
     let flow = Flow {
         types,
         at: RefCell::new(HashMap::new()),
+        fields_at: RefCell::new(HashMap::new()),
         function: Cell::new(0),
         budget: Cell::new(BUDGET),
         breaks: RefCell::new(Vec::new()),
     };
     flow.block(ast.nodes(), State::start());
-    (flow.budget.get() > 0).then(|| flow.at.into_inner())
+    (flow.budget.get() > 0).then(|| Walked {
+        at: flow.at.into_inner(),
+        fields_at: flow.fields_at.into_inner(),
+    })
+}
+
+/// What the walk found.
+pub(super) struct Walked {
+    /// The value of each node where it is evaluated.
+    pub at: HashMap<NodeKey, Inferred>,
+    /// The followed fields of each returned local table.
+    pub fields_at: HashMap<NodeKey, HashMap<FieldKey, Inferred>>,
 }
 
 /// The evaluation environment at one point.
@@ -272,6 +285,7 @@ impl Flow<'_, '_> {
             Some(LastStmt::Return(ret)) => {
                 for expr in ret.returns() {
                     self.eval(expr, &state);
+                    self.record_fields(expr, &state);
                 }
                 State::dead()
             }
@@ -282,6 +296,39 @@ impl Flow<'_, '_> {
                 State::dead()
             }
             _ => state,
+        }
+    }
+
+    /// The followed fields of a returned local table, joined over every
+    /// time the walk returns it.
+    fn record_fields(&self, expr: &Expression, state: &State) {
+        let Expression::Var(Var::Name(token)) = unparenthesized(expr) else {
+            return;
+        };
+        let Some(table) = self.types.local(token).filter(|t| self.follows_fields(*t)) else {
+            return;
+        };
+        let fields: HashMap<FieldKey, Inferred> = state
+            .fields
+            .iter()
+            .filter(|((t, _), _)| *t == table)
+            .map(|((_, key), value)| (key.clone(), value.clone()))
+            .collect();
+        match self.fields_at.borrow_mut().entry(expr_key(expr)) {
+            Entry::Occupied(mut e) => {
+                let old = std::mem::take(e.get_mut());
+                let mut theirs = fields;
+                let joined = old
+                    .into_iter()
+                    .filter_map(|(key, value)| {
+                        Some((key.clone(), value.merge(theirs.remove(&key)?)))
+                    })
+                    .collect();
+                e.insert(joined);
+            }
+            Entry::Vacant(e) => {
+                e.insert(fields);
+            }
         }
     }
 

@@ -73,6 +73,8 @@ pub struct Types<'a> {
     /// The value of each expression, local read and suffix where the flow
     /// walk evaluated it, joined over every time it did.
     at: HashMap<NodeKey, Inferred>,
+    /// The followed fields of each returned local table (`return t`).
+    fields_at: HashMap<NodeKey, HashMap<FieldKey, Inferred>>,
     /// The function each local is declared in (the address of its body; 0
     /// for the main chunk).
     declared_in: HashMap<usize, usize>,
@@ -89,6 +91,17 @@ pub struct Types<'a> {
     /// The script assigns into `KEYS` or `ARGV` (`ARGV[1] = tonumber(...)`):
     /// their elements are then not surely strings.
     inputs_assigned: bool,
+}
+
+/// What is known of a returned local table ([`Types::returned_fields`]).
+#[derive(Clone, Debug, Default)]
+pub struct ReturnedTable {
+    /// The named fields set on every path (`t.count = n`), sorted.
+    pub names: Vec<String>,
+    /// The elements known, by index.
+    pub elements: Vec<(i64, Inferred)>,
+    /// The length of the array part, if known.
+    pub len: Option<Range>,
 }
 
 /// A field of a local table, as the flow walk follows it.
@@ -228,8 +241,9 @@ impl<'a> Types<'a> {
         types.uses = uses;
         types.declared_in = declared_in;
         types.escaping = escaping;
-        if let Some(at) = flow::walk(&types, ast) {
-            types.at = at;
+        if let Some(walked) = flow::walk(&types, ast) {
+            types.at = walked.at;
+            types.fields_at = walked.fields_at;
         }
         types
     }
@@ -285,6 +299,24 @@ impl<'a> Types<'a> {
     /// The `redis.call` at exactly `start..end`.
     pub fn call_at(&self, start: usize, end: usize) -> Option<&RedisCall> {
         self.calls.get(&(start, end))
+    }
+
+    /// What is known of the fields of the local table `expr` returns
+    /// (`return t`): the named fields set on every path, the elements
+    /// `t[1]`, `t[2]`..., and the length of the array part.
+    pub fn returned_fields(&self, expr: &Expression) -> Option<ReturnedTable> {
+        let fields = self.fields_at.get(&eval::expr_key(expr))?;
+        let mut table = ReturnedTable::default();
+        for (key, value) in fields {
+            match key {
+                FieldKey::Name(name) => table.names.push(name.clone()),
+                FieldKey::Index(i) => table.elements.push((*i, value.clone())),
+                FieldKey::Len => table.len = Some(value.range),
+            }
+        }
+        table.names.sort();
+        table.elements.sort_by_key(|(i, _)| *i);
+        Some(table)
     }
 
     /// The protocol of the script's replies, if the engine follows it.
