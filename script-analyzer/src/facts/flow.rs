@@ -138,7 +138,7 @@ impl State {
 pub(super) struct Flow<'t, 'a> {
     pub types: &'t Types<'a>,
     at: RefCell<HashMap<NodeKey, Inferred>>,
-    /// The followed fields of each returned local table.
+    /// The followed fields of local tables where they are read as a whole.
     fields_at: RefCell<HashMap<NodeKey, HashMap<FieldKey, Inferred>>>,
     /// The function being walked (its body's address; 0: the main chunk).
     function: Cell<usize>,
@@ -169,7 +169,7 @@ pub(super) fn walk(types: &Types<'_>, ast: &Ast) -> Option<Walked> {
 pub(super) struct Walked {
     /// The value of each node where it is evaluated.
     pub at: HashMap<NodeKey, Inferred>,
-    /// The followed fields of each returned local table.
+    /// The followed fields of local tables where they are read as a whole.
     pub fields_at: HashMap<NodeKey, HashMap<FieldKey, Inferred>>,
 }
 
@@ -183,6 +183,9 @@ impl Env for FlowEnv<'_, '_, '_> {
     fn local(&self, _types: &Types<'_>, token: &TokenReference, var: usize) -> Inferred {
         let value = self.flow.local(&self.state, var);
         self.record(super::eval::token_key(token), &value);
+        if self.flow.follows_fields(var) && self.state.live {
+            self.flow.record_fields(token, var, &self.state);
+        }
         value
     }
 
@@ -285,7 +288,6 @@ impl Flow<'_, '_> {
             Some(LastStmt::Return(ret)) => {
                 for expr in ret.returns() {
                     self.eval(expr, &state);
-                    self.record_fields(expr, &state);
                 }
                 State::dead()
             }
@@ -299,22 +301,20 @@ impl Flow<'_, '_> {
         }
     }
 
-    /// The followed fields of a returned local table, joined over every
-    /// time the walk returns it.
-    fn record_fields(&self, expr: &Expression, state: &State) {
-        let Expression::Var(Var::Name(token)) = unparenthesized(expr) else {
-            return;
-        };
-        let Some(table) = self.types.local(token).filter(|t| self.follows_fields(*t)) else {
-            return;
-        };
+    /// The followed fields of the local table `table` read at `token`,
+    /// joined over every time the walk reads it there.
+    fn record_fields(&self, token: &TokenReference, table: usize, state: &State) {
         let fields: HashMap<FieldKey, Inferred> = state
             .fields
             .iter()
             .filter(|((t, _), _)| *t == table)
             .map(|((_, key), value)| (key.clone(), value.clone()))
             .collect();
-        match self.fields_at.borrow_mut().entry(expr_key(expr)) {
+        match self
+            .fields_at
+            .borrow_mut()
+            .entry(super::eval::token_key(token))
+        {
             Entry::Occupied(mut e) => {
                 let old = std::mem::take(e.get_mut());
                 let mut theirs = fields;

@@ -73,7 +73,8 @@ pub struct Types<'a> {
     /// The value of each expression, local read and suffix where the flow
     /// walk evaluated it, joined over every time it did.
     at: HashMap<NodeKey, Inferred>,
-    /// The followed fields of each returned local table (`return t`).
+    /// The followed fields of local tables where they are read as a whole,
+    /// by name token.
     fields_at: HashMap<NodeKey, HashMap<FieldKey, Inferred>>,
     /// The function each local is declared in (the address of its body; 0
     /// for the main chunk).
@@ -93,9 +94,9 @@ pub struct Types<'a> {
     inputs_assigned: bool,
 }
 
-/// What is known of a returned local table ([`Types::returned_fields`]).
+/// What is known of a local table where it is read ([`Types::table_fields`]).
 #[derive(Clone, Debug, Default)]
-pub struct ReturnedTable {
+pub struct TableFields {
     /// The named fields set on every path (`t.count = n`), sorted.
     pub names: Vec<String>,
     /// The elements known, by index.
@@ -301,12 +302,16 @@ impl<'a> Types<'a> {
         self.calls.get(&(start, end))
     }
 
-    /// What is known of the fields of the local table `expr` returns
-    /// (`return t`): the named fields set on every path, the elements
-    /// `t[1]`, `t[2]`..., and the length of the array part.
-    pub fn returned_fields(&self, expr: &Expression) -> Option<ReturnedTable> {
-        let fields = self.fields_at.get(&eval::expr_key(expr))?;
-        let mut table = ReturnedTable::default();
+    /// What is known of the fields of the local table `expr` names, where
+    /// it is read (`return t`, `cjson.encode(t)`): the named fields set on
+    /// every path, the elements `t[1]`, `t[2]`..., and the length of the
+    /// array part. `None` when the table is not followed.
+    pub fn table_fields(&self, expr: &Expression) -> Option<TableFields> {
+        let Expression::Var(full_moon::ast::Var::Name(token)) = unparenthesized(expr) else {
+            return None;
+        };
+        let fields = self.fields_at.get(&eval::token_key(token))?;
+        let mut table = TableFields::default();
         for (key, value) in fields {
             match key {
                 FieldKey::Name(name) => table.names.push(name.clone()),

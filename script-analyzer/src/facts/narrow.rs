@@ -138,6 +138,34 @@ fn equality(
         let Some((types, exact)) = literal else {
             continue;
         };
+        // An integer equal (or not) to an integer literal: its range.
+        if let Expression::Number(token) = unparenthesized(other)
+            && let Some(n) = number(token)
+            && let Some(value) = current(flow, state, &place)
+            && value.ty.within(Ty::INT)
+            && n.fract() == 0.0
+        {
+            let range = value.range;
+            let (lo, hi) = if equal {
+                (n, n)
+            } else if range.lo == n {
+                (n + 1.0, range.hi)
+            } else if range.hi == n {
+                (range.lo, n - 1.0)
+            } else {
+                (range.lo, range.hi)
+            };
+            if lo < range.lo || hi > range.hi || lo > hi {
+                // Outside what it may be: the branch is never taken.
+                if lo > hi || (equal && (n < range.lo || n > range.hi)) {
+                    return State::default();
+                }
+            }
+            let mut state = state.clone();
+            let range = Range::new(lo.max(range.lo), hi.min(range.hi));
+            set(&mut state, &place, Inferred { range, ..value });
+            return state;
+        }
         return update(flow, state, &place, |ty| {
             if equal {
                 ty.intersection(types)
@@ -243,6 +271,18 @@ fn place(flow: &Flow<'_, '_>, expr: &Expression) -> Option<Place> {
             let key = FieldKey::of(&key)?;
             flow.follows_fields(table)
                 .then_some(Place::Field(table, key))
+        }
+        // `#t`: the length of a followed table.
+        Expression::UnaryOperator {
+            unop: UnOp::Hash(_),
+            expression,
+        } => {
+            let Expression::Var(Var::Name(token)) = unparenthesized(expression) else {
+                return None;
+            };
+            let table = flow.types.local(token)?;
+            flow.follows_fields(table)
+                .then_some(Place::Field(table, FieldKey::Len))
         }
         _ => None,
     }

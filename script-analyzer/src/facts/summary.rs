@@ -37,7 +37,7 @@ pub enum UseKind {
     Returned,
     /// An argument of a library function that neither keeps its
     /// arguments nor calls back into the script (`ipairs(t)`,
-    /// `table.insert(t, v)`, `cjson.encode(t)`): its name.
+    /// `table.insert(t, v)`, `cjson.encode(t)`): its name; or of `#`.
     Library(&'static str),
     /// Anything else: passed to a function, stored, called...
     Other,
@@ -273,6 +273,7 @@ impl<'a> Walker<'_, 'a> {
                 let kind = match unop {
                     UnOp::Not(_) => UseKind::Tested,
                     UnOp::Minus(_) => UseKind::Arithmetic,
+                    UnOp::Hash(_) => UseKind::Library("#"),
                     _ => UseKind::Other,
                 };
                 self.expr(expression, kind);

@@ -161,7 +161,7 @@ fn maybe_nil_element(span: crate::Span, value: &Inferred) -> Option<Diagnostic> 
 /// A returned local table whose fields the value facts follow: string
 /// keys only (an empty array), or elements that may be nil.
 fn returned_local(cx: &Context<'_>, expr: &Expression, report: &mut Report) {
-    let Some(table) = cx.types.returned_fields(unparenthesized(expr)) else {
+    let Some(table) = cx.types.table_fields(expr) else {
         return;
     };
     let no_elements = table.len.is_some_and(|len| len.hi <= 0.0);
