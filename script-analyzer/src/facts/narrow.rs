@@ -72,6 +72,21 @@ pub(super) fn narrow(flow: &Flow<'_, '_>, cond: &Expression, state: &State, trut
             _ => state.clone(),
         },
         _ => {
+            // `r.err` false: `r` is not the error table of `redis.pcall`.
+            if !truth
+                && let Expression::Var(Var::Expression(var)) = unparenthesized(cond)
+                && let Prefix::Name(name) = var.prefix()
+                && let Some(local) = flow.types.local(name)
+                && flow.follows(local)
+                && let [Suffix::Index(index)] = var.suffixes().collect::<Vec<_>>().as_slice()
+                && index_key(index) == Some(super::Key::Name("err".to_string()))
+            {
+                let state = update(flow, state, &Place::Var(local), |ty| ty.minus(Ty::ERROR));
+                return match place(flow, cond) {
+                    Some(field) => update(flow, &state, &field, |ty| ty.intersection(Ty::FALSY)),
+                    None => state,
+                };
+            }
             if let Some(place) = place(flow, cond) {
                 return update(flow, state, &place, |ty| {
                     if truth {
