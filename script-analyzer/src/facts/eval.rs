@@ -633,9 +633,27 @@ impl Types<'_> {
             return Some(element(Ty::STRING.union(Ty::NIL)));
         }
         if NULLABLE_ARRAYS.contains(&command) {
-            return Some(element(Ty::STRING.union(Ty::FALSE).union(Ty::NIL)));
+            // One element per key or field asked for.
+            let asked = self.requested(value).unwrap_or(0);
+            let inside = number.is_some_and(|n| n >= 1.0 && n <= asked as f64);
+            let ty = Ty::STRING.union(Ty::FALSE);
+            return Some(element(if inside { ty } else { ty.union(Ty::NIL) }));
         }
         None
+    }
+
+    /// How many keys (MGET) or fields (HMGET) the call of the reply
+    /// `value` asks for, when none of its arguments spreads.
+    fn requested(&self, value: &Inferred) -> Option<usize> {
+        let Some(Origin::Reply { command, span, .. }) = &value.origin else {
+            return None;
+        };
+        let call = self.calls.get(&(span.start.offset, span.end.offset))?;
+        if call.has_spread() {
+            return None;
+        }
+        let fixed = if command == "HMGET" { 2 } else { 1 };
+        call.args.len().checked_sub(fixed)
     }
 
     /// What iterating over `value` with `ipairs` / `pairs` gives as

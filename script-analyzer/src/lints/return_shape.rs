@@ -139,6 +139,11 @@ fn maybe_nil_element(span: crate::Span, value: &Inferred) -> Option<Diagnostic> 
     if !value.ty.intersects(Ty::NIL) || value.ty.is_any() || value.ty.within(Ty::NIL) {
         return None;
     }
+    // An element of a reply is nil only past its end, which the script
+    // may know it is not.
+    if matches!(value.origin, Some(Origin::Element { .. })) {
+        return None;
+    }
     Some(if matches!(value.origin, Some(Origin::Tonumber { .. })) {
         Diagnostic::warning(
             Lint::ReturnShape,
@@ -256,8 +261,8 @@ mod tests {
             "local r = {KEYS[1], 0}\nif ARGV[1] then r[2] = tonumber(ARGV[1]) end\nreturn r",
             // String keys set in a loop, no element.
             "local r = {}\nr.n = 0\nfor _, k in ipairs(KEYS) do r.n = r.n + 1 end\nreturn r",
-            // An element read past the end of a reply.
-            "local v = redis.call('LRANGE', KEYS[1], 0, 1)\nreturn {v[2], ARGV[1]}",
+            // A reply's element that may be false, turned into nil.
+            "local v = redis.call('MGET', KEYS[1], KEYS[1])\nlocal n = v[2] or nil\nreturn {n, ARGV[1]}",
         ] {
             assert_eq!(found(source).len(), 1, "{source}: {:?}", found(source));
         }
