@@ -369,6 +369,9 @@ impl Inferred {
     pub(crate) fn merge(self, other: Inferred) -> Inferred {
         let origin = match (self.origin, other.origin) {
             (Some(a), Some(b)) if a == b => Some(a),
+            // A fraction on either side is what makes the join fractional.
+            (Some(a @ Origin::Fraction { .. }), Some(_))
+            | (Some(_), Some(a @ Origin::Fraction { .. })) => Some(a),
             (Some(_), Some(_)) => None,
             (a, b) => a.or(b),
         };

@@ -291,4 +291,31 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn formats_of_fractions_through_fields_loops_and_branches() {
+        for source in [
+            "local o = {}\no.half = tonumber(ARGV[1]) / 2\nreturn string.format('%d', o.half) .. KEYS[1] .. ARGV[2]",
+            "local s = ''\nfor i = 1, 3 do s = s .. string.format('%d,', i / 2) end\nreturn s .. KEYS[1] .. ARGV[1] .. ARGV[2]",
+            "local n = 1\nif ARGV[1] then n = n * 1.5 end\nreturn string.format('%d', n) .. KEYS[1] .. ARGV[2]",
+        ] {
+            assert_eq!(
+                warnings(source).len(),
+                1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+        for source in [
+            "local o = {}\no.half = math.floor(tonumber(ARGV[1]) / 2)\nreturn string.format('%d', o.half) .. KEYS[1] .. ARGV[2]",
+            "local s = ''\nfor i = 1, 3 do s = s .. string.format('%d,', i * 2) end\nreturn s .. KEYS[1] .. ARGV[1] .. ARGV[2]",
+            "local n = 1\nif ARGV[1] then n = n * 1.5 end\nreturn string.format('%.1f', n) .. KEYS[1] .. ARGV[2]",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
 }

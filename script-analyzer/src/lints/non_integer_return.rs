@@ -155,4 +155,22 @@ return total"
             "hash parts are dropped by Redis anyway"
         );
     }
+
+    #[test]
+    fn computed_fractions_through_fields_loops_and_branches() {
+        for source in [
+            "local o = {}\no.rate = redis.call('INCR', KEYS[1]) / 60\nreturn o.rate",
+            "local avg = 0\nfor i, v in ipairs(redis.call('LRANGE', KEYS[1], 0, 9)) do avg = avg + v / 10 end\nreturn avg",
+            "local r = tonumber(ARGV[1])\nif r > 1 then r = r / 2 end\nreturn r",
+        ] {
+            assert_eq!(severities(source), [Severity::Warning], "{source}");
+        }
+        for source in [
+            "local o = {}\no.rate = math.floor(redis.call('INCR', KEYS[1]) / 60)\nreturn o.rate",
+            "local avg = 0\nfor i, v in ipairs(redis.call('LRANGE', KEYS[1], 0, 9)) do avg = avg + v / 10 end\nreturn tostring(avg)",
+            "local r = tonumber(ARGV[1])\nif r > 1 then r = r / 2 end\nreturn math.ceil(r)",
+        ] {
+            assert!(severities(source).is_empty(), "{source}");
+        }
+    }
 }
