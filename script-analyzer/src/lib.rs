@@ -29,6 +29,7 @@ pub mod commands;
 mod diagnostic;
 pub mod facts;
 pub mod library;
+mod lint;
 pub mod lints;
 mod node_range;
 mod parse;
@@ -40,7 +41,7 @@ pub mod target;
 
 pub use diagnostic::{Diagnostic, Label, Position, Severity, Span, Target};
 pub use library::{FunctionReport, LibraryOptions, LibraryReport};
-pub use lints::Lint;
+pub use lint::{Level, Lint};
 pub use parse::MAX_NESTING;
 pub use similar::best_match;
 pub use target::{ServerTarget, UnknownTarget, Vendor};
