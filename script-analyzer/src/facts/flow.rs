@@ -441,6 +441,7 @@ impl Flow<'_, '_> {
             Stmt::LocalAssignment(local) => {
                 let exprs: Vec<&Expression> = local.expressions().iter().collect();
                 let values: Vec<Inferred> = exprs.iter().map(|e| self.eval(e, &state)).collect();
+                let mut state = self.assigned_effects(&exprs, state);
                 let names: Vec<&TokenReference> = local.names().iter().collect();
                 for (i, name) in names.iter().enumerate() {
                     let value = adjusted(&exprs, &values, i);
@@ -458,6 +459,7 @@ impl Flow<'_, '_> {
                         self.eval_chain(var.prefix(), &suffixes, &state);
                     }
                 }
+                let mut state = self.assigned_effects(&exprs, state);
                 for (i, target) in targets.iter().enumerate() {
                     let value = adjusted(&exprs, &values, i);
                     match target {
@@ -718,9 +720,27 @@ impl Flow<'_, '_> {
     /// A call as a statement, and what it does to the state: `error`
     /// ends the path, `assert(v)` makes `v` true, `table.insert(t, v)`
     /// grows `t`.
-    fn call_statement(&self, call: &FunctionCall, mut state: State) -> State {
+    fn call_statement(&self, call: &FunctionCall, state: State) -> State {
         let suffixes: Vec<&Suffix> = call.suffixes().collect();
         self.eval_chain(call.prefix(), &suffixes, &state);
+        self.effects(call, state, true)
+    }
+
+    /// What the values assigned do to the state: `table.remove(t)` in
+    /// `local last = table.remove(t)` shrinks `t`.
+    fn assigned_effects(&self, exprs: &[&Expression], mut state: State) -> State {
+        for expr in exprs {
+            if let Expression::FunctionCall(call) = unparenthesized(expr) {
+                state = self.effects(call, state, false);
+            }
+        }
+        state
+    }
+
+    /// What a call does to the state once evaluated. `statement`: its
+    /// value is not used (`error` and `assert` end or narrow the path).
+    fn effects(&self, call: &FunctionCall, mut state: State, statement: bool) -> State {
+        let suffixes: Vec<&Suffix> = call.suffixes().collect();
         let Prefix::Name(name) = call.prefix() else {
             return state;
         };
@@ -747,8 +767,8 @@ impl Flow<'_, '_> {
             _ => Vec::new(),
         };
         match path.as_str() {
-            "error" => State::dead(),
-            "assert" => match arguments.first() {
+            "error" if statement => State::dead(),
+            "assert" if statement => match arguments.first() {
                 Some(cond) => narrow(self, cond, &state, true),
                 None => State::dead(),
             },

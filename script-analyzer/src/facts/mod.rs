@@ -793,6 +793,11 @@ mod tests {
                 "local t = {x = 1} t[ARGV[1]] = 'a' probe(t.x)",
                 Ty::INT.union(Ty::STRING),
             ),
+            // Removed by a library call whose value is used.
+            (
+                "local t = {'a', 'b'} local last = table.remove(t) probe(t[2])",
+                Ty::ANY,
+            ),
         ] {
             assert_eq!(probe_types(source), vec![expected], "{source}");
         }
