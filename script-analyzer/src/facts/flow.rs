@@ -17,7 +17,8 @@
 //!   it, so a loop's early rounds only add what later rounds include.
 
 use super::eval::{Env, NodeKey, expr_key};
-use super::narrow::narrow;
+use super::narrow::{Places, narrow};
+use super::state::State;
 use super::value::{Inferred, Range, Ty};
 use super::{FieldKey, Key, Types, index_key, unparenthesized};
 use full_moon::ast::{
@@ -35,104 +36,6 @@ const BUDGET: usize = 20_000;
 
 /// Rounds of a loop before its locals fall back on their summary values.
 const LOOP_ROUNDS: usize = 6;
-
-/// What is known at one point of a function.
-#[derive(Clone, Debug, Default)]
-pub(super) struct State {
-    /// The point can be reached.
-    pub live: bool,
-    /// The locals of the function, by variable.
-    pub vars: HashMap<usize, Inferred>,
-    /// Followed fields of local tables.
-    pub fields: HashMap<(usize, FieldKey), Inferred>,
-}
-
-impl State {
-    fn start() -> State {
-        State {
-            live: true,
-            ..State::default()
-        }
-    }
-
-    fn dead() -> State {
-        State::default()
-    }
-
-    /// What holds after either `self` or `other`.
-    pub fn join(self, other: State) -> State {
-        if !self.live {
-            return other;
-        }
-        if !other.live {
-            return self;
-        }
-        let mut vars = self.vars;
-        for (var, value) in other.vars {
-            match vars.entry(var) {
-                Entry::Occupied(mut e) => {
-                    let old = e.get().clone();
-                    e.insert(old.merge(value));
-                }
-                Entry::Vacant(e) => {
-                    e.insert(value);
-                }
-            }
-        }
-        let mut fields = HashMap::new();
-        let mut theirs = other.fields;
-        for (key, value) in self.fields {
-            if let Some(other) = theirs.remove(&key) {
-                fields.insert(key, value.merge(other));
-            }
-        }
-        State {
-            live: true,
-            vars,
-            fields,
-        }
-    }
-
-    /// `next` (which includes `self`), with the ranges that grew widened.
-    fn widen(&self, next: State) -> State {
-        let mut next = next;
-        for (var, value) in next.vars.iter_mut() {
-            if let Some(old) = self.vars.get(var)
-                && old.ty != Ty::EMPTY
-            {
-                value.range = old.range.widen(value.range);
-            }
-        }
-        for (key, value) in next.fields.iter_mut() {
-            if let Some(old) = self.fields.get(key) {
-                value.range = old.range.widen(value.range);
-            }
-        }
-        next
-    }
-
-    /// Whether `self` and `other` say the same of every value.
-    fn same(&self, other: &State) -> bool {
-        let same = |a: &Inferred, b: &Inferred| a.ty == b.ty && a.range == b.range;
-        self.live == other.live
-            && self.vars.len() == other.vars.len()
-            && self.fields.len() == other.fields.len()
-            && self
-                .vars
-                .iter()
-                .all(|(k, v)| other.vars.get(k).is_some_and(|o| same(v, o)))
-            && self
-                .fields
-                .iter()
-                .all(|(k, v)| other.fields.get(k).is_some_and(|o| same(v, o)))
-    }
-
-    /// `var` holds `value`; its fields are no longer known.
-    fn set(&mut self, var: usize, value: Inferred) {
-        self.vars.insert(var, value);
-        self.fields.retain(|(v, _), _| *v != var);
-    }
-}
 
 /// The walk.
 pub(super) struct Flow<'t, 'a> {
@@ -214,6 +117,28 @@ impl Env for FlowEnv<'_, '_, '_> {
 
     fn function(&self, body: &FunctionBody) {
         self.flow.function(body);
+    }
+}
+
+impl Places for Flow<'_, '_> {
+    fn resolve(&self, token: &TokenReference) -> Option<usize> {
+        self.types.local(token)
+    }
+
+    fn follows(&self, var: usize) -> bool {
+        Flow::follows(self, var)
+    }
+
+    fn follows_fields(&self, var: usize) -> bool {
+        Flow::follows_fields(self, var)
+    }
+
+    fn local(&self, state: &State, var: usize) -> Inferred {
+        Flow::local(self, state, var)
+    }
+
+    fn field(&self, state: &State, var: usize, key: &FieldKey) -> Option<Inferred> {
+        Flow::field(self, state, var, key)
     }
 }
 

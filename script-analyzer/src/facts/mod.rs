@@ -40,6 +40,7 @@
 mod eval;
 mod flow;
 mod narrow;
+mod state;
 mod summary;
 mod value;
 

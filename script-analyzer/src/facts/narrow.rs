@@ -7,11 +7,26 @@
 //! a type: a guard does not make a string a number. A condition it does
 //! not understand leaves the state as it is.
 
-use super::flow::{Flow, State};
+use super::state::State;
 use super::value::{Inferred, Range, Ty};
 use super::{FieldKey, index_key, number, unparenthesized};
 use full_moon::ast::{BinOp, Call, Expression, FunctionArgs, Prefix, Suffix, UnOp, Var};
-use full_moon::tokenizer::TokenType;
+use full_moon::tokenizer::{TokenReference, TokenType};
+
+/// What narrowing asks of the walk: which locals and fields it follows,
+/// and what they hold.
+pub(super) trait Places {
+    /// The local variable `token` names, if it is one.
+    fn resolve(&self, token: &TokenReference) -> Option<usize>;
+    /// Whether the walk follows the local `var` here.
+    fn follows(&self, var: usize) -> bool;
+    /// Whether the walk follows the fields of the local table `var` here.
+    fn follows_fields(&self, var: usize) -> bool;
+    /// The value of `var` in `state`.
+    fn local(&self, state: &State, var: usize) -> Inferred;
+    /// The value of `var.key` in `state`, if known.
+    fn field(&self, state: &State, var: usize, key: &FieldKey) -> Option<Inferred>;
+}
 
 /// A value the state holds.
 #[derive(Clone)]
@@ -21,7 +36,7 @@ enum Place {
 }
 
 /// `state`, knowing that `cond` is `truth`.
-pub(super) fn narrow(flow: &Flow<'_, '_>, cond: &Expression, state: &State, truth: bool) -> State {
+pub(super) fn narrow(flow: &dyn Places, cond: &Expression, state: &State, truth: bool) -> State {
     if !state.live {
         return state.clone();
     }
@@ -76,7 +91,7 @@ pub(super) fn narrow(flow: &Flow<'_, '_>, cond: &Expression, state: &State, trut
             if !truth
                 && let Expression::Var(Var::Expression(var)) = unparenthesized(cond)
                 && let Prefix::Name(name) = var.prefix()
-                && let Some(local) = flow.types.local(name)
+                && let Some(local) = flow.resolve(name)
                 && flow.follows(local)
                 && let [Suffix::Index(index)] = var.suffixes().collect::<Vec<_>>().as_slice()
                 && index_key(index) == Some(super::Key::Name("err".to_string()))
@@ -110,7 +125,7 @@ pub(super) fn narrow(flow: &Flow<'_, '_>, cond: &Expression, state: &State, trut
 
 /// `lhs == rhs` is `equal`.
 fn equality(
-    flow: &Flow<'_, '_>,
+    flow: &dyn Places,
     lhs: &Expression,
     rhs: &Expression,
     state: &State,
@@ -198,7 +213,7 @@ fn equality(
 /// ordering raises otherwise), and a number compared with a literal is on
 /// the literal's side of it.
 fn ordering(
-    flow: &Flow<'_, '_>,
+    flow: &dyn Places,
     lhs: &Expression,
     binop: &BinOp,
     rhs: &Expression,
@@ -267,17 +282,17 @@ fn ordering(
 }
 
 /// The place `expr` names: a followed local, or a followed field of one.
-fn place(flow: &Flow<'_, '_>, expr: &Expression) -> Option<Place> {
+fn place(flow: &dyn Places, expr: &Expression) -> Option<Place> {
     match unparenthesized(expr) {
         Expression::Var(Var::Name(token)) => {
-            let var = flow.types.local(token)?;
+            let var = flow.resolve(token)?;
             flow.follows(var).then_some(Place::Var(var))
         }
         Expression::Var(Var::Expression(var)) => {
             let Prefix::Name(name) = var.prefix() else {
                 return None;
             };
-            let table = flow.types.local(name)?;
+            let table = flow.resolve(name)?;
             let suffixes: Vec<&Suffix> = var.suffixes().collect();
             let [Suffix::Index(index)] = suffixes.as_slice() else {
                 return None;
@@ -295,7 +310,7 @@ fn place(flow: &Flow<'_, '_>, expr: &Expression) -> Option<Place> {
             let Expression::Var(Var::Name(token)) = unparenthesized(expression) else {
                 return None;
             };
-            let table = flow.types.local(token)?;
+            let table = flow.resolve(token)?;
             flow.follows_fields(table)
                 .then_some(Place::Field(table, FieldKey::Len))
         }
@@ -303,7 +318,7 @@ fn place(flow: &Flow<'_, '_>, expr: &Expression) -> Option<Place> {
     }
 }
 
-fn current(flow: &Flow<'_, '_>, state: &State, place: &Place) -> Option<Inferred> {
+fn current(flow: &dyn Places, state: &State, place: &Place) -> Option<Inferred> {
     match place {
         Place::Var(var) => Some(flow.local(state, *var)),
         Place::Field(table, key) => flow.field(state, *table, key),
@@ -322,7 +337,7 @@ fn set(state: &mut State, place: &Place, value: Inferred) {
 }
 
 /// `state` with the types of `place` passed through `f`.
-fn update(flow: &Flow<'_, '_>, state: &State, place: &Place, f: impl Fn(Ty) -> Ty) -> State {
+fn update(flow: &dyn Places, state: &State, place: &Place, f: impl Fn(Ty) -> Ty) -> State {
     let mut state = state.clone();
     let value = current(flow, &state, place).unwrap_or_else(Inferred::any);
     let ty = f(value.ty);
@@ -332,7 +347,7 @@ fn update(flow: &Flow<'_, '_>, state: &State, place: &Place, f: impl Fn(Ty) -> T
 
 /// The one argument of a call of the global function `name`.
 fn global_call_arg<'e>(
-    flow: &Flow<'_, '_>,
+    flow: &dyn Places,
     expr: &'e Expression,
     name: &str,
 ) -> Option<&'e Expression> {
@@ -342,7 +357,7 @@ fn global_call_arg<'e>(
     let Prefix::Name(function) = call.prefix() else {
         return None;
     };
-    if function.token().to_string() != name || flow.types.local(function).is_some() {
+    if function.token().to_string() != name || flow.resolve(function).is_some() {
         return None;
     }
     let suffixes: Vec<&Suffix> = call.suffixes().collect();

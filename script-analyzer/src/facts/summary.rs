@@ -1,8 +1,8 @@
 //! The flow-insensitive summary: every value assigned to each local, anywhere
 //! in the script, and every use of each local.
 //!
-//! The summary is what a local may hold at any time. The flow walk
-//! ([`super::flow`]) uses it where the order of events is not known: an
+//! The summary is what a local may hold at any time. The flow walk uses
+//! it where the order of events is not known: an
 //! upvalue read inside a function (called at any time), and a local that a
 //! nested function assigns.
 
