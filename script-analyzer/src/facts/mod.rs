@@ -11,7 +11,7 @@
 //!   from ([`Origin`]: the command whose reply it is, the input it is built
 //!   from, the division that made it fractional). Lints name the origin in
 //!   their messages.
-//! - The flow walk ([`flow`]) follows the statements in order: locals and
+//! - The flow walk follows the statements in order: locals and
 //!   their reassignments, the fields of local tables that never escape
 //!   (`t.x = redis.call(...)`, `t[1]`), `if` branches and `and` / `or`
 //!   with narrowing (`if v then` removes `false` and nil from `v`, and
@@ -19,8 +19,8 @@
 //!   `error`, `break`), and loops to a fixed point (with widening of the
 //!   numeric ranges). Each expression's value is recorded where it is
 //!   evaluated; [`Types::of`] reads it.
-//! - What the order of events cannot tell is taken from the summary
-//!   ([`summary`]): every value assigned to a local anywhere. An upvalue
+//! - What the order of events cannot tell is taken from the summary:
+//!   every value assigned to a local anywhere. An upvalue
 //!   read inside a function has its summary value (the function may run at
 //!   any time), and so has a local that a nested function assigns.
 //! - Replies are RESP2's, or RESP3's ([`Protocol::Resp3`]) when the script

@@ -1,7 +1,7 @@
 //! The lints, one per file. Each has a `check` function that reads the
 //! [`Context`] and pushes its diagnostics into the [`Report`]; the
-//! registry ([`crate::lint`]) declares each lint's name, level and
-//! documentation, and [`check_of`] maps it to its check.
+//! registry ([`Lint`]) declares each lint's name, level and
+//! documentation, and an exhaustive `match` here maps it to its check.
 
 use crate::facts::Types;
 pub use crate::lint::{Level, Lint};
