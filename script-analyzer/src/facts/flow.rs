@@ -34,6 +34,32 @@ use std::collections::hash_map::Entry;
 /// Statements the walk may visit before giving up.
 const BUDGET: usize = 20_000;
 
+/// The longest `and` / `or` chain whose left side narrows its right side.
+const MAX_CHAIN: usize = 32;
+
+/// How many `and` / `or` / `not` links lead down the left of `cond`, up to
+/// one past [`MAX_CHAIN`].
+fn chain_length(mut cond: &Expression) -> usize {
+    let mut length = 0;
+    while length <= MAX_CHAIN {
+        cond = match cond {
+            Expression::Parentheses { expression, .. } => expression,
+            Expression::UnaryOperator {
+                unop: UnOp::Not(_),
+                expression,
+            } => expression,
+            Expression::BinaryOperator {
+                lhs,
+                binop: BinOp::And(_) | BinOp::Or(_),
+                ..
+            } => lhs,
+            _ => return length,
+        };
+        length += 1;
+    }
+    length
+}
+
 /// Rounds of a loop before its locals fall back on their summary values.
 const LOOP_ROUNDS: usize = 6;
 
@@ -109,6 +135,11 @@ impl Env for FlowEnv<'_, '_, '_> {
     }
 
     fn assume(&self, cond: &Expression, truth: bool) -> Option<Box<dyn Env + '_>> {
+        // A long chain (`a and b and c ...`) would be narrowed again at
+        // each link: past a few, the right side is evaluated unnarrowed.
+        if chain_length(cond) > MAX_CHAIN {
+            return None;
+        }
         Some(Box::new(FlowEnv {
             flow: self.flow,
             state: Cow::Owned(narrow(self.flow, cond, &self.state, truth)),

@@ -886,4 +886,17 @@ mod tests {
         let huge = probes("probe(math.huge)");
         assert!(matches!(huge[0].origin, Some(Origin::Fraction { .. })));
     }
+
+    #[test]
+    fn long_conditions_cost_their_length() {
+        let terms: Vec<String> = (0..400).map(|i| format!("v{} ~= ARGV[1]", i % 3)).collect();
+        let source = format!(
+            "local v0, v1, v2 = redis.call('GET', KEYS[1]), 1, 2\nif {} then probe(v0) end\nlocal w = {} or probe(v0)",
+            terms.join(" and "),
+            terms.join(" or ")
+        );
+        let started = std::time::Instant::now();
+        assert_eq!(probe_types(&source).len(), 2);
+        assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+    }
 }

@@ -37,11 +37,53 @@ enum Place {
 
 /// `state`, knowing that `cond` is `truth`.
 pub(super) fn narrow(flow: &dyn Places, cond: &Expression, state: &State, truth: bool) -> State {
+    let (when_true, when_false) = both(flow, cond, state);
+    if truth { when_true } else { when_false }
+}
+
+/// `state` knowing that `cond` is true, and knowing that it is false: in
+/// one pass, so that a chain of `and` / `or` costs its length.
+fn both(flow: &dyn Places, cond: &Expression, state: &State) -> (State, State) {
     if !state.live {
-        return state.clone();
+        return (state.clone(), state.clone());
     }
     match cond {
-        Expression::Parentheses { expression, .. } => narrow(flow, expression, state, truth),
+        Expression::Parentheses { expression, .. } => both(flow, expression, state),
+        Expression::UnaryOperator {
+            unop: UnOp::Not(_),
+            expression,
+        } => {
+            let (when_true, when_false) = both(flow, expression, state);
+            (when_false, when_true)
+        }
+        Expression::BinaryOperator {
+            lhs,
+            binop: BinOp::And(_),
+            rhs,
+        } => {
+            let (left_true, left_false) = both(flow, lhs, state);
+            let (right_true, right_false) = both(flow, rhs, &left_true);
+            (right_true, left_false.join(right_false))
+        }
+        Expression::BinaryOperator {
+            lhs,
+            binop: BinOp::Or(_),
+            rhs,
+        } => {
+            let (left_true, left_false) = both(flow, lhs, state);
+            let (right_true, right_false) = both(flow, rhs, &left_false);
+            (left_true.join(right_true), right_false)
+        }
+        _ => (
+            leaf(flow, cond, state, true),
+            leaf(flow, cond, state, false),
+        ),
+    }
+}
+
+/// `state`, knowing that `cond` (not `and`, `or`, `not`) is `truth`.
+fn leaf(flow: &dyn Places, cond: &Expression, state: &State, truth: bool) -> State {
+    match cond {
         // `while true do`: never false.
         Expression::Symbol(token) => {
             let value = match token.token().to_string().as_str() {
@@ -55,29 +97,7 @@ pub(super) fn narrow(flow: &dyn Places, cond: &Expression, state: &State, truth:
                 State::default()
             }
         }
-        Expression::UnaryOperator {
-            unop: UnOp::Not(_),
-            expression,
-        } => narrow(flow, expression, state, !truth),
         Expression::BinaryOperator { lhs, binop, rhs } => match binop {
-            BinOp::And(_) if truth => {
-                let left = narrow(flow, lhs, state, true);
-                narrow(flow, rhs, &left, true)
-            }
-            BinOp::And(_) => {
-                let left_false = narrow(flow, lhs, state, false);
-                let left_true = narrow(flow, lhs, state, true);
-                left_false.join(narrow(flow, rhs, &left_true, false))
-            }
-            BinOp::Or(_) if truth => {
-                let left_true = narrow(flow, lhs, state, true);
-                let left_false = narrow(flow, lhs, state, false);
-                left_true.join(narrow(flow, rhs, &left_false, true))
-            }
-            BinOp::Or(_) => {
-                let left = narrow(flow, lhs, state, false);
-                narrow(flow, rhs, &left, false)
-            }
             BinOp::TwoEqual(_) => equality(flow, lhs, rhs, state, truth),
             BinOp::TildeEqual(_) => equality(flow, lhs, rhs, state, !truth),
             BinOp::LessThan(_)

@@ -122,7 +122,7 @@ fn bounded(cx: &Context<'_>, value: &Inferred, args: &HashMap<(usize, usize), In
         && let (Some(start), Some(stop)) = (integer(2), integer(3))
     {
         let same_side = (start >= 0) == (stop >= 0);
-        return same_side && stop - start + 1 < SHORT_RANGE;
+        return same_side && stop.saturating_sub(start).saturating_add(1) < SHORT_RANGE;
     }
     false
 }
@@ -174,6 +174,8 @@ mod tests {
             "local o = {}\no.ids = redis.call('ZRANGEBYSCORE', KEYS[1], 0, ARGV[1])\nredis.call('ZREM', KEYS[1], unpack(o.ids))",
             "for i = 1, 2 do local m = redis.call('LRANGE', KEYS[1], 0, -1) if #m > 0 then redis.call('DEL', unpack(m)) end end",
             "local m = redis.call('ZRANGE', KEYS[1], 0, 7999)\nredis.call('SADD', ARGV[1], unpack(m))",
+            "local m = redis.call('LRANGE', KEYS[1], -9223372036854775807, -1)\nredis.call('RPUSH', ARGV[1], unpack(m))",
+            "local m = redis.call('ZRANGE', KEYS[1], 0, 9223372036854775807)\nredis.call('SADD', ARGV[1], unpack(m))",
         ] {
             assert_eq!(
                 warnings(source).len(),
