@@ -10,6 +10,9 @@
 
 use super::value::{Inferred, Origin, Range, Ty};
 use super::{FieldKey, Key, SCANS, Types, call_end, index_key, number, reply_of};
+use crate::calls::CallArg;
+use crate::commands::ArgShape;
+use crate::replies::{self, LuaTypes, Protocol};
 use crate::scope::Resolution;
 use full_moon::ast::{
     BinOp, Call, Expression, Field, FunctionArgs, FunctionBody, Index, Prefix, Suffix,
@@ -611,7 +614,20 @@ impl Types<'_> {
                 _ => None,
             };
         }
-        if self.protocol != Some(crate::replies::Protocol::Resp2)
+        if self.protocol == Some(Protocol::Resp3)
+            && value.ty.within(Ty::ARRAY.union(Ty::NIL))
+            && self.flat_under_resp2(value)
+        {
+            // Pairs come as `{member, score}` arrays under RESP3.
+            let pair = Inferred::of(Ty::ARRAY).with_origin(Origin::Element {
+                command: command.to_string(),
+            });
+            return Some(Inferred {
+                ty: Ty::ARRAY.union(Ty::NIL),
+                ..pair
+            });
+        }
+        if self.protocol != Some(Protocol::Resp2)
             || !value.ty.within(Ty::ARRAY.union(Ty::PAIRS).union(Ty::FALSE))
         {
             return None;
@@ -640,6 +656,20 @@ impl Types<'_> {
             return Some(element(if inside { ty } else { ty.union(Ty::NIL) }));
         }
         None
+    }
+
+    /// Whether the call of the reply `value` gives a flat table of pairs
+    /// under RESP2 (WITHSCORES, ZPOPMIN, HRANDFIELD ... WITHVALUES).
+    fn flat_under_resp2(&self, value: &Inferred) -> bool {
+        let Some(Origin::Reply { span, .. }) = &value.origin else {
+            return false;
+        };
+        let Some(call) = self.calls.get(&(span.start.offset, span.end.offset)) else {
+            return false;
+        };
+        let shapes: Vec<ArgShape<'_>> = call.args.iter().map(CallArg::shape).collect();
+        replies::of_call_in(Protocol::Resp2, &shapes)
+            .is_some_and(|lua| lua.contains(LuaTypes::PAIRS))
     }
 
     /// How many keys (MGET) or fields (HMGET) the call of the reply

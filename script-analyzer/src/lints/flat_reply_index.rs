@@ -286,4 +286,15 @@ mod tests {
             assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
         }
     }
+
+    #[test]
+    fn resp3_pairs_read_as_flat_arrays_are_tables() {
+        // Under RESP3 each WITHSCORES element is a `{member, score}` pair:
+        // read flat, a member is a table.
+        let source = "redis.setresp(3)\nlocal r = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')\nfor i = 1, #r, 2 do redis.call('SADD', KEYS[1], r[i]) end";
+        let found = crate::lints::test_util::lint(Lint::ArgumentType, source, 1, 0);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let fine = "redis.setresp(3)\nlocal r = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')\nfor _, pair in ipairs(r) do redis.call('SADD', KEYS[1], pair[1]) end";
+        assert!(crate::lints::test_util::lint(Lint::ArgumentType, fine, 1, 0).is_empty());
+    }
 }
