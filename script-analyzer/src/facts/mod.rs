@@ -100,6 +100,8 @@ pub struct Types<'a> {
 pub struct TableFields {
     /// The named fields set on every path (`t.count = n`), sorted.
     pub names: Vec<String>,
+    /// The same, with their values.
+    pub names_with_values: Vec<(String, Inferred)>,
     /// The elements known, by index.
     pub elements: Vec<(i64, Inferred)>,
     /// The length of the array part, if known.
@@ -315,12 +317,16 @@ impl<'a> Types<'a> {
         let mut table = TableFields::default();
         for (key, value) in fields {
             match key {
-                FieldKey::Name(name) => table.names.push(name.clone()),
+                FieldKey::Name(name) => {
+                    table.names.push(name.clone());
+                    table.names_with_values.push((name.clone(), value.clone()));
+                }
                 FieldKey::Index(i) => table.elements.push((*i, value.clone())),
                 FieldKey::Len => table.len = Some(value.range),
             }
         }
         table.names.sort();
+        table.names_with_values.sort_by(|a, b| a.0.cmp(&b.0));
         table.elements.sort_by_key(|(i, _)| *i);
         Some(table)
     }

@@ -83,7 +83,38 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
                         as_text(cx, value, "`cjson.encode`", &mut found);
                     }
                 }
-                other => as_text(cx, other, "`cjson.encode`", &mut found),
+                other => {
+                    // A followed local table: its fields where it is encoded.
+                    if let Some(fields) = cx.types.table_fields(other) {
+                        let large = fields
+                            .names_with_values
+                            .iter()
+                            .map(|(name, value)| (format!("`.{name}`"), value))
+                            .chain(
+                                fields
+                                    .elements
+                                    .iter()
+                                    .map(|(i, value)| (format!("`[{i}]`"), value)),
+                            )
+                            .find(|(_, value)| large(value));
+                        if let Some((field, _)) = large {
+                            found.diagnostics.push(
+                                Diagnostic::error(
+                                    Lint::NumberText,
+                                    cx.span_of(other),
+                                    format!(
+                                        "the field {field} of `{}` is a number of 1e14 or more: `cjson.encode` writes it with 14 significant digits, in exponent form (`1.7e+15`)",
+                                        text(cx, other)
+                                    ),
+                                )
+                                .with_label("not the digits of the number")
+                                .with_help("format it yourself: `string.format('%.0f', n)` for an integer, or keep it in two parts"),
+                            );
+                        }
+                        return;
+                    }
+                    as_text(cx, other, "`cjson.encode`", &mut found)
+                }
             }
         }
         _ => {}
@@ -180,6 +211,8 @@ mod tests {
             "local o = {}\no.at = us\nredis.call('SET', KEYS[1] .. ':' .. o.at, 1)",
             // cjson.encode of a table with it.
             "return cjson.encode({at = us, n = 1})",
+            // cjson.encode of a local table with it, set in a branch.
+            "local doc = {n = 1}\nif ARGV[1] then doc.at = us else doc.at = us + 1 end\nreturn cjson.encode(doc)",
             // In a loop, after a branch that leaves it large.
             "for i = 1, 3 do if us > 0 then redis.call('RPUSH', KEYS[1], 'at ' .. us + i) end end",
         ] {
@@ -211,6 +244,7 @@ mod tests {
             "local id = tonumber(ARGV[1]) return tostring(id)",
             "local o = {}\no.at = t[1]\nreturn KEYS[1] .. o.at",
             "return cjson.encode({at = t[1] .. t[2]})",
+            "local doc = {n = 1}\ndoc.at = string.format('%.0f', us)\nreturn cjson.encode(doc)",
             "return 9007199254740992",
         ] {
             let source = format!("{MICROS}{body}");
