@@ -110,7 +110,12 @@ struct FlowEnv<'f, 't, 'a> {
 
 impl Env for FlowEnv<'_, '_, '_> {
     fn local(&self, _types: &Types<'_>, token: &TokenReference, var: usize) -> Inferred {
-        let value = self.flow.local(&self.state, var);
+        // A point no run reaches (`x and y` where `x` is never true): no value.
+        let value = if self.state.live {
+            self.flow.local(&self.state, var)
+        } else {
+            Inferred::of(Ty::EMPTY)
+        };
         self.record(super::eval::token_key(token), &value);
         if self.flow.follows_fields(var) && self.state.live {
             self.flow.record_fields(token, var, &self.state);

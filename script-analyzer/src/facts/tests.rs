@@ -246,6 +246,9 @@ fn a_guard_removes_false_and_nothing_else() {
         ("if x then v = 1 end probe(v)", vec![maybe.union(Ty::INT)]),
         ("if tonumber(v) then probe(v) end", vec![string]),
         ("if v > 'a' then end probe(v)", vec![string]),
+        // Never reached: no value.
+        ("if false and probe(v) then end", vec![Ty::EMPTY]),
+        ("if v == nil then probe(v) end", vec![Ty::EMPTY]),
     ] {
         let source = format!("{GET}{body}");
         assert_eq!(probe_types(&source), expected, "{source}");
