@@ -99,6 +99,9 @@ const STRING_ARRAYS: &[&str] = &[
 /// Commands whose array reply holds strings or `false` (nil replies).
 const NULLABLE_ARRAYS: &[&str] = &["MGET", "HMGET"];
 
+/// Commands whose reply is a number that may have a fraction, as text.
+const FLOAT_REPLIES: &[&str] = &["ZSCORE", "ZINCRBY", "INCRBYFLOAT", "HINCRBYFLOAT"];
+
 /// The earliest and latest Unix time `TIME` may give, in seconds.
 const TIME_SECONDS: (f64, f64) = (1.0e9, 1.0e10);
 
@@ -464,7 +467,19 @@ impl Types<'_> {
                             .is_some_and(|e| matches!(e, Expression::FunctionCall(_))),
                         _ => false,
                     };
-                    self.builtin(&name, &values, direct)
+                    let literal = match &**args {
+                        FunctionArgs::Parentheses { arguments, .. } => {
+                            arguments.iter().next().and_then(|e| match e {
+                                Expression::String(token) => {
+                                    let text = crate::calls::string_value(token)?;
+                                    Some((text.trim().parse::<f64>().ok()?, self.span(token)))
+                                }
+                                _ => None,
+                            })
+                        }
+                        _ => None,
+                    };
+                    self.builtin(&name, &values, direct, literal)
                 } else if let Call::MethodCall(method) = call {
                     let name = method.name().token().to_string();
                     if current.ty.within(Ty::STRING) && STRING_RESULTS.contains(&name.as_str()) {
@@ -481,7 +496,13 @@ impl Types<'_> {
         }
     }
 
-    fn builtin(&self, name: &str, args: &[Inferred], direct: bool) -> Inferred {
+    fn builtin(
+        &self,
+        name: &str,
+        args: &[Inferred],
+        direct: bool,
+        literal: Option<(f64, crate::Span)>,
+    ) -> Inferred {
         let nil = Inferred::of(Ty::NIL);
         let arg = |i: usize| args.get(i).unwrap_or(&nil);
         let all_int = || args.iter().all(|a| a.ty.subset(Ty::INT)) && !args.is_empty();
@@ -490,6 +511,28 @@ impl Types<'_> {
                 let x = arg(0);
                 if args.len() == 1 && x.ty.within(Ty::NUMBER) {
                     return x.clone();
+                }
+                // `tonumber('1.5')`.
+                if let Some((n, span)) = literal.filter(|(n, _)| n.fract() != 0.0 && n.is_finite())
+                {
+                    return Inferred::of(Ty::FLOAT).within(Range::exact(n)).with_origin(
+                        Origin::Fraction {
+                            why: format!("{n} is not an integer"),
+                            span,
+                        },
+                    );
+                }
+                // A score or a float counter, once known not to be `false`.
+                if let Some((command, _, false)) = x.reply()
+                    && FLOAT_REPLIES.contains(&command)
+                    && !x.ty.intersects(Ty::FALSY)
+                    && let Some(Origin::Reply { span, .. }) = &x.origin
+                {
+                    // Redis writes it as a number Lua reads (`inf` too).
+                    return Inferred::of(Ty::NUMBER).with_origin(Origin::Fraction {
+                        why: format!("{command} replies a number that may have a fraction"),
+                        span: *span,
+                    });
                 }
                 // nil for a nil reply: the argument may be `false`.
                 let of = x
