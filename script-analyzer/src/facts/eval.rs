@@ -99,8 +99,10 @@ const STRING_ARRAYS: &[&str] = &[
 /// Commands whose array reply holds strings or `false` (nil replies).
 const NULLABLE_ARRAYS: &[&str] = &["MGET", "HMGET"];
 
-/// Commands whose reply is a number that may have a fraction, as text.
-const FLOAT_REPLIES: &[&str] = &["ZSCORE", "ZINCRBY", "INCRBYFLOAT", "HINCRBYFLOAT"];
+/// Float counters: their reply is a number that may have a fraction, as
+/// text. (Scores are left out: scripts often keep integer timestamps in
+/// them.)
+const FLOAT_REPLIES: &[&str] = &["INCRBYFLOAT", "HINCRBYFLOAT"];
 
 /// The earliest and latest Unix time `TIME` may give, in seconds.
 const TIME_SECONDS: (f64, f64) = (1.0e9, 1.0e10);
@@ -522,7 +524,7 @@ impl Types<'_> {
                         },
                     );
                 }
-                // A score or a float counter, once known not to be `false`.
+                // A float counter's reply.
                 if let Some((command, _, false)) = x.reply()
                     && FLOAT_REPLIES.contains(&command)
                     && !x.ty.intersects(Ty::FALSY)

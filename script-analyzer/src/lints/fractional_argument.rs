@@ -265,8 +265,8 @@ mod tests {
             "local o = {}\no.batch = tonumber(ARGV[1]) * 0.5\nfor i = 1, 2 do redis.call('SSCAN', KEYS[1], 0, 'COUNT', o.batch) end",
             // A tonumber of a fraction.
             "local n = tonumber('2.5')\nreturn redis.call('INCRBY', KEYS[1], n)",
-            // A score, once known to be there.
-            "local s = redis.call('ZSCORE', KEYS[1], ARGV[1])\nif not s then return 0 end\nreturn redis.call('EXPIRE', KEYS[1], tonumber(s))",
+            // A float counter.
+            "local s = redis.call('INCRBYFLOAT', KEYS[1], ARGV[1])\nreturn redis.call('EXPIRE', KEYS[1], tonumber(s))",
             // math.huge where an integer goes, past a branch.
             "local n = math.huge\nif ARGV[1] ~= '' then n = 10 end\nreturn redis.call('ZRANGEBYSCORE', KEYS[1], 0, 10, 'LIMIT', 0, n)",
         ] {
@@ -285,7 +285,9 @@ mod tests {
             "local n = math.floor(tonumber(ARGV[1]) / 2)\nreturn redis.call('ZRANGEBYSCORE', KEYS[1], 0, 10, 'LIMIT', 0, n)",
             "local o = {}\no.batch = tonumber(ARGV[1]) * 2\nfor i = 1, 2 do redis.call('SSCAN', KEYS[1], 0, 'COUNT', o.batch) end",
             "local n = tonumber('25')\nreturn redis.call('INCRBY', KEYS[1], n)",
-            "local s = redis.call('ZSCORE', KEYS[1], ARGV[1])\nif not s then return 0 end\nreturn redis.call('EXPIRE', KEYS[1], math.floor(tonumber(s)))",
+            "local s = redis.call('INCRBYFLOAT', KEYS[1], ARGV[1])\nreturn redis.call('EXPIRE', KEYS[1], math.floor(tonumber(s)))",
+            // Scores are often integer timestamps.
+            "local s = redis.call('ZSCORE', KEYS[1], ARGV[1])\nif not s then return 0 end\nreturn redis.call('EXPIRE', KEYS[1], tonumber(s))",
             // ZRANGEBYSCORE's min and max are doubles.
             "return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1] / 2, math.huge)",
             "local n = math.huge\nif ARGV[1] ~= '' then n = 10 else n = 20 end\nreturn redis.call('ZRANGEBYSCORE', KEYS[1], 0, 10, 'LIMIT', 0, n)",
