@@ -2,8 +2,8 @@
 //!
 //! A nil reply reaches Lua as `false`, never `nil`, so
 //! `redis.call('GET', k) == nil` is always false (and `~= nil` always true).
-//! Fires when the other operand is a reply (directly, or through a local all
-//! of whose values are replies) that can never be `nil`.
+//! Fires when the other operand is a reply that can never be `nil` where
+//! it is compared (in place, or held by a local or a field).
 
 use super::typed::{describe, each_comparison};
 use super::{Context, RedisCall};
