@@ -221,6 +221,8 @@ use proc_macro::TokenStream;
 /// | `number_string_comparison` | a number compared with a string (`redis.call('INCR', k) == '1'`, `tonumber(x) > ARGV[1]`) |
 /// | `scan_cursor` | a SCAN cursor compared with a number (`until cursor == 0`: the cursor is a string) |
 /// | `maybe_false` | (warning) a reply that may be `false` used in arithmetic, `..` or as a command argument (`redis.call('GET', k) + 1`) |
+/// | `argument_type` | a `redis.call` argument that is never a string or a number: a table, a boolean, nil |
+/// | `number_text` | a number of 1e14 or more turned into text (`tostring`, `..`, `cjson.encode` write 14 significant digits: `1.7e+15`); (warning) an integer past 2^53 |
 /// | `flat_reply_index` | a flat reply indexed by a field name (`redis.call('HGETALL', k).name` is always nil) |
 /// | `pcall_unchecked` | (warning) a `redis.pcall` result used without checking `err` |
 /// | `fractional_argument` | (warning) a number that may be fractional where an integer is needed (`EXPIRE k ARGV[1] / 1000`) |
@@ -230,7 +232,7 @@ use proc_macro::TokenStream;
 /// | `argv_pattern` | (warning) `KEYS[n]` / `ARGV[n]` used as a Lua pattern (`string.find(s, ARGV[1])`) |
 /// | `unpack_reply` | (warning) `unpack` of a command's array reply, which may be empty or too long |
 /// | `lexical_comparison` | (warning) a string reply compared with `<` / `>` as text (`redis.call('ZSCORE', k, m) > ARGV[1]`: '10' < '9') |
-/// | `invalid_expire` | an expire time SET, SETEX, PSETEX or GETEX always refuses (`SET k v EX 0`) |
+/// | `invalid_expire` | an expire time SET, SETEX, PSETEX or GETEX always refuses (`SET k v EX 0`); (warning) one that arithmetic can make 0 or negative (`math.floor(ms / 1000)`) |
 /// | `target_version` | a command, subcommand or option the target lacks (`HEXPIRE` on `redis-7.0`) |
 /// | `shebang_flag` | a `#!lua flags=...` flag the target does not know (`allow-key-locking`) |
 /// | `library` | (`#[redis_function]` only; cannot be allowed) a library `FUNCTION LOAD` refuses, or `KEYS` / `ARGV` in a function: see [`redis_function`] |
@@ -387,4 +389,28 @@ pub fn redis_script(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn redis_function(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::expand_function(attr.into(), item.into()).into()
+}
+
+#[cfg(test)]
+mod tests {
+    /// The lints the attribute's documentation lists, in order.
+    fn documented() -> Vec<String> {
+        include_str!("lib.rs")
+            .lines()
+            .skip_while(|l| *l != "/// | lint | finds |")
+            .take_while(|l| l.starts_with("/// |"))
+            .filter_map(|l| l.strip_prefix("/// | `"))
+            .filter_map(|l| l.split('`').next())
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn the_documentation_lists_every_lint_of_the_registry_once() {
+        let registry: Vec<String> = redlua_analyzer::Lint::ALL
+            .iter()
+            .map(|l| l.name().to_string())
+            .collect();
+        assert_eq!(documented(), registry);
+    }
 }

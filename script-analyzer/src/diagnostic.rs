@@ -1,6 +1,6 @@
 //! Diagnostics: what went wrong, where, and how to show it.
 
-use crate::lints::Lint;
+use crate::lint::Lint;
 use std::fmt::Write as _;
 
 /// A place in the script: byte offset plus 1-based line and column

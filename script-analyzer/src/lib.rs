@@ -24,11 +24,13 @@
 
 #![warn(missing_docs)]
 
+mod calls;
 pub mod commands;
 mod diagnostic;
+pub mod facts;
 pub mod header;
-pub mod infer;
 pub mod library;
+mod lint;
 pub mod lints;
 pub mod manifest;
 mod node_range;
@@ -41,7 +43,7 @@ pub mod target;
 
 pub use diagnostic::{Diagnostic, Label, Position, Severity, Span, Target};
 pub use library::{FunctionReport, LibraryOptions, LibraryReport};
-pub use lints::Lint;
+pub use lint::{Level, Lint};
 pub use parse::MAX_NESTING;
 pub use similar::best_match;
 pub use target::{ServerTarget, UnknownTarget, Vendor};
@@ -313,7 +315,7 @@ pub(crate) fn analyze_here(source: &str, options: &Options) -> Report {
             .as_ref()
             .is_some_and(|flags| flags.iter().any(|f| f == "no-writes"));
     let model = scope::Model::build(&ast);
-    let no_types = infer::Types::default();
+    let no_types = facts::Types::default();
     let cx = lints::Context {
         source,
         ast: &ast,

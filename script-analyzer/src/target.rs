@@ -133,14 +133,6 @@ impl ServerTarget {
         SHEBANG_FLAGS
     }
 
-    /// The release whose command JSON files gave this target's facts, as
-    /// its tag and commit in its repository (`("7.4.1", "74b289a…")`). A
-    /// Redis 8 target gives its version and the commit of the Redis
-    /// documentation whose command file it comes from.
-    pub fn source(self) -> (&'static str, &'static str) {
-        crate::commands::release_of(self)
-    }
-
     /// Whether `self` is a release of `other`'s vendor at least as new.
     pub fn at_least(self, other: ServerTarget) -> bool {
         self.vendor() == other.vendor() && self.version() >= other.version()

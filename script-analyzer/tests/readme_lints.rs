@@ -3,7 +3,7 @@
 //! else, each with an example that the lint really catches.
 
 use redlua_analyzer::{
-    Declared, LibraryOptions, Lint, Options, ReturnKind, analyze, analyze_library,
+    Declared, Level, LibraryOptions, Lint, Options, ReturnKind, Severity, analyze, analyze_library,
 };
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -59,11 +59,13 @@ fn the_scripts_guide_names_every_lint_once_and_no_other() {
         "docs/scripts.md's table names lints that do not exist: {unknown:?}"
     );
     for row in &rows {
+        let lint = Lint::from_name(&row.name).expect("checked above");
         assert!(
-            row.level.contains("error") || row.level.contains("warning"),
-            "{}: level `{}`",
+            row.level.starts_with(lint.level().describe()),
+            "{}: level `{}` in the README, `{}` in the registry",
             row.name,
-            row.level
+            row.level,
+            lint.level().describe()
         );
         assert!(
             row.example.contains('`'),
@@ -115,7 +117,26 @@ fn each_example_is_caught_by_its_lint() {
             WRAPPERS.iter().any(|(before, after)| {
                 let script = format!("{before}{example}{after}");
                 let report = analyze(&script, &options_for(lint));
-                report.diagnostics.iter().any(|d| d.lint == lint)
+                let found: Vec<_> = report
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.lint == lint)
+                    .collect();
+                // At the declared level.
+                let expected = match lint.level() {
+                    Level::Error => Some(Severity::Error),
+                    Level::Warning => Some(Severity::Warning),
+                    _ => None,
+                };
+                if let Some(expected) = expected
+                    && let Some(d) = found.iter().find(|d| d.severity != expected)
+                {
+                    wrong.push(format!(
+                        "{}: {:?} for `{script}`, declared {expected:?}",
+                        row.name, d.severity
+                    ));
+                }
+                !found.is_empty()
             })
         };
         if !caught {

@@ -57,12 +57,17 @@ mod table;
 use crate::target::{Availability, ServerTarget};
 use std::fmt;
 
-/// The release (tag and commit) whose JSON files gave `target`'s facts.
-pub(crate) fn release_of(target: ServerTarget) -> (&'static str, &'static str) {
-    table::RELEASES
-        .iter()
-        .find(|(t, _, _)| *t == target)
-        .map_or(("", ""), |(_, tag, commit)| (*tag, *commit))
+impl ServerTarget {
+    /// The release whose command JSON files gave this target's facts, as
+    /// its tag and commit in its repository (`("7.4.1", "74b289a…")`). A
+    /// Redis 8 target gives its version and the commit of the Redis
+    /// documentation whose command file it comes from.
+    pub fn source(self) -> (&'static str, &'static str) {
+        table::RELEASES
+            .iter()
+            .find(|(t, _, _)| *t == self)
+            .map_or(("", ""), |(_, tag, commit)| (*tag, *commit))
+    }
 }
 
 macro_rules! bit_flags {

@@ -4,7 +4,7 @@
 
 use super::shebang::{NAME_RULE, valid_name};
 use super::{Source, token_range};
-use crate::lints::{string_value, unparen};
+use crate::calls::{string_value, unparen};
 use crate::scope::{Model, offset};
 use crate::{Diagnostic, Lint, Span, best_match};
 use full_moon::ast::{

@@ -3,15 +3,19 @@
 //! `string.find`, `match`, `gmatch` and `gsub` read their pattern argument
 //! as a Lua pattern: in `string.find(s, ARGV[1])`, a caller's `.`, `%`,
 //! `-`, `(`, `[` are magic (`a-b` never matches itself; `%` at the end
-//! raises "malformed pattern"). Fires on `KEYS[n]` / `ARGV[n]` passed as the
-//! pattern, unless `string.find` is asked for a plain search (its fourth
-//! argument `true`). A warning: the input may be a pattern on purpose.
+//! raises "malformed pattern"). Fires on `KEYS[n]` / `ARGV[n]`, or a string
+//! built from one by `..` (`'^' .. ARGV[1]`, `prefix .. '.*'`), passed as
+//! the pattern, through locals, fields, loops and branches; unless
+//! `string.find` is asked for a plain search (its fourth argument `true`).
+//! A string escaped first (`x:gsub('%p', '%%%0')`) is no longer the input.
+//! A warning: the input may be a pattern on purpose.
 
 use super::library_calls::each_library_call;
+use super::typed::text;
 use super::{Context, RedisCall};
-use crate::infer::{Origin, unparenthesized};
+use crate::facts::{Origin, Ty, unparenthesized};
 use crate::{Diagnostic, Lint, Report};
-use full_moon::ast::{Expression, Var};
+use full_moon::ast::Expression;
 
 const FUNCTIONS: &[&str] = &["find", "match", "gmatch", "gsub"];
 
@@ -47,33 +51,20 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
     });
 }
 
-/// `KEYS[n]` / `ARGV[n]` if `expr` is one, or a local that holds one and is
-/// assigned nothing else.
+/// How to name the input `expr` is, or is built from by `..`, as the
+/// value facts follow it (through locals, fields, loops and branches).
 fn input_name(cx: &Context<'_>, expr: &Expression) -> Option<String> {
-    if let Expression::Var(Var::Name(token)) = expr {
-        let var = cx.types.local(token)?;
-        if cx.types.assignments(var) != 1 {
-            return None;
-        }
-        return match cx.types.var(var).origin {
-            Some(Origin::Input { name }) => Some(format!("`{}` (`{name}`)", token.token())),
-            _ => None,
-        };
-    }
-    let Expression::Var(Var::Expression(var)) = expr else {
-        return None;
-    };
-    let full_moon::ast::Prefix::Name(name) = var.prefix() else {
-        return None;
-    };
-    let table = name.token().to_string();
-    if !matches!(table.as_str(), "KEYS" | "ARGV") || !cx.model.is_global(name) {
+    let value = cx.types.of(expr);
+    if !value.ty.within(Ty::STRING) {
         return None;
     }
-    if var.suffixes().count() != 1 {
-        return None;
+    let written = text(cx, expr);
+    match value.origin? {
+        Origin::Input { name } if name == written => Some(format!("`{name}`")),
+        Origin::Input { name } => Some(format!("`{written}` (`{name}`)")),
+        Origin::Concat { input } => Some(format!("`{written}`, built from `{input}` by `..`,")),
+        _ => None,
     }
-    Some(format!("`{}`", var.to_string().trim()))
 }
 
 #[cfg(test)]
@@ -120,6 +111,49 @@ mod tests {
             "local v = redis.call('GET', KEYS[1]) or '' return string.match(v, '^%d+$') and ARGV[1]",
             "return string.find(ARGV[1], ':') and KEYS[1]",
             "local p = ARGV[1] p = p:gsub('%p', '%%%0') local v = redis.call('GET', KEYS[1]) or '' return v:find(p) and 1 or 0",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn patterns_built_from_inputs() {
+        assert_eq!(
+            warnings(
+                "local pat = '^' .. ARGV[1]\nlocal v = redis.call('GET', KEYS[1]) or ''\nreturn v:match(pat)"
+            ),
+            [
+                "`pat`, built from `ARGV[1]` by `..`, is used as a Lua pattern by `match`: its `.`, `%`, `-`, `(`, `[` are magic"
+            ]
+        );
+        for source in [
+            // Through a field.
+            "local o = {}\no.prefix = KEYS[1] .. ':'\nlocal v = redis.call('GET', KEYS[1]) or ''\nreturn string.find(v, o.prefix .. '.*') and 1 or 0",
+            // In a loop, over a reply.
+            "for _, k in ipairs(redis.call('KEYS', '*')) do if k:match('^' .. ARGV[1]) then return k end end",
+            // Past a branch that may not replace it.
+            "local p = ARGV[1] .. '$'\nif #p > 10 then p = 'x' end\nreturn (redis.call('GET', KEYS[1]) or ''):gsub(p, '')",
+        ] {
+            assert_eq!(
+                warnings(source).len(),
+                1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn escaped_or_literal_built_patterns_pass() {
+        for source in [
+            "local pat = '^' .. ARGV[1]:gsub('%p', '%%%0')\nlocal v = redis.call('GET', KEYS[1]) or ''\nreturn v:match(pat)",
+            "local o = {}\no.prefix = 'user' .. ':'\nlocal v = redis.call('GET', KEYS[1]) or ''\nreturn string.find(v, o.prefix .. '.*') and 1 or 0",
+            "for _, k in ipairs(redis.call('KEYS', '*')) do if k:find(ARGV[1] .. ':', 1, true) then return k end end",
+            "local p = ARGV[1] .. '$'\nif #p > 10 then p = 'x' else p = 'y' end\nreturn (redis.call('GET', KEYS[1]) or ''):gsub(p, '')",
         ] {
             assert!(
                 warnings(source).is_empty(),

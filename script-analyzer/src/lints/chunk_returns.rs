@@ -2,7 +2,7 @@
 //! reply. Returns inside functions are not the script's reply and are left out.
 
 use super::Context;
-use crate::infer::Ty;
+use crate::facts::Ty;
 use full_moon::ast::{Block, Expression, LastStmt, Return, Stmt};
 
 /// What Redis may reply with for the script, from the inferred types of

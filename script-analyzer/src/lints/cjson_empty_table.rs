@@ -1,12 +1,16 @@
-//! `cjson_empty_table`: `cjson.encode` of an empty table literal.
+//! `cjson_empty_table`: `cjson.encode` of a table that is, or may be,
+//! empty.
 //!
 //! Lua has one table type, and Redis's cjson encodes an empty one as an
 //! object: `cjson.encode({})` is `"{}"`, not `"[]"`. A reader that expects a
-//! list gets an object. A warning: `{}` may be meant.
+//! list gets an object. Fires on an empty literal, and on a local table
+//! built as an array (elements appended in a loop or a branch: filtered)
+//! that may still be empty where it is encoded. A warning: `{}` may be
+//! meant.
 
 use super::library_calls::each_library_call;
 use super::{Context, RedisCall};
-use crate::infer::unparenthesized;
+use crate::facts::unparenthesized;
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::Expression;
 
@@ -15,9 +19,28 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         if call.name != "cjson.encode" {
             return;
         }
-        let Some(Expression::TableConstructor(table)) =
-            call.args.first().map(|a| unparenthesized(a))
-        else {
+        let Some(arg) = call.args.first().map(|a| unparenthesized(a)) else {
+            return;
+        };
+        if let Some(fields) = cx.types.table_fields(arg) {
+            // Built as an array, and may still be empty.
+            let Some(len) = fields.len else {
+                return;
+            };
+            if fields.names.is_empty() && len.lo <= 0.0 && len.hi > 0.0 {
+                report.diagnostics.push(
+                    Diagnostic::warning(
+                        Lint::CjsonEmptyTable,
+                        cx.span_of(call.call),
+                        "this table may be empty here, and `cjson.encode` gives the object \"{}\" for an empty table, not the array \"[]\"",
+                    )
+                    .with_label("the elements are added on some paths only")
+                    .with_help("write the JSON text \"[]\" yourself when the list is empty (`#t == 0`)"),
+                );
+            }
+            return;
+        }
+        let Expression::TableConstructor(table) = arg else {
             return;
         };
         if !table.fields().is_empty() {
@@ -56,5 +79,40 @@ mod tests {
                 .is_empty()
         );
         assert!(warnings("redis.call('SET', KEYS[1], cjson.encode({a = 1})) return 1").is_empty());
+    }
+
+    #[test]
+    fn tables_that_may_be_empty_where_encoded() {
+        for source in [
+            // Filtered in a loop.
+            "local out = {}\nfor _, v in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do\n  if v ~= '' then table.insert(out, v) end\nend\nreturn cjson.encode(out)",
+            // Appended in a branch.
+            "local out = {}\nif ARGV[1] then out[#out + 1] = ARGV[1] end\nreturn cjson.encode(out)",
+            // Collected from a reply.
+            "local out = {}\nfor i, v in ipairs(redis.call('SMEMBERS', KEYS[1])) do out[i] = v end\nredis.call('SET', KEYS[1], cjson.encode(out))",
+        ] {
+            assert_eq!(
+                warnings(source).len(),
+                1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn tables_surely_filled_or_objects_pass() {
+        for source in [
+            "local out = {KEYS[1]}\nfor _, v in ipairs(ARGV) do table.insert(out, v) end\nreturn cjson.encode(out)",
+            "local out = {}\nout[#out + 1] = KEYS[1]\nreturn cjson.encode(out)",
+            "local out = {}\nout.n = 0\nfor _, v in ipairs(ARGV) do out.n = out.n + 1 end\nreturn cjson.encode(out)",
+            "local out = {}\nfor _, v in ipairs(ARGV) do table.insert(out, v) end\nif #out == 0 then return '[]' end\nreturn cjson.encode(out)",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
     }
 }

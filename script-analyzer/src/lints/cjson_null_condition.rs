@@ -17,7 +17,7 @@
 
 use super::typed::each_comparison;
 use super::{Context, RedisCall};
-use crate::infer::{Key, index_key, unparenthesized};
+use crate::facts::{Key, index_key, unparenthesized};
 use crate::{Diagnostic, Lint, Report, Span};
 use full_moon::ast::{
     BinOp, Call, Expression, If, Index, LocalAssignment, Prefix, Repeat, Suffix, UnOp, Var, While,

@@ -7,12 +7,17 @@
 //!
 //! Under RESP3 (after `redis.setresp(3)`), a map, set, double, big number or
 //! verbatim string reply is a table with one field (`map`, `set`, `double`,
-//! `big_number`, `verbatim_string`): any other name is always nil as well.
+//! `big_number`, `verbatim_string`): any other name is always nil as well,
+//! and code written for flat arrays reads nothing: `r[i]`, `#r` (0),
+//! `ipairs(r)` (no element), through locals, fields, loops and branches.
 
 use super::{Context, RedisCall};
-use crate::infer::{Inferred, Key, Ty, index_key};
+use crate::facts::{Inferred, Key, Ty, index_key};
 use crate::{Diagnostic, Lint, Report};
-use full_moon::ast::{FunctionCall, Prefix, Suffix, VarExpression};
+use full_moon::ast::{
+    Call, Expression, FunctionArgs, FunctionCall, Index, Prefix, Suffix, UnOp, VarExpression,
+};
+use full_moon::node::Node;
 use full_moon::visitors::Visitor;
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
@@ -62,8 +67,20 @@ impl Finder<'_, '_> {
             let Suffix::Index(index) = suffix else {
                 continue;
             };
-            let Some(Key::Name(name)) = index_key(index) else {
-                continue;
+            let name = match index_key(index) {
+                Some(Key::Name(name)) => name,
+                Some(Key::Number(_)) => {
+                    self.positional(before, index, "indexed by a position");
+                    continue;
+                }
+                None => {
+                    if let Index::Brackets { expression, .. } = index
+                        && self.cx.types.of(expression).ty.within(Ty::NUMBER)
+                    {
+                        self.positional(before, index, "indexed by a position");
+                    }
+                    continue;
+                }
             };
             // `r.err` is how a `redis.pcall` result is checked.
             if name == "err" && before.ty.intersects(Ty::ERROR) {
@@ -104,9 +121,54 @@ impl Finder<'_, '_> {
     }
 }
 
+impl Finder<'_, '_> {
+    /// A RESP3 reply table read as a flat array: by position, by length,
+    /// with `ipairs`.
+    fn positional(&mut self, value: &Inferred, at: &impl Node, how: &str) {
+        let Some(field) = wrapper_field(value) else {
+            return;
+        };
+        let Some((command, shape, _)) = value.reply() else {
+            return;
+        };
+        self.found.push(
+            Diagnostic::error(
+                Lint::FlatReplyIndex,
+                self.cx.span_of(at),
+                format!("{command} returns {shape} under RESP3, not a flat array; {how}, it is always empty"),
+            )
+            .with_label(format!("the elements are in `.{field}`"))
+            .with_help(format!("read them through `.{field}` (`for k, v in pairs(r.{field}) do`)")),
+        );
+    }
+}
+
 impl Visitor for Finder<'_, '_> {
     fn visit_function_call(&mut self, call: &FunctionCall) {
         self.chain(call.prefix(), call.suffixes());
+        // `ipairs(r)`.
+        let suffixes: Vec<&Suffix> = call.suffixes().collect();
+        if let (Prefix::Name(name), [Suffix::Call(Call::AnonymousCall(args))]) =
+            (call.prefix(), suffixes.as_slice())
+            && name.token().to_string() == "ipairs"
+            && self.cx.model.is_global(name)
+            && let FunctionArgs::Parentheses { arguments, .. } = &**args
+            && let Some(table) = arguments.iter().next()
+        {
+            let value = self.cx.types.of(table);
+            self.positional(&value, call, "walked with `ipairs`");
+        }
+    }
+
+    fn visit_expression(&mut self, expr: &Expression) {
+        if let Expression::UnaryOperator {
+            unop: UnOp::Hash(_),
+            expression,
+        } = expr
+        {
+            let value = self.cx.types.of(expression);
+            self.positional(&value, expr, "its length `#` is 0");
+        }
     }
 
     fn visit_var_expression(&mut self, var: &VarExpression) {
@@ -198,5 +260,41 @@ mod tests {
         ] {
             assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
         }
+    }
+
+    #[test]
+    fn resp3_maps_read_as_flat_arrays() {
+        for source in [
+            // By length, through a local, in a loop.
+            "redis.setresp(3)\nlocal r = redis.call('HGETALL', KEYS[1])\nlocal n = 0\nfor i = 2, #r, 2 do n = n + r[i] end\nreturn n",
+            // With ipairs, through a field.
+            "redis.setresp(3)\nlocal o = {}\no.r = redis.call('HGETALL', KEYS[1])\nfor _, v in ipairs(o.r) do return v end",
+            // By position, past a branch.
+            "redis.setresp(3)\nlocal r = redis.call('SMEMBERS', KEYS[1])\nif not r then return 0 end\nreturn r[1]",
+        ] {
+            assert!(!errors(source).is_empty(), "{source}: {:?}", errors(source));
+        }
+    }
+
+    #[test]
+    fn resp3_maps_read_through_their_field_pass() {
+        for source in [
+            "redis.setresp(3)\nlocal r = redis.call('HGETALL', KEYS[1])\nlocal n = 0\nfor k, v in pairs(r.map) do n = n + v end\nreturn n",
+            "redis.setresp(3)\nlocal r = redis.call('LRANGE', KEYS[1], 0, -1)\nfor i = 1, #r do return r[i] end",
+            "local r = redis.call('HGETALL', KEYS[1])\nlocal n = 0\nfor i = 2, #r, 2 do n = n + r[i] end\nreturn n",
+        ] {
+            assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
+        }
+    }
+
+    #[test]
+    fn resp3_pairs_read_as_flat_arrays_are_tables() {
+        // Under RESP3 each WITHSCORES element is a `{member, score}` pair:
+        // read flat, a member is a table.
+        let source = "redis.setresp(3)\nlocal r = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')\nfor i = 1, #r, 2 do redis.call('SADD', KEYS[1], r[i]) end";
+        let found = crate::lints::test_util::lint(Lint::ArgumentType, source, 1, 0);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let fine = "redis.setresp(3)\nlocal r = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')\nfor _, pair in ipairs(r) do redis.call('SADD', KEYS[1], pair[1]) end";
+        assert!(crate::lints::test_util::lint(Lint::ArgumentType, fine, 1, 0).is_empty());
     }
 }

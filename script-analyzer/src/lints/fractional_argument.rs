@@ -8,12 +8,15 @@
 //! value the inference knows may be fractional (a division, `^`, a
 //! fractional literal, or arithmetic on one; directly or through locals)
 //! passed where the command takes an integer (EXPIRE and friends, SET's
-//! EX/PX/EXAT/PXAT, INCRBY, HINCRBY, ranges and counts), or formatted with
-//! `%d`. A warning: the division may be exact for every input.
+//! EX/PX/EXAT/PXAT, INCRBY, HINCRBY, ranges and counts, and every
+//! argument the command's JSON types as an integer: after a token such as
+//! `COUNT`, in a `LIMIT offset count` block), or formatted with `%d`.
+//! `math.huge` is a fraction here too: Redis refuses it. A warning: the division may be exact for every input.
 
 use super::typed::{Operand, each_operand};
 use super::{Context, RedisCall};
-use crate::infer::{Inferred, Origin, Ty, unparenthesized};
+use crate::commands::{self, ArgType};
+use crate::facts::{Inferred, Origin, Ty, unparenthesized};
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::{Call, Expression, FunctionArgs, FunctionCall, Prefix, Suffix};
 use full_moon::tokenizer::TokenType;
@@ -46,6 +49,31 @@ fn integer_argument(command: &str, index: usize, previous: Option<&str>) -> bool
     }
 }
 
+/// Whether the command's JSON says argument `index` is an integer: it
+/// follows a token that takes one (`COUNT 10`), or is in a `LIMIT offset
+/// count` block. `args` are the literals after the command's name.
+fn integer_by_tokens(command: &str, index: usize, args: &[Option<&str>]) -> bool {
+    let Some(command) = commands::lookup(command) else {
+        return false;
+    };
+    // Tokens come after the positional arguments.
+    let token_at = |i: Option<usize>| -> Option<&'static commands::Token> {
+        let i = i?;
+        if i < command.positional() {
+            return None;
+        }
+        command.token(args.get(i).copied().flatten()?)
+    };
+    let previous = token_at(index.checked_sub(1));
+    if previous.is_some_and(|t| t.arg_type() == ArgType::Integer) {
+        return true;
+    }
+    // `LIMIT offset count`: both integers.
+    [index.checked_sub(1), index.checked_sub(2)]
+        .into_iter()
+        .any(|i| token_at(i).is_some_and(|t| t.name() == "LIMIT" && t.arg_type() == ArgType::Block))
+}
+
 pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) {
     // Command arguments.
     let mut arguments = Vec::new();
@@ -69,7 +97,12 @@ pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) 
                 .checked_sub(1)
                 .and_then(|p| call.args.get(p))
                 .and_then(|a| a.literal());
-            if position == 0 || !integer_argument(&command, position - 1, previous) {
+            let literals: Vec<Option<&str>> =
+                call.args.iter().skip(1).map(|a| a.literal()).collect();
+            if position == 0
+                || !(integer_argument(&command, position - 1, previous)
+                    || integer_by_tokens(&command, position - 1, &literals))
+            {
                 continue;
             }
             report.diagnostics.push(
@@ -113,7 +146,7 @@ impl Visitor for Formats<'_, '_> {
         else {
             return;
         };
-        if crate::infer::index_key(index) != Some(crate::infer::Key::Name("format".to_string())) {
+        if crate::facts::index_key(index) != Some(crate::facts::Key::Name("format".to_string())) {
             return;
         }
         let FunctionArgs::Parentheses { arguments, .. } = &**args else {
@@ -214,6 +247,77 @@ mod tests {
             "return redis.call('INCRBYFLOAT', KEYS[1], ARGV[1] / 2) .. ARGV[2]",
             "redis.call('SET', KEYS[1], ARGV[1] / 2) return ARGV[2]",
             "return string.format('%s %.2f %%d', ARGV[2], ARGV[1] / 2) .. KEYS[1]",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn integer_arguments_from_the_command_tables() {
+        for source in [
+            // A LIMIT count, through a local.
+            "local n = tonumber(ARGV[1]) / 2\nreturn redis.call('ZRANGEBYSCORE', KEYS[1], 0, 10, 'LIMIT', 0, n)",
+            // A COUNT, through a field, in a loop.
+            "local o = {}\no.batch = tonumber(ARGV[1]) * 0.5\nfor i = 1, 2 do redis.call('SSCAN', KEYS[1], 0, 'COUNT', o.batch) end",
+            // A tonumber of a fraction.
+            "local n = tonumber('2.5')\nreturn redis.call('INCRBY', KEYS[1], n)",
+            // A float counter.
+            "local s = redis.call('INCRBYFLOAT', KEYS[1], ARGV[1])\nreturn redis.call('EXPIRE', KEYS[1], tonumber(s))",
+            // math.huge where an integer goes, past a branch.
+            "local n = math.huge\nif ARGV[1] ~= '' then n = 10 end\nreturn redis.call('ZRANGEBYSCORE', KEYS[1], 0, 10, 'LIMIT', 0, n)",
+        ] {
+            assert_eq!(
+                warnings(source).len(),
+                1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn rounded_or_float_token_arguments_pass() {
+        for source in [
+            "local n = math.floor(tonumber(ARGV[1]) / 2)\nreturn redis.call('ZRANGEBYSCORE', KEYS[1], 0, 10, 'LIMIT', 0, n)",
+            "local o = {}\no.batch = tonumber(ARGV[1]) * 2\nfor i = 1, 2 do redis.call('SSCAN', KEYS[1], 0, 'COUNT', o.batch) end",
+            "local n = tonumber('25')\nreturn redis.call('INCRBY', KEYS[1], n)",
+            "local s = redis.call('INCRBYFLOAT', KEYS[1], ARGV[1])\nreturn redis.call('EXPIRE', KEYS[1], math.floor(tonumber(s)))",
+            // Scores are often integer timestamps.
+            "local s = redis.call('ZSCORE', KEYS[1], ARGV[1])\nif not s then return 0 end\nreturn redis.call('EXPIRE', KEYS[1], tonumber(s))",
+            // ZRANGEBYSCORE's min and max are doubles.
+            "return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1] / 2, math.huge)",
+            "local n = math.huge\nif ARGV[1] ~= '' then n = 10 else n = 20 end\nreturn redis.call('ZRANGEBYSCORE', KEYS[1], 0, 10, 'LIMIT', 0, n)",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn formats_of_fractions_through_fields_loops_and_branches() {
+        for source in [
+            "local o = {}\no.half = tonumber(ARGV[1]) / 2\nreturn string.format('%d', o.half) .. KEYS[1] .. ARGV[2]",
+            "local s = ''\nfor i = 1, 3 do s = s .. string.format('%d,', i / 2) end\nreturn s .. KEYS[1] .. ARGV[1] .. ARGV[2]",
+            "local n = 1\nif ARGV[1] then n = n * 1.5 end\nreturn string.format('%d', n) .. KEYS[1] .. ARGV[2]",
+        ] {
+            assert_eq!(
+                warnings(source).len(),
+                1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+        for source in [
+            "local o = {}\no.half = math.floor(tonumber(ARGV[1]) / 2)\nreturn string.format('%d', o.half) .. KEYS[1] .. ARGV[2]",
+            "local s = ''\nfor i = 1, 3 do s = s .. string.format('%d,', i * 2) end\nreturn s .. KEYS[1] .. ARGV[1] .. ARGV[2]",
+            "local n = 1\nif ARGV[1] then n = n * 1.5 end\nreturn string.format('%.1f', n) .. KEYS[1] .. ARGV[2]",
         ] {
             assert!(
                 warnings(source).is_empty(),

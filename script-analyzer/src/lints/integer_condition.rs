@@ -10,12 +10,14 @@
 //! by `x`); within a condition, both operands of `and` and `or`. (`n or 0`
 //! outside a condition is harmless: the default is never used, and no error.)
 //! A value is checked when it is a `redis.call` / `redis.pcall` whose reply
-//! is an integer for these arguments (see [`replies`](crate::replies)), or
-//! a local initialized with one and never assigned again. Under
+//! is an integer for these arguments (see [`replies`](crate::replies)), a
+//! local initialized with one and never assigned again, or a field or
+//! local that the value facts say holds one where it is tested. Under
 //! `redis.pcall`, the error table is true as well.
 
+use super::typed::text;
 use super::{CallArg, Context, RedisCall};
-use crate::infer::display_name;
+use crate::facts::{Origin, Ty, display_name};
 use crate::replies::{self, LuaTypes};
 use crate::{Diagnostic, Lint, Report, Span};
 use full_moon::ast::{BinOp, Expression, If, LocalAssignment, Repeat, UnOp, Var, While};
@@ -132,7 +134,13 @@ impl Conditions<'_, '_, '_> {
                 Some(call) => (call, None),
                 None => return,
             },
-            Expression::Var(Var::Name(token)) => {
+            Expression::Var(Var::Name(token))
+                if self
+                    .cx
+                    .model
+                    .local(token)
+                    .is_some_and(|v| self.initialized.contains_key(&v.declared_at)) =>
+            {
                 let Some(variable) = self.cx.model.local(token) else {
                     return;
                 };
@@ -141,6 +149,11 @@ impl Conditions<'_, '_, '_> {
                     None => return,
                 }
             }
+            // A field, a reassigned local: what the value facts say it holds here.
+            Expression::Var(_) => match self.held_reply(expr) {
+                Some(call) => (call, Some(text(self.cx, expr))),
+                None => return,
+            },
             _ => return,
         };
         if !replies_integer(call) || !self.reported.insert(span.start.offset) {
@@ -150,6 +163,27 @@ impl Conditions<'_, '_, '_> {
             return;
         };
         self.found.push(diagnostic(name, span, call, through));
+    }
+}
+
+impl<'r> Conditions<'_, '_, 'r> {
+    /// The `redis.call` whose reply `expr` surely is where it is tested.
+    fn held_reply(&self, expr: &Expression) -> Option<&'r RedisCall> {
+        let value = self.cx.types.of(expr);
+        let Some(Origin::Reply { span, pcall, .. }) = &value.origin else {
+            return None;
+        };
+        let integer = if *pcall {
+            Ty::INT.union(Ty::ERROR)
+        } else {
+            Ty::INT
+        };
+        if !value.ty.within(integer) {
+            return None;
+        }
+        self.by_span
+            .get(&(span.start.offset, span.end.offset))
+            .copied()
     }
 }
 
@@ -291,6 +325,25 @@ mod tests {
             "local function exists() return 1 end if exists() then return 1 end return 0",
         ] {
             assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
+        }
+    }
+
+    #[test]
+    fn integer_replies_followed_through_fields_loops_and_branches() {
+        for source in [
+            "local o = {}\no.seen = redis.call('SISMEMBER', KEYS[1], ARGV[1])\nif o.seen then return 1 end\nreturn 0",
+            "local n\nif ARGV[1] == 'a' then\n  n = redis.call('EXISTS', KEYS[1])\n  if n then return 1 end\nend\nreturn 0",
+            "for _, k in ipairs(KEYS) do local o = {} o.e = redis.call('EXISTS', k) while o.e do return 1 end end",
+        ] {
+            let found = crate::lints::test_util::lint(crate::Lint::IntegerCondition, source, 1, 1);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+        }
+        for source in [
+            "local o = {}\no.seen = redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1\nif o.seen then return 1 end\nreturn 0",
+            "local n = false\nif ARGV[1] then n = redis.call('EXISTS', KEYS[1]) end\nif n then return 1 end\nreturn 0",
+        ] {
+            let found = crate::lints::test_util::lint(crate::Lint::IntegerCondition, source, 1, 1);
+            assert!(found.is_empty(), "{source}: {found:?}");
         }
     }
 }

@@ -3,12 +3,76 @@
 //! `SET k v EX 0`, `SETEX k 0 v`, `GETEX k PX -1` fail with "invalid expire
 //! time": SET, SETEX, PSETEX and GETEX need a positive time (EXPIRE, which
 //! deletes the key for a time not in the future, does not). Fires on a
-//! literal time of 0 or less, and on a literal that is not an integer.
+//! literal time of 0 or less, on a literal that is not an integer, and on
+//! a computed time that is never positive (errors); and warns on a time
+//! that arithmetic can make 0 or negative for some inputs: a rounded
+//! division (`math.floor(ms / 1000)` is 0 below a second), or a difference
+//! (`deadline - now`), also for EXPIRE and PEXPIRE when rounded, where 0
+//! deletes the key at once.
 
+use super::typed::command_args;
 use super::{CallArg, Context, RedisCall};
-use crate::{Diagnostic, Lint, Report};
+use crate::facts::{Inferred, Origin, Ty};
+use crate::{Diagnostic, Lint, Report, Span};
 
-pub(crate) fn check(_cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) {
+/// Why a computed time may be 0 or negative, if the value facts say so.
+fn may_not_be_positive(value: &Inferred, rounded_only: bool) -> Option<&'static str> {
+    if !value.ty.within(Ty::NUMBER) || value.range.lo > 0.0 {
+        return None;
+    }
+    match value.origin {
+        Some(Origin::Rounded { .. }) => {
+            Some("it is a rounded division, which is 0 for inputs below the divisor")
+        }
+        Some(Origin::Difference { .. }) if !rounded_only => Some(
+            "it is a difference, which is 0 or negative when the first value is not the larger",
+        ),
+        _ => None,
+    }
+}
+
+/// A computed time: an error if never positive, a warning if it may not be.
+fn computed(command: &str, span: Span, value: &Inferred, refused: bool) -> Option<Diagnostic> {
+    if refused && value.ty.within(Ty::NUMBER) && value.range.hi <= 0.0 {
+        return Some(
+            Diagnostic::error(
+                Lint::InvalidExpire,
+                span,
+                format!("{command} refuses this expire time: it is never positive"),
+            )
+            .with_label("Redis replies \"invalid expire time\"")
+            .with_help("give a positive whole number"),
+        );
+    }
+    let why = may_not_be_positive(value, !refused)?;
+    let effect = if refused {
+        "Redis refuses it with \"invalid expire time\""
+    } else {
+        "the key is deleted at once"
+    };
+    Some(
+        Diagnostic::warning(
+            Lint::InvalidExpire,
+            span,
+            format!("this {command} expire time may be 0 or negative: {why}"),
+        )
+        .with_label(effect)
+        .with_help("bound it: `math.max(1, ...)`, or round up with `math.ceil`"),
+    )
+}
+
+pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) {
+    let values = command_args(cx);
+    for call in calls {
+        if let Some(command) = call.command_name().map(str::to_ascii_uppercase)
+            && matches!(command.as_str(), "EXPIRE" | "PEXPIRE")
+            && let Some(CallArg::Expr(span) | CallArg::Spread(span)) = call.args.get(2)
+            && let Some(value) = values.get(&(span.start.offset, span.end.offset))
+            && let Some(found) = computed(&command, *span, value, false)
+        {
+            report.diagnostics.push(found);
+        }
+    }
     for call in calls {
         let Some(command) = call.command_name().map(str::to_ascii_uppercase) else {
             continue;
@@ -33,6 +97,12 @@ pub(crate) fn check(_cx: &Context<'_>, calls: &[RedisCall], report: &mut Report)
             _ => continue,
         };
         for i in times {
+            if let Some(CallArg::Expr(span) | CallArg::Spread(span)) = call.args.get(i)
+                && let Some(value) = values.get(&(span.start.offset, span.end.offset))
+                && let Some(found) = computed(&command, *span, value, true)
+            {
+                report.diagnostics.push(found);
+            }
             let Some(CallArg::Literal(text, span)) = call.args.get(i) else {
                 continue;
             };
@@ -94,6 +164,59 @@ mod tests {
             "return redis.call('SETEX', KEYS[1], 60, ARGV[1])",
         ] {
             assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
+        }
+    }
+
+    fn warnings(source: &str) -> Vec<String> {
+        crate::lints::test_util::lint(Lint::InvalidExpire, source, 1, 1)
+            .into_iter()
+            .filter(|d| d.severity == crate::Severity::Warning)
+            .map(|d| d.message)
+            .collect()
+    }
+
+    #[test]
+    fn times_arithmetic_can_make_zero_or_negative() {
+        for source in [
+            // Through a local.
+            "local s = math.floor(tonumber(ARGV[1]) / 1000)\nreturn redis.call('SET', KEYS[1], 'v', 'EX', s)",
+            // Through a field.
+            "local o = {}\no.ttl = tonumber(ARGV[1]) - redis.call('TIME')[1]\nreturn redis.call('SETEX', KEYS[1], o.ttl, 'v')",
+            // In a loop.
+            "for i = 1, 3 do redis.call('EXPIRE', KEYS[1], math.floor(tonumber(ARGV[1]) / 1000)) end",
+            // Past a branch that does not bound it.
+            "local s = math.floor(tonumber(ARGV[1]) / 1000)\nif s > 100000 then s = 100000 end\nreturn redis.call('SET', KEYS[1], 'v', 'EX', s)",
+        ] {
+            assert_eq!(
+                warnings(source).len(),
+                1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+        // Past a branch that leaves only times of 0 or less.
+        assert_eq!(
+            errors(
+                "local s = tonumber(ARGV[1]) if s > 0 then return end return redis.call('SET', KEYS[1], 'v', 'EX', s)"
+            ),
+            ["SET refuses this expire time: it is never positive"]
+        );
+    }
+
+    #[test]
+    fn bounded_times_pass() {
+        for source in [
+            "local s = math.max(1, math.floor(tonumber(ARGV[1]) / 1000))\nreturn redis.call('SET', KEYS[1], 'v', 'EX', s)",
+            "local s = math.ceil(tonumber(ARGV[1]) / 1000)\nreturn redis.call('SET', KEYS[1], 'v', 'PX', tonumber(ARGV[1]))",
+            "local o = {}\no.ttl = tonumber(ARGV[1]) - redis.call('TIME')[1]\nif o.ttl <= 0 then return 0 end\nreturn redis.call('SETEX', KEYS[1], o.ttl, 'v')",
+            "local s = math.floor(tonumber(ARGV[1]) / 1000)\nif s < 1 then s = 1 end\nreturn redis.call('SET', KEYS[1], 'v', 'EX', s)",
+            "local ttl = tonumber(ARGV[1]) - 5\nreturn redis.call('EXPIRE', KEYS[1], ttl)",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
         }
     }
 }

@@ -10,7 +10,7 @@
 
 use super::typed::{describe, each_comparison};
 use super::{Context, RedisCall};
-use crate::infer::{Inferred, Ty};
+use crate::facts::{Inferred, Ty};
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::{Expression, Prefix, Var};
 use full_moon::tokenizer::TokenType;

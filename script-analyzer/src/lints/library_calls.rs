@@ -2,7 +2,7 @@
 //! `string.find(s, p)`, `s:find(p)`, `cjson.encode(t)`, `unpack(t)`...
 
 use super::Context;
-use crate::infer::{Key, index_key};
+use crate::facts::{Key, index_key};
 use full_moon::ast::{Call, Expression, FunctionArgs, FunctionCall, Prefix, Suffix};
 use full_moon::visitors::Visitor;
 

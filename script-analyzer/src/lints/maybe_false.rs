@@ -4,28 +4,33 @@
 //! GET, HGET, LPOP... reply `false` for a missing key, and `tonumber` of
 //! that is nil, so `redis.call('GET', k) + 1` raises "attempt to perform
 //! arithmetic on a boolean value" whenever the key is missing. The value is
-//! checked when it is the call itself, written in place, or a local that
-//! holds one and is never assigned again nor tested anywhere (no `if v`,
-//! `v or default`, `v == false`, `type(v)`...): the inference has no
-//! narrowing, so a local that is tested somewhere is left alone. A warning:
+//! followed through locals, fields, elements of replies (MGET's), loops and
+//! branches; a test on the path (`if v then`, `if not v then return end`,
+//! `v or default`, `assert(v)`, `type(v) == 'string'`) removes `false`, so
+//! the lint fires only where `false` can reach the operation. A local
+//! that is also handed to one of the script's functions, or stored, is
+//! left alone: the script reasons about it elsewhere. A warning:
 //! the script may know that the key exists.
 
 use super::typed::{Operand, describe, each_operand, local_of, text};
 use super::{Context, RedisCall};
-use crate::infer::{Inferred, Origin, Ty, UseKind};
+use crate::facts::{Inferred, Origin, Ty, UseKind};
 use crate::replies::LuaTypes;
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::Expression;
 use std::collections::HashSet;
 
-/// Whether `value` is a reply that may be `false`, or `tonumber` of one.
+/// Whether `value` is a reply (or an element of one) that may be `false`
+/// where it is used, or `tonumber` of one.
 fn may_be_false(value: &Inferred) -> bool {
-    if value.ty.is_any() || !value.ty.intersects(Ty::FALSY) {
+    // Never anything else: `argument_type`'s, or an error elsewhere.
+    if value.ty.is_any() || !value.ty.intersects(Ty::FALSY) || value.ty.within(Ty::FALSY) {
         return false;
     }
     match &value.origin {
         // `false` under RESP2, nil under RESP3.
         Some(Origin::Reply { .. }) => value.ty.intersects(Ty::FALSY),
+        Some(Origin::Element { .. }) => value.ty.intersects(Ty::FALSE),
         Some(Origin::Tonumber { of: Some(of) }) => {
             let nil = LuaTypes::FALSE.union(LuaTypes::NIL);
             matches!(&**of, Origin::Reply { shape, .. } if shape.intersects(nil))
@@ -35,24 +40,27 @@ fn may_be_false(value: &Inferred) -> bool {
 }
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
-    let mut reported_locals = HashSet::new();
+    // One finding per local or field: once it raised, it was not false.
+    let mut reported = HashSet::new();
     each_operand(cx, |expr, operand| {
-        let value = match expr {
-            Expression::FunctionCall(_) => cx.types.of(expr),
-            _ => {
-                let Some(var) = local_of(cx, expr) else {
-                    return;
-                };
-                if cx.types.assignments(var) != 1 || !untested(cx, var) {
-                    return;
-                }
-                if !reported_locals.insert(var) {
-                    return;
-                }
-                cx.types.var(var)
-            }
-        };
+        let value = cx.types.of(expr);
         if !may_be_false(&value) {
+            return;
+        }
+        // A local handed to the script's own functions or stored is taken
+        // as known to be there: the script reasons about it elsewhere.
+        if let Some(var) = local_of(cx, expr)
+            && cx.types.uses(var).iter().any(|u| u.kind == UseKind::Other)
+        {
+            return;
+        }
+        let place = match expr {
+            Expression::FunctionCall(_) => None,
+            _ => Some(text(cx, expr)),
+        };
+        if let Some(place) = place
+            && !reported.insert(place)
+        {
             return;
         }
         let falsy = if matches!(value.origin, Some(Origin::Tonumber { .. })) {
@@ -88,16 +96,6 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             ),
         );
     });
-}
-
-/// Whether every use of `var` consumes it without testing it.
-fn untested(cx: &Context<'_>, var: usize) -> bool {
-    cx.types.uses(var).iter().all(|u| {
-        matches!(
-            u.kind,
-            UseKind::Arithmetic | UseKind::Ordering | UseKind::Concat | UseKind::CommandArg
-        )
-    })
 }
 
 #[cfg(test)]
@@ -151,6 +149,49 @@ mod tests {
             "local v = redis.call('GET', KEYS[1])\nif v then return tonumber(v) + ARGV[1] end return #KEYS[2]",
             "return redis.call('INCR', KEYS[1]) + ARGV[1] + #KEYS[2]",
             "return redis.call('SET', KEYS[1], ARGV[1], 'GET', KEYS[2]) and 1",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn false_followed_through_fields_loops_and_branches() {
+        for source in [
+            // A field.
+            "local t = {}\nt.v = redis.call('GET', KEYS[1])\nreturn t.v .. ARGV[1]",
+            // An element of MGET, in a loop.
+            "local out = 0\nfor _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do out = out + v end\nreturn out",
+            // A branch that tests something else.
+            "local v = redis.call('GET', KEYS[1])\nif ARGV[1] == 'x' then return 0 end\nreturn v + 1",
+            // Reassigned in a branch, still false on the other path.
+            "local v = redis.call('GET', KEYS[1])\nif ARGV[1] then v = redis.call('GET', KEYS[2]) or '0' end\nreturn v .. 'x'",
+            // Tested on one path only.
+            "local v = redis.call('GET', KEYS[1])\nif ARGV[1] == 'a' and v then return v + 1 end\nreturn v * 2",
+        ] {
+            assert_eq!(
+                warnings(source).len(),
+                1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn guards_on_the_path_remove_false() {
+        for source in [
+            "local t = {}\nt.v = redis.call('GET', KEYS[1])\nif not t.v then return 0 end\nreturn t.v .. ARGV[1]",
+            "local out = 0\nfor _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do if v then out = out + v end end\nreturn out",
+            "local v = redis.call('GET', KEYS[1])\nif ARGV[1] == 'x' or not v then return 0 end\nreturn v + 1",
+            "local v = redis.call('GET', KEYS[1])\nassert(v, 'missing')\nreturn v .. 'x'",
+            "local v = redis.call('GET', KEYS[1])\nwhile not v do v = redis.call('GET', KEYS[2]) end\nreturn v .. 'x'",
+            "local v = redis.call('GET', KEYS[1])\nif type(v) == 'string' then return v .. 'x' end\nreturn 0",
+            "for _, k in ipairs(KEYS) do local v = redis.call('GET', k) if v then redis.call('SET', k, v .. 'x') end end",
+            "local v = redis.call('GET', KEYS[1])\nlocal n = v and tonumber(v) or 0\nreturn n + 1",
         ] {
             assert!(
                 warnings(source).is_empty(),

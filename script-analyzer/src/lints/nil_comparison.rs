@@ -2,12 +2,12 @@
 //!
 //! A nil reply reaches Lua as `false`, never `nil`, so
 //! `redis.call('GET', k) == nil` is always false (and `~= nil` always true).
-//! Fires when the other operand is a reply (directly, or through a local all
-//! of whose values are replies) that can never be `nil`.
+//! Fires when the other operand is a reply that can never be `nil` where
+//! it is compared (in place, or held by a local or a field).
 
 use super::typed::{describe, each_comparison};
 use super::{Context, RedisCall};
-use crate::infer::Ty;
+use crate::facts::Ty;
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::Expression;
 
@@ -22,7 +22,11 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             _ => return,
         };
         let inferred = cx.types.of(value);
-        if inferred.reply().is_none() || inferred.ty.is_any() || inferred.ty.intersects(Ty::NIL) {
+        if inferred.reply().is_none()
+            || inferred.ty.is_any()
+            || inferred.ty == Ty::EMPTY
+            || inferred.ty.intersects(Ty::NIL)
+        {
             return;
         }
         let message = format!(

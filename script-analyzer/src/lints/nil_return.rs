@@ -11,17 +11,18 @@
 //! - no `return` in the main chunk, a returned `false` or `nil` literal, a
 //!   bare `return`, or a local that is never anything else is an error;
 //! - a returned reply that may be nil (GET, HGET, LPOP...), `tonumber(...)`,
-//!   a comparison, or a local holding one of them that is assigned once and
-//!   never tested (the inference does not narrow `if v then`) is a warning.
+//!   a comparison, or a local, field or reply element holding one of them
+//!   where a test on the path has not removed `false` (`if not v then
+//!   return 0 end`), is a warning.
 //!
-//! Without a declared type, a returned `false` literal is a warning: it
-//! arrives as nil, not 0. A declared type the analyzer does not check
+//! Without a declared type, a returned `false` (a literal, or a local that
+//! is `false` on every path there) is a warning: it arrives as nil, not 0. A declared type the analyzer does not check
 //! ([`ReturnKind::Any`]) is left alone.
 
 use super::chunk_returns::{main_chunk_return_statements, unparenthesized};
 use super::typed::{describe, local_of, text};
 use super::{Context, RedisCall};
-use crate::infer::{Inferred, Origin, Ty, UseKind};
+use crate::facts::{Inferred, Origin, Ty, UseKind};
 use crate::{Diagnostic, Lint, Report, ReturnKind, Returns};
 use full_moon::ast::{BinOp, Expression, UnOp};
 
@@ -148,14 +149,18 @@ fn find(cx: &Context<'_>, expr: &Expression) -> Option<Finding> {
             text(cx, expr)
         ))),
         _ => {
-            let var = local?;
-            if cx.types.assignments(var) != 1 || !untested(cx, var) {
+            // Handed to the script's own functions or stored: taken as
+            // known to be there.
+            if let Some(var) = local
+                && cx.types.uses(var).iter().any(|u| u.kind == UseKind::Other)
+            {
                 return None;
             }
             match &value.origin {
                 Some(Origin::Reply { .. } | Origin::Tonumber { .. }) => {
                     maybe_false_value(cx, expr, &value)
                 }
+                Some(Origin::Element { .. }) => Some(Finding::Maybe(describe(cx, expr, &value))),
                 _ => None,
             }
         }
@@ -193,22 +198,6 @@ fn comparison(binop: &BinOp) -> bool {
     )
 }
 
-/// Whether no use of `var` tests it (`if v`, `v or 0`, `v == false`...):
-/// without narrowing, a tested local may be known not to be nil where it
-/// is returned.
-fn untested(cx: &Context<'_>, var: usize) -> bool {
-    cx.types.uses(var).iter().all(|u| {
-        matches!(
-            u.kind,
-            UseKind::Returned
-                | UseKind::Arithmetic
-                | UseKind::Ordering
-                | UseKind::Concat
-                | UseKind::CommandArg
-        )
-    })
-}
-
 /// Without a declared type: a returned `false` literal outside a table.
 fn undeclared(cx: &Context<'_>, report: &mut Report) {
     for ret in main_chunk_return_statements(cx.ast.nodes()) {
@@ -216,7 +205,8 @@ fn undeclared(cx: &Context<'_>, report: &mut Report) {
             continue;
         };
         let expr = unparenthesized(first);
-        let is_false = matches!(expr, Expression::Symbol(t) if t.token().to_string() == "false");
+        let is_false = matches!(expr, Expression::Symbol(t) if t.token().to_string() == "false")
+            || local_of(cx, expr).is_some() && cx.types.of(expr).ty == Ty::FALSE;
         if !is_false {
             continue;
         }
@@ -366,6 +356,39 @@ mod tests {
         assert!(warnings("return nil", None).is_empty());
         assert!(warnings("return redis.call('GET', KEYS[1])", None).is_empty());
         assert!(warnings("local function f() return false end return 1", None).is_empty());
+        // A local that is `false` there, after a branch.
+        assert_eq!(
+            warnings("local ok = false\nif ARGV[1] == 'x' then ok = 1 end\nif ok then return ok end\nreturn ok", None).len(),
+            1
+        );
+        assert!(
+            warnings(
+                "local ok = false\nif ARGV[1] == 'x' then ok = 1 end\nreturn ok",
+                None
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn possible_nils_through_fields_loops_and_branches() {
+        for source in [
+            "local o = {}\no.v = redis.call('GET', KEYS[1])\nreturn o.v",
+            "local v = redis.call('GET', KEYS[1])\nif ARGV[1] == 'x' then return 1 end\nreturn v",
+            "local v\nfor _, k in ipairs(KEYS) do v = redis.call('GET', k) end\nreturn v or 0",
+            "local r = redis.call('MGET', KEYS[1], KEYS[1])\nreturn r[1]",
+        ] {
+            let found = found(source, Some(string()));
+            let expected = usize::from(!source.contains("or 0"));
+            assert_eq!(found.len(), expected, "{source}: {found:?}");
+        }
+        for source in [
+            "local o = {}\no.v = redis.call('GET', KEYS[1])\nif not o.v then return '' end\nreturn o.v",
+            "local v = redis.call('GET', KEYS[1])\nwhile not v do v = redis.call('GET', KEYS[1]) end\nreturn v",
+            "local r = redis.call('MGET', KEYS[1], KEYS[1])\nreturn r[1] or ''",
+        ] {
+            assert!(found(source, Some(string())).is_empty(), "{source}");
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::chunk_returns::{main_chunk_returns, unparenthesized};
 use super::inputs::number;
 use super::typed::text;
 use super::{Context, RedisCall};
-use crate::infer::{Origin, Ty};
+use crate::facts::{Origin, Ty};
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::{BinOp, Expression, Field};
 
@@ -154,5 +154,23 @@ return total"
             errors("return {ok = 1.5}").is_empty(),
             "hash parts are dropped by Redis anyway"
         );
+    }
+
+    #[test]
+    fn computed_fractions_through_fields_loops_and_branches() {
+        for source in [
+            "local o = {}\no.rate = redis.call('INCR', KEYS[1]) / 60\nreturn o.rate",
+            "local avg = 0\nfor i, v in ipairs(redis.call('LRANGE', KEYS[1], 0, 9)) do avg = avg + v / 10 end\nreturn avg",
+            "local r = tonumber(ARGV[1])\nif r > 1 then r = r / 2 end\nreturn r",
+        ] {
+            assert_eq!(severities(source), [Severity::Warning], "{source}");
+        }
+        for source in [
+            "local o = {}\no.rate = math.floor(redis.call('INCR', KEYS[1]) / 60)\nreturn o.rate",
+            "local avg = 0\nfor i, v in ipairs(redis.call('LRANGE', KEYS[1], 0, 9)) do avg = avg + v / 10 end\nreturn tostring(avg)",
+            "local r = tonumber(ARGV[1])\nif r > 1 then r = r / 2 end\nreturn math.ceil(r)",
+        ] {
+            assert!(severities(source).is_empty(), "{source}");
+        }
     }
 }

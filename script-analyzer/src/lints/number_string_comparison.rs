@@ -10,7 +10,7 @@
 
 use super::typed::{describe, each_comparison};
 use super::{Context, RedisCall};
-use crate::infer::{Inferred, Origin, Ty};
+use crate::facts::{Inferred, Origin, Ty};
 use crate::{Diagnostic, Lint, Report};
 
 fn numeric(value: &Inferred) -> bool {
@@ -124,6 +124,39 @@ mod tests {
             "local n = redis.call('GET', KEYS[1]) n = tonumber(n) or 0 if n > 5 then return 1 end return ARGV[1]",
             "local t = cjson.decode(ARGV[1]) if t.n == '1' then return 1 end return KEYS[1]",
             "local function f(x) return x end if f(1) == ARGV[1] then return 1 end return KEYS[1]",
+        ] {
+            assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
+        }
+    }
+
+    #[test]
+    fn a_guard_does_not_make_a_string_a_number() {
+        for source in [
+            // Through a local and an `and` guard.
+            "local v = redis.call('GET', KEYS[1]) local limit = tonumber(ARGV[1])\nif v and v > limit then return 1 end return 0",
+            // Through an early exit.
+            "local v = redis.call('GET', KEYS[1])\nif not v then return 0 end\nif v >= 10 then return 1 end return 0",
+            // Through a field.
+            "local t = {}\nt.count = redis.call('HGET', KEYS[1], 'n')\nif t.count and t.count > 3 then return 1 end return 0",
+            // A score of a WITHSCORES reply, in a loop.
+            "local r = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')\nfor i = 2, #r, 2 do if r[i] > 100 then return 1 end end return 0",
+            "local n = 0\nfor _, v in ipairs(redis.call('HVALS', KEYS[1])) do if v > n then n = tonumber(v) end end return n",
+            // The seconds of TIME.
+            "local now = redis.call('TIME')[1]\nif now > tonumber(ARGV[1]) then return 1 end return 0",
+        ] {
+            assert_eq!(errors(source).len(), 1, "{source}: {:?}", errors(source));
+        }
+    }
+
+    #[test]
+    fn converted_on_the_path_passes() {
+        for source in [
+            "local v = redis.call('GET', KEYS[1]) local limit = tonumber(ARGV[1])\nif v and tonumber(v) > limit then return 1 end return 0",
+            "local v = redis.call('GET', KEYS[1])\nif not v then return 0 end\nv = tonumber(v)\nif v >= 10 then return 1 end return 0",
+            "local t = {}\nt.count = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')\nif t.count > 3 then return 1 end return 0",
+            "local r = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')\nfor i = 2, #r, 2 do if tonumber(r[i]) > 100 then return 1 end end return 0",
+            "local now = tonumber(redis.call('TIME')[1])\nif now > tonumber(ARGV[1]) then return 1 end return 0",
+            "local v = redis.call('GET', KEYS[1])\nif type(v) == 'number' and v > 1 then return 1 end return 0",
         ] {
             assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
         }

@@ -5,12 +5,14 @@
 //! `t[2]`, ... up to the first nil: so `return {a, nil, b}` replies `[a]`,
 //! and a table with string keys (`return {count = n}`) replies an empty
 //! array. Checked on table constructors the main chunk returns: a literal
-//! `nil` element and keyed fields are errors; an element that is `nil`
-//! whenever `tonumber` fails is a warning.
+//! `nil` element and keyed fields are errors; an element that may be nil
+//! (`tonumber` of text, a local not set on every path, a field never set)
+//! is a warning. A returned local table is followed too: fields set by
+//! name and no element is an error, an element that may be nil a warning.
 
 use super::chunk_returns::{main_chunk_returns, unparenthesized};
 use super::{Context, RedisCall};
-use crate::infer::{Origin, Ty};
+use crate::facts::{Inferred, Origin, Ty};
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::{Expression, Field};
 
@@ -28,6 +30,7 @@ const SPECIAL: &[&str] = &[
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
     for expr in main_chunk_returns(cx.ast.nodes()) {
         let Expression::TableConstructor(table) = unparenthesized(expr) else {
+            returned_local(cx, expr, report);
             continue;
         };
         let fields: Vec<&Field> = table.fields().iter().collect();
@@ -87,19 +90,8 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
                         continue;
                     }
                     let inferred = cx.types.of(value);
-                    if inferred.ty.intersects(Ty::NIL)
-                        && !inferred.ty.is_any()
-                        && matches!(inferred.origin, Some(Origin::Tonumber { .. }))
-                    {
-                        report.diagnostics.push(
-                            Diagnostic::warning(
-                                Lint::ReturnShape,
-                                cx.span_of(value),
-                                "the script returns an array with an element that is nil when `tonumber` fails: Redis's reply stops before it",
-                            )
-                            .with_label("nil when the text is not a number")
-                            .with_help("give it a default: `tonumber(...) or 0`"),
-                        );
+                    if let Some(found) = maybe_nil_element(cx.span_of(value), &inferred) {
+                        report.diagnostics.push(found);
                     }
                 }
                 Field::NameKey { key, .. } => {
@@ -138,6 +130,67 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
                 }
                 _ => {}
             }
+        }
+    }
+}
+
+/// A warning for an element that may be nil (and is not always).
+fn maybe_nil_element(span: crate::Span, value: &Inferred) -> Option<Diagnostic> {
+    if !value.ty.intersects(Ty::NIL) || value.ty.is_any() || value.ty.within(Ty::NIL) {
+        return None;
+    }
+    // An element of a reply is nil only past its end, which the script
+    // may know it is not.
+    if matches!(value.origin, Some(Origin::Element { .. })) {
+        return None;
+    }
+    Some(if matches!(value.origin, Some(Origin::Tonumber { .. })) {
+        Diagnostic::warning(
+            Lint::ReturnShape,
+            span,
+            "the script returns an array with an element that is nil when `tonumber` fails: Redis's reply stops before it",
+        )
+        .with_label("nil when the text is not a number")
+        .with_help("give it a default: `tonumber(...) or 0`")
+    } else {
+        Diagnostic::warning(
+            Lint::ReturnShape,
+            span,
+            "the script returns an array with an element that may be nil: Redis's reply stops before it",
+        )
+        .with_label("may be nil here")
+        .with_help("give it a default, or `false`: a `false` element arrives as a nil reply and keeps its place")
+    })
+}
+
+/// A returned local table whose fields the value facts follow: string
+/// keys only (an empty array), or elements that may be nil.
+fn returned_local(cx: &Context<'_>, expr: &Expression, report: &mut Report) {
+    let Some(table) = cx.types.table_fields(expr) else {
+        return;
+    };
+    let no_elements = table.len.is_some_and(|len| len.hi <= 0.0);
+    if no_elements && !table.names.is_empty() {
+        report.diagnostics.push(
+            Diagnostic::error(
+                Lint::ReturnShape,
+                cx.span_of(expr),
+                format!(
+                    "the script returns a table with string keys only (`{}`): Redis replies with an empty array",
+                    table.names.join("`, `")
+                ),
+            )
+            .with_label("only the elements 1, 2, 3... reach the caller")
+            .with_help("return a flat array (`{'count', n}`), or `cjson.encode(t)`"),
+        );
+        return;
+    }
+    for (_, value) in &table.elements {
+        if let Some(found) = maybe_nil_element(cx.span_of(expr), value) {
+            report
+                .diagnostics
+                .push(found.with_label("an element of this table may be nil"));
+            return;
         }
     }
 }
@@ -190,6 +243,40 @@ mod tests {
             "local function f() return {a = 1, nil} end return {KEYS[1], ARGV[1]}",
             "return cjson.encode({count = 1, k = KEYS[1], a = ARGV[1]})",
             "if ARGV[1] == '' then return {err = 'empty'} end return {ok = KEYS[1]}",
+        ] {
+            assert!(found(source).is_empty(), "{source}: {:?}", found(source));
+        }
+    }
+
+    #[test]
+    fn tables_followed_through_locals_fields_loops_and_branches() {
+        assert_eq!(
+            found("local r = {}\nr.count = redis.call('INCR', KEYS[1])\nr.last = ARGV[1]\nreturn r"),
+            [(Severity::Error, "the script returns a table with string keys only (`count`, `last`): Redis replies with an empty array".to_string())]
+        );
+        for source in [
+            // A local not set on every path.
+            "local a\nif ARGV[1] == 'x' then a = 1 end\nreturn {a, KEYS[1]}",
+            // An element of a table, set in a branch to a maybe-nil value.
+            "local r = {KEYS[1], 0}\nif ARGV[1] then r[2] = tonumber(ARGV[1]) end\nreturn r",
+            // String keys set in a loop, no element.
+            "local r = {}\nr.n = 0\nfor _, k in ipairs(KEYS) do r.n = r.n + 1 end\nreturn r",
+            // A reply's element that may be false, turned into nil.
+            "local v = redis.call('MGET', KEYS[1], KEYS[1])\nlocal n = v[2] or nil\nreturn {n, ARGV[1]}",
+        ] {
+            assert_eq!(found(source).len(), 1, "{source}: {:?}", found(source));
+        }
+    }
+
+    #[test]
+    fn arrays_followed_through_locals_pass() {
+        for source in [
+            "local a = 0\nif ARGV[1] == 'x' then a = 1 end\nreturn {a, KEYS[1]}",
+            "local r = {KEYS[1], 0}\nif ARGV[1] then r[2] = tonumber(ARGV[1]) or 0 end\nreturn r",
+            "local r = {}\nfor _, k in ipairs(KEYS) do r[#r + 1] = k end\nreturn r",
+            "local r = {}\nr.n = 1\nreturn cjson.encode(r)",
+            "local r = {}\nr.n = 1\nr[1] = 'a'\nreturn r",
+            "local v = redis.call('LRANGE', KEYS[1], 0, 1)\nreturn {v[2] or false, ARGV[1]}",
         ] {
             assert!(found(source).is_empty(), "{source}: {:?}", found(source));
         }

@@ -6,7 +6,7 @@
 
 use super::chunk_returns::{main_chunk_returns, unparenthesized};
 use super::{Context, RedisCall};
-use crate::infer::Ty;
+use crate::facts::Ty;
 use crate::{Diagnostic, Lint, Report, ReturnKind};
 use full_moon::ast::Expression;
 

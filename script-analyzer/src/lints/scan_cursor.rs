@@ -6,7 +6,7 @@
 
 use super::typed::each_comparison;
 use super::{Context, RedisCall};
-use crate::infer::{Origin, Ty};
+use crate::facts::{Origin, Ty};
 use crate::{Diagnostic, Lint, Report};
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {

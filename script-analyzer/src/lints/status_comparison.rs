@@ -6,7 +6,7 @@
 
 use super::typed::{describe, each_comparison};
 use super::{Context, RedisCall};
-use crate::infer::Ty;
+use crate::facts::Ty;
 use crate::{Diagnostic, Lint, Report};
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {

@@ -1,8 +1,8 @@
-//! Helpers shared by the lints built on type inference ([`crate::infer`]):
+//! Helpers shared by the lints built on type inference ([`crate::facts`]):
 //! how a value is described in messages, and the comparisons of a script.
 
 use super::Context;
-use crate::infer::{Inferred, Origin, Ty, unparenthesized};
+use crate::facts::{Inferred, Origin, Ty, unparenthesized};
 use full_moon::ast::{
     BinOp, Call, Expression, FunctionArgs, FunctionCall, Prefix, Suffix, UnOp, Var, VarExpression,
 };
@@ -30,6 +30,14 @@ pub(crate) fn describe(cx: &Context<'_>, expr: &Expression, value: &Inferred) ->
     match &value.origin {
         Some(Origin::Reply { command, shape, .. }) => format!("{command} returns {shape}"),
         Some(Origin::Cursor { command }) => format!("{command}'s cursor is a string"),
+        Some(Origin::Element { command }) if value.ty.intersects(Ty::FALSE) => format!(
+            "`{}`, an element of the {command} reply, is a string or `false` (a nil reply)",
+            text(cx, expr)
+        ),
+        Some(Origin::Element { command }) => format!(
+            "`{}`, an element of the {command} reply, is a string",
+            text(cx, expr)
+        ),
         Some(Origin::Tonumber { .. }) => {
             format!("`{}` is a number or nil", text(cx, expr))
         }
@@ -188,6 +196,20 @@ impl<F: FnMut(&Expression, Operand)> Visitor for Operands<'_, '_, F> {
     fn visit_var_expression(&mut self, var: &VarExpression) {
         self.chain(var.prefix(), var.suffixes());
     }
+}
+
+/// The value of every `redis.call` argument, by its span's offsets.
+pub(crate) fn command_args(
+    cx: &Context<'_>,
+) -> std::collections::HashMap<(usize, usize), Inferred> {
+    let mut values = std::collections::HashMap::new();
+    each_operand(cx, |expr, operand| {
+        if operand == Operand::CommandArg {
+            let span = cx.span_of(expr);
+            values.insert((span.start.offset, span.end.offset), cx.types.of(expr));
+        }
+    });
+    values
 }
 
 /// The local variable an expression names, if it is a plain name.

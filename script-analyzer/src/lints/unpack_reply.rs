@@ -6,18 +6,22 @@
 //! many results to unpack". Fires on `unpack` / `table.unpack` of a reply
 //! that is an array (directly or through a local), spread as the last
 //! arguments of a `redis.call`; not for replies as long as the request
-//! (HMGET, MGET). A warning: the reply may be known to be small and
-//! non-empty.
+//! (HMGET, MGET), nor for replies the call bounds (a `COUNT` or `LIMIT`
+//! option, SPOP's or LPOP's count, a short literal LRANGE / ZRANGE range).
+//! A warning: the reply may be known to be small and non-empty.
 
 use super::library_calls::each_library_call;
+use super::typed::command_args;
 use super::{CallArg, Context, RedisCall};
-use crate::infer::Ty;
+use crate::facts::{Inferred, Origin, Ty};
 use crate::{Diagnostic, Lint, Report};
+use std::collections::HashMap;
 
 /// Replies with one element per argument sent.
 const SIZED: &[&str] = &["HMGET", "MGET", "SMISMEMBER", "ZMSCORE", "JSON.MGET"];
 
 pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) {
+    let args = command_args(cx);
     each_library_call(cx, |call| {
         if !matches!(call.name.as_str(), "unpack" | "table.unpack") {
             return;
@@ -30,8 +34,9 @@ pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) 
         let Some((command, shape, _)) = value.reply() else {
             return;
         };
-        // A reply as long as the request (HMGET's fields) is not a risk.
-        if SIZED.contains(&command) {
+        // A reply as long as the request (HMGET's fields) is not a risk,
+        // nor one that a COUNT, a LIMIT or a literal range bounds.
+        if SIZED.contains(&command) || bounded(cx, &value, &args) {
             return;
         }
         // Only a spread into a command: unpacked into locals, the values
@@ -58,6 +63,68 @@ pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) 
             .with_help("loop over it in batches of a few hundred, and skip the command when it is empty"),
         );
     });
+}
+
+/// Commands whose optional count argument (after the key) bounds the reply.
+const COUNTED: &[&str] = &[
+    "SPOP",
+    "SRANDMEMBER",
+    "LPOP",
+    "RPOP",
+    "ZPOPMIN",
+    "ZPOPMAX",
+    "HRANDFIELD",
+    "ZRANDMEMBER",
+];
+
+/// Commands whose reply is a slice `start stop` of a list or a sorted set.
+const RANGES: &[&str] = &["LRANGE", "ZRANGE", "ZREVRANGE"];
+
+/// The most values `unpack` gives (Lua 5.1's `LUAI_MAXCSTACK`): a literal
+/// range shorter than this is bounded.
+const SHORT_RANGE: i64 = 8_000;
+
+/// Whether the call that made the reply `value` bounds its length: a
+/// `COUNT` or `LIMIT` option, a count argument, or a short literal range.
+fn bounded(cx: &Context<'_>, value: &Inferred, args: &HashMap<(usize, usize), Inferred>) -> bool {
+    let Some(Origin::Reply { span, .. }) = &value.origin else {
+        return false;
+    };
+    let Some(call) = cx.types.call_at(span.start.offset, span.end.offset) else {
+        return false;
+    };
+    let Some(command) = call.command_name().map(str::to_ascii_uppercase) else {
+        return false;
+    };
+    // An argument's value, when it is one known integer.
+    let integer = |i: usize| -> Option<i64> {
+        let arg = call.args.get(i)?;
+        if let Some(text) = arg.literal() {
+            return text.parse().ok();
+        }
+        let span = arg.span();
+        let value = args.get(&(span.start.offset, span.end.offset))?;
+        let range = value.range;
+        (range.lo == range.hi && range.lo.fract() == 0.0 && range.lo.abs() < 1e15)
+            .then_some(range.lo as i64)
+    };
+    let option = call.args.iter().skip(2).any(|a| {
+        a.literal()
+            .is_some_and(|w| w.eq_ignore_ascii_case("LIMIT") || w.eq_ignore_ascii_case("COUNT"))
+    });
+    if option {
+        return true;
+    }
+    if COUNTED.contains(&command.as_str()) && call.args.len() >= 3 {
+        return true;
+    }
+    if RANGES.contains(&command.as_str())
+        && let (Some(start), Some(stop)) = (integer(2), integer(3))
+    {
+        let same_side = (start >= 0) == (stop >= 0);
+        return same_side && stop.saturating_sub(start).saturating_add(1) < SHORT_RANGE;
+    }
+    false
 }
 
 #[cfg(test)]
@@ -92,6 +159,42 @@ mod tests {
             "return redis.call('DEL', KEYS[1], unpack(redis.call('HMGET', ARGV[1], 'a', 'b')))",
             "local t = {ARGV[1]} return redis.call('DEL', KEYS[1], unpack(t))",
             "local m = redis.call('SMEMBERS', KEYS[1]) for i = 1, #m, 100 do redis.call('SREM', ARGV[1], unpack(m, i, math.min(i + 99, #m))) end return 1",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn unbounded_replies_through_locals_fields_and_loops() {
+        for source in [
+            "local o = {}\no.ids = redis.call('ZRANGEBYSCORE', KEYS[1], 0, ARGV[1])\nredis.call('ZREM', KEYS[1], unpack(o.ids))",
+            "for i = 1, 2 do local m = redis.call('LRANGE', KEYS[1], 0, -1) if #m > 0 then redis.call('DEL', unpack(m)) end end",
+            "local m = redis.call('ZRANGE', KEYS[1], 0, 7999)\nredis.call('SADD', ARGV[1], unpack(m))",
+            "local m = redis.call('LRANGE', KEYS[1], -9223372036854775807, -1)\nredis.call('RPUSH', ARGV[1], unpack(m))",
+            "local m = redis.call('ZRANGE', KEYS[1], 0, 9223372036854775807)\nredis.call('SADD', ARGV[1], unpack(m))",
+        ] {
+            assert_eq!(
+                warnings(source).len(),
+                1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn bounded_replies_pass() {
+        for source in [
+            "local o = {}\no.ids = redis.call('ZRANGEBYSCORE', KEYS[1], 0, ARGV[1], 'LIMIT', 0, 100)\nredis.call('ZREM', KEYS[1], unpack(o.ids))",
+            "for i = 1, 2 do local m = redis.call('LRANGE', KEYS[1], 0, 99) if #m > 0 then redis.call('DEL', unpack(m)) end end",
+            "local m = redis.call('SPOP', KEYS[1], 10)\nredis.call('SADD', ARGV[1], unpack(m))",
+            "local r = redis.call('SSCAN', KEYS[1], 0, 'COUNT', 100)\nredis.call('SREM', KEYS[1], unpack(r[2]))",
+            "local m = redis.call('ZRANGE', KEYS[1], -10, -1)\nredis.call('SADD', ARGV[1], unpack(m))",
+            "local m = redis.call('LRANGE', KEYS[1], 0, 6999)\nredis.call('RPUSH', ARGV[1], unpack(m))",
         ] {
             assert!(
                 warnings(source).is_empty(),

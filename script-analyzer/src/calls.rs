@@ -8,9 +8,10 @@
 //! [`ScriptInfo::writes`](crate::ScriptInfo::writes) true, since such calls
 //! could run any command.
 
-use super::Context;
 use crate::commands::{self, ArgShape};
+use crate::scope::Model;
 use crate::{Report, Span};
+use full_moon::ast::Ast;
 use full_moon::ast::{
     Call, Expression, FunctionArgs, FunctionCall, Index, LocalAssignment, Prefix, Suffix, Var,
     VarExpression,
@@ -19,6 +20,24 @@ use full_moon::node::Node;
 use full_moon::tokenizer::{StringLiteralQuoteType, TokenReference, TokenType};
 use full_moon::visitors::Visitor;
 use std::collections::{HashMap, HashSet};
+
+/// The parsed script and its names: what finding the sites needs.
+#[derive(Clone, Copy)]
+pub(crate) struct Tree<'a> {
+    /// The script text.
+    pub source: &'a str,
+    /// The parsed script.
+    pub ast: &'a Ast,
+    /// Which names are locals, upvalues or globals.
+    pub model: &'a Model,
+}
+
+impl Tree<'_> {
+    /// The span of a node (or token) of the tree.
+    pub fn span_of(&self, node: &impl Node) -> Span {
+        crate::node_range::node_span(self.source, node)
+    }
+}
 
 /// One argument of a `redis.call`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,12 +128,12 @@ impl RedisCall {
 }
 
 /// All `redis.call` / `redis.pcall` sites of the script, in source order.
-pub fn redis_calls(cx: &Context<'_>) -> Vec<RedisCall> {
+pub(crate) fn redis_calls(cx: &Tree<'_>) -> Vec<RedisCall> {
     scan(cx).calls
 }
 
 /// Fills `report.info.commands` and `report.info.writes`.
-pub(crate) fn record_info(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) {
+pub(crate) fn record_info(cx: &Tree<'_>, calls: &[RedisCall], report: &mut Report) {
     let info = &mut report.info;
     for call in calls {
         let Some(name) = call.command_name() else {
@@ -144,7 +163,7 @@ struct Scan {
     escapes: bool,
 }
 
-fn scan(cx: &Context<'_>) -> Scan {
+fn scan(cx: &Tree<'_>) -> Scan {
     let mut aliases = AliasFinder {
         cx,
         aliases: HashMap::new(),
@@ -282,7 +301,7 @@ fn index_name(index: &Index) -> Option<String> {
 
 /// Whether `prefix` + `suffix` is `redis.call` (`Some(false)`) or
 /// `redis.pcall` (`Some(true)`) on the global `redis`.
-fn redis_function(cx: &Context<'_>, prefix: &Prefix, suffix: Option<&Suffix>) -> Option<bool> {
+fn redis_function(cx: &Tree<'_>, prefix: &Prefix, suffix: Option<&Suffix>) -> Option<bool> {
     let Prefix::Name(name) = prefix else {
         return None;
     };
@@ -300,7 +319,7 @@ fn redis_function(cx: &Context<'_>, prefix: &Prefix, suffix: Option<&Suffix>) ->
 }
 
 /// If `expr` is exactly `redis.call` or `redis.pcall`, which.
-fn redis_function_value(cx: &Context<'_>, expr: &Expression) -> Option<bool> {
+fn redis_function_value(cx: &Tree<'_>, expr: &Expression) -> Option<bool> {
     let Expression::Var(Var::Expression(var)) = unparen(expr) else {
         return None;
     };
@@ -311,7 +330,7 @@ fn redis_function_value(cx: &Context<'_>, expr: &Expression) -> Option<bool> {
 
 /// Finds `local f = redis.call` aliases that are never assigned again.
 struct AliasFinder<'c, 'a> {
-    cx: &'c Context<'a>,
+    cx: &'c Tree<'a>,
     /// Byte offset of the alias's declaring name -> pcall.
     aliases: HashMap<usize, bool>,
     /// Byte offsets of the `redis.call` expressions that initialize them.
@@ -339,7 +358,7 @@ impl Visitor for AliasFinder<'_, '_> {
 }
 
 struct CallFinder<'c, 'a> {
-    cx: &'c Context<'a>,
+    cx: &'c Tree<'a>,
     aliases: HashMap<usize, bool>,
     /// Offsets of `redis.call` values whose uses are followed.
     followed: HashSet<usize>,
@@ -488,7 +507,7 @@ impl CallFinder<'_, '_> {
 }
 
 /// If `var` is `KEYS[n]` on the global `KEYS` with a positive integer `n`.
-fn key_index(cx: &Context<'_>, var: &VarExpression) -> Option<u32> {
+fn key_index(cx: &Tree<'_>, var: &VarExpression) -> Option<u32> {
     let Prefix::Name(name) = var.prefix() else {
         return None;
     };
@@ -537,17 +556,11 @@ mod tests {
     fn calls(source: &str) -> Vec<RedisCall> {
         let ast = parse::parse(source).expect("parses");
         let model = scope::Model::build(&ast);
-        let options = Options::default();
-        let types = crate::infer::Types::default();
-        let cx = Context {
+        redis_calls(&Tree {
             source,
             ast: &ast,
             model: &model,
-            types: &types,
-            options: &options,
-            read_only: false,
-        };
-        redis_calls(&cx)
+        })
     }
 
     fn args(call: &RedisCall) -> Vec<String> {

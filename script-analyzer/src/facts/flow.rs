@@ -1,0 +1,769 @@
+//! The flow walk: the statements in order, with what is known of each
+//! local (and of the followed fields of local tables) at each point.
+//!
+//! Invariants:
+//! - A [`State`] holds, for the locals of the function being walked, a
+//!   superset of the values they may have at that point; a local it does
+//!   not hold has its summary value. A field it does not hold is unknown.
+//! - Branches are joined; a branch that ends in `return`, `error(...)` or
+//!   `break` adds nothing to what follows it (`break` adds to the loop's
+//!   exit).
+//! - A loop is walked until its entry state stops growing (numeric ranges
+//!   widened from the second round); past [`LOOP_ROUNDS`] its locals fall
+//!   back on their summary values.
+//! - The walk visits at most [`BUDGET`] statements; past that it gives up
+//!   and every value comes from the summary.
+//! - Every value recorded for a node is the join of every evaluation of
+//!   it, so a loop's early rounds only add what later rounds include.
+
+use super::eval::{Env, NodeKey, expr_key};
+use super::narrow::{Places, narrow};
+use super::state::State;
+use super::value::{Inferred, Range, Ty};
+use super::{FieldKey, Key, Types, index_key, unparenthesized};
+use full_moon::ast::{
+    Ast, BinOp, Block, Call, Expression, Field, FunctionArgs, FunctionBody, FunctionCall, LastStmt,
+    Parameter, Prefix, Stmt, Suffix, TableConstructor, UnOp, Var,
+};
+use full_moon::tokenizer::TokenReference;
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
+/// Statements the walk may visit before giving up.
+const BUDGET: usize = 20_000;
+
+/// The longest `and` / `or` chain whose left side narrows its right side.
+const MAX_CHAIN: usize = 32;
+
+/// How many `and` / `or` / `not` links lead down the left of `cond`, up to
+/// one past [`MAX_CHAIN`].
+fn chain_length(mut cond: &Expression) -> usize {
+    let mut length = 0;
+    while length <= MAX_CHAIN {
+        cond = match cond {
+            Expression::Parentheses { expression, .. } => expression,
+            Expression::UnaryOperator {
+                unop: UnOp::Not(_),
+                expression,
+            } => expression,
+            Expression::BinaryOperator {
+                lhs,
+                binop: BinOp::And(_) | BinOp::Or(_),
+                ..
+            } => lhs,
+            _ => return length,
+        };
+        length += 1;
+    }
+    length
+}
+
+/// Rounds of a loop before its locals fall back on their summary values.
+const LOOP_ROUNDS: usize = 6;
+
+/// The walk.
+pub(super) struct Flow<'t, 'a> {
+    pub types: &'t Types<'a>,
+    at: RefCell<HashMap<NodeKey, Inferred>>,
+    /// The followed fields of local tables where they are read as a whole.
+    fields_at: RefCell<HashMap<NodeKey, HashMap<FieldKey, Inferred>>>,
+    /// The function being walked (its body's address; 0: the main chunk).
+    function: Cell<usize>,
+    budget: Cell<usize>,
+    /// For each loop being walked, innermost last: the join of the states
+    /// at its `break`s.
+    breaks: RefCell<Vec<State>>,
+}
+
+/// Walks `ast`; `None` when the walk gave up.
+pub(super) fn walk(types: &Types<'_>, ast: &Ast) -> Option<Walked> {
+    let flow = Flow {
+        types,
+        at: RefCell::new(HashMap::new()),
+        fields_at: RefCell::new(HashMap::new()),
+        function: Cell::new(0),
+        budget: Cell::new(BUDGET),
+        breaks: RefCell::new(Vec::new()),
+    };
+    flow.block(ast.nodes(), State::start());
+    (flow.budget.get() > 0).then(|| Walked {
+        at: flow.at.into_inner(),
+        fields_at: flow.fields_at.into_inner(),
+    })
+}
+
+/// What the walk found.
+pub(super) struct Walked {
+    /// The value of each node where it is evaluated.
+    pub at: HashMap<NodeKey, Inferred>,
+    /// The followed fields of local tables where they are read as a whole.
+    pub fields_at: HashMap<NodeKey, HashMap<FieldKey, Inferred>>,
+}
+
+/// The evaluation environment at one point.
+struct FlowEnv<'f, 't, 'a> {
+    flow: &'f Flow<'t, 'a>,
+    state: Cow<'f, State>,
+}
+
+impl Env for FlowEnv<'_, '_, '_> {
+    fn local(&self, _types: &Types<'_>, token: &TokenReference, var: usize) -> Inferred {
+        // A point no run reaches (`x and y` where `x` is never true): no value.
+        let value = if self.state.live {
+            self.flow.local(&self.state, var)
+        } else {
+            Inferred::of(Ty::EMPTY)
+        };
+        self.record(super::eval::token_key(token), &value);
+        if self.flow.follows_fields(var) && self.state.live {
+            self.flow.record_fields(token, var, &self.state);
+        }
+        value
+    }
+
+    fn field(&self, var: usize, key: &FieldKey) -> Option<Inferred> {
+        self.flow.field(&self.state, var, key)
+    }
+
+    fn record(&self, at: NodeKey, value: &Inferred) {
+        match self.flow.at.borrow_mut().entry(at) {
+            Entry::Occupied(mut e) => {
+                let old = e.get().clone();
+                e.insert(old.merge(value.clone()));
+            }
+            Entry::Vacant(e) => {
+                e.insert(value.clone());
+            }
+        }
+    }
+
+    fn assume(&self, cond: &Expression, truth: bool) -> Option<Box<dyn Env + '_>> {
+        // A long chain (`a and b and c ...`) would be narrowed again at
+        // each link: past a few, the right side is evaluated unnarrowed.
+        if chain_length(cond) > MAX_CHAIN {
+            return None;
+        }
+        Some(Box::new(FlowEnv {
+            flow: self.flow,
+            state: Cow::Owned(narrow(self.flow, cond, &self.state, truth)),
+        }))
+    }
+
+    fn function(&self, body: &FunctionBody) {
+        self.flow.function(body);
+    }
+}
+
+impl Places for Flow<'_, '_> {
+    fn resolve(&self, token: &TokenReference) -> Option<usize> {
+        self.types.local(token)
+    }
+
+    fn follows(&self, var: usize) -> bool {
+        Flow::follows(self, var)
+    }
+
+    fn follows_fields(&self, var: usize) -> bool {
+        Flow::follows_fields(self, var)
+    }
+
+    fn local(&self, state: &State, var: usize) -> Inferred {
+        Flow::local(self, state, var)
+    }
+
+    fn field(&self, state: &State, var: usize, key: &FieldKey) -> Option<Inferred> {
+        Flow::field(self, state, var, key)
+    }
+}
+
+impl Flow<'_, '_> {
+    /// Whether the walk follows `var` in the function being walked.
+    pub fn follows(&self, var: usize) -> bool {
+        !self.types.escaping.contains(&var)
+            && self.types.declared_in.get(&var).copied().unwrap_or(0) == self.function.get()
+    }
+
+    /// Whether the walk follows the fields of the local table `var`.
+    pub fn follows_fields(&self, var: usize) -> bool {
+        self.follows(var) && self.types.tracked.contains(&var)
+    }
+
+    /// The value of `var` in `state`.
+    pub fn local(&self, state: &State, var: usize) -> Inferred {
+        if !self.follows(var) {
+            return self.types.var(var);
+        }
+        state
+            .vars
+            .get(&var)
+            .cloned()
+            .unwrap_or_else(|| self.types.var(var))
+    }
+
+    /// The value of `var.key` in `state`, if followed.
+    pub fn field(&self, state: &State, var: usize, key: &FieldKey) -> Option<Inferred> {
+        if !self.follows_fields(var) {
+            return None;
+        }
+        state.fields.get(&(var, key.clone())).cloned()
+    }
+
+    fn eval(&self, expr: &Expression, state: &State) -> Inferred {
+        let env = FlowEnv {
+            flow: self,
+            state: Cow::Borrowed(state),
+        };
+        self.types.eval(expr, &env)
+    }
+
+    fn eval_chain(&self, prefix: &Prefix, suffixes: &[&Suffix], state: &State) -> Vec<Inferred> {
+        let env = FlowEnv {
+            flow: self,
+            state: Cow::Borrowed(state),
+        };
+        self.types.chain_steps(prefix, suffixes, &env)
+    }
+
+    fn spend(&self) -> bool {
+        let left = self.budget.get();
+        if left == 0 {
+            return false;
+        }
+        self.budget.set(left - 1);
+        true
+    }
+
+    fn block(&self, block: &Block, mut state: State) -> State {
+        for stmt in block.stmts() {
+            if !state.live || !self.spend() {
+                return State::dead();
+            }
+            state = self.stmt(stmt, state);
+        }
+        if !state.live {
+            return state;
+        }
+        match block.last_stmt() {
+            Some(LastStmt::Return(ret)) => {
+                for expr in ret.returns() {
+                    self.eval(expr, &state);
+                }
+                State::dead()
+            }
+            Some(LastStmt::Break(_)) => {
+                if let Some(breaks) = self.breaks.borrow_mut().last_mut() {
+                    *breaks = std::mem::take(breaks).join(state);
+                }
+                State::dead()
+            }
+            _ => state,
+        }
+    }
+
+    /// The followed fields of the local table `table` read at `token`,
+    /// joined over every time the walk reads it there.
+    fn record_fields(&self, token: &TokenReference, table: usize, state: &State) {
+        let fields: HashMap<FieldKey, Inferred> = state
+            .fields
+            .iter()
+            .filter(|((t, _), _)| *t == table)
+            .map(|((_, key), value)| (key.clone(), value.clone()))
+            .collect();
+        match self
+            .fields_at
+            .borrow_mut()
+            .entry(super::eval::token_key(token))
+        {
+            Entry::Occupied(mut e) => {
+                let old = std::mem::take(e.get_mut());
+                let mut theirs = fields;
+                let joined = old
+                    .into_iter()
+                    .filter_map(|(key, value)| {
+                        Some((key.clone(), value.merge(theirs.remove(&key)?)))
+                    })
+                    .collect();
+                e.insert(joined);
+            }
+            Entry::Vacant(e) => {
+                e.insert(fields);
+            }
+        }
+    }
+
+    /// Walks the body of a function written at this point.
+    pub fn function(&self, body: &FunctionBody) {
+        let saved = self.function.replace(std::ptr::from_ref(body) as usize);
+        let saved_breaks = self.breaks.take();
+        let mut state = State::start();
+        for parameter in body.parameters() {
+            if let Parameter::Name(name) = parameter
+                && let Some(var) = self.types.local(name)
+                && self.follows(var)
+            {
+                state.vars.insert(var, Inferred::any());
+            }
+        }
+        self.block(body.block(), state);
+        self.breaks.replace(saved_breaks);
+        self.function.set(saved);
+    }
+
+    /// Sets the local named by `token` to `value`, from `expr` if known.
+    fn assign(
+        &self,
+        state: &mut State,
+        token: &TokenReference,
+        value: Inferred,
+        expr: Option<&Expression>,
+    ) {
+        let Some(var) = self.types.local(token) else {
+            return;
+        };
+        if !self.follows(var) {
+            return;
+        }
+        state.set(var, value);
+        if self.follows_fields(var)
+            && let Some(Expression::TableConstructor(table)) = expr.map(unparenthesized)
+        {
+            for (key, value) in self.constructor_fields(table) {
+                state.fields.insert((var, key), value);
+            }
+        }
+    }
+
+    /// The fields a constructor sets, from the values recorded for it.
+    fn constructor_fields(&self, table: &TableConstructor) -> Vec<(FieldKey, Inferred)> {
+        let at = self.at.borrow();
+        let value_of = |expr: &Expression| {
+            at.get(&expr_key(expr))
+                .cloned()
+                .unwrap_or_else(Inferred::any)
+        };
+        let mut fields = Vec::new();
+        let mut position = 0i64;
+        let mut may_hole = false;
+        let mut open_end = false;
+        let count = table.fields().len();
+        for (i, field) in table.fields().iter().enumerate() {
+            match field {
+                Field::NoKey(value) => {
+                    position += 1;
+                    // A call last gives any number of values, the first here.
+                    open_end |= i + 1 == count && super::summary::is_multi(value);
+                    let value = value_of(value);
+                    may_hole |= value.ty.intersects(Ty::NIL);
+                    fields.push((FieldKey::Index(position), value));
+                }
+                Field::NameKey { key, value, .. } => {
+                    fields.push((FieldKey::Name(key.token().to_string()), value_of(value)));
+                }
+                Field::ExpressionKey { key, value, .. } => {
+                    let key = match unparenthesized(key) {
+                        Expression::String(token) => {
+                            crate::calls::string_value(token).map(Key::Name)
+                        }
+                        Expression::Number(token) => super::number(token).map(Key::Number),
+                        _ => None,
+                    };
+                    match key.as_ref().and_then(FieldKey::of) {
+                        Some(key) => fields.push((key, value_of(value))),
+                        // A computed key may be any field.
+                        None => return Vec::new(),
+                    }
+                }
+                #[allow(unreachable_patterns)]
+                _ => return Vec::new(),
+            }
+        }
+        let n = position as f64;
+        let len = if open_end {
+            Range::new((n - 1.0).max(0.0), f64::INFINITY)
+        } else if may_hole {
+            Range::new(0.0, n)
+        } else {
+            Range::exact(n)
+        };
+        // Keys that are numbers as well as positions: `#t` is not known.
+        if !fields
+            .iter()
+            .any(|(k, _)| matches!(k, FieldKey::Index(i) if *i > position || *i < 1))
+        {
+            fields.push((FieldKey::Len, Inferred::of(Ty::INT).within(len)));
+        }
+        fields
+    }
+
+    fn stmt(&self, stmt: &Stmt, mut state: State) -> State {
+        match stmt {
+            Stmt::LocalAssignment(local) => {
+                let exprs: Vec<&Expression> = local.expressions().iter().collect();
+                let values: Vec<Inferred> = exprs.iter().map(|e| self.eval(e, &state)).collect();
+                let mut state = self.assigned_effects(&exprs, state);
+                let names: Vec<&TokenReference> = local.names().iter().collect();
+                for (i, name) in names.iter().enumerate() {
+                    let value = adjusted(&exprs, &values, i);
+                    self.assign(&mut state, name, value, exprs.get(i).copied());
+                }
+                state
+            }
+            Stmt::Assignment(assignment) => {
+                let exprs: Vec<&Expression> = assignment.expressions().iter().collect();
+                let values: Vec<Inferred> = exprs.iter().map(|e| self.eval(e, &state)).collect();
+                let targets: Vec<&Var> = assignment.variables().iter().collect();
+                for target in &targets {
+                    if let Var::Expression(var) = target {
+                        let suffixes: Vec<&Suffix> = var.suffixes().collect();
+                        self.eval_chain(var.prefix(), &suffixes, &state);
+                    }
+                }
+                let mut state = self.assigned_effects(&exprs, state);
+                for (i, target) in targets.iter().enumerate() {
+                    let value = adjusted(&exprs, &values, i);
+                    match target {
+                        Var::Name(token) => {
+                            self.assign(&mut state, token, value, exprs.get(i).copied())
+                        }
+                        Var::Expression(var) => self.store(&mut state, var, value),
+                        #[allow(unreachable_patterns)]
+                        _ => {}
+                    }
+                }
+                state
+            }
+            Stmt::FunctionCall(call) => self.call_statement(call, state),
+            Stmt::Do(block) => self.block(block.block(), state),
+            Stmt::If(if_stmt) => {
+                let cond = if_stmt.condition();
+                self.eval(cond, &state);
+                let mut out = self.block(if_stmt.block(), narrow(self, cond, &state, true));
+                let mut rest = narrow(self, cond, &state, false);
+                for else_if in if_stmt.else_if().into_iter().flatten() {
+                    let cond = else_if.condition();
+                    self.eval(cond, &rest);
+                    let branch = self.block(else_if.block(), narrow(self, cond, &rest, true));
+                    out = out.join(branch);
+                    rest = narrow(self, cond, &rest, false);
+                }
+                match if_stmt.else_block() {
+                    Some(block) => out.join(self.block(block, rest)),
+                    None => out.join(rest),
+                }
+            }
+            Stmt::While(while_loop) => {
+                let cond = while_loop.condition();
+                self.fixed_point(state, |head| {
+                    self.eval(cond, head);
+                    let out = self.block(while_loop.block(), narrow(self, cond, head, true));
+                    (out, narrow(self, cond, head, false))
+                })
+            }
+            Stmt::Repeat(repeat) => {
+                let cond = repeat.until();
+                self.fixed_point(state, |head| {
+                    let out = self.block(repeat.block(), head.clone());
+                    if !out.live {
+                        return (out, State::dead());
+                    }
+                    self.eval(cond, &out);
+                    (
+                        narrow(self, cond, &out, false),
+                        narrow(self, cond, &out, true),
+                    )
+                })
+            }
+            Stmt::NumericFor(for_loop) => {
+                let start = self.eval(for_loop.start(), &state);
+                let end = self.eval(for_loop.end(), &state);
+                let step = for_loop.step().map(|s| self.eval(s, &state));
+                let integral =
+                    start.ty.subset(Ty::INT) && step.as_ref().is_none_or(|s| s.ty.subset(Ty::INT));
+                let ascending = step.as_ref().is_none_or(|s| s.range.lo > 0.0);
+                let descending = step.as_ref().is_some_and(|s| s.range.hi < 0.0);
+                let range = if ascending {
+                    Range::new(start.range.lo, end.range.hi)
+                } else if descending {
+                    Range::new(end.range.lo, start.range.hi)
+                } else {
+                    Range::ANY
+                };
+                let index = Inferred::of(if integral { Ty::INT } else { Ty::NUMBER }).within(range);
+                let name = for_loop.index_variable();
+                self.fixed_point(state, |head| {
+                    let mut entry = head.clone();
+                    self.assign(&mut entry, name, index.clone(), None);
+                    (self.block(for_loop.block(), entry), head.clone())
+                })
+            }
+            Stmt::GenericFor(for_loop) => {
+                let exprs: Vec<&Expression> = for_loop.expressions().iter().collect();
+                for expr in &exprs {
+                    self.eval(expr, &state);
+                }
+                let (key, value) = self.iteration(&exprs);
+                let names: Vec<&TokenReference> = for_loop.names().iter().collect();
+                self.fixed_point(state, |head| {
+                    let mut entry = head.clone();
+                    for (i, name) in names.iter().enumerate() {
+                        let value = match i {
+                            0 => key.clone(),
+                            1 => value.clone(),
+                            _ => Inferred::any(),
+                        };
+                        self.assign(&mut entry, name, value, None);
+                    }
+                    (self.block(for_loop.block(), entry), head.clone())
+                })
+            }
+            Stmt::LocalFunction(local) => {
+                self.assign(&mut state, local.name(), Inferred::of(Ty::FUNCTION), None);
+                self.function(local.body());
+                state
+            }
+            Stmt::FunctionDeclaration(decl) => {
+                let name = decl.name();
+                if name.names().len() == 1
+                    && name.method_name().is_none()
+                    && let Some(first) = name.names().iter().next()
+                {
+                    self.assign(&mut state, first, Inferred::of(Ty::FUNCTION), None);
+                }
+                self.function(decl.body());
+                state
+            }
+            #[allow(unreachable_patterns)]
+            _ => state,
+        }
+    }
+
+    /// Walks a loop until its entry state settles. `round` walks the body
+    /// once from the entry state and gives the state at the end of the
+    /// body (what the next round starts from) and the state where the
+    /// loop ends without a `break`.
+    fn fixed_point(&self, entry: State, round: impl Fn(&State) -> (State, State)) -> State {
+        let mut head = entry;
+        for i in 0..=LOOP_ROUNDS {
+            self.breaks.borrow_mut().push(State::dead());
+            let (again, done) = round(&head);
+            let breaks = self.breaks.borrow_mut().pop().unwrap_or_default();
+            let exit = done.join(breaks);
+            let next = head.clone().join(again);
+            if next.same(&head) || self.budget.get() == 0 {
+                return exit;
+            }
+            head = if i == 0 { next } else { head.widen(next) };
+            if i + 1 == LOOP_ROUNDS {
+                // Does not settle: the loop's locals take every value.
+                for (var, value) in head.vars.iter_mut() {
+                    *value = self.types.var(*var);
+                }
+                head.fields.clear();
+            }
+        }
+        State::dead()
+    }
+
+    /// What a generic `for` gives its first two names.
+    fn iteration(&self, exprs: &[&Expression]) -> (Inferred, Inferred) {
+        let unknown = (Inferred::any(), Inferred::any());
+        let [Expression::FunctionCall(call)] = exprs else {
+            return unknown;
+        };
+        let suffixes: Vec<&Suffix> = call.suffixes().collect();
+        let (Prefix::Name(name), [Suffix::Call(Call::AnonymousCall(args))]) =
+            (call.prefix(), suffixes.as_slice())
+        else {
+            return unknown;
+        };
+        let function = name.token().to_string();
+        if self.types.local(name).is_some() || !matches!(function.as_str(), "ipairs" | "pairs") {
+            return unknown;
+        }
+        let FunctionArgs::Parentheses { arguments, .. } = &**args else {
+            return unknown;
+        };
+        let Some(table) = arguments.iter().next() else {
+            return unknown;
+        };
+        let table = self
+            .at
+            .borrow()
+            .get(&expr_key(table))
+            .cloned()
+            .unwrap_or_else(Inferred::any);
+        let value = self.types.iterated(&table);
+        let key = if function == "ipairs" {
+            Inferred::of(Ty::INT).within(Range::new(1.0, f64::INFINITY))
+        } else {
+            Inferred::any()
+        };
+        (key, value)
+    }
+
+    /// `var = value` for a target with suffixes (`t.x`, `t[i]`).
+    fn store(&self, state: &mut State, var: &full_moon::ast::VarExpression, value: Inferred) {
+        let Prefix::Name(name) = var.prefix() else {
+            return;
+        };
+        let Some(table) = self.types.local(name) else {
+            return;
+        };
+        if !self.follows_fields(table) {
+            return;
+        }
+        let suffixes: Vec<&Suffix> = var.suffixes().collect();
+        let [Suffix::Index(index)] = suffixes.as_slice() else {
+            return;
+        };
+        let may_be_nil = value.ty.intersects(Ty::NIL);
+        match index_key(index).as_ref().and_then(FieldKey::of) {
+            Some(key) => {
+                if let FieldKey::Index(_) = key {
+                    self.grow(state, table, may_be_nil, false);
+                }
+                state.fields.insert((table, key), value);
+            }
+            None => {
+                let append = match index {
+                    full_moon::ast::Index::Brackets { expression, .. } => {
+                        self.is_append(expression, table)
+                    }
+                    _ => false,
+                };
+                for ((t, key), field) in state.fields.iter_mut() {
+                    if *t == table && *key != FieldKey::Len {
+                        *field = field.clone().merge(value.clone());
+                    }
+                }
+                self.grow(state, table, may_be_nil, append);
+            }
+        }
+    }
+
+    /// The array part of `table` may have grown by one (exactly one when
+    /// `append`), or shrunk when the value stored may be nil.
+    fn grow(&self, state: &mut State, table: usize, may_be_nil: bool, append: bool) {
+        let Some(len) = state.fields.get_mut(&(table, FieldKey::Len)) else {
+            return;
+        };
+        len.range = if may_be_nil {
+            Range::new(0.0, f64::INFINITY)
+        } else if append {
+            Range::new(len.range.lo + 1.0, len.range.hi + 1.0)
+        } else {
+            Range::new(len.range.lo, f64::INFINITY)
+        };
+    }
+
+    /// `#t + 1`.
+    fn is_append(&self, expr: &Expression, table: usize) -> bool {
+        let Expression::BinaryOperator {
+            lhs,
+            binop: BinOp::Plus(_),
+            rhs,
+        } = unparenthesized(expr)
+        else {
+            return false;
+        };
+        let one =
+            matches!(unparenthesized(rhs), Expression::Number(n) if super::number(n) == Some(1.0));
+        let length_of_table = matches!(
+            unparenthesized(lhs),
+            Expression::UnaryOperator { unop: UnOp::Hash(_), expression }
+                if matches!(unparenthesized(expression), Expression::Var(Var::Name(t)) if self.types.local(t) == Some(table))
+        );
+        one && length_of_table
+    }
+
+    /// A call as a statement, and what it does to the state: `error`
+    /// ends the path, `assert(v)` makes `v` true, `table.insert(t, v)`
+    /// grows `t`.
+    fn call_statement(&self, call: &FunctionCall, state: State) -> State {
+        let suffixes: Vec<&Suffix> = call.suffixes().collect();
+        self.eval_chain(call.prefix(), &suffixes, &state);
+        self.effects(call, state, true)
+    }
+
+    /// What the values assigned do to the state: `table.remove(t)` in
+    /// `local last = table.remove(t)` shrinks `t`.
+    fn assigned_effects(&self, exprs: &[&Expression], mut state: State) -> State {
+        for expr in exprs {
+            if let Expression::FunctionCall(call) = unparenthesized(expr) {
+                state = self.effects(call, state, false);
+            }
+        }
+        state
+    }
+
+    /// What a call does to the state once evaluated. `statement`: its
+    /// value is not used (`error` and `assert` end or narrow the path).
+    fn effects(&self, call: &FunctionCall, mut state: State, statement: bool) -> State {
+        let suffixes: Vec<&Suffix> = call.suffixes().collect();
+        let Prefix::Name(name) = call.prefix() else {
+            return state;
+        };
+        if self.types.local(name).is_some() {
+            return state;
+        }
+        let mut path = name.token().to_string();
+        let args = match suffixes.as_slice() {
+            [Suffix::Call(Call::AnonymousCall(args))] => args,
+            [
+                Suffix::Index(index),
+                Suffix::Call(Call::AnonymousCall(args)),
+            ] => match index_key(index) {
+                Some(Key::Name(member)) => {
+                    path = format!("{path}.{member}");
+                    args
+                }
+                _ => return state,
+            },
+            _ => return state,
+        };
+        let arguments: Vec<&Expression> = match &**args {
+            FunctionArgs::Parentheses { arguments, .. } => arguments.iter().collect(),
+            _ => Vec::new(),
+        };
+        match path.as_str() {
+            "error" if statement => State::dead(),
+            "assert" if statement => match arguments.first() {
+                Some(cond) => narrow(self, cond, &state, true),
+                None => State::dead(),
+            },
+            "table.insert" | "table.remove" | "table.sort" => {
+                let table = arguments.first().and_then(|t| match unparenthesized(t) {
+                    Expression::Var(Var::Name(token)) => self.types.local(token),
+                    _ => None,
+                });
+                let Some(table) = table.filter(|t| self.follows_fields(*t)) else {
+                    return state;
+                };
+                state
+                    .fields
+                    .retain(|(t, key), _| *t != table || !matches!(key, FieldKey::Index(_)));
+                if let Some(len) = state.fields.get_mut(&(table, FieldKey::Len)) {
+                    len.range = match path.as_str() {
+                        "table.insert" => Range::new(len.range.lo + 1.0, len.range.hi + 1.0),
+                        "table.remove" => Range::new((len.range.lo - 1.0).max(0.0), len.range.hi),
+                        _ => len.range,
+                    };
+                }
+                state
+            }
+            _ => state,
+        }
+    }
+}
+
+/// The `i`-th value of an assignment of `exprs` (Lua's adjustment: a call
+/// or `...` in last place gives any number of values, missing ones are nil).
+fn adjusted(exprs: &[&Expression], values: &[Inferred], i: usize) -> Inferred {
+    match values.get(i) {
+        Some(value) => value.clone(),
+        None if exprs.last().is_some_and(|e| super::summary::is_multi(e)) => Inferred::any(),
+        None => Inferred::of(Ty::NIL),
+    }
+}

@@ -1,0 +1,523 @@
+//! The value-fact engine: what each expression of a script may be, where
+//! it is evaluated, on top of the reply table ([`replies`]).
+//!
+//! The engine is sound rather than clever: what it claims holds on every
+//! run, and what it does not know is [`Ty::ANY`], so that a lint that asks
+//! "can this value be `false` here?" gets "maybe".
+//!
+//! - An abstract value ([`Inferred`]) is a set of Lua types ([`Ty`]: nil,
+//!   false, integer, fraction, string, reply tables...), the numeric range
+//!   it lies in once converted to a number ([`Range`]), and where it comes
+//!   from ([`Origin`]: the command whose reply it is, the input it is built
+//!   from, the division that made it fractional). Lints name the origin in
+//!   their messages.
+//! - The flow walk follows the statements in order: locals and
+//!   their reassignments, the fields of local tables that never escape
+//!   (`t.x = redis.call(...)`, `t[1]`), `if` branches and `and` / `or`
+//!   with narrowing (`if v then` removes `false` and nil from `v`, and
+//!   nothing else: a string stays a string), early exits (`return`,
+//!   `error`, `break`), and loops to a fixed point (with widening of the
+//!   numeric ranges). Each expression's value is recorded where it is
+//!   evaluated; [`Types::of`] reads it.
+//! - What the order of events cannot tell is taken from the summary:
+//!   every value assigned to a local anywhere. An upvalue
+//!   read inside a function has its summary value (the function may run at
+//!   any time), and so has a local that a nested function assigns.
+//! - Replies are RESP2's, or RESP3's ([`Protocol::Resp3`]) when the script
+//!   switches with `redis.setresp(3)`. That is decided for the whole script,
+//!   not statement by statement: RESP3 when every mention of `setresp` is a
+//!   `redis.setresp(3)` statement of the main chunk and the first of them
+//!   comes before every `redis.call` in the text. Any other use of
+//!   `setresp` (`setresp(2)`, a computed protocol, a switch inside a
+//!   function or after a call, even a comment naming it) leaves replies
+//!   untyped.
+//! - Elements of array replies have the type Redis gives them under RESP2:
+//!   `redis.call('TIME')[1]` is a string of the seconds, each element of
+//!   HGETALL, WITHSCORES or LRANGE is a string, and MGET's may be `false`.
+//!
+//! The engine imports nothing from the lints: they are queries over it.
+
+mod eval;
+mod flow;
+mod narrow;
+mod state;
+mod summary;
+mod value;
+
+pub use summary::{Use, UseKind};
+pub use value::{Inferred, Origin, Range, Ty};
+
+use crate::Span;
+use crate::calls::{CallArg, RedisCall};
+use crate::commands::ArgShape;
+use crate::replies::{self, Protocol};
+use crate::scope::{Model, Resolution};
+use eval::{Env, NodeKey, suffix_key};
+use full_moon::ast::{
+    Ast, Call, Expression, FunctionArgs, FunctionCall, Index, Prefix, Stmt, Suffix,
+};
+use full_moon::node::Node;
+use full_moon::tokenizer::{TokenReference, TokenType};
+use std::collections::{HashMap, HashSet};
+use summary::{Def, Walker};
+
+/// The values of a script's expressions and locals.
+#[derive(Default)]
+pub struct Types<'a> {
+    source: &'a str,
+    model: Option<&'a Model>,
+    calls: HashMap<(usize, usize), RedisCall>,
+    /// Every value each local takes anywhere (the summary).
+    vars: HashMap<usize, Inferred>,
+    defs_count: HashMap<usize, usize>,
+    uses: HashMap<usize, Vec<Use>>,
+    /// The value of each expression, local read and suffix where the flow
+    /// walk evaluated it, joined over every time it did.
+    at: HashMap<NodeKey, Inferred>,
+    /// The followed fields of local tables where they are read as a whole,
+    /// by name token.
+    fields_at: HashMap<NodeKey, HashMap<FieldKey, Inferred>>,
+    /// The function each local is declared in (the address of its body; 0
+    /// for the main chunk).
+    declared_in: HashMap<usize, usize>,
+    /// Locals that a function other than their own assigns.
+    escaping: HashSet<usize>,
+    /// Local tables whose fields the flow walk follows: made by a
+    /// constructor or returned by a call (a reply, a decoded document),
+    /// and only read, written and passed to library functions, in their
+    /// own function.
+    tracked: HashSet<usize>,
+    /// The protocol of the replies, `None` when the script switches in a
+    /// way the inference does not follow: replies are then not typed.
+    protocol: Option<Protocol>,
+    /// The script assigns into `KEYS` or `ARGV` (`ARGV[1] = tonumber(...)`):
+    /// their elements are then not surely strings.
+    inputs_assigned: bool,
+}
+
+/// What is known of a local table where it is read ([`Types::table_fields`]).
+#[derive(Clone, Debug, Default)]
+pub struct TableFields {
+    /// The named fields set on every path (`t.count = n`), sorted.
+    pub names: Vec<String>,
+    /// The same, with their values.
+    pub names_with_values: Vec<(String, Inferred)>,
+    /// The elements known, by index.
+    pub elements: Vec<(i64, Inferred)>,
+    /// The length of the array part, if known.
+    pub len: Option<Range>,
+}
+
+/// A field of a local table, as the flow walk follows it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum FieldKey {
+    /// `t.name`, `t['name']`.
+    Name(String),
+    /// `t[3]`.
+    Index(i64),
+    /// `#t`, the length of the array part.
+    Len,
+}
+
+impl FieldKey {
+    /// The field a literal key names.
+    fn of(key: &Key) -> Option<FieldKey> {
+        match key {
+            Key::Name(name) => Some(FieldKey::Name(name.clone())),
+            Key::Number(n) if n.fract() == 0.0 && n.abs() < 1e15 => {
+                Some(FieldKey::Index(*n as i64))
+            }
+            Key::Number(_) => None,
+        }
+    }
+}
+
+/// The SCAN family, whose reply starts with a cursor.
+const SCANS: &[&str] = &["SCAN", "SSCAN", "HSCAN", "ZSCAN"];
+
+/// Rounds of the summary's fixed point before giving up (then: unknown).
+const MAX_ROUNDS: usize = 40;
+
+/// The summary's view of the locals.
+struct SummaryEnv<'m>(&'m HashMap<usize, Inferred>);
+
+impl Env for SummaryEnv<'_> {
+    fn local(&self, _types: &Types<'_>, _token: &TokenReference, var: usize) -> Inferred {
+        self.0.get(&var).cloned().unwrap_or_else(Inferred::any)
+    }
+}
+
+/// What the flow walk recorded, with the summary for what it did not.
+struct Recorded;
+
+impl Env for Recorded {
+    fn local(&self, types: &Types<'_>, token: &TokenReference, var: usize) -> Inferred {
+        types
+            .at
+            .get(&eval::token_key(token))
+            .cloned()
+            .unwrap_or_else(|| types.var(var))
+    }
+}
+
+/// [`Recorded`], reading the recorded values of whole expressions too.
+struct RecordedWith<'t, 'a>(&'t Types<'a>);
+
+impl Env for RecordedWith<'_, '_> {
+    fn local(&self, types: &Types<'_>, token: &TokenReference, var: usize) -> Inferred {
+        Recorded.local(types, token, var)
+    }
+
+    fn known(&self, at: NodeKey) -> Option<Inferred> {
+        self.0.at.get(&at).cloned()
+    }
+}
+
+impl<'a> Types<'a> {
+    /// Infers the values of `ast`.
+    pub fn build(
+        source: &'a str,
+        ast: &'a Ast,
+        model: &'a Model,
+        calls: &[RedisCall],
+    ) -> Types<'a> {
+        let mut types = Types {
+            source,
+            model: Some(model),
+            calls: calls
+                .iter()
+                .map(|c| ((c.span.start.offset, c.span.end.offset), c.clone()))
+                .collect(),
+            protocol: protocol(source, ast, calls),
+            ..Types::default()
+        };
+        let mut walker = Walker {
+            types: &types,
+            defs: HashMap::new(),
+            uses: HashMap::new(),
+            inputs_assigned: false,
+            declared_in: HashMap::new(),
+            escaping: HashSet::new(),
+            foreign: HashSet::new(),
+            functions: Vec::new(),
+        };
+        walker.block(ast.nodes());
+        let Walker {
+            defs,
+            uses,
+            inputs_assigned,
+            declared_in,
+            escaping,
+            foreign,
+            ..
+        } = walker;
+        types.inputs_assigned = inputs_assigned;
+        types.vars = summary_values(&types, &defs);
+        types.defs_count = defs.iter().map(|(var, d)| (*var, d.len())).collect();
+        types.tracked = uses
+            .iter()
+            .filter(|(var, uses)| {
+                !foreign.contains(var)
+                    && uses.iter().all(|u| {
+                        matches!(
+                            u.kind,
+                            UseKind::Index(_)
+                                | UseKind::Library(_)
+                                | UseKind::Returned
+                                | UseKind::CommandArg
+                                | UseKind::Tested
+                        )
+                    })
+            })
+            .map(|(var, _)| *var)
+            .chain(defs.keys().filter(|v| !uses.contains_key(v)).copied())
+            .filter(|var| {
+                defs.get(var).is_some_and(|defs| {
+                    defs.iter().all(|d| {
+                        matches!(d, Def::Expr(e) if matches!(
+                            unparenthesized(e),
+                            Expression::TableConstructor(_) | Expression::FunctionCall(_)
+                        ))
+                    })
+                })
+            })
+            .collect();
+        types.uses = uses;
+        types.declared_in = declared_in;
+        types.escaping = escaping;
+        if let Some(walked) = flow::walk(&types, ast) {
+            types.at = walked.at;
+            types.fields_at = walked.fields_at;
+        }
+        types
+    }
+
+    /// What `expr` may be, where it is evaluated.
+    pub fn of(&self, expr: &Expression) -> Inferred {
+        self.eval(expr, &RecordedWith(self))
+    }
+
+    /// The value after the prefix, then after each suffix: `steps[0]` is the
+    /// prefix's, `steps[i]` the value after `suffixes[i - 1]`.
+    pub fn chain<'s>(
+        &self,
+        prefix: &Prefix,
+        suffixes: impl IntoIterator<Item = &'s Suffix>,
+    ) -> Vec<Inferred> {
+        let suffixes: Vec<&Suffix> = suffixes.into_iter().collect();
+        let mut steps = self.chain_steps(prefix, &suffixes, &RecordedWith(self));
+        // Steps the walk recorded are where they were evaluated.
+        for (i, suffix) in suffixes.iter().enumerate() {
+            if let (Some(known), Some(step)) =
+                (self.at.get(&suffix_key(suffix)), steps.get_mut(i + 1))
+            {
+                *step = known.clone();
+            }
+        }
+        steps
+    }
+
+    /// The local variable `token` names, if it is one.
+    pub fn local(&self, token: &TokenReference) -> Option<usize> {
+        match self.model?.resolve(token)? {
+            Resolution::Local(i) => Some(i),
+            Resolution::Global => None,
+        }
+    }
+
+    /// Every use of the local `var`.
+    pub fn uses(&self, var: usize) -> &[Use] {
+        self.uses.get(&var).map_or(&[], Vec::as_slice)
+    }
+
+    /// How many values are assigned to `var` (its initializer included).
+    pub fn assignments(&self, var: usize) -> usize {
+        self.defs_count.get(&var).copied().unwrap_or(0)
+    }
+
+    /// Every value the local `var` takes anywhere in the script.
+    pub fn var(&self, var: usize) -> Inferred {
+        self.vars.get(&var).cloned().unwrap_or_else(Inferred::any)
+    }
+
+    /// The `redis.call` at exactly `start..end`.
+    pub fn call_at(&self, start: usize, end: usize) -> Option<&RedisCall> {
+        self.calls.get(&(start, end))
+    }
+
+    /// What is known of the fields of the local table `expr` names, where
+    /// it is read (`return t`, `cjson.encode(t)`): the named fields set on
+    /// every path, the elements `t[1]`, `t[2]`..., and the length of the
+    /// array part. `None` when the table is not followed.
+    pub fn table_fields(&self, expr: &Expression) -> Option<TableFields> {
+        let Expression::Var(full_moon::ast::Var::Name(token)) = unparenthesized(expr) else {
+            return None;
+        };
+        let fields = self.fields_at.get(&eval::token_key(token))?;
+        let mut table = TableFields::default();
+        for (key, value) in fields {
+            match key {
+                FieldKey::Name(name) => {
+                    table.names.push(name.clone());
+                    table.names_with_values.push((name.clone(), value.clone()));
+                }
+                FieldKey::Index(i) => table.elements.push((*i, value.clone())),
+                FieldKey::Len => table.len = Some(value.range),
+            }
+        }
+        table.names.sort();
+        table.names_with_values.sort_by(|a, b| a.0.cmp(&b.0));
+        table.elements.sort_by_key(|(i, _)| *i);
+        Some(table)
+    }
+
+    /// The protocol of the script's replies, if the engine follows it.
+    pub fn protocol(&self) -> Option<Protocol> {
+        self.protocol
+    }
+
+    fn span(&self, node: &impl Node) -> Span {
+        crate::node_range::node_span(self.source, node)
+    }
+}
+
+/// The summary: for each local, every value assigned to it anywhere, as a
+/// fixed point (numeric ranges widened as they grow).
+fn summary_values(
+    types: &Types<'_>,
+    defs: &HashMap<usize, Vec<Def<'_>>>,
+) -> HashMap<usize, Inferred> {
+    let mut env: HashMap<usize, Inferred> = defs
+        .keys()
+        .map(|&var| (var, Inferred::of(Ty::EMPTY)))
+        .collect();
+    let mut order: Vec<usize> = defs.keys().copied().collect();
+    order.sort_unstable();
+    for round in 0..MAX_ROUNDS {
+        let mut changed = false;
+        for var in &order {
+            let mut acc: Option<Inferred> = None;
+            for def in &defs[var] {
+                let value = match def {
+                    Def::Expr(expr) => types.eval(expr, &SummaryEnv(&env)),
+                    Def::Value(ty) => Inferred::of(*ty),
+                };
+                acc = Some(match acc {
+                    None => value,
+                    Some(acc) => acc.merge(value),
+                });
+            }
+            let mut acc = acc.unwrap_or_else(Inferred::any);
+            let old = env
+                .get(var)
+                .cloned()
+                .unwrap_or_else(|| Inferred::of(Ty::EMPTY));
+            if round > 0 && old.ty != Ty::EMPTY && old.range != acc.range {
+                acc.range = old.range.widen(old.range.hull(acc.range));
+            }
+            if old.ty != acc.ty || old.range != acc.range {
+                changed = true;
+            }
+            env.insert(*var, acc);
+        }
+        if !changed {
+            return env;
+        }
+    }
+    env.values_mut().for_each(|v| *v = Inferred::any());
+    env
+}
+
+/// Where a call suffix ends (its closing parenthesis, string or brace).
+fn call_end(call: &Call) -> usize {
+    let args = match call {
+        Call::AnonymousCall(args) => &**args,
+        Call::MethodCall(method) => method.args(),
+        #[allow(unreachable_patterns)]
+        _ => return 0,
+    };
+    args.end_position().map_or(0, |p| p.bytes())
+}
+
+/// The protocol of a script's replies (see the module's documentation).
+fn protocol(source: &str, ast: &Ast, calls: &[RedisCall]) -> Option<Protocol> {
+    let mentions = source.matches("setresp").count();
+    if mentions == 0 {
+        return Some(Protocol::Resp2);
+    }
+    let mut switches = Vec::new();
+    for stmt in ast.nodes().stmts() {
+        if let Stmt::FunctionCall(call) = stmt
+            && is_setresp_3(call)
+            && let Some((start, end)) = call.range()
+        {
+            switches.push((start.bytes(), end.bytes()));
+        }
+    }
+    let first_end = switches.first()?.1;
+    let all_before = calls.iter().all(|c| c.span.start.offset >= first_end);
+    (switches.len() == mentions && all_before).then_some(Protocol::Resp3)
+}
+
+/// `redis.setresp(3)`, exactly.
+fn is_setresp_3(call: &FunctionCall) -> bool {
+    let suffixes: Vec<&Suffix> = call.suffixes().collect();
+    let (
+        Prefix::Name(redis),
+        [
+            Suffix::Index(index),
+            Suffix::Call(Call::AnonymousCall(args)),
+        ],
+    ) = (call.prefix(), suffixes.as_slice())
+    else {
+        return false;
+    };
+    if redis.token().to_string() != "redis"
+        || index_key(index) != Some(Key::Name("setresp".to_string()))
+    {
+        return false;
+    }
+    let FunctionArgs::Parentheses { arguments, .. } = &**args else {
+        return false;
+    };
+    let arguments: Vec<&Expression> = arguments.iter().collect();
+    matches!(arguments.as_slice(), [Expression::Number(n)] if number(n) == Some(3.0))
+}
+
+/// The value a `redis.call` gives.
+fn reply_of(call: &RedisCall, protocol: Protocol) -> Inferred {
+    let shapes: Vec<ArgShape<'_>> = call.args.iter().map(CallArg::shape).collect();
+    let Some(lua) = replies::of_call_in(protocol, &shapes) else {
+        return Inferred::any();
+    };
+    let Some(command) = display_name(call) else {
+        return Inferred::any();
+    };
+    Inferred::of(Ty::from_reply(lua, call.pcall)).with_origin(Origin::Reply {
+        command,
+        shape: lua,
+        pcall: call.pcall,
+        span: call.span,
+    })
+}
+
+/// The command's name as messages show it: `EXISTS`, `OBJECT FREQ`.
+pub fn display_name(call: &RedisCall) -> Option<String> {
+    let name = call.command_name()?;
+    let sub = call.args.get(1).and_then(CallArg::literal);
+    Some(match sub {
+        Some(sub) if replies::lookup(&format!("{name}|{sub}")).is_some() => {
+            format!("{name} {sub}").to_ascii_uppercase()
+        }
+        _ => name.to_ascii_uppercase(),
+    })
+}
+
+/// A literal index.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Key {
+    /// `.name` or `['name']`.
+    Name(String),
+    /// `[3]`.
+    Number(f64),
+}
+
+/// The literal key of an index, if it is one.
+pub fn index_key(index: &Index) -> Option<Key> {
+    match index {
+        Index::Dot { name, .. } => Some(Key::Name(name.token().to_string())),
+        Index::Brackets { expression, .. } => match &**expression {
+            Expression::String(token) => match token.token_type() {
+                TokenType::StringLiteral { literal, .. } => Some(Key::Name(literal.to_string())),
+                _ => None,
+            },
+            Expression::Number(token) => number(token).map(Key::Number),
+            _ => None,
+        },
+        #[allow(unreachable_patterns)]
+        _ => None,
+    }
+}
+
+/// A number literal's value.
+pub fn number(token: &TokenReference) -> Option<f64> {
+    let TokenType::Number { text } = token.token_type() else {
+        return None;
+    };
+    let text = text.as_str();
+    if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        return u64::from_str_radix(hex, 16).ok().map(|n| n as f64);
+    }
+    text.parse().ok()
+}
+
+/// `expr` without its parentheses.
+pub fn unparenthesized(mut expr: &Expression) -> &Expression {
+    while let Expression::Parentheses { expression, .. } = expr {
+        expr = expression;
+    }
+    expr
+}
+
+#[cfg(test)]
+mod tests;

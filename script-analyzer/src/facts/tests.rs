@@ -1,0 +1,390 @@
+//! The engine's tests: what it says of values, through locals, fields,
+//! reply elements, loops, branches and functions.
+
+use super::*;
+use crate::calls::{Tree, redis_calls};
+use crate::{parse, scope};
+use full_moon::ast::LastStmt;
+
+/// What the inference says about the main chunk's last `return`.
+fn returned(source: &str) -> Inferred {
+    let ast = parse::parse(source).expect("parses");
+    let model = scope::Model::build(&ast);
+    let calls = redis_calls(&Tree {
+        source,
+        ast: &ast,
+        model: &model,
+    });
+    let types = Types::build(source, &ast, &model, &calls);
+    let Some(LastStmt::Return(ret)) = ast.nodes().last_stmt() else {
+        panic!("no return in {source}");
+    };
+    types.of(ret.returns().iter().next().expect("a value"))
+}
+
+fn ty(source: &str) -> Ty {
+    returned(source).ty
+}
+
+#[test]
+fn literals_and_operators() {
+    assert_eq!(ty("return 1"), Ty::INT);
+    assert_eq!(ty("return 1.5"), Ty::FLOAT);
+    assert_eq!(ty("return 'a' .. 1"), Ty::STRING);
+    assert_eq!(ty("return 1 + 2 * 3 % 4"), Ty::INT);
+    assert_eq!(ty("return 1 / 2"), Ty::NUMBER);
+    assert_eq!(ty("return #KEYS"), Ty::INT);
+    assert_eq!(ty("return 1 < 2"), Ty::BOOL);
+    assert_eq!(ty("return not x"), Ty::BOOL);
+    assert_eq!(ty("return nil"), Ty::NIL);
+    assert_eq!(ty("return {}"), Ty::TABLE);
+    assert_eq!(ty("return ARGV[1]"), Ty::STRING);
+    assert_eq!(
+        returned("local p = KEYS[2] return p").origin,
+        Some(Origin::Input {
+            name: "KEYS[2]".to_string()
+        })
+    );
+    assert_eq!(ty("return x"), Ty::ANY);
+    assert!(matches!(
+        returned("return (ARGV[1] + 0) / 1000").origin,
+        Some(Origin::Fraction { .. })
+    ));
+}
+
+#[test]
+fn library_calls() {
+    assert_eq!(ty("return tonumber(ARGV[1])"), Ty::NUMBER.union(Ty::NIL));
+    assert_eq!(ty("return tonumber(ARGV[1]) or 0"), Ty::NUMBER);
+    assert_eq!(ty("return tostring(1)"), Ty::STRING);
+    assert_eq!(ty("return math.floor(1 / 2)"), Ty::INT);
+    assert_eq!(ty("return math.max(1, 2)"), Ty::INT);
+    assert_eq!(ty("return string.format('%d', 1)"), Ty::STRING);
+    assert_eq!(ty("return ARGV[1]:sub(1, 2)"), Ty::STRING);
+    assert_eq!(ty("return cjson.decode(ARGV[1])"), Ty::ANY);
+}
+
+#[test]
+fn replies_and_defaults() {
+    let get = returned("return redis.call('GET', KEYS[1])");
+    assert_eq!(get.ty, Ty::STRING.union(Ty::FALSE));
+    assert_eq!(get.reply().map(|r| r.0), Some("GET"));
+    assert_eq!(ty("return redis.call('GET', KEYS[1]) or '0'"), Ty::STRING);
+    assert_eq!(
+        ty("return redis.pcall('INCR', KEYS[1])"),
+        Ty::INT.union(Ty::ERROR)
+    );
+    assert_eq!(ty("return redis.call('HGETALL', KEYS[1])"), Ty::PAIRS);
+    assert_eq!(ty("return redis.call('SET', KEYS[1], 1).ok"), Ty::STRING);
+    assert_eq!(ty("return redis.call('EVAL', 'return 1', 0)"), Ty::ANY);
+    assert_eq!(
+        ty("return redis.call('EXISTS', KEYS[1]) == 1 and 'a' or 'b'"),
+        Ty::STRING
+    );
+    let cursor = returned("return redis.call('SCAN', 0)[1]");
+    assert_eq!(cursor.ty, Ty::STRING);
+    assert!(matches!(cursor.origin, Some(Origin::Cursor { .. })));
+}
+
+#[test]
+fn replies_after_setresp_3_have_resp3_shapes() {
+    assert_eq!(
+        ty("redis.setresp(3) return redis.call('GET', KEYS[1])"),
+        Ty::STRING.union(Ty::NIL)
+    );
+    assert_eq!(
+        ty("redis.setresp(3)\nlocal h = redis.call('HGETALL', KEYS[1])\nreturn h"),
+        Ty::MAP
+    );
+    assert_eq!(
+        ty("redis.setresp(3) return redis.call('ZSCORE', KEYS[1], 'm').double"),
+        Ty::NUMBER
+    );
+    assert_eq!(
+        ty("redis.setresp(3) return redis.call('SMEMBERS', KEYS[1]).set"),
+        Ty::TABLE
+    );
+    assert_eq!(
+        ty("redis.setresp(3) return redis.call('INFO').verbatim_string"),
+        Ty::TABLE
+    );
+    assert_eq!(
+        ty("redis.setresp(3) return redis.pcall('INCR', KEYS[1])"),
+        Ty::INT.union(Ty::ERROR)
+    );
+    // Integers are integers under both protocols.
+    assert_eq!(
+        ty("redis.setresp(3) redis.setresp(3) return redis.call('EXISTS', KEYS[1])"),
+        Ty::INT
+    );
+}
+
+#[test]
+fn resp3_and_assigned_inputs_are_not_typed() {
+    // Switched after a call, back to RESP2, inside a block, computed,
+    // or only named: replies are not typed.
+    for source in [
+        "local a = redis.call('GET', KEYS[1]) redis.setresp(3) return redis.call('GET', KEYS[1])",
+        "redis.setresp(3) redis.setresp(2) return redis.call('GET', KEYS[1])",
+        "if ARGV[1] then redis.setresp(3) end return redis.call('GET', KEYS[1])",
+        "redis.setresp(tonumber(ARGV[1])) return redis.call('GET', KEYS[1])",
+        "-- redis.setresp(3) is not used\nreturn redis.call('GET', KEYS[1])",
+        "local function f() return redis.call('GET', KEYS[1]) end redis.setresp(3) local v = redis.call('GET', KEYS[1]) return v",
+    ] {
+        assert_eq!(ty(source), Ty::ANY, "{source}");
+    }
+    assert_eq!(ty("ARGV[1] = tonumber(ARGV[1]) return ARGV[1]"), Ty::ANY);
+    assert_eq!(
+        ty("local ARGV = {1} ARGV[1] = 2 return KEYS[1]"),
+        Ty::STRING
+    );
+}
+
+#[test]
+fn locals_take_every_assigned_value() {
+    assert_eq!(ty("local n = 1 return n"), Ty::INT);
+    assert_eq!(ty("local n = 1 n = n + 1 return n"), Ty::INT);
+    assert_eq!(
+        ty("local n = 1 if x then n = 'a' end return n"),
+        Ty::INT.union(Ty::STRING)
+    );
+    assert_eq!(ty("local n return n"), Ty::NIL);
+    assert_eq!(ty("local a, b = 1 return b"), Ty::NIL);
+    assert_eq!(ty("local a, b = f() return b"), Ty::ANY);
+    // Reassigned: the later value replaces the earlier one.
+    assert_eq!(
+        ty("local v = redis.call('GET', KEYS[1]) v = v or '0' return v"),
+        Ty::STRING
+    );
+    // Set inside a function: still one of the values.
+    assert_eq!(
+        ty("local n = 0 local function bump() n = 'x' end return n"),
+        Ty::INT.union(Ty::STRING)
+    );
+    assert_eq!(
+        ty("local function f(p) return p end return f"),
+        Ty::FUNCTION
+    );
+    assert_eq!(
+        ty("for i = 1, 3 do end local t = {} for _, v in ipairs(t) do return v end return 1"),
+        Ty::INT
+    );
+    // A cycle through two locals settles.
+    assert_eq!(
+        ty("local a, b = 1, 2 for i = 1, 3 do a = b b = a .. '' end return a"),
+        Ty::INT.union(Ty::STRING)
+    );
+}
+
+/// The value of the argument of each `probe(...)` call, in source order.
+fn probes(source: &str) -> Vec<Inferred> {
+    use full_moon::visitors::Visitor;
+    struct Probes<'t, 'a> {
+        types: &'t Types<'a>,
+        found: Vec<(usize, Inferred)>,
+    }
+    impl Visitor for Probes<'_, '_> {
+        fn visit_function_call(&mut self, call: &FunctionCall) {
+            let suffixes: Vec<&Suffix> = call.suffixes().collect();
+            if let (Prefix::Name(name), [Suffix::Call(Call::AnonymousCall(args))]) =
+                (call.prefix(), suffixes.as_slice())
+                && name.token().to_string() == "probe"
+                && let FunctionArgs::Parentheses { arguments, .. } = &**args
+                && let Some(arg) = arguments.iter().next()
+            {
+                let at = name.start_position().map_or(0, |p| p.bytes());
+                self.found.push((at, self.types.of(arg)));
+            }
+        }
+    }
+    let ast = parse::parse(source).expect("parses");
+    let model = scope::Model::build(&ast);
+    let calls = redis_calls(&Tree {
+        source,
+        ast: &ast,
+        model: &model,
+    });
+    let types = Types::build(source, &ast, &model, &calls);
+    let mut probes = Probes {
+        types: &types,
+        found: Vec::new(),
+    };
+    probes.visit_ast(&ast);
+    probes.found.sort_by_key(|(at, _)| *at);
+    probes.found.into_iter().map(|(_, v)| v).collect()
+}
+
+fn probe_types(source: &str) -> Vec<Ty> {
+    probes(source).into_iter().map(|v| v.ty).collect()
+}
+
+const GET: &str = "local v = redis.call('GET', KEYS[1])\n";
+
+#[test]
+fn a_guard_removes_false_and_nothing_else() {
+    let string = Ty::STRING;
+    let maybe = Ty::STRING.union(Ty::FALSE);
+    for (body, expected) in [
+        ("probe(v)", vec![maybe]),
+        ("if v then probe(v) end probe(v)", vec![string, maybe]),
+        ("if not v then return 0 end probe(v)", vec![string]),
+        ("if v == false then return 0 end probe(v)", vec![string]),
+        (
+            "if v ~= false then probe(v) else probe(v) end",
+            vec![string, Ty::FALSE],
+        ),
+        ("if v and probe(v) then end", vec![string]),
+        ("local w = v or probe(v)", vec![Ty::FALSE]),
+        (
+            "if type(v) ~= 'string' then return end probe(v)",
+            vec![string],
+        ),
+        ("if not v or v == '' then return end probe(v)", vec![string]),
+        ("assert(v) probe(v)", vec![string]),
+        ("if not v then error('missing') end probe(v)", vec![string]),
+        ("if not v then v = '0' end probe(v)", vec![string]),
+        ("if x then v = 1 end probe(v)", vec![maybe.union(Ty::INT)]),
+        ("if tonumber(v) then probe(v) end", vec![string]),
+        ("if v > 'a' then end probe(v)", vec![string]),
+        // Never reached: no value.
+        ("if false and probe(v) then end", vec![Ty::EMPTY]),
+        ("if v == nil then probe(v) end", vec![Ty::EMPTY]),
+    ] {
+        let source = format!("{GET}{body}");
+        assert_eq!(probe_types(&source), expected, "{source}");
+    }
+}
+
+#[test]
+fn fields_of_local_tables_are_followed() {
+    let maybe = Ty::STRING.union(Ty::FALSE);
+    for (source, expected) in [
+        (
+            "local t = {} t.x = redis.call('GET', KEYS[1]) probe(t.x)",
+            maybe,
+        ),
+        (
+            "local t = {v = redis.call('GET', KEYS[1])} probe(t.v)",
+            maybe,
+        ),
+        ("local t = {redis.call('GET', KEYS[1])} probe(t[1])", maybe),
+        (
+            "local t = {} t['x'] = redis.call('GET', KEYS[1]) if t.x then probe(t.x) end",
+            Ty::STRING,
+        ),
+        // Passed to a function, or aliased: not followed.
+        (
+            "local t = {} t.x = redis.call('GET', KEYS[1]) f(t) probe(t.x)",
+            Ty::ANY,
+        ),
+        ("local t = {} local u = t t.x = 1 probe(t.x)", Ty::ANY),
+        // A computed key may be the field.
+        (
+            "local t = {x = 1} t[ARGV[1]] = 'a' probe(t.x)",
+            Ty::INT.union(Ty::STRING),
+        ),
+        // Removed by a library call whose value is used.
+        (
+            "local t = {'a', 'b'} local last = table.remove(t) probe(t[2])",
+            Ty::ANY,
+        ),
+    ] {
+        assert_eq!(probe_types(source), vec![expected], "{source}");
+    }
+}
+
+#[test]
+fn elements_of_array_replies_have_their_types() {
+    let time = probes("probe(redis.call('TIME')[1])");
+    assert_eq!(time[0].ty, Ty::STRING);
+    assert!(time[0].range.lo >= 1e9, "{:?}", time[0].range);
+    let scores = "local r = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')\n";
+    for (body, expected) in [
+        (
+            "for i, v in ipairs(r) do probe(v) probe(i) end",
+            vec![Ty::STRING, Ty::INT],
+        ),
+        (
+            "for i = 1, #r, 2 do probe(r[i + 1]) end",
+            vec![Ty::STRING.union(Ty::NIL)],
+        ),
+        ("for _, v in pairs(r) do probe(v) end", vec![Ty::STRING]),
+    ] {
+        let source = format!("{scores}{body}");
+        assert_eq!(probe_types(&source), expected, "{source}");
+    }
+    assert_eq!(
+        probe_types("for _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do probe(v) end"),
+        vec![Ty::STRING.union(Ty::FALSE)]
+    );
+    // Not a reply: nothing known.
+    assert_eq!(
+        probe_types("for _, v in ipairs(ARGV) do probe(v) end"),
+        vec![Ty::ANY]
+    );
+}
+
+#[test]
+fn loops_settle_and_ranges_widen() {
+    let n = probes("local n = 0 while redis.call('LPOP', KEYS[1]) do n = n + 1 end probe(n)");
+    assert_eq!(n[0].ty, Ty::INT);
+    assert_eq!(n[0].range, Range::new(0.0, f64::INFINITY));
+    let v = probe_types(&format!(
+        "{GET}for i = 1, 3 do probe(v) v = redis.call('GET', KEYS[i]) or 'x' end probe(v)"
+    ));
+    assert_eq!(
+        v,
+        vec![Ty::STRING.union(Ty::FALSE), Ty::STRING.union(Ty::FALSE)]
+    );
+    let i = probes("for i = 1, 10 do probe(i) end");
+    assert_eq!(i[0].range, Range::new(1.0, 10.0));
+    let broke = probe_types(&format!(
+        "{GET}while true do if v then break end v = redis.call('GET', KEYS[2]) end probe(v)"
+    ));
+    assert_eq!(broke, vec![Ty::STRING]);
+}
+
+#[test]
+fn functions_see_every_value_of_their_upvalues() {
+    let maybe = Ty::STRING.union(Ty::FALSE);
+    assert_eq!(
+        probe_types(&format!(
+            "{GET}local function f() probe(v) end if not v then return end f()"
+        )),
+        vec![maybe]
+    );
+    assert_eq!(
+        probe_types("local n = 0 local function set() n = 'x' end set() probe(n)"),
+        vec![Ty::INT.union(Ty::STRING)]
+    );
+    assert_eq!(
+        probe_types("local function f(v) if not v then return end probe(v) end"),
+        vec![Ty::ANY.minus(Ty::FALSY)]
+    );
+}
+
+#[test]
+fn numbers_keep_their_range() {
+    let micros =
+        probes("local t = redis.call('TIME') probe(tonumber(t[1]) * 1000000 + tonumber(t[2]))");
+    assert!(micros[0].range.lo >= 1e15, "{:?}", micros[0].range);
+    let seconds = probes("local s = math.floor(tonumber(ARGV[1]) / 1000) probe(s)");
+    assert!(matches!(seconds[0].origin, Some(Origin::Rounded { .. })));
+    let positive = probes("local n = tonumber(ARGV[1]) if n <= 0 then return end probe(n)");
+    assert!(positive[0].range.lo > 0.0, "{:?}", positive[0].range);
+    let huge = probes("probe(math.huge)");
+    assert!(matches!(huge[0].origin, Some(Origin::Fraction { .. })));
+}
+
+#[test]
+fn long_conditions_cost_their_length() {
+    let terms: Vec<String> = (0..400).map(|i| format!("v{} ~= ARGV[1]", i % 3)).collect();
+    let source = format!(
+        "local v0, v1, v2 = redis.call('GET', KEYS[1]), 1, 2\nif {} then probe(v0) end\nlocal w = {} or probe(v0)",
+        terms.join(" and "),
+        terms.join(" or ")
+    );
+    let started = std::time::Instant::now();
+    assert_eq!(probe_types(&source).len(), 2);
+    assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+}

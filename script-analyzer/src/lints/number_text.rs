@@ -1,0 +1,254 @@
+//! `number_text`: a number turned into text that does not say it.
+//!
+//! Redis's Lua (5.1) formats numbers with 14 significant digits (`%.14g`),
+//! in `tostring`, `..` and `cjson.encode`: from 1e14 on, a number comes out
+//! in exponent form or rounded (`tostring(1700000000000000)` is
+//! `"1.7e+15"`). Microsecond timestamps (TIME's seconds times 1e6), and
+//! snowflake ids, make keys, members and JSON that no longer match.
+//! Numbers are doubles, too: an integer past 2^53 is not exact, so a
+//! literal past it is already another number, and arithmetic past it
+//! rounds.
+//!
+//! Fires (an error) on a number the value facts say is at least 1e14 in
+//! size where it is turned into text; and (a warning) on an integer
+//! literal past 2^53, and on arithmetic whose least result is past 2^53.
+
+use super::library_calls::each_library_call;
+use super::typed::{Operand, each_operand, text};
+use super::{Context, RedisCall};
+use crate::facts::{Inferred, Ty, number};
+use crate::{Diagnostic, Lint, Report};
+use full_moon::ast::{Expression, Field};
+use full_moon::visitors::Visitor;
+
+/// Where `%.14g` switches to exponent form.
+const EXPONENT_FROM: f64 = 1e14;
+
+/// The last integer a double holds exactly with all below it.
+const EXACT_UP_TO: f64 = 9_007_199_254_740_992.0;
+
+/// Whether `value` is surely a number of at least 1e14 in size.
+fn large(value: &Inferred) -> bool {
+    value.ty.within(Ty::NUMBER)
+        && (value.range.lo >= EXPONENT_FROM || value.range.hi <= -EXPONENT_FROM)
+}
+
+fn as_text(cx: &Context<'_>, expr: &Expression, how: &str, report: &mut Report) {
+    let value = cx.types.of(expr);
+    if !large(&value) {
+        return;
+    }
+    report.diagnostics.push(
+        Diagnostic::error(
+            Lint::NumberText,
+            cx.span_of(expr),
+            format!(
+                "`{}` is a number of 1e14 or more: {how} writes it with 14 significant digits, in exponent form (`1.7e+15`)",
+                text(cx, expr)
+            ),
+        )
+        .with_label("not the digits of the number")
+        .with_help("format it yourself: `string.format('%.0f', n)` for an integer, or keep it in two parts"),
+    );
+}
+
+pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
+    let mut found = Report::default();
+    each_operand(cx, |expr, operand| {
+        if operand == Operand::Concat {
+            as_text(cx, expr, "`..`", &mut found);
+        }
+    });
+    each_library_call(cx, |call| match call.name.as_str() {
+        "tostring" => {
+            if let Some(arg) = call.args.first() {
+                as_text(cx, arg, "`tostring`", &mut found);
+            }
+        }
+        "cjson.encode" => {
+            let Some(arg) = call.args.first() else {
+                return;
+            };
+            match crate::facts::unparenthesized(arg) {
+                Expression::TableConstructor(table) => {
+                    for field in table.fields() {
+                        let value = match field {
+                            Field::NoKey(value) => value,
+                            Field::NameKey { value, .. } | Field::ExpressionKey { value, .. } => {
+                                value
+                            }
+                            #[allow(unreachable_patterns)]
+                            _ => continue,
+                        };
+                        as_text(cx, value, "`cjson.encode`", &mut found);
+                    }
+                }
+                other => {
+                    // A followed local table: its fields where it is encoded.
+                    if let Some(fields) = cx.types.table_fields(other) {
+                        let large = fields
+                            .names_with_values
+                            .iter()
+                            .map(|(name, value)| (format!("`.{name}`"), value))
+                            .chain(
+                                fields
+                                    .elements
+                                    .iter()
+                                    .map(|(i, value)| (format!("`[{i}]`"), value)),
+                            )
+                            .find(|(_, value)| large(value));
+                        if let Some((field, _)) = large {
+                            found.diagnostics.push(
+                                Diagnostic::error(
+                                    Lint::NumberText,
+                                    cx.span_of(other),
+                                    format!(
+                                        "the field {field} of `{}` is a number of 1e14 or more: `cjson.encode` writes it with 14 significant digits, in exponent form (`1.7e+15`)",
+                                        text(cx, other)
+                                    ),
+                                )
+                                .with_label("not the digits of the number")
+                                .with_help("format it yourself: `string.format('%.0f', n)` for an integer, or keep it in two parts"),
+                            );
+                        }
+                        return;
+                    }
+                    as_text(cx, other, "`cjson.encode`", &mut found)
+                }
+            }
+        }
+        _ => {}
+    });
+    let mut inexact = Inexact {
+        cx,
+        found: Vec::new(),
+    };
+    inexact.visit_ast(cx.ast);
+    found.diagnostics.extend(inexact.found);
+    report.diagnostics.extend(found.diagnostics);
+}
+
+/// Integers a double does not hold exactly.
+struct Inexact<'c, 'a> {
+    cx: &'c Context<'a>,
+    found: Vec<Diagnostic>,
+}
+
+impl Visitor for Inexact<'_, '_> {
+    fn visit_expression(&mut self, expr: &Expression) {
+        match expr {
+            Expression::Number(token) => {
+                // The literal's own digits: parsing to a double rounds them.
+                let written = token.token().to_string();
+                let exact = match written.parse::<u128>() {
+                    Ok(n) => (n as f64) as u128 == n,
+                    Err(_) => {
+                        number(token).is_none_or(|n| n.fract() != 0.0 || n.abs() <= EXACT_UP_TO)
+                    }
+                };
+                if !exact {
+                    self.found.push(
+                        Diagnostic::warning(
+                            Lint::NumberText,
+                            self.cx.span_of(token),
+                            format!(
+                                "`{}` is past 2^53: Lua numbers are doubles, and this one is not exact",
+                                token.token()
+                            ),
+                        )
+                        .with_label("rounded when the script is read")
+                        .with_help("keep such ids as strings, and let Redis do the arithmetic (INCRBY)"),
+                    );
+                }
+            }
+            Expression::BinaryOperator { .. } => {
+                let value = self.cx.types.of(expr);
+                if value.ty.within(Ty::NUMBER)
+                    && (value.range.lo > EXACT_UP_TO || value.range.hi < -EXACT_UP_TO)
+                {
+                    self.found.push(
+                        Diagnostic::warning(
+                            Lint::NumberText,
+                            self.cx.span_of(expr),
+                            "this arithmetic gives numbers past 2^53, which Lua's doubles do not hold exactly".to_string(),
+                        )
+                        .with_label("rounded")
+                        .with_help("keep such ids as strings, and let Redis do the arithmetic (INCRBY)"),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lints::test_util::lint;
+    use crate::{Lint, Severity};
+
+    fn found(source: &str) -> Vec<(Severity, String)> {
+        lint(Lint::NumberText, source, 1, 1)
+            .into_iter()
+            .map(|d| (d.severity, d.message))
+            .collect()
+    }
+
+    const MICROS: &str =
+        "local t = redis.call('TIME')\nlocal us = tonumber(t[1]) * 1000000 + tonumber(t[2])\n";
+
+    #[test]
+    fn large_numbers_turned_into_text() {
+        assert_eq!(
+            found(&format!("{MICROS}return tostring(us)")),
+            [(
+                Severity::Error,
+                "`us` is a number of 1e14 or more: `tostring` writes it with 14 significant digits, in exponent form (`1.7e+15`)".to_string()
+            )]
+        );
+        for body in [
+            // `..`, through a field.
+            "local o = {}\no.at = us\nredis.call('SET', KEYS[1] .. ':' .. o.at, 1)",
+            // cjson.encode of a table with it.
+            "return cjson.encode({at = us, n = 1})",
+            // cjson.encode of a local table with it, set in a branch.
+            "local doc = {n = 1}\nif ARGV[1] then doc.at = us else doc.at = us + 1 end\nreturn cjson.encode(doc)",
+            // In a loop, after a branch that leaves it large.
+            "for i = 1, 3 do if us > 0 then redis.call('RPUSH', KEYS[1], 'at ' .. us + i) end end",
+        ] {
+            let source = format!("{MICROS}{body}");
+            assert_eq!(found(&source).len(), 1, "{source}: {:?}", found(&source));
+        }
+        assert_eq!(
+            found("return 9007199254740993"),
+            [(
+                Severity::Warning,
+                "`9007199254740993` is past 2^53: Lua numbers are doubles, and this one is not exact".to_string()
+            )]
+        );
+        assert_eq!(
+            found(&format!(
+                "{MICROS}return redis.call('SET', KEYS[1], us * 1000)"
+            ))
+            .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn small_or_unknown_numbers_pass() {
+        for body in [
+            "return tostring(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))",
+            "return string.format('%.0f', us)",
+            "return redis.call('ZADD', KEYS[1], us, ARGV[1])",
+            "local id = tonumber(ARGV[1]) return tostring(id)",
+            "local o = {}\no.at = t[1]\nreturn KEYS[1] .. o.at",
+            "return cjson.encode({at = t[1] .. t[2]})",
+            "local doc = {n = 1}\ndoc.at = string.format('%.0f', us)\nreturn cjson.encode(doc)",
+            "return 9007199254740992",
+        ] {
+            let source = format!("{MICROS}{body}");
+            assert!(found(&source).is_empty(), "{source}: {:?}", found(&source));
+        }
+    }
+}
