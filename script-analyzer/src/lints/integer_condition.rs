@@ -207,8 +207,39 @@ fn diagnostic(name: String, span: Span, call: &RedisCall, through: Option<String
     diagnostic
 }
 
+impl Conditions<'_, '_, '_> {
+    /// `if not v then v = <default> ... end`: a guard that gives `v` a
+    /// default, harmless when `v` is a number (the branch is never taken).
+    /// Its test is not reported.
+    fn skip_default_guard(&mut self, node: &If) {
+        let Expression::UnaryOperator {
+            unop: UnOp::Not(_),
+            expression,
+        } = unparenthesized(node.condition())
+        else {
+            return;
+        };
+        let Expression::Var(Var::Name(tested)) = unparenthesized(expression) else {
+            return;
+        };
+        let assigns_default = node.block().stmts().any(|stmt| match stmt {
+            full_moon::ast::Stmt::Assignment(assignment) => {
+                assignment.variables().iter().any(|var| {
+                    matches!(var, Var::Name(name) if name.token().to_string() == tested.token().to_string())
+                })
+            }
+            _ => false,
+        });
+        if assigns_default {
+            let span = self.cx.span_of(expression);
+            self.reported.insert(span.start.offset);
+        }
+    }
+}
+
 impl Visitor for Conditions<'_, '_, '_> {
     fn visit_if(&mut self, node: &If) {
+        self.skip_default_guard(node);
         self.condition(node.condition());
         for else_if in node.else_if().into_iter().flatten() {
             self.condition(else_if.condition());
@@ -249,6 +280,22 @@ mod tests {
     }
 
     const EXISTS: &str = "EXISTS returns an integer; 0 is true in Lua: compare with `== 1`";
+
+    #[test]
+    fn a_guard_that_gives_a_default_is_not_reported() {
+        // Dead but harmless: the default is never used.
+        let source = "local ttl = redis.call('PTTL', KEYS[1])\n\
+            if not ttl then\n  ttl = 0\nend\nreturn ttl";
+        assert_eq!(errors(source), Vec::<String>::new());
+        // Without the default it is the usual mistake.
+        let source = "local found = redis.call('EXISTS', KEYS[1])\n\
+            if not found then\n  return 0\nend\nreturn 1";
+        assert_eq!(errors(source), [EXISTS]);
+        // A default given to another variable does not count.
+        let source = "local found = redis.call('EXISTS', KEYS[1])\nlocal other = 1\n\
+            if not found then\n  other = 0\nend\nreturn other";
+        assert_eq!(errors(source), [EXISTS]);
+    }
 
     #[test]
     fn integer_replies_as_conditions() {
