@@ -55,7 +55,7 @@
 //! | `redlua::connection` | debug | `asking the sentinels for the master failed` | `error` |
 //! | `redlua::connection` | debug | `the master changed; replacing the connection` | |
 //! | `redlua::connection` | debug | `a replica answered for the primary; reading the topology again` | `slot` (a failover the client had not seen) |
-//! | `redlua::connection` | warn | `a lock script ran on another node than the replicas were counted on (a failover); taken as not replicated` | `lock`, `acked` |
+//! | `redlua::connection` | warn | `a lock script ran on another node than the replicas were counted on (a failover); taken as not replicated` | `slot`, `acked` |
 //! | `redlua::pubsub` | info | `pub/sub connection opened` | `node` |
 //! | `redlua::pubsub` | warn | `the pub/sub connection failed its ping; replacing it` | `error` |
 //! | `redlua::pubsub` | warn | `the pub/sub connection went silent; replacing it` | `timeout` |

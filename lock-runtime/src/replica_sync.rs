@@ -354,16 +354,31 @@ impl Replication {
                 Err(error) => return Err(error),
                 Ok(value) => {
                     let reply = redis::from_redis_value(value)?;
-                    let acked = match (ran_on, wait) {
-                        (Some(ran_on), wait) if ran_on != counted.node => {
-                            self.ran_elsewhere(lock, slot, &counted, command, wait)
-                        }
-                        (_, Some(wait)) => self.count(command.acked(wait), wanted, slot, &counted),
-                        (_, None) => Acked::Enough,
-                    };
+                    let acked = self.acked(slot, &counted, command, wanted, ran_on, wait);
                     return Ok(Synced { reply, acked });
                 }
             }
+        }
+    }
+
+    /// How a script that ran was acknowledged: `ran_on` is the node that
+    /// ran it, where the count says which node it is of (`None` where it
+    /// does not), and `wait` the reply of the wait command, if one was sent.
+    fn acked(
+        &self,
+        slot: u16,
+        counted: &Counted,
+        command: WaitCommand,
+        wanted: u32,
+        ran_on: Option<Option<NodeId>>,
+        wait: Option<Value>,
+    ) -> Acked {
+        match (ran_on, wait) {
+            (Some(ran_on), wait) if ran_on != counted.node => {
+                self.ran_elsewhere(slot, counted, command, wait)
+            }
+            (_, Some(wait)) => self.count(command.acked(wait), wanted, slot, counted),
+            (_, None) => Acked::Enough,
         }
     }
 
@@ -374,7 +389,6 @@ impl Replication {
     /// release is counted again.
     fn ran_elsewhere(
         &self,
-        lock: &str,
         slot: u16,
         counted: &Counted,
         command: WaitCommand,
@@ -384,7 +398,7 @@ impl Replication {
         let acked = wait
             .and_then(|wait| command.acked(wait).ok())
             .unwrap_or(0);
-        tracing::warn!(target: crate::observability::targets::CONNECTION, lock, acked, "a lock script ran on another node than the replicas were counted on (a failover); taken as not replicated");
+        tracing::warn!(target: crate::observability::targets::CONNECTION, slot, acked, "a lock script ran on another node than the replicas were counted on (a failover); taken as not replicated");
         Acked::Short {
             acked,
             wanted: acked.saturating_add(1),
@@ -653,6 +667,70 @@ mod tests {
                 acked: 0,
                 wanted: 1
             }
+        );
+    }
+
+    #[test]
+    fn a_script_that_ran_on_another_node_than_the_one_counted_is_not_replicated() {
+        let node = |c: u8| NodeId::from_reply(Some(Value::BulkString(vec![c; 40]))).unwrap();
+        let r = replication(SyncReplicas::Connected);
+        let none = Counted {
+            epoch: Default::default(),
+            info: NodeInfo {
+                primary: true,
+                replicas: 0,
+                aof: false,
+            },
+            at: Instant::now(),
+            node: Some(node(b'a')),
+        };
+        r.counts.put(7, none);
+        let wait = WaitCommand::Wait;
+        // Counted without replicas, run on that node: no WAIT was needed.
+        let same = Some(Some(node(b'a')));
+        assert_eq!(r.acked(7, &none, wait, 0, same, None), Acked::Enough);
+        assert_eq!(r.counts.peek(7), Some(none));
+        // Run on another node (the slot map changed in between): its
+        // replicas were never waited for.
+        let other = Some(Some(node(b'b')));
+        assert_eq!(
+            r.acked(7, &none, wait, 0, other, None),
+            Acked::Short {
+                acked: 0,
+                wanted: 1
+            }
+        );
+        assert_eq!(r.counts.peek(7), None, "counted again next time");
+        // The node's id could not be read: not known to be the same.
+        r.counts.put(7, none);
+        assert_eq!(
+            r.acked(7, &none, wait, 0, Some(None), None),
+            Acked::Short {
+                acked: 0,
+                wanted: 1
+            }
+        );
+        // With a WAIT on another node, what it acknowledged is kept, and
+        // still short.
+        let two = Counted {
+            info: NodeInfo {
+                replicas: 2,
+                ..none.info
+            },
+            ..none
+        };
+        assert_eq!(
+            r.acked(7, &two, wait, 2, other, Some(Value::Int(2))),
+            Acked::Short {
+                acked: 2,
+                wanted: 3
+            }
+        );
+        // One server: no node ids, the WAIT's reply decides.
+        let single = Counted { node: None, ..two };
+        assert_eq!(
+            r.acked(0, &single, wait, 2, None, Some(Value::Int(2))),
+            Acked::Enough
         );
     }
 
