@@ -98,56 +98,29 @@ macro_rules! locks {
 }
 
 locks! {
-pub mod blocking;
-pub mod identity;
 pub mod observability;
-mod acquire;
-mod background;
-mod client;
-mod config;
-mod connection;
-mod error;
-mod fair;
-mod guard;
-mod handoff;
+mod api;
+mod base;
 mod holds;
-mod inspect;
-mod job;
-mod kind;
-mod latches;
-mod lease_clock;
-mod lock;
-mod names;
-mod owner;
-mod pubsub;
-mod release;
-mod replica_count;
-mod replica_sync;
-mod replies;
-mod rwlock;
-mod scripts;
-mod sentinel;
-mod shared;
-mod sync_replicas;
-mod telemetry;
-mod tls;
-mod watchdog;
+mod protocol;
+mod transport;
 
-pub use client::{LockClient, LockClientBuilder};
-pub use config::{
+pub use api::{blocking, identity};
+pub use api::client::{LockClient, LockClientBuilder};
+pub use base::config::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT,
     DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE, MIN_LEASE,
 };
-pub use connection::Connection;
-pub use error::{Error, Result};
-pub use guard::LockGuard;
-pub use inspect::{Holder, LockInfo, LockKind, Mode, Side};
-pub use fair::FairLock;
-pub use lock::Lock;
-pub use names::MAX_NAME_LEN;
-pub use owner::Owner;
-pub use rwlock::ReadWriteLock;
-pub use sync_replicas::{DEFAULT_SYNC_TIMEOUT, SyncReplicas};
+pub use transport::connection::Connection;
+pub use base::error::{Error, Result};
+pub use api::guard::LockGuard;
+pub use api::inspect::{Holder, LockInfo, LockKind, Mode, Side};
+pub use api::fair::FairLock;
+pub use api::lock::Lock;
+pub use base::names::MAX_NAME_LEN;
+pub use base::owner::Owner;
+pub use api::rwlock::ReadWriteLock;
+pub use base::sync_replicas::{DEFAULT_SYNC_TIMEOUT, SyncReplicas};
 }
 
 /// Paths used by code that `#[redis_script]` and `#[redis_function]` generate.
