@@ -13,7 +13,7 @@ use crate::base::error::{Error, Failure, Result, classify};
 use crate::api::fair::FairLock;
 use crate::holds::registry::Holds;
 use crate::api::inspect::{LockInfo, inspect};
-use crate::holds::kind_scripts::Kind;
+use crate::base::kind::Kind;
 use crate::holds::latches::Latches;
 use crate::api::lock::Lock;
 use crate::base::owner::Ids;
@@ -777,7 +777,6 @@ impl LockClientBuilder {
             fair_wait: self.fair_wait,
             latch_ttl: LATCH_TTL,
             publish,
-            sync: Arc::new(sync),
         };
         let (jobs, queue) = mpsc::unbounded_channel();
         let by_slot = con.is_cluster();
@@ -787,6 +786,7 @@ impl LockClientBuilder {
             con,
             hub,
             config,
+            sync,
             holds: Mutex::new(Holds::new(by_slot)),
             ids: Ids::default(),
             renewal_con,

@@ -5,7 +5,7 @@
 use crate::base::error::Result;
 use crate::api::guard::LockGuard;
 use crate::api::inspect::LockInfo;
-use crate::holds::kind_scripts::Kind;
+use crate::base::kind::Kind;
 use crate::api::lock::Lock;
 use crate::base::owner::Owner;
 use crate::holds::shared::Shared;

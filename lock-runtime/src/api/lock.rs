@@ -6,7 +6,7 @@ use crate::base::config::check_lease;
 use crate::base::error::{Error, Result};
 use crate::api::guard::LockGuard;
 use crate::api::inspect::{LockInfo, LockKind, inspect};
-use crate::holds::kind_scripts::Kind;
+use crate::base::kind::Kind;
 use crate::base::names::LockNames;
 use crate::base::owner::Owner;
 use crate::holds::shared::Shared;

@@ -1,7 +1,7 @@
 //! [`ReadWriteLock`]: many readers or one writer, stored as Redisson's
 //! `RReadWriteLock`.
 
-use crate::holds::kind_scripts::Kind;
+use crate::base::kind::Kind;
 use crate::api::lock::Lock;
 use crate::holds::shared::Shared;
 use std::sync::Arc;

@@ -2,9 +2,7 @@
 //! value before anything is written to Redis.
 
 use crate::base::error::{Error, Result};
-use crate::transport::replication::Replication;
 use crate::protocol::replies::Publish;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// The default watchdog timeout, which is also the lease of a lock taken
@@ -77,8 +75,6 @@ pub(crate) struct Config {
     pub latch_ttl: Duration,
     /// How releases are announced (detected once, at connect).
     pub publish: Publish,
-    /// How lock writes are synced to replicas (probed once, at connect).
-    pub sync: Arc<Replication>,
 }
 
 impl Config {
@@ -106,13 +102,6 @@ pub(crate) fn check_lease(what: &str, lease: Duration) -> Result<Duration> {
     Ok(lease)
 }
 
-/// Whole milliseconds, rounded up, at least 1 (for a checked lease, at most
-/// [`MAX_LEASE`]).
-pub(crate) fn millis(d: Duration) -> u64 {
-    let ms = d.as_millis() + u128::from(!d.subsec_nanos().is_multiple_of(1_000_000));
-    u64::try_from(ms).unwrap_or(u64::MAX).max(1)
-}
-
 /// How long a fencing token counter lives after an acquire with `lease`.
 pub(crate) fn token_ttl(lease: Duration) -> Duration {
     lease.saturating_add(TOKEN_RETENTION).min(MAX_LEASE)
@@ -121,6 +110,7 @@ pub(crate) fn token_ttl(lease: Duration) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::replies::millis;
 
     #[test]
     fn leases_outside_redis_range_are_refused() {

@@ -5,6 +5,8 @@
 
 pub(crate) mod config;
 pub(crate) mod error;
+pub(crate) mod hold_key;
+pub(crate) mod kind;
 pub(crate) mod names;
 pub(crate) mod owner;
 pub(crate) mod sync_replicas;

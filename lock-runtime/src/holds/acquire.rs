@@ -28,9 +28,11 @@
 use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
 use crate::base::error::{Error, Failure, Result, classify, connection_was_closed};
 use crate::protocol::handoff::{self, Offer};
-use crate::holds::registry::{HoldKey, NewHold};
+use crate::base::hold_key::HoldKey;
+use crate::holds::registry::NewHold;
 use crate::holds::job::{Job, ReleaseRequest};
-use crate::holds::kind_scripts::{AcquireArgs, Kind, WRITER_RETRY};
+use crate::base::kind::Kind;
+use crate::holds::kind_scripts::{AcquireArgs, WRITER_RETRY};
 use crate::holds::lease_clock::LeaseClock;
 use crate::base::names::LockNames;
 use crate::base::owner::Owner;
@@ -241,7 +243,6 @@ impl Request<'_> {
                 Some(expiry)
                     if self
                         .shared
-                        .config
                         .sync
                         .waits_for_nobody(&con, &self.names.lock) =>
                 {
@@ -255,7 +256,7 @@ impl Request<'_> {
             let sent = Instant::now();
             undo.in_flight = true;
             record.attempt();
-            let reply = kind.acquire(&mut con, &self.shared.config, &args).await;
+            let reply = kind.acquire(&mut con, self.shared, &args).await;
             undo.in_flight = false;
             if let (Ok(_), Some(sub)) = (&reply, &mut subscription) {
                 // This try used the last wake-up (a cancelled try passes it
@@ -448,7 +449,7 @@ impl Request<'_> {
         };
         let mut con = self.shared.con.clone();
         let sent = Instant::now();
-        let reply = kind.acquire(&mut con, &self.shared.config, &args).await;
+        let reply = kind.acquire(&mut con, self.shared, &args).await;
         undo.in_flight = false;
         match reply.map(|synced| (synced.reply, synced.acked)) {
             Ok((Acquired::Held { .. }, Acked::Short { acked, wanted })) => {

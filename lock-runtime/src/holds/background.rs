@@ -6,7 +6,7 @@
 
 use crate::base::error::{Failure, classify};
 use crate::holds::job::{Job, ReleaseRequest};
-use crate::holds::kind_scripts::Kind;
+use crate::base::kind::Kind;
 use crate::holds::latches::LATCH_SWEEP_DELAY;
 use crate::base::names::LockNames;
 use crate::observability::targets;

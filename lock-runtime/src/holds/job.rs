@@ -1,8 +1,8 @@
 //! Work handed to the client's background worker: plain data, so that the
 //! shared state can hold the queue without knowing how jobs run.
 
-use crate::holds::registry::HoldKey;
-use crate::holds::kind_scripts::Kind;
+use crate::base::hold_key::HoldKey;
+use crate::base::kind::Kind;
 use crate::base::names::LockNames;
 use crate::base::owner::Owner;
 use crate::protocol::replies::ReleaseMode;

@@ -1,23 +1,24 @@
-//! The kinds of lock — reentrant, fair, read, write — and which script each
-//! operation of each kind runs. Everything else (waiting, guards, the
-//! watchdog) is the same for all of them.
+//! Which script each operation of each kind of lock runs (acquire,
+//! release or undo, leaving a fair lock's queue, force-release), and how
+//! it is sent: through the replica sync where the lock's state changes.
+//! What the kinds are is in `base/kind.rs`; everything else (waiting,
+//! guards, the watchdog) is the same for all of them.
 
-use crate::base::config::{Config, millis, token_ttl};
+use crate::base::config::{Config, token_ttl};
+use crate::base::kind::Kind;
 use crate::transport::connection::Connection;
 use crate::holds::job::ReleaseRequest;
 use crate::holds::latches::Latch;
-use crate::holds::registry::HoldKey;
+use crate::holds::shared::Shared;
 use crate::base::names::LockNames;
 use crate::transport::replication::{Synced, unsynced};
 use crate::protocol::handoff::Offer;
-use crate::protocol::replies::{Acquired, Flag, ReleaseMode, Released, Side, WakeMessage};
+use crate::protocol::replies::{Acquired, Flag, ReleaseMode, Released, Side, WakeMessage, millis};
 use crate::protocol::lock_scripts::{
     Acquire, FairAcquire, FairForceRelease, FairLeave, FairRelease, ForceRelease, ReadAcquire,
     ReadRelease, Release, RwForceRelease, WriteAcquire, WriteRelease,
 };
 use redis::RedisResult;
-use std::borrow::Cow;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// How long a waiting writer's mark holds new readers back without being
@@ -27,29 +28,6 @@ pub(crate) const WRITER_MARK_TTL: Duration = Duration::from_secs(3);
 /// How often a waiting writer that prefers writers tries again (and so
 /// renews its mark), at the longest.
 pub(crate) const WRITER_RETRY: Duration = Duration::from_secs(1);
-
-/// What a lock handle locks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// A reentrant lock (Redisson's `RLock`).
-    Reentrant,
-    /// A fair reentrant lock (Redisson's `RFairLock`): waiters queue, and
-    /// get it in order.
-    Fair {
-        /// A try that fails joins the queue (an acquire that will wait).
-        enqueue: bool,
-    },
-    /// The read side of a read/write lock (Redisson's `RReadWriteLock`).
-    Read {
-        /// New readers wait behind a waiting writer.
-        prefer_writers: bool,
-    },
-    /// The write side of a read/write lock.
-    Write {
-        /// Leave a mark while waiting, so that new readers wait behind.
-        prefer_writers: bool,
-    },
-}
 
 /// One acquire attempt's arguments.
 pub(crate) struct AcquireArgs<'a> {
@@ -64,89 +42,6 @@ pub(crate) struct AcquireArgs<'a> {
 }
 
 impl Kind {
-    /// The hash field that counts `owner`'s holds of this kind.
-    pub(crate) fn field(self, owner: &str) -> String {
-        match self {
-            Kind::Write { .. } => format!("{owner}:write"),
-            Kind::Reentrant | Kind::Fair { .. } | Kind::Read { .. } => owner.to_string(),
-        }
-    }
-
-    /// The message a release publishes: one waiter per client for
-    /// Redisson's reentrant lock (the head of the queue, on its own
-    /// channel, for a fair lock), all of them for read/write locks (every
-    /// release of those may let several in).
-    pub(crate) fn message(self) -> WakeMessage {
-        match self {
-            Kind::Reentrant | Kind::Fair { .. } => WakeMessage::One,
-            Kind::Read { .. } | Kind::Write { .. } => WakeMessage::All,
-        }
-    }
-
-    /// The registry key of `owner`'s holds of this kind of the lock of
-    /// `names`.
-    pub(crate) fn hold_key(self, names: &LockNames, owner: &Arc<str>) -> HoldKey {
-        HoldKey::new(
-            names.lock.clone(),
-            match self {
-                Kind::Write { .. } => self.field(owner).into(),
-                Kind::Reentrant | Kind::Fair { .. } | Kind::Read { .. } => owner.clone(),
-            },
-        )
-    }
-
-    /// A writer that leaves a mark while it waits (writer-preferring).
-    pub(crate) fn marks_while_waiting(self) -> bool {
-        matches!(
-            self,
-            Kind::Write {
-                prefer_writers: true
-            }
-        )
-    }
-
-    /// The same kind, without leaving a mark or joining a queue (for an
-    /// attempt that will not wait).
-    pub(crate) fn not_waiting(self) -> Kind {
-        match self {
-            Kind::Write { .. } => Kind::Write {
-                prefer_writers: false,
-            },
-            Kind::Fair { .. } => Kind::Fair { enqueue: false },
-            other => other,
-        }
-    }
-
-    /// A fair lock's waiter: it has a place in the queue (to leave when it
-    /// stops waiting) and a channel of its own.
-    pub(crate) fn queues(self) -> bool {
-        matches!(self, Kind::Fair { enqueue: true })
-    }
-
-    /// Whether a release by a client that has waiters of its own for the
-    /// lock holds the client's next acquires back until one of them has
-    /// tried (see `PubSubHub::expect_turn`): the reentrant lock, on a
-    /// current-thread runtime, where a task that releases and acquires
-    /// again would always be polled before the woken waiter. (The fair
-    /// lock has its queue; the read/write lock's waiters are woken
-    /// together.)
-    pub(crate) fn gives_own_waiters_a_turn(self) -> bool {
-        matches!(self, Kind::Reentrant)
-            && tokio::runtime::Handle::try_current().is_ok_and(|handle| {
-                handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread
-            })
-    }
-
-    /// The channel a waiter of this kind, `owner`, is woken on.
-    pub(crate) fn wake_channel<'n>(self, names: &'n LockNames, owner: &str) -> Cow<'n, str> {
-        match self {
-            Kind::Fair { .. } => Cow::Owned(names.waiter_channel(owner)),
-            Kind::Reentrant | Kind::Read { .. } | Kind::Write { .. } => {
-                Cow::Borrowed(&names.channel)
-            }
-        }
-    }
-
     /// Takes the fair lock waiter `owner` out of the queue (it stopped
     /// waiting); wakes the next one if it was first and the lock is free.
     pub(crate) async fn leave(
@@ -171,22 +66,14 @@ impl Kind {
         Ok(())
     }
 
-    /// What the watchdog renews besides the lock: the owner's read hold
-    /// timeouts, or nothing ("").
-    pub(crate) fn renewed_timeouts(self, names: &LockNames, owner: &str) -> String {
-        match self {
-            Kind::Read { .. } => names.timeouts(owner),
-            Kind::Reentrant | Kind::Fair { .. } | Kind::Write { .. } => String::new(),
-        }
-    }
-
     /// Runs the acquire script once.
     pub(crate) async fn acquire(
         self,
         con: &mut Connection,
-        config: &Config,
+        shared: &Shared,
         args: &AcquireArgs<'_>,
     ) -> RedisResult<Synced<Acquired>> {
+        let config = &shared.config;
         let names = args.names;
         let lease_ms = millis(args.lease);
         let attempt = names.attempt(args.owner, args.reentry);
@@ -256,13 +143,7 @@ impl Kind {
                 }
                 .call(),
         };
-        config.sync.run(con, &call, &names.lock).await
-    }
-
-    /// Whether its release script deletes earlier releases' latches given
-    /// to it (see `latches.rs`): the locks that see steady contention.
-    pub(crate) fn carries_latches(self) -> bool {
-        matches!(self, Kind::Reentrant | Kind::Fair { .. })
+        shared.sync.run(con, &call, &names.lock).await
     }
 
     /// Runs the release script once (a release, or an undo); it deletes
@@ -270,10 +151,11 @@ impl Kind {
     pub(crate) async fn release(
         self,
         con: &mut Connection,
-        config: &Config,
+        shared: &Shared,
         request: &ReleaseRequest,
         carried: &[Latch],
     ) -> RedisResult<Synced<Released>> {
+        let config = &shared.config;
         let names = &*request.names;
         let stale_latches: Vec<&str> = carried.iter().map(|latch| latch.key.as_str()).collect();
         let owner = request.owner.field();
@@ -375,8 +257,8 @@ impl Kind {
             // Nothing relies on an undo: it need not wait for replicas.
             return unsynced(con, &call).await;
         }
-        let mut synced = config.sync.run(con, &call, &names.lock).await?;
-        synced.acked = config
+        let mut synced = shared.sync.run(con, &call, &names.lock).await?;
+        synced.acked = shared
             .sync
             .recount_release(con, &names.lock, synced.acked)
             .await;

@@ -12,54 +12,15 @@
 //! come together, as one script call needs them; a hold taken behind a
 //! round's progress then waits for the next round.
 
+use crate::base::hold_key::HoldKey;
 use crate::holds::lease_clock::LeaseClock;
 use crate::observability::telemetry::holds_changed;
 use crate::base::names::slot;
-use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Bound;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// The identity of a hold: the lock's key and the hash field that counts
-/// the owner's holds (`<owner>`, or `<owner>:write`). Hashed once, when
-/// made: the registry's lookups (every acquire and release makes some)
-/// use that hash.
-#[derive(Debug, Clone)]
-pub(crate) struct HoldKey {
-    /// The lock's key.
-    pub lock: Arc<str>,
-    /// The field in the lock's hash.
-    pub field: Arc<str>,
-    /// The hash of both, keyed at random once per process (as a
-    /// `HashMap`'s own would be).
-    hash: u64,
-}
-
-impl HoldKey {
-    pub(crate) fn new(lock: Arc<str>, field: Arc<str>) -> HoldKey {
-        static KEYS: OnceLock<RandomState> = OnceLock::new();
-        let hash = KEYS
-            .get_or_init(RandomState::new)
-            .hash_one((&*lock, &*field));
-        HoldKey { lock, field, hash }
-    }
-}
-
-impl PartialEq for HoldKey {
-    fn eq(&self, other: &HoldKey) -> bool {
-        self.hash == other.hash && self.lock == other.lock && self.field == other.field
-    }
-}
-
-impl Eq for HoldKey {}
-
-impl Hash for HoldKey {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write_u64(self.hash);
-    }
-}
 
 /// The registry's hasher: a [`HoldKey`] brings its own hash.
 #[derive(Default)]
@@ -350,18 +311,6 @@ mod tests {
             sent: Instant::now(),
             lease: Duration::from_secs(30),
         }
-    }
-
-    #[test]
-    fn keys_are_equal_exactly_when_lock_and_field_are() {
-        let key = |lock: &str, field: &str| HoldKey::new(lock.into(), field.into());
-        assert_eq!(key("a", "c:1"), key("a", "c:1"));
-        let hasher = RandomState::new();
-        assert_eq!(hasher.hash_one(key("a", "c:1")), hasher.hash_one(key("a", "c:1")));
-        assert_ne!(key("a", "c:1"), key("a", "c:2"));
-        assert_ne!(key("a", "c:1"), key("b", "c:1"));
-        // The boundary between the two counts.
-        assert_ne!(key("a:b", "c"), key("a", "b:c"));
     }
 
     #[test]

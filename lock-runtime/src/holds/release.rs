@@ -38,7 +38,7 @@ pub(crate) async fn release_once(
     let latches = carried.as_ref().map_or(&[][..], |c| &c.latches[..]);
     let reply = request
         .kind
-        .release(&mut con, &shared.config, request, latches)
+        .release(&mut con, shared, request, latches)
         .await;
     if let (Ok(_), Some(carried)) = (&reply, carried) {
         carried.deleted();

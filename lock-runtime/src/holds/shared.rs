@@ -10,6 +10,7 @@ use crate::holds::latches::{Latch, Latches};
 use crate::base::names::slot;
 use crate::base::owner::{Ids, Owner};
 use crate::transport::pubsub::PubSubHub;
+use crate::transport::replication::Replication;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::mpsc;
 
@@ -23,6 +24,8 @@ pub(crate) struct Shared {
     pub renewal_con: Connection,
     pub hub: PubSubHub,
     pub config: Config,
+    /// How lock writes are synced to replicas (probed once, at connect).
+    pub sync: Replication,
     pub holds: Mutex<Holds>,
     pub ids: Ids,
     /// The background worker's queue. Each job carries the state it needs,

@@ -29,8 +29,9 @@
 //! holds nothing that needs renewing, and starts again with the next such
 //! hold.
 
-use crate::base::config::millis;
-use crate::holds::registry::{HoldKey, Watched};
+use crate::protocol::replies::millis;
+use crate::base::hold_key::HoldKey;
+use crate::holds::registry::Watched;
 use crate::base::names::slot;
 use crate::transport::replication::{Acked, Synced};
 use crate::protocol::lock_scripts::Renew;
@@ -222,7 +223,6 @@ async fn renew(
     let first = batch.first().map_or("", |w| &*w.key.lock);
     let call = renew.call();
     match shared
-        .config
         .sync
         .run::<Vec<i64>>(&mut con, &call, first)
         .await

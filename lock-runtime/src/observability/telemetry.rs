@@ -3,8 +3,8 @@
 //! documented in [`observability`](crate::observability) are written once.
 //! Metrics are recorded with the `metrics` feature only.
 
-use crate::holds::registry::HoldKey;
-use crate::holds::kind_scripts::Kind;
+use crate::base::hold_key::HoldKey;
+use crate::base::kind::Kind;
 use crate::observability::targets;
 use crate::base::owner::Owner;
 use crate::protocol::replies::Released;

@@ -76,7 +76,7 @@ impl ToRedisArgs for Offer {
             Offer::No => out.write_arg(b"0"),
             Offer::Take { expiry, try_number } => out.write_arg_fmt(format_args!(
                 "{}:{try_number}",
-                crate::base::config::millis(*expiry)
+                crate::protocol::replies::millis(*expiry)
             )),
         }
     }

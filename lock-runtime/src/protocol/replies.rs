@@ -157,6 +157,13 @@ impl ToRedisArgs for Side {
     }
 }
 
+/// A duration as the scripts take it: whole milliseconds, rounded up, at
+/// least 1 (for a checked lease, at most [`MAX_LEASE`](crate::MAX_LEASE)).
+pub(crate) fn millis(d: Duration) -> u64 {
+    let ms = d.as_millis() + u128::from(!d.subsec_nanos().is_multiple_of(1_000_000));
+    u64::try_from(ms).unwrap_or(u64::MAX).max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,7 +37,7 @@
 //! connection is replaced, an acquire is undone, a renewal retried, a
 //! release retried in the background.
 
-use crate::base::config::millis;
+use crate::protocol::replies::millis;
 use crate::transport::connection::{Connection, Deadline};
 use crate::base::error::{Error, Failure, classify};
 use crate::base::names::slot;
