@@ -36,21 +36,30 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Where things happen, bottom up:
-//! - `config.rs` settings and limits; `error.rs` errors and the one
-//!   classifier of Redis errors; `owner.rs` owners; `names.rs` Redisson's
-//!   key names; `replies.rs` the typed replies of `scripts.rs` +
-//!   `scripts/*.lua` (every state change);
-//! - `connection.rs` the healing command connection; `pubsub.rs` wake-ups;
-//! - `lease_clock.rs` the lease clock; `holds.rs` the registry of holds;
-//!   `shared.rs` what a client's parts share; `job.rs` background work;
-//! - `acquire.rs` acquiring, waiting, undoing abandoned acquires;
-//!   `release.rs` where holds are released; `background.rs` the worker;
-//!   `watchdog.rs` lease renewal; `inspect.rs` reading a lock;
-//!   `identity.rs` holder identity (opt-in, apart from the rest);
-//! - `kind.rs` which script each kind of lock runs; `guard.rs`, `lock.rs`,
-//!   `rwlock.rs`, `client.rs` the public API; `blocking/` the same API for
-//!   sync code, run on a thread of the client's own.
+//! Where things are in `src/`, one folder per layer, bottom up (a layer
+//! uses only those below it; `tools/check-module-cycles --depth 1` checks
+//! it; ARCHITECTURE.md at the repository's root tells more):
+//! - `script.rs`, `function.rs`, `reload.rs`: calling scripts and
+//!   functions, the whole of a build without the `locks` feature;
+//! - `protocol/`: the lock scripts (`scripts/*.lua`) as typed calls
+//!   (`lock_scripts.rs`), their arguments and replies (`replies.rs`), a fair
+//!   lock's handoff (`handoff.rs`): every state change is one of them;
+//! - `base/`: settings and limits (`config.rs`), errors and the one
+//!   classifier of Redis errors (`error.rs`), Redisson's key names
+//!   (`names.rs`), owners, the kinds of lock (`kind.rs`), a hold's key;
+//! - `observability/`: the names of the events and metrics, and where they
+//!   are emitted (`telemetry.rs`);
+//! - `transport/`: the healing command connection (`connection.rs`),
+//!   pub/sub wake-ups (`pubsub.rs`), Sentinel failovers (`sentinel.rs`),
+//!   TLS (`tls.rs`), replica-synced writes (`replication.rs`);
+//! - `holds/`: a hold's life: acquiring and waiting (`acquire.rs`), the
+//!   scripts each kind runs (`kind_scripts.rs`), the lease clock
+//!   (`lease_clock.rs`), renewal (`watchdog.rs`), where holds are released
+//!   (`release.rs`), the background worker (`background.rs`), the registry
+//!   of holds (`registry.rs`) and what a client's parts share (`shared.rs`);
+//! - `api/`: the public API (`client.rs`, `lock.rs`, `fair.rs`, `rwlock.rs`,
+//!   `guard.rs`, `inspect.rs`, `identity.rs`), and `blocking/`, the same
+//!   API for sync code, run on a thread of the client's own.
 //!
 //! On Redis Cluster, [`LockClient::cluster`] (or
 //! [`LockClient::cluster_builder`]) makes the client: scripts go to the node

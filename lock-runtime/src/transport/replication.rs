@@ -24,7 +24,7 @@
 //! every second (a replica that came online since is waited for from
 //! then on). One `INFO` at a time asks for a count, and the clients of a
 //! process that talk to one server share its count (see
-//! `replica_count.rs`).
+//! `replica_info.rs`).
 //!
 //! A `WAIT` blocks its connection until the replicas acknowledge or its
 //! timeout passes, and Redis runs a connection's commands in order: the
