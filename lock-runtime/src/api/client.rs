@@ -2,28 +2,28 @@
 //! pub/sub connection (one per node on Redis Cluster), one watchdog and one
 //! background worker, shared by every lock made from it.
 
-use crate::holds::background;
+use crate::api::fair::FairLock;
+use crate::api::inspect::{LockInfo, inspect};
+use crate::api::lock::Lock;
+use crate::api::rwlock::ReadWriteLock;
 use crate::base::config::{
     Config, DEFAULT_CONNECT_TIMEOUT, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT,
     DEFAULT_WATCHDOG_TIMEOUT, LATCH_TTL,
     MIN_WATCHDOG_TIMEOUT, check_lease,
 };
-use crate::transport::connection::{Connection, Source};
 use crate::base::error::{Error, Failure, Result, classify};
-use crate::api::fair::FairLock;
-use crate::holds::registry::Holds;
-use crate::api::inspect::{LockInfo, inspect};
 use crate::base::kind::Kind;
-use crate::holds::latches::Latches;
-use crate::api::lock::Lock;
 use crate::base::owner::Ids;
+use crate::base::sync_replicas::{DEFAULT_SYNC_TIMEOUT, SyncReplicas};
+use crate::holds::background;
+use crate::holds::latches::Latches;
+use crate::holds::registry::Holds;
+use crate::holds::shared::Shared;
+use crate::protocol::replies::Publish;
+use crate::transport::connection::{Connection, Source};
 use crate::transport::pubsub::PubSubHub;
 use crate::transport::replication::Replication;
-use crate::protocol::replies::Publish;
-use crate::api::rwlock::ReadWriteLock;
 use crate::transport::sentinel::Sentinels;
-use crate::holds::shared::Shared;
-use crate::base::sync_replicas::{DEFAULT_SYNC_TIMEOUT, SyncReplicas};
 use crate::transport::tls::TlsSettings;
 use redis::{ConnectionInfo, IntoConnectionInfo, RedisConnectionInfo};
 use std::sync::{Arc, Mutex};

@@ -2,11 +2,11 @@
 //! Everything but its scripts and its waiters' channels is the reentrant
 //! lock's ([`Lock`]), which it wraps.
 
-use crate::base::error::Result;
 use crate::api::guard::LockGuard;
 use crate::api::inspect::LockInfo;
-use crate::base::kind::Kind;
 use crate::api::lock::Lock;
+use crate::base::error::Result;
+use crate::base::kind::Kind;
 use crate::base::owner::Owner;
 use crate::holds::shared::Shared;
 use std::sync::Arc;

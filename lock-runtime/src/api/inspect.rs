@@ -4,8 +4,8 @@
 
 use crate::base::error::{Error, Result};
 use crate::base::names::LockNames;
-use crate::protocol::lock_scripts::Inspect;
 use crate::holds::shared::Shared;
+use crate::protocol::lock_scripts::Inspect;
 use std::time::Duration;
 
 /// What a lock's key holds, read in one round trip by

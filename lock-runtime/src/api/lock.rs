@@ -1,14 +1,14 @@
 //! [`Lock`]: a handle to one lock — the public face of acquiring
 //! (`acquire.rs`), re-entry, breaking and reading it.
 
-use crate::holds::acquire::{Request, Wait};
-use crate::base::config::check_lease;
-use crate::base::error::{Error, Result};
 use crate::api::guard::LockGuard;
 use crate::api::inspect::{LockInfo, LockKind, inspect};
+use crate::base::config::check_lease;
+use crate::base::error::{Error, Result};
 use crate::base::kind::Kind;
 use crate::base::names::LockNames;
 use crate::base::owner::Owner;
+use crate::holds::acquire::{Request, Wait};
 use crate::holds::shared::Shared;
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,8 +1,8 @@
 //! [`ReadWriteLock`]: many readers or one writer, stored as Redisson's
 //! `RReadWriteLock`.
 
-use crate::base::kind::Kind;
 use crate::api::lock::Lock;
+use crate::base::kind::Kind;
 use crate::holds::shared::Shared;
 use std::sync::Arc;
 

@@ -5,16 +5,16 @@
 //! job in a task of its own, retried until Redis answers.
 
 use crate::base::error::{Failure, classify};
-use crate::holds::job::{Job, ReleaseRequest};
 use crate::base::kind::Kind;
-use crate::holds::latches::LATCH_SWEEP_DELAY;
 use crate::base::names::LockNames;
-use crate::observability::targets;
+use crate::holds::job::{Job, ReleaseRequest};
+use crate::holds::latches::LATCH_SWEEP_DELAY;
 use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE, record, release_retrying};
-use crate::protocol::replies::{ReleaseMode, Released};
-use crate::protocol::lock_scripts::ClearWriterMark;
 use crate::holds::shared::Shared;
+use crate::observability::targets;
 use crate::observability::telemetry;
+use crate::protocol::lock_scripts::ClearWriterMark;
+use crate::protocol::replies::{ReleaseMode, Released};
 use redis::AsyncCommands;
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -6,18 +6,18 @@
 
 use crate::base::config::{Config, token_ttl};
 use crate::base::kind::Kind;
-use crate::transport::connection::Connection;
+use crate::base::names::LockNames;
 use crate::holds::job::ReleaseRequest;
 use crate::holds::latches::Latch;
 use crate::holds::shared::Shared;
-use crate::base::names::LockNames;
-use crate::transport::replication::{Synced, unsynced};
 use crate::protocol::handoff::Offer;
-use crate::protocol::replies::{Acquired, Flag, ReleaseMode, Released, Side, WakeMessage, millis};
 use crate::protocol::lock_scripts::{
     Acquire, FairAcquire, FairForceRelease, FairLeave, FairRelease, ForceRelease, ReadAcquire,
     ReadRelease, Release, RwForceRelease, WriteAcquire, WriteRelease,
 };
+use crate::protocol::replies::{Acquired, Flag, ReleaseMode, Released, Side, WakeMessage, millis};
+use crate::transport::connection::Connection;
+use crate::transport::replication::{Synced, unsynced};
 use redis::RedisResult;
 use std::time::Duration;
 

@@ -13,9 +13,9 @@
 //! round's progress then waits for the next round.
 
 use crate::base::hold_key::HoldKey;
+use crate::base::names::slot;
 use crate::holds::lease_clock::LeaseClock;
 use crate::observability::telemetry::holds_changed;
-use crate::base::names::slot;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Bound;

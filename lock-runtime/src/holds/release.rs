@@ -10,11 +10,11 @@
 
 use crate::base::error::{Failure, classify};
 use crate::holds::job::ReleaseRequest;
-use crate::observability::targets;
-use crate::transport::replication::{Acked, Synced};
-use crate::protocol::replies::{ReleaseMode, Released};
 use crate::holds::shared::Shared;
+use crate::observability::targets;
 use crate::observability::telemetry;
+use crate::protocol::replies::{ReleaseMode, Released};
+use crate::transport::replication::{Acked, Synced};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

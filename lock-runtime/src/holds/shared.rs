@@ -3,12 +3,12 @@
 //! the background worker's queue. Everything else builds on this.
 
 use crate::base::config::Config;
-use crate::transport::connection::Connection;
-use crate::holds::registry::Holds;
-use crate::holds::job::Job;
-use crate::holds::latches::{Latch, Latches};
 use crate::base::names::slot;
 use crate::base::owner::{Ids, Owner};
+use crate::holds::job::Job;
+use crate::holds::latches::{Latch, Latches};
+use crate::holds::registry::Holds;
+use crate::transport::connection::Connection;
 use crate::transport::pubsub::PubSubHub;
 use crate::transport::replication::Replication;
 use std::sync::{Arc, Mutex, MutexGuard};

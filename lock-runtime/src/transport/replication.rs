@@ -37,13 +37,13 @@
 //! connection is replaced, an acquire is undone, a renewal retried, a
 //! release retried in the background.
 
-use crate::protocol::replies::millis;
-use crate::transport::connection::{Connection, Deadline};
 use crate::base::error::{Error, Failure, classify};
 use crate::base::names::slot;
-use crate::transport::replica_info::{Counted, NodeId, NodeInfo, ReplicaCounts, Sections};
-use crate::script::{ScriptCall, is_noscript};
 use crate::base::sync_replicas::SyncReplicas;
+use crate::protocol::replies::millis;
+use crate::script::{ScriptCall, is_noscript};
+use crate::transport::connection::{Connection, Deadline};
+use crate::transport::replica_info::{Counted, NodeId, NodeInfo, ReplicaCounts, Sections};
 use redis::{ErrorKind, FromRedisValue, RedisError, RedisResult, ServerErrorKind, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -3,9 +3,9 @@
 
 use super::lock::{Lock, ReadWriteLock};
 use super::thread::ClientThread;
+use crate::api::inspect::LockInfo;
 use crate::base::config::DEFAULT_RESPONSE_TIMEOUT;
 use crate::base::error::Result;
-use crate::api::inspect::LockInfo;
 use redis::IntoConnectionInfo;
 use std::time::Duration;
 

@@ -3,8 +3,8 @@
 
 use super::guard::LockGuard;
 use super::thread::ClientThread;
-use crate::base::error::Result;
 use crate::api::inspect::LockInfo;
+use crate::base::error::Result;
 use crate::base::owner::Owner;
 use std::time::Duration;
 
