@@ -36,23 +36,32 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Where things happen, bottom up:
-//! - `config.rs` settings and limits; `error.rs` errors and the one
-//!   classifier of Redis errors; `owner.rs` owners; `names.rs` Redisson's
-//!   key names; `replies.rs` the typed replies of `scripts.rs` +
-//!   `scripts/*.lua` (every state change);
-//! - `connection.rs` the healing command connection; `pubsub.rs` wake-ups;
-//! - `lease_clock.rs` the lease clock; `holds.rs` the registry of holds;
-//!   `loss_watch.rs` (and `tracking.rs`, its connections) holds taken
-//!   away, noticed at once;
-//!   `shared.rs` what a client's parts share; `job.rs` background work;
-//! - `acquire.rs` acquiring, waiting, undoing abandoned acquires;
-//!   `release.rs` where holds are released; `background.rs` the worker;
-//!   `watchdog.rs` lease renewal; `inspect.rs` reading a lock;
-//!   `identity.rs` holder identity (opt-in, apart from the rest);
-//! - `kind.rs` which script each kind of lock runs; `guard.rs`, `lock.rs`,
-//!   `rwlock.rs`, `client.rs` the public API; `blocking/` the same API for
-//!   sync code, run on a thread of the client's own.
+//! Where things are in `src/`, one folder per layer, bottom up (a layer
+//! uses only those below it; `tools/check-module-cycles --depth 1` checks
+//! it; ARCHITECTURE.md at the repository's root tells more):
+//! - `script.rs`, `function.rs`, `reload.rs`: calling scripts and
+//!   functions, the whole of a build without the `locks` feature;
+//! - `protocol/`: the lock scripts (`scripts/*.lua`) as typed calls
+//!   (`lock_scripts.rs`), their arguments and replies (`replies.rs`), a fair
+//!   lock's handoff (`handoff.rs`): every state change is one of them;
+//! - `base/`: settings and limits (`config.rs`), errors and the one
+//!   classifier of Redis errors (`error.rs`), Redisson's key names
+//!   (`names.rs`), owners, the kinds of lock (`kind.rs`), a hold's key;
+//! - `observability/`: the names of the events and metrics, and where they
+//!   are emitted (`telemetry.rs`);
+//! - `transport/`: the healing command connection (`connection.rs`),
+//!   pub/sub wake-ups (`pubsub.rs`), Sentinel failovers (`sentinel.rs`),
+//!   TLS (`tls.rs`), replica-synced writes (`replication.rs`);
+//! - `holds/`: a hold's life: acquiring and waiting (`acquire.rs`), the
+//!   scripts each kind runs (`kind_scripts.rs`), the lease clock
+//!   (`lease_clock.rs`), renewal (`watchdog.rs`), where holds are released
+//!   (`release.rs`), the background worker (`background.rs`), the registry
+//!   of holds (`registry.rs`), what a client's parts share (`shared.rs`),
+//!   and holds taken away, noticed at once (`loss_watch.rs`, with its
+//!   key-tracking connections in `tracking.rs`);
+//! - `api/`: the public API (`client.rs`, `lock.rs`, `fair.rs`, `rwlock.rs`,
+//!   `guard.rs`, `inspect.rs`, `identity.rs`), and `blocking/`, the same
+//!   API for sync code, run on a thread of the client's own.
 //!
 //! On Redis Cluster, [`LockClient::cluster`] (or
 //! [`LockClient::cluster_builder`]) makes the client: scripts go to the node
@@ -93,67 +102,50 @@ pub mod function;
 mod reload;
 pub mod script;
 
-/// Declares the items of the lock runtime, compiled with the `locks` feature
-/// (on by default) only; a scripts-only build leaves them out.
-macro_rules! locks {
-    ($($item:item)*) => { $( #[cfg(feature = "locks")] $item )* };
-}
-
-locks! {
-pub mod blocking;
-pub mod identity;
-pub mod observability;
-mod acquire;
-mod background;
-mod client;
-mod cluster_nodes;
-mod config;
-mod connection;
-mod error;
-mod fair;
-mod guard;
-mod handoff;
+// The lock runtime: compiled with the `locks` feature (on by default)
+// only; a scripts-only build leaves it out. (Plain `cfg` attributes, not
+// a macro, so that rustfmt sees the modules.)
+#[cfg(feature = "locks")]
+mod api;
+#[cfg(feature = "locks")]
+mod base;
+#[cfg(feature = "locks")]
 mod holds;
-mod inspect;
-mod job;
-mod kind;
-mod latches;
-mod lease_clock;
-mod lock;
-mod loss_watch;
-mod names;
-mod owner;
-mod pubsub;
-mod release;
-mod replica_count;
-mod replica_sync;
-mod replies;
-mod rwlock;
-mod scripts;
-mod sentinel;
-mod shared;
-mod sync_replicas;
-mod telemetry;
-mod tls;
-mod tracking;
-mod watchdog;
-
-pub use client::{LockClient, LockClientBuilder};
-pub use config::{
+#[cfg(feature = "locks")]
+pub mod observability;
+#[cfg(feature = "locks")]
+mod protocol;
+#[cfg(feature = "locks")]
+mod transport;
+#[cfg(feature = "locks")]
+pub use api::client::{LockClient, LockClientBuilder};
+#[cfg(feature = "locks")]
+pub use api::fair::FairLock;
+#[cfg(feature = "locks")]
+pub use api::guard::LockGuard;
+#[cfg(feature = "locks")]
+pub use api::inspect::{Holder, LockInfo, LockKind, Mode, Side};
+#[cfg(feature = "locks")]
+pub use api::lock::Lock;
+#[cfg(feature = "locks")]
+pub use api::rwlock::ReadWriteLock;
+#[cfg(feature = "locks")]
+pub use api::{blocking, identity};
+#[cfg(feature = "locks")]
+pub use base::config::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT,
     DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE, MIN_LEASE,
 };
-pub use connection::Connection;
-pub use error::{Error, Result};
-pub use guard::LockGuard;
-pub use inspect::{Holder, LockInfo, LockKind, Mode, Side};
-pub use fair::FairLock;
-pub use lock::Lock;
-pub use names::MAX_NAME_LEN;
-pub use owner::Owner;
-pub use rwlock::ReadWriteLock;
-pub use sync_replicas::{DEFAULT_SYNC_TIMEOUT, SyncReplicas};
-}
+#[cfg(feature = "locks")]
+pub use base::error::{Error, Result};
+#[cfg(feature = "locks")]
+pub use base::names::MAX_NAME_LEN;
+#[cfg(feature = "locks")]
+pub use base::owner::Owner;
+#[cfg(feature = "locks")]
+pub use base::sync_replicas::{DEFAULT_SYNC_TIMEOUT, SyncReplicas};
+#[cfg(feature = "locks")]
+pub use transport::connection::Connection;
 
 /// Paths used by code that `#[redis_script]` and `#[redis_function]` generate.
 /// Not a public API.

@@ -1,0 +1,202 @@
+//! [`LockClient`] and its builder for blocking code: the async client, run
+//! on a thread of its own.
+
+use super::lock::{Lock, ReadWriteLock};
+use super::thread::ClientThread;
+use crate::api::inspect::LockInfo;
+use crate::base::config::DEFAULT_RESPONSE_TIMEOUT;
+use crate::base::error::Result;
+use redis::IntoConnectionInfo;
+use std::time::Duration;
+
+/// A handle to Redis for locks, for blocking code. Cheap to clone; clones
+/// share everything.
+///
+/// It is the async [`LockClient`](crate::LockClient) (one uuid, one command
+/// connection, one pub/sub connection, one watchdog) running on a thread of
+/// its own, which does the client's background work and every call (see the
+/// [module documentation](super)). The thread ends once the client and
+/// every handle and guard made from it are gone.
+///
+/// ```no_run
+/// # fn demo() -> Result<(), redlua::Error> {
+/// let client = redlua::blocking::LockClient::connect("redis://127.0.0.1:6379/")?;
+/// let guard = client.lock("orders:42").lock()?;
+/// // ... the lock is held, its lease renewed on the client's thread ...
+/// guard.unlock()?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct LockClient {
+    inner: crate::LockClient,
+    thread: ClientThread,
+}
+
+impl std::fmt::Debug for LockClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("blocking::LockClient")
+            .field(&self.inner)
+            .finish()
+    }
+}
+
+impl LockClient {
+    /// Starts the client's thread and connects to the Redis server at `url`
+    /// with default settings.
+    ///
+    /// Fails with [`Error::Connect`](crate::Error::Connect) when the server
+    /// cannot be reached within the connect timeout (3 s), and with
+    /// [`Error::ClientThread`](crate::Error::ClientThread) when the thread
+    /// cannot be started. On failure the thread has ended.
+    pub fn connect(url: impl IntoConnectionInfo) -> Result<LockClient> {
+        LockClient::builder(url).connect()
+    }
+
+    /// A builder for a client with other settings.
+    ///
+    /// ```no_run
+    /// # fn demo() -> Result<(), redlua::Error> {
+    /// use std::time::Duration;
+    /// let client = redlua::blocking::LockClient::builder("redis://127.0.0.1:6379/")
+    ///     .watchdog_timeout(Duration::from_secs(10))
+    ///     .connect_timeout(Duration::from_secs(1))
+    ///     .connect()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn builder(url: impl IntoConnectionInfo) -> LockClientBuilder {
+        LockClientBuilder::new(crate::LockClient::builder(url))
+    }
+
+    /// Connects to a Redis Cluster, seeded with the URLs of some of its
+    /// nodes, with default settings; as
+    /// [`LockClient::cluster`](crate::LockClient::cluster) (same errors,
+    /// same routing), on the client's thread.
+    pub fn cluster<T: IntoConnectionInfo>(urls: impl IntoIterator<Item = T>) -> Result<LockClient> {
+        LockClient::cluster_builder(urls).connect()
+    }
+
+    /// A builder for a client of a Redis Cluster; see
+    /// [`LockClient::cluster_builder`](crate::LockClient::cluster_builder).
+    pub fn cluster_builder<T: IntoConnectionInfo>(
+        urls: impl IntoIterator<Item = T>,
+    ) -> LockClientBuilder {
+        LockClientBuilder::new(crate::LockClient::cluster_builder(urls))
+    }
+
+    /// A builder for a client on an existing redis-rs [`redis::Client`]
+    /// (which opens the connections, on the client's thread).
+    pub fn from_client(client: redis::Client) -> LockClientBuilder {
+        LockClientBuilder::new(crate::LockClient::from_client(client))
+    }
+
+    /// A handle to the reentrant lock `name`. Cheap: nothing is sent to
+    /// Redis until it is used. An invalid name makes every operation of the
+    /// handle fail with [`Error::InvalidName`](crate::Error::InvalidName).
+    pub fn lock(&self, name: &str) -> Lock {
+        Lock::new(self.inner.lock(name), self.thread.clone())
+    }
+
+    /// A handle to the fair (first come, first served) lock `name`: the
+    /// same blocking [`Lock`] methods, on a [`FairLock`](crate::FairLock)
+    /// (Redisson's `RFairLock`): waiters queue and get it in order, a
+    /// release wakes only the first, and [`Lock::try_lock`] never jumps
+    /// the queue.
+    ///
+    /// ```no_run
+    /// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
+    /// let guard = client.fair_lock("payments:settle").lock()?;
+    /// guard.unlock()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn fair_lock(&self, name: &str) -> Lock {
+        Lock::new(self.inner.fair_lock(name).into_lock(), self.thread.clone())
+    }
+
+    /// A handle to the read/write lock `name`: many readers or one writer.
+    /// See [`ReadWriteLock`](crate::ReadWriteLock).
+    pub fn read_write_lock(&self, name: &str) -> ReadWriteLock {
+        ReadWriteLock::new(self.inner.read_write_lock(name), self.thread.clone())
+    }
+
+    /// Reads the lock `name`, of either kind, without touching it: its
+    /// kind, holders, counts, TTL and fencing token.
+    ///
+    /// # Timeouts
+    ///
+    /// One round trip, bounded by the response timeout
+    /// ([`Error::Redis`](crate::Error::Redis) past it).
+    pub fn inspect(&self, name: &str) -> Result<LockInfo> {
+        let client = self.inner.clone();
+        let name = name.to_string();
+        self.thread.call(async move { client.inspect(&name).await })
+    }
+
+    /// This client's uuid, the first part of its owners' names.
+    pub fn id(&self) -> &str {
+        self.inner.id()
+    }
+
+    /// The watchdog timeout: the lease of holds taken without one, renewed
+    /// every third of it on the client's thread.
+    pub fn watchdog_timeout(&self) -> Duration {
+        self.inner.watchdog_timeout()
+    }
+}
+
+/// Builds a blocking [`LockClient`]; see [`LockClient::builder`]. The
+/// settings are those of the async
+/// [`LockClientBuilder`](crate::LockClientBuilder).
+#[derive(Debug)]
+#[must_use = "a builder does nothing until `connect` is called"]
+pub struct LockClientBuilder {
+    inner: crate::LockClientBuilder,
+    response_timeout: Duration,
+}
+
+impl LockClientBuilder {
+    fn new(inner: crate::LockClientBuilder) -> LockClientBuilder {
+        LockClientBuilder {
+            inner,
+            response_timeout: DEFAULT_RESPONSE_TIMEOUT,
+        }
+    }
+
+    /// Sets the watchdog timeout (default 30 s): the lease of holds taken
+    /// without an explicit lease, renewed every third of it while they are
+    /// held. At least 30 ms.
+    pub fn watchdog_timeout(mut self, timeout: Duration) -> Self {
+        self.inner = self.inner.watchdog_timeout(timeout);
+        self
+    }
+
+    /// Sets the wait time of a fair lock's waiter (default 10 s); see
+    /// [`LockClientBuilder::fair_lock_wait_timeout`](crate::LockClientBuilder::fair_lock_wait_timeout).
+    pub fn fair_lock_wait_timeout(mut self, wait: Duration) -> Self {
+        self.inner = self.inner.fair_lock_wait_timeout(wait);
+        self
+    }
+
+    /// Sets how long opening a connection may take (default 3 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.inner = self.inner.connect_timeout(timeout);
+        self
+    }
+
+    /// Sets how long Redis may take to answer (default 3 s); a connection
+    /// that lets it pass is replaced. It also bounds how long dropping a
+    /// [`LockGuard`](super::LockGuard) waits for its release.
+    pub fn response_timeout(mut self, timeout: Duration) -> Self {
+        self.inner = self.inner.response_timeout(timeout);
+        self.response_timeout = timeout;
+        self
+    }
+
+    /// Checks the settings, starts the client's thread and connects on it.
+    /// Errors as for [`LockClientBuilder::connect`](crate::LockClientBuilder::connect),
+    /// and [`Error::ClientThread`](crate::Error::ClientThread) when the
+    /// thread cannot be started. On failure the thread has ended.
+    pub fn connect(self) -> Result<LockClient> {
+        let (inner, thread) = ClientThread::connect(self.inner, self.response_timeout)?;
+        Ok(LockClient { inner, thread })
+    }
+}

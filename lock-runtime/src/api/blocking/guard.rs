@@ -1,0 +1,157 @@
+//! [`LockGuard`] for blocking code: one hold, released by `unlock` or when
+//! dropped.
+
+use super::thread::ClientThread;
+use crate::base::error::Result;
+use crate::base::owner::Owner;
+use std::time::{Duration, Instant};
+
+/// One hold of a lock, for blocking code. Owned (`Send + 'static`): it can
+/// move to another thread and be released there.
+///
+/// It is the async [`LockGuard`](crate::LockGuard), whose documentation
+/// explains the lease clock and fencing tokens: while it lives, the
+/// client's thread renews its lease (unless it was taken with a fixed one),
+/// whatever the thread that holds it does.
+///
+/// # Release
+///
+/// [`LockGuard::unlock`] releases it and reports the outcome. Dropping it
+/// releases it too: the drop sends the release on the client's thread and
+/// waits for Redis's answer, at most the response timeout (3 s by default),
+/// so the lock is normally free when the drop returns. If Redis does not
+/// answer in time the release goes on in the background, with the same
+/// request id (it happens once); if it cannot be done at all, Redis frees
+/// the lock when its lease ends. A guard outlives its client: dropping the
+/// [`LockClient`](super::LockClient) first changes nothing for it.
+///
+/// ```no_run
+/// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
+/// # fn step(_: u32) {}
+/// let guard = client.lock("import").lock()?;
+/// for n in 0..100 {
+///     if guard.is_lost() {
+///         eprintln!("lock lost at step {n}: stopping");
+///         return Ok(()); // `unlock()` would return Err(LockLost)
+///     }
+///     step(n); // blocking work: the lease is renewed meanwhile
+/// }
+/// guard.unlock()
+/// # }
+/// ```
+#[must_use = "dropping a guard releases the lock"]
+pub struct LockGuard {
+    /// Taken by `unlock` and by the drop.
+    inner: Option<crate::LockGuard>,
+    thread: ClientThread,
+}
+
+impl std::fmt::Debug for LockGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("blocking::LockGuard")
+            .field(&self.inner)
+            .finish()
+    }
+}
+
+impl LockGuard {
+    pub(crate) fn new(inner: crate::LockGuard, thread: ClientThread) -> LockGuard {
+        LockGuard {
+            inner: Some(inner),
+            thread,
+        }
+    }
+
+    fn inner(&self) -> &crate::LockGuard {
+        self.inner
+            .as_ref()
+            .expect("a guard is only emptied by `unlock` and `drop`, which consume it")
+    }
+
+    /// The lock's name.
+    pub fn name(&self) -> &str {
+        self.inner().name()
+    }
+
+    /// The owner of this hold. Pass it to
+    /// [`Lock::reenter`](super::Lock::reenter) (from any thread) to add a
+    /// hold to it.
+    pub fn owner(&self) -> &Owner {
+        self.inner().owner()
+    }
+
+    /// The fencing token of this hold: strictly greater than the token of
+    /// every earlier holder of the lock's name. See
+    /// [`LockGuard::token`](crate::LockGuard::token).
+    pub fn token(&self) -> u64 {
+        self.inner().token()
+    }
+
+    /// The fixed lease this hold was taken with; `None` when the watchdog
+    /// renews it.
+    pub fn lease(&self) -> Option<Duration> {
+        self.inner().lease()
+    }
+
+    /// The latest instant at which Redis could still count this hold, as
+    /// far as this client knows; renewals move it forward. See
+    /// [`LockGuard::valid_until`](crate::LockGuard::valid_until).
+    pub fn valid_until(&self) -> Instant {
+        self.inner().valid_until()
+    }
+
+    /// Whether the hold may have ended: its lease clock has passed, or the
+    /// lock was found gone — a hold taken away (force unlocked, its key
+    /// deleted or overwritten) is found within a round trip, as
+    /// [`LockGuard::is_lost`](crate::LockGuard::is_lost) says. Once true, it
+    /// stays true. Check it between steps of the work the lock protects.
+    pub fn is_lost(&self) -> bool {
+        self.inner().is_lost()
+    }
+
+    /// Takes one more hold of the same lock for the same owner (re-entry),
+    /// with the same kind of lease, without waiting. As
+    /// [`LockGuard::reenter`](crate::LockGuard::reenter).
+    ///
+    /// # Timeouts
+    ///
+    /// One round trip, bounded by the response timeout: past it,
+    /// [`Error::Redis`](crate::Error::Redis), and a re-entry that may have
+    /// taken effect is undone in the background.
+    pub fn reenter(&self) -> Result<LockGuard> {
+        let reenter = self.inner().reenter_owned();
+        let guard = self.thread.call(reenter)?;
+        Ok(LockGuard::new(guard, self.thread.clone()))
+    }
+
+    /// Releases this hold (the lock itself when it was the owner's last),
+    /// waking a waiter when the lock becomes free. Errors as for
+    /// [`LockGuard::unlock`](crate::LockGuard::unlock):
+    /// [`Error::LockLost`](crate::Error::LockLost) when the hold had
+    /// already ended, [`Error::NotOwner`](crate::Error::NotOwner) when
+    /// another owner holds the lock now.
+    ///
+    /// # Timeouts
+    ///
+    /// Bounded by the response timeout: past it,
+    /// [`Error::Redis`](crate::Error::Redis), and the release goes on in the
+    /// background with the same request id (it happens once).
+    pub fn unlock(mut self) -> Result<()> {
+        let Some(inner) = self.inner.take() else {
+            return Ok(());
+        };
+        self.thread.call(inner.unlock())
+    }
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        if let Some(inner) = self.inner.take() {
+            // The result is the caller's only through `unlock`; a failure
+            // leaves the release to the background, or to the lease.
+            self.thread.run_for_drop(async move {
+                let _ = inner.unlock().await;
+            });
+        }
+    }
+}

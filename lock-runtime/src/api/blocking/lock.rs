@@ -1,0 +1,272 @@
+//! [`Lock`] and [`ReadWriteLock`] for blocking code: the async handles,
+//! each call run on the client's thread.
+
+use super::guard::LockGuard;
+use super::thread::ClientThread;
+use crate::api::inspect::LockInfo;
+use crate::base::error::Result;
+use crate::base::owner::Owner;
+use std::time::Duration;
+
+/// A handle to the lock of one name, for blocking code, made by
+/// [`LockClient::lock`](super::LockClient::lock) (or one side of a
+/// [`ReadWriteLock`]). Cheap to clone; holds nothing by itself.
+///
+/// The async [`Lock`](crate::Lock) documents the lock: its storage (that of
+/// Redisson's `RLock`), ownership (every acquire is a new holder, so two
+/// threads never hold it together) and explicit re-entry. Each method here
+/// is the async method of the same name, run on the client's thread.
+///
+/// ```no_run
+/// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
+/// use std::time::Duration;
+///
+/// let lock = client.lock("invoices:2026-11");
+/// if let Some(guard) = lock.try_lock_for(Duration::from_secs(2), None)? {
+///     let inner = guard.reenter()?; // the same owner, one more hold
+///     inner.unlock()?;
+///     guard.unlock()?;
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Lock {
+    inner: crate::Lock,
+    thread: ClientThread,
+}
+
+impl std::fmt::Debug for Lock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("blocking::Lock").field(&self.inner).finish()
+    }
+}
+
+impl Lock {
+    pub(crate) fn new(inner: crate::Lock, thread: ClientThread) -> Lock {
+        Lock { inner, thread }
+    }
+
+    /// The lock's name (its Redis key).
+    pub fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn guard(&self, guard: crate::LockGuard) -> LockGuard {
+        LockGuard::new(guard, self.thread.clone())
+    }
+
+    /// Acquires the lock as a new holder, blocking as long as it takes. The
+    /// lease is the watchdog timeout, renewed on the client's thread until
+    /// the guard is released. As [`Lock::lock`](crate::Lock::lock).
+    ///
+    /// # Timeouts
+    ///
+    /// It never gives up waiting for the lock (use [`Lock::try_lock_for`]
+    /// for a bound). Failures that leave the outcome unknown are retried;
+    /// others are returned, with nothing held.
+    pub fn lock(&self) -> Result<LockGuard> {
+        let lock = self.inner.clone();
+        let guard = self.thread.call(async move { lock.lock().await })?;
+        Ok(self.guard(guard))
+    }
+
+    /// Acquires the lock with a fixed lease, blocking as long as it takes.
+    /// No watchdog: Redis frees the lock when the lease ends, released or
+    /// not. As [`Lock::lock_with_lease`](crate::Lock::lock_with_lease).
+    ///
+    /// # Timeouts
+    ///
+    /// As for [`Lock::lock`].
+    pub fn lock_with_lease(&self, lease: Duration) -> Result<LockGuard> {
+        let lock = self.inner.clone();
+        let guard = self
+            .thread
+            .call(async move { lock.lock_with_lease(lease).await })?;
+        Ok(self.guard(guard))
+    }
+
+    /// Acquires the lock if it is free, without waiting: `None` when it is
+    /// held. Watchdog lease.
+    ///
+    /// # Timeouts
+    ///
+    /// One round trip, bounded by the response timeout: past it,
+    /// [`Error::Redis`](crate::Error::Redis), with nothing held (an acquire
+    /// that may have taken effect is undone in the background).
+    pub fn try_lock(&self) -> Result<Option<LockGuard>> {
+        let lock = self.inner.clone();
+        let guard = self.thread.call(async move { lock.try_lock().await })?;
+        Ok(guard.map(|guard| self.guard(guard)))
+    }
+
+    /// Acquires the lock, blocking at most `wait` (plus one round trip):
+    /// `None` when it could not be had in time. With `lease: None` the
+    /// watchdog keeps it; with `Some(lease)` Redis frees it after `lease`.
+    ///
+    /// # Timeouts
+    ///
+    /// When `wait` has passed it returns `Ok(None)`, with nothing held and
+    /// no waiter left behind.
+    pub fn try_lock_for(
+        &self,
+        wait: Duration,
+        lease: Option<Duration>,
+    ) -> Result<Option<LockGuard>> {
+        let lock = self.inner.clone();
+        let guard = self
+            .thread
+            .call(async move { lock.try_lock_for(wait, lease).await })?;
+        Ok(guard.map(|guard| self.guard(guard)))
+    }
+
+    /// Re-enters the lock for `owner` (from [`LockGuard::owner`]), from any
+    /// thread: one more hold, with the watchdog's lease, without waiting. As
+    /// [`Lock::reenter`](crate::Lock::reenter).
+    ///
+    /// # Timeouts
+    ///
+    /// One round trip, bounded by the response timeout: past it,
+    /// [`Error::Redis`](crate::Error::Redis), and a re-entry that may have
+    /// taken effect is undone in the background.
+    pub fn reenter(&self, owner: &Owner) -> Result<LockGuard> {
+        let lock = self.inner.clone();
+        let owner = owner.clone();
+        let guard = self
+            .thread
+            .call(async move { lock.reenter(&owner).await })?;
+        Ok(self.guard(guard))
+    }
+
+    /// [`Lock::reenter`] with a fixed lease for the new hold.
+    ///
+    /// # Timeouts
+    ///
+    /// As for [`Lock::reenter`].
+    pub fn reenter_with_lease(&self, owner: &Owner, lease: Duration) -> Result<LockGuard> {
+        let lock = self.inner.clone();
+        let owner = owner.clone();
+        let guard = self
+            .thread
+            .call(async move { lock.reenter_with_lease(&owner, lease).await })?;
+        Ok(self.guard(guard))
+    }
+
+    /// Breaks the lock whoever holds it (Redisson's `forceUnlock`); returns
+    /// whether there was a lock. As
+    /// [`Lock::force_unlock`](crate::Lock::force_unlock).
+    ///
+    /// # Timeouts
+    ///
+    /// One round trip, bounded by the response timeout: past it,
+    /// [`Error::Redis`](crate::Error::Redis), and the lock may or may not
+    /// have been broken.
+    pub fn force_unlock(&self) -> Result<bool> {
+        let lock = self.inner.clone();
+        self.thread.call(async move { lock.force_unlock().await })
+    }
+
+    /// Reads the lock: its kind, holders with their counts, TTL and fencing
+    /// token, changing nothing.
+    ///
+    /// # Timeouts
+    ///
+    /// Only reads; bounded by the response timeout.
+    pub fn inspect(&self) -> Result<LockInfo> {
+        let lock = self.inner.clone();
+        self.thread.call(async move { lock.inspect().await })
+    }
+
+    /// Whether anyone holds the lock. As
+    /// [`Lock::is_locked`](crate::Lock::is_locked).
+    ///
+    /// # Timeouts
+    ///
+    /// Only reads; bounded by the response timeout.
+    pub fn is_locked(&self) -> Result<bool> {
+        let lock = self.inner.clone();
+        self.thread.call(async move { lock.is_locked().await })
+    }
+
+    /// The lock's remaining lease: `None` when it is not locked. As
+    /// [`Lock::remaining_ttl`](crate::Lock::remaining_ttl).
+    ///
+    /// # Timeouts
+    ///
+    /// Only reads; bounded by the response timeout.
+    pub fn remaining_ttl(&self) -> Result<Option<Duration>> {
+        let lock = self.inner.clone();
+        self.thread.call(async move { lock.remaining_ttl().await })
+    }
+
+    /// How many holds `owner` has of this lock (0 when none).
+    ///
+    /// # Timeouts
+    ///
+    /// Only reads; bounded by the response timeout.
+    pub fn hold_count(&self, owner: &Owner) -> Result<u64> {
+        let lock = self.inner.clone();
+        let owner = owner.clone();
+        self.thread
+            .call(async move { lock.hold_count(&owner).await })
+    }
+}
+
+/// A read/write lock for blocking code, made by
+/// [`LockClient::read_write_lock`](super::LockClient::read_write_lock): many
+/// readers or one writer. Its sides are blocking [`Lock`]s. The async
+/// [`ReadWriteLock`](crate::ReadWriteLock) documents the lock (downgrade,
+/// upgrade, writer preference, Redisson's layout).
+///
+/// ```no_run
+/// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
+/// let rw = client.read_write_lock("catalog");
+/// let reading = rw.read().lock()?; // shared with other readers
+/// reading.unlock()?;
+/// let writing = rw.write().lock()?; // exclusive
+/// writing.unlock()?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct ReadWriteLock {
+    inner: crate::ReadWriteLock,
+    thread: ClientThread,
+}
+
+impl std::fmt::Debug for ReadWriteLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("blocking::ReadWriteLock")
+            .field(&self.inner)
+            .finish()
+    }
+}
+
+impl ReadWriteLock {
+    pub(crate) fn new(inner: crate::ReadWriteLock, thread: ClientThread) -> ReadWriteLock {
+        ReadWriteLock { inner, thread }
+    }
+
+    /// The lock's name (its Redis key).
+    pub fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    /// This lock, preferring writers: a waiting writer makes new readers
+    /// wait behind it. See
+    /// [`ReadWriteLock::writer_preferring`](crate::ReadWriteLock::writer_preferring).
+    pub fn writer_preferring(self) -> ReadWriteLock {
+        ReadWriteLock {
+            inner: self.inner.writer_preferring(),
+            thread: self.thread,
+        }
+    }
+
+    /// The read side: shared with other readers.
+    pub fn read(&self) -> Lock {
+        Lock::new(self.inner.read(), self.thread.clone())
+    }
+
+    /// The write side: exclusive.
+    pub fn write(&self) -> Lock {
+        Lock::new(self.inner.write(), self.thread.clone())
+    }
+}

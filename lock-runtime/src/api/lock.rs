@@ -1,0 +1,322 @@
+//! [`Lock`]: a handle to one lock — the public face of acquiring
+//! (`acquire.rs`), re-entry, breaking and reading it.
+
+use crate::api::guard::LockGuard;
+use crate::api::inspect::{LockInfo, LockKind, inspect};
+use crate::base::config::check_lease;
+use crate::base::error::{Error, Result};
+use crate::base::kind::Kind;
+use crate::base::names::LockNames;
+use crate::base::owner::Owner;
+use crate::holds::acquire::{Request, Wait};
+use crate::holds::shared::Shared;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A handle to the lock of one name, made by
+/// [`LockClient::lock`](crate::LockClient::lock) (or one side of a
+/// [`ReadWriteLock`](crate::ReadWriteLock)). Cheap to clone; holds nothing
+/// by itself.
+///
+/// The lock is stored as Redisson's `RLock` is: a hash at the name, mapping
+/// `<client-uuid>:<owner-id>` to a hold count, with the lease as its TTL.
+/// Java services locking the same name with Redisson exclude, and are woken
+/// by, Rust services locking it with redlua.
+///
+/// # Ownership
+///
+/// Every acquire ([`lock`](Lock::lock), [`try_lock`](Lock::try_lock), ...)
+/// is a new holder, excluded by every other: two tasks, and also two futures
+/// of one task (`join!`, `select!`, `FuturesUnordered`), never hold the lock
+/// together. (Redisson's owner is the Java thread, and a lock owned by the
+/// current tokio task would let every future of that task in at once.)
+///
+/// Re-entry is explicit: [`LockGuard::reenter`], or [`Lock::reenter`] with
+/// the [`Owner`] of a guard, from any task. It adds a hold to that owner
+/// without waiting, and works only while the owner holds the lock.
+///
+/// # Fairness
+///
+/// As Redisson's `RLock`, the lock is not fair: a release wakes one waiter
+/// per client, and whoever tries first gets the lock, a newcomer included.
+/// On a current-thread runtime a task that releases and at once acquires
+/// again would always try before the waiter its release woke; there, a
+/// client's release that woke one of its own waiters holds the client's
+/// next acquires of the lock back until that waiter has tried (25 ms at
+/// most). For first-come, first-served order across clients and
+/// processes, use a [`FairLock`](crate::FairLock).
+///
+/// ```no_run
+/// # async fn demo(client: redlua::LockClient) -> Result<(), redlua::Error> {
+/// use std::time::Duration;
+///
+/// let lock = client.lock("invoices:2026-11");
+/// if let Some(guard) = lock.try_lock_for(Duration::from_secs(2), None).await? {
+///     // held; the watchdog renews the lease until `unlock`
+///     let inner = guard.reenter().await?; // the same owner, one more hold
+///     inner.unlock().await?;
+///     guard.unlock().await?;
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Lock {
+    shared: Arc<Shared>,
+    kind: Kind,
+    names: std::result::Result<Arc<LockNames>, (String, String)>,
+}
+
+impl std::fmt::Debug for Lock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lock")
+            .field("name", &self.name())
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Lock {
+    pub(crate) fn new(shared: Arc<Shared>, name: &str, kind: Kind) -> Lock {
+        let names = match kind {
+            Kind::Reentrant | Kind::Fair { .. } => LockNames::new(name),
+            Kind::Read { .. } | Kind::Write { .. } => LockNames::read_write(name),
+        };
+        let names = names.map(Arc::new).map_err(|e| match e {
+            Error::InvalidName { name, reason } => (name, reason),
+            other => (name.to_string(), other.to_string()),
+        });
+        Lock {
+            shared,
+            kind,
+            names,
+        }
+    }
+
+    /// The lock's name (its Redis key).
+    pub fn name(&self) -> &str {
+        match &self.names {
+            Ok(names) => &names.lock,
+            Err((name, _)) => name,
+        }
+    }
+
+    fn names(&self) -> Result<&Arc<LockNames>> {
+        self.names
+            .as_ref()
+            .map_err(|(name, reason)| Error::InvalidName {
+                name: name.clone(),
+                reason: reason.clone(),
+            })
+    }
+
+    fn request(&self, lease: Option<Duration>) -> Result<Request<'_>> {
+        if let Some(lease) = lease {
+            check_lease("a lease", lease)?;
+        }
+        Ok(Request {
+            shared: &self.shared,
+            kind: self.kind,
+            names: self.names()?,
+            lease,
+        })
+    }
+
+    async fn acquire(&self, lease: Option<Duration>, wait: Wait) -> Result<Option<LockGuard>> {
+        let hold = self.request(lease)?.acquire(wait).await?;
+        Ok(hold.map(|hold| LockGuard::new(self.shared.clone(), hold)))
+    }
+
+    /// Acquires the lock as a new holder, waiting as long as it takes. The
+    /// lease is the watchdog timeout, renewed by the watchdog until the
+    /// guard is released. Failures that leave the outcome unknown (a lost
+    /// reply, a dropped connection) are retried while waiting; others are
+    /// returned. In replica-synced mode (the default; see
+    /// [`SyncReplicas`](crate::SyncReplicas)) an acquire that too few
+    /// replicas acknowledged is undone and returned as
+    /// [`Error::NotReplicated`], as by every acquire and re-entry.
+    ///
+    /// # Cancellation
+    ///
+    /// Dropping the future gives up waiting and leaves nothing held: if an
+    /// acquire was under way, the client undoes exactly that acquire in the
+    /// background, as soon as Redis can be reached, if it took effect.
+    pub async fn lock(&self) -> Result<LockGuard> {
+        let started = std::time::Instant::now();
+        self.acquire(None, Wait::Forever)
+            .await?
+            .ok_or_else(|| Error::Timeout {
+                name: self.name().to_string(),
+                waited: started.elapsed(),
+            })
+    }
+
+    /// Acquires the lock with a fixed lease, waiting as long as it takes. No
+    /// watchdog: Redis frees the lock when the lease ends, released or not,
+    /// and the guard then reports it lost. A lease under 1 ms or beyond
+    /// Redis's range is [`Error::Config`], before anything is sent.
+    ///
+    /// # Cancellation
+    ///
+    /// Dropping the future leaves nothing held, as for [`Lock::lock`].
+    pub async fn lock_with_lease(&self, lease: Duration) -> Result<LockGuard> {
+        let started = std::time::Instant::now();
+        self.acquire(Some(lease), Wait::Forever)
+            .await?
+            .ok_or_else(|| Error::Timeout {
+                name: self.name().to_string(),
+                waited: started.elapsed(),
+            })
+    }
+
+    /// Acquires the lock if it is free, without waiting: `None` when it is
+    /// held. Watchdog lease. [`Error::Redis`] when Redis could not be
+    /// reached; a connection found closed (a server's idle timeout, a
+    /// proxy) is replaced and the attempt sent once more at once.
+    ///
+    /// # Cancellation
+    ///
+    /// Dropping the future leaves nothing held, as for [`Lock::lock`].
+    pub async fn try_lock(&self) -> Result<Option<LockGuard>> {
+        self.acquire(None, Wait::No).await
+    }
+
+    /// Acquires the lock, waiting at most `wait` (plus one round trip):
+    /// `None` when it could not be had in time. With `lease: None` the
+    /// watchdog keeps it; with `Some(lease)` Redis frees it after `lease`.
+    ///
+    /// # Cancellation
+    ///
+    /// Dropping the future leaves nothing held, as for [`Lock::lock`].
+    pub async fn try_lock_for(
+        &self,
+        wait: Duration,
+        lease: Option<Duration>,
+    ) -> Result<Option<LockGuard>> {
+        let deadline = tokio::time::Instant::now()
+            .checked_add(wait)
+            .map_or(Wait::Forever, Wait::Until);
+        self.acquire(lease, deadline).await
+    }
+
+    /// Re-enters the lock for `owner` (from [`LockGuard::owner`]): one more
+    /// hold, with the watchdog's lease, without waiting. For the read side
+    /// of a read/write lock, the owner of a write hold may take a read hold
+    /// (a downgrade); the owner of a read hold asking for the write side
+    /// gets [`Error::Upgrade`].
+    ///
+    /// Errors: [`Error::NotHeld`] when `owner` holds nothing of this lock,
+    /// [`Error::WrongType`] when the key holds something else (the owner's
+    /// hold count not a number, say; it is left untouched).
+    ///
+    /// # Cancellation
+    ///
+    /// If the future is dropped, the re-entry is undone in the background if
+    /// it took effect: exactly that hold, no other.
+    pub async fn reenter(&self, owner: &Owner) -> Result<LockGuard> {
+        let hold = self.request(None)?.reenter(owner).await?;
+        Ok(LockGuard::new(self.shared.clone(), hold))
+    }
+
+    /// [`Lock::reenter`] with a fixed lease for the new hold.
+    ///
+    /// # Cancellation
+    ///
+    /// As for [`Lock::reenter`].
+    pub async fn reenter_with_lease(&self, owner: &Owner, lease: Duration) -> Result<LockGuard> {
+        let hold = self.request(Some(lease))?.reenter(owner).await?;
+        Ok(LockGuard::new(self.shared.clone(), hold))
+    }
+
+    /// Breaks the lock whoever holds it (Redisson's `forceUnlock`), wakes
+    /// its waiters and advances its fencing token. Returns whether there was
+    /// a lock. The holders' guards say lost within a round trip
+    /// ([`LockGuard::is_lost`]; see "A hold taken away" there). A key that
+    /// holds something other
+    /// than a lock of this kind is left alone: [`Error::WrongType`].
+    ///
+    /// # Cancellation
+    ///
+    /// If the future is dropped, the lock may or may not have been broken.
+    pub async fn force_unlock(&self) -> Result<bool> {
+        let names = self.names()?;
+        let mut con = self.shared.con.clone();
+        self.kind
+            .force_release(&mut con, &self.shared.config, names)
+            .await
+            .map_err(|e| Error::from_redis(&names.lock, e))
+    }
+
+    /// Reads the lock: its kind, holders with their counts, TTL, fencing
+    /// token and (a fair lock's) queue, in one round trip, changing nothing.
+    ///
+    /// # Cancellation
+    ///
+    /// Only reads: dropping the future changes nothing.
+    pub async fn inspect(&self) -> Result<LockInfo> {
+        let names = self.names()?;
+        inspect(&self.shared, &names.lock).await
+    }
+
+    /// [`Lock::inspect`], refusing a key that is not a lock of this
+    /// handle's kind with [`Error::WrongType`].
+    async fn inspect_own(&self) -> Result<LockInfo> {
+        let info = self.inspect().await?;
+        let fits = matches!(
+            (&info.kind, self.kind),
+            (LockKind::Free, _)
+                | (LockKind::Reentrant, Kind::Reentrant | Kind::Fair { .. })
+                | (
+                    LockKind::ReadWrite { .. },
+                    Kind::Read { .. } | Kind::Write { .. }
+                )
+        );
+        if !fits {
+            return Err(Error::WrongType { name: info.name });
+        }
+        Ok(info)
+    }
+
+    /// Whether anyone holds the lock. A key that holds something other
+    /// than a lock of this kind is [`Error::WrongType`].
+    ///
+    /// # Cancellation
+    ///
+    /// Only reads: dropping the future changes nothing.
+    pub async fn is_locked(&self) -> Result<bool> {
+        Ok(!self.inspect_own().await?.holders.is_empty())
+    }
+
+    /// The lock's remaining lease: `None` when it is not locked (or, set by
+    /// someone else, has no expiry). A key that holds something other than
+    /// a lock of this kind is [`Error::WrongType`].
+    ///
+    /// # Cancellation
+    ///
+    /// Only reads: dropping the future changes nothing.
+    pub async fn remaining_ttl(&self) -> Result<Option<Duration>> {
+        let info = self.inspect_own().await?;
+        Ok(if info.holders.is_empty() {
+            None
+        } else {
+            info.ttl
+        })
+    }
+
+    /// How many holds `owner` has of this lock (0 when none).
+    ///
+    /// # Cancellation
+    ///
+    /// Only reads: dropping the future changes nothing.
+    pub async fn hold_count(&self, owner: &Owner) -> Result<u64> {
+        let owner = owner.to_string();
+        let write = matches!(self.kind, Kind::Write { .. });
+        Ok(self
+            .inspect_own()
+            .await?
+            .holders
+            .iter()
+            .filter(|h| h.owner == owner && (h.side == crate::api::inspect::Side::Write) == write)
+            .map(|h| h.count)
+            .sum())
+    }
+}

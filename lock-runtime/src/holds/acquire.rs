@@ -1,0 +1,663 @@
+//! How a hold is acquired: one attempt per call, tried until it succeeds,
+//! waiting on pub/sub in between, and undone exactly if it is abandoned.
+//!
+//! Every plain acquire is a new owner (an id its client never used), and
+//! that owner is the attempt's identity. The acquire script is idempotent
+//! for it: a try whose reply was lost and a later try of the same call give
+//! one hold, not two. If the call is dropped (or fails) while a try may
+//! have taken effect, the background worker undoes exactly that attempt:
+//! it removes the owner's hold if there is one (nobody else can have added
+//! to it: the owner was never handed out) and closes the attempt, so that a
+//! copy of it still on its way to Redis does nothing when it arrives. A
+//! re-entry is an attempt of its own (`<owner>:<n>`), recorded in Redis
+//! when it takes effect, so that its undo removes that hold and no other.
+//!
+//! Waiting follows Redisson: try; on failure subscribe to the lock's channel
+//! and try again (a release between the two is not missed); then wait for a
+//! release message, or for the holder's lease to end, and retry. A fair
+//! lock's waiter joins the lock's queue with its first try, subscribes to a
+//! channel of its own (only the head of the queue is woken), and leaves the
+//! queue when it stops waiting without the lock: at once when its wait
+//! runs out, in the background when it is dropped or fails (and then the
+//! next waiter is woken if it was first and the lock is free, so that a
+//! wake-up it did not use is passed on). Waiters
+//! never rely on one message or one connection: they try again at least
+//! every few seconds, at once when the pub/sub connection is replaced, and
+//! every 100 ms while they have no working subscription.
+
+use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
+use crate::base::error::{Error, Failure, Result, classify, connection_was_closed};
+use crate::base::hold_key::HoldKey;
+use crate::base::kind::Kind;
+use crate::base::names::LockNames;
+use crate::base::owner::Owner;
+use crate::holds::job::{Job, ReleaseRequest};
+use crate::holds::kind_scripts::{AcquireArgs, WRITER_RETRY};
+use crate::holds::lease_clock::LeaseClock;
+use crate::holds::registry::NewHold;
+use crate::holds::release::release_once;
+use crate::holds::shared::Shared;
+use crate::holds::watchdog;
+use crate::observability::targets;
+use crate::observability::telemetry::{self, AcquireRecord, NotAcquired};
+use crate::protocol::handoff::{self, Offer};
+use crate::protocol::replies::{Acquired, ReleaseMode};
+use crate::transport::pubsub::Subscription;
+use crate::transport::replication::{Acked, Synced};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tracing::Instrument;
+
+/// Where a new hold's lease clock starts: when the script that made it a
+/// holder was sent, and the lease that script set (the lease, or a direct
+/// handoff's shorter expiry: see `handoff.rs`).
+struct ClockStart {
+    sent: Instant,
+    lease: Duration,
+}
+
+/// How long an acquire may wait.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Wait {
+    No,
+    Until(tokio::time::Instant),
+    Forever,
+}
+
+/// How long a subscribe may take before the waiter polls instead, and how
+/// often a waiter without a subscription tries to subscribe again.
+const RESUBSCRIBE_EVERY: Duration = Duration::from_secs(1);
+
+/// First pause after a try whose reply was lost; doubles up to 1 s.
+const RETRY_AFTER_ERROR: Duration = Duration::from_millis(50);
+
+/// A hold just acquired, before it becomes a guard.
+#[derive(Debug)]
+pub(crate) struct Hold {
+    pub kind: Kind,
+    pub names: Arc<LockNames>,
+    pub owner: Owner,
+    /// Its key in the client's registry.
+    pub key: HoldKey,
+    /// `None` for the first hold of the owner, `Some(n)` for re-entry `n`.
+    pub reentry: Option<u64>,
+    /// The lease it was taken with.
+    pub lease: Duration,
+    /// Renewed by the watchdog (no explicit lease).
+    pub watched: bool,
+    /// A copy of its acquire may still be on its way to Redis.
+    pub close_attempts: bool,
+    pub clock: Arc<LeaseClock>,
+}
+
+/// What an acquire needs to know.
+pub(crate) struct Request<'a> {
+    pub shared: &'a Arc<Shared>,
+    pub kind: Kind,
+    pub names: &'a Arc<LockNames>,
+    /// `None`: the watchdog's lease, renewed.
+    pub lease: Option<Duration>,
+}
+
+impl Request<'_> {
+    fn lease(&self) -> Duration {
+        self.lease.unwrap_or(self.shared.config.watchdog_timeout)
+    }
+
+    /// Records the hold, whose lease clock runs as `clock` says, and starts
+    /// the watchdog if it needs one.
+    fn hold(
+        &self,
+        kind: Kind,
+        owner: Owner,
+        reentry: Option<u64>,
+        clock: ClockStart,
+        close_attempts: bool,
+    ) -> Hold {
+        let watched = self.lease.is_none();
+        let key = kind.hold_key(self.names, owner.field());
+        let (clock, start_watchdog) = self.shared.holds().acquired(NewHold {
+            key: key.clone(),
+            watched,
+            timeouts: kind.renewed_timeouts(self.names, owner.field()),
+            sent: clock.sent,
+            lease: clock.lease,
+        });
+        if start_watchdog {
+            watchdog::start(self.shared);
+        }
+        self.shared.losses.watch(&self.shared.holds, key.clone());
+        Hold {
+            kind,
+            names: self.names.clone(),
+            owner,
+            key,
+            reentry,
+            lease: self.lease(),
+            watched,
+            close_attempts,
+            clock,
+        }
+    }
+
+    /// Acquires as a new owner, waiting as `wait` allows: `None` when the
+    /// lock could not be had in time. Reported when it ends (see
+    /// [`observability`](crate::observability)).
+    pub(crate) async fn acquire(&self, wait: Wait) -> Result<Option<Hold>> {
+        let span = telemetry::acquire_span(&self.names.lock, self.kind, false);
+        self.acquire_recorded(wait).instrument(span).await
+    }
+
+    async fn acquire_recorded(&self, wait: Wait) -> Result<Option<Hold>> {
+        let mut record = AcquireRecord::new(&self.names.lock, self.kind, false);
+        let result = self.try_until(wait, &mut record).await;
+        match &result {
+            Ok(Some(hold)) => record.acquired(&hold.owner),
+            Ok(None) if matches!(wait, Wait::No) => record.not_acquired(NotAcquired::Busy, None),
+            Ok(None) => record.not_acquired(NotAcquired::TimedOut, None),
+            Err(error) => record.not_acquired(NotAcquired::Failed, Some(error)),
+        }
+        result
+    }
+
+    /// Tries until the lock is had or `wait` runs out.
+    async fn try_until(&self, wait: Wait, record: &mut AcquireRecord<'_>) -> Result<Option<Hold>> {
+        // An attempt that will not wait leaves no writer's mark behind.
+        let kind = match wait {
+            Wait::No => self.kind.not_waiting(),
+            Wait::Until(_) | Wait::Forever => self.kind,
+        };
+        let id = self.shared.ids.next();
+        // The token is known once the acquire succeeds.
+        let owner = self.shared.owner(id, 0);
+        let owner_name = owner.field().clone();
+        let mut undo = Undo {
+            shared: self.shared,
+            kind,
+            names: self.names,
+            owner,
+            reentry: None,
+            lease: self.lease(),
+            in_flight: false,
+            uncertain: false,
+            queued: kind.queues(),
+            done: false,
+        };
+        // A waiting writer that prefers writers leaves a mark; whenever it
+        // stops waiting without the lock, this takes the mark away.
+        let mut mark = kind.marks_while_waiting().then(|| WriterMark {
+            shared: self.shared,
+            names: self.names,
+            field: kind.field(&owner_name),
+            armed: true,
+        });
+        let mut args = AcquireArgs {
+            names: self.names,
+            owner: &owner_name,
+            reentry: None,
+            lease: self.lease(),
+            handoff: Offer::No,
+        };
+        // A fair lock's waiter may be handed the lock by a release: the
+        // expiry that gives it, if it takes handoffs at all.
+        let handoff_expiry = match kind {
+            Kind::Fair { enqueue: true } => {
+                handoff::expiry(self.lease(), self.shared.config.fair_wait)
+            }
+            _ => None,
+        };
+        let channel = kind.wake_channel(self.names, &owner_name);
+        // A fair waiter on one server is woken through its client's pattern
+        // subscription for the lock, registered before the first try: if
+        // it is subscribed already, no release after the try can be missed,
+        // so the waiter need not try again once subscribed.
+        let mut early = if kind.queues() {
+            self.member(&channel).map(|sub| {
+                let live = sub.is_live();
+                (sub, live)
+            })
+        } else {
+            None
+        };
+        let mut subscription: Option<Subscription> = None;
+        let mut next_subscribe: Option<tokio::time::Instant> = None;
+        let mut error_pause = RETRY_AFTER_ERROR;
+        // A try that will not wait still gets a second send when the first
+        // met a connection that had been closed (see below).
+        let mut resent_on_new_connection = false;
+        // Numbers this call's tries (a handoff message names the try it
+        // answers).
+        let mut tries: u64 = 0;
+        if !matches!(wait, Wait::No) && kind.gives_own_waiters_a_turn() {
+            // This client's release just woke one of its own waiters: it
+            // tries first.
+            self.shared.hub.await_turn(&channel).await;
+        }
+        loop {
+            let mut con = self.shared.con.clone();
+            tries += 1;
+            args.handoff = match handoff_expiry {
+                Some(expiry) if self.shared.sync.waits_for_nobody(&con, &self.names.lock) => {
+                    Offer::Take {
+                        expiry,
+                        try_number: tries,
+                    }
+                }
+                _ => Offer::No,
+            };
+            let sent = Instant::now();
+            undo.in_flight = true;
+            record.attempt();
+            let reply = kind.acquire(&mut con, self.shared, &args).await;
+            undo.in_flight = false;
+            if let (Ok(_), Some(sub)) = (&reply, &mut subscription) {
+                // This try used the last wake-up (a cancelled try passes it
+                // on to another waiter when the subscription drops).
+                sub.settled();
+            }
+            let ttl = match reply {
+                Ok(Synced {
+                    reply: Acquired::Held { .. },
+                    acked: Acked::Short { acked, wanted },
+                }) => {
+                    // Fail closed: a failover now could lose it.
+                    undo.now().await;
+                    return Err(self.not_replicated(acked, wanted));
+                }
+                Ok(Synced {
+                    reply: Acquired::Held { token },
+                    ..
+                }) => {
+                    undo.disarm();
+                    if let Some(mark) = &mut mark {
+                        mark.armed = false;
+                    }
+                    let owner = undo.owner.with_token(token);
+                    let clock = ClockStart {
+                        sent,
+                        lease: self.lease(),
+                    };
+                    return Ok(Some(self.hold(kind, owner, None, clock, undo.uncertain)));
+                }
+                Ok(Synced {
+                    reply: Acquired::Busy { ttl },
+                    ..
+                }) => ttl,
+                Ok(Synced {
+                    reply: Acquired::NotHeld | Acquired::Abandoned,
+                    ..
+                }) => {
+                    // Not answers to a new owner's live attempt.
+                    return Err(Error::Redis(redis::RedisError::from((
+                        redis::ErrorKind::UnexpectedReturnType,
+                        "redlua: the acquire script refused a live attempt",
+                    ))));
+                }
+                Err(error) => match classify(&error) {
+                    Failure::Unknown => {
+                        // It may have taken effect: the next try (same
+                        // owner) finds out; an abandoned call undoes it.
+                        undo.uncertain = true;
+                        if matches!(wait, Wait::No)
+                            && !resent_on_new_connection
+                            && connection_was_closed(&error)
+                        {
+                            // Found closed (while idle, say): the healing
+                            // connection has been replaced; once more now.
+                            resent_on_new_connection = true;
+                            continue;
+                        }
+                        if matches!(wait, Wait::No) || past(wait) {
+                            return Err(Error::Redis(error));
+                        }
+                        tracing::debug!(target: targets::ACQUIRE, lock = %self.names.lock, %error, "acquire failed; trying again");
+                        let pause = cap(error_pause, wait);
+                        error_pause = (error_pause * 2).min(Duration::from_secs(1));
+                        tokio::time::sleep(pause).await;
+                        continue;
+                    }
+                    _ => return Err(Error::from_redis(&self.names.lock, error)),
+                },
+            };
+            error_pause = RETRY_AFTER_ERROR;
+            if matches!(wait, Wait::No) || past(wait) {
+                undo.leave_queue().await;
+                return Ok(None);
+            }
+            if subscription.is_none()
+                && let Some((sub, live)) = early.take()
+            {
+                if live {
+                    subscription = Some(sub);
+                } else {
+                    next_subscribe = Some(tokio::time::Instant::now() + RESUBSCRIBE_EVERY);
+                    subscription = self.confirm(sub, &channel, wait).await;
+                    continue;
+                }
+            }
+            // Wait for a release message, or for the holder's lease to end.
+            let Some(sub) = &mut subscription else {
+                // Not subscribed: subscribe (the first time at once, later
+                // at most every second), then try again; poll meanwhile.
+                if let Some(at) = next_subscribe {
+                    let now = tokio::time::Instant::now();
+                    if now < at {
+                        tokio::time::sleep(cap(POLL_WITHOUT_SUBSCRIPTION.min(at - now), wait))
+                            .await;
+                        continue;
+                    }
+                }
+                next_subscribe = Some(tokio::time::Instant::now() + RESUBSCRIBE_EVERY);
+                subscription = match self.member(&channel) {
+                    Some(sub) => self.confirm(sub, &channel, wait).await,
+                    None => self.subscribe(&channel, wait).await,
+                };
+                continue;
+            };
+            let mut pause = ttl
+                .unwrap_or(MAX_WAIT_BETWEEN_TRIES)
+                .min(MAX_WAIT_BETWEEN_TRIES);
+            if mark.is_some() {
+                // Come back (renewing the mark) before it expires.
+                pause = pause.min((self.lease() / 3).min(WRITER_RETRY));
+            }
+            if kind.queues() {
+                // Come back (pushing the deadline forward) well before it
+                // passes: a live waiter keeps its place.
+                pause = pause.min(self.shared.config.fair_wait / 2);
+            }
+            if !sub.is_live() {
+                pause = pause.min(POLL_WITHOUT_SUBSCRIPTION);
+            }
+            let pause = cap(pause, wait);
+            tokio::select! {
+                _ = sub.wake() => record.woken(),
+                _ = tokio::time::sleep(pause) => {}
+            }
+            if let Some(handoff) = sub.take_handoff()
+                && let Offer::Take { expiry, try_number } = args.handoff
+                && handoff.try_number == try_number
+                && handoff::usable(sent, expiry)
+            {
+                // A release handed this waiter the lock, after this
+                // iteration's try (sent at `sent`) found it busy.
+                sub.settled();
+                undo.disarm();
+                record.handed_over();
+                let owner = undo.owner.with_token(handoff.token);
+                let clock = ClockStart {
+                    sent,
+                    lease: expiry,
+                };
+                let hold = self.hold(kind, owner, None, clock, undo.uncertain);
+                if self.lease() > expiry {
+                    watchdog::extend(self.shared, hold.key.clone(), self.lease());
+                }
+                return Ok(Some(hold));
+            }
+        }
+    }
+
+    /// Re-enters: one more hold for `owner`, which must hold the lock (of
+    /// this kind, or the write side for a read re-entry). Never waits.
+    pub(crate) async fn reenter(&self, owner: &Owner) -> Result<Hold> {
+        let span = telemetry::acquire_span(&self.names.lock, self.kind, true);
+        self.reenter_recorded(owner).instrument(span).await
+    }
+
+    async fn reenter_recorded(&self, owner: &Owner) -> Result<Hold> {
+        let mut record = AcquireRecord::new(&self.names.lock, self.kind, true);
+        record.attempt();
+        let result = self.reenter_once(owner).await;
+        match &result {
+            Ok(hold) => record.acquired(&hold.owner),
+            Err(error) => record.not_acquired(NotAcquired::Failed, Some(error)),
+        }
+        result
+    }
+
+    async fn reenter_once(&self, owner: &Owner) -> Result<Hold> {
+        let kind = self.kind.not_waiting();
+        let reentry = self.shared.ids.next();
+        let owner_name = owner.field().clone();
+        let mut undo = Undo {
+            shared: self.shared,
+            kind,
+            names: self.names,
+            owner: owner.clone(),
+            reentry: Some(reentry),
+            lease: self.lease(),
+            in_flight: true,
+            uncertain: false,
+            queued: false,
+            done: false,
+        };
+        let args = AcquireArgs {
+            names: self.names,
+            owner: &owner_name,
+            reentry: Some(reentry),
+            lease: self.lease(),
+            handoff: Offer::No,
+        };
+        let mut con = self.shared.con.clone();
+        let sent = Instant::now();
+        let reply = kind.acquire(&mut con, self.shared, &args).await;
+        undo.in_flight = false;
+        match reply.map(|synced| (synced.reply, synced.acked)) {
+            Ok((Acquired::Held { .. }, Acked::Short { acked, wanted })) => {
+                undo.now().await;
+                Err(self.not_replicated(acked, wanted))
+            }
+            Ok((Acquired::Held { .. }, _)) => {
+                undo.disarm();
+                let clock = ClockStart {
+                    sent,
+                    lease: self.lease(),
+                };
+                Ok(self.hold(kind, owner.clone(), Some(reentry), clock, false))
+            }
+            Ok((Acquired::NotHeld | Acquired::Busy { .. } | Acquired::Abandoned, _)) => {
+                Err(Error::NotHeld {
+                    name: self.names.lock.to_string(),
+                    owner: owner_name.to_string(),
+                })
+            }
+            Err(error) => {
+                if classify(&error) == Failure::Unknown {
+                    undo.uncertain = true;
+                }
+                Err(Error::from_redis(&self.names.lock, error))
+            }
+        }
+    }
+
+    /// The error for an acquire that too few replicas acknowledged.
+    fn not_replicated(&self, acked: u32, wanted: u32) -> Error {
+        tracing::warn!(target: crate::observability::targets::ACQUIRE, lock = %self.names.lock, acked, wanted, "too few replicas acknowledged the acquire; undone");
+        Error::NotReplicated {
+            name: self.names.lock.to_string(),
+            acked,
+            wanted,
+        }
+    }
+
+    /// A fair lock waiter's registration on its client's pattern for the
+    /// lock (`None` on a cluster, or for other kinds: subscribe instead).
+    fn member(&self, channel: &str) -> Option<Subscription> {
+        if !self.kind.queues() {
+            return None;
+        }
+        let pattern = self.names.waiter_pattern(&self.shared.id);
+        self.shared.hub.member(&pattern, channel)
+    }
+
+    /// Subscribes a registration, giving up at the deadline; `None` (poll
+    /// instead) when pub/sub fails.
+    async fn confirm(
+        &self,
+        mut sub: Subscription,
+        channel: &str,
+        wait: Wait,
+    ) -> Option<Subscription> {
+        let confirm = sub.confirm();
+        let result = tokio::time::timeout(cap(RESUBSCRIBE_EVERY, wait), confirm)
+            .await
+            .ok()?;
+        match result {
+            Ok(()) => Some(sub),
+            Err(error) if !(error.is_io_error() || error.is_connection_dropped()) => {
+                // Refused (an ACL that lists channels allows no pattern):
+                // this client's waiters subscribe to their own channels.
+                tracing::debug!(target: targets::ACQUIRE, lock = %self.names.lock, %error, "pattern subscription refused; subscribing to the waiter's channel");
+                self.shared.hub.refuse_patterns();
+                drop(sub);
+                self.subscribe(channel, wait).await
+            }
+            Err(error) => {
+                tracing::warn!(target: targets::ACQUIRE, lock = %self.names.lock, %error, %channel, "cannot subscribe; polling for the lock instead");
+                None
+            }
+        }
+    }
+
+    /// Subscribes to the waiter's channel, giving up at the deadline; `None`
+    /// (poll instead) when pub/sub fails.
+    async fn subscribe(&self, channel: &str, wait: Wait) -> Option<Subscription> {
+        let subscribe = self.shared.hub.subscribe(channel);
+        // Never wait long for it: trying the lock goes on meanwhile.
+        let result = tokio::time::timeout(cap(RESUBSCRIBE_EVERY, wait), subscribe)
+            .await
+            .ok()?;
+        match result {
+            Ok(subscription) => Some(subscription),
+            Err(error) => {
+                tracing::warn!(target: targets::ACQUIRE, lock = %self.names.lock, %error, %channel, "cannot subscribe; polling for the lock instead");
+                None
+            }
+        }
+    }
+}
+
+/// Whether the deadline has passed.
+fn past(wait: Wait) -> bool {
+    matches!(wait, Wait::Until(deadline) if tokio::time::Instant::now() >= deadline)
+}
+
+/// `pause`, cut to what is left before the deadline.
+fn cap(pause: Duration, wait: Wait) -> Duration {
+    match wait {
+        Wait::Until(deadline) => {
+            pause.min(deadline.saturating_duration_since(tokio::time::Instant::now()))
+        }
+        Wait::No | Wait::Forever => pause,
+    }
+}
+
+/// An acquire call's undo: armed while a try is in flight or after a try
+/// whose reply was lost, it hands the undo of the attempt to the background
+/// worker when the call ends without a hold (dropped, failed, gave up).
+struct Undo<'a> {
+    shared: &'a Arc<Shared>,
+    kind: Kind,
+    names: &'a Arc<LockNames>,
+    owner: Owner,
+    reentry: Option<u64>,
+    lease: Duration,
+    /// A try is under way: dropped now, the call may leave a hold.
+    in_flight: bool,
+    /// A try's reply was lost: it may have taken effect, and a copy of it
+    /// may still reach Redis later.
+    uncertain: bool,
+    /// A fair lock's waiter: it may have a place in the queue to leave
+    /// (an undo leaves it too).
+    queued: bool,
+    /// The call got its hold: nothing to undo.
+    done: bool,
+}
+
+impl Undo<'_> {
+    /// The call got its hold: nothing to undo.
+    fn disarm(&mut self) {
+        self.done = true;
+    }
+
+    /// Undoes the attempt, which took effect, now; in the background if
+    /// Redis does not answer (or the call is dropped meanwhile).
+    async fn now(&mut self) {
+        self.in_flight = true;
+        if release_once(self.shared, &self.request()).await.is_ok() {
+            self.done = true;
+        }
+    }
+
+    /// A fair lock's waiter that gives up (its wait ran out) leaves the
+    /// queue now, unless a copy of a try may still be on its way (then the
+    /// undo, in the background, leaves it); in the background if Redis does
+    /// not answer.
+    async fn leave_queue(&mut self) {
+        if !self.queued || self.uncertain || self.done {
+            return;
+        }
+        let mut con = self.shared.con.clone();
+        let owner = self.owner.field().clone();
+        let left = Kind::leave(&mut con, &self.shared.config, self.names, &owner).await;
+        if left.is_ok() {
+            self.done = true;
+        }
+    }
+
+    /// The release that undoes the attempt.
+    fn request(&self) -> ReleaseRequest {
+        ReleaseRequest {
+            kind: self.kind,
+            names: self.names.clone(),
+            owner: self.owner.clone(),
+            key: self.kind.hold_key(self.names, self.owner.field()),
+            reentry: self.reentry,
+            lease: self.lease,
+            watched: false,
+            latch: self.names.latch(""),
+            mode: ReleaseMode::Undo,
+            close_attempts: true,
+            resent: false,
+        }
+    }
+}
+
+impl Drop for Undo<'_> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        if self.in_flight || self.uncertain {
+            self.shared.submit(Job::Release(self.request()));
+        } else if self.queued {
+            self.shared.submit(Job::LeaveQueue {
+                names: self.names.clone(),
+                owner: self.owner.field().to_string(),
+            });
+        }
+    }
+}
+
+/// A waiting writer's mark, taken away by the background worker when the
+/// writer stops waiting without the lock (gives up, fails, is dropped) —
+/// unless disarmed because the writer got the lock (the acquire script
+/// removed it).
+struct WriterMark<'a> {
+    shared: &'a Arc<Shared>,
+    names: &'a Arc<LockNames>,
+    field: String,
+    armed: bool,
+}
+
+impl Drop for WriterMark<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.shared.submit(Job::ClearWriterMark {
+                names: self.names.clone(),
+                field: std::mem::take(&mut self.field),
+            });
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! Work handed to the client's background worker: plain data, so that the
+//! shared state can hold the queue without knowing how jobs run.
+
+use crate::base::hold_key::HoldKey;
+use crate::base::kind::Kind;
+use crate::base::names::LockNames;
+use crate::base::owner::Owner;
+use crate::protocol::replies::ReleaseMode;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One release of one hold, or the undo of one acquire attempt.
+#[derive(Debug, Clone)]
+pub(crate) struct ReleaseRequest {
+    pub kind: Kind,
+    pub names: Arc<LockNames>,
+    pub owner: Owner,
+    /// The hold's key in the client's registry.
+    pub key: HoldKey,
+    /// `None` for the hold that made the owner a holder; `Some(n)` for its
+    /// re-entry number `n`.
+    pub reentry: Option<u64>,
+    /// The lease left to the owner's other holds.
+    pub lease: Duration,
+    /// Whether the hold is one the watchdog renews.
+    pub watched: bool,
+    /// The release's latch: named once, before the first try, by a request
+    /// id of its own, so that a retry returns the first result.
+    pub latch: String,
+    pub mode: ReleaseMode,
+    /// Some copy of the acquire may still be on its way to Redis (its reply
+    /// was lost once): close the attempt keys so that it does nothing.
+    pub close_attempts: bool,
+    /// A copy of this release was sent before and its reply lost: it may
+    /// still reach Redis, so the latch must stay until it expires.
+    pub resent: bool,
+}
+
+/// Work for the background worker.
+#[derive(Debug)]
+pub(crate) enum Job {
+    /// Release a hold (a guard dropped, an `unlock` whose reply was lost),
+    /// or undo an abandoned acquire; retried until Redis answers.
+    Release(ReleaseRequest),
+    /// Delete, a little later and all at once, the latches of answered
+    /// releases collected in the client's state (a latch only serves
+    /// retries of its release).
+    SweepLatches,
+    /// Take a fair lock's waiter that stopped waiting out of the queue
+    /// (waking the next one if it was first and the lock is free).
+    LeaveQueue {
+        names: Arc<LockNames>,
+        owner: String,
+    },
+    /// Take away the mark a writer left while waiting, if it is still its.
+    ClearWriterMark {
+        names: Arc<LockNames>,
+        field: String,
+    },
+}

@@ -1,0 +1,326 @@
+//! Which script each operation of each kind of lock runs (acquire,
+//! release or undo, leaving a fair lock's queue, force-release), and how
+//! it is sent: through the replica sync where the lock's state changes.
+//! What the kinds are is in `base/kind.rs`; everything else (waiting,
+//! guards, the watchdog) is the same for all of them.
+
+use crate::base::config::{Config, token_ttl};
+use crate::base::kind::Kind;
+use crate::base::names::LockNames;
+use crate::holds::job::ReleaseRequest;
+use crate::holds::latches::Latch;
+use crate::holds::shared::Shared;
+use crate::protocol::handoff::Offer;
+use crate::protocol::lock_scripts::{
+    Acquire, FairAcquire, FairForceRelease, FairLeave, FairRelease, ForceRelease, ReadAcquire,
+    ReadRelease, Release, RwForceRelease, WriteAcquire, WriteRelease,
+};
+use crate::protocol::replies::{Acquired, Flag, ReleaseMode, Released, Side, WakeMessage, millis};
+use crate::transport::connection::Connection;
+use crate::transport::replication::{Synced, unsynced};
+use redis::RedisResult;
+use std::time::Duration;
+
+/// How long a waiting writer's mark holds new readers back without being
+/// renewed: a writer that died while waiting delays readers at most this.
+pub(crate) const WRITER_MARK_TTL: Duration = Duration::from_secs(3);
+
+/// How often a waiting writer that prefers writers tries again (and so
+/// renews its mark), at the longest.
+pub(crate) const WRITER_RETRY: Duration = Duration::from_secs(1);
+
+/// One acquire attempt's arguments.
+pub(crate) struct AcquireArgs<'a> {
+    pub names: &'a LockNames,
+    pub owner: &'a str,
+    /// `Some(n)`: re-entry number `n` of an owner that holds the lock.
+    pub reentry: Option<u64>,
+    pub lease: Duration,
+    /// Whether a release may hand a fair lock's waiter the lock directly
+    /// (see `handoff.rs`).
+    pub handoff: Offer,
+}
+
+impl Kind {
+    /// Takes the fair lock waiter `owner` out of the queue (it stopped
+    /// waiting); wakes the next one if it was first and the lock is free.
+    pub(crate) async fn leave(
+        con: &mut Connection,
+        config: &Config,
+        names: &LockNames,
+        owner: &str,
+    ) -> RedisResult<()> {
+        let _: i64 = FairLeave {
+            lock: &names.lock,
+            channel: &names.channel,
+            queue: &names.queue(),
+            deadlines: &names.deadlines(),
+            handoffs: &names.handoffs(),
+            owner,
+            wait_ms: millis(config.fair_wait),
+            message: WakeMessage::One,
+            publish: config.publish,
+        }
+        .invoke(con)
+        .await?;
+        Ok(())
+    }
+
+    /// Runs the acquire script once.
+    pub(crate) async fn acquire(
+        self,
+        con: &mut Connection,
+        shared: &Shared,
+        args: &AcquireArgs<'_>,
+    ) -> RedisResult<Synced<Acquired>> {
+        let config = &shared.config;
+        let names = args.names;
+        let lease_ms = millis(args.lease);
+        let attempt = names.attempt(args.owner, args.reentry);
+        let attempt_ttl_ms = millis(config.attempt_ttl(args.lease));
+        let token_ttl_ms = millis(token_ttl(args.lease));
+        let reenter = Flag(args.reentry.is_some());
+        let call = match self {
+            Kind::Reentrant => Acquire {
+                lock: &names.lock,
+                token: names.token(),
+                attempt: &attempt,
+                lease_ms,
+                owner: args.owner,
+                reenter,
+                attempt_ttl_ms,
+                token_ttl_ms,
+            }
+            .call(),
+            Kind::Fair { enqueue } => FairAcquire {
+                lock: &names.lock,
+                token: names.token(),
+                attempt: &attempt,
+                queue: &names.queue(),
+                deadlines: &names.deadlines(),
+                channel: &names.channel,
+                lease_ms,
+                owner: args.owner,
+                reenter,
+                attempt_ttl_ms,
+                token_ttl_ms,
+                wait_ms: millis(config.fair_wait),
+                enqueue: Flag(enqueue),
+                message: self.message(),
+                handoffs: &names.handoffs(),
+                handoff: args.handoff,
+                publish: config.publish,
+            }
+            .call(),
+            Kind::Read { prefer_writers } => ReadAcquire {
+                lock: &names.lock,
+                timeouts: &names.timeouts(args.owner),
+                writer_mark: &names.writer_mark(),
+                token: names.token(),
+                attempt: &attempt,
+                lease_ms,
+                owner: args.owner,
+                writer_field: &Kind::Write { prefer_writers }.field(args.owner),
+                prefer_writers: Flag(prefer_writers),
+                reenter,
+                attempt_ttl_ms,
+                token_ttl_ms,
+            }
+            .call(),
+            Kind::Write { prefer_writers } => WriteAcquire {
+                lock: &names.lock,
+                writer_mark: &names.writer_mark(),
+                token: names.token(),
+                attempt: &attempt,
+                lease_ms,
+                writer_field: &self.field(args.owner),
+                owner: args.owner,
+                prefer_writers: Flag(prefer_writers),
+                mark_ttl_ms: millis(WRITER_MARK_TTL.min(args.lease)),
+                reenter,
+                attempt_ttl_ms,
+                token_ttl_ms,
+            }
+            .call(),
+        };
+        shared.sync.run(con, &call, &names.lock).await
+    }
+
+    /// Runs the release script once (a release, or an undo); it deletes
+    /// the `carried` latches first (only where [`Kind::carries_latches`]).
+    pub(crate) async fn release(
+        self,
+        con: &mut Connection,
+        shared: &Shared,
+        request: &ReleaseRequest,
+        carried: &[Latch],
+    ) -> RedisResult<Synced<Released>> {
+        let config = &shared.config;
+        let names = &*request.names;
+        let stale_latches: Vec<&str> = carried.iter().map(|latch| latch.key.as_str()).collect();
+        let owner = request.owner.field();
+        let latch = &request.latch;
+        let first_attempt = names.attempt(owner, None);
+        let reentry_attempt;
+        let attempt = match request.reentry {
+            None => &first_attempt,
+            Some(_) => {
+                reentry_attempt = names.attempt(owner, request.reentry);
+                &reentry_attempt
+            }
+        };
+        let latch_ttl_ms = millis(config.latch_ttl);
+        let attempt_ttl_ms = millis(config.attempt_ttl(request.lease));
+        let reentry = Flag(request.reentry.is_some());
+        // An undo always closes its attempt: it may run before the acquire.
+        let close_attempts = Flag(request.close_attempts || request.mode == ReleaseMode::Undo);
+        let call = match self {
+            Kind::Reentrant => Release {
+                lock: &names.lock,
+                channel: &names.channel,
+                latch,
+                first_attempt: &first_attempt,
+                attempt,
+                message: self.message(),
+                lease_ms: millis(request.lease),
+                owner,
+                latch_ttl_ms,
+                mode: request.mode,
+                attempt_ttl_ms,
+                reentry,
+                close_attempts,
+                publish: config.publish,
+                stale_latches,
+            }
+            .call(),
+            Kind::Fair { .. } => FairRelease {
+                lock: &names.lock,
+                channel: &names.channel,
+                latch,
+                first_attempt: &first_attempt,
+                attempt,
+                queue: &names.queue(),
+                deadlines: &names.deadlines(),
+                message: self.message(),
+                lease_ms: millis(request.lease),
+                owner,
+                latch_ttl_ms,
+                mode: request.mode,
+                attempt_ttl_ms,
+                reentry,
+                close_attempts,
+                wait_ms: millis(config.fair_wait),
+                token: names.token(),
+                handoffs: &names.handoffs(),
+                token_ttl_ms: millis(token_ttl(request.lease)),
+                publish: config.publish,
+                stale_latches,
+            }
+            .call(),
+            Kind::Read { .. } => ReadRelease {
+                lock: &names.lock,
+                channel: &names.channel,
+                timeouts: &names.timeouts(owner),
+                timeouts_prefix: &names.timeouts_prefix(),
+                latch,
+                first_attempt: &first_attempt,
+                attempt,
+                message: self.message(),
+                owner,
+                latch_ttl_ms,
+                mode: request.mode,
+                attempt_ttl_ms,
+                reentry,
+                close_attempts,
+                publish: config.publish,
+            }
+            .call(),
+            Kind::Write { .. } => WriteRelease {
+                lock: &names.lock,
+                channel: &names.channel,
+                latch,
+                first_attempt: &first_attempt,
+                attempt,
+                message: self.message(),
+                lease_ms: millis(request.lease),
+                writer_field: &self.field(owner),
+                latch_ttl_ms,
+                mode: request.mode,
+                attempt_ttl_ms,
+                reentry,
+                close_attempts,
+                publish: config.publish,
+            }
+            .call(),
+        };
+        if request.mode == ReleaseMode::Undo {
+            // Nothing relies on an undo: it need not wait for replicas.
+            return unsynced(con, &call).await;
+        }
+        let mut synced = shared.sync.run(con, &call, &names.lock).await?;
+        synced.acked = shared
+            .sync
+            .recount_release(con, &names.lock, synced.acked)
+            .await;
+        Ok(synced)
+    }
+
+    /// Runs the force-release script: whether something was broken.
+    pub(crate) async fn force_release(
+        self,
+        con: &mut Connection,
+        config: &Config,
+        names: &LockNames,
+    ) -> RedisResult<bool> {
+        // The counter outlives the lease a new holder gets by default.
+        let token_ttl_ms = millis(token_ttl(config.watchdog_timeout));
+        let publish = config.publish;
+        let broken: i64 = match self {
+            Kind::Reentrant => {
+                ForceRelease {
+                    lock: &names.lock,
+                    channel: &names.channel,
+                    token: names.token(),
+                    message: self.message(),
+                    token_ttl_ms,
+                    publish,
+                }
+                .invoke(con)
+                .await?
+            }
+            Kind::Fair { .. } => {
+                FairForceRelease {
+                    lock: &names.lock,
+                    channel: &names.channel,
+                    token: names.token(),
+                    queue: &names.queue(),
+                    deadlines: &names.deadlines(),
+                    message: self.message(),
+                    token_ttl_ms,
+                    wait_ms: millis(config.fair_wait),
+                    publish,
+                }
+                .invoke(con)
+                .await?
+            }
+            Kind::Read { .. } | Kind::Write { .. } => {
+                RwForceRelease {
+                    lock: &names.lock,
+                    channel: &names.channel,
+                    token: names.token(),
+                    message: self.message(),
+                    side: if matches!(self, Kind::Read { .. }) {
+                        Side::Read
+                    } else {
+                        Side::Write
+                    },
+                    token_ttl_ms,
+                    publish,
+                }
+                .invoke(con)
+                .await?
+            }
+        };
+        Ok(broken == 1)
+    }
+}

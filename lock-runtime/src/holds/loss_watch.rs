@@ -1,0 +1,648 @@
+//! Holds taken away, noticed at once: a hold removed or replaced while held
+//! (force unlocked by anyone, the key deleted or overwritten) makes its
+//! guards lost within a round trip of the change, not at the next renewal.
+//!
+//! How: Redis's own key tracking (client-side caching). One task per client
+//! keeps a RESP3 connection per node (the server, the Sentinel master, or
+//! each cluster primary that owns a held lock's slot) with
+//! `CLIENT TRACKING ON`, in the default mode: Redis remembers the keys that
+//! connection read, and pushes an `invalidate` message for a key as soon as
+//! anyone modifies it (a `DEL`, a `SET`, a script, a renewal), on any
+//! connection, with or without a pub/sub message. (An expiry is the lease
+//! clock's to tell.) A held lock is read
+//! there once (`HMGET` of this client's fields), which arms its tracking;
+//! each invalidation makes the task read it again, which both checks the
+//! holds and arms the next invalidation. A field gone (or the key holding
+//! something else) marks that hold's guards lost; a field present is a hold
+//! still there, so the holder's own re-entries and releases, other readers,
+//! and renewals are never losses.
+//!
+//! Invariants:
+//! - Nothing on the caller's path: an acquire only queues its hold for the
+//!   task (no round trip, no lock held across an await). A hold is first
+//!   read [`WATCH_DELAY`] after it was taken: one released sooner costs no
+//!   command at all, and one taken away sooner is found by that first read.
+//! - Never a false loss: a check marks a hold lost only if the hold read
+//!   is the registry's entry of the same generation, and no release of it
+//!   is under way ([`Holds::renewal_failed`](crate::holds::registry::Holds::renewal_failed)).
+//!   An invalidation only triggers a check; it never marks anything.
+//! - Never a missed change that the lease clock would not catch: a lost or
+//!   replaced connection (closed, silent past its ping, a Sentinel switch, a
+//!   `MOVED`) makes every lock armed on it be read again on a new one, and
+//!   that read sees any change made meanwhile.
+//! - A server that refuses tracking (before Redis 6, an ACL user without
+//!   `+client|tracking`) leaves the watch off, with a warning: losses are
+//!   then found by the lease clock and the watchdog, as the guard's
+//!   documentation says.
+//!
+//! Cost: one idle connection per node once a hold outlived
+//! [`WATCH_DELAY`]; one `HMGET` per such hold, and one per change of its key
+//! while held (each renewal, re-entry, other reader); a tracking-table entry
+//! on the server per held key (bounded by `tracking-table-max-keys`: an
+//! entry evicted there arrives as an invalidation, which reads it again);
+//! one `PING` per second per node connection while it watches anything.
+
+use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT};
+use crate::base::error::{Failure, classify};
+use crate::base::hold_key::HoldKey;
+use crate::base::names::slot;
+use crate::holds::registry::Holds;
+use crate::observability::telemetry;
+use crate::transport::cluster_nodes::{SlotOwner, owner_of, read_slots};
+use crate::transport::tracking::{BatchDone, NodeConn, Opening, Reading, Via, open, read_batch};
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use futures_util::stream::FuturesUnordered;
+use redis::{AsyncConnectionConfig, PushInfo, PushKind, RedisResult, Value};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+pub(crate) use crate::transport::tracking::WatchTarget;
+
+/// How long after it was taken a hold is first read (and its key tracked).
+pub(crate) const WATCH_DELAY: Duration = Duration::from_millis(50);
+
+/// How long a lock whose every hold is being released waits before it is
+/// looked at again.
+const RELEASE_SETTLE: Duration = Duration::from_millis(10);
+
+/// The first pause before reading again after a failure; it doubles while
+/// failures go on, up to [`RETRY_MAX`].
+const RETRY_MIN: Duration = Duration::from_millis(50);
+/// The longest pause between two tries after failures.
+const RETRY_MAX: Duration = Duration::from_secs(1);
+
+/// The node key of a single server's (or Sentinel master's) connection.
+const SERVER: &str = "";
+
+/// The loss watch of one client: its queue of new holds, and what starts
+/// its task.
+pub(crate) struct LossWatch {
+    target: WatchTarget,
+    connect_timeout: Duration,
+    response_timeout: Duration,
+    /// The running task's queue; `None` before the first hold.
+    queue: Mutex<Option<mpsc::UnboundedSender<HoldKey>>>,
+}
+
+impl LossWatch {
+    pub(crate) fn new(
+        target: WatchTarget,
+        connect_timeout: Duration,
+        response_timeout: Duration,
+    ) -> LossWatch {
+        LossWatch {
+            target,
+            connect_timeout,
+            response_timeout,
+            queue: Mutex::new(None),
+        }
+    }
+
+    /// Watches the hold `key` from [`WATCH_DELAY`] on, for as long as the
+    /// registry `holds` has it. Never blocks and sends nothing itself;
+    /// starts the task (on the current Tokio runtime) if none runs.
+    pub(crate) fn watch(&self, holds: &Arc<Mutex<Holds>>, key: HoldKey) {
+        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = match queue.as_ref() {
+            Some(sender) => match sender.send(key) {
+                Ok(()) => return,
+                // The task is gone (its runtime shut down): a new one.
+                Err(mpsc::error::SendError(key)) => key,
+            },
+            None => key,
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let _ = sender.send(key);
+        *queue = Some(sender);
+        let (pushes_to, pushes) = mpsc::unbounded_channel();
+        let switches = match &self.target {
+            WatchTarget::Sentinel(sentinels) => Some(sentinels.switches()),
+            WatchTarget::Server(_) | WatchTarget::Cluster { .. } => None,
+        };
+        let task = Watcher {
+            registry: Arc::downgrade(holds),
+            target: self.target.clone(),
+            connect_timeout: self.connect_timeout,
+            response_timeout: self.response_timeout,
+            new_holds: receiver,
+            locks: HashMap::new(),
+            queue: BinaryHeap::new(),
+            blocked: Vec::new(),
+            conns: HashMap::new(),
+            next_conn: 0,
+            pushes_to,
+            pushes,
+            slots: None,
+            reading_slots: false,
+            busy: HashSet::new(),
+            pause: RETRY_MIN,
+            switches,
+            off: false,
+            tasks: FuturesUnordered::new(),
+        };
+        runtime.spawn(task.run());
+    }
+}
+
+/// One held lock as the task watches it.
+struct Watched {
+    /// This client's holds of it (lock and field).
+    holds: Vec<HoldKey>,
+    /// When to read it next; `None` while armed or being read.
+    due: Option<Instant>,
+    /// A read of it is under way.
+    checking: bool,
+    /// The connection whose tracking covers it.
+    armed_on: Option<u64>,
+}
+
+/// What a background step of the task ended with.
+enum Done {
+    /// `CLUSTER SLOTS` was read.
+    Slots(RedisResult<Vec<SlotOwner>>),
+    /// A batch of reads on one node.
+    Batch(BatchDone),
+    /// A keep-alive ping of one connection.
+    Ping { node: String, conn: u64, ok: bool },
+}
+
+/// The task.
+struct Watcher {
+    /// The client's registry of holds: the task ends with it.
+    registry: Weak<Mutex<Holds>>,
+    target: WatchTarget,
+    connect_timeout: Duration,
+    response_timeout: Duration,
+    new_holds: mpsc::UnboundedReceiver<HoldKey>,
+    locks: HashMap<Arc<str>, Watched>,
+    /// When each lock is due, earliest first; an entry that no longer
+    /// matches its lock's `due` is stale and skipped.
+    queue: BinaryHeap<Reverse<(Instant, Arc<str>)>>,
+    /// Due locks whose node was busy (or a cluster's slots unknown): queued
+    /// again when a step of the task ends.
+    blocked: Vec<Arc<str>>,
+    conns: HashMap<String, NodeConn>,
+    next_conn: u64,
+    /// Pushes of every node connection, tagged with its id.
+    pushes_to: mpsc::UnboundedSender<(u64, PushInfo)>,
+    pushes: mpsc::UnboundedReceiver<(u64, PushInfo)>,
+    /// A cluster's slot owners, once read.
+    slots: Option<Arc<Vec<SlotOwner>>>,
+    reading_slots: bool,
+    /// Nodes with a batch or ping under way (one at a time per node).
+    busy: HashSet<String>,
+    /// The pause before the next try after a failure.
+    pause: Duration,
+    /// A Sentinel client's master changes.
+    switches: Option<watch::Receiver<u64>>,
+    /// The server refused tracking: nothing is watched.
+    off: bool,
+    tasks: FuturesUnordered<BoxFuture<'static, Done>>,
+}
+
+impl Watcher {
+    async fn run(mut self) {
+        let mut pings = tokio::time::interval(PUBSUB_PING_INTERVAL);
+        pings.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            if self.registry.strong_count() == 0 {
+                return;
+            }
+            self.start_due();
+            let next = self.next_due();
+            let switches = &mut self.switches;
+            tokio::select! {
+                key = self.new_holds.recv() => match key {
+                    Some(key) => self.add(key),
+                    // The client is gone.
+                    None => return,
+                },
+                Some((conn, push)) = self.pushes.recv() => self.pushed(conn, push),
+                Some(done) = self.tasks.next(), if !self.tasks.is_empty() => self.finished(done),
+                () = sleep_until(next), if next.is_some() => {}
+                _ = pings.tick() => self.ping(),
+                () = async {
+                    let changed = match switches.as_mut() {
+                        Some(switches) => switches.changed().await.is_ok(),
+                        None => false,
+                    };
+                    if !changed {
+                        std::future::pending::<()>().await;
+                    }
+                } => self.reconnect_all(),
+            }
+        }
+    }
+
+    /// A new hold: read its lock [`WATCH_DELAY`] from now, unless its lock
+    /// is watched already (a change of the key made the hold, and brings
+    /// an invalidation that reads it).
+    fn add(&mut self, key: HoldKey) {
+        if self.off {
+            return;
+        }
+        let lock = key.lock.clone();
+        let watched = self.locks.entry(lock.clone()).or_insert_with(|| Watched {
+            holds: Vec::new(),
+            due: None,
+            checking: false,
+            armed_on: None,
+        });
+        if watched.holds.is_empty() {
+            let at = Instant::now() + WATCH_DELAY;
+            watched.due = Some(at);
+            self.queue.push(Reverse((at, lock)));
+        }
+        if !watched.holds.contains(&key) {
+            watched.holds.push(key);
+        }
+    }
+
+    /// The node whose connection watches `lock`; `None` while a cluster's
+    /// slots are not known.
+    fn node_of(&self, lock: &str) -> Option<String> {
+        match &self.target {
+            WatchTarget::Server(_) | WatchTarget::Sentinel(_) => Some(SERVER.to_owned()),
+            WatchTarget::Cluster { .. } => self
+                .slots
+                .as_ref()
+                .and_then(|slots| owner_of(slots, slot(lock)).map(str::to_owned)),
+        }
+    }
+
+    /// Starts the reads that are due, one batch per node.
+    fn start_due(&mut self) {
+        let now = Instant::now();
+        let mut due: Vec<Arc<str>> = Vec::new();
+        let mut seen: HashSet<Arc<str>> = HashSet::new();
+        while let Some(Reverse((at, _))) = self.queue.peek()
+            && *at <= now
+        {
+            let Some(Reverse((at, lock))) = self.queue.pop() else {
+                break;
+            };
+            if self.is_queued(&lock, at) && seen.insert(lock.clone()) {
+                due.push(lock);
+            }
+        }
+        if due.is_empty() {
+            return;
+        }
+        let Some(holds) = self.registry.upgrade() else {
+            return;
+        };
+        let mut batches: HashMap<String, Vec<Reading>> = HashMap::new();
+        for lock in due {
+            let Some(node) = self.node_of(&lock) else {
+                self.read_slots();
+                self.blocked.push(lock);
+                continue;
+            };
+            if self.busy.contains(&node) {
+                self.blocked.push(lock);
+                continue;
+            }
+            let Some(watched) = self.locks.get_mut(&lock) else {
+                continue;
+            };
+            let holds: Vec<(HoldKey, u64)> = {
+                let registry = holds.lock().unwrap_or_else(PoisonError::into_inner);
+                watched
+                    .holds
+                    .retain(|key| registry.generation(key).is_some());
+                if !watched.holds.is_empty()
+                    && watched.holds.iter().all(|key| registry.all_releasing(key))
+                {
+                    // Being released (the change that was announced, most
+                    // likely): no loss can be told now; looked at again
+                    // once the releases are done, when usually nothing is
+                    // left to read.
+                    watched.due = Some(now + RELEASE_SETTLE);
+                    self.queue.push(Reverse((now + RELEASE_SETTLE, lock)));
+                    continue;
+                }
+                watched
+                    .holds
+                    .iter()
+                    .filter_map(|key| Some((key.clone(), registry.generation(key)?)))
+                    .collect()
+            };
+            if holds.is_empty() {
+                // Released: nothing to watch (one more invalidation may
+                // come; it finds nothing).
+                self.locks.remove(&lock);
+                continue;
+            }
+            watched.checking = true;
+            watched.due = None;
+            batches.entry(node).or_default().push((lock, holds));
+        }
+        drop(holds);
+        for (node, batch) in batches {
+            self.busy.insert(node.clone());
+            let via = match self.conns.get(&node) {
+                Some(conn) => Via::Open(conn.id, conn.con.clone()),
+                None => {
+                    let id = self.next_conn;
+                    self.next_conn += 1;
+                    let pushes = self.pushes_to.clone();
+                    let tagged = move |push: PushInfo| pushes.send((id, push));
+                    let config = AsyncConnectionConfig::new()
+                        .set_connection_timeout(Some(self.connect_timeout))
+                        .set_response_timeout(Some(self.response_timeout))
+                        .set_push_sender(tagged);
+                    Via::New(id, open(self.target.clone(), node.clone(), config))
+                }
+            };
+            self.tasks.push(Box::pin(async move {
+                Done::Batch(read_batch(node, via, batch).await)
+            }));
+        }
+    }
+
+    /// Reads a cluster's slot owners, unless a read is under way.
+    fn read_slots(&mut self) {
+        let WatchTarget::Cluster { template, con } = &self.target else {
+            return;
+        };
+        if std::mem::replace(&mut self.reading_slots, true) {
+            return;
+        }
+        let (template, con) = (template.clone(), con.clone());
+        self.tasks.push(Box::pin(async move {
+            Done::Slots(read_slots(&con, &template).await)
+        }));
+    }
+
+    /// Pings each connection that watches something (and is not busy): a
+    /// silent one is replaced, and what it watched read again.
+    fn ping(&mut self) {
+        let watching: HashSet<u64> = self.locks.values().filter_map(|w| w.armed_on).collect();
+        for (node, conn) in &self.conns {
+            if !watching.contains(&conn.id) || self.busy.contains(node) {
+                continue;
+            }
+            self.busy.insert(node.clone());
+            let (node, id, mut con) = (node.clone(), conn.id, conn.con.clone());
+            let timeout = self.response_timeout.min(PUBSUB_PING_TIMEOUT);
+            self.tasks.push(Box::pin(async move {
+                let ping = redis::cmd("PING");
+                let pong = ping.query_async::<Value>(&mut con);
+                let ok = matches!(tokio::time::timeout(timeout, pong).await, Ok(Ok(_)));
+                Done::Ping { node, conn: id, ok }
+            }));
+        }
+    }
+
+    /// What a connection pushed: an invalidation reads the locks it names
+    /// at once; a disconnection reads everything it watched on a new one.
+    fn pushed(&mut self, conn: u64, push: PushInfo) {
+        match push.kind {
+            PushKind::Invalidate => {
+                let now = Instant::now();
+                match push.data.first() {
+                    Some(Value::Array(keys)) => {
+                        for key in keys {
+                            let name = match key {
+                                Value::BulkString(bytes) => String::from_utf8_lossy(bytes),
+                                Value::SimpleString(text) => text.as_str().into(),
+                                _ => continue,
+                            };
+                            if let Some(watched) = self.locks.get_mut(&*name) {
+                                watched.armed_on = None;
+                                watched.due = Some(now);
+                                self.queue.push(Reverse((now, Arc::from(&*name))));
+                            }
+                        }
+                    }
+                    // A flush (or anything else): read everything.
+                    _ => self.all_due(|watched| watched.armed_on == Some(conn)),
+                }
+            }
+            PushKind::Disconnection => self.drop_conn(conn),
+            _ => {}
+        }
+    }
+
+    /// Forgets connection `conn`; what it watched is read again at once.
+    fn drop_conn(&mut self, conn: u64) {
+        self.conns.retain(|_, c| c.id != conn);
+        self.all_due(|watched| watched.armed_on == Some(conn));
+    }
+
+    /// The Sentinel master changed: every connection goes, everything is
+    /// read again on the new master.
+    fn reconnect_all(&mut self) {
+        self.conns.clear();
+        self.all_due(|_| true);
+    }
+
+    /// Makes the locks `which` selects due at once.
+    fn all_due(&mut self, which: impl Fn(&Watched) -> bool) {
+        let now = Instant::now();
+        for (lock, watched) in self.locks.iter_mut().filter(|(_, w)| which(w)) {
+            watched.armed_on = None;
+            watched.due = Some(now);
+            self.queue.push(Reverse((now, lock.clone())));
+        }
+    }
+
+    /// Whether the queue entry `(at, lock)` is current: the lock is due
+    /// then, and not being read.
+    fn is_queued(&self, lock: &str, at: Instant) -> bool {
+        self.locks
+            .get(lock)
+            .is_some_and(|watched| !watched.checking && watched.due == Some(at))
+    }
+
+    /// When the next lock is due (dropping stale entries on the way).
+    fn next_due(&mut self) -> Option<Instant> {
+        while let Some(Reverse((at, lock))) = self.queue.peek() {
+            if self.is_queued(lock, *at) {
+                return Some(*at);
+            }
+            self.queue.pop();
+        }
+        None
+    }
+
+    /// A step ended: the locks it kept waiting are queued again.
+    fn unblock(&mut self) {
+        for lock in std::mem::take(&mut self.blocked) {
+            if let Some(due) = self.locks.get(&lock).and_then(|watched| watched.due) {
+                self.queue.push(Reverse((due, lock)));
+            }
+        }
+    }
+
+    /// A failure: the next try after a growing pause.
+    fn backoff(&mut self) -> Instant {
+        let at = Instant::now() + self.pause;
+        self.pause = (self.pause * 2).min(RETRY_MAX);
+        at
+    }
+
+    fn finished(&mut self, done: Done) {
+        self.unblock();
+        match done {
+            Done::Slots(result) => {
+                self.reading_slots = false;
+                match result {
+                    Ok(owners) => self.slots = Some(Arc::new(owners)),
+                    Err(error) => {
+                        telemetry::loss_watch_failed(&error);
+                        let at = self.backoff();
+                        // The locks waiting for the slots try again then.
+                        for lock in std::mem::take(&mut self.blocked) {
+                            if let Some(watched) = self.locks.get_mut(&lock) {
+                                let due = watched.due.map_or(at, |due| due.max(at));
+                                watched.due = Some(due);
+                                self.queue.push(Reverse((due, lock)));
+                            }
+                        }
+                    }
+                }
+            }
+            Done::Ping { node, conn, ok } => {
+                self.busy.remove(&node);
+                if !ok {
+                    self.drop_conn(conn);
+                }
+            }
+            Done::Batch(BatchDone {
+                node,
+                opened,
+                conn,
+                replies,
+            }) => {
+                self.busy.remove(&node);
+                if let Some(opened) = opened {
+                    self.conns.insert(node.clone(), opened);
+                }
+                match replies {
+                    Ok(replies) => {
+                        for ((lock, holds), reply) in replies {
+                            self.read(&lock, &holds, conn, reply);
+                        }
+                    }
+                    Err((Opening::Refused(error), _)) => {
+                        // `CLIENT TRACKING` refused (an old server, an ACL):
+                        // the lease clock and the watchdog find losses.
+                        telemetry::loss_watch_refused(&error);
+                        self.off = true;
+                        self.locks.clear();
+                        self.queue.clear();
+                        self.blocked.clear();
+                        self.conns.clear();
+                    }
+                    Err((Opening::Failed(error), batch)) => {
+                        telemetry::loss_watch_failed(&error);
+                        // The node may be gone: ask the cluster again.
+                        self.slots = None;
+                        let at = self.backoff();
+                        for (lock, _) in batch {
+                            if let Some(watched) = self.locks.get_mut(&lock) {
+                                watched.checking = false;
+                                let due = watched.due.map_or(at, |due| due.max(at));
+                                watched.due = Some(due);
+                                self.queue.push(Reverse((due, lock)));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// One lock's read: holds whose field is gone are lost.
+    fn read(
+        &mut self,
+        lock: &Arc<str>,
+        holds: &[(HoldKey, u64)],
+        conn: u64,
+        reply: RedisResult<Value>,
+    ) {
+        let Some(watched) = self.locks.get_mut(lock) else {
+            return;
+        };
+        watched.checking = false;
+        if let Some(due) = watched.due {
+            // Changed again while it was read: read again.
+            self.queue.push(Reverse((due, lock.clone())));
+        }
+        let gone: Vec<&(HoldKey, u64)> = match reply {
+            Ok(Value::Array(fields)) => {
+                self.pause = RETRY_MIN;
+                watched.armed_on = Some(conn);
+                holds
+                    .iter()
+                    .zip(fields)
+                    .filter(|(_, field)| matches!(field, Value::Nil))
+                    .map(|(hold, _)| hold)
+                    .collect()
+            }
+            // Not a hash any more: overwritten.
+            Err(error) if classify(&error) == Failure::WrongType => holds.iter().collect(),
+            Err(error) => {
+                if error.redirect_node().is_some() && error.code() == Some("MOVED") {
+                    // The slot moved: read the owners again. (An `ASK`, a
+                    // slot being migrated, is tried again after a pause,
+                    // below: the owner is the same until it is done.)
+                    self.slots = None;
+                    let now = Instant::now();
+                    watched.due = Some(now);
+                    self.queue.push(Reverse((now, lock.clone())));
+                    return;
+                }
+                telemetry::loss_watch_failed(&error);
+                let at = self.backoff();
+                if let Some(watched) = self.locks.get_mut(lock) {
+                    watched.due = Some(at);
+                    self.queue.push(Reverse((at, lock.clone())));
+                }
+                if classify(&error) == Failure::Unknown {
+                    // The connection is in doubt: what it watched is read
+                    // again on a new one, on the node that owns the slot.
+                    self.slots = None;
+                    self.drop_conn(conn);
+                }
+                return;
+            }
+            Ok(_) => Vec::new(),
+        };
+        if gone.is_empty() {
+            return;
+        }
+        let Some(holds) = self.registry.upgrade() else {
+            return;
+        };
+        let mut registry = holds.lock().unwrap_or_else(PoisonError::into_inner);
+        for (hold, generation) in &gone {
+            // Not a loss if released meanwhile, or under release.
+            if registry.renewal_failed(hold, *generation) {
+                telemetry::lock_taken_away(hold);
+            }
+        }
+        watched
+            .holds
+            .retain(|key| registry.generation(key).is_some());
+        if watched.holds.is_empty() {
+            self.locks.remove(lock);
+        }
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}

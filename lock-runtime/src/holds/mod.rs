@@ -1,0 +1,26 @@
+//! A hold's life, and the client state it lives in: acquiring, the lease
+//! clock, renewal, release, and the background work that finishes what a
+//! caller dropped.
+//!
+//! - `shared.rs`: what a client's handles, guards and tasks share;
+//!   `registry.rs`: the holds of this client; `job.rs`: work for the
+//!   background worker; `latches.rs`: answered releases' latches;
+//! - `kind_scripts.rs`: which script each operation of each kind of lock
+//!   runs;
+//! - `acquire.rs`: acquiring, waiting, undoing abandoned acquires;
+//! - `lease_clock.rs`: how long a hold is surely valid;
+//! - `watchdog.rs`: lease renewal; `loss_watch.rs`: holds taken away while
+//!   held, noticed at once;
+//! - `release.rs`: where holds are released; `background.rs`: the worker.
+
+pub(crate) mod acquire;
+pub(crate) mod background;
+pub(crate) mod job;
+pub(crate) mod kind_scripts;
+pub(crate) mod latches;
+pub(crate) mod lease_clock;
+pub(crate) mod loss_watch;
+pub(crate) mod registry;
+pub(crate) mod release;
+pub(crate) mod shared;
+pub(crate) mod watchdog;

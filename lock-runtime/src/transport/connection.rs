@@ -1,0 +1,659 @@
+//! The command connection a [`LockClient`](crate::LockClient) sends its
+//! scripts on, and how it heals.
+//!
+//! The client's own connection is a multiplexed connection that is replaced
+//! whenever a command fails in a way that leaves it in doubt: an I/O error,
+//! a dropped connection, or a reply that did not come within the response
+//! timeout (a connection that went silent). Opening it is bounded by the
+//! connect timeout. The next command after a failure opens a new one.
+//!
+//! On Redis Cluster the connection is redis-rs's cluster connection, which
+//! routes each script by its first key (every key of one lock shares its
+//! slot), follows `MOVED`/`ASK`, and reconnects to a node whose connection
+//! dropped. It does not learn of a failover from a primary that went
+//! silent (it retries the silent node), so the client's own cluster
+//! connection is replaced too after a reply that did not come: the new one
+//! reads the topology afresh.
+
+use crate::base::error::{Failure, classify};
+use crate::transport::sentinel::Sentinels;
+use redis::aio::{ConnectionLike, ConnectionManager, MultiplexedConnection};
+use redis::cluster_async::ClusterConnection;
+use redis::cluster_routing::{Route, SingleNodeRoutingInfo, SlotAddr};
+use redis::{
+    AsyncConnectionConfig, Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, RedisResult, Value,
+};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tokio::sync::Mutex;
+
+/// A multiplexed redis-rs connection for the lock client's commands.
+///
+/// [`LockClient::connect`](crate::LockClient::connect) makes its own, which
+/// heals: it is replaced after an I/O error or a reply that did not come
+/// within the response timeout. You may give a client a
+/// [`ConnectionManager`] or a [`MultiplexedConnection`] of your own instead
+/// ([`LockClientBuilder::connection`](crate::LockClientBuilder::connection));
+/// those recover only as redis-rs makes them (a `MultiplexedConnection`
+/// never reconnects). On Redis Cluster it is a redis-rs
+/// [`ClusterConnection`]: [`LockClient::cluster`](crate::LockClient::cluster)
+/// makes its own, replaced (and so the cluster's topology read afresh) after
+/// a reply that did not come within the response timeout, as a primary that
+/// hangs until its replica takes over would leave it; one given with
+/// [`LockClientBuilder::connection`](crate::LockClientBuilder::connection)
+/// recovers only as redis-rs makes it (it follows `MOVED`/`ASK` and
+/// reconnects dropped nodes, but keeps retrying a silent one).
+///
+/// ```no_run
+/// # async fn demo() -> redlua::redis::RedisResult<()> {
+/// let client = redlua::redis::Client::open("redis://127.0.0.1:6380/")?;
+/// let manager = client.get_connection_manager().await?;
+/// let connection = redlua::Connection::from(manager);
+///
+/// let cluster = redlua::redis::cluster::ClusterClient::new(vec!["redis://127.0.0.1:7000/"])?;
+/// let connection = redlua::Connection::from(cluster.get_async_connection().await?);
+/// assert!(connection.is_cluster());
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Connection(Inner);
+
+#[derive(Clone)]
+enum Inner {
+    Healing(Arc<Healing>),
+    Manager(ConnectionManager),
+    Multiplexed(MultiplexedConnection),
+    Cluster(ClusterConnection),
+    HealingCluster(Arc<HealingCluster>),
+}
+
+/// The client's own cluster connection: one at a time, replaced after a
+/// failure that leaves it in doubt.
+struct HealingCluster {
+    client: redis::cluster::ClusterClient,
+    /// How long making a connection may take: connecting to the seed nodes
+    /// (each within the connect timeout, at once), then reading the slots
+    /// from one of them (each within the response timeout; a silent node
+    /// costs one).
+    connect_timeout: Duration,
+    current: Current<ClusterConnection>,
+}
+
+/// The client's own connection: one multiplexed connection at a time,
+/// replaced after a failure.
+struct Healing {
+    source: Source,
+    /// For a Sentinel source: the generation of the master the current
+    /// connection was opened under.
+    generation: AtomicU64,
+    connect_timeout: Duration,
+    response_timeout: Duration,
+    /// How long a pipeline that ends with a `WAIT` may take: the response
+    /// timeout plus the sync timeout (the `WAIT` blocks the connection
+    /// that long when too few replicas acknowledge).
+    synced_timeout: Duration,
+    current: Current<MultiplexedConnection>,
+}
+
+/// What a pipeline sent with
+/// [`Connection::pipeline_on_primary`] waits for, and so how long its
+/// replies may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Deadline {
+    /// Plain commands: the response timeout.
+    Response,
+    /// A lock script and its `WAIT`: on the client's own connection to one
+    /// server (or a Sentinel master), the response timeout plus the sync
+    /// timeout. The client's own cluster connection has that for every
+    /// request (redis-rs has one response timeout per cluster client); a
+    /// connection given by the user keeps its own.
+    Synced,
+}
+
+/// Which connection a reply came on, as far as the client can tell: it
+/// changes when the client's own connection is replaced (after a failure,
+/// or a Sentinel failover). A connection given by the user keeps one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Epoch {
+    /// Changes of master seen by the sentinels' watcher (0 elsewhere).
+    master: u64,
+    /// Failures that replaced a connection of the family (the client's and
+    /// the watchdog's connections to one place), so far.
+    failures: u64,
+}
+
+/// Where a healing connection connects.
+#[derive(Clone)]
+pub(crate) enum Source {
+    /// One server.
+    Server(Box<redis::Client>),
+    /// The master the sentinels name at the time (asked at each connect).
+    Sentinel(Arc<Sentinels>),
+}
+
+/// The current connection of a healing connection, and its number: opened
+/// when first needed, dropped after a failure that leaves it in doubt.
+struct Current<C> {
+    /// The connection, its number, and the family's failures when it was
+    /// opened (never held across an `.await`: every request reads it).
+    slot: std::sync::Mutex<Option<Opened<C>>>,
+    /// Held while a connection is opened: one at a time.
+    connecting: Mutex<()>,
+    /// How many connections were opened (the next one's number).
+    opened: AtomicU64,
+    /// Failures seen by this connection and its siblings (the client's and
+    /// the watchdog's connections to one place): a failure of one makes
+    /// the others connect afresh too, before their next request, instead of
+    /// each finding out with a timeout of its own (a hung primary, a
+    /// failover: the watchdog's connection usually finds out first).
+    family: Arc<AtomicU64>,
+}
+
+/// A connection of a [`Current`], and what was true when it was opened.
+struct Opened<C> {
+    number: u64,
+    con: C,
+    /// The family's failures when it was opened.
+    failures: u64,
+    /// When it was opened.
+    at: Instant,
+}
+
+impl<C: Clone> Current<C> {
+    fn new() -> Self {
+        Current {
+            slot: std::sync::Mutex::new(None),
+            connecting: Mutex::new(()),
+            opened: AtomicU64::new(0),
+            family: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// A new one, in the same family.
+    fn sibling(&self) -> Self {
+        Current {
+            slot: std::sync::Mutex::new(None),
+            connecting: Mutex::new(()),
+            opened: AtomicU64::new(0),
+            family: self.family.clone(),
+        }
+    }
+
+    /// The current connection, opening one with `connect` (within
+    /// `timeout`, else an I/O error saying `timed_out`) if there is none.
+    async fn get<F>(
+        &self,
+        timeout: Duration,
+        timed_out: &'static str,
+        connect: impl FnOnce() -> F,
+    ) -> RedisResult<(u64, C)>
+    where
+        F: std::future::Future<Output = RedisResult<C>>,
+    {
+        if let Some(current) = self.valid() {
+            return Ok(current);
+        }
+        let _connecting = self.connecting.lock().await;
+        // Opened by another request meanwhile?
+        if let Some(current) = self.valid() {
+            return Ok(current);
+        }
+        let failures = self.family.load(Ordering::SeqCst);
+        let con = match tokio::time::timeout(timeout, connect()).await {
+            Ok(con) => con?,
+            Err(_) => {
+                return Err(RedisError::from((
+                    ErrorKind::Io,
+                    timed_out,
+                    format!("no connection within {timeout:?}"),
+                )));
+            }
+        };
+        let number = self.opened.fetch_add(1, Ordering::Relaxed);
+        crate::observability::telemetry::connection_opened(number);
+        *self.slot() = Some(Opened {
+            number,
+            con: con.clone(),
+            failures,
+            at: Instant::now(),
+        });
+        Ok((number, con))
+    }
+
+    /// The current connection, unless there is none or a failure of the
+    /// family came after it was opened.
+    fn valid(&self) -> Option<(u64, C)> {
+        self.with_valid(|opened| (opened.number, opened.con.clone()))
+    }
+
+    /// When the current connection was opened, unless there is none or a
+    /// failure of the family came after it was opened.
+    fn opened_at(&self) -> Option<Instant> {
+        self.with_valid(|opened| opened.at)
+    }
+
+    /// `read` of the current connection, unless there is none or a failure
+    /// of the family came after it was opened.
+    fn with_valid<T>(&self, read: impl FnOnce(&Opened<C>) -> T) -> Option<T> {
+        let failures = self.family.load(Ordering::SeqCst);
+        match &*self.slot() {
+            Some(opened) if opened.failures == failures => Some(read(opened)),
+            _ => None,
+        }
+    }
+
+    /// The slot (a poisoned lock is still usable: it is only ever
+    /// replaced whole).
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<Opened<C>>> {
+        self.slot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Drops the current connection, whatever it is.
+    fn clear(&self) {
+        *self.slot() = None;
+    }
+
+    /// Drops the current connection, and makes its siblings connect afresh
+    /// too: it goes to a node that is no longer the one it was meant for.
+    fn discard(&self) {
+        let mut current = self.slot();
+        if current.take().is_some() {
+            self.family.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Drops connection `number` after a failure that leaves it in doubt.
+    fn failed(&self, number: u64, error: &RedisError) {
+        if classify(error) == Failure::Unknown {
+            let mut current = self.slot();
+            if current
+                .as_ref()
+                .is_some_and(|opened| opened.number == number)
+            {
+                crate::observability::telemetry::connection_failed(error);
+                *current = None;
+                self.family.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+/// One request on a healing connection: on its current connection, which
+/// is dropped if the request fails in a way that leaves it in doubt.
+macro_rules! healed {
+    ($healing:expr, |$con:ident| $request:expr) => {{
+        let healing = $healing.clone();
+        Box::pin(async move {
+            let (number, mut $con) = healing.get().await?;
+            let reply = $request.await;
+            if let Err(error) = &reply {
+                healing.current.failed(number, error);
+            }
+            reply
+        })
+    }};
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Inner::Healing(_) => f.write_str("Connection::Healing"),
+            Inner::Manager(_) => f.write_str("Connection::Manager"),
+            Inner::Multiplexed(_) => f.write_str("Connection::Multiplexed"),
+            Inner::Cluster(_) => f.write_str("Connection::Cluster"),
+            Inner::HealingCluster(_) => f.write_str("Connection::HealingCluster"),
+        }
+    }
+}
+
+impl From<ConnectionManager> for Connection {
+    fn from(con: ConnectionManager) -> Self {
+        Connection(Inner::Manager(con))
+    }
+}
+
+impl From<MultiplexedConnection> for Connection {
+    fn from(con: MultiplexedConnection) -> Self {
+        Connection(Inner::Multiplexed(con))
+    }
+}
+
+impl From<ClusterConnection> for Connection {
+    fn from(con: ClusterConnection) -> Self {
+        Connection(Inner::Cluster(con))
+    }
+}
+
+impl Connection {
+    /// Whether this is a Redis Cluster connection.
+    ///
+    /// ```
+    /// # async fn demo(manager: redlua::redis::aio::ConnectionManager) {
+    /// assert!(!redlua::Connection::from(manager).is_cluster());
+    /// # }
+    /// ```
+    pub fn is_cluster(&self) -> bool {
+        matches!(self.0, Inner::Cluster(_) | Inner::HealingCluster(_))
+    }
+
+    /// The client's own healing connection to the cluster of `client`,
+    /// whose response timeout is `response_timeout` (redis-rs has one for
+    /// every request of a cluster client: in replica-synced mode, the
+    /// response timeout plus the sync timeout); connects once now, so that
+    /// a cluster out of reach fails here.
+    pub(crate) async fn healing_cluster(
+        client: redis::cluster::ClusterClient,
+        connect_timeout: Duration,
+        response_timeout: Duration,
+    ) -> RedisResult<Connection> {
+        let healing = Arc::new(HealingCluster {
+            client,
+            connect_timeout: connect_timeout.saturating_add(response_timeout.saturating_mul(2)),
+            current: Current::new(),
+        });
+        healing.get().await?;
+        Ok(Connection(Inner::HealingCluster(healing)))
+    }
+
+    /// The client's own healing connection to the server of `source`;
+    /// connects once now, so that a dead address fails here. A pipeline
+    /// sent with [`Deadline::Synced`] may take `response_timeout` plus
+    /// `sync_timeout` (zero when replica-synced mode is off).
+    pub(crate) async fn healing(
+        source: Source,
+        connect_timeout: Duration,
+        response_timeout: Duration,
+        sync_timeout: Duration,
+    ) -> RedisResult<Connection> {
+        let generation = match &source {
+            Source::Sentinel(sentinels) => sentinels.generation(),
+            Source::Server(_) => 0,
+        };
+        let healing = Arc::new(Healing {
+            source,
+            generation: AtomicU64::new(generation),
+            connect_timeout,
+            response_timeout,
+            synced_timeout: response_timeout.saturating_add(sync_timeout),
+            current: Current::new(),
+        });
+        healing.get().await?;
+        Ok(Connection(Inner::Healing(healing)))
+    }
+
+    /// Another connection of the same kind to the same place, with the same
+    /// settings, that heals on its own (opened when first used): the
+    /// watchdog's, so that renewals never queue behind the client's other
+    /// commands (a flood of acquires, a `WAIT` held up by a slow replica, a
+    /// blocking command of the user's). A connection given by the user
+    /// cannot be copied: its sibling is itself.
+    pub(crate) fn sibling(&self) -> Connection {
+        match &self.0 {
+            Inner::Healing(healing) => Connection(Inner::Healing(Arc::new(Healing {
+                source: healing.source.clone(),
+                generation: AtomicU64::new(healing.generation.load(Ordering::SeqCst)),
+                connect_timeout: healing.connect_timeout,
+                response_timeout: healing.response_timeout,
+                synced_timeout: healing.synced_timeout,
+                current: healing.current.sibling(),
+            }))),
+            Inner::HealingCluster(healing) => {
+                Connection(Inner::HealingCluster(Arc::new(HealingCluster {
+                    client: healing.client.clone(),
+                    connect_timeout: healing.connect_timeout,
+                    current: healing.current.sibling(),
+                })))
+            }
+            Inner::Manager(_) | Inner::Multiplexed(_) | Inner::Cluster(_) => self.clone(),
+        }
+    }
+}
+
+impl Connection {
+    /// Sends `pipeline` as one batch on one connection: on a cluster, to the
+    /// primary that owns `slot` (whatever its commands are: a lone `WAIT`
+    /// would go to every primary), elsewhere to the one server. Replies to
+    /// the commands that failed are `Value::ServerError`s in the result.
+    /// `deadline` says how long the replies may take.
+    pub(crate) async fn pipeline_on_primary(
+        &mut self,
+        pipeline: &Pipeline,
+        slot: u16,
+        deadline: Deadline,
+    ) -> RedisResult<Vec<Value>> {
+        let count = pipeline.len();
+        let primary = || SingleNodeRoutingInfo::SpecificNode(Route::new(slot, SlotAddr::Master));
+        match &mut self.0 {
+            Inner::Cluster(con) => {
+                con.route_pipeline(pipeline.clone(), 0, count, primary())
+                    .await
+            }
+            Inner::HealingCluster(healing) => {
+                healed!(healing, |con| con.route_pipeline(
+                    pipeline.clone(),
+                    0,
+                    count,
+                    primary()
+                ))
+                .await
+            }
+            Inner::Healing(healing) if deadline == Deadline::Synced => {
+                let synced_timeout = healing.synced_timeout;
+                healed!(healing, |con| {
+                    // This handle only: the connection's other requests
+                    // keep the response timeout.
+                    con.set_response_timeout(synced_timeout);
+                    con.req_packed_commands(pipeline, 0, count)
+                })
+                .await
+            }
+            Inner::Healing(_) | Inner::Manager(_) | Inner::Multiplexed(_) => {
+                self.req_packed_commands(pipeline, 0, count).await
+            }
+        }
+    }
+
+    /// Which connection the next request goes on, as far as the client can
+    /// tell (see [`Epoch`]).
+    pub(crate) fn epoch(&self) -> Epoch {
+        match &self.0 {
+            Inner::Healing(healing) => Epoch {
+                master: match &healing.source {
+                    Source::Sentinel(sentinels) => sentinels.generation(),
+                    Source::Server(_) => 0,
+                },
+                failures: healing.current.family.load(Ordering::SeqCst),
+            },
+            Inner::HealingCluster(healing) => Epoch {
+                master: 0,
+                failures: healing.current.family.load(Ordering::SeqCst),
+            },
+            Inner::Manager(_) | Inner::Multiplexed(_) | Inner::Cluster(_) => Epoch::default(),
+        }
+    }
+
+    /// The address of the one server the client's own connection goes to:
+    /// `None` for a Sentinel master, a cluster, or a connection given by
+    /// the user (its address is not known).
+    pub(crate) fn server_addr(&self) -> Option<&redis::ConnectionAddr> {
+        match &self.0 {
+            Inner::Healing(healing) => match &healing.source {
+                Source::Server(client) => Some(client.get_connection_info().addr()),
+                Source::Sentinel(_) => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// When the connection the next request goes on was opened: `None` if
+    /// it is still to be opened, or for a connection given by the user or
+    /// a cluster connection (not known).
+    pub(crate) fn opened_at(&self) -> Option<Instant> {
+        match &self.0 {
+            Inner::Healing(healing) => healing.opened_at(),
+            _ => None,
+        }
+    }
+
+    /// Makes the next request to the primary of `key`'s slot find that
+    /// primary afresh, after a node it was routed to answered that it is a
+    /// replica (a failover the client had not caught up with): the
+    /// client's own cluster connection is replaced (the new one reads the
+    /// slots again), a cluster connection given by the user is sent a
+    /// keyed command that the replica redirects (redis-rs then reads the
+    /// slots again), and the client's own connection to a Sentinel master
+    /// is replaced (the sentinels are asked again). `false` where nothing
+    /// can be found afresh: a connection to one server.
+    pub(crate) async fn refresh_topology(&mut self, key: &str) -> bool {
+        match &mut self.0 {
+            Inner::HealingCluster(healing) => {
+                healing.current.discard();
+                true
+            }
+            Inner::Cluster(_) => {
+                let _ = redis::cmd("PTTL").arg(key).query_async::<Value>(self).await;
+                true
+            }
+            Inner::Healing(healing) => match healing.source {
+                Source::Sentinel(_) => {
+                    healing.current.discard();
+                    true
+                }
+                Source::Server(_) => false,
+            },
+            Inner::Manager(_) | Inner::Multiplexed(_) => false,
+        }
+    }
+
+    /// Whether the node the next request goes to is still the primary of
+    /// its service, as far as can be asked: for the client's own
+    /// connection to a Sentinel master, the sentinels are asked now, and
+    /// the answer is `false` if they name another master than the one the
+    /// connection was opened to (a master that was replaced goes on taking
+    /// writes until the sentinels demote it, seconds later). `true` for
+    /// every other connection (a cluster node answers for itself). Fails
+    /// when no sentinel answers.
+    pub(crate) async fn confirm_primary(&self) -> RedisResult<bool> {
+        match &self.0 {
+            Inner::Healing(healing) => match &healing.source {
+                Source::Sentinel(sentinels) => {
+                    sentinels.master_addr().await?;
+                    Ok(healing.generation.load(Ordering::SeqCst) == sentinels.generation())
+                }
+                Source::Server(_) => Ok(true),
+            },
+            _ => Ok(true),
+        }
+    }
+
+    /// Opens the client's own connection to one server (or Sentinel
+    /// master) now if the next request would (its failure is the
+    /// request's); nothing for other connections.
+    pub(crate) async fn open(&self) -> RedisResult<()> {
+        match &self.0 {
+            Inner::Healing(healing) => healing.get().await.map(drop),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Healing {
+    /// When the current connection was opened: `None` if there is none, or
+    /// if it is to be replaced before the next request (a failure of the
+    /// family, a Sentinel master changed since).
+    fn opened_at(&self) -> Option<Instant> {
+        if let Source::Sentinel(sentinels) = &self.source
+            && self.generation.load(Ordering::SeqCst) != sentinels.generation()
+        {
+            return None;
+        }
+        self.current.opened_at()
+    }
+
+    /// The current connection, opening one if there is none (or, for a
+    /// Sentinel source, if the master changed since it was opened).
+    async fn get(&self) -> RedisResult<(u64, MultiplexedConnection)> {
+        if let Source::Sentinel(sentinels) = &self.source {
+            let generation = sentinels.generation();
+            if self.generation.swap(generation, Ordering::SeqCst) != generation {
+                tracing::debug!(target: crate::observability::targets::CONNECTION, "the master changed; replacing the connection");
+                self.current.clear();
+            }
+        }
+        self.current
+            .get(
+                self.connect_timeout,
+                "redlua: connecting to Redis timed out",
+                || async {
+                    let config = AsyncConnectionConfig::new()
+                        .set_connection_timeout(Some(self.connect_timeout))
+                        .set_response_timeout(Some(self.response_timeout));
+                    match &self.source {
+                        Source::Server(client) => {
+                            client
+                                .get_multiplexed_async_connection_with_config(&config)
+                                .await
+                        }
+                        Source::Sentinel(sentinels) => sentinels.connect_master(&config).await,
+                    }
+                },
+            )
+            .await
+    }
+}
+
+impl HealingCluster {
+    /// The current connection, opening one if there is none.
+    async fn get(&self) -> RedisResult<(u64, ClusterConnection)> {
+        self.current
+            .get(
+                self.connect_timeout,
+                "redlua: connecting to the Redis Cluster timed out",
+                || self.client.get_async_connection(),
+            )
+            .await
+    }
+}
+
+impl ConnectionLike for Connection {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match &mut self.0 {
+            Inner::Healing(healing) => healed!(healing, |con| con.req_packed_command(cmd)),
+            Inner::Manager(con) => con.req_packed_command(cmd),
+            Inner::Multiplexed(con) => con.req_packed_command(cmd),
+            Inner::Cluster(con) => con.req_packed_command(cmd),
+            Inner::HealingCluster(healing) => healed!(healing, |con| con.req_packed_command(cmd)),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match &mut self.0 {
+            Inner::Healing(healing) => healed!(healing, |con| con
+                .req_packed_commands(pipeline, offset, count)),
+            Inner::Manager(con) => con.req_packed_commands(pipeline, offset, count),
+            Inner::Multiplexed(con) => con.req_packed_commands(pipeline, offset, count),
+            Inner::Cluster(con) => con.req_packed_commands(pipeline, offset, count),
+            Inner::HealingCluster(healing) => healed!(healing, |con| con
+                .req_packed_commands(pipeline, offset, count)),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match &self.0 {
+            Inner::Healing(healing) => match &healing.source {
+                Source::Server(client) => client.get_connection_info().redis_settings().db(),
+                Source::Sentinel(sentinels) => sentinels.master_template().redis_settings().db(),
+            },
+            Inner::Manager(con) => con.get_db(),
+            Inner::Multiplexed(con) => con.get_db(),
+            Inner::Cluster(con) => con.get_db(),
+            Inner::HealingCluster(_) => 0,
+        }
+    }
+}

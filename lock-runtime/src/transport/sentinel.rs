@@ -1,0 +1,279 @@
+//! The master of a Redis Sentinel service: asked of the sentinels whenever
+//! a connection to it is opened, and checked with `ROLE` before it is used.
+//!
+//! A client made with [`LockClient::sentinel`](crate::LockClient::sentinel)
+//! opens its command connection and its pub/sub connection through
+//! [`Sentinels`]: each time one is (re)opened, the sentinels are asked in
+//! turn (`SENTINEL GET-MASTER-ADDR-BY-NAME`) until one names the master,
+//! and a node that does not say it is a master (`ROLE`; a failover under
+//! way) is refused, so the connection is tried again later.
+//!
+//! A failover does not close the connections to the old master at once:
+//! the sentinels demote it seconds later (and a master cut off from them
+//! goes on taking writes). So a watcher task asks the sentinels every
+//! [`SENTINEL_POLL_INTERVAL`] which node is the master; when the answer
+//! changes it bumps a counter, and the command connection and the pub/sub
+//! connection, which compare it with the one they were opened under, are
+//! replaced (the pub/sub one wakes its waiters, which subscribe again on
+//! the new master). A write refused with `READONLY` (a master demoted
+//! under an open connection) drops the connection too (see
+//! `error::classify`).
+
+use crate::base::config::SENTINEL_POLL_INTERVAL;
+use redis::aio::MultiplexedConnection;
+use redis::{AsyncConnectionConfig, ConnectionAddr, ConnectionInfo, ErrorKind, RedisError};
+use redis::{RedisResult, Value};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// A master's address as the sentinels give it.
+type Addr = (String, u16);
+
+/// The sentinels of one service, and how to reach its master.
+#[derive(Debug)]
+pub(crate) struct Sentinels {
+    /// The sentinels, asked in this order.
+    sentinels: Vec<ConnectionInfo>,
+    /// The service (master) name the sentinels monitor.
+    service: String,
+    /// How to connect to a master: TLS, credentials, database (its address
+    /// is replaced by the one the sentinels name).
+    master: ConnectionInfo,
+    /// Bounds opening each connection.
+    connect_timeout: Duration,
+    /// Bounds each reply.
+    response_timeout: Duration,
+    /// The master last named, if any.
+    named: Mutex<Option<Addr>>,
+    /// A connection to each sentinel, kept between questions (`None`:
+    /// none yet, or the last one failed).
+    connections: Mutex<Vec<Option<MultiplexedConnection>>>,
+    /// Counts the changes of master seen (the generation of the master).
+    switches: watch::Sender<u64>,
+}
+
+impl Sentinels {
+    /// The sentinels at `sentinels` of `service`, whose master is reached
+    /// with the settings of `master`.
+    pub(crate) fn new(
+        sentinels: Vec<ConnectionInfo>,
+        service: String,
+        master: ConnectionInfo,
+        connect_timeout: Duration,
+        response_timeout: Duration,
+    ) -> Sentinels {
+        let count = sentinels.len();
+        Sentinels {
+            sentinels,
+            service,
+            master,
+            connect_timeout,
+            response_timeout,
+            named: Mutex::new(None),
+            connections: Mutex::new(vec![None; count]),
+            switches: watch::channel(0).0,
+        }
+    }
+
+    /// How many times the master changed so far (as seen from here).
+    pub(crate) fn generation(&self) -> u64 {
+        *self.switches.borrow()
+    }
+
+    /// Tells of each change of master from now on.
+    pub(crate) fn switches(&self) -> watch::Receiver<u64> {
+        self.switches.subscribe()
+    }
+
+    /// Remembers the master the sentinels named; a change (not the first
+    /// answer) bumps the generation.
+    fn note(&self, addr: &Addr) {
+        let mut named = self.named.lock().unwrap_or_else(PoisonError::into_inner);
+        if named.as_ref() == Some(addr) {
+            return;
+        }
+        let changed = named.is_some();
+        *named = Some(addr.clone());
+        drop(named);
+        if changed {
+            tracing::warn!(target: crate::observability::targets::CONNECTION, master = %format!("{}:{}", addr.0, addr.1), "the sentinels name a new master; moving the connections to it");
+            self.switches.send_modify(|generation| *generation += 1);
+        }
+    }
+
+    /// Starts the task that asks the sentinels every
+    /// [`SENTINEL_POLL_INTERVAL`] which node is the master; it ends once
+    /// `self` is dropped. Must be called within a tokio runtime.
+    pub(crate) fn watch(self: &Arc<Self>) {
+        let weak: Weak<Sentinels> = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval(SENTINEL_POLL_INTERVAL);
+            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticker.tick().await;
+                let Some(sentinels) = weak.upgrade() else {
+                    return;
+                };
+                // A failed round changes nothing: the next one asks again.
+                if let Err(error) = sentinels.master_addr().await {
+                    tracing::debug!(target: crate::observability::targets::CONNECTION, %error, "asking the sentinels for the master failed");
+                }
+            }
+        });
+    }
+
+    /// The settings of connections to the master (its address aside).
+    pub(crate) fn master_template(&self) -> &ConnectionInfo {
+        &self.master
+    }
+
+    fn config(&self) -> AsyncConnectionConfig {
+        AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(self.connect_timeout))
+            .set_response_timeout(Some(self.response_timeout))
+    }
+
+    /// A connection to the current master (made with `config`), checked to
+    /// be one.
+    pub(crate) async fn connect_master(
+        &self,
+        config: &AsyncConnectionConfig,
+    ) -> RedisResult<MultiplexedConnection> {
+        let client = redis::Client::open(self.master_info().await?)?;
+        let mut con = client
+            .get_multiplexed_async_connection_with_config(config)
+            .await?;
+        check_master(&mut con, &client).await?;
+        Ok(con)
+    }
+
+    /// A client of the current master, checked to be one (for the pub/sub
+    /// connection, which it opens next).
+    pub(crate) async fn master_client(&self) -> RedisResult<redis::Client> {
+        let client = redis::Client::open(self.master_info().await?)?;
+        let mut con = client
+            .get_multiplexed_async_connection_with_config(&self.config())
+            .await?;
+        check_master(&mut con, &client).await?;
+        Ok(client)
+    }
+
+    /// The connection settings of the master the first sentinel that
+    /// answers names.
+    async fn master_info(&self) -> RedisResult<ConnectionInfo> {
+        let (host, port) = self.master_addr().await?;
+        let addr = match self.master.addr() {
+            ConnectionAddr::TcpTls {
+                insecure,
+                tls_params,
+                ..
+            } => ConnectionAddr::TcpTls {
+                host,
+                port,
+                insecure: *insecure,
+                tls_params: tls_params.clone(),
+            },
+            _ => ConnectionAddr::Tcp(host, port),
+        };
+        Ok(self.master.clone().set_addr(addr))
+    }
+
+    /// Asks the sentinels in turn for the master's address (a change of
+    /// master bumps the generation).
+    pub(crate) async fn master_addr(&self) -> RedisResult<(String, u16)> {
+        let mut last_error = None;
+        let mut unknown = 0;
+        for (i, sentinel) in self.sentinels.iter().enumerate() {
+            let limit = self.connect_timeout.saturating_add(self.response_timeout);
+            let asked = tokio::time::timeout(limit, self.ask(i)).await;
+            if !matches!(asked, Ok(Ok(_))) {
+                self.connections()[i] = None;
+            }
+            match asked {
+                Ok(Ok(Some(addr))) => {
+                    self.note(&addr);
+                    return Ok(addr);
+                }
+                Ok(Ok(None)) => unknown += 1,
+                Ok(Err(error)) => last_error = Some(error),
+                Err(_) => {
+                    last_error = Some(RedisError::from((
+                        ErrorKind::Io,
+                        "redlua: a sentinel did not answer",
+                        format!("{} within {limit:?}", describe(sentinel)),
+                    )));
+                }
+            }
+        }
+        let detail = match last_error {
+            Some(error) if unknown == 0 => format!("no sentinel answered; the last said: {error}"),
+            Some(error) => format!(
+                "{unknown} sentinel(s) know no master `{}`; another said: {error}",
+                self.service
+            ),
+            None => format!("no sentinel knows a master named `{}`", self.service),
+        };
+        Err(RedisError::from((
+            ErrorKind::Io,
+            "redlua: the sentinels named no master",
+            detail,
+        )))
+    }
+
+    /// The kept sentinel connections.
+    fn connections(&self) -> std::sync::MutexGuard<'_, Vec<Option<MultiplexedConnection>>> {
+        self.connections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sentinel `i`'s answer: the master's address, or `None` if it knows
+    /// no such service.
+    async fn ask(&self, i: usize) -> RedisResult<Option<(String, u16)>> {
+        let kept = self.connections()[i].clone();
+        let mut con = match kept {
+            Some(con) => con,
+            None => {
+                let con = redis::Client::open(self.sentinels[i].clone())?
+                    .get_multiplexed_async_connection_with_config(&self.config())
+                    .await?;
+                self.connections()[i] = Some(con.clone());
+                con
+            }
+        };
+        let reply: Option<(String, u16)> = redis::cmd("SENTINEL")
+            .arg("GET-MASTER-ADDR-BY-NAME")
+            .arg(&self.service)
+            .query_async(&mut con)
+            .await?;
+        Ok(reply)
+    }
+}
+
+/// Refuses a node that is not a master (any more, or not yet).
+async fn check_master(con: &mut MultiplexedConnection, client: &redis::Client) -> RedisResult<()> {
+    let role: Vec<Value> = redis::cmd("ROLE").query_async(con).await?;
+    let is_master = matches!(role.first(), Some(Value::BulkString(kind)) if kind == b"master")
+        || matches!(role.first(), Some(Value::SimpleString(kind)) if kind == "master");
+    if is_master {
+        Ok(())
+    } else {
+        // An I/O kind: the caller retries later, on a new connection.
+        Err(RedisError::from((
+            ErrorKind::Io,
+            "redlua: the node the sentinels named is not a master (a failover is under way)",
+            describe(client.get_connection_info()),
+        )))
+    }
+}
+
+/// `host:port` of a connection, without credentials.
+fn describe(info: &ConnectionInfo) -> String {
+    match info.addr() {
+        ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } => {
+            format!("{host}:{port}")
+        }
+        other => other.to_string(),
+    }
+}

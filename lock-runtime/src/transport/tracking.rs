@@ -1,0 +1,162 @@
+//! The loss watch's connections (see `loss_watch.rs`): where they go, how
+//! one is opened (RESP3, `CLIENT TRACKING ON`: Redis then pushes an
+//! invalidation on it for each key it read, when anyone changes the key),
+//! and how a batch of held locks is read on one (an `HMGET` of each lock's
+//! held fields, pipelined), which arms their tracking.
+//!
+//! A refusal that will not pass (an unknown command, an ACL) is told apart
+//! from one that may (unreachable, loading, timed out): the first turns the
+//! watch off, the second is tried again.
+
+use crate::base::hold_key::HoldKey;
+use crate::transport::cluster_nodes::node_info;
+use crate::transport::connection::Connection;
+use crate::transport::sentinel::Sentinels;
+use futures_util::future::{BoxFuture, join_all};
+use redis::aio::MultiplexedConnection;
+use redis::{
+    AsyncConnectionConfig, ConnectionInfo, ProtocolVersion, RedisError, RedisResult, Value,
+};
+use std::sync::Arc;
+
+/// Where the watch connects.
+#[derive(Clone)]
+pub(crate) enum WatchTarget {
+    /// One server (the client's own settings, database included).
+    Server(redis::Client),
+    /// The master of a Sentinel service, asked at each connect.
+    Sentinel(Arc<Sentinels>),
+    /// The primaries of a cluster: `CLUSTER SLOTS` read through `con`, each
+    /// node reached with `template`'s settings.
+    Cluster {
+        template: ConnectionInfo,
+        con: Connection,
+    },
+}
+
+/// A tracking connection to one node.
+pub(crate) struct NodeConn {
+    pub id: u64,
+    pub con: MultiplexedConnection,
+}
+
+/// The holds of one lock as read: each with the generation of its
+/// registry entry when the read was sent.
+pub(crate) type Reading = (Arc<str>, Vec<(HoldKey, u64)>);
+
+/// Each lock's reply; or the error that kept a batch from being sent,
+/// with the batch.
+pub(crate) type BatchReplies = Result<Vec<(Reading, RedisResult<Value>)>, (Opening, Vec<Reading>)>;
+
+/// Why a tracking connection could not be opened.
+pub(crate) enum Opening {
+    /// The server refuses `CLIENT TRACKING`: the watch goes off.
+    Refused(RedisError),
+    /// Anything else (unreachable, loading, timed out): tried again.
+    Failed(RedisError),
+}
+
+impl From<RedisError> for Opening {
+    /// A server's plain error (`ERR`: an unknown command, `HELLO` before
+    /// Redis 6, a proxy) or an ACL's (`NOPERM`) is for good; anything else
+    /// may pass.
+    fn from(error: RedisError) -> Opening {
+        match error.code() {
+            Some("ERR" | "NOPERM") => Opening::Refused(error),
+            _ => Opening::Failed(error),
+        }
+    }
+}
+
+/// A connection being opened.
+pub(crate) type Opener = BoxFuture<'static, Result<MultiplexedConnection, Opening>>;
+
+/// The connection a batch is read on.
+pub(crate) enum Via {
+    /// The node's connection (its id).
+    Open(u64, MultiplexedConnection),
+    /// A new one, opened by the future first.
+    New(u64, Opener),
+}
+
+/// A batch read on one node: the connection opened for it (if one was),
+/// the connection used, and each lock's reply; or the error that kept the
+/// batch from being sent.
+pub(crate) struct BatchDone {
+    pub node: String,
+    pub opened: Option<NodeConn>,
+    pub conn: u64,
+    pub replies: BatchReplies,
+}
+
+/// Opens a connection to `node` of `target` with `config` (its
+/// timeouts, where its pushes go), with tracking on.
+pub(crate) fn open(target: WatchTarget, node: String, config: AsyncConnectionConfig) -> Opener {
+    Box::pin(async move {
+        let info = match &target {
+            WatchTarget::Server(client) => resp3(client.get_connection_info().clone()),
+            WatchTarget::Sentinel(sentinels) => resp3(
+                sentinels
+                    .master_client()
+                    .await?
+                    .get_connection_info()
+                    .clone(),
+            ),
+            WatchTarget::Cluster { template, .. } => node_info(template, &node)?,
+        };
+        let mut con = redis::Client::open(info)?
+            .get_multiplexed_async_connection_with_config(&config)
+            .await?;
+        redis::cmd("CLIENT")
+            .arg("TRACKING")
+            .arg("ON")
+            .query_async::<()>(&mut con)
+            .await
+            .map_err(Opening::from)?;
+        Ok(con)
+    })
+}
+
+/// Reads a batch of locks on one node (opening the connection first if
+/// `opener` is given): `HMGET` of each lock's fields, pipelined.
+pub(crate) async fn read_batch(node: String, via: Via, batch: Vec<Reading>) -> BatchDone {
+    let (conn, con, opened) = match via {
+        Via::Open(id, con) => (id, con, false),
+        Via::New(id, open) => match open.await {
+            Ok(con) => (id, con, true),
+            Err(error) => {
+                return BatchDone {
+                    node,
+                    opened: None,
+                    conn: id,
+                    replies: Err((error, batch)),
+                };
+            }
+        },
+    };
+    let reads = batch.iter().map(|(lock, holds)| {
+        let mut con = con.clone();
+        let mut hmget = redis::cmd("HMGET");
+        hmget.arg(&**lock);
+        for (hold, _) in holds {
+            hmget.arg(&*hold.field);
+        }
+        async move { hmget.query_async::<Value>(&mut con).await }
+    });
+    let replies = join_all(reads).await;
+    BatchDone {
+        node,
+        opened: opened.then_some(NodeConn { id: conn, con }),
+        conn,
+        replies: Ok(batch.into_iter().zip(replies).collect()),
+    }
+}
+
+/// `info` for a RESP3 connection (pushes on the connection itself).
+fn resp3(info: ConnectionInfo) -> ConnectionInfo {
+    let settings = info
+        .redis_settings()
+        .clone()
+        .set_protocol(ProtocolVersion::RESP3);
+    info.set_redis_settings(settings)
+}
