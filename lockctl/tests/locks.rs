@@ -307,6 +307,11 @@ fn unlock_force_breaks_a_library_hold_and_wakes_a_waiting_run() {
             guard.owner()
         )
     );
+    // The library's holder knows within a round trip, not at its next
+    // renewal (10 s away).
+    rt.block_on(async { tokio::time::timeout(Duration::from_secs(1), guard.lost()).await })
+        .expect("the holder's guard says lost within a second of the break");
+    assert!(guard.is_lost());
     // Woken, not polling: the library's lease had 30 s left.
     let out = finish(waiter, Duration::from_secs(10));
     assert_eq!(out.code, Some(0), "{out:?}");
