@@ -704,3 +704,67 @@ async fn a_fair_waiter_that_waits_for_replicas_is_woken_not_handed_the_lock() {
         guard.unlock().await.unwrap();
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_sharing_a_count_of_a_primary_that_became_a_replica_are_refused_never_granted() {
+    let (primary, replicas) = deployment(1).await;
+    let replica = &replicas[0];
+    // Two clients of this process, one count between them: the primary's
+    // one replica.
+    let a = LockClient::connect(primary.url()).await.unwrap();
+    let b = LockClient::connect(primary.url()).await.unwrap();
+    for client in [&a, &b] {
+        let guard = client.lock("shared:warm").lock().await.unwrap();
+        guard.unlock().await.unwrap();
+    }
+
+    // A failover behind their backs (an orchestrator's, no Sentinel): the
+    // replica is promoted, the primary made its replica.
+    let _: () = redis::cmd("REPLICAOF")
+        .arg("NO")
+        .arg("ONE")
+        .query_async(&mut con(replica).await)
+        .await
+        .unwrap();
+    let _: () = redis::cmd("REPLICAOF")
+        .arg("127.0.0.1")
+        .arg(replica.port())
+        .query_async(&mut con(&primary).await)
+        .await
+        .unwrap();
+    let deadline = Instant::now() + ms(10_000);
+    loop {
+        let info: String = redis::cmd("INFO")
+            .arg("replication")
+            .query_async(&mut con(&primary).await)
+            .await
+            .unwrap();
+        if info.contains("role:slave") && info.contains("master_link_status:up") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the old primary never synced");
+        tokio::time::sleep(ms(50)).await;
+    }
+
+    // Whatever count each client goes by, no acquire is granted on the
+    // demoted server; once its connection was replaced (the first refusal
+    // drops it) the count is asked again, and the answer, a replica's, is
+    // refused with an error that says so.
+    for client in [&a, &b] {
+        let mut last = None;
+        for _ in 0..3 {
+            let result = within(ms(5000), "try_lock", client.lock("shared:lock").try_lock()).await;
+            match result {
+                Ok(granted) => panic!(
+                    "an acquire on a replica was answered: {:?}",
+                    granted.map(|g| g.owner().to_string())
+                ),
+                Err(error) => last = Some(error.to_string()),
+            }
+        }
+        let last = last.unwrap();
+        assert!(last.contains("is a replica, not a primary"), "{last}");
+    }
+    assert!(!exists(replica, "shared:lock").await);
+    assert!(!exists(&primary, "shared:lock").await);
+}

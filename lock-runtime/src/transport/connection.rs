@@ -504,7 +504,8 @@ impl Connection {
     /// keyed command that the replica redirects (redis-rs then reads the
     /// slots again), and the client's own connection to a Sentinel master
     /// is replaced (the sentinels are asked again). `false` where nothing
-    /// can be found afresh: a connection to one server.
+    /// can be found afresh: a connection to one server (the client's own is
+    /// replaced all the same, so that a host name is resolved again).
     pub(crate) async fn refresh_topology(&mut self, key: &str) -> bool {
         match &mut self.0 {
             Inner::HealingCluster(healing) => {
@@ -515,14 +516,26 @@ impl Connection {
                 let _ = redis::cmd("PTTL").arg(key).query_async::<Value>(self).await;
                 true
             }
-            Inner::Healing(healing) => match healing.source {
-                Source::Sentinel(_) => {
-                    healing.current.discard();
-                    true
-                }
-                Source::Server(_) => false,
-            },
+            Inner::Healing(healing) => {
+                // A new connection asks the sentinels again, or resolves
+                // the server's host name again (a managed service's
+                // endpoint that moved to the new primary).
+                healing.current.discard();
+                matches!(healing.source, Source::Sentinel(_))
+            }
             Inner::Manager(_) | Inner::Multiplexed(_) => false,
+        }
+    }
+
+    /// Drops the client's own connection after a reply that puts it in
+    /// doubt inside a pipeline (a write refused with `READONLY` by a
+    /// primary that was demoted): the next request opens a new one. Nothing
+    /// for a connection given by the user.
+    pub(crate) fn discard(&self) {
+        match &self.0 {
+            Inner::Healing(healing) => healing.current.discard(),
+            Inner::HealingCluster(healing) => healing.current.discard(),
+            Inner::Manager(_) | Inner::Multiplexed(_) | Inner::Cluster(_) => {}
         }
     }
 

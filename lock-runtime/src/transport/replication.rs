@@ -347,7 +347,16 @@ impl Replication {
                     tokio::time::sleep(pause).await;
                     pause *= 2;
                 }
-                Err(error) => return Err(error),
+                Err(error) => {
+                    if classify(&error) == Failure::Unknown {
+                        // A write refused by a demoted primary (`READONLY`)
+                        // and the like: the count and the connection are
+                        // in doubt, as after a request that failed.
+                        self.counts.forget(slot, &counted);
+                        con.discard();
+                    }
+                    return Err(error);
+                }
                 Ok(value) => {
                     let reply = redis::from_redis_value(value)?;
                     let acked = self.acked(slot, &counted, command, wanted, ran_on, wait);
