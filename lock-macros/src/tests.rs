@@ -95,7 +95,7 @@ mod script {
     #[test]
     fn the_target_option_decides_what_the_script_may_call() {
         let item = "struct Expire<'a> { #[key] hash: &'a str, #[arg] seconds: u64, #[arg] field: &'a str }";
-        let out = expand_str(r#""../tests/ui/scripts/hexpire.lua""#, item);
+        let out = expand_str(r#""tests/ui/scripts/hexpire.lua""#, item);
         assert!(
             out.contains("`HEXPIRE` needs Redis 7.4 or later; the target is redis-7.0"),
             "{out}"
@@ -104,13 +104,13 @@ mod script {
         // crate depends on that file.
         assert!(out.contains(r#""/Cargo.toml""#), "{out}");
         let out = expand_str(
-            r#""../tests/ui/scripts/hexpire.lua", target = "redis-7.4""#,
+            r#""tests/ui/scripts/hexpire.lua", target = "redis-7.4""#,
             item,
         );
         assert!(!out.contains("compile_error"), "{out}");
         assert!(!out.contains(r#""/Cargo.toml""#), "{out}");
         let out = expand_str(
-            r#""../tests/ui/scripts/hexpire.lua", target = "valkey-8.0""#,
+            r#""tests/ui/scripts/hexpire.lua", target = "valkey-8.0""#,
             item,
         );
         assert!(
@@ -124,7 +124,7 @@ mod script {
     #[test]
     fn warnings_become_deprecation_warnings_at_the_path() {
         let item = "struct Bump<'a> { #[key] counter: &'a str }";
-        let out = expand_str(r#""../tests/ui/scripts/get_plus_one.lua""#, item);
+        let out = expand_str(r#""tests/ui/scripts/get_plus_one.lua""#, item);
         assert!(!out.contains("compile_error"), "{out}");
         // One `#[deprecated]` constant per warning, in an anonymous const
         // named after the lint, with the rendered message as its note.
@@ -136,7 +136,7 @@ mod script {
             "{out}"
         );
         assert!(
-            out.contains("--> ../tests/ui/scripts/get_plus_one.lua:1:11"),
+            out.contains("--> tests/ui/scripts/get_plus_one.lua:1:11"),
             "{out}"
         );
         assert!(
@@ -149,7 +149,7 @@ mod script {
         );
         // Allowed: gone.
         let out = expand_str(
-            r#""../tests/ui/scripts/get_plus_one.lua", allow(maybe_false)"#,
+            r#""tests/ui/scripts/get_plus_one.lua", allow(maybe_false)"#,
             item,
         );
         assert!(!out.contains("deprecated"), "{out}");
@@ -306,7 +306,7 @@ mod function {
 
     #[test]
     fn the_target_option_decides_what_the_function_may_call() {
-        let lib = r#""../tests/ui/scripts/library_hexpire.lua", name = "expire_field""#;
+        let lib = r#""tests/ui/scripts/library_hexpire.lua", name = "expire_field""#;
         let item =
             "struct Touch<'a> { #[key] hash: &'a str, #[arg] seconds: u64, #[arg] field: &'a str }";
         // No target: the crate's (lock-macros/Cargo.toml sets none), so the
@@ -333,7 +333,7 @@ mod function {
 
     #[test]
     fn warnings_become_deprecation_warnings_at_the_path() {
-        let lib = r#""../tests/ui/scripts/library_warning.lua", name = "bump""#;
+        let lib = r#""tests/ui/scripts/library_warning.lua", name = "bump""#;
         let item = "struct Bump<'a> { #[key] counter: &'a str, #[arg] by: i64 }";
         let out = expand(lib, item);
         assert!(!out.contains("compile_error"), "{out}");
