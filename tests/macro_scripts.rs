@@ -43,7 +43,11 @@ struct Sum<'a> {
 
 /// A script that writes, declared `read_only` with the lint switched off, to
 /// see that it really runs with `EVALSHA_RO` (Redis then refuses the write).
-#[redis_script("tests/ui/scripts/writes.lua", read_only, allow(write_in_read_only))]
+#[redis_script(
+    "lock-macros/tests/ui/scripts/writes.lua",
+    read_only,
+    allow(write_in_read_only)
+)]
 struct WriteFromReadOnly<'a> {
     #[key]
     key: &'a str,
@@ -52,7 +56,7 @@ struct WriteFromReadOnly<'a> {
 }
 
 /// Sets a key once: 1, or `false` (a nil reply) when it is already set.
-#[redis_script("tests/ui/scripts/returns_false.lua", returns = Option<i64>)]
+#[redis_script("lock-macros/tests/ui/scripts/returns_false.lua", returns = Option<i64>)]
 struct SetOnce<'a> {
     #[key]
     key: &'a str,
@@ -61,7 +65,7 @@ struct SetOnce<'a> {
 }
 
 /// The same script read as `bool`: redis-rs reads nil as `false`.
-#[redis_script("tests/ui/scripts/returns_false.lua", returns = bool)]
+#[redis_script("lock-macros/tests/ui/scripts/returns_false.lua", returns = bool)]
 struct SetOnceFlag<'a> {
     #[key]
     key: &'a str,
@@ -71,7 +75,7 @@ struct SetOnceFlag<'a> {
 
 /// The same script declared `i64`, with the `nil_return` error switched off,
 /// to see at run time what the lint prevents.
-#[redis_script("tests/ui/scripts/returns_false.lua", returns = i64, allow(nil_return))]
+#[redis_script("lock-macros/tests/ui/scripts/returns_false.lua", returns = i64, allow(nil_return))]
 struct SetOnceAsInteger<'a> {
     #[key]
     key: &'a str,
@@ -81,7 +85,7 @@ struct SetOnceAsInteger<'a> {
 
 /// GET returned as is, declared `String` with the `nil_return` warning
 /// switched off.
-#[redis_script("tests/ui/scripts/get.lua", returns = String, allow(nil_return))]
+#[redis_script("lock-macros/tests/ui/scripts/get.lua", returns = String, allow(nil_return))]
 struct GetAsString<'a> {
     #[key]
     key: &'a str,

@@ -2,6 +2,7 @@
 //! `#[redis_script("path.lua", returns = T, read_only, allow(lint, ...), target = "redis-7.4", crate = path)]`
 //! and `#[redis_function("library.lua", name = "f", returns = T, allow(lint, ...), target = "redis-7.4", crate = path)]`.
 
+use crate::errors::combine;
 use proc_macro2::Span;
 use redlua_analyzer::{Lint, ServerTarget, best_match};
 use syn::parse::ParseStream;
@@ -18,6 +19,22 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The attribute's name, as users write it.
+    pub fn attribute(self) -> &'static str {
+        match self {
+            Kind::Script => "redis_script",
+            Kind::Function => "redis_function",
+        }
+    }
+
+    /// What the struct stands for, in messages.
+    pub fn what(self) -> &'static str {
+        match self {
+            Kind::Script => "script",
+            Kind::Function => "function",
+        }
+    }
+
     fn example(self) -> &'static str {
         match self {
             Kind::Script => "`#[redis_script(\"scripts/name.lua\")]`",
@@ -241,13 +258,5 @@ fn lint_from_ident(name: &Ident) -> syn::Result<Lint> {
             };
             Err(syn::Error::new(name.span(), message))
         }
-    }
-}
-
-/// Adds `e` to the errors collected so far.
-pub fn combine(errors: &mut Option<syn::Error>, e: syn::Error) {
-    match errors {
-        Some(all) => all.combine(e),
-        None => *errors = Some(e),
     }
 }

@@ -1,7 +1,7 @@
 //! Turning the analyzer's diagnostics into compile errors and warnings
 //! spanned at the Rust code they are about.
 
-use crate::attr::combine;
+use crate::errors::combine;
 use crate::fields::ScriptFields;
 use proc_macro_warning::FormattedWarning;
 use proc_macro2::{Span, TokenStream};

@@ -1,6 +1,6 @@
 //! The struct's fields: which are keys, which are arguments, in which order.
 
-use crate::attr::combine;
+use crate::errors::combine;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{Attribute, ItemStruct, Member, Meta, Type};

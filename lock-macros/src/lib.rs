@@ -7,14 +7,27 @@
 //! attributes are documented on [`redis_script`] and [`redis_function`].
 #![warn(missing_docs)]
 
+// Each attribute goes through three phases, one per file, as in dtolnay's
+// thiserror: `input` parses (the options in `attr`, the keys and arguments
+// in `fields`), `check` validates (reads the file, `source`, and runs the
+// analyzer, whose findings `diagnostics` turns into errors and warnings), and
+// `expand` generates. A script and a function share all three; they differ
+// in the options they take, how the file is analyzed, and what is generated.
 mod attr;
+mod check;
 mod diagnostics;
+mod errors;
 mod expand;
 mod fields;
-mod function;
+mod input;
 mod manifest;
 mod returns;
+mod source;
+#[cfg(test)]
+mod tests;
 
+use attr::Kind;
+use input::Input;
 use proc_macro::TokenStream;
 
 /// Turns a struct into a typed, compile-time checked Redis Lua script.
@@ -295,7 +308,7 @@ use proc_macro::TokenStream;
 /// ```
 #[proc_macro_attribute]
 pub fn redis_script(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand::expand(attr.into(), item.into()).into()
+    run(Kind::Script, attr.into(), item.into()).into()
 }
 
 /// Turns a struct into a typed, compile-time checked call of one function of
@@ -388,7 +401,26 @@ pub fn redis_script(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `load` first.
 #[proc_macro_attribute]
 pub fn redis_function(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand::expand_function(attr.into(), item.into()).into()
+    run(Kind::Function, attr.into(), item.into()).into()
+}
+
+/// Expands `#[<kind>(attr)] item`: parse, check, generate.
+///
+/// Never fails: errors become `compile_error!`s, emitted next to the struct
+/// (stripped of its `#[key]` / `#[arg]` attributes), and after a parse
+/// error nothing else, so that they are the only errors the user sees.
+fn run(
+    kind: Kind,
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let input = match Input::parse(kind, attr, item) {
+        Ok(input) => input,
+        Err(tokens) => return tokens,
+    };
+    let mut errors = None;
+    let checked = check::check(&input, &mut errors);
+    expand::expand(input, &checked, errors)
 }
 
 #[cfg(test)]

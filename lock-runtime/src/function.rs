@@ -51,7 +51,8 @@
 //! ```
 
 use crate::reload::{self, ServerCode};
-use redis::{ErrorKind, RedisError, RedisResult, ToRedisArgs, Value};
+use crate::script::{Call, sealed};
+use redis::{ErrorKind, RedisError, RedisResult, Value};
 
 /// Static description of one Redis Functions library file.
 ///
@@ -158,11 +159,7 @@ impl FunctionDef {
     /// Starts building a call of this function, with no keys and no
     /// arguments yet.
     pub fn call(&'static self) -> FunctionCall {
-        FunctionCall {
-            def: self,
-            keys: Vec::new(),
-            args: Vec::new(),
-        }
+        Call::new(self)
     }
 
     /// Loads the function's library: [`LibraryDef::load`].
@@ -194,113 +191,23 @@ impl FunctionDef {
     }
 }
 
-/// Keys and arguments of one call of a [`FunctionDef`].
-///
-/// Built by [`FunctionDef::call`], filled with [`key`](Self::key) and
-/// [`arg`](Self::arg), then sent with [`invoke_async`](Self::invoke_async),
-/// [`invoke`](Self::invoke) or [`add_to_pipeline`](Self::add_to_pipeline).
-/// A call can be sent any number of times.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FunctionCall {
-    def: &'static FunctionDef,
-    keys: Vec<Vec<u8>>,
-    args: Vec<Vec<u8>>,
-}
+/// One call of a [`FunctionDef`]: a [`Call`] sent with `FCALL` (or
+/// `FCALL_RO`).
+pub type FunctionCall = Call<FunctionDef>;
 
-impl FunctionCall {
-    /// Appends keys: every Redis argument that `key` writes becomes one key
-    /// of the call (the function's first parameter), in order.
-    pub fn key<T: ToRedisArgs>(&mut self, key: &T) -> &mut Self {
-        key.write_redis_args(&mut self.keys);
-        self
+impl sealed::Code for FunctionDef {
+    type Loaded = LibraryDef;
+
+    fn command(&self) -> &'static str {
+        if self.read_only { "FCALL_RO" } else { "FCALL" }
     }
 
-    /// Appends arguments: every Redis argument that `arg` writes becomes one
-    /// argument of the call (the function's second parameter), in order.
-    pub fn arg<T: ToRedisArgs>(&mut self, arg: &T) -> &mut Self {
-        arg.write_redis_args(&mut self.args);
-        self
+    fn id(&self) -> &'static str {
+        self.function
     }
 
-    /// The function this call invokes.
-    pub fn def(&self) -> &'static FunctionDef {
-        self.def
-    }
-
-    /// The keys appended so far.
-    pub fn keys(&self) -> &[Vec<u8>] {
-        &self.keys
-    }
-
-    /// The arguments appended so far.
-    pub fn args(&self) -> &[Vec<u8>] {
-        &self.args
-    }
-
-    /// The `FCALL` (or `FCALL_RO`) command of this call.
-    fn fcall_cmd(&self) -> redis::Cmd {
-        let command = if self.def.read_only {
-            "FCALL_RO"
-        } else {
-            "FCALL"
-        };
-        reload::call_cmd(command, self.def.function, &self.keys, &self.args)
-    }
-
-    /// Calls the function with `FCALL` (`FCALL_RO` for a `no-writes`
-    /// function) and converts its reply to `T`.
-    ///
-    /// If the server answers that the function does not exist, the library
-    /// is loaded with [`LibraryDef::load`] (`FUNCTION LOAD REPLACE`) and the
-    /// call is retried exactly once.
-    ///
-    /// The returned future is `Send` whenever `C` is `Send`.
-    ///
-    /// # Errors
-    ///
-    /// Errors of the connection, errors raised by the function, a reply that
-    /// does not convert to `T`, or the errors of [`LibraryDef::load`] when
-    /// loading the library.
-    ///
-    /// # Cancellation
-    ///
-    /// If the future is dropped before it completes, the command may or may
-    /// not have reached the server: the function may or may not have run (at
-    /// most once, since a retry only follows a `Function not found` answer,
-    /// which means it did not run).
-    pub async fn invoke_async<T, C>(&self, con: &mut C) -> RedisResult<T>
-    where
-        T: redis::FromRedisValue,
-        C: redis::aio::ConnectionLike + ?Sized,
-    {
-        reload::invoke(self.def.library, &self.fcall_cmd(), con).await
-    }
-
-    /// Blocking twin of [`invoke_async`](Self::invoke_async): `FCALL` (or
-    /// `FCALL_RO`), and when the function is missing a `FUNCTION LOAD
-    /// REPLACE` followed by exactly one retry.
-    ///
-    /// # Errors
-    ///
-    /// As [`invoke_async`](Self::invoke_async).
-    pub fn invoke<T, C>(&self, con: &mut C) -> RedisResult<T>
-    where
-        T: redis::FromRedisValue,
-        C: redis::ConnectionLike + ?Sized,
-    {
-        reload::invoke_blocking(self.def.library, &self.fcall_cmd(), con)
-    }
-
-    /// Adds this call's `FCALL` (or `FCALL_RO`) command to `pipe`, and
-    /// returns `pipe` for chaining.
-    ///
-    /// A pipeline cannot load the library and retry: its commands are sent
-    /// together, and the other commands have run by the time the answer
-    /// says the function is missing. Call [`LibraryDef::load`] on the same
-    /// connection (or cluster) first; [`is_function_not_found`] recognizes
-    /// the error of a pipeline sent without it.
-    pub fn add_to_pipeline<'p>(&self, pipe: &'p mut redis::Pipeline) -> &'p mut redis::Pipeline {
-        pipe.add_command(self.fcall_cmd())
+    fn loaded(&self) -> &LibraryDef {
+        self.library
     }
 }
 
@@ -362,11 +269,11 @@ mod tests {
         let mut call = F.call();
         call.key(&"a").key(&vec!["b", "c"]).arg(&5).arg(&"x");
         assert_eq!(
-            args_of(&call.fcall_cmd()),
+            args_of(&call.cmd()),
             strings(&["FCALL", "bump", "3", "a", "b", "c", "5", "x"])
         );
         assert_eq!(
-            args_of(&RO.call().fcall_cmd()),
+            args_of(&RO.call().cmd()),
             strings(&["FCALL_RO", "bump", "0"])
         );
         assert_eq!(

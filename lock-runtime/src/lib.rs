@@ -37,8 +37,8 @@
 //! ```
 //!
 //! Where things are in `src/`, one folder per layer, bottom up (a layer
-//! uses only those below it; `tools/check-module-cycles --depth 1` checks
-//! it; ARCHITECTURE.md at the repository's root tells more):
+//! uses only those below it; `tools/check-module-cycles` checks it;
+//! ARCHITECTURE.md at the repository's root tells more):
 //! - `script.rs`, `function.rs`, `reload.rs`: calling scripts and
 //!   functions, the whole of a build without the `locks` feature;
 //! - `protocol/`: the lock scripts (`scripts/*.lua`) as typed calls

@@ -5,7 +5,8 @@
 //! read-only. [`ScriptDef::call`] starts a [`ScriptCall`], to which keys and
 //! arguments are appended in order before it is sent with
 //! [`ScriptCall::invoke_async`], [`ScriptCall::invoke`] or
-//! [`ScriptCall::add_to_pipeline`].
+//! [`ScriptCall::add_to_pipeline`]. A [`Call`] is the same for scripts and
+//! for Redis functions ([`crate::function`]): only what it calls differs.
 //!
 //! # Wire protocol
 //!
@@ -56,12 +57,7 @@ impl ScriptDef {
     /// Starts building an invocation of this script, with no keys and no
     /// arguments yet.
     pub fn call(&'static self) -> ScriptCall {
-        // Room for a typical call's keys and arguments without growing.
-        ScriptCall {
-            def: self,
-            keys: Vec::with_capacity(8),
-            args: Vec::with_capacity(16),
-        }
+        Call::new(self)
     }
 
     /// Loads the script into the server's script cache with `SCRIPT LOAD`,
@@ -134,22 +130,89 @@ impl ServerCode for ScriptDef {
     }
 }
 
-/// Keys and arguments of one invocation of a [`ScriptDef`].
+/// One invocation of a [`ScriptDef`]: a [`Call`] sent with `EVALSHA` (or
+/// `EVALSHA_RO`).
+pub type ScriptCall = Call<ScriptDef>;
+
+/// Keys and arguments of one call of a script ([`ScriptCall`]) or of a Redis
+/// function ([`FunctionCall`](crate::function::FunctionCall)).
 ///
-/// Built by [`ScriptDef::call`], filled with [`key`](Self::key) and
-/// [`arg`](Self::arg), then sent with [`invoke_async`](Self::invoke_async),
-/// [`invoke`](Self::invoke) or [`add_to_pipeline`](Self::add_to_pipeline).
-/// A call can be sent any number of times.
+/// Built by [`ScriptDef::call`] or
+/// [`FunctionDef::call`](crate::function::FunctionDef::call), filled with
+/// [`key`](Self::key) and [`arg`](Self::arg), then sent with
+/// [`invoke_async`](Self::invoke_async), [`invoke`](Self::invoke) or
+/// [`add_to_pipeline`](Self::add_to_pipeline). A call can be sent any number
+/// of times.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScriptCall {
-    def: &'static ScriptDef,
+pub struct Call<D: Callee> {
+    def: &'static D,
     keys: Vec<Vec<u8>>,
     args: Vec<Vec<u8>>,
 }
 
-impl ScriptCall {
+/// What a [`Call`] calls: a script ([`ScriptDef`]) or a function
+/// ([`FunctionDef`](crate::function::FunctionDef)). Sealed: the runtime
+/// implements it for those two only.
+pub trait Callee: sealed::Code {}
+
+impl<D: sealed::Code> Callee for D {}
+
+/// What a call needs of what it calls; not nameable outside the crate.
+pub(crate) mod sealed {
+    use crate::reload::ServerCode;
+
+    /// The command of a call, its first argument, and the code the server
+    /// must have to run it.
+    // Sealed: nothing outside the crate can name this trait, so the bound on
+    // the crate's own `ServerCode` never reaches a user.
+    #[allow(private_bounds)]
+    pub trait Code: Sync + 'static {
+        /// The code loaded when the server lacks it (the script, the
+        /// library).
+        type Loaded: ServerCode;
+        /// `EVALSHA` / `EVALSHA_RO`, `FCALL` / `FCALL_RO`.
+        fn command(&self) -> &'static str;
+        /// The SHA1 of the script, the name of the function.
+        fn id(&self) -> &'static str;
+        /// What to load when the server lacks it.
+        fn loaded(&self) -> &Self::Loaded;
+    }
+}
+
+impl sealed::Code for ScriptDef {
+    type Loaded = ScriptDef;
+
+    fn command(&self) -> &'static str {
+        if self.read_only {
+            "EVALSHA_RO"
+        } else {
+            "EVALSHA"
+        }
+    }
+
+    fn id(&self) -> &'static str {
+        self.sha1
+    }
+
+    fn loaded(&self) -> &ScriptDef {
+        self
+    }
+}
+
+impl<D: Callee> Call<D> {
+    /// A call of `def` without keys or arguments yet.
+    pub(crate) fn new(def: &'static D) -> Self {
+        // Room for a typical call's keys and arguments without growing.
+        Call {
+            def,
+            keys: Vec::with_capacity(8),
+            args: Vec::with_capacity(16),
+        }
+    }
+
     /// Appends keys: every Redis argument that `key` writes becomes one entry
-    /// of `KEYS` (so a `Vec` or slice of keys appends several, in order).
+    /// of `KEYS` (a script's) or one key of the call (a function's first
+    /// parameter), in order: a `Vec` or slice of keys appends several.
     ///
     /// redis-rs implements `ToRedisArgs` for `&str` and `&[T]`, not for `str`
     /// or `[T]`: a literal is passed as `.key(&"name")`.
@@ -159,14 +222,16 @@ impl ScriptCall {
     }
 
     /// Appends arguments: every Redis argument that `arg` writes becomes one
-    /// entry of `ARGV` (so a `Vec` or slice appends several, in order).
+    /// entry of `ARGV` (a script's) or one argument of the call (a
+    /// function's second parameter), in order: a `Vec` or slice appends
+    /// several.
     pub fn arg<T: ToRedisArgs>(&mut self, arg: &T) -> &mut Self {
         arg.write_redis_args(&mut self.args);
         self
     }
 
-    /// The script this call invokes.
-    pub fn def(&self) -> &'static ScriptDef {
+    /// The script or function this call invokes.
+    pub fn def(&self) -> &'static D {
         self.def
     }
 
@@ -180,21 +245,20 @@ impl ScriptCall {
         &self.args
     }
 
-    /// The `EVALSHA` (or `EVALSHA_RO`) command of this call.
-    fn eval_cmd(&self) -> redis::Cmd {
-        let command = if self.def.read_only {
-            "EVALSHA_RO"
-        } else {
-            "EVALSHA"
-        };
-        reload::call_cmd(command, self.def.sha1, &self.keys, &self.args)
+    /// The command of this call: `EVALSHA <sha1> <numkeys> <keys> <args>`
+    /// (or `EVALSHA_RO`), `FCALL <function> ...` (or `FCALL_RO`).
+    pub(crate) fn cmd(&self) -> redis::Cmd {
+        reload::call_cmd(self.def.command(), self.def.id(), &self.keys, &self.args)
     }
 
-    /// Invokes the script with `EVALSHA` (`EVALSHA_RO` for a read-only
-    /// script) and converts its reply to `T`.
+    /// Sends the call (`EVALSHA` or `EVALSHA_RO` for a script, `FCALL` or
+    /// `FCALL_RO` for a function) and converts its reply to `T`.
     ///
-    /// If the server answers `NOSCRIPT`, the script is loaded with
-    /// [`ScriptDef::load`] and the call is retried exactly once.
+    /// If the server lacks the code (`NOSCRIPT`, or `ERR Function not found`:
+    /// its cache or functions were flushed, it restarted, or it is a new
+    /// node), the code is loaded ([`ScriptDef::load`],
+    /// [`LibraryDef::load`](crate::function::LibraryDef::load)) and the
+    /// call is retried exactly once.
     ///
     /// The returned future is `Send` whenever `C` is `Send` (as
     /// `MultiplexedConnection` and `cluster_async::ClusterConnection` are), so
@@ -203,28 +267,27 @@ impl ScriptCall {
     ///
     /// # Errors
     ///
-    /// Errors of the connection, errors raised by the script (the server's
-    /// error, e.g. a failed `redis.call` or, for a read-only script, a write
-    /// command), a reply that does not convert to `T`, or the errors of
-    /// [`ScriptDef::load`] when recovering from `NOSCRIPT`.
+    /// Errors of the connection, errors raised by the script or function
+    /// (the server's error, e.g. a failed `redis.call` or, for a read-only
+    /// one, a write command), a reply that does not convert to `T`, or the
+    /// errors of loading the code when the server lacks it.
     ///
     /// # Cancellation
     ///
     /// If the future is dropped before it completes, the command may or may
-    /// not have reached the server: the script may or may not have run
-    /// (at most once, since a retry only follows a `NOSCRIPT` answer, which
-    /// means the script did not run).
+    /// not have reached the server: the code may or may not have run (at
+    /// most once, since a retry only follows an answer saying that the
+    /// server lacks the code, which means it did not run).
     pub async fn invoke_async<T, C>(&self, con: &mut C) -> RedisResult<T>
     where
         T: redis::FromRedisValue,
         C: redis::aio::ConnectionLike + ?Sized,
     {
-        reload::invoke(self.def, &self.eval_cmd(), con).await
+        reload::invoke(self.def.loaded(), &self.cmd(), con).await
     }
 
-    /// Blocking twin of [`invoke_async`](Self::invoke_async): `EVALSHA` (or
-    /// `EVALSHA_RO`), and on `NOSCRIPT` a `SCRIPT LOAD` followed by exactly
-    /// one retry.
+    /// Blocking twin of [`invoke_async`](Self::invoke_async): the call, and
+    /// when the server lacks the code, a load followed by exactly one retry.
     ///
     /// # Errors
     ///
@@ -234,18 +297,21 @@ impl ScriptCall {
         T: redis::FromRedisValue,
         C: redis::ConnectionLike + ?Sized,
     {
-        reload::invoke_blocking(self.def, &self.eval_cmd(), con)
+        reload::invoke_blocking(self.def.loaded(), &self.cmd(), con)
     }
 
-    /// Adds this call's `EVALSHA` (or `EVALSHA_RO`) command to `pipe`, and
-    /// returns `pipe` for chaining.
+    /// Adds this call's command to `pipe`, and returns `pipe` for chaining.
     ///
-    /// A pipeline cannot recover from `NOSCRIPT`: its commands are sent
-    /// together, and a `NOSCRIPT` answer surfaces as an error of the whole
-    /// pipeline (or, in a transaction, aborts it). Call [`ScriptDef::load`]
-    /// on the same connection (or cluster) first.
+    /// A pipeline cannot load the code and retry: its commands are sent
+    /// together, and the server's answer that it lacks the code surfaces as
+    /// an error of the whole pipeline (or, in a transaction, aborts it),
+    /// after the other commands have run. Load the code on the same
+    /// connection (or cluster) first: [`ScriptDef::load`],
+    /// [`LibraryDef::load`](crate::function::LibraryDef::load);
+    /// [`is_function_not_found`](crate::function::is_function_not_found)
+    /// recognizes the error of a pipeline sent without the library.
     pub fn add_to_pipeline<'p>(&self, pipe: &'p mut redis::Pipeline) -> &'p mut redis::Pipeline {
-        pipe.add_command(self.eval_cmd())
+        pipe.add_command(self.cmd())
     }
 }
 
@@ -293,7 +359,7 @@ mod tests {
             .iter()
             .map(|s| s.as_bytes().to_vec())
             .collect();
-        assert_eq!(args_of(&call.eval_cmd()), expected);
+        assert_eq!(args_of(&call.cmd()), expected);
     }
 
     #[test]
@@ -303,7 +369,7 @@ mod tests {
             .iter()
             .map(|s| s.as_bytes().to_vec())
             .collect();
-        assert_eq!(args_of(&call.eval_cmd()), expected);
+        assert_eq!(args_of(&call.cmd()), expected);
     }
 
     /// Compile-time check: with `C: Send` (and no bound on `T`), the futures

@@ -9,9 +9,14 @@
 //! the test instead of stalling the suite.
 
 mod common;
+mod redisson;
 
 use common::{DROP_DELAYS, Redis, monitor, ms, within};
 use redis::AsyncCommands;
+use redisson::{
+    attempt_key, eval_redisson_release, java_acquire, java_release, latch, lock_channel as channel,
+    token_key,
+};
 use redlua_runtime::{
     Error, FairLock, Lock, LockClient, LockGuard, LockInfo, LockKind, MAX_LEASE, MAX_NAME_LEN,
     Owner, Side,
@@ -26,36 +31,12 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// Redisson's acquire script (`RedissonLock#tryLockInnerAsync`).
-const REDISSON_ACQUIRE: &str = include_str!("redisson/acquire.lua");
-/// Redisson's release script with the unlock latch (`unlockInnerAsync`).
-const REDISSON_RELEASE: &str = include_str!("redisson/release.lua");
 /// redlua's own release script, run by hand to retry a release.
 const REDLUA_RELEASE: &str = include_str!("../scripts/lock_release.lua");
 
 /// How long a fencing token counter lives after an acquire with the default
 /// 30 s lease: the lease plus one hour.
 const TOKEN_TTL_MS: i64 = 30_000 + 3_600_000;
-
-/// The channel a lock's release is announced on (Redisson's name).
-fn channel(name: &str) -> String {
-    format!("redisson_lock__channel:{{{name}}}")
-}
-
-/// The latch of a release (Redisson's name).
-fn latch(name: &str, request_id: &str) -> String {
-    format!("redisson_unlock_latch:{{{name}}}:{request_id}")
-}
-
-/// The fencing token counter of a lock (Redisson's `RFencedLock` name).
-fn token_key(name: &str) -> String {
-    format!("redisson_lock_token:{{{name}}}")
-}
-
-/// The attempt key of the acquire that made `owner` a holder (redlua's).
-fn attempt_key(name: &str, owner: &str) -> String {
-    format!("{{{name}}}:redlua_attempt:{owner}")
-}
 
 fn map(pairs: &[(&str, &str)]) -> HashMap<String, String> {
     pairs
@@ -128,31 +109,6 @@ async fn one_expiring_latch(redis: &Redis, name: &str) {
     assert!(ttl > 0 && ttl <= 30_000, "latch ttl {ttl}");
 }
 
-/// Runs Redisson's release script by hand with EVAL, as a Java service
-/// sends it (3 keys; the lease is reset unconditionally; nil when not held).
-async fn eval_redisson_release(
-    redis: &Redis,
-    name: &str,
-    request_id: &str,
-    owner: &str,
-    lease_ms: u64,
-) -> Option<i64> {
-    redis::cmd("EVAL")
-        .arg(REDISSON_RELEASE)
-        .arg(3)
-        .arg(name)
-        .arg(channel(name))
-        .arg(latch(name, request_id))
-        .arg("0")
-        .arg(lease_ms)
-        .arg(owner)
-        .arg("PUBLISH")
-        .arg(30_000)
-        .query_async(&mut redis.raw())
-        .await
-        .expect("EVAL Redisson release")
-}
-
 /// Runs redlua's release script by hand with EVAL, as the client releases
 /// the first hold of `owner` (scripts/lock_release.lua: KEYS lock, channel,
 /// latch, first attempt key, the hold's attempt key; ARGV message, lease,
@@ -184,26 +140,6 @@ async fn eval_redlua_release(
         .query_async(&mut redis.raw())
         .await
         .expect("EVAL redlua release")
-}
-
-/// A Java service's Redisson acquire, as Redisson sends it.
-async fn java_acquire(redis: &Redis, name: &str, lease_ms: u64, owner: &str) -> Option<i64> {
-    redis::cmd("EVAL")
-        .arg(REDISSON_ACQUIRE)
-        .arg(1)
-        .arg(name)
-        .arg(lease_ms)
-        .arg(owner)
-        .query_async(&mut redis.raw())
-        .await
-        .expect("EVAL Redisson acquire")
-}
-
-/// A Java service's Redisson release with a fresh request id (16 random
-/// bytes in hex), as Redisson sends it.
-async fn java_release(redis: &Redis, name: &str, owner: &str) -> Option<i64> {
-    let request_id = uuid::Uuid::new_v4().simple().to_string();
-    eval_redisson_release(redis, name, &request_id, owner, 30_000).await
 }
 
 /// A task that waits for `lock` and reports when it got it, and as whom.

@@ -17,9 +17,14 @@
 //! the suite.
 
 mod common;
+mod redisson;
 
 use common::{DROP_DELAYS, Redis, ms, within};
 use redis::AsyncCommands;
+use redisson::{
+    attempt_key, java_read_acquire, java_read_release, java_write_acquire, java_write_release,
+    rwlock_channel as channel, timeout_key, timeouts, token_key,
+};
 use redlua_runtime::{
     Error, Lock, LockClient, LockGuard, LockInfo, LockKind, MAX_LEASE, MIN_LEASE, Mode, Owner, Side,
 };
@@ -31,15 +36,6 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
-
-/// Redisson's read lock acquire script (`RedissonReadLock#tryLockInnerAsync`).
-const JAVA_READ_ACQUIRE: &str = include_str!("redisson/rwlock_read_acquire.lua");
-/// Redisson's read lock release script (`RedissonReadLock#unlockInnerAsync`).
-const JAVA_READ_RELEASE: &str = include_str!("redisson/rwlock_read_release.lua");
-/// Redisson's write lock acquire script (`RedissonWriteLock#tryLockInnerAsync`).
-const JAVA_WRITE_ACQUIRE: &str = include_str!("redisson/rwlock_write_acquire.lua");
-/// Redisson's write lock release script (`RedissonWriteLock#unlockInnerAsync`).
-const JAVA_WRITE_RELEASE: &str = include_str!("redisson/rwlock_write_release.lua");
 
 /// Asserts that `result` is the error `pattern` (with an optional guard).
 macro_rules! assert_err {
@@ -58,36 +54,9 @@ macro_rules! assert_err {
     };
 }
 
-/// The channel a read/write lock's releases are announced on.
-fn channel(name: &str) -> String {
-    format!("redisson_rwlock:{{{name}}}")
-}
-
-/// The prefix of `owner`'s read hold timeouts (Redisson's
-/// `getReadWriteTimeoutNamePrefix`).
-fn timeouts(name: &str, owner: &str) -> String {
-    format!("{{{name}}}:{owner}:rwlock_timeout")
-}
-
-/// The timeout key of `owner`'s read hold number `n`.
-fn timeout_key(name: &str, owner: &str, n: u64) -> String {
-    format!("{}:{n}", timeouts(name, owner))
-}
-
 /// The mark a waiting writer leaves on a writer-preferring lock.
 fn writer_mark(name: &str) -> String {
     format!("{{{name}}}:redlua_writer_waiting")
-}
-
-/// The lock's fencing token counter (Redisson's `RFencedLock` key).
-fn token_key(name: &str) -> String {
-    format!("redisson_lock_token:{{{name}}}")
-}
-
-/// The attempt key of the acquire that made `owner` a holder; a re-entry's
-/// is this plus `:<n>`.
-fn attempt_key(name: &str, owner: &str) -> String {
-    format!("{{{name}}}:redlua_attempt:{owner}")
 }
 
 /// Whether `key` is an attempt key of the lock `name`.
@@ -202,63 +171,6 @@ async fn join_locker(
     within(limit, "the waiter", task)
         .await
         .expect("waiter task")
-}
-
-// Redisson's scripts, run with EVAL as a Java service sends them.
-
-async fn java_read_acquire(redis: &Redis, name: &str, lease_ms: u64, owner: &str) -> Option<i64> {
-    redis::cmd("EVAL")
-        .arg(JAVA_READ_ACQUIRE)
-        .arg(2)
-        .arg(name)
-        .arg(timeouts(name, owner))
-        .arg(lease_ms)
-        .arg(owner)
-        .arg(format!("{owner}:write"))
-        .query_async(&mut redis.raw())
-        .await
-        .expect("EVAL Redisson read acquire")
-}
-
-async fn java_read_release(redis: &Redis, name: &str, owner: &str) -> Option<i64> {
-    redis::cmd("EVAL")
-        .arg(JAVA_READ_RELEASE)
-        .arg(4)
-        .arg(name)
-        .arg(channel(name))
-        .arg(timeouts(name, owner))
-        .arg(format!("{{{name}}}"))
-        .arg("0")
-        .arg(owner)
-        .query_async(&mut redis.raw())
-        .await
-        .expect("EVAL Redisson read release")
-}
-
-async fn java_write_acquire(redis: &Redis, name: &str, lease_ms: u64, owner: &str) -> Option<i64> {
-    redis::cmd("EVAL")
-        .arg(JAVA_WRITE_ACQUIRE)
-        .arg(1)
-        .arg(name)
-        .arg(lease_ms)
-        .arg(format!("{owner}:write"))
-        .query_async(&mut redis.raw())
-        .await
-        .expect("EVAL Redisson write acquire")
-}
-
-async fn java_write_release(redis: &Redis, name: &str, owner: &str) -> Option<i64> {
-    redis::cmd("EVAL")
-        .arg(JAVA_WRITE_RELEASE)
-        .arg(2)
-        .arg(name)
-        .arg(channel(name))
-        .arg("1")
-        .arg(30_000)
-        .arg(format!("{owner}:write"))
-        .query_async(&mut redis.raw())
-        .await
-        .expect("EVAL Redisson write release")
 }
 
 // ---------------------------------------------------------------------------

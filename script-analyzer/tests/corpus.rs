@@ -205,7 +205,7 @@ const RUNS: &[(&str, &[&str], &[&str])] = &[
 #[test]
 fn corpus_runs_on_redis() {
     let server = Server::start();
-    let mut conn = Conn::new(server.port);
+    let mut conn = Conn::new(server.port());
     assert_eq!(
         conn.call(&["RPUSH", "q:wait", "job-1"]),
         Reply::Ok("1".into())

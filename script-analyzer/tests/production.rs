@@ -185,7 +185,7 @@ fn the_warning_rate_is_printed() {
 #[test]
 fn production_scripts_compile_on_redis() {
     let server = Server::start();
-    let mut conn = Conn::new(server.port);
+    let mut conn = Conn::new(server.port());
     let mut refused = Vec::new();
     for (name, source) in scripts() {
         match conn.call(&["SCRIPT", "LOAD", &source]) {

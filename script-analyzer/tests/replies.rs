@@ -103,7 +103,7 @@ fn names(types: LuaTypes) -> Vec<&'static str> {
 #[test]
 fn replies_match_a_real_server() {
     let server = Server::start();
-    let mut conn = Conn::new(server.port);
+    let mut conn = Conn::new(server.port());
     for command in SETUP {
         let reply = conn.call(command);
         assert!(matches!(reply, Reply::Ok(_)), "{command:?}: {reply:?}");
@@ -219,7 +219,7 @@ fn names3(types: LuaTypes) -> Vec<&'static str> {
 #[test]
 fn resp3_replies_match_a_real_server() {
     let server = Server::start();
-    let mut conn = Conn::new(server.port);
+    let mut conn = Conn::new(server.port());
     for command in SETUP.iter().chain(SETUP3) {
         let reply = conn.call(command);
         assert!(matches!(reply, Reply::Ok(_)), "{command:?}: {reply:?}");

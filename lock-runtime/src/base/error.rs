@@ -320,25 +320,4 @@ mod tests {
         assert_eq!(readonly.code(), Some("READONLY"));
         assert_eq!(classify(&readonly), Failure::Unknown);
     }
-
-    /// Both builds are checked: `cargo test -p redlua-runtime --lib` (no
-    /// TLS) and with `--features tls-rustls` (tools/test runs both).
-    #[tokio::test]
-    async fn a_rediss_url_needs_the_tls_feature() {
-        let connected = crate::LockClient::connect("rediss://127.0.0.1:1/").await;
-        if cfg!(feature = "tls-rustls") {
-            // TLS is there: the URL is fine, nothing listens on port 1.
-            assert!(
-                matches!(&connected, Err(Error::Connect { addr, .. }) if addr == "rediss://127.0.0.1:1"),
-                "{connected:?}"
-            );
-        } else {
-            assert!(
-                matches!(&connected, Err(Error::TlsNotEnabled)),
-                "{connected:?}"
-            );
-            let message = Error::TlsNotEnabled.to_string();
-            assert!(message.contains("`tls-rustls` feature"), "{message}");
-        }
-    }
 }

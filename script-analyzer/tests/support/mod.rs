@@ -1,73 +1,14 @@
-//! A throwaway `redis-server` and a minimal RESP2 client, for the tests
-//! that check the analyzer against a real server.
+//! A throwaway `redis-server` (test-support's) and a minimal RESP2 client,
+//! for the tests that check the analyzer against a real server: the replies
+//! are flattened to the strings the tests compare.
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::net::TcpStream;
+use std::time::Duration;
 
-/// A `redis-server` on a free loopback port, killed on drop.
-pub struct Server {
-    child: Child,
-    pub port: u16,
-    dir: PathBuf,
-}
-
-impl Server {
-    pub fn start() -> Server {
-        let port = loop {
-            let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-            let port = listener.local_addr().unwrap().port();
-            if port != 6379 {
-                break port;
-            }
-        };
-        let dir =
-            std::env::temp_dir().join(format!("redlua-analyzer-{}-{port}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let child = Command::new("redis-server")
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .arg("--dir")
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "cannot start redis-server ({e}); these tests need Redis 7: \
-                     install it with `apt-get install redis-server` (or put redis-server on PATH)"
-                )
-            });
-        let server = Server { child, port, dir };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "redis-server did not start on port {port}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        server
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
+/// A `redis-server` on a free loopback port, killed on drop: the launcher
+/// of `redlua-test-support`, as every crate's tests use it.
+pub use redlua_test_support::RedisServer as Server;
 
 /// A RESP2 reply, flattened to what the test needs.
 #[derive(Debug, PartialEq)]

@@ -1,16 +1,24 @@
-//! Compile-time behavior of `#[redis_script]`: every kind of error the macro
-//! reports (`tests/ui/fail/*.rs`, with the expected compiler output in the
-//! `.stderr` file next to each case) and code it accepts (`tests/ui/pass/*.rs`,
-//! built and run).
+//! Compile-time behavior of `#[redis_script]` and `#[redis_function]`: every
+//! kind of error the macros report (`tests/ui/fail/*.rs`, with the expected
+//! compiler output in the `.stderr` file next to each case) and code they
+//! accept (`tests/ui/pass/*.rs`, built and run).
 //!
-//! Regenerate the snapshots with `TRYBUILD=overwrite cargo test --test ui`,
-//! then read every changed `.stderr`: it is the error message users see.
+//! The cases live in this crate, not in the `redlua` facade, because
+//! trybuild builds them in a crate of its own that has every dependency and
+//! dev-dependency of the crate under test, compiled again in a target
+//! directory of its own: here that is the facade without its lock runtime,
+//! and no TLS, metrics or test-support.
+//!
+//! Regenerate the snapshots with
+//! `TRYBUILD=overwrite cargo test -p redlua-macros --test ui`, then read
+//! every changed `.stderr`: it is the error message users see.
 //!
 //! # How the cases find their `.lua` files
 //!
 //! `#[redis_script("path")]` resolves `path` against the `CARGO_MANIFEST_DIR`
 //! of the crate being compiled. trybuild does not compile the cases in this
-//! crate: it writes a throwaway crate to `<target dir>/tests/trybuild/redlua/`
+//! crate: it writes a throwaway crate to
+//! `<target dir>/tests/trybuild/redlua-macros/`
 //! (named by `cargo metadata`'s `target_directory`, so `CARGO_TARGET_DIR` and
 //! `build.target-dir` move it) whose `Cargo.toml` lists the cases as binaries,
 //! and builds it there; that directory is the cases' `CARGO_MANIFEST_DIR`, and
@@ -18,10 +26,10 @@
 //!
 //! Rather than writing paths that climb out of the target directory (which
 //! would break as soon as the target directory is elsewhere), the cases name
-//! their scripts as they are in this repository, `tests/ui/scripts/x.lua`,
+//! their scripts as they are in this crate, `tests/ui/scripts/x.lua`,
 //! and this test copies `tests/ui/scripts/` into the throwaway crate at the
 //! same relative place before trybuild builds it. The paths in the cases thus
-//! mean the same thing from the repository root and from trybuild's crate, the
+//! mean the same thing from this crate's directory and from trybuild's crate, the
 //! error messages show them exactly as written, and nothing depends on where
 //! the target directory is. The copy is refreshed on every run (a copy rather
 //! than a symbolic link, so it also works where links are not available).
