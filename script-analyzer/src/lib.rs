@@ -26,6 +26,7 @@
 
 pub mod commands;
 mod diagnostic;
+pub mod globals;
 pub mod header;
 pub mod infer;
 pub mod library;

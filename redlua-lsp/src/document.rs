@@ -1,0 +1,97 @@
+//! An open document: its text, what it is checked against, and its last
+//! findings.
+//!
+//! Invariants: `index` is always the index of `text`; `settings` are those
+//! of `text` (they are read from its header on every change); `findings`,
+//! when present, are the analyzer's on `text` as it is.
+
+use crate::diagnostics;
+use crate::lines::{Encoding, LineIndex};
+use crate::settings::{self, CrateTarget, Settings};
+use lsp_types::TextDocumentContentChangeEvent;
+use redlua_analyzer::Diagnostic;
+use std::path::PathBuf;
+
+/// One open document.
+#[derive(Debug)]
+pub struct Document {
+    text: String,
+    index: LineIndex,
+    encoding: Encoding,
+    path: Option<PathBuf>,
+    crate_target: CrateTarget,
+    settings: Settings,
+    findings: Option<Vec<Diagnostic>>,
+}
+
+impl Document {
+    /// A document opened with `text`; `uri` says where its crate is.
+    pub fn open(uri: &str, text: String, encoding: Encoding) -> Document {
+        let path = settings::file_path(uri);
+        let crate_target = crate_target_of(path.as_ref());
+        let settings = settings::for_source(&text, &crate_target);
+        Document {
+            index: LineIndex::new(&text, encoding),
+            text,
+            encoding,
+            path,
+            crate_target,
+            settings,
+            findings: None,
+        }
+    }
+
+    /// The text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The line index of the text.
+    pub fn index(&self) -> &LineIndex {
+        &self.index
+    }
+
+    /// What the text is checked against.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Applies the client's changes, in order: a change without a range
+    /// replaces the whole text; a range is taken as
+    /// [`LineIndex::offset`] takes it (clamped), its ends in either order.
+    pub fn change(&mut self, changes: Vec<TextDocumentContentChangeEvent>) {
+        for change in changes {
+            match change.range {
+                None => self.text = change.text,
+                Some(range) => {
+                    let a = self.index.offset(&self.text, range.start);
+                    let b = self.index.offset(&self.text, range.end);
+                    self.text.replace_range(a.min(b)..a.max(b), &change.text);
+                }
+            }
+            self.index = LineIndex::new(&self.text, self.encoding);
+        }
+        self.settings = settings::for_source(&self.text, &self.crate_target);
+        self.findings = None;
+    }
+
+    /// After a save: the crate's `Cargo.toml` is read again.
+    pub fn saved(&mut self) {
+        self.crate_target = crate_target_of(self.path.as_ref());
+        self.settings = settings::for_source(&self.text, &self.crate_target);
+        self.findings = None;
+    }
+
+    /// The analyzer's findings on the text, analyzing it if it changed.
+    pub fn findings(&mut self) -> &[Diagnostic] {
+        self.findings
+            .get_or_insert_with(|| diagnostics::findings(&self.text, &self.settings))
+    }
+}
+
+fn crate_target_of(path: Option<&PathBuf>) -> CrateTarget {
+    match path.and_then(|p| p.parent()) {
+        Some(dir) => settings::crate_target(dir),
+        None => CrateTarget::default(),
+    }
+}

@@ -1,0 +1,367 @@
+//! The server's state and its handling of each message, independent of the
+//! transport: [`Server::handle`] takes one message and appends what to send;
+//! [`Server::publish`] appends the diagnostics of the documents changed
+//! since it was last called.
+//!
+//! Lifecycle, as the protocol says: before `initialize`, a request gets
+//! `ServerNotInitialized` and a notification is dropped; a second
+//! `initialize` is an invalid request; after `shutdown`, requests are
+//! invalid; `exit` ends the server, with status 0 after `shutdown` and 1
+//! without. An unknown request gets `MethodNotFound`, a request whose
+//! parameters do not fit its method `InvalidParams`; unknown notifications
+//! and responses are ignored. A request about a document that is not open
+//! gets a null result.
+
+use crate::actions;
+use crate::completion;
+use crate::diagnostics;
+use crate::document::Document;
+use crate::hover;
+use crate::lines::Encoding;
+use lsp_server::{ErrorCode, Message, Notification, Request, Response};
+use lsp_types::notification::{
+    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument,
+    Notification as _, PublishDiagnostics,
+};
+use lsp_types::request::{CodeActionRequest, Completion, HoverRequest, Request as _};
+use lsp_types::{
+    CodeAction, CodeActionKind, CodeActionOptions, CodeActionOrCommand, CodeActionParams,
+    CodeActionProviderCapability, CompletionItem, CompletionOptions, CompletionParams,
+    CompletionResponse, CompletionTextEdit, Hover, HoverContents, HoverParams,
+    HoverProviderCapability, InitializeParams, InitializeResult, MarkupContent, MarkupKind,
+    PublishDiagnosticsParams, SaveOptions, ServerCapabilities, ServerInfo,
+    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
+    TextDocumentSyncSaveOptions, TextEdit, Uri, WorkspaceEdit,
+};
+use serde::de::DeserializeOwned;
+use std::collections::{BTreeSet, HashMap};
+
+/// What the transport does after a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Read the next message.
+    Continue,
+    /// Stop, with this exit status.
+    Exit(u8),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Uninitialized,
+    Running,
+    ShutDown,
+}
+
+/// The server: open documents and where the session is.
+#[derive(Debug)]
+pub struct Server {
+    phase: Phase,
+    encoding: Encoding,
+    documents: HashMap<String, (Uri, Document)>,
+    /// Documents whose diagnostics are to be published.
+    changed: BTreeSet<String>,
+}
+
+impl Default for Server {
+    fn default() -> Self {
+        Server::new()
+    }
+}
+
+/// A request's failure: its code and message.
+type Failure = (ErrorCode, String);
+
+impl Server {
+    /// A server waiting for `initialize`.
+    pub fn new() -> Server {
+        Server {
+            phase: Phase::Uninitialized,
+            encoding: Encoding::Utf16,
+            documents: HashMap::new(),
+            changed: BTreeSet::new(),
+        }
+    }
+
+    /// Handles one message, appending the replies to `out`.
+    pub fn handle(&mut self, message: Message, out: &mut Vec<Message>) -> Flow {
+        match message {
+            Message::Request(request) => {
+                out.push(Message::Response(self.request(request)));
+                Flow::Continue
+            }
+            Message::Notification(notification) => self.notification(notification),
+            Message::Response(_) => Flow::Continue,
+        }
+    }
+
+    /// Appends a `publishDiagnostics` for each document changed, opened or
+    /// closed since the last call.
+    pub fn publish(&mut self, out: &mut Vec<Message>) {
+        for key in std::mem::take(&mut self.changed) {
+            let params = match self.documents.get_mut(&key) {
+                Some((uri, document)) => {
+                    let findings = document.findings().to_vec();
+                    PublishDiagnosticsParams::new(
+                        uri.clone(),
+                        diagnostics::to_protocol(
+                            uri,
+                            document.text(),
+                            document.index(),
+                            document.settings(),
+                            &findings,
+                        ),
+                        None,
+                    )
+                }
+                // Closed: its diagnostics are cleared.
+                None => match key.parse::<Uri>() {
+                    Ok(uri) => PublishDiagnosticsParams::new(uri, Vec::new(), None),
+                    Err(_) => continue,
+                },
+            };
+            out.push(Message::Notification(Notification::new(
+                PublishDiagnostics::METHOD.to_string(),
+                params,
+            )));
+        }
+    }
+
+    fn request(&mut self, request: Request) -> Response {
+        let id = request.id.clone();
+        let result = match (self.phase, request.method.as_str()) {
+            (Phase::Uninitialized, "initialize") => self.initialize(request),
+            (Phase::Uninitialized, _) => Err((
+                ErrorCode::ServerNotInitialized,
+                "the server is not initialized: send `initialize` first".into(),
+            )),
+            (_, "initialize") => Err((
+                ErrorCode::InvalidRequest,
+                "the server is already initialized".into(),
+            )),
+            (Phase::ShutDown, method) => Err((
+                ErrorCode::InvalidRequest,
+                format!("`{method}` after `shutdown`: only `exit` is expected"),
+            )),
+            (Phase::Running, "shutdown") => {
+                self.phase = Phase::ShutDown;
+                Ok(serde_json::Value::Null)
+            }
+            (Phase::Running, HoverRequest::METHOD) => {
+                params(request).and_then(|p| to_value(self.hover(p)))
+            }
+            (Phase::Running, Completion::METHOD) => {
+                params(request).and_then(|p| to_value(self.completion(p)))
+            }
+            (Phase::Running, CodeActionRequest::METHOD) => {
+                params(request).and_then(|p| to_value(self.code_actions(p)))
+            }
+            (Phase::Running, method) => Err((
+                ErrorCode::MethodNotFound,
+                format!("unknown method `{method}`"),
+            )),
+        };
+        match result {
+            Ok(value) => Response {
+                id,
+                result: Some(value),
+                error: None,
+            },
+            Err((code, message)) => Response::new_err(id, code as i32, message),
+        }
+    }
+
+    fn notification(&mut self, notification: Notification) -> Flow {
+        if notification.method == "exit" {
+            return Flow::Exit(if self.phase == Phase::ShutDown { 0 } else { 1 });
+        }
+        if self.phase != Phase::Running {
+            return Flow::Continue;
+        }
+        let method = notification.method.clone();
+        // A notification that does not fit its method is dropped: there is
+        // no one to answer.
+        match method.as_str() {
+            DidOpenTextDocument::METHOD => {
+                if let Ok(p) = notification.extract::<lsp_types::DidOpenTextDocumentParams>(&method)
+                {
+                    let uri = p.text_document.uri;
+                    let key = uri.as_str().to_string();
+                    let document = Document::open(&key, p.text_document.text, self.encoding);
+                    self.documents.insert(key.clone(), (uri, document));
+                    self.changed.insert(key);
+                }
+            }
+            DidChangeTextDocument::METHOD => {
+                if let Ok(p) =
+                    notification.extract::<lsp_types::DidChangeTextDocumentParams>(&method)
+                {
+                    let key = p.text_document.uri.as_str().to_string();
+                    if let Some((_, document)) = self.documents.get_mut(&key) {
+                        document.change(p.content_changes);
+                        self.changed.insert(key);
+                    }
+                }
+            }
+            DidSaveTextDocument::METHOD => {
+                if let Ok(p) = notification.extract::<lsp_types::DidSaveTextDocumentParams>(&method)
+                {
+                    let key = p.text_document.uri.as_str().to_string();
+                    if let Some((_, document)) = self.documents.get_mut(&key) {
+                        document.saved();
+                        self.changed.insert(key);
+                    }
+                }
+            }
+            DidCloseTextDocument::METHOD => {
+                if let Ok(p) =
+                    notification.extract::<lsp_types::DidCloseTextDocumentParams>(&method)
+                {
+                    let key = p.text_document.uri.as_str().to_string();
+                    if self.documents.remove(&key).is_some() {
+                        self.changed.insert(key);
+                    }
+                }
+            }
+            _ => {}
+        }
+        Flow::Continue
+    }
+
+    fn initialize(&mut self, request: Request) -> Result<serde_json::Value, Failure> {
+        let p: InitializeParams = params(request)?;
+        let offered = p
+            .capabilities
+            .general
+            .and_then(|general| general.position_encodings)
+            .unwrap_or_default();
+        if offered.contains(&Encoding::Utf8.kind()) {
+            self.encoding = Encoding::Utf8;
+        }
+        self.phase = Phase::Running;
+        let capabilities = ServerCapabilities {
+            position_encoding: Some(self.encoding.kind()),
+            text_document_sync: Some(TextDocumentSyncCapability::Options(
+                TextDocumentSyncOptions {
+                    open_close: Some(true),
+                    change: Some(TextDocumentSyncKind::INCREMENTAL),
+                    save: Some(TextDocumentSyncSaveOptions::SaveOptions(SaveOptions {
+                        include_text: Some(false),
+                    })),
+                    ..TextDocumentSyncOptions::default()
+                },
+            )),
+            hover_provider: Some(HoverProviderCapability::Simple(true)),
+            completion_provider: Some(CompletionOptions {
+                trigger_characters: Some([".", ":", "'", "\"", "["].map(String::from).to_vec()),
+                ..CompletionOptions::default()
+            }),
+            code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+                code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+                ..CodeActionOptions::default()
+            })),
+            ..ServerCapabilities::default()
+        };
+        to_value(InitializeResult {
+            capabilities,
+            server_info: Some(ServerInfo {
+                name: env!("CARGO_PKG_NAME").to_string(),
+                version: Some(env!("CARGO_PKG_VERSION").to_string()),
+            }),
+        })
+    }
+
+    fn hover(&self, p: HoverParams) -> Option<Hover> {
+        let uri = p.text_document_position_params.text_document.uri;
+        let (_, document) = self.documents.get(uri.as_str())?;
+        let text = document.text();
+        let index = document.index();
+        let offset = index.offset(text, p.text_document_position_params.position);
+        let (markdown, (start, end)) = hover::at(text, offset, document.settings().options.target)?;
+        Some(Hover {
+            contents: HoverContents::Markup(MarkupContent {
+                kind: MarkupKind::Markdown,
+                value: markdown,
+            }),
+            range: Some(index.range(text, start, end)),
+        })
+    }
+
+    fn completion(&self, p: CompletionParams) -> Option<CompletionResponse> {
+        let uri = p.text_document_position.text_document.uri;
+        let (_, document) = self.documents.get(uri.as_str())?;
+        let text = document.text();
+        let index = document.index();
+        let offset = index.offset(text, p.text_document_position.position);
+        let settings = document.settings();
+        let items: Vec<CompletionItem> =
+            completion::at(text, offset, settings.options.target, &settings.header)
+                .into_iter()
+                .map(|(mut item, replaced)| {
+                    if let Some((start, end)) = replaced {
+                        item.text_edit = Some(CompletionTextEdit::Edit(TextEdit::new(
+                            index.range(text, start, end),
+                            item.label.clone(),
+                        )));
+                    }
+                    item
+                })
+                .collect();
+        Some(CompletionResponse::Array(items))
+    }
+
+    fn code_actions(&mut self, p: CodeActionParams) -> Option<Vec<CodeActionOrCommand>> {
+        let uri = p.text_document.uri;
+        let (_, document) = self.documents.get_mut(uri.as_str())?;
+        let findings = document.findings().to_vec();
+        let text = document.text();
+        let index = document.index();
+        let from = index.offset(text, p.range.start);
+        let to = index.offset(text, p.range.end).max(from);
+        let mut out = Vec::new();
+        for finding in &findings {
+            let Some(span) = finding.primary_span() else {
+                continue;
+            };
+            if span.end.offset < from || span.start.offset > to {
+                continue;
+            }
+            let protocol = diagnostics::to_protocol(
+                &uri,
+                text,
+                index,
+                document.settings(),
+                std::slice::from_ref(finding),
+            )
+            .pop();
+            for fix in actions::fixes(text, finding) {
+                let edit = TextEdit::new(index.range(text, fix.range.0, fix.range.1), fix.text);
+                out.push(CodeActionOrCommand::CodeAction(CodeAction {
+                    title: fix.title,
+                    kind: Some(CodeActionKind::QUICKFIX),
+                    diagnostics: protocol.clone().map(|d| vec![d]),
+                    edit: Some(WorkspaceEdit {
+                        changes: Some(HashMap::from([(uri.clone(), vec![edit])])),
+                        ..WorkspaceEdit::default()
+                    }),
+                    is_preferred: Some(fix.preferred),
+                    ..CodeAction::default()
+                }));
+            }
+        }
+        Some(out)
+    }
+}
+
+/// A request's parameters, or `InvalidParams`.
+fn params<P: DeserializeOwned>(request: Request) -> Result<P, Failure> {
+    serde_json::from_value(request.params).map_err(|error| {
+        (
+            ErrorCode::InvalidParams,
+            format!("invalid parameters for `{}`: {error}", request.method),
+        )
+    })
+}
+
+fn to_value(value: impl serde::Serialize) -> Result<serde_json::Value, Failure> {
+    serde_json::to_value(value).map_err(|error| (ErrorCode::InternalError, error.to_string()))
+}
