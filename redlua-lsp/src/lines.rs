@@ -69,6 +69,8 @@ impl LineIndex {
         }
         let line = self.starts.partition_point(|&s| s <= offset) - 1;
         let start = self.starts[line];
+        // Between the `\r` and `\n` of a line break: the line's end.
+        let offset = offset.min(self.line_end(text, line));
         let column: usize = text[start..offset]
             .chars()
             .map(|c| self.encoding.units(c))
@@ -147,6 +149,8 @@ mod tests {
         // A lone `\r` ends a line.
         assert_eq!(index.position(text, 10), Position::new(2, 0));
         assert_eq!(index.offset(text, Position::new(9, 0)), text.len());
+        // Inside the `\r\n`: the line's end.
+        assert_eq!(index.position(text, 7), Position::new(0, 4));
     }
 
     #[test]
