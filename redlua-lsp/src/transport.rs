@@ -45,9 +45,9 @@ pub fn read_messages(mut input: impl BufRead, sender: mpsc::Sender<Incoming>) {
         let Some(body) = body else {
             continue; // no usable Content-Length: skipped
         };
-        let incoming = match serde_json::from_slice::<Message>(&body) {
+        let incoming = match parse(&body) {
             Ok(message) => Incoming::Message(message),
-            Err(error) => Incoming::Malformed(malformed(&body, &error)),
+            Err(response) => Incoming::Malformed(response),
         };
         if sender.send(incoming).is_err() {
             return;
@@ -55,23 +55,34 @@ pub fn read_messages(mut input: impl BufRead, sender: mpsc::Sender<Incoming>) {
     }
 }
 
-/// The error response to a body that is not a message.
-fn malformed(body: &[u8], error: &serde_json::Error) -> Value {
-    let (code, id) = match serde_json::from_slice::<Value>(body) {
-        Err(_) => (ErrorCode::ParseError, Value::Null),
-        Ok(value) => {
-            let id = match value.get("id") {
-                Some(id @ (Value::Number(_) | Value::String(_))) => id.clone(),
-                _ => Value::Null,
-            };
-            (ErrorCode::InvalidRequest, id)
-        }
+/// The message in `body`, or the error response to send: `ParseError`
+/// for a body that is not JSON, `InvalidRequest` for JSON that is not a
+/// message (one with a `method` must be a request or a notification; a
+/// usable `id` is echoed).
+fn parse(body: &[u8]) -> Result<Message, Value> {
+    let error = |code: ErrorCode, id: Value, why: String| {
+        json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": { "code": code as i32, "message": format!("malformed message: {why}") },
+        })
     };
-    json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": { "code": code as i32, "message": format!("malformed message: {error}") },
-    })
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| error(ErrorCode::ParseError, Value::Null, e.to_string()))?;
+    let id = match value.get("id") {
+        Some(id @ (Value::Number(_) | Value::String(_))) => id.clone(),
+        _ => Value::Null,
+    };
+    let has_method = value.get("method").is_some();
+    match serde_json::from_value::<Message>(value) {
+        Ok(Message::Response(_)) if has_method => Err(error(
+            ErrorCode::InvalidRequest,
+            id,
+            "`method` is not a string".into(),
+        )),
+        Ok(message) => Ok(message),
+        Err(e) => Err(error(ErrorCode::InvalidRequest, id, e.to_string())),
+    }
 }
 
 /// One frame: `Ok(None)` at the end of the input, `Ok(Some(None))` for a

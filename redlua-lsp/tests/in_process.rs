@@ -96,27 +96,41 @@ fn code(d: &Diagnostic) -> &str {
 #[test]
 fn diagnostics_carry_the_lint_name_its_level_and_the_exact_range() {
     let mut session = Session::new();
-    let text = "-- redlua: keys=1\nlocal v = redis.call('hincrbyy', KEYS[1], 'n', 1)\nreturn ARGV[1]\n";
+    let text =
+        "-- redlua: keys=1\nlocal v = redis.call('hincrbyy', KEYS[1], 'n', 1)\nreturn ARGV[1]\n";
     let diagnostics = session.open(text);
     let unknown = diagnostics
         .iter()
         .find(|d| code(d) == "unknown_command")
         .unwrap_or_else(|| panic!("{diagnostics:#?}"));
-    assert_eq!(unknown.range, Range::new(Position::new(1, 21), Position::new(1, 31)));
+    assert_eq!(
+        unknown.range,
+        Range::new(Position::new(1, 21), Position::new(1, 31))
+    );
     assert_eq!(unknown.severity, Some(DiagnosticSeverity::ERROR));
     assert_eq!(unknown.source.as_deref(), Some("redlua"));
-    assert!(unknown.message.contains("did you mean `hincrby`?"), "{}", unknown.message);
+    assert!(
+        unknown.message.contains("did you mean `hincrby`?"),
+        "{}",
+        unknown.message
+    );
     // `args` is not declared: any number of arguments is accepted.
-    assert!(!diagnostics.iter().any(|d| code(d) == "arity"), "{diagnostics:#?}");
+    assert!(
+        !diagnostics.iter().any(|d| code(d) == "arity"),
+        "{diagnostics:#?}"
+    );
 }
 
 #[test]
 fn the_same_messages_as_the_analyzer_with_the_header_applied() {
     let mut session = Session::new();
-    let text = "-- redlua: keys=1 args=0 returns=string\nreturn redis.call('GET', KEYS[1]) .. ARGV[1]\n";
+    let text =
+        "-- redlua: keys=1 args=0 returns=string\nreturn redis.call('GET', KEYS[1]) .. ARGV[1]\n";
     let diagnostics = session.open(text);
     let mut options = redlua_analyzer::Options::default();
-    redlua_analyzer::header::parse(text).unwrap().apply(&mut options);
+    redlua_analyzer::header::parse(text)
+        .unwrap()
+        .apply(&mut options);
     let expected = redlua_analyzer::analyze(text, &options).diagnostics;
     assert!(!expected.is_empty());
     let got: Vec<(&str, &str)> = diagnostics
@@ -144,7 +158,10 @@ fn a_header_error_points_at_the_setting_and_warnings_stay_warnings() {
     ));
     let mut session = Session::new();
     let diagnostics = session.open("return redis.call('GET', 'literal:key')\n");
-    let literal = diagnostics.iter().find(|d| code(d) == "literal_key").unwrap();
+    let literal = diagnostics
+        .iter()
+        .find(|d| code(d) == "literal_key")
+        .unwrap();
     assert_eq!(literal.severity, Some(DiagnosticSeverity::WARNING));
 }
 
@@ -164,7 +181,10 @@ fn changes_and_closing_republish() {
         published[0].diagnostics[0].range,
         Range::new(Position::new(0, 18), Position::new(0, 24))
     );
-    session.notify("textDocument/didClose", json!({ "textDocument": { "uri": URI } }));
+    session.notify(
+        "textDocument/didClose",
+        json!({ "textDocument": { "uri": URI } }),
+    );
     let published = session.published();
     assert_eq!(published.len(), 1);
     assert!(published[0].diagnostics.is_empty());
@@ -178,8 +198,14 @@ fn hover_completion_and_a_quick_fix() {
     let hover = session.request("textDocument/hover", session.at(1, 16));
     let value = hover.result.unwrap();
     let markdown = value["contents"]["value"].as_str().unwrap();
-    assert!(markdown.starts_with("**EXISTS** — Determines whether one or more keys exist."), "{markdown}");
-    assert!(markdown.contains("reply (RESP2): a number (an integer reply)"), "{markdown}");
+    assert!(
+        markdown.starts_with("**EXISTS** — Determines whether one or more keys exist."),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("reply (RESP2): a number (an integer reply)"),
+        "{markdown}"
+    );
     let completion = session.request("textDocument/completion", session.at(1, 16));
     let items: CompletionResponse = serde_json::from_value(completion.result.unwrap()).unwrap();
     let CompletionResponse::Array(items) = items else {
@@ -210,11 +236,17 @@ fn the_lifecycle_and_errors_follow_the_protocol() {
     let Message::Response(response) = out.pop().unwrap() else {
         panic!()
     };
-    assert_eq!(response.error.unwrap().code, ErrorCode::ServerNotInitialized as i32);
+    assert_eq!(
+        response.error.unwrap().code,
+        ErrorCode::ServerNotInitialized as i32
+    );
 
     let mut session = Session::new();
     let unknown = session.request("textDocument/frobnicate", json!({}));
-    assert_eq!(unknown.error.unwrap().code, ErrorCode::MethodNotFound as i32);
+    assert_eq!(
+        unknown.error.unwrap().code,
+        ErrorCode::MethodNotFound as i32
+    );
     let bad = session.request("textDocument/hover", json!({ "position": "nowhere" }));
     assert_eq!(bad.error.unwrap().code, ErrorCode::InvalidParams as i32);
     let again = session.request("initialize", json!({ "capabilities": {} }));
@@ -264,7 +296,10 @@ fn offset(text: &str, position: Position) -> usize {
 /// Whether `position` names a place in `text`: an existing line, and a
 /// column within it that is not inside a character.
 fn valid(text: &str, position: Position) -> bool {
-    let lines: Vec<&str> = text.split("\r\n").flat_map(|l| l.split(['\n', '\r'])).collect();
+    let lines: Vec<&str> = text
+        .split("\r\n")
+        .flat_map(|l| l.split(['\n', '\r']))
+        .collect();
     let Some(line) = lines.get(position.line as usize) else {
         return false;
     };
