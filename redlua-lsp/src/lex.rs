@@ -91,20 +91,20 @@ pub fn tokens(text: &str) -> Vec<Token> {
             out.push(token);
             continue;
         }
-        if b == b'[' {
-            if let Some(level) = long_bracket(bytes, i) {
-                let open = i + level + 2;
-                let (inner_end, end, closed) = close_long(text, i, level);
-                out.push(Token {
-                    kind: Kind::String,
-                    start,
-                    end,
-                    inner: (open, inner_end),
-                    closed,
-                });
-                i = end;
-                continue;
-            }
+        if b == b'['
+            && let Some(level) = long_bracket(bytes, i)
+        {
+            let open = i + level + 2;
+            let (inner_end, end, closed) = close_long(text, i, level);
+            out.push(Token {
+                kind: Kind::String,
+                start,
+                end,
+                inner: (open, inner_end),
+                closed,
+            });
+            i = end;
+            continue;
         }
         if b == b'\'' || b == b'"' {
             let mut j = i + 1;
@@ -253,6 +253,6 @@ mod tests {
             all.iter()
                 .all(|t| text.is_char_boundary(t.start) && text.is_char_boundary(t.end))
         );
-        assert_eq!(all.last().unwrap().closed, false);
+        assert!(!all.last().unwrap().closed);
     }
 }
