@@ -4,6 +4,9 @@
 //!   a condition, `not v` (for `~= nil`, `v`), or compare with `false`.
 //! - `integer_condition` (`if redis.call('EXISTS', k) then`): compare with
 //!   `== 1`, or `> 0` for a count; under `not`, in parentheses.
+//! - `lexical_comparison` (`redis.call('GET', k) < ARGV[1]`): compare
+//!   numbers, `tonumber(a) < tonumber(b)` (a number literal, or an operand
+//!   already converted, is left as it is).
 //!
 //! Invariants: an edit replaces exactly the finding's range, and is offered
 //! only when the text there has the shape the lint reported (a document
@@ -39,6 +42,7 @@ pub fn fixes(text: &str, finding: &Diagnostic) -> Vec<Fix> {
     match finding.lint {
         Lint::NilComparison => nil_comparison(written, (start, end)),
         Lint::IntegerCondition => integer_condition(text, written, (start, end)),
+        Lint::LexicalComparison => lexical_comparison(written, (start, end)),
         _ => Vec::new(),
     }
 }
@@ -123,6 +127,42 @@ fn integer_condition(text: &str, written: &str, range: (usize, usize)) -> Vec<Fi
         .collect()
 }
 
+fn lexical_comparison(written: &str, range: (usize, usize)) -> Vec<Fix> {
+    let tokens = code_tokens(written);
+    let Some(op) = top_level(&tokens, written)
+        .into_iter()
+        .find(|&i| matches!(tokens[i].text(written), "<" | "<=" | ">" | ">="))
+    else {
+        return Vec::new();
+    };
+    let (left, right) = (&tokens[..op], &tokens[op + 1..]);
+    if left.is_empty() || right.is_empty() {
+        return Vec::new();
+    }
+    let number = |side: &[Token]| {
+        let text = &written[side[0].start..side[side.len() - 1].end];
+        let numeric = (side.len() == 1 && side[0].kind == Kind::Number)
+            || (text.starts_with("tonumber(") && !needs_parens(side, written));
+        if numeric {
+            text.to_string()
+        } else {
+            format!("tonumber({text})")
+        }
+    };
+    let text = format!(
+        "{} {} {}",
+        number(left),
+        tokens[op].text(written),
+        number(right)
+    );
+    vec![Fix {
+        title: format!("Compare numbers: `{text}`"),
+        preferred: true,
+        range,
+        text,
+    }]
+}
+
 /// The indices of the tokens outside any brackets.
 fn top_level(tokens: &[Token], text: &str) -> Vec<usize> {
     let mut depth = 0usize;
@@ -189,6 +229,18 @@ mod tests {
             out[1].starts_with("if false ~= redis.call('GET', KEYS[1]) then"),
             "{}",
             out[1]
+        );
+    }
+
+    #[test]
+    fn a_lexical_comparison_compares_numbers() {
+        let source = "if redis.call('GET', KEYS[1]) < ARGV[1] then return 1 end\nreturn 0\n";
+        let out = fixed(source, Lint::LexicalComparison);
+        assert_eq!(
+            out,
+            [
+                "if tonumber(redis.call('GET', KEYS[1])) < tonumber(ARGV[1]) then return 1 end\nreturn 0\n"
+            ]
         );
     }
 
