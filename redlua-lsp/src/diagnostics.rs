@@ -10,12 +10,16 @@
 //! the analyzer's label, notes and help as further lines of its message, and
 //! the analyzer's secondary places as related information. A finding about
 //! the declared keys or arguments (no place in the script) points at the
-//! header's `keys=` or `args=` setting.
+//! header's `keys=` or `args=` setting (or the script's start); when a Rust
+//! struct declares the script, the related information names it (for a key
+//! or argument, its field).
 
 use crate::lines::LineIndex;
+use crate::rust_decl::Declaration;
 use crate::settings::Settings;
 use lsp_types::{
-    DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Range, Uri,
+    DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Position, Range,
+    Uri,
 };
 use redlua_analyzer::header::HeaderError;
 use redlua_analyzer::{
@@ -92,7 +96,7 @@ pub fn to_protocol(
             Target::Key(_) => setting_bytes(source, "keys="),
             Target::Arg(_) => setting_bytes(source, "args="),
         };
-        let related: Vec<DiagnosticRelatedInformation> = d
+        let mut related: Vec<DiagnosticRelatedInformation> = d
             .secondary
             .iter()
             .map(|label| DiagnosticRelatedInformation {
@@ -103,6 +107,12 @@ pub fn to_protocol(
                 message: label.message.clone(),
             })
             .collect();
+        related.extend(
+            settings
+                .rust
+                .as_ref()
+                .and_then(|rust| declared_at(rust, d.target)),
+        );
         out.push(lsp_types::Diagnostic {
             range: index.range(source, start, end),
             severity: Some(match d.severity {
@@ -117,6 +127,37 @@ pub fn to_protocol(
         });
     }
     out
+}
+
+/// For a finding about a declared key or argument: the field that declares
+/// it; for any other: the struct.
+fn declared_at(rust: &Declaration, target: Target) -> Option<DiagnosticRelatedInformation> {
+    let (place, message) = match target {
+        Target::Key(i) => {
+            let (name, place) = rust.keys.get(i)?;
+            (
+                place,
+                format!("`{name}` of `{}` declares KEYS[{}]", rust.name, i + 1),
+            )
+        }
+        Target::Arg(i) => {
+            let (name, place) = rust.args.get(i)?;
+            (
+                place,
+                format!("`{name}` of `{}` declares ARGV[{}]", rust.name, i + 1),
+            )
+        }
+        Target::Script(_) => (&rust.place, format!("`{}` declares this script", rust.name)),
+    };
+    let line = u32::try_from(place.line.saturating_sub(1)).ok()?;
+    let column = u32::try_from(place.column).ok()?;
+    Some(DiagnosticRelatedInformation {
+        location: Location::new(
+            crate::settings::file_uri(&place.file)?,
+            Range::new(Position::new(line, column), Position::new(line, column)),
+        ),
+        message,
+    })
 }
 
 /// The headline, then the label, notes and help, one a line.

@@ -2,11 +2,13 @@
 //! findings.
 //!
 //! Invariants: `index` is always the index of `text`; `settings` are those
-//! of `text` (they are read from its header on every change); `findings`,
+//! of `text` (they are read from its header on every change) and of the
+//! crate as last read (on open and on save); `findings`,
 //! when present, are the analyzer's on `text` as it is.
 
 use crate::diagnostics;
 use crate::lines::{Encoding, LineIndex};
+use crate::rust_decl::{self, Declaration};
 use crate::settings::{self, CrateTarget, Settings};
 use lsp_types::TextDocumentContentChangeEvent;
 use redlua_analyzer::Diagnostic;
@@ -20,6 +22,7 @@ pub struct Document {
     encoding: Encoding,
     path: Option<PathBuf>,
     crate_target: CrateTarget,
+    declaration: Option<Declaration>,
     settings: Settings,
     findings: Option<Vec<Diagnostic>>,
 }
@@ -29,13 +32,15 @@ impl Document {
     pub fn open(uri: &str, text: String, encoding: Encoding) -> Document {
         let path = settings::file_path(uri);
         let crate_target = crate_target_of(path.as_ref());
-        let settings = settings::for_source(&text, &crate_target);
+        let declaration = declaration_of(path.as_ref(), &crate_target);
+        let settings = settings::for_source(&text, &crate_target, declaration.as_ref());
         Document {
             index: LineIndex::new(&text, encoding),
             text,
             encoding,
             path,
             crate_target,
+            declaration,
             settings,
             findings: None,
         }
@@ -71,14 +76,18 @@ impl Document {
             }
             self.index = LineIndex::new(&self.text, self.encoding);
         }
-        self.settings = settings::for_source(&self.text, &self.crate_target);
+        self.settings =
+            settings::for_source(&self.text, &self.crate_target, self.declaration.as_ref());
         self.findings = None;
     }
 
-    /// After a save: the crate's `Cargo.toml` is read again.
+    /// After a save: the crate's `Cargo.toml`, and its sources for the
+    /// script's declaration, are read again.
     pub fn saved(&mut self) {
         self.crate_target = crate_target_of(self.path.as_ref());
-        self.settings = settings::for_source(&self.text, &self.crate_target);
+        self.declaration = declaration_of(self.path.as_ref(), &self.crate_target);
+        self.settings =
+            settings::for_source(&self.text, &self.crate_target, self.declaration.as_ref());
         self.findings = None;
     }
 
@@ -87,6 +96,12 @@ impl Document {
         self.findings
             .get_or_insert_with(|| diagnostics::findings(&self.text, &self.settings))
     }
+}
+
+/// The `#[redis_script]` struct of the script's crate that names it.
+fn declaration_of(path: Option<&PathBuf>, crate_target: &CrateTarget) -> Option<Declaration> {
+    let crate_dir = crate_target.manifest.as_ref()?.parent()?;
+    rust_decl::find(path?, crate_dir)
 }
 
 fn crate_target_of(path: Option<&PathBuf>) -> CrateTarget {

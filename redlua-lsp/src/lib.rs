@@ -31,6 +31,7 @@ mod document;
 mod hover;
 mod lex;
 mod lines;
+mod rust_decl;
 mod server;
 mod settings;
 mod summaries;

@@ -2,12 +2,19 @@
 //! header declares (keys, arguments, result type), as `lockctl lint` decides
 //! it for a file on disk.
 //!
-//! The target is, from the first that says: the script's header
-//! (`-- redlua: target=redis-7.4`), the `[package.metadata.redlua]` target
-//! of the nearest `Cargo.toml` above the file, and redis-7.0. A Redis
+//! When a `#[redis_script("path")]` struct of the script's crate names the
+//! file ([`crate::rust_decl`]), its fields, `returns`, `read_only` and
+//! `allow` are what the script is checked against, as the macro checks it;
+//! otherwise its header's `keys`, `args` and `returns`.
+//!
+//! The target is, from the first that says: the struct's `target = "..."`,
+//! the script's header (`-- redlua: target=redis-7.4`), the
+//! `[package.metadata.redlua]` target of the nearest `Cargo.toml` above the
+//! file, and redis-7.0. A Redis
 //! Functions library (`#!lua name=...`) takes only its target from its
 //! header: its functions declare their own inputs.
 
+use crate::rust_decl::Declaration;
 use redlua_analyzer::header::{self, Header, HeaderError};
 use redlua_analyzer::{Options, ServerTarget, manifest};
 use std::path::{Path, PathBuf};
@@ -45,6 +52,8 @@ pub struct Settings {
     pub manifest_error: Option<String>,
     /// Whether the script is a Redis Functions library.
     pub library: bool,
+    /// The Rust struct that declares the script, if one does.
+    pub rust: Option<Declaration>,
 }
 
 /// The nearest `Cargo.toml` at or above `dir`, and its target.
@@ -63,8 +72,13 @@ pub fn crate_target(dir: &Path) -> CrateTarget {
     CrateTarget::default()
 }
 
-/// The settings for `source`, given its crate's target.
-pub fn for_source(source: &str, crate_target: &CrateTarget) -> Settings {
+/// The settings for `source`, given its crate's target and its Rust
+/// declaration.
+pub fn for_source(
+    source: &str,
+    crate_target: &CrateTarget,
+    rust: Option<&Declaration>,
+) -> Settings {
     let library = is_library(source);
     let (found, header_error) = match header::parse(source) {
         Ok(found) => (found, None),
@@ -81,12 +95,23 @@ pub fn for_source(source: &str, crate_target: &CrateTarget) -> Settings {
     if !library {
         found.apply(&mut options);
     }
+    let rust = rust.filter(|_| !library);
+    if let Some(declaration) = rust {
+        options.declared = Some(declaration.declared);
+        options.returns = declaration.returns.clone();
+        options.read_only = declaration.read_only;
+        options.allow = declaration.allow.clone();
+        if let Some(target) = declaration.target {
+            options.target = target;
+        }
+    }
     Settings {
         options,
         header: found,
         header_error,
         manifest_error,
         library,
+        rust: rust.cloned(),
     }
 }
 
@@ -123,6 +148,22 @@ pub fn file_path(uri: &str) -> Option<PathBuf> {
     String::from_utf8(decoded).ok().map(PathBuf::from)
 }
 
+/// The `file:` URI of an absolute path, percent-encoding what a URI path
+/// may not hold.
+pub fn file_uri(path: &Path) -> Option<lsp_types::Uri> {
+    let text = path.to_str()?;
+    let mut uri = String::from("file://");
+    for byte in text.bytes() {
+        let keep = byte.is_ascii_alphanumeric() || b"/-._~!$&'()*+,;=:@".contains(&byte);
+        if keep {
+            uri.push(char::from(byte));
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    uri.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,6 +180,12 @@ mod tests {
         );
         assert_eq!(file_path("untitled:Untitled-1"), None);
         assert_eq!(file_path("file:///%ff"), None);
+        let uri = file_uri(Path::new("/tmp/a b/é.lua")).unwrap();
+        assert_eq!(uri.as_str(), "file:///tmp/a%20b/%C3%A9.lua");
+        assert_eq!(
+            file_path(uri.as_str()),
+            Some(PathBuf::from("/tmp/a b/é.lua"))
+        );
     }
 
     #[test]
@@ -147,12 +194,16 @@ mod tests {
             manifest: None,
             target: Ok(Some(ServerTarget::Redis7_4)),
         };
-        let plain = for_source("return 1", &crate_wide);
+        let plain = for_source("return 1", &crate_wide, None);
         assert_eq!(plain.options.target, ServerTarget::Redis7_4);
-        let headed = for_source("-- redlua: target=valkey-8.0 keys=1\nreturn 1", &crate_wide);
+        let headed = for_source(
+            "-- redlua: target=valkey-8.0 keys=1\nreturn 1",
+            &crate_wide,
+            None,
+        );
         assert_eq!(headed.options.target, ServerTarget::Valkey8_0);
         assert_eq!(headed.options.declared.map(|d| d.keys), Some(1));
-        let broken = for_source("-- redlua: key=1\nreturn 1", &crate_wide);
+        let broken = for_source("-- redlua: key=1\nreturn 1", &crate_wide, None);
         assert!(broken.header_error.is_some());
         assert_eq!(broken.options.target, ServerTarget::Redis7_4);
     }

@@ -228,6 +228,60 @@ fn hover_completion_and_a_quick_fix() {
 }
 
 #[test]
+fn a_rust_declaration_in_the_crate_gives_the_counts_options_and_related_places() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src/deep")).unwrap();
+    std::fs::create_dir_all(root.join("scripts")).unwrap();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"x\"\n\n[package.metadata.redlua]\ntarget = \"redis-7.4\"\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("src/lib.rs"), "mod deep;\n").unwrap();
+    std::fs::write(
+        root.join("src/deep/bump.rs"),
+        "use redlua::redis_script;\n\n\
+         /// Bumps a counter.\n\
+         #[redis_script(\"scripts/bump.lua\", returns = i64, allow(literal_key))]\n\
+         pub struct Bump<'a> {\n    #[key] pub counter: &'a str,\n    #[key] pub unused: &'a str,\n    \
+         #[arg] pub by: i64,\n}\n",
+    )
+    .unwrap();
+    let script = root.join("scripts/bump.lua");
+    let text = "redis.call('SET', 'literal', 1)\nreturn redis.call('HEXPIRE', KEYS[1], ARGV[1], 'FIELDS', 1, 'f')\n";
+    std::fs::write(&script, text).unwrap();
+    let uri = format!("file://{}", script.display());
+    let mut session = Session::new();
+    session.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "lua", "version": 1, "text": text } }),
+    );
+    let published = session.published();
+    let diagnostics = &published[0].diagnostics;
+    // No `literal_key` (allowed), no `target_version` (Redis 7.4); HEXPIRE's
+    // array is not an `i64`, and the second key is never read.
+    let codes: Vec<&str> = diagnostics.iter().map(code).collect();
+    assert_eq!(codes, ["return_type", "arity"], "{diagnostics:#?}");
+    let script_wide = diagnostics[0].related_information.as_ref().unwrap();
+    assert_eq!(script_wide[0].message, "`Bump` declares this script");
+    assert_eq!(script_wide[0].location.range.start, Position::new(4, 11));
+    assert!(
+        diagnostics[1].message.contains("KEYS[2]"),
+        "{}",
+        diagnostics[1].message
+    );
+    let related = diagnostics[1].related_information.as_ref().unwrap();
+    let field = &related[0];
+    assert_eq!(field.message, "`unused` of `Bump` declares KEYS[2]");
+    assert!(
+        field.location.uri.as_str().ends_with("/src/deep/bump.rs"),
+        "{field:?}"
+    );
+    assert_eq!(field.location.range.start, Position::new(6, 15));
+}
+
+#[test]
 fn the_lifecycle_and_errors_follow_the_protocol() {
     let mut server = Server::new();
     let mut out = Vec::new();
