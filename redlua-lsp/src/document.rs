@@ -25,6 +25,9 @@ pub struct Document {
     declaration: Option<Declaration>,
     settings: Settings,
     findings: Option<Vec<Diagnostic>>,
+    /// Counts the changes of the text and settings: an analysis made of an
+    /// older generation is stale.
+    generation: u64,
 }
 
 impl Document {
@@ -43,6 +46,7 @@ impl Document {
             declaration,
             settings,
             findings: None,
+            generation: 0,
         }
     }
 
@@ -79,6 +83,7 @@ impl Document {
         self.settings =
             settings::for_source(&self.text, &self.crate_target, self.declaration.as_ref());
         self.findings = None;
+        self.generation += 1;
     }
 
     /// After a save: the crate's `Cargo.toml`, and its sources for the
@@ -89,6 +94,22 @@ impl Document {
         self.settings =
             settings::for_source(&self.text, &self.crate_target, self.declaration.as_ref());
         self.findings = None;
+        self.generation += 1;
+    }
+
+    /// The generation of the text and settings (see [`Document::accept`]).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Takes `findings`, made elsewhere of this document's `generation`;
+    /// returns `false`, taking nothing, when the document changed since.
+    pub fn accept(&mut self, generation: u64, findings: Vec<Diagnostic>) -> bool {
+        if generation != self.generation {
+            return false;
+        }
+        self.findings = Some(findings);
+        true
     }
 
     /// The analyzer's findings on the text, analyzing it if it changed.

@@ -37,4 +37,4 @@ mod settings;
 mod summaries;
 pub mod transport;
 
-pub use server::{Flow, Server};
+pub use server::{Analyzed, Flow, Job, Server};

@@ -1,7 +1,10 @@
 //! The server's state and its handling of each message, independent of the
 //! transport: [`Server::handle`] takes one message and appends what to send;
 //! [`Server::publish`] appends the diagnostics of the documents changed
-//! since it was last called.
+//! since it was last called. The analysis behind them may run elsewhere:
+//! [`Server::next_job`] gives a document's text and settings, and
+//! [`Server::finish`] takes the result, dropping it when the document
+//! changed meanwhile.
 //!
 //! Lifecycle, as the protocol says: before `initialize`, a request gets
 //! `ServerNotInitialized` and a notification is dropped; a second
@@ -18,6 +21,7 @@ use crate::diagnostics;
 use crate::document::Document;
 use crate::hover;
 use crate::lines::Encoding;
+use crate::settings::Settings;
 use lsp_server::{ErrorCode, Message, Notification, Request, Response};
 use lsp_types::notification::{
     DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument,
@@ -95,35 +99,65 @@ impl Server {
     }
 
     /// Appends a `publishDiagnostics` for each document changed, opened or
-    /// closed since the last call.
+    /// closed since the last call, analyzing them here.
     pub fn publish(&mut self, out: &mut Vec<Message>) {
-        for key in std::mem::take(&mut self.changed) {
-            let params = match self.documents.get_mut(&key) {
-                Some((uri, document)) => {
-                    let findings = document.findings().to_vec();
-                    PublishDiagnosticsParams::new(
-                        uri.clone(),
-                        diagnostics::to_protocol(
-                            uri,
-                            document.text(),
-                            document.index(),
-                            document.settings(),
-                            &findings,
-                        ),
-                        None,
-                    )
-                }
-                // Closed: its diagnostics are cleared.
-                None => match key.parse::<Uri>() {
-                    Ok(uri) => PublishDiagnosticsParams::new(uri, Vec::new(), None),
-                    Err(_) => continue,
-                },
-            };
-            out.push(Message::Notification(Notification::new(
-                PublishDiagnostics::METHOD.to_string(),
-                params,
-            )));
+        while let Some(job) = self.next_job(out) {
+            let analyzed = job.run();
+            self.finish(analyzed, out);
         }
+    }
+
+    /// The next document to analyze, off the server's thread if the
+    /// caller likes: [`Job::run`] it, and give the result to
+    /// [`Server::finish`]. The documents closed meanwhile get their
+    /// diagnostics cleared (appended to `out`).
+    pub fn next_job(&mut self, out: &mut Vec<Message>) -> Option<Job> {
+        while let Some(key) = self.changed.pop_first() {
+            match self.documents.get(&key) {
+                Some((_, document)) => {
+                    return Some(Job {
+                        key,
+                        generation: document.generation(),
+                        text: document.text().to_string(),
+                        settings: document.settings().clone(),
+                    });
+                }
+                None => {
+                    if let Ok(uri) = key.parse::<Uri>() {
+                        out.push(publication(PublishDiagnosticsParams::new(
+                            uri,
+                            Vec::new(),
+                            None,
+                        )));
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Takes a [`Job`]'s result: publishes the diagnostics (appended to
+    /// `out`) unless the document changed or closed since, in which case
+    /// its next job is already due.
+    pub fn finish(&mut self, analyzed: Analyzed, out: &mut Vec<Message>) {
+        let Some((uri, document)) = self.documents.get_mut(&analyzed.key) else {
+            return;
+        };
+        if !document.accept(analyzed.generation, analyzed.findings.clone()) {
+            return;
+        }
+        let diagnostics = diagnostics::to_protocol(
+            uri,
+            document.text(),
+            document.index(),
+            document.settings(),
+            &analyzed.findings,
+        );
+        out.push(publication(PublishDiagnosticsParams::new(
+            uri.clone(),
+            diagnostics,
+            None,
+        )));
     }
 
     fn request(&mut self, request: Request) -> Response {
@@ -350,6 +384,56 @@ impl Server {
         }
         Some(out)
     }
+}
+
+/// A document to analyze: a copy of its text and settings, and the
+/// generation they are of.
+#[derive(Debug)]
+pub struct Job {
+    key: String,
+    generation: u64,
+    text: String,
+    settings: Settings,
+}
+
+impl Job {
+    /// Analyzes the document (the slow part: it may run on any thread).
+    pub fn run(self) -> Analyzed {
+        Analyzed {
+            findings: diagnostics::findings(&self.text, &self.settings),
+            key: self.key,
+            generation: self.generation,
+        }
+    }
+
+    /// The same job's result when its analysis failed: no findings.
+    pub fn failed(key: String, generation: u64) -> Analyzed {
+        Analyzed {
+            key,
+            generation,
+            findings: Vec::new(),
+        }
+    }
+
+    /// The document's key and generation, to report a failure with.
+    pub fn id(&self) -> (String, u64) {
+        (self.key.clone(), self.generation)
+    }
+}
+
+/// A [`Job`]'s result.
+#[derive(Debug)]
+pub struct Analyzed {
+    key: String,
+    generation: u64,
+    findings: Vec<redlua_analyzer::Diagnostic>,
+}
+
+fn publication(params: PublishDiagnosticsParams) -> Message {
+    Message::Notification(Notification::new(
+        PublishDiagnostics::METHOD.to_string(),
+        params,
+    ))
 }
 
 /// A request's parameters, or `InvalidParams`.

@@ -10,13 +10,11 @@
 //!   `InvalidRequest` response, with its id when it has a usable one;
 //! - a header block without a usable `Content-Length` is skipped.
 //!
-//! Messages are read on a thread of their own, so that the changes that
-//! arrive while a document is analyzed are applied together and the
-//! document analyzed once ([`run`]). A panic while handling a message (a
-//! bug) is caught: a request gets an `InternalError` response, and the
-//! server goes on.
+//! Messages are read on a thread of their own, and documents analyzed on
+//! another ([`run`]). A panic while handling a message (a bug) is caught: a
+//! request gets an `InternalError` response, and the server goes on.
 
-use crate::server::{Flow, Server};
+use crate::server::{Analyzed, Flow, Job, Server};
 use lsp_server::{ErrorCode, Message, RequestId, Response};
 use serde_json::{Value, json};
 use std::io::{BufRead, Write};
@@ -35,8 +33,9 @@ pub enum Incoming {
     Malformed(Value),
 }
 
-/// Reads framed messages from `input` until its end, passing each on.
-pub fn read_messages(mut input: impl BufRead, sender: mpsc::Sender<Incoming>) {
+/// Reads framed messages from `input` until its end, or until `pass`
+/// refuses one, passing each on.
+pub fn read_messages(mut input: impl BufRead, pass: impl Fn(Incoming) -> bool) {
     loop {
         let body = match read_frame(&mut input) {
             Ok(Some(body)) => body,
@@ -49,7 +48,7 @@ pub fn read_messages(mut input: impl BufRead, sender: mpsc::Sender<Incoming>) {
             Ok(message) => Incoming::Message(message),
             Err(response) => Incoming::Malformed(response),
         };
-        if sender.send(incoming).is_err() {
+        if !pass(incoming) {
             return;
         }
     }
@@ -126,50 +125,90 @@ fn write_frame(output: &mut impl Write, body: &Value) -> std::io::Result<()> {
     output.flush()
 }
 
+/// What the server's thread waits for.
+enum Event {
+    /// A message from the reader.
+    Incoming(Incoming),
+    /// An analysis done on the analysis thread.
+    Analyzed(Analyzed),
+    /// The input ended (or could not be read further).
+    Closed,
+}
+
 /// Serves over `input` and `output` until `exit` or the input's end; the
 /// exit status (0 after `shutdown` then `exit`, 1 otherwise).
+///
+/// Messages are handled on this thread, one batch at a time (those that
+/// arrived while the last was handled); documents are analyzed on another,
+/// one at a time, so that requests are answered while a long script is
+/// analyzed. An analysis of a document changed meanwhile is dropped and
+/// made again.
 pub fn run(input: impl BufRead + Send + 'static, mut output: impl Write) -> u8 {
     let (sender, receiver) = mpsc::channel();
+    let reader = sender.clone();
     std::thread::Builder::new()
         .name("redlua-lsp-reader".into())
-        .spawn(move || read_messages(input, sender))
+        .spawn(move || {
+            read_messages(input, |m| reader.send(Event::Incoming(m)).is_ok());
+            let _ = reader.send(Event::Closed);
+        })
         .expect("a thread for reading messages");
     let mut server = Server::new();
     let mut out = Vec::new();
+    let mut analyzing = false;
     while let Ok(first) = receiver.recv() {
         let mut next = Some(first);
-        while let Some(incoming) = next {
-            let flow = match incoming {
-                Incoming::Malformed(response) => {
+        while let Some(event) = next {
+            let flow = match event {
+                Event::Incoming(Incoming::Malformed(response)) => {
                     if write_frame(&mut output, &response).is_err() {
                         return 1;
                     }
                     Flow::Continue
                 }
-                Incoming::Message(message) => {
+                Event::Incoming(Incoming::Message(message)) => {
                     let id = match &message {
                         Message::Request(request) => Some(request.id.clone()),
                         _ => None,
                     };
-                    let flow = catch_unwind(AssertUnwindSafe(|| server.handle(message, &mut out)))
+                    catch_unwind(AssertUnwindSafe(|| server.handle(message, &mut out)))
                         .unwrap_or_else(|_| {
                             out.extend(id.map(internal_error));
                             Flow::Continue
-                        });
-                    if send(&mut output, &mut out).is_err() {
-                        return 1;
+                        })
+                }
+                Event::Closed => Flow::Exit(1),
+                Event::Analyzed(analyzed) => {
+                    analyzing = false;
+                    if catch_unwind(AssertUnwindSafe(|| server.finish(analyzed, &mut out))).is_err()
+                    {
+                        out.clear();
                     }
-                    flow
+                    Flow::Continue
                 }
             };
+            if send(&mut output, &mut out).is_err() {
+                return 1;
+            }
             if let Flow::Exit(status) = flow {
                 return status;
             }
             next = receiver.try_recv().ok();
         }
-        let published = catch_unwind(AssertUnwindSafe(|| server.publish(&mut out)));
-        if published.is_err() {
-            out.clear();
+        if !analyzing
+            && let Ok(Some(job)) = catch_unwind(AssertUnwindSafe(|| server.next_job(&mut out)))
+        {
+            analyzing = true;
+            let done = sender.clone();
+            let (key, generation) = job.id();
+            std::thread::Builder::new()
+                .name("redlua-lsp-analysis".into())
+                .spawn(move || {
+                    let analyzed = catch_unwind(AssertUnwindSafe(|| job.run()))
+                        .unwrap_or_else(|_| Job::failed(key, generation));
+                    let _ = done.send(Event::Analyzed(analyzed));
+                })
+                .expect("a thread for analysis");
         }
         if send(&mut output, &mut out).is_err() {
             return 1;

@@ -115,3 +115,82 @@ fn the_end_of_input_without_exit_ends_it_with_status_1() {
     drop(child.stdin.take());
     assert_eq!(child.wait().unwrap().code(), Some(1));
 }
+
+#[test]
+fn requests_are_answered_while_a_long_script_is_analyzed() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_redlua-lsp"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = std::sync::Arc::new(std::sync::Mutex::new(child.stdin.take().unwrap()));
+    let send = {
+        let stdin = stdin.clone();
+        move |value: Value| stdin.lock().unwrap().write_all(&message(value)).unwrap()
+    };
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    send(
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "capabilities": {} } }),
+    );
+    assert_eq!(next_body(&mut stdout).unwrap()["id"], 1);
+    send(json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }));
+    // 5,000 lines, tens of milliseconds to analyze at the very least; its
+    // last line is wrong.
+    let uri = "file:///nonexistent/long.lua";
+    let text: String = (0..2_500)
+        .map(|i| format!("local v{i} = redis.call('GET', KEYS[1])\nif v{i} then redis.call('DEL', KEYS[1]) end\n"))
+        .collect::<String>()
+        + "return redis.call('GETT', KEYS[1])\n";
+    send(
+        json!({ "jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": { "uri": uri, "languageId": "lua", "version": 1, "text": text } } }),
+    );
+    // Hovers, one every 10 ms, until the diagnostics are in or 3 are
+    // answered.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let hovering = {
+        let done = done.clone();
+        let send = send.clone();
+        std::thread::spawn(move || {
+            let mut id = 100;
+            while !done.load(std::sync::atomic::Ordering::SeqCst) && id < 100_000 {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                send(
+                    json!({ "jsonrpc": "2.0", "id": id, "method": "textDocument/hover", "params": {
+                    "textDocument": { "uri": uri }, "position": { "line": 0, "character": 23 } } }),
+                );
+                id += 1;
+            }
+            id
+        })
+    };
+    let mut hovers_before = 0;
+    loop {
+        let reply = next_body(&mut stdout).expect("the diagnostics");
+        if reply["method"] == "textDocument/publishDiagnostics" {
+            assert_eq!(reply["params"]["diagnostics"][0]["code"], "unknown_command");
+            break;
+        }
+        assert!(
+            reply["result"]["contents"]["value"]
+                .as_str()
+                .is_some_and(|v| v.starts_with("**GET**")),
+            "{reply:#?}"
+        );
+        hovers_before += 1;
+        if hovers_before == 3 {
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let sent = hovering.join().unwrap();
+    assert!(
+        hovers_before >= 1,
+        "no hover was answered while the script was analyzed ({} sent)",
+        sent - 100
+    );
+    send(json!({ "jsonrpc": "2.0", "id": 3, "method": "shutdown" }));
+    while next_body(&mut stdout).expect("the shutdown reply")["id"] != 3 {}
+    send(json!({ "jsonrpc": "2.0", "method": "exit" }));
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
