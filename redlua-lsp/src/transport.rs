@@ -19,7 +19,7 @@ use lsp_server::{ErrorCode, Message, RequestId, Response};
 use serde_json::{Value, json};
 use std::io::{BufRead, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 
 /// The largest body accepted, in bytes: anything larger is skipped.
 const MAX_BODY: usize = 256 << 20;
@@ -146,13 +146,16 @@ enum Event {
 pub fn run(input: impl BufRead + Send + 'static, mut output: impl Write) -> u8 {
     let (sender, receiver) = mpsc::channel();
     let reader = sender.clone();
-    std::thread::Builder::new()
+    let spawned = std::thread::Builder::new()
         .name("redlua-lsp-reader".into())
         .spawn(move || {
             read_messages(input, |m| reader.send(Event::Incoming(m)).is_ok());
             let _ = reader.send(Event::Closed);
-        })
-        .expect("a thread for reading messages");
+        });
+    if let Err(error) = spawned {
+        eprintln!("redlua-lsp: cannot start a thread to read messages: {error}");
+        return 1;
+    }
     let mut server = Server::new();
     let mut out = Vec::new();
     let mut analyzing = false;
@@ -198,17 +201,33 @@ pub fn run(input: impl BufRead + Send + 'static, mut output: impl Write) -> u8 {
         if !analyzing
             && let Ok(Some(job)) = catch_unwind(AssertUnwindSafe(|| server.next_job(&mut out)))
         {
-            analyzing = true;
-            let done = sender.clone();
             let (key, generation) = job.id();
-            std::thread::Builder::new()
+            // The job goes to a thread of its own, or is run here when no
+            // thread can be had.
+            let slot = Arc::new(Mutex::new(Some(job)));
+            let taken = slot.clone();
+            let done = sender.clone();
+            let spawned = std::thread::Builder::new()
                 .name("redlua-lsp-analysis".into())
                 .spawn(move || {
-                    let analyzed = catch_unwind(AssertUnwindSafe(|| job.run()))
-                        .unwrap_or_else(|_| Job::failed(key, generation));
+                    let job = taken.lock().ok().and_then(|mut slot| slot.take());
+                    let analyzed = job
+                        .and_then(|job| catch_unwind(AssertUnwindSafe(|| job.run())).ok())
+                        .unwrap_or_else(|| Job::failed(key, generation));
                     let _ = done.send(Event::Analyzed(analyzed));
-                })
-                .expect("a thread for analysis");
+                });
+            match spawned {
+                Ok(_) => analyzing = true,
+                Err(_) => {
+                    let job = slot.lock().ok().and_then(|mut slot| slot.take());
+                    if let Some(job) = job
+                        && let Ok(analyzed) = catch_unwind(AssertUnwindSafe(|| job.run()))
+                    {
+                        let _ =
+                            catch_unwind(AssertUnwindSafe(|| server.finish(analyzed, &mut out)));
+                    }
+                }
+            }
         }
         if send(&mut output, &mut out).is_err() {
             return 1;

@@ -100,6 +100,27 @@ fn diagnostics_of_a_5000_line_script_after_each_change() {
         times.push(elapsed);
     }
     times.sort();
+    // A hover and a completion on the same document.
+    let started = Instant::now();
+    let mut out = Vec::new();
+    let hover = Request::new(
+        RequestId::from(2),
+        "textDocument/hover".into(),
+        json!({ "textDocument": { "uri": URI }, "position": { "line": 2_501, "character": 20 } }),
+    );
+    server.handle(Message::Request(hover), &mut out);
+    let completion = Request::new(
+        RequestId::from(3),
+        "textDocument/completion".into(),
+        json!({ "textDocument": { "uri": URI }, "position": { "line": 2_501, "character": 20 } }),
+    );
+    server.handle(Message::Request(completion), &mut out);
+    let requests = started.elapsed();
+    assert!(
+        matches!(&out[0], Message::Response(r) if r.result.as_ref().is_some_and(|v| v["contents"]["value"].as_str().is_some_and(|t| t.starts_with("**")))),
+        "{:?}",
+        out[0]
+    );
     // The analyzer alone on the same text, for comparison.
     let mut options = redlua_analyzer::Options::default();
     redlua_analyzer::header::parse(&text)
@@ -112,7 +133,8 @@ fn diagnostics_of_a_5000_line_script_after_each_change() {
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     println!(
         "redlua-lsp diagnostics latency, {LINES}-line script ({} build): open {:.1} ms; \
-         change: median {:.1} ms, max {:.1} ms; redlua_analyzer::analyze alone {:.1} ms",
+         change: median {:.1} ms, max {:.1} ms; redlua_analyzer::analyze alone {:.1} ms; \
+         a hover and a completion {:.1} ms",
         if cfg!(debug_assertions) {
             "debug"
         } else {
@@ -122,5 +144,6 @@ fn diagnostics_of_a_5000_line_script_after_each_change() {
         ms(times[times.len() / 2]),
         ms(times[times.len() - 1]),
         ms(analyzer),
+        ms(requests),
     );
 }
