@@ -28,6 +28,7 @@ fn pytest_lsp_drives_the_server_over_stdio() {
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA"])
         .arg(crate_dir.join("tests/client"))
         .env("REDLUA_LSP", env!("CARGO_BIN_EXE_redlua-lsp"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
         .expect("pytest runs");
     let report = format!(
