@@ -14,6 +14,11 @@
 //! parameters do not fit its method `InvalidParams`; unknown notifications
 //! and responses are ignored. A request about a document that is not open
 //! gets a null result.
+//!
+//! When the client can watch files for the server, it is asked (after
+//! `initialized`) to tell of changes to Rust sources and `Cargo.toml`s;
+//! each such change has every open script's crate read again, as a save
+//! of the script does.
 
 use crate::actions;
 use crate::completion;
@@ -22,18 +27,21 @@ use crate::document::Document;
 use crate::hover;
 use crate::lines::Encoding;
 use crate::settings::Settings;
-use lsp_server::{ErrorCode, Message, Notification, Request, Response};
+use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
-    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument,
-    Notification as _, PublishDiagnostics,
+    DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
+    DidSaveTextDocument, Initialized, Notification as _, PublishDiagnostics,
 };
-use lsp_types::request::{CodeActionRequest, Completion, HoverRequest, Request as _};
+use lsp_types::request::{
+    CodeActionRequest, Completion, HoverRequest, RegisterCapability, Request as _,
+};
 use lsp_types::{
     CodeAction, CodeActionKind, CodeActionOptions, CodeActionOrCommand, CodeActionParams,
     CodeActionProviderCapability, CompletionItem, CompletionOptions, CompletionParams,
-    CompletionResponse, CompletionTextEdit, Hover, HoverContents, HoverParams,
-    HoverProviderCapability, InitializeParams, InitializeResult, MarkupContent, MarkupKind,
-    PublishDiagnosticsParams, SaveOptions, ServerCapabilities, ServerInfo,
+    CompletionResponse, CompletionTextEdit, DidChangeWatchedFilesRegistrationOptions,
+    FileSystemWatcher, GlobPattern, Hover, HoverContents, HoverParams, HoverProviderCapability,
+    InitializeParams, InitializeResult, MarkupContent, MarkupKind, PublishDiagnosticsParams,
+    Registration, RegistrationParams, SaveOptions, ServerCapabilities, ServerInfo,
     TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
     TextDocumentSyncSaveOptions, TextEdit, Uri, WorkspaceEdit,
 };
@@ -64,6 +72,8 @@ pub struct Server {
     documents: HashMap<String, (Uri, Document)>,
     /// Documents whose diagnostics are to be published.
     changed: BTreeSet<String>,
+    /// The client watches files for the server when asked to.
+    watch: bool,
 }
 
 impl Default for Server {
@@ -83,6 +93,7 @@ impl Server {
             encoding: Encoding::Utf16,
             documents: HashMap::new(),
             changed: BTreeSet::new(),
+            watch: false,
         }
     }
 
@@ -93,7 +104,7 @@ impl Server {
                 out.push(Message::Response(self.request(request)));
                 Flow::Continue
             }
-            Message::Notification(notification) => self.notification(notification),
+            Message::Notification(notification) => self.notification(notification, out),
             Message::Response(_) => Flow::Continue,
         }
     }
@@ -204,7 +215,7 @@ impl Server {
         }
     }
 
-    fn notification(&mut self, notification: Notification) -> Flow {
+    fn notification(&mut self, notification: Notification, out: &mut Vec<Message>) -> Flow {
         if notification.method == "exit" {
             return Flow::Exit(if self.phase == Phase::ShutDown { 0 } else { 1 });
         }
@@ -215,6 +226,15 @@ impl Server {
         // A notification that does not fit its method is dropped: there is
         // no one to answer.
         match method.as_str() {
+            Initialized::METHOD if self.watch => out.push(watch_request()),
+            DidChangeWatchedFiles::METHOD => {
+                // A Rust source or a `Cargo.toml` changed: every document's
+                // crate is read again.
+                for (key, (_, document)) in &mut self.documents {
+                    document.saved();
+                    self.changed.insert(key.clone());
+                }
+            }
             DidOpenTextDocument::METHOD => {
                 if let Ok(p) = notification.extract::<lsp_types::DidOpenTextDocumentParams>(&method)
                 {
@@ -271,6 +291,12 @@ impl Server {
         if offered.contains(&Encoding::Utf8.kind()) {
             self.encoding = Encoding::Utf8;
         }
+        self.watch = p
+            .capabilities
+            .workspace
+            .and_then(|w| w.did_change_watched_files)
+            .and_then(|w| w.dynamic_registration)
+            .unwrap_or(false);
         self.phase = Phase::Running;
         let capabilities = ServerCapabilities {
             position_encoding: Some(self.encoding.kind()),
@@ -428,6 +454,37 @@ pub struct Analyzed {
     generation: u64,
     findings: Vec<redlua_analyzer::Diagnostic>,
 }
+
+/// The files whose changes change what scripts are checked against.
+const WATCHED: &[&str] = &["**/*.rs", "**/Cargo.toml"];
+
+/// Asks the client to tell of changes to the [`WATCHED`] files.
+fn watch_request() -> Message {
+    let options = DidChangeWatchedFilesRegistrationOptions {
+        watchers: WATCHED
+            .iter()
+            .map(|glob| FileSystemWatcher {
+                glob_pattern: GlobPattern::String(glob.to_string()),
+                kind: None,
+            })
+            .collect(),
+    };
+    let params = RegistrationParams {
+        registrations: vec![Registration {
+            id: WATCH_ID.to_string(),
+            method: DidChangeWatchedFiles::METHOD.to_string(),
+            register_options: serde_json::to_value(options).ok(),
+        }],
+    };
+    Message::Request(Request::new(
+        RequestId::from(WATCH_ID.to_string()),
+        RegisterCapability::METHOD.to_string(),
+        params,
+    ))
+}
+
+/// The id of the file watch registration, and of its request.
+const WATCH_ID: &str = "redlua-lsp/watch";
 
 fn publication(params: PublishDiagnosticsParams) -> Message {
     Message::Notification(Notification::new(

@@ -279,6 +279,65 @@ fn a_rust_declaration_in_the_crate_gives_the_counts_options_and_related_places()
         "{field:?}"
     );
     assert_eq!(field.location.range.start, Position::new(6, 15));
+
+    // Without the unread key, once the client tells of the change.
+    std::fs::write(
+        root.join("src/deep/bump.rs"),
+        "#[redlua::redis_script(\"scripts/bump.lua\", returns = Vec<i64>, allow(literal_key))]\n\
+         pub struct Bump<'a> { #[key] pub counter: &'a str, #[arg] pub by: i64 }\n",
+    )
+    .unwrap();
+    session.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({ "changes": [{ "uri": format!("file://{}", root.join("src/deep/bump.rs").display()), "type": 2 }] }),
+    );
+    let published = session.published();
+    assert_eq!(published.len(), 1);
+    assert_eq!(
+        published[0].diagnostics,
+        [],
+        "{:#?}",
+        published[0].diagnostics
+    );
+}
+
+#[test]
+fn a_client_that_watches_files_is_asked_to_watch_rust_sources_and_manifests() {
+    let mut server = Server::new();
+    let mut out = Vec::new();
+    let capabilities =
+        json!({ "workspace": { "didChangeWatchedFiles": { "dynamicRegistration": true } } });
+    let init = Request::new(
+        RequestId::from(1),
+        "initialize".into(),
+        json!({ "capabilities": capabilities }),
+    );
+    server.handle(Message::Request(init), &mut out);
+    out.clear();
+    let initialized = Notification::new("initialized".into(), json!({}));
+    server.handle(Message::Notification(initialized), &mut out);
+    let [Message::Request(request)] = out.as_slice() else {
+        panic!("one request expected: {out:?}")
+    };
+    assert_eq!(request.method, "client/registerCapability");
+    let registration = &request.params["registrations"][0];
+    assert_eq!(registration["method"], "workspace/didChangeWatchedFiles");
+    let globs: Vec<&Value> = registration["registerOptions"]["watchers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| &w["globPattern"])
+        .collect();
+    assert_eq!(globs, [&json!("**/*.rs"), &json!("**/Cargo.toml")]);
+    // The client's answer is taken and needs none.
+    let answer = Response {
+        id: request.id.clone(),
+        result: Some(Value::Null),
+        error: None,
+    };
+    out.clear();
+    server.handle(Message::Response(answer), &mut out);
+    assert!(out.is_empty());
 }
 
 #[test]

@@ -23,6 +23,13 @@ return 0
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[os.environ["REDLUA_LSP"]]))
 async def client(lsp_client: LanguageClient):
+    # The server asks the editor to watch Rust sources and manifests.
+    lsp_client.registrations = []
+
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(params: types.RegistrationParams):
+        lsp_client.registrations.extend(params.registrations)
+
     await lsp_client.initialize_session(
         types.InitializeParams(capabilities=client_capabilities("visual-studio-code"))
     )
@@ -105,6 +112,8 @@ async def test_hover_completion_and_a_quick_fix(client, tmp_path):
 
 async def test_a_change_republishes(client, tmp_path):
     uri = await open_script(client, tmp_path)
+    (watch,) = client.registrations
+    assert watch.method == "workspace/didChangeWatchedFiles"
     client.text_document_did_change(
         types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
