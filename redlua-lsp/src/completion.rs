@@ -14,16 +14,34 @@
 use crate::call_site::{call_sites, token_at};
 use crate::lex::{self, Kind, Token};
 use crate::summaries;
-use lsp_types::{CompletionItem, CompletionItemKind};
+use lsp_types::{CompletionItem, CompletionItemKind, InsertTextFormat};
+use redlua_analyzer::commands::ArgShape;
 use redlua_analyzer::header::Header;
 use redlua_analyzer::{ServerTarget, commands, globals};
 
-/// An item, and the bytes of the text it replaces (`None`: the client's
+/// An item, and the edit it makes (`None`: its label replaces the client's
 /// word at the cursor).
-pub type Item = (CompletionItem, Option<(usize, usize)>);
+pub type Item = (CompletionItem, Option<Replace>);
 
-/// The completions at byte `offset` of `text`.
-pub fn at(text: &str, offset: usize, target: ServerTarget, header: &Header) -> Vec<Item> {
+/// The bytes of the text an item replaces, and what with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replace {
+    /// The bytes replaced.
+    pub range: (usize, usize),
+    /// The new text (a snippet when the item says so).
+    pub text: String,
+}
+
+/// The completions at byte `offset` of `text`; `snippets` when the client
+/// takes snippets (a command then comes with placeholders for its required
+/// arguments).
+pub fn at(
+    text: &str,
+    offset: usize,
+    target: ServerTarget,
+    header: &Header,
+    snippets: bool,
+) -> Vec<Item> {
     let all = lex::tokens(text);
     if let Some(i) = inside(&all, offset)
         && all[i].kind == Kind::Comment
@@ -39,7 +57,7 @@ pub fn at(text: &str, offset: usize, target: ServerTarget, header: &Header) -> V
     if let Some(i) = current
         && tokens[i].kind == Kind::String
     {
-        return in_string(text, &tokens, i, offset, target);
+        return in_string(text, &tokens, i, offset, target, snippets);
     }
     // The token before the word being typed (or before the cursor).
     let before = match current {
@@ -98,6 +116,7 @@ fn in_string(
     i: usize,
     offset: usize,
     target: ServerTarget,
+    snippets: bool,
 ) -> Vec<Item> {
     let token = tokens[i];
     if offset <= token.start || (token.closed && offset >= token.end) {
@@ -138,12 +157,57 @@ fn in_string(
                 .unwrap_or(c.name())
                 .to_ascii_uppercase();
             let detail = format!("arity {}", c.arity_on(target));
-            let mut completion = item(&spell(name), CompletionItemKind::KEYWORD, Some(detail));
+            let label = spell(name);
+            let mut completion = item(&label, CompletionItemKind::KEYWORD, Some(detail));
             completion.documentation =
                 summaries::of(c.name()).map(|s| lsp_types::Documentation::String(s.to_string()));
-            (completion, Some((start, end)))
+            let plain = Replace {
+                range: (start, end),
+                text: label.clone(),
+            };
+            let whole_call = site.arg_of(i) == Some(0) && site.args.len() == 1;
+            let snippet = (snippets && whole_call)
+                .then(|| arity_snippet(text, token, offset, c, target, &label))
+                .flatten();
+            if snippet.is_some() {
+                completion.insert_text_format = Some(InsertTextFormat::SNIPPET);
+            }
+            (completion, Some(snippet.unwrap_or(plain)))
         })
         .collect()
+}
+
+/// The command's name and placeholders for its required arguments (`key`
+/// where the command takes a key, `arg` elsewhere), closing the string:
+/// `HSET', ${1:key}, ${2:arg}, ${3:arg}`. `None` for a command without
+/// required arguments, one with subcommands, or a long-bracket string.
+fn arity_snippet(
+    text: &str,
+    token: Token,
+    offset: usize,
+    command: &commands::Command,
+    target: ServerTarget,
+    label: &str,
+) -> Option<Replace> {
+    let quote = text[token.start..].chars().next()?;
+    if (quote != '\'' && quote != '"') || !command.subcommands().is_empty() {
+        return None;
+    }
+    let required = (command.arity_on(target).unsigned_abs() as usize).checked_sub(1)?;
+    if required == 0 {
+        return None;
+    }
+    let keys = command.key_positions(&vec![ArgShape::Value; required]);
+    let mut snippet = format!("{label}{quote}");
+    for n in 0..required {
+        let name = if keys.contains(&n) { "key" } else { "arg" };
+        snippet.push_str(&format!(", ${{{}:{name}}}", n + 1));
+    }
+    let end = if token.closed { token.end } else { offset };
+    Some(Replace {
+        range: (token.inner.0.min(offset), end),
+        text: snippet,
+    })
 }
 
 /// The token whose inside (not its edges) holds `offset`.
@@ -187,10 +251,55 @@ mod tests {
         let header = redlua_analyzer::header::parse(header).unwrap();
         let offset = text.find('|').unwrap();
         let text = text.replace('|', "");
-        at(&text, offset, ServerTarget::Redis7_0, &header)
+        at(&text, offset, ServerTarget::Redis7_0, &header, false)
             .into_iter()
             .map(|(item, _)| item.label)
             .collect()
+    }
+
+    #[test]
+    fn commands_come_with_placeholders_for_their_required_arguments() {
+        let text = "return redis.call('HS')";
+        let offset = text.find("HS").unwrap() + 2;
+        let found = at(
+            text,
+            offset,
+            ServerTarget::Redis7_0,
+            &Header::default(),
+            true,
+        );
+        let (item, replace) = found.iter().find(|(item, _)| item.label == "HSET").unwrap();
+        assert_eq!(item.insert_text_format, Some(InsertTextFormat::SNIPPET));
+        let replace = replace.as_ref().unwrap();
+        assert_eq!(replace.text, "HSET', ${1:key}, ${2:arg}, ${3:arg}");
+        // From the name to the closing quote.
+        assert_eq!(&text[replace.range.0..replace.range.1], "HS'");
+        // Without snippets, or with arguments already written: the name only.
+        let plain = at(
+            text,
+            offset,
+            ServerTarget::Redis7_0,
+            &Header::default(),
+            false,
+        );
+        let (_, replace) = plain.iter().find(|(item, _)| item.label == "HSET").unwrap();
+        assert_eq!(replace.as_ref().unwrap().text, "HSET");
+        let text = "return redis.call('HS', KEYS[1])";
+        let found = at(
+            text,
+            offset,
+            ServerTarget::Redis7_0,
+            &Header::default(),
+            true,
+        );
+        let (item, replace) = found.iter().find(|(item, _)| item.label == "HSET").unwrap();
+        assert_eq!(
+            (
+                item.insert_text_format,
+                replace.as_ref().unwrap().text.as_str()
+            ),
+            (None, "HSET")
+        );
     }
 
     #[test]

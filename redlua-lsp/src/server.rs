@@ -74,6 +74,8 @@ pub struct Server {
     changed: BTreeSet<String>,
     /// The client watches files for the server when asked to.
     watch: bool,
+    /// The client takes completion snippets.
+    snippets: bool,
 }
 
 impl Default for Server {
@@ -94,6 +96,7 @@ impl Server {
             documents: HashMap::new(),
             changed: BTreeSet::new(),
             watch: false,
+            snippets: false,
         }
     }
 
@@ -291,6 +294,14 @@ impl Server {
         if offered.contains(&Encoding::Utf8.kind()) {
             self.encoding = Encoding::Utf8;
         }
+        self.snippets = p
+            .capabilities
+            .text_document
+            .as_ref()
+            .and_then(|t| t.completion.as_ref())
+            .and_then(|c| c.completion_item.as_ref())
+            .and_then(|i| i.snippet_support)
+            .unwrap_or(false);
         self.watch = p
             .capabilities
             .workspace
@@ -353,14 +364,15 @@ impl Server {
         let index = document.index();
         let offset = index.offset(text, p.text_document_position.position);
         let settings = document.settings();
+        let target = settings.options.target;
         let items: Vec<CompletionItem> =
-            completion::at(text, offset, settings.options.target, &settings.header)
+            completion::at(text, offset, target, &settings.header, self.snippets)
                 .into_iter()
-                .map(|(mut item, replaced)| {
-                    if let Some((start, end)) = replaced {
+                .map(|(mut item, replace)| {
+                    if let Some(replace) = replace {
                         item.text_edit = Some(CompletionTextEdit::Edit(TextEdit::new(
-                            index.range(text, start, end),
-                            item.label.clone(),
+                            index.range(text, replace.range.0, replace.range.1),
+                            replace.text,
                         )));
                     }
                     item

@@ -302,6 +302,32 @@ fn a_rust_declaration_in_the_crate_gives_the_counts_options_and_related_places()
 }
 
 #[test]
+fn a_client_that_takes_snippets_gets_placeholders_for_a_command_s_arguments() {
+    let mut session = Session {
+        server: Server::new(),
+        next_id: 0,
+    };
+    let capabilities = json!({ "textDocument": { "completion": { "completionItem": { "snippetSupport": true } } } });
+    session.request("initialize", json!({ "capabilities": capabilities }));
+    session.notify("initialized", json!({}));
+    session.open("return redis.call('INCRB')\n");
+    let completion = session.request("textDocument/completion", session.at(0, 24));
+    let items = completion.result.unwrap();
+    let incrby = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|item| item["label"] == "INCRBY")
+        .unwrap();
+    assert_eq!(incrby["insertTextFormat"], 2, "{incrby:#}");
+    assert_eq!(incrby["textEdit"]["newText"], "INCRBY', ${1:key}, ${2:arg}");
+    assert_eq!(
+        incrby["textEdit"]["range"],
+        json!({ "start": { "line": 0, "character": 19 }, "end": { "line": 0, "character": 25 } })
+    );
+}
+
+#[test]
 fn a_client_that_watches_files_is_asked_to_watch_rust_sources_and_manifests() {
     let mut server = Server::new();
     let mut out = Vec::new();
