@@ -1,0 +1,296 @@
+//! The analyzer's findings on a document, as the protocol's diagnostics.
+//!
+//! The findings are those of `lockctl lint` on the same file: the same
+//! lints, levels and messages; a header that cannot be read is an error
+//! (code `header`) at the faulty setting; of several syntax errors only the
+//! first is shown (the rest are usually its fallout), together with what
+//! the lines before it give on their own.
+//!
+//! Each diagnostic has the lint's name as its code, `redlua` as its source,
+//! the analyzer's label, notes and help as further lines of its message, and
+//! the analyzer's secondary places as related information. A finding about
+//! the declared keys or arguments (no place in the script) points at the
+//! header's `keys=` or `args=` setting (or the script's start); when a Rust
+//! struct declares the script, the related information names it (for a key
+//! or argument, its field).
+
+use crate::lines::LineIndex;
+use crate::rust_decl::Declaration;
+use crate::settings::Settings;
+use lsp_types::{
+    DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Position, Range,
+    Uri,
+};
+use redlua_analyzer::header::HeaderError;
+use redlua_analyzer::{
+    Diagnostic, LibraryOptions, Lint, Options, Severity, Target, analyze, analyze_library,
+};
+
+/// The source every diagnostic names.
+pub const SOURCE: &str = "redlua";
+
+/// The code of a header that cannot be read.
+pub const HEADER_CODE: &str = "header";
+
+/// The code of a `Cargo.toml` whose target cannot be read.
+pub const MANIFEST_CODE: &str = "manifest";
+
+/// The analyzer's findings on `source`, as `lockctl lint` reports them.
+pub fn findings(source: &str, settings: &Settings) -> Vec<Diagnostic> {
+    let mut diagnostics = if settings.library {
+        let library = analyze_library(
+            source,
+            &LibraryOptions {
+                options: settings.options.clone(),
+                ..LibraryOptions::default()
+            },
+        );
+        library.all_diagnostics().into_iter().cloned().collect()
+    } else {
+        analyze(source, &settings.options).diagnostics
+    };
+    first_syntax_error_only(&mut diagnostics, source, &settings.options);
+    diagnostics
+}
+
+/// The protocol's diagnostics for `findings` on `source`.
+pub fn to_protocol(
+    uri: &Uri,
+    source: &str,
+    index: &LineIndex,
+    settings: &Settings,
+    findings: &[Diagnostic],
+) -> Vec<lsp_types::Diagnostic> {
+    let mut out = Vec::new();
+    if let Some(message) = &settings.manifest_error {
+        out.push(lsp_types::Diagnostic {
+            range: Range::default(),
+            severity: Some(DiagnosticSeverity::ERROR),
+            code: Some(NumberOrString::String(MANIFEST_CODE.into())),
+            source: Some(SOURCE.into()),
+            message: format!(
+                "the crate's target cannot be read: {message}\nnote: checked against {}",
+                settings.options.target.name()
+            ),
+            ..lsp_types::Diagnostic::default()
+        });
+    }
+    if let Some(error) = &settings.header_error {
+        let (start, end) = header_error_bytes(source, error);
+        out.push(lsp_types::Diagnostic {
+            range: index.range(source, start, end),
+            severity: Some(DiagnosticSeverity::ERROR),
+            code: Some(NumberOrString::String(HEADER_CODE.into())),
+            source: Some(SOURCE.into()),
+            message: format!(
+                "invalid `-- redlua:` header: {}\nhelp: settings: keys=N, args=N (N+ for N or \
+                 more), returns=integer|string|array|any (? after it: nil too), target=NAME",
+                error.kind
+            ),
+            ..lsp_types::Diagnostic::default()
+        });
+    }
+    for d in findings {
+        let (start, end) = match d.target {
+            Target::Script(span) => (span.start.offset, span.end.offset),
+            Target::Key(_) => setting_bytes(source, "keys="),
+            Target::Arg(_) => setting_bytes(source, "args="),
+        };
+        let mut related: Vec<DiagnosticRelatedInformation> = d
+            .secondary
+            .iter()
+            .map(|label| DiagnosticRelatedInformation {
+                location: Location::new(
+                    uri.clone(),
+                    index.range(source, label.span.start.offset, label.span.end.offset),
+                ),
+                message: label.message.clone(),
+            })
+            .collect();
+        related.extend(
+            settings
+                .rust
+                .as_ref()
+                .and_then(|rust| declared_at(rust, d.target)),
+        );
+        out.push(lsp_types::Diagnostic {
+            range: index.range(source, start, end),
+            severity: Some(match d.severity {
+                Severity::Error => DiagnosticSeverity::ERROR,
+                Severity::Warning => DiagnosticSeverity::WARNING,
+            }),
+            code: Some(NumberOrString::String(d.lint.name().into())),
+            source: Some(SOURCE.into()),
+            message: message(d),
+            related_information: (!related.is_empty()).then_some(related),
+            ..lsp_types::Diagnostic::default()
+        });
+    }
+    out
+}
+
+/// For a finding about a declared key or argument: the field that declares
+/// it; for any other: the struct.
+fn declared_at(rust: &Declaration, target: Target) -> Option<DiagnosticRelatedInformation> {
+    let (place, message) = match target {
+        Target::Key(i) => {
+            let (name, place) = rust.keys.get(i)?;
+            (
+                place,
+                format!("`{name}` of `{}` declares KEYS[{}]", rust.name, i + 1),
+            )
+        }
+        Target::Arg(i) => {
+            let (name, place) = rust.args.get(i)?;
+            (
+                place,
+                format!("`{name}` of `{}` declares ARGV[{}]", rust.name, i + 1),
+            )
+        }
+        Target::Script(_) => (&rust.place, format!("`{}` declares this script", rust.name)),
+    };
+    let line = u32::try_from(place.line.saturating_sub(1)).ok()?;
+    let column = u32::try_from(place.column).ok()?;
+    Some(DiagnosticRelatedInformation {
+        location: Location::new(
+            crate::settings::file_uri(&place.file)?,
+            Range::new(Position::new(line, column), Position::new(line, column)),
+        ),
+        message,
+    })
+}
+
+/// The headline, then the label, notes and help, one a line.
+fn message(d: &Diagnostic) -> String {
+    let mut text = d.message.clone();
+    if let Some(label) = &d.label {
+        text.push('\n');
+        text.push_str(label);
+    }
+    for note in &d.notes {
+        text.push_str("\nnote: ");
+        text.push_str(note);
+    }
+    if let Some(help) = &d.help {
+        text.push_str("\nhelp: ");
+        text.push_str(help);
+    }
+    text
+}
+
+/// The bytes of a header's faulty setting (its line and columns count
+/// characters).
+fn header_error_bytes(source: &str, error: &HeaderError) -> (usize, usize) {
+    let start: usize = source
+        .split_inclusive('\n')
+        .take(error.line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let line = source[start..].lines().next().unwrap_or("");
+    let from: usize = line
+        .chars()
+        .take(error.column.saturating_sub(1))
+        .map(char::len_utf8)
+        .sum();
+    let len: usize = line[from..]
+        .chars()
+        .take(error.len.max(1))
+        .map(char::len_utf8)
+        .sum();
+    (start + from, start + from + len)
+}
+
+/// The bytes of the header's `name=...` setting, or the script's start.
+fn setting_bytes(source: &str, name: &str) -> (usize, usize) {
+    let mut offset = 0;
+    for line in source.split_inclusive('\n') {
+        let text = line.trim();
+        let header = text.starts_with("--") && text.contains(redlua_analyzer::header::MARKER);
+        if header && let Some(at) = line.find(name) {
+            let len = line[at..]
+                .find(char::is_whitespace)
+                .unwrap_or(line.len() - at);
+            return (offset + at, offset + at + len);
+        }
+        if !text.is_empty() && !text.starts_with("--") && !text.starts_with("#!") {
+            break;
+        }
+        offset += line.len();
+    }
+    (0, 0)
+}
+
+/// Keeps the first syntax error (with a note on how many more there were),
+/// and adds the findings of the whole lines before it, checked on their own.
+fn first_syntax_error_only(diagnostics: &mut Vec<Diagnostic>, source: &str, options: &Options) {
+    let syntax = |d: &Diagnostic| d.lint == Lint::Syntax;
+    let Some(first) = diagnostics.iter().position(syntax) else {
+        return;
+    };
+    let hidden = diagnostics.iter().filter(|d| syntax(d)).count() - 1;
+    let mut kept = diagnostics[first].clone();
+    if hidden > 0 {
+        kept.notes.push(format!(
+            "{hidden} more syntax {} after this one not shown: likely its fallout; \
+             fix this one and lint again",
+            if hidden == 1 {
+                "error is"
+            } else {
+                "errors are"
+            }
+        ));
+    }
+    let (lines, before) = checked_before(source, &kept, options);
+    kept.notes.push(match lines {
+        0 => "the script is checked further once it parses".to_string(),
+        1 => "the line before this error was checked as well; the rest is checked once \
+              the script parses"
+            .to_string(),
+        n => format!(
+            "the {n} lines before this error were checked as well; the rest is checked \
+             once the script parses"
+        ),
+    });
+    *diagnostics = std::iter::once(kept).chain(before).collect();
+}
+
+/// The lints whose findings on a script's first lines stay true whatever
+/// follows them.
+const LOCAL_LINTS: &[Lint] = &[
+    Lint::GlobalAssignment,
+    Lint::UndefinedGlobal,
+    Lint::UnknownMember,
+    Lint::UnknownCommand,
+    Lint::CommandArity,
+    Lint::WriteInReadOnly,
+    Lint::LiteralKey,
+    Lint::IntegerCondition,
+    Lint::TargetVersion,
+];
+
+/// How many whole lines before `error` parse on their own, and what the
+/// [`LOCAL_LINTS`] find in them.
+fn checked_before(source: &str, error: &Diagnostic, options: &Options) -> (usize, Vec<Diagnostic>) {
+    let Some(span) = error.primary_span() else {
+        return (0, Vec::new());
+    };
+    let mut end = span.start.offset.min(source.len());
+    while !source.is_char_boundary(end) {
+        end -= 1;
+    }
+    let end = source[..end].rfind('\n').map_or(0, |newline| newline + 1);
+    let prefix = &source[..end];
+    if prefix.trim().is_empty() {
+        return (0, Vec::new());
+    }
+    let report = analyze(prefix, options);
+    if report.diagnostics.iter().any(|d| d.lint == Lint::Syntax) {
+        return (0, Vec::new()); // an open block: the lines alone are not a script
+    }
+    let kept = report
+        .diagnostics
+        .into_iter()
+        .filter(|d| LOCAL_LINTS.contains(&d.lint))
+        .collect();
+    (prefix.lines().count(), kept)
+}

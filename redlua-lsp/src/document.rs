@@ -1,0 +1,133 @@
+//! An open document: its text, what it is checked against, and its last
+//! findings.
+//!
+//! Invariants: `index` is always the index of `text`; `settings` are those
+//! of `text` (they are read from its header on every change) and of the
+//! crate as last read (on open and on save); `findings`,
+//! when present, are the analyzer's on `text` as it is.
+
+use crate::diagnostics;
+use crate::lines::{Encoding, LineIndex};
+use crate::rust_decl::{self, Declaration};
+use crate::settings::{self, CrateTarget, Settings};
+use lsp_types::TextDocumentContentChangeEvent;
+use redlua_analyzer::Diagnostic;
+use std::path::PathBuf;
+
+/// One open document.
+#[derive(Debug)]
+pub struct Document {
+    text: String,
+    index: LineIndex,
+    encoding: Encoding,
+    path: Option<PathBuf>,
+    crate_target: CrateTarget,
+    declaration: Option<Declaration>,
+    settings: Settings,
+    findings: Option<Vec<Diagnostic>>,
+    /// Counts the changes of the text and settings: an analysis made of an
+    /// older generation is stale.
+    generation: u64,
+}
+
+impl Document {
+    /// A document opened with `text`; `uri` says where its crate is.
+    pub fn open(uri: &str, text: String, encoding: Encoding) -> Document {
+        let path = settings::file_path(uri);
+        let crate_target = crate_target_of(path.as_ref());
+        let declaration = declaration_of(path.as_ref(), &crate_target);
+        let settings = settings::for_source(&text, &crate_target, declaration.as_ref());
+        Document {
+            index: LineIndex::new(&text, encoding),
+            text,
+            encoding,
+            path,
+            crate_target,
+            declaration,
+            settings,
+            findings: None,
+            generation: 0,
+        }
+    }
+
+    /// The text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The line index of the text.
+    pub fn index(&self) -> &LineIndex {
+        &self.index
+    }
+
+    /// What the text is checked against.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Applies the client's changes, in order: a change without a range
+    /// replaces the whole text; a range is taken as
+    /// [`LineIndex::offset`] takes it (clamped), its ends in either order.
+    pub fn change(&mut self, changes: Vec<TextDocumentContentChangeEvent>) {
+        for change in changes {
+            match change.range {
+                None => self.text = change.text,
+                Some(range) => {
+                    let a = self.index.offset(&self.text, range.start);
+                    let b = self.index.offset(&self.text, range.end);
+                    self.text.replace_range(a.min(b)..a.max(b), &change.text);
+                }
+            }
+            self.index = LineIndex::new(&self.text, self.encoding);
+        }
+        self.settings =
+            settings::for_source(&self.text, &self.crate_target, self.declaration.as_ref());
+        self.findings = None;
+        self.generation += 1;
+    }
+
+    /// After a save: the crate's `Cargo.toml`, and its sources for the
+    /// script's declaration, are read again.
+    pub fn saved(&mut self) {
+        self.crate_target = crate_target_of(self.path.as_ref());
+        self.declaration = declaration_of(self.path.as_ref(), &self.crate_target);
+        self.settings =
+            settings::for_source(&self.text, &self.crate_target, self.declaration.as_ref());
+        self.findings = None;
+        self.generation += 1;
+    }
+
+    /// The generation of the text and settings (see [`Document::accept`]).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Takes `findings`, made elsewhere of this document's `generation`;
+    /// returns `false`, taking nothing, when the document changed since.
+    pub fn accept(&mut self, generation: u64, findings: Vec<Diagnostic>) -> bool {
+        if generation != self.generation {
+            return false;
+        }
+        self.findings = Some(findings);
+        true
+    }
+
+    /// The analyzer's findings on the text, analyzing it if it changed.
+    pub fn findings(&mut self) -> &[Diagnostic] {
+        self.findings
+            .get_or_insert_with(|| diagnostics::findings(&self.text, &self.settings))
+    }
+}
+
+/// The `#[redis_script]` struct of the script's crate that names it.
+fn declaration_of(path: Option<&PathBuf>, crate_target: &CrateTarget) -> Option<Declaration> {
+    let crate_dir = crate_target.manifest.as_ref()?.parent()?;
+    rust_decl::find(path?, crate_dir)
+}
+
+fn crate_target_of(path: Option<&PathBuf>) -> CrateTarget {
+    match path.and_then(|p| p.parent()) {
+        Some(dir) => settings::crate_target(dir),
+        None => CrateTarget::default(),
+    }
+}

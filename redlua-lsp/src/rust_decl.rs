@@ -1,0 +1,427 @@
+//! The Rust declaration of a script: the `#[redis_script("path", ...)]`
+//! struct, in the crate the script belongs to, that names it. What it
+//! declares is what `#[redis_script]` checks the script against: its
+//! `#[key]` and `#[arg]` fields (a `#[key(variadic)]` / `#[arg(variadic)]`
+//! tail accepts more), `returns = Type`, `read_only`, `allow(lint, ...)`
+//! and `target = "..."`.
+//!
+//! The crate's `src/`, `examples/`, `tests/` and `benches/` are searched
+//! for `.rs` files that mention `redis_script` and the script's file name;
+//! a file that does not parse is skipped. The declared result type is read
+//! by the rules `#[redis_script]` applies (integers and `bool` are
+//! integers, `String` and `Vec<u8>` strings, other lists arrays; `Option`,
+//! `bool`, `redis::Value`, `()` and collections hold nil).
+
+use quote::ToTokens;
+use redlua_analyzer::{Declared, Lint, ReturnKind, Returns, ServerTarget};
+use std::path::{Path, PathBuf};
+use syn::parse::{Parse, ParseStream};
+use syn::visit::Visit;
+use syn::{GenericArgument, Ident, LitStr, PathArguments, Token, Type};
+
+/// The directories of a crate searched for declarations.
+const SEARCHED: &[&str] = &["src", "examples", "tests", "benches"];
+
+/// At most this many `.rs` files are read, and only those under 2 MiB.
+const MAX_FILES: usize = 5_000;
+const MAX_FILE_BYTES: u64 = 2 << 20;
+
+/// A place in a Rust file: 1-based line, 0-based column in characters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    /// The file.
+    pub file: PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// 0-based column, in characters.
+    pub column: usize,
+}
+
+/// One script's declaration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declaration {
+    /// The struct's name.
+    pub name: String,
+    /// Where the struct's name is.
+    pub place: Place,
+    /// The `#[key]` fields' names and places, in order.
+    pub keys: Vec<(String, Place)>,
+    /// The `#[arg]` fields' names and places, in order.
+    pub args: Vec<(String, Place)>,
+    /// The counts the fields declare.
+    pub declared: Declared,
+    /// `returns = Type`.
+    pub returns: Option<Returns>,
+    /// `read_only`.
+    pub read_only: bool,
+    /// `allow(...)`: the lints it names that exist.
+    pub allow: Vec<Lint>,
+    /// `target = "..."`, when it names a target.
+    pub target: Option<ServerTarget>,
+}
+
+/// The declaration of `script` in the crate at `crate_dir`, if one names it.
+pub fn find(script: &Path, crate_dir: &Path) -> Option<Declaration> {
+    let script = std::fs::canonicalize(script).ok()?;
+    let file_name = script.file_name()?.to_str()?.to_string();
+    let mut files = Vec::new();
+    for dir in SEARCHED {
+        collect(&crate_dir.join(dir), &mut files);
+    }
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        if !text.contains("redis_script") || !text.contains(&file_name) {
+            continue;
+        }
+        let Ok(parsed) = syn::parse_file(&text) else {
+            continue;
+        };
+        let mut finder = Finder {
+            file: &file,
+            crate_dir,
+            script: &script,
+            found: None,
+        };
+        finder.visit_file(&parsed);
+        if finder.found.is_some() {
+            return finder.found;
+        }
+    }
+    None
+}
+
+/// The `.rs` files under `dir`, depth first, up to [`MAX_FILES`].
+fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        if files.len() >= MAX_FILES {
+            return;
+        }
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            collect(&path, files);
+        } else if kind.is_file()
+            && path.extension().is_some_and(|e| e == "rs")
+            && entry.metadata().is_ok_and(|m| m.len() <= MAX_FILE_BYTES)
+        {
+            files.push(path);
+        }
+    }
+}
+
+struct Finder<'a> {
+    file: &'a Path,
+    crate_dir: &'a Path,
+    script: &'a Path,
+    found: Option<Declaration>,
+}
+
+impl Finder<'_> {
+    fn place(&self, span: proc_macro2::Span) -> Place {
+        let start = span.start();
+        Place {
+            file: self.file.to_path_buf(),
+            line: start.line,
+            column: start.column,
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Finder<'_> {
+    fn visit_item_struct(&mut self, item: &'ast syn::ItemStruct) {
+        if self.found.is_some() {
+            return;
+        }
+        for attr in &item.attrs {
+            let is_script = attr
+                .path()
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "redis_script");
+            if !is_script {
+                continue;
+            }
+            let Ok(options) = attr.parse_args_with(Options::parse) else {
+                continue;
+            };
+            let named = std::fs::canonicalize(self.crate_dir.join(&options.path));
+            if named.ok().as_deref() != Some(self.script) {
+                continue;
+            }
+            self.found = Some(self.declaration(item, options));
+            return;
+        }
+    }
+}
+
+impl Finder<'_> {
+    fn declaration(&self, item: &syn::ItemStruct, options: Options) -> Declaration {
+        let mut keys = Vec::new();
+        let mut args = Vec::new();
+        let (mut keys_variadic, mut args_variadic) = (false, false);
+        for (index, field) in item.fields.iter().enumerate() {
+            let name = field
+                .ident
+                .as_ref()
+                .map_or_else(|| index.to_string(), Ident::to_string);
+            let place = self.place(
+                field
+                    .ident
+                    .as_ref()
+                    .map_or_else(|| syn::spanned::Spanned::span(&field.ty), Ident::span),
+            );
+            for attr in &field.attrs {
+                let Some(role) = attr.path().get_ident().map(Ident::to_string) else {
+                    continue;
+                };
+                let variadic = matches!(&attr.meta, syn::Meta::List(list)
+                    if list.tokens.to_string().trim() == "variadic");
+                match role.as_str() {
+                    "key" if variadic => keys_variadic = true,
+                    "key" => keys.push((name.clone(), place.clone())),
+                    "arg" if variadic => args_variadic = true,
+                    "arg" => args.push((name.clone(), place.clone())),
+                    _ => {}
+                }
+            }
+        }
+        Declaration {
+            name: item.ident.to_string(),
+            place: self.place(item.ident.span()),
+            declared: Declared {
+                keys: keys.len(),
+                keys_variadic,
+                args: args.len(),
+                args_variadic,
+            },
+            keys,
+            args,
+            returns: options.returns.as_ref().map(returns),
+            read_only: options.read_only,
+            allow: options.allow,
+            target: options.target,
+        }
+    }
+}
+
+/// The options of a `#[redis_script]` attribute that the checks use.
+struct Options {
+    path: String,
+    returns: Option<Type>,
+    read_only: bool,
+    allow: Vec<Lint>,
+    target: Option<ServerTarget>,
+}
+
+impl Options {
+    /// `"path"`, then options; an option it does not know ends the list
+    /// (the macro reports it; the rest is taken as declared).
+    fn parse(input: ParseStream<'_>) -> syn::Result<Options> {
+        let path: LitStr = input.parse()?;
+        let mut options = Options {
+            path: path.value(),
+            returns: None,
+            read_only: false,
+            allow: Vec::new(),
+            target: None,
+        };
+        while input.parse::<Token![,]>().is_ok() && !input.is_empty() {
+            if input.peek(Token![crate]) {
+                input.parse::<Token![crate]>()?;
+                input.parse::<Token![=]>()?;
+                input.parse::<syn::Path>()?;
+                continue;
+            }
+            let name: Ident = input.parse()?;
+            match name.to_string().as_str() {
+                "returns" => {
+                    input.parse::<Token![=]>()?;
+                    options.returns = Some(input.parse()?);
+                }
+                "read_only" => options.read_only = true,
+                "allow" => {
+                    let content;
+                    syn::parenthesized!(content in input);
+                    let names = content.parse_terminated(<Ident as Parse>::parse, Token![,])?;
+                    options.allow = names
+                        .iter()
+                        .filter_map(|n| Lint::from_name(&n.to_string()))
+                        .collect();
+                }
+                "target" => {
+                    input.parse::<Token![=]>()?;
+                    let target: LitStr = input.parse()?;
+                    options.target = target.value().parse().ok();
+                }
+                _ => break,
+            }
+        }
+        // Whatever follows is left unread.
+        let _ = input.step(|cursor| {
+            let mut rest = *cursor;
+            while let Some((_, next)) = rest.token_tree() {
+                rest = next;
+            }
+            Ok(((), rest))
+        });
+        Ok(options)
+    }
+}
+
+/// The declared result type, by `#[redis_script]`'s rules.
+fn returns(ty: &Type) -> Returns {
+    Returns {
+        kind: kind(ty),
+        nullable: holds_nil(ty),
+        written: Some(written(ty)),
+    }
+}
+
+/// A type as written, spaces only after commas (`Option<i64>`).
+fn written(ty: &Type) -> String {
+    let mut out = String::new();
+    for c in ty
+        .to_token_stream()
+        .to_string()
+        .chars()
+        .filter(|c| *c != ' ')
+    {
+        out.push(c);
+        if c == ',' {
+            out.push(' ');
+        }
+    }
+    out
+}
+
+fn kind(ty: &Type) -> ReturnKind {
+    match ty {
+        Type::Paren(inner) => kind(&inner.elem),
+        Type::Group(inner) => kind(&inner.elem),
+        Type::Tuple(tuple) if !tuple.elems.is_empty() => ReturnKind::Array,
+        Type::Array(_) => ReturnKind::Array,
+        Type::Path(path) if path.qself.is_none() => {
+            let Some((name, arg)) = last_segment(path) else {
+                return ReturnKind::Any;
+            };
+            match name.as_str() {
+                "i8" | "i16" | "i32" | "i64" | "i128" | "isize" | "u8" | "u16" | "u32" | "u64"
+                | "u128" | "usize" | "bool" | "NonZeroI64" | "NonZeroU64" => ReturnKind::Integer,
+                "String" => ReturnKind::String,
+                "Option" => arg.map_or(ReturnKind::Any, kind),
+                "Vec" => match arg {
+                    Some(Type::Path(p)) if p.path.is_ident("u8") => ReturnKind::String,
+                    _ => ReturnKind::Array,
+                },
+                "VecDeque" | "HashSet" | "BTreeSet" => ReturnKind::Array,
+                _ => ReturnKind::Any,
+            }
+        }
+        _ => ReturnKind::Any,
+    }
+}
+
+fn holds_nil(ty: &Type) -> bool {
+    match ty {
+        Type::Paren(inner) => holds_nil(&inner.elem),
+        Type::Group(inner) => holds_nil(&inner.elem),
+        Type::Tuple(tuple) => tuple.elems.is_empty(),
+        Type::Path(path) if path.qself.is_none() => last_segment(path).is_some_and(|(name, _)| {
+            matches!(
+                name.as_str(),
+                "Option"
+                    | "Value"
+                    | "bool"
+                    | "Vec"
+                    | "VecDeque"
+                    | "HashSet"
+                    | "BTreeSet"
+                    | "HashMap"
+                    | "BTreeMap"
+            )
+        }),
+        _ => false,
+    }
+}
+
+fn last_segment(path: &syn::TypePath) -> Option<(String, Option<&Type>)> {
+    let last = path.path.segments.last()?;
+    let arg = match &last.arguments {
+        PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
+            GenericArgument::Type(t) => Some(t),
+            _ => None,
+        }),
+        _ => None,
+    };
+    Some((last.ident.to_string(), arg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn declared(item: &str) -> Option<Declaration> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("s.lua"), "return 1").unwrap();
+        std::fs::write(dir.path().join("src/lib.rs"), item).unwrap();
+        find(&dir.path().join("s.lua"), dir.path())
+    }
+
+    #[test]
+    fn fields_variadic_tails_and_options() {
+        let found = declared(
+            "#[redlua::redis_script(\"s.lua\", read_only, returns = Option<String>, \
+             target = \"valkey-8.0\", allow(arity, no_such_lint))]\n\
+             struct S { #[key] a: String, #[key(variadic)] rest: Vec<String>, #[arg] b: i64, c: u8 }",
+        )
+        .unwrap();
+        assert_eq!(found.name, "S");
+        assert_eq!(
+            found.declared,
+            Declared {
+                keys: 1,
+                keys_variadic: true,
+                args: 1,
+                args_variadic: false
+            }
+        );
+        assert_eq!(
+            found.returns,
+            Some(Returns::nullable(ReturnKind::String).written("Option<String>"))
+        );
+        assert!(found.read_only);
+        assert_eq!(found.allow, [Lint::Arity]);
+        assert_eq!(found.target, Some(ServerTarget::Valkey8_0));
+        assert_eq!(found.place.line, 2);
+    }
+
+    #[test]
+    fn another_path_or_broken_code_declares_nothing() {
+        assert_eq!(
+            declared("#[redis_script(\"other/s.lua\")] struct S { #[key] a: String }"),
+            None
+        );
+        assert_eq!(
+            declared("#[redis_script(\"s.lua\")] struct S { #[key] a: String "),
+            None
+        );
+        let tuple =
+            declared("#[redis_script(\"s.lua\", returns = (i64, i64))] struct T(#[arg] i64);")
+                .unwrap();
+        assert_eq!(tuple.declared, Declared::exact(0, 1));
+        assert_eq!(
+            tuple.returns.map(|r| (r.kind, r.nullable)),
+            Some((ReturnKind::Array, false))
+        );
+    }
+}

@@ -1,0 +1,252 @@
+//! The server over standard input and output.
+//!
+//! Messages are framed as the protocol says (`Content-Length` headers, then
+//! the JSON body) and are lsp-server's [`Message`]s. The framing is read
+//! here rather than by lsp-server's own stdio transport, which stops at the
+//! first malformed message; this one answers it and reads on:
+//!
+//! - a body that is not JSON gets a `ParseError` response with a null id;
+//! - JSON that is not a request, response or notification gets an
+//!   `InvalidRequest` response, with its id when it has a usable one;
+//! - a header block without a usable `Content-Length` is skipped.
+//!
+//! Messages are read on a thread of their own, and documents analyzed on
+//! another ([`run`]). A panic while handling a message (a bug) is caught: a
+//! request gets an `InternalError` response, and the server goes on.
+
+use crate::server::{Analyzed, Flow, Job, Server};
+use lsp_server::{ErrorCode, Message, RequestId, Response};
+use serde_json::{Value, json};
+use std::io::{BufRead, Write};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Mutex, mpsc};
+
+/// The largest body accepted, in bytes: anything larger is skipped.
+const MAX_BODY: usize = 256 << 20;
+
+/// What the reader thread passes on.
+#[derive(Debug)]
+pub enum Incoming {
+    /// A well-formed message.
+    Message(Message),
+    /// A malformed one: the error response to send (a JSON-RPC object).
+    Malformed(Value),
+}
+
+/// Reads framed messages from `input` until its end, or until `pass`
+/// refuses one, passing each on.
+pub fn read_messages(mut input: impl BufRead, pass: impl Fn(Incoming) -> bool) {
+    loop {
+        let body = match read_frame(&mut input) {
+            Ok(Some(body)) => body,
+            Ok(None) | Err(_) => return,
+        };
+        let Some(body) = body else {
+            continue; // no usable Content-Length: skipped
+        };
+        let incoming = match parse(&body) {
+            Ok(message) => Incoming::Message(message),
+            Err(response) => Incoming::Malformed(response),
+        };
+        if !pass(incoming) {
+            return;
+        }
+    }
+}
+
+/// The message in `body`, or the error response to send: `ParseError`
+/// for a body that is not JSON, `InvalidRequest` for JSON that is not a
+/// message (one with a `method` must be a request or a notification; a
+/// usable `id` is echoed).
+fn parse(body: &[u8]) -> Result<Message, Value> {
+    let error = |code: ErrorCode, id: Value, why: String| {
+        json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": { "code": code as i32, "message": format!("malformed message: {why}") },
+        })
+    };
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| error(ErrorCode::ParseError, Value::Null, e.to_string()))?;
+    let id = match value.get("id") {
+        Some(id @ (Value::Number(_) | Value::String(_))) => id.clone(),
+        _ => Value::Null,
+    };
+    let has_method = value.get("method").is_some();
+    match serde_json::from_value::<Message>(value) {
+        Ok(Message::Response(_)) if has_method => Err(error(
+            ErrorCode::InvalidRequest,
+            id,
+            "`method` is not a string".into(),
+        )),
+        Ok(message) => Ok(message),
+        Err(e) => Err(error(ErrorCode::InvalidRequest, id, e.to_string())),
+    }
+}
+
+/// One frame: `Ok(None)` at the end of the input, `Ok(Some(None))` for a
+/// header block without a usable length (its body, if any, is left to be
+/// read as headers and skipped in turn).
+fn read_frame(input: &mut impl BufRead) -> std::io::Result<Option<Option<Vec<u8>>>> {
+    let mut length = None;
+    let mut saw_header = false;
+    loop {
+        let mut line = Vec::new();
+        if input.read_until(b'\n', &mut line)? == 0 {
+            return Ok(None);
+        }
+        let line = String::from_utf8_lossy(&line);
+        let line = line.trim_end_matches(['\r', '\n']);
+        if line.is_empty() {
+            if saw_header {
+                break;
+            }
+            continue;
+        }
+        saw_header = true;
+        if let Some((name, value)) = line.split_once(':')
+            && name.trim().eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse::<usize>().ok();
+        }
+    }
+    let Some(length) = length.filter(|&n| n <= MAX_BODY) else {
+        return Ok(Some(None));
+    };
+    let mut body = vec![0; length];
+    input.read_exact(&mut body)?;
+    Ok(Some(Some(body)))
+}
+
+/// Writes one framed JSON body.
+fn write_frame(output: &mut impl Write, body: &Value) -> std::io::Result<()> {
+    let text = body.to_string();
+    write!(output, "Content-Length: {}\r\n\r\n{text}", text.len())?;
+    output.flush()
+}
+
+/// What the server's thread waits for.
+enum Event {
+    /// A message from the reader.
+    Incoming(Incoming),
+    /// An analysis done on the analysis thread.
+    Analyzed(Analyzed),
+    /// The input ended (or could not be read further).
+    Closed,
+}
+
+/// Serves over `input` and `output` until `exit` or the input's end; the
+/// exit status (0 after `shutdown` then `exit`, 1 otherwise).
+///
+/// Messages are handled on this thread, one batch at a time (those that
+/// arrived while the last was handled); documents are analyzed on another,
+/// one at a time, so that requests are answered while a long script is
+/// analyzed. An analysis of a document changed meanwhile is dropped and
+/// made again.
+pub fn run(input: impl BufRead + Send + 'static, mut output: impl Write) -> u8 {
+    let (sender, receiver) = mpsc::channel();
+    let reader = sender.clone();
+    let spawned = std::thread::Builder::new()
+        .name("redlua-lsp-reader".into())
+        .spawn(move || {
+            read_messages(input, |m| reader.send(Event::Incoming(m)).is_ok());
+            let _ = reader.send(Event::Closed);
+        });
+    if let Err(error) = spawned {
+        eprintln!("redlua-lsp: cannot start a thread to read messages: {error}");
+        return 1;
+    }
+    let mut server = Server::new();
+    let mut out = Vec::new();
+    let mut analyzing = false;
+    while let Ok(first) = receiver.recv() {
+        let mut next = Some(first);
+        while let Some(event) = next {
+            let flow = match event {
+                Event::Incoming(Incoming::Malformed(response)) => {
+                    if write_frame(&mut output, &response).is_err() {
+                        return 1;
+                    }
+                    Flow::Continue
+                }
+                Event::Incoming(Incoming::Message(message)) => {
+                    let id = match &message {
+                        Message::Request(request) => Some(request.id.clone()),
+                        _ => None,
+                    };
+                    catch_unwind(AssertUnwindSafe(|| server.handle(message, &mut out)))
+                        .unwrap_or_else(|_| {
+                            out.extend(id.map(internal_error));
+                            Flow::Continue
+                        })
+                }
+                Event::Closed => Flow::Exit(1),
+                Event::Analyzed(analyzed) => {
+                    analyzing = false;
+                    if catch_unwind(AssertUnwindSafe(|| server.finish(analyzed, &mut out))).is_err()
+                    {
+                        out.clear();
+                    }
+                    Flow::Continue
+                }
+            };
+            if send(&mut output, &mut out).is_err() {
+                return 1;
+            }
+            if let Flow::Exit(status) = flow {
+                return status;
+            }
+            next = receiver.try_recv().ok();
+        }
+        if !analyzing
+            && let Ok(Some(job)) = catch_unwind(AssertUnwindSafe(|| server.next_job(&mut out)))
+        {
+            let (key, generation) = job.id();
+            // The job goes to a thread of its own, or is run here when no
+            // thread can be had.
+            let slot = Arc::new(Mutex::new(Some(job)));
+            let taken = slot.clone();
+            let done = sender.clone();
+            let spawned = std::thread::Builder::new()
+                .name("redlua-lsp-analysis".into())
+                .spawn(move || {
+                    let job = taken.lock().ok().and_then(|mut slot| slot.take());
+                    let analyzed = job
+                        .and_then(|job| catch_unwind(AssertUnwindSafe(|| job.run())).ok())
+                        .unwrap_or_else(|| Job::failed(key, generation));
+                    let _ = done.send(Event::Analyzed(analyzed));
+                });
+            match spawned {
+                Ok(_) => analyzing = true,
+                Err(_) => {
+                    let job = slot.lock().ok().and_then(|mut slot| slot.take());
+                    if let Some(job) = job
+                        && let Ok(analyzed) = catch_unwind(AssertUnwindSafe(|| job.run()))
+                    {
+                        let _ =
+                            catch_unwind(AssertUnwindSafe(|| server.finish(analyzed, &mut out)));
+                    }
+                }
+            }
+        }
+        if send(&mut output, &mut out).is_err() {
+            return 1;
+        }
+    }
+    1
+}
+
+fn internal_error(id: RequestId) -> Message {
+    Message::Response(Response::new_err(
+        id,
+        ErrorCode::InternalError as i32,
+        "internal error in redlua-lsp while handling this request".into(),
+    ))
+}
+
+fn send(output: &mut impl Write, out: &mut Vec<Message>) -> std::io::Result<()> {
+    for message in out.drain(..) {
+        message.write(output)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,149 @@
+//! Diagnostics latency on a 5,000-line script: the time from a change
+//! (one edited line) to its diagnostics, through the server's handler, as
+//! an editor's keystroke would go. It prints the times; it asserts only
+//! that every change is answered with the right diagnostics, not how fast
+//! (`cargo test --release -p redlua-lsp --test latency -- --nocapture`).
+
+use lsp_server::{Message, Notification, Request, RequestId};
+use redlua_lsp::Server;
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+const URI: &str = "file:///nonexistent-redlua-lsp-bench/big.lua";
+const LINES: usize = 5_000;
+
+/// A realistic script of `LINES` lines: blocks of reads, writes, branches
+/// and loops over the keys and arguments its header declares.
+fn script() -> String {
+    let mut lines = vec!["-- redlua: keys=2 args=2 returns=integer".to_string()];
+    let block = [
+        "local v{i} = redis.call('GET', KEYS[1])",
+        "if v{i} then",
+        "  redis.call('HSET', KEYS[2], 'f{i}', ARGV[1])",
+        "  local n{i} = tonumber(redis.call('HGET', KEYS[2], 'n') or '0') + {i}",
+        "  redis.call('HINCRBY', KEYS[2], 'total', n{i})",
+        "end",
+        "for _, member in ipairs(redis.call('SMEMBERS', KEYS[1])) do",
+        "  redis.call('SADD', KEYS[2], member .. ARGV[2])",
+        "end",
+        "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('EXPIRE', KEYS[1], 10) end",
+    ];
+    let mut i = 0;
+    while lines.len() < LINES - 1 {
+        // Whole blocks only: a block cut short would not parse.
+        if lines.len() + block.len() > LINES - 1 {
+            lines.push(format!("local last = {i}"));
+            continue;
+        }
+        lines.extend(block.iter().map(|line| line.replace("{i}", &i.to_string())));
+        i += 1;
+    }
+    lines.push("return 1".to_string());
+    lines.join("\n") + "\n"
+}
+
+fn diagnostics_after(server: &mut Server, message: Message) -> (Duration, usize) {
+    let started = Instant::now();
+    let mut out = Vec::new();
+    server.handle(message, &mut out);
+    server.publish(&mut out);
+    let elapsed = started.elapsed();
+    let published = out
+        .into_iter()
+        .find_map(|m| match m {
+            Message::Notification(n) if n.method == "textDocument/publishDiagnostics" => {
+                Some(n.params["diagnostics"].as_array().unwrap().len())
+            }
+            _ => None,
+        })
+        .expect("diagnostics published");
+    (elapsed, published)
+}
+
+#[test]
+fn diagnostics_of_a_5000_line_script_after_each_change() {
+    let text = script();
+    assert_eq!(text.lines().count(), LINES);
+    let mut server = Server::new();
+    let mut out = Vec::new();
+    let init = Request::new(
+        RequestId::from(1),
+        "initialize".into(),
+        json!({ "capabilities": {} }),
+    );
+    server.handle(Message::Request(init), &mut out);
+    let open = Notification::new(
+        "textDocument/didOpen".into(),
+        json!({ "textDocument": { "uri": URI, "languageId": "lua", "version": 1, "text": text } }),
+    );
+    let (opened, clean) = diagnostics_after(&mut server, Message::Notification(open));
+    assert_eq!(clean, 0, "the script is clean");
+    let mut times = Vec::new();
+    // A debug build analyzes much more slowly: fewer rounds there.
+    let rounds = if cfg!(debug_assertions) { 4 } else { 20u32 };
+    for round in 0..rounds {
+        // Alternately break and mend a call in the middle of the script.
+        let line = 2_500;
+        let text = if round % 2 == 0 {
+            "redis.call('GETT', KEYS[1])"
+        } else {
+            "redis.call('GET', KEYS[1])"
+        };
+        let change = Notification::new(
+            "textDocument/didChange".into(),
+            json!({ "textDocument": { "uri": URI, "version": round + 2 }, "contentChanges": [{
+                "range": { "start": { "line": line, "character": 0 }, "end": { "line": line, "character": 200 } },
+                "text": text }] }),
+        );
+        let (elapsed, count) = diagnostics_after(&mut server, Message::Notification(change));
+        assert_eq!(count, usize::from(round % 2 == 0), "round {round}");
+        times.push(elapsed);
+    }
+    times.sort();
+    // A hover and a completion on the same document.
+    let started = Instant::now();
+    let mut out = Vec::new();
+    let hover = Request::new(
+        RequestId::from(2),
+        "textDocument/hover".into(),
+        json!({ "textDocument": { "uri": URI }, "position": { "line": 2_501, "character": 20 } }),
+    );
+    server.handle(Message::Request(hover), &mut out);
+    let completion = Request::new(
+        RequestId::from(3),
+        "textDocument/completion".into(),
+        json!({ "textDocument": { "uri": URI }, "position": { "line": 2_501, "character": 20 } }),
+    );
+    server.handle(Message::Request(completion), &mut out);
+    let requests = started.elapsed();
+    assert!(
+        matches!(&out[0], Message::Response(r) if r.result.as_ref().is_some_and(|v| v["contents"]["value"].as_str().is_some_and(|t| t.starts_with("**")))),
+        "{:?}",
+        out[0]
+    );
+    // The analyzer alone on the same text, for comparison.
+    let mut options = redlua_analyzer::Options::default();
+    redlua_analyzer::header::parse(&text)
+        .unwrap()
+        .apply(&mut options);
+    let started = Instant::now();
+    let report = redlua_analyzer::analyze(&text, &options);
+    let analyzer = started.elapsed();
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "redlua-lsp diagnostics latency, {LINES}-line script ({} build): open {:.1} ms; \
+         change: median {:.1} ms, max {:.1} ms; redlua_analyzer::analyze alone {:.1} ms; \
+         a hover and a completion {:.1} ms",
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
+        ms(opened),
+        ms(times[times.len() / 2]),
+        ms(times[times.len() - 1]),
+        ms(analyzer),
+        ms(requests),
+    );
+}
