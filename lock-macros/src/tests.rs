@@ -357,3 +357,27 @@ mod function {
         assert!(out.contains("--> ../scripts/counters_lib.lua:7:"), "{out}");
     }
 }
+
+/// The attribute's documentation and the analyzer's lint registry.
+mod lint_table {
+    /// The lints the attribute's documentation lists, in order.
+    fn documented() -> Vec<String> {
+        include_str!("lib.rs")
+            .lines()
+            .skip_while(|l| *l != "/// | lint | finds |")
+            .take_while(|l| l.starts_with("/// |"))
+            .filter_map(|l| l.strip_prefix("/// | `"))
+            .filter_map(|l| l.split('`').next())
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn the_documentation_lists_every_lint_of_the_registry_once() {
+        let registry: Vec<String> = redlua_analyzer::Lint::ALL
+            .iter()
+            .map(|l| l.name().to_string())
+            .collect();
+        assert_eq!(documented(), registry);
+    }
+}
