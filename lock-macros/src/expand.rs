@@ -379,10 +379,11 @@ fn generate_impl(
     );
     let doc_invoke_blocking = format!(
         " Runs `{written}` with `{command}` on a blocking connection and converts its reply; \
-         the blocking twin of [`invoke`](Self::invoke).\n\n # Errors\n\n As \
-         [`invoke`](Self::invoke)."
+         the blocking twin of `invoke`.\n\n # Errors\n\n Connection and server errors, \
+         errors raised by the script, and a reply that does not convert to the result type."
     );
     let methods = call_methods(
+        &private,
         &redis,
         &returns,
         &quote!(Self::SCRIPT),
@@ -390,8 +391,8 @@ fn generate_impl(
             invoke: doc_invoke,
             invoke_blocking: doc_invoke_blocking,
             add_to_pipeline: " Adds this invocation to `pipe` and returns `pipe`.\n\n A pipeline \
-                              cannot recover from `NOSCRIPT`: call [`load`](Self::load) (or \
-                              [`load_blocking`](Self::load_blocking)) on the same connection \
+                              cannot recover from `NOSCRIPT`: call \
+                              [`load_blocking`](Self::load_blocking) (or `load`) on the same connection \
                               first."
                 .to_owned(),
             load: " Loads the script into the server's script cache (`SCRIPT LOAD`, sent to \
@@ -402,8 +403,11 @@ fn generate_impl(
                    Cancellation\n\n If the future is dropped, the script may or may not be \
                    loaded; loading again is always safe."
                 .to_owned(),
-            load_blocking: " Blocking twin of [`load`](Self::load).\n\n # Errors\n\n As \
-                            [`load`](Self::load)."
+            load_blocking: " Loads the script into the server's script cache (`SCRIPT LOAD`, \
+                            sent to every node of a cluster) and checks the SHA1 the server \
+                            answers; the blocking twin of `load`.\n\n Required before sending a \
+                            pipeline.\n\n # Errors\n\n Connection and server errors (e.g. Lua \
+                            compilation), or a SHA1 mismatch."
                 .to_owned(),
         },
     );
@@ -474,6 +478,7 @@ pub(crate) struct MethodDocs {
 /// `load_blocking`, the same for scripts and functions: they call the
 /// runtime's call (from `call()`) and `loader` (the constant that loads).
 pub(crate) fn call_methods(
+    private: &TokenStream,
     redis: &TokenStream,
     returns: &TokenStream,
     loader: &TokenStream,
@@ -486,13 +491,25 @@ pub(crate) fn call_methods(
         load,
         load_blocking,
     } = docs;
+    // The async methods exist with the runtime's `aio` feature only: the
+    // runtime's `if_aio!` knows its features, this macro does not.
     quote! {
-        #[doc = #invoke]
-        pub async fn invoke<C>(&self, con: &mut C) -> #redis::RedisResult<#returns>
-        where
-            C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
-        {
-            self.call().invoke_async::<#returns, C>(con).await
+        #private::if_aio! {
+            #[doc = #invoke]
+            pub async fn invoke<C>(&self, con: &mut C) -> #redis::RedisResult<#returns>
+            where
+                C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
+            {
+                self.call().invoke_async::<#returns, C>(con).await
+            }
+
+            #[doc = #load]
+            pub async fn load<C>(con: &mut C) -> #redis::RedisResult<()>
+            where
+                C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
+            {
+                #loader.load(con).await
+            }
         }
 
         #[doc = #invoke_blocking]
@@ -509,14 +526,6 @@ pub(crate) fn call_methods(
             pipe: &'p mut #redis::Pipeline,
         ) -> &'p mut #redis::Pipeline {
             self.call().add_to_pipeline(pipe)
-        }
-
-        #[doc = #load]
-        pub async fn load<C>(con: &mut C) -> #redis::RedisResult<()>
-        where
-            C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
-        {
-            #loader.load(con).await
         }
 
         #[doc = #load_blocking]

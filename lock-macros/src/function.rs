@@ -214,11 +214,13 @@ pub fn generate_impl(
     );
     let doc_invoke_blocking = format!(
         " Calls function `{function}` with `{command}` on a blocking connection and converts \
-         its reply; the blocking twin of [`invoke`](Self::invoke).\n\n # Errors\n\n As \
-         [`invoke`](Self::invoke)."
+         its reply; the blocking twin of `invoke`.\n\n # Errors\n\n Connection and server \
+         errors, errors raised by the function, and a reply that does not convert to the result \
+         type."
     );
 
     let methods = call_methods(
+        &private,
         &redis,
         &returns,
         &quote!(Self::LIBRARY),
@@ -226,8 +228,8 @@ pub fn generate_impl(
             invoke: doc_invoke,
             invoke_blocking: doc_invoke_blocking,
             add_to_pipeline: " Adds this call to `pipe` and returns `pipe`.\n\n A pipeline cannot \
-                              load the library and retry: call [`load`](Self::load) (or \
-                              [`load_blocking`](Self::load_blocking)) on the same connection \
+                              load the library and retry: call \
+                              [`load_blocking`](Self::load_blocking) (or `load`) on the same connection \
                               first."
                 .to_owned(),
             load: " Loads (or replaces) the library with `FUNCTION LOAD REPLACE` (sent to every \
@@ -239,8 +241,10 @@ pub fn generate_impl(
                    is dropped, the library may or may not be loaded; loading again is always \
                    safe."
                 .to_owned(),
-            load_blocking: " Blocking twin of [`load`](Self::load).\n\n # Errors\n\n As \
-                            [`load`](Self::load)."
+            load_blocking: " Loads (or replaces) the function's library; the blocking twin \
+                            of `load`.\n\n Required before sending a pipeline.\n\n # Errors\n\n \
+                            Connection and server errors, or a library name the server answers \
+                            differently."
                 .to_owned(),
         },
     );

@@ -89,6 +89,7 @@ impl LibraryDef {
     /// If the future is dropped before it completes, the command may or may
     /// not have reached the server, so the library may or may not be loaded.
     /// Loading replaces the library, so calling `load` again is always safe.
+    #[cfg(feature = "aio")]
     pub async fn load<C>(&self, con: &mut C) -> RedisResult<()>
     where
         C: redis::aio::ConnectionLike + ?Sized,
@@ -174,6 +175,7 @@ impl FunctionDef {
     /// # Cancellation
     ///
     /// As [`LibraryDef::load`]: loading again is always safe.
+    #[cfg(feature = "aio")]
     pub async fn load<C>(&self, con: &mut C) -> RedisResult<()>
     where
         C: redis::aio::ConnectionLike + ?Sized,
@@ -268,6 +270,7 @@ impl FunctionCall {
     /// not have reached the server: the function may or may not have run (at
     /// most once, since a retry only follows a `Function not found` answer,
     /// which means it did not run).
+    #[cfg(feature = "aio")]
     pub async fn invoke_async<T, C>(&self, con: &mut C) -> RedisResult<T>
     where
         T: redis::FromRedisValue,
@@ -392,6 +395,7 @@ mod tests {
     }
 
     /// Compile-time check: with `C: Send`, the futures are `Send`.
+    #[cfg(feature = "aio")]
     #[allow(dead_code)]
     fn futures_are_send_for_send_connections<T, C>(call: &FunctionCall, con: &mut C)
     where
