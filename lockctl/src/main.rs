@@ -37,7 +37,7 @@ use std::time::Duration;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let format = if cli.json {
+    let format = if cli.json_before || cli.command.json() {
         Format::Json
     } else {
         Format::Human
@@ -81,12 +81,21 @@ fn on_runtime(command: impl Future<Output = Result<u8, Failure>>) -> Result<u8, 
     outcome
 }
 
-/// Prints a failure to stderr; its exit code.
+/// Prints a failure to stderr, as one line with a hint; its exit code.
 fn report(format: Format, failure: &Failure) -> u8 {
     match format {
-        Format::Human => output::err(&format!("lockctl: error: {}", failure.message)),
+        Format::Human => output::err(&format!(
+            "lockctl: error: {} (hint: {})",
+            failure.line(),
+            failure.hint()
+        )),
         Format::Json => output::err(
-            &serde_json::json!({ "error": failure.message, "exit_code": failure.code }).to_string(),
+            &serde_json::json!({
+                "error": failure.line(),
+                "hint": failure.hint(),
+                "exit_code": failure.code,
+            })
+            .to_string(),
         ),
     }
     failure.code
