@@ -785,6 +785,7 @@ impl LockClientBuilder {
             latches: Latches::default(),
         });
         let worker = background::start(queue);
+        crate::telemetry::client_started();
         Ok((LockClient { shared }, worker))
     }
 }

@@ -1243,6 +1243,12 @@ impl Driver {
     /// Connects, then runs commands and dispatches messages until the
     /// connection is closed or the hub is dropped.
     async fn run(mut self, connect: Connect, connect_timeout: Duration, ping_timeout: Duration) {
+        // The `node` of the events: a single server's key is empty.
+        let shown = match &connect {
+            Connect::Server(client) => client.get_connection_info().addr().to_string(),
+            Connect::Sentinel(_) => "master".to_owned(),
+            Connect::Node { .. } => self.node.clone(),
+        };
         let connect =
             tokio::time::timeout(connect_timeout, connect.open(connect_timeout, ping_timeout));
         let connected = connect.await.unwrap_or_else(|_| {
@@ -1253,7 +1259,7 @@ impl Driver {
         });
         let (link, mut stream) = match connected {
             Ok(connected) => {
-                crate::telemetry::pubsub_opened(&self.node, self.id);
+                crate::telemetry::pubsub_opened(&shown, self.id);
                 connected
             }
             Err(err) => {
