@@ -138,12 +138,6 @@ pub enum LintFormat {
 /// `lockctl lint`.
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// Write the findings as one JSON document on stdout (as --format
-    /// json).
-    /// Errors are one JSON object on stderr, with a hint.
-    #[arg(long)]
-    pub json: bool,
-
     /// Script files, and directories searched for `*.lua` files (`-` reads
     /// standard input).
     #[arg(required = true, value_name = "FILE")]
@@ -165,6 +159,12 @@ pub struct LintArgs {
     /// the script is in, else redis-7.0.
     #[arg(long, value_name = "TARGET", value_parser = parse_target)]
     pub target: Option<ServerTarget>,
+
+    /// Write the findings as one JSON document on stdout (as --format
+    /// json).
+    /// Errors are one JSON object on stderr, with a hint.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// A `--target` value.
@@ -175,14 +175,14 @@ fn parse_target(value: &str) -> Result<ServerTarget, UnknownTarget> {
 /// `lockctl status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
+    /// The lock's name (its Redis key).
+    pub name: String,
+
     /// Write the lock's state (kind, holders, TTL, waiters) as one JSON
     /// document on stdout.
     /// Errors are one JSON object on stderr, with a hint.
     #[arg(long)]
     pub json: bool,
-
-    /// The lock's name (its Redis key).
-    pub name: String,
 
     /// The server.
     #[command(flatten)]
@@ -192,11 +192,6 @@ pub struct StatusArgs {
 /// `lockctl ls`.
 #[derive(Debug, Args)]
 pub struct LsArgs {
-    /// Write one JSON object per lock found, one per line, on stdout.
-    /// Errors are one JSON object on stderr, with a hint.
-    #[arg(long)]
-    pub json: bool,
-
     /// Which names to list: a Redis glob pattern (`jobs:*`, `user{7}:*`).
     #[arg(default_value = "*", value_name = "PATTERN")]
     pub pattern: String,
@@ -206,6 +201,11 @@ pub struct LsArgs {
     #[arg(long, default_value_t = 500, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub count: u32,
+
+    /// Write one JSON object per lock found, one per line, on stdout.
+    /// Errors are one JSON object on stderr, with a hint.
+    #[arg(long)]
+    pub json: bool,
 
     /// The server.
     #[command(flatten)]
@@ -251,12 +251,6 @@ pub struct AcquireArgs {
 /// `lockctl run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Write lockctl's notes (lock acquired, lost, released) as JSON
-    /// objects, one per line, on stderr; CMD's own output is left as it is.
-    /// Errors are one JSON object on stderr, with a hint.
-    #[arg(long)]
-    pub json: bool,
-
     /// The lock's name (its Redis key).
     pub name: String,
 
@@ -281,6 +275,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", default_value = "10s",
           value_parser = duration::parse)]
     pub grace: Duration,
+
+    /// Write lockctl's notes (lock acquired, lost, released) as JSON
+    /// objects, one per line, on stderr; CMD's own output is left as it is.
+    /// Errors are one JSON object on stderr, with a hint.
+    #[arg(long)]
+    pub json: bool,
 
     /// The server.
     #[command(flatten)]
@@ -312,12 +312,6 @@ pub enum OnLost {
 /// `lockctl hold`.
 #[derive(Debug, Args)]
 pub struct HoldArgs {
-    /// Write one JSON object per step (acquired, released), one per line,
-    /// on stdout.
-    /// Errors are one JSON object on stderr, with a hint.
-    #[arg(long)]
-    pub json: bool,
-
     /// The lock's name (its Redis key).
     pub name: String,
 
@@ -328,6 +322,12 @@ pub struct HoldArgs {
     /// Which lock, and how long to wait for it.
     #[command(flatten)]
     pub acquire: AcquireArgs,
+
+    /// Write one JSON object per step (acquired, released), one per line,
+    /// on stdout.
+    /// Errors are one JSON object on stderr, with a hint.
+    #[arg(long)]
+    pub json: bool,
 
     /// The server.
     #[command(flatten)]
@@ -341,11 +341,6 @@ pub struct HoldArgs {
 /// `lockctl unlock`.
 #[derive(Debug, Args)]
 pub struct UnlockArgs {
-    /// Write the outcome (what was broken) as one JSON document on stdout.
-    /// Errors are one JSON object on stderr, with a hint.
-    #[arg(long)]
-    pub json: bool,
-
     /// Required: the lock is broken whoever holds it (their work is no
     /// longer protected).
     #[arg(long, required = true)]
@@ -353,6 +348,11 @@ pub struct UnlockArgs {
 
     /// The lock's name (its Redis key).
     pub name: String,
+
+    /// Write the outcome (what was broken) as one JSON document on stdout.
+    /// Errors are one JSON object on stderr, with a hint.
+    #[arg(long)]
+    pub json: bool,
 
     /// The server.
     #[command(flatten)]
@@ -468,13 +468,16 @@ mod tests {
                 .to_string();
             let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
             assert!(flat.contains(says), "{name}: {flat}");
-            let json = flat
-                .split("--json")
-                .nth(1)
-                .and_then(|after| after.split(" -").next())
-                .unwrap_or_else(|| panic!("{name}: no --json: {flat}"))
+            let json = command
+                .find_subcommand(name)
+                .expect(name)
+                .get_arguments()
+                .find(|arg| arg.get_long() == Some("json") && !arg.is_hide_set())
+                .and_then(|arg| arg.get_help())
+                .unwrap_or_else(|| panic!("{name}: no --json of its own"))
                 .to_string();
             assert!(json.contains("JSON"), "{name}: {json}");
+            assert!(flat.contains(&json), "{name}: its help lacks {json:?}");
             json_helps.push(json);
         }
         // Each says what that subcommand writes: no two alike.
