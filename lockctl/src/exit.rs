@@ -136,6 +136,29 @@ impl Failure {
     }
 }
 
+impl Failure {
+    /// A command line clap refused, as one line with a hint: clap's
+    /// message, and its tip, the usage line and where the help is
+    /// (`command`, e.g. `lockctl hold`) as the hint.
+    pub fn from_usage(error: &clap::Error, command: &str) -> Failure {
+        let text = error.render().to_string();
+        let mut paragraphs = text.split("\n\n");
+        let message = paragraphs.next().unwrap_or_default();
+        let message = message.strip_prefix("error: ").unwrap_or(message);
+        let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut hint = Vec::new();
+        for line in paragraphs.flat_map(str::lines).map(str::trim) {
+            if let Some(tip) = line.strip_prefix("tip: ") {
+                hint.push(tip.to_string());
+            } else if let Some(usage) = line.strip_prefix("Usage: ") {
+                hint.push(format!("usage: {usage}"));
+            }
+        }
+        hint.push(format!("`{command} --help` explains it"));
+        Failure::new(USAGE, message).with_hint(hint.join("; "))
+    }
+}
+
 /// The hint for an endpoint that does not speak Redis.
 pub const NOT_REDIS_HINT: &str =
     "point --url (or REDIS_URL) at the Redis port: `redis-cli -u URL PING` should answer PONG";

@@ -36,7 +36,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(&error),
+    };
     let format = if cli.json_before || cli.command.json() {
         Format::Json
     } else {
@@ -66,6 +69,44 @@ fn main() -> ExitCode {
         Command::Unlock(args) => on_runtime(unlock::run(&globals(&args.server, None), &args.name)),
     };
     ExitCode::from(outcome.unwrap_or_else(|failure| report(format, &failure)))
+}
+
+/// A command line clap refused: help and version are printed as they are;
+/// errors as one line with a hint (JSON with `--json` among the arguments).
+fn usage_error(error: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = error.print();
+        return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(exit::USAGE));
+    }
+    // lockctl's own arguments: those before `--`.
+    let args: Vec<_> = std::env::args_os()
+        .skip(1)
+        .take_while(|arg| arg != "--")
+        .collect();
+    let format = if args.iter().any(|arg| arg == "--json") {
+        Format::Json
+    } else {
+        Format::Human
+    };
+    // The subcommand whose help to point at: the first argument that names one.
+    let command = <Cli as clap::CommandFactory>::command();
+    let subcommand = args.iter().find_map(|arg| {
+        command
+            .get_subcommands()
+            .map(clap::Command::get_name)
+            .find(|name| arg == *name)
+    });
+    let command = match subcommand {
+        Some(name) => format!("lockctl {name}"),
+        None => "lockctl".to_string(),
+    };
+    ExitCode::from(report(format, &Failure::from_usage(error, &command)))
 }
 
 /// Runs a command that talks to Redis on a tokio runtime of its own.

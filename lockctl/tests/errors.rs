@@ -112,3 +112,54 @@ fn every_failure_is_one_line_with_a_hint_and_one_json_object_with_json() {
 fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|a| a.to_string()).collect()
 }
+
+#[test]
+fn a_refused_command_line_is_one_line_with_the_usage_and_the_subcommand_help_as_hint() {
+    for (args, says, hint) in [
+        (
+            &["status"][..],
+            "the following required arguments were not provided: <NAME>",
+            "usage: lockctl status <NAME>; `lockctl status --help` explains it",
+        ),
+        (
+            &["hold", "x", "--for", "5"],
+            "invalid value '5' for '--for <DURATION>': `5` has no unit",
+            "`lockctl hold --help` explains it",
+        ),
+        (
+            &["statsu", "x"],
+            "unrecognized subcommand 'statsu'",
+            "a similar subcommand exists: 'status'",
+        ),
+        (
+            &["run", "n", "--wiat", "5s", "--", "true"],
+            "unexpected argument '--wiat' found",
+            "a similar argument exists: '--wait'",
+        ),
+    ] {
+        let out = run(common::lockctl().args(args));
+        assert_eq!(out.code, Some(2), "{args:?}: {out:?}");
+        let line = one_error_line(&out.stderr);
+        assert!(
+            line.starts_with(&format!("lockctl: error: {says}")),
+            "{args:?}: {line}"
+        );
+        assert!(line.contains(hint), "{args:?}: {line}");
+
+        let out = run(common::lockctl().arg("--json").args(args));
+        assert_eq!(out.code, Some(2), "{args:?}: {out:?}");
+        assert_eq!(out.stderr.lines().count(), 1, "{out:?}");
+        let report = json(&out.stderr);
+        assert_eq!(report["exit_code"], 2, "{report}");
+        assert!(
+            report["hint"].as_str().is_some_and(|h| h.contains(hint)),
+            "{report}"
+        );
+    }
+    // Help and version are printed as they are, with success.
+    for args in [&["--help"][..], &["status", "--help"], &["--version"]] {
+        let out = run(common::lockctl().args(args));
+        assert_eq!(out.code, Some(0), "{args:?}: {out:?}");
+        assert!(out.stderr.is_empty() && !out.stdout.is_empty(), "{out:?}");
+    }
+}
