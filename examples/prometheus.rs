@@ -14,7 +14,7 @@
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 use redlua::LockClient;
-use redlua::observability::metric_names;
+use redlua::observability::{ACQUIRE_WAIT_BUCKETS, metric_names};
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -28,12 +28,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Err(_) => std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?,
     };
     // Serves http://<addr>/metrics on this runtime; acquire waits as a
-    // histogram (from 1 ms to a minute) rather than a summary.
+    // histogram with redlua's buckets (1 ms to a minute) rather than a
+    // summary.
     PrometheusBuilder::new()
         .with_http_listener(addr)
         .set_buckets_for_metric(
             Matcher::Full(metric_names::ACQUIRE_WAIT_SECONDS.to_string()),
-            &[0.001, 0.01, 0.1, 0.5, 1.0, 5.0, 30.0, 60.0],
+            ACQUIRE_WAIT_BUCKETS,
         )?
         .install()?;
 

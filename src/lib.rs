@@ -147,9 +147,15 @@
 //!
 //! # Features
 //!
-//! - `locks` (default): the distributed locks ([`LockClient`] and the rest).
-//!   A scripts-only build turns it off:
-//!   `redlua = { version = "0.1", default-features = false }`.
+//! - `locks` (default): the distributed locks ([`LockClient`] and the rest),
+//!   on tokio; turns on `aio`, `cluster` and `cluster-async`. A scripts-only
+//!   build turns the default features off:
+//!   `redlua = { version = "0.1", default-features = false }`. Its calls are
+//!   blocking (`invoke_blocking`), and it compiles no async runtime.
+//! - `aio` (default): the async script calls (`invoke`, `load`) on
+//!   redis-rs' tokio connections (`redis::aio`).
+//! - `cluster` (default): redis-rs' blocking Cluster connections
+//!   (`redis::cluster`); `cluster-async` (default) its async ones too.
 //! - `metrics`: the locks' metrics through the `metrics` crate's facade
 //!   (acquire wait time, holds held, renewals and their failures, locks
 //!   lost, wake-ups); see [`observability`], which also lists the `tracing`
@@ -161,8 +167,8 @@
 //! - `tls-rustls-webpki-roots`: as `tls-rustls`, trusting Mozilla's root
 //!   certificates (compiled in) instead of the platform's.
 //!
-//! Redis Cluster ([`LockClient::cluster`]) and Sentinel
-//! ([`LockClient::sentinel`]) need no feature.
+//! The locks' Redis Cluster ([`LockClient::cluster`]) and Sentinel
+//! ([`LockClient::sentinel`]) support need no feature beyond `locks`.
 //!
 //! The minimum supported Rust version is 1.88.
 //!

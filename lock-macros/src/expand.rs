@@ -316,7 +316,7 @@ fn generate_impl(
         def,
         &redis,
     );
-    let methods = call_methods(&redis, &returns, loader, docs);
+    let methods = call_methods(&private, &redis, &returns, loader, docs);
     quote! {
         impl #impl_generics #ident #ty_generics #where_clause {
             #[doc = #doc_source]
@@ -372,8 +372,10 @@ struct MethodDocs {
 }
 
 /// The documentation of `load_blocking`, the same for both.
-const LOAD_BLOCKING: &str =
-    " Blocking twin of [`load`](Self::load).\n\n # Errors\n\n As [`load`](Self::load).";
+const LOAD_BLOCKING: &str = " Loads the script or library, as `load` does, on a blocking \
+                             connection; required before sending a pipeline.\n\n # Errors\n\n \
+                             Connection and server errors, or an answer that does not match \
+                             (another SHA1 or library name).";
 
 impl MethodDocs {
     /// The methods of a script, sent with `command` (`EVALSHA`).
@@ -390,13 +392,14 @@ impl MethodDocs {
             ),
             invoke_blocking: format!(
                 " Runs `{written}` with `{command}` on a blocking connection and converts its \
-                 reply; the blocking twin of [`invoke`](Self::invoke).\n\n # Errors\n\n As \
-                 [`invoke`](Self::invoke)."
+                 reply; the blocking twin of `invoke`.\n\n # Errors\n\n Connection and \
+                 server errors, errors raised by the script, and a reply that does not convert \
+                 to the result type."
             ),
             add_to_pipeline: " Adds this invocation to `pipe` and returns `pipe`.\n\n A \
                               pipeline cannot recover from `NOSCRIPT`: call \
-                              [`load`](Self::load) (or [`load_blocking`](Self::load_blocking)) \
-                              on the same connection first.",
+                              [`load_blocking`](Self::load_blocking) (or `load`) on the same \
+                              connection first.",
             load: " Loads the script into the server's script cache (`SCRIPT LOAD`, sent to \
                    every node of a cluster) and checks the SHA1 the server answers.\n\n Never \
                    required before [`invoke`](Self::invoke), which recovers from `NOSCRIPT` by \
@@ -423,13 +426,14 @@ impl MethodDocs {
             ),
             invoke_blocking: format!(
                 " Calls function `{function}` with `{command}` on a blocking connection and \
-                 converts its reply; the blocking twin of [`invoke`](Self::invoke).\n\n # \
-                 Errors\n\n As [`invoke`](Self::invoke)."
+                 converts its reply; the blocking twin of `invoke`.\n\n # Errors\n\n \
+                 Connection and server errors, errors raised by the function, and a reply that \
+                 does not convert to the result type."
             ),
             add_to_pipeline: " Adds this call to `pipe` and returns `pipe`.\n\n A pipeline \
-                              cannot load the library and retry: call [`load`](Self::load) (or \
-                              [`load_blocking`](Self::load_blocking)) on the same connection \
-                              first.",
+                              cannot load the library and retry: call \
+                              [`load_blocking`](Self::load_blocking) (or `load`) on the same \
+                              connection first.",
             load: " Loads (or replaces) the library with `FUNCTION LOAD REPLACE` (sent to every \
                    primary of a cluster) and checks the library name the server answers.\n\n \
                    Never required before [`invoke`](Self::invoke), which loads the library when \
@@ -447,6 +451,7 @@ impl MethodDocs {
 /// `load_blocking`: they call the runtime's call (from `call()`) and
 /// `loader` (the constant that loads).
 fn call_methods(
+    private: &TokenStream,
     redis: &TokenStream,
     returns: &TokenStream,
     loader: &TokenStream,
@@ -459,13 +464,25 @@ fn call_methods(
         load,
         load_blocking,
     } = docs;
+    // The async methods exist with the runtime's `aio` feature only: the
+    // runtime's `if_aio!` knows its features, this macro does not.
     quote! {
-        #[doc = #invoke]
-        pub async fn invoke<C>(&self, con: &mut C) -> #redis::RedisResult<#returns>
-        where
-            C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
-        {
-            self.call().invoke_async::<#returns, C>(con).await
+        #private::if_aio! {
+            #[doc = #invoke]
+            pub async fn invoke<C>(&self, con: &mut C) -> #redis::RedisResult<#returns>
+            where
+                C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
+            {
+                self.call().invoke_async::<#returns, C>(con).await
+            }
+
+            #[doc = #load]
+            pub async fn load<C>(con: &mut C) -> #redis::RedisResult<()>
+            where
+                C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
+            {
+                #loader.load(con).await
+            }
         }
 
         #[doc = #invoke_blocking]
@@ -482,14 +499,6 @@ fn call_methods(
             pipe: &'p mut #redis::Pipeline,
         ) -> &'p mut #redis::Pipeline {
             self.call().add_to_pipeline(pipe)
-        }
-
-        #[doc = #load]
-        pub async fn load<C>(con: &mut C) -> #redis::RedisResult<()>
-        where
-            C: #redis::aio::ConnectionLike + ?::core::marker::Sized,
-        {
-            #loader.load(con).await
         }
 
         #[doc = #load_blocking]

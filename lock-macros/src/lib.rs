@@ -175,10 +175,10 @@ use proc_macro::TokenStream;
 /// | `pub const ARG_COUNT: usize` | number of fixed `#[arg]` fields |
 /// | `pub const SCRIPT: ScriptDef` | the runtime's description: name, path, source, SHA1, read-only flag |
 /// | `pub fn call(&self) -> ScriptCall` | an invocation with this value's keys and arguments |
-/// | `pub async fn invoke<C>(&self, con: &mut C) -> RedisResult<T>` | runs the script on an async connection (`C: redis::aio::ConnectionLike`, e.g. `MultiplexedConnection`, `ConnectionManager`, cluster connections) |
+/// | `pub async fn invoke<C>(&self, con: &mut C) -> RedisResult<T>` | runs the script on an async connection (`C: redis::aio::ConnectionLike`, e.g. `MultiplexedConnection`, `ConnectionManager`, cluster connections); with redlua's `aio` feature (a default one) |
 /// | `pub fn invoke_blocking<C>(&self, con: &mut C) -> RedisResult<T>` | the same on a blocking connection (`C: redis::ConnectionLike`) |
 /// | `pub fn add_to_pipeline<'p>(&self, pipe: &'p mut Pipeline) -> &'p mut Pipeline` | adds the invocation to a pipeline |
-/// | `pub async fn load<C>(con: &mut C) -> RedisResult<()>` | `SCRIPT LOAD`, checking the SHA1 |
+/// | `pub async fn load<C>(con: &mut C) -> RedisResult<()>` | `SCRIPT LOAD`, checking the SHA1; with the `aio` feature |
 /// | `pub fn load_blocking<C>(con: &mut C) -> RedisResult<()>` | the same, blocking |
 ///
 /// Scripts are sent with `EVALSHA` (`EVALSHA_RO` when read-only): the source
@@ -389,10 +389,10 @@ pub fn redis_script(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// | `pub const KEY_COUNT: usize`, `ARG_COUNT: usize` | fixed keys and arguments |
 /// | `pub const LIBRARY: LibraryDef`, `FUNCTION: FunctionDef` | the runtime's descriptions |
 /// | `pub fn call(&self) -> FunctionCall` | a call with this value's keys and arguments |
-/// | `pub async fn invoke<C>(&self, con: &mut C) -> RedisResult<T>` | `FCALL` / `FCALL_RO` on an async connection |
+/// | `pub async fn invoke<C>(&self, con: &mut C) -> RedisResult<T>` | `FCALL` / `FCALL_RO` on an async connection; with the `aio` feature |
 /// | `pub fn invoke_blocking<C>(&self, con: &mut C) -> RedisResult<T>` | the same, blocking |
 /// | `pub fn add_to_pipeline<'p>(&self, pipe: &'p mut Pipeline) -> &'p mut Pipeline` | adds the call to a pipeline |
-/// | `pub async fn load<C>(con: &mut C) -> RedisResult<()>` | `FUNCTION LOAD REPLACE`, checking the library name |
+/// | `pub async fn load<C>(con: &mut C) -> RedisResult<()>` | `FUNCTION LOAD REPLACE`, checking the library name; with the `aio` feature |
 /// | `pub fn load_blocking<C>(con: &mut C) -> RedisResult<()>` | the same, blocking |
 ///
 /// When the server answers `ERR Function not found` (functions flushed, a

@@ -90,6 +90,7 @@ impl LibraryDef {
     /// If the future is dropped before it completes, the command may or may
     /// not have reached the server, so the library may or may not be loaded.
     /// Loading replaces the library, so calling `load` again is always safe.
+    #[cfg(feature = "aio")]
     pub async fn load<C>(&self, con: &mut C) -> RedisResult<()>
     where
         C: redis::aio::ConnectionLike + ?Sized,
@@ -171,6 +172,7 @@ impl FunctionDef {
     /// # Cancellation
     ///
     /// As [`LibraryDef::load`]: loading again is always safe.
+    #[cfg(feature = "aio")]
     pub async fn load<C>(&self, con: &mut C) -> RedisResult<()>
     where
         C: redis::aio::ConnectionLike + ?Sized,
@@ -299,6 +301,7 @@ mod tests {
     }
 
     /// Compile-time check: with `C: Send`, the futures are `Send`.
+    #[cfg(feature = "aio")]
     #[allow(dead_code)]
     fn futures_are_send_for_send_connections<T, C>(call: &FunctionCall, con: &mut C)
     where

@@ -83,9 +83,13 @@
 //!
 //! # Features
 //!
-//! - `locks` (default): the distributed locks. Without it
-//!   (`default-features = false`) only [`script`] and [`function`] are
-//!   compiled.
+//! - `locks` (default): the distributed locks, on tokio (turns on `aio`
+//!   and `cluster`). Without it (`default-features = false`) only
+//!   [`script`] and [`function`] are compiled, with blocking calls.
+//! - `aio`: async script and function calls on redis-rs' tokio connections
+//!   (`redis::aio`); without it no async runtime is compiled.
+//! - `cluster`: redis-rs' blocking Cluster connections; `cluster-async`
+//!   its async ones too (turns on `aio`).
 //! - `metrics`: the locks' metrics through the `metrics` crate's facade;
 //!   [`observability`] lists them, and the `tracing` events the locks
 //!   always emit.
@@ -151,9 +155,28 @@ pub use transport::connection::Connection;
 /// Not a public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::__redlua_if_aio as if_aio;
     pub use crate::function::{FunctionCall, FunctionDef, LibraryDef};
     pub use crate::script::{ScriptCall, ScriptDef};
     pub use redis;
+}
+
+/// The generated async methods (`invoke`, `load`), kept with the `aio`
+/// feature of this crate and left out without it: the macro cannot see this
+/// crate's features, so the generated code asks through this macro.
+#[cfg(feature = "aio")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __redlua_if_aio {
+    ($($item:tt)*) => { $($item)* };
+}
+
+/// Without the `aio` feature: the generated async methods are left out.
+#[cfg(not(feature = "aio"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __redlua_if_aio {
+    ($($item:tt)*) => {};
 }
 
 #[cfg(all(test, feature = "locks"))]

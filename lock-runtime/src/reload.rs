@@ -30,6 +30,7 @@ pub(crate) fn call_cmd(command: &str, id: &str, keys: &[Vec<u8>], args: &[Vec<u8
 }
 
 /// Loads `code` on `con` and checks the answer.
+#[cfg(feature = "aio")]
 pub(crate) async fn load<C>(code: &impl ServerCode, con: &mut C) -> RedisResult<()>
 where
     C: redis::aio::ConnectionLike + ?Sized,
@@ -49,6 +50,7 @@ where
 
 /// Sends `cmd`; if the server lacks `code`, loads it and sends `cmd` once
 /// more (the first try did not run), then converts the reply to `T`.
+#[cfg(feature = "aio")]
 pub(crate) async fn invoke<T, C>(
     code: &impl ServerCode,
     cmd: &redis::Cmd,

@@ -79,6 +79,7 @@ impl ScriptDef {
     /// If the future is dropped before it completes, the command may or may
     /// not have reached the server, so the script may or may not be loaded.
     /// Loading is idempotent, so calling `load` again is always safe.
+    #[cfg(feature = "aio")]
     pub async fn load<C>(&self, con: &mut C) -> RedisResult<()>
     where
         C: redis::aio::ConnectionLike + ?Sized,
@@ -278,6 +279,7 @@ impl<D: Callee> Call<D> {
     /// not have reached the server: the code may or may not have run (at
     /// most once, since a retry only follows an answer saying that the
     /// server lacks the code, which means it did not run).
+    #[cfg(feature = "aio")]
     pub async fn invoke_async<T, C>(&self, con: &mut C) -> RedisResult<T>
     where
         T: redis::FromRedisValue,
@@ -374,6 +376,7 @@ mod tests {
 
     /// Compile-time check: with `C: Send` (and no bound on `T`), the futures
     /// are `Send`, also in generic code.
+    #[cfg(feature = "aio")]
     #[allow(dead_code)]
     fn futures_are_send_for_send_connections<T, C>(call: &ScriptCall, con: &mut C)
     where

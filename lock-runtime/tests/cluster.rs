@@ -1246,7 +1246,10 @@ async fn a_cluster_connection_of_your_own_and_bad_settings() {
     let err = LockClient::cluster(Vec::<String>::new()).await.unwrap_err();
     assert!(matches!(err, redlua_runtime::Error::Config(_)), "{err:?}");
     let err = LockClient::cluster(["not a url"]).await.unwrap_err();
-    assert!(matches!(err, redlua_runtime::Error::Redis(_)), "{err:?}");
+    assert!(
+        matches!(err, redlua_runtime::Error::InvalidUrl { .. }),
+        "{err:?}"
+    );
     // Nothing listening: a typed connect error, in time.
     let started = Instant::now();
     let err = LockClient::cluster_builder(["redis://127.0.0.1:1/"])

@@ -170,11 +170,18 @@ async fn acquire_events_tell_how_long_it_waited_and_how() {
             .len() as u64,
         waited.number("wakeups")
     );
-    // The waiter's pub/sub connection was announced.
+    // The waiter's pub/sub connection was announced, with the server's
+    // address as its node.
+    let opened = capture.events(targets::PUBSUB, "pub/sub connection opened");
+    assert!(!opened.is_empty());
+    let node = redis
+        .url()
+        .trim_start_matches("redis://")
+        .trim_end_matches('/')
+        .to_string();
     assert!(
-        !capture
-            .events(targets::PUBSUB, "pub/sub connection opened")
-            .is_empty()
+        opened.iter().all(|e| e.field("node") == node),
+        "{opened:#?}"
     );
 
     // The other outcomes: busy, timed out, cancelled, failed; a re-entry.
@@ -386,7 +393,9 @@ async fn renewal_rounds_and_a_lost_lock_are_reported() {
         .await;
     assert_eq!(lost.level, Level::WARN);
     assert_eq!(lost.field("lock"), "obs:broken");
-    assert_eq!(lost.field("field"), broken.owner().to_string());
+    // The owner's field is `owner`, as in every other event.
+    assert_eq!(lost.field("owner"), broken.owner().to_string());
+    assert!(!lost.fields.contains_key("field"), "{lost:?}");
     let with_loss = capture
         .wait_for(targets::WATCHDOG, "renewal round", ms(2_000), |e| {
             e.number("lost") == 1
@@ -396,6 +405,30 @@ async fn renewal_rounds_and_a_lost_lock_are_reported() {
     assert!(broken.is_lost());
     assert!(!kept.is_lost());
     kept.unlock().await.unwrap();
+
+    // Releasing the lost hold finds nothing: no "lock released" for it.
+    let _ = broken.unlock().await;
+    let nothing = capture
+        .wait_for(
+            targets::RELEASE,
+            "nothing released: the owner held nothing of the lock",
+            ms(2_000),
+            |e| e.fields.get("lock").map(String::as_str) == Some("obs:broken"),
+        )
+        .await;
+    assert_eq!(nothing.field("outcome"), "not_held");
+    assert_eq!(nothing.field("owner"), lost.field("owner"));
+    assert!(
+        capture
+            .of_lock(targets::RELEASE, "lock released", "obs:broken")
+            .is_empty()
+    );
+    assert_eq!(
+        capture
+            .of_lock(targets::RELEASE, "lock released", "obs:kept")
+            .len(),
+        1
+    );
 }
 
 #[tokio::test]
@@ -417,7 +450,7 @@ async fn a_hold_taken_away_is_reported_at_once() {
         .await;
     assert_eq!(lost.level, Level::WARN);
     assert_eq!(lost.field("lock"), "obs:taken");
-    assert_eq!(lost.field("field"), broken.owner().to_string());
+    assert_eq!(lost.field("owner"), broken.owner().to_string());
     assert!(broken.is_lost());
 }
 

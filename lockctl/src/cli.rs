@@ -20,11 +20,10 @@ pub struct Cli {
     #[arg(long = "url", hide = true, value_name = "URL")]
     pub url_before: Option<String>,
 
-    /// Write results as JSON (status, unlock, lint: one document on stdout;
-    /// ls, hold: one object per line on stdout; run: notes as objects on
-    /// stderr).
-    #[arg(long, global = true)]
-    pub json: bool,
+    /// `--json` before the subcommand (`lockctl --json status NAME`); hidden,
+    /// as each subcommand lists its own `--json`, saying what it writes.
+    #[arg(long = "json", hide = true)]
+    pub json_before: bool,
 
     /// What to do.
     #[command(subcommand)]
@@ -53,22 +52,65 @@ pub struct WatchdogArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Check Redis Lua scripts and print rustc-style diagnostics.
+    ///
+    /// Each script is parsed as Redis runs it and checked against the
+    /// server target: KEYS and ARGV use, commands and their arities, writes
+    /// in read-only scripts, globals the sandbox refuses. Directories are
+    /// searched for `*.lua` files. Nothing is sent to Redis.
     #[command(after_help = exit::LINT_HELP)]
     Lint(LintArgs),
     /// Show whether a lock is held, its kind, holders and TTL.
+    ///
+    /// Reads the lock NAME (reentrant, fair or read/write, as Redisson and
+    /// redlua store them) without changing it: who holds it and how many
+    /// times, how long its lease has left, a fair lock's queue. Exit code 0 when it
+    /// is held, 1 when it is free, 3 when the key is not a lock.
     Status(StatusArgs),
     /// List the locks whose names match a pattern (SCAN, never KEYS).
+    ///
+    /// Walks the keyspace with SCAN, a batch at a time (the server is never
+    /// blocked for long), keeps the hashes that are locks, and prints one
+    /// line per lock with its kind, holders and TTL. Exit code 0 when locks were found, 1 when none
+    /// matched.
     Ls(LsArgs),
     /// Run a command while holding a lock (a distributed flock).
+    ///
+    /// Acquires the lock NAME (waiting at most --wait), runs CMD while the
+    /// watchdog renews the lease, and releases the lock when CMD ends.
+    /// lockctl exits with CMD's exit code; if the lock is lost while CMD
+    /// runs, CMD is stopped as --on-lost says and lockctl exits with 123.
     #[command(
         override_usage = "lockctl run [OPTIONS] <NAME> [--] <CMD>...",
         after_help = crate::child::HELP
     )]
     Run(RunArgs),
     /// Acquire a lock, hold it for a while, release it.
+    ///
+    /// Acquires the lock NAME (waiting at most --wait), keeps it for --for
+    /// while the watchdog renews the lease, then releases it: for trying
+    /// out locks, draining a resource, or keeping others out for a while.
     Hold(HoldArgs),
     /// Break a lock whoever holds it, and wake its waiters.
+    ///
+    /// Deletes the lock NAME whoever holds it (--force is required: the
+    /// holder's work is no longer protected) and announces the release, so
+    /// that its waiters try again at once. Exit code 0 when a lock was
+    /// broken, 1 when there was nothing to break.
     Unlock(UnlockArgs),
+}
+
+impl Command {
+    /// Whether the subcommand's own `--json` was given.
+    pub fn json(&self) -> bool {
+        match self {
+            Command::Lint(args) => args.json,
+            Command::Status(args) => args.json,
+            Command::Ls(args) => args.json,
+            Command::Run(args) => args.json,
+            Command::Hold(args) => args.json,
+            Command::Unlock(args) => args.json,
+        }
+    }
 }
 
 /// When to colour diagnostics.
@@ -117,6 +159,12 @@ pub struct LintArgs {
     /// the script is in, else redis-7.0.
     #[arg(long, value_name = "TARGET", value_parser = parse_target)]
     pub target: Option<ServerTarget>,
+
+    /// Write the findings as one JSON document on stdout (as --format
+    /// json).
+    /// Errors are one JSON object on stderr, with a hint.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// A `--target` value.
@@ -129,6 +177,12 @@ fn parse_target(value: &str) -> Result<ServerTarget, UnknownTarget> {
 pub struct StatusArgs {
     /// The lock's name (its Redis key).
     pub name: String,
+
+    /// Write the lock's state (kind, holders, TTL, waiters) as one JSON
+    /// document on stdout.
+    /// Errors are one JSON object on stderr, with a hint.
+    #[arg(long)]
+    pub json: bool,
 
     /// The server.
     #[command(flatten)]
@@ -147,6 +201,11 @@ pub struct LsArgs {
     #[arg(long, default_value_t = 500, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub count: u32,
+
+    /// Write one JSON object per lock found, one per line, on stdout.
+    /// Errors are one JSON object on stderr, with a hint.
+    #[arg(long)]
+    pub json: bool,
 
     /// The server.
     #[command(flatten)]
@@ -217,6 +276,12 @@ pub struct RunArgs {
           value_parser = duration::parse)]
     pub grace: Duration,
 
+    /// Write lockctl's notes (lock acquired, lost, released) as JSON
+    /// objects, one per line, on stderr; CMD's own output is left as it is.
+    /// Errors are one JSON object on stderr, with a hint.
+    #[arg(long)]
+    pub json: bool,
+
     /// The server.
     #[command(flatten)]
     pub server: ServerArgs,
@@ -258,6 +323,12 @@ pub struct HoldArgs {
     #[command(flatten)]
     pub acquire: AcquireArgs,
 
+    /// Write one JSON object per step (acquired, released), one per line,
+    /// on stdout.
+    /// Errors are one JSON object on stderr, with a hint.
+    #[arg(long)]
+    pub json: bool,
+
     /// The server.
     #[command(flatten)]
     pub server: ServerArgs,
@@ -277,6 +348,11 @@ pub struct UnlockArgs {
 
     /// The lock's name (its Redis key).
     pub name: String,
+
+    /// Write the outcome (what was broken) as one JSON document on stdout.
+    /// Errors are one JSON object on stderr, with a hint.
+    #[arg(long)]
+    pub json: bool,
 
     /// The server.
     #[command(flatten)]
@@ -371,6 +447,57 @@ mod tests {
         assert!(status.to_string().contains("--url"), "{status}");
         let top = command.render_long_help().to_string();
         assert!(top.contains("Exit codes"), "{top}");
+    }
+
+    #[test]
+    fn each_subcommand_help_explains_that_subcommand_and_its_json() {
+        let mut command = Cli::command();
+        let mut json_helps = Vec::new();
+        for (name, says) in [
+            ("lint", "Nothing is sent to Redis"),
+            ("status", "without changing it"),
+            ("ls", "Walks the keyspace with SCAN"),
+            ("run", "lockctl exits with CMD's exit code"),
+            ("hold", "keeps it for --for"),
+            ("unlock", "--force is required"),
+        ] {
+            let help = command
+                .find_subcommand_mut(name)
+                .expect(name)
+                .render_long_help()
+                .to_string();
+            let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(flat.contains(says), "{name}: {flat}");
+            let json = command
+                .find_subcommand(name)
+                .expect(name)
+                .get_arguments()
+                .find(|arg| arg.get_long() == Some("json") && !arg.is_hide_set())
+                .and_then(|arg| arg.get_help())
+                .unwrap_or_else(|| panic!("{name}: no --json of its own"))
+                .to_string();
+            assert!(json.contains("JSON"), "{name}: {json}");
+            assert!(flat.contains(&json), "{name}: its help lacks {json:?}");
+            json_helps.push(json);
+        }
+        // Each says what that subcommand writes: no two alike.
+        let mut distinct = json_helps.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), json_helps.len(), "{json_helps:#?}");
+    }
+
+    #[test]
+    fn json_is_taken_before_or_after_the_subcommand() {
+        for args in [
+            &["lockctl", "--json", "status", "n"][..],
+            &["lockctl", "status", "n", "--json"],
+        ] {
+            let cli = Cli::try_parse_from(args).expect("parses");
+            assert!(cli.json_before || cli.command.json(), "{args:?}");
+        }
+        let cli = Cli::try_parse_from(["lockctl", "status", "n"]).expect("parses");
+        assert!(!cli.json_before && !cli.command.json());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Reaching the Redis server named by `--url` / `REDIS_URL`.
 
-use crate::exit::Failure;
+use crate::exit::{self, Failure};
 use redlua_runtime::LockClient;
 use std::time::Duration;
 
@@ -24,8 +24,7 @@ pub fn url(given: Option<&str>) -> Result<&str, Failure> {
 /// default when `None`). An unreachable server fails within the connect
 /// timeout.
 pub async fn lock_client(url: &str, watchdog: Option<Duration>) -> Result<LockClient, Failure> {
-    redis::Client::open(url)
-        .map_err(|e| Failure::usage(format!("bad Redis URL `{}`: {e}", shown(url))))?;
+    parse(url)?;
     let mut builder = LockClient::builder(url).connect_timeout(CONNECT_TIMEOUT);
     if let Some(timeout) = watchdog {
         builder = builder.watchdog_timeout(timeout);
@@ -33,6 +32,7 @@ pub async fn lock_client(url: &str, watchdog: Option<Duration>) -> Result<LockCl
     match tokio::time::timeout(CONNECT_TIMEOUT * 2, builder.connect()).await {
         Ok(Ok(client)) => Ok(client),
         Ok(Err(error @ redlua_runtime::Error::Config(_))) => Err(Failure::lock(error)),
+        Ok(Err(redlua_runtime::Error::NotRedis { .. })) => Err(not_redis(url)),
         Ok(Err(redlua_runtime::Error::Connect { reason, .. })) => {
             Err(connect_failure(url, &reason))
         }
@@ -44,8 +44,7 @@ pub async fn lock_client(url: &str, watchdog: Option<Duration>) -> Result<LockCl
 /// A plain Redis connection on `url` (for what the lock runtime does not
 /// do: SCAN, holder identities), with the same timeouts.
 pub async fn redis_connection(url: &str) -> Result<redis::aio::MultiplexedConnection, Failure> {
-    let client = redis::Client::open(url)
-        .map_err(|e| Failure::usage(format!("bad Redis URL `{}`: {e}", shown(url))))?;
+    let client = parse(url)?;
     let config = redis::AsyncConnectionConfig::new()
         .set_connection_timeout(Some(CONNECT_TIMEOUT))
         .set_response_timeout(Some(RESPONSE_TIMEOUT));
@@ -56,9 +55,27 @@ pub async fn redis_connection(url: &str) -> Result<redis::aio::MultiplexedConnec
     .await
     {
         Ok(Ok(con)) => Ok(con),
+        Ok(Err(error)) if error.kind() == redis::ErrorKind::Parse => Err(not_redis(url)),
         Ok(Err(error)) => Err(connect_failure(url, &error.to_string())),
         Err(_) => Err(timed_out(url)),
     }
+}
+
+/// The client of `url`, or a usage error saying what a Redis URL looks like.
+fn parse(url: &str) -> Result<redis::Client, Failure> {
+    redis::Client::open(url).map_err(|_| {
+        Failure::usage(format!(
+            "`{}` is not a Redis URL: expected redis://HOST:PORT/ or rediss://HOST:PORT/ (TLS)",
+            shown(url)
+        ))
+        .with_hint(exit::URL_HINT)
+    })
+}
+
+/// The failure for a server that answered, but not as Redis.
+fn not_redis(url: &str) -> Failure {
+    Failure::failed(format!("{} did not answer as Redis", shown(url)))
+        .with_hint(exit::NOT_REDIS_HINT)
 }
 
 fn connect_failure(url: &str, error: &str) -> Failure {

@@ -61,22 +61,45 @@ Exit status:
   1  errors found, or a file that could not be read or checked
   2  usage error (bad option, unknown target or format)";
 
-/// A failure: what to tell the user, and the exit code.
+/// A failure: what to tell the user, what to do about it, and the exit
+/// code.
 #[derive(Debug)]
 pub struct Failure {
     /// The exit code.
     pub code: u8,
-    /// One line saying what went wrong.
+    /// What went wrong (made one line when shown: [`Failure::line`]).
     pub message: String,
+    /// What to do about it, when the exit code's own hint
+    /// ([`hint_for`]) would not say.
+    pub hint: Option<String>,
 }
 
 impl Failure {
-    /// A failure with `code` and `message`.
+    /// A failure with `code` and `message`, and the code's hint.
     pub fn new(code: u8, message: impl Into<String>) -> Failure {
         Failure {
             code,
             message: message.into(),
+            hint: None,
         }
+    }
+
+    /// The same failure, with `hint` instead of the exit code's own.
+    #[must_use]
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Failure {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// The message on one line: the lines of a multi-line error (a
+    /// server's, a parser's) joined with " / ".
+    pub fn line(&self) -> String {
+        one_line(&self.message)
+    }
+
+    /// What to do about it: the hint given, else the exit code's.
+    pub fn hint(&self) -> String {
+        one_line(self.hint.as_deref().unwrap_or_else(|| hint_for(self.code)))
     }
 
     /// Bad usage ([`USAGE`]).
@@ -89,18 +112,85 @@ impl Failure {
         Failure::new(FAILED, message)
     }
 
-    /// A lock error, with the exit code that fits it.
+    /// A lock error, with the exit code and hint that fit it.
     pub fn lock(error: redlua_runtime::Error) -> Failure {
         use redlua_runtime::Error;
         let code = match &error {
             Error::WrongType { .. } => NOT_A_LOCK,
-            Error::InvalidName { .. } | Error::Config(_) => USAGE,
+            Error::InvalidName { .. } | Error::Config(_) | Error::InvalidUrl { .. } => USAGE,
             Error::Timeout { .. } => TIMEOUT,
             Error::LockLost { .. } => LOST,
             _ => FAILED,
         };
-        Failure::new(code, error.to_string())
+        let hint = match &error {
+            Error::NotRedis { .. } => Some(NOT_REDIS_HINT),
+            Error::InvalidUrl { .. } => Some(URL_HINT),
+            Error::TlsNotEnabled => Some("build lockctl with its default features (tls-rustls)"),
+            _ => None,
+        };
+        let failure = Failure::new(code, error.to_string());
+        match hint {
+            Some(hint) => failure.with_hint(hint),
+            None => failure,
+        }
     }
+}
+
+impl Failure {
+    /// A command line clap refused, as one line with a hint: clap's
+    /// message, and its tip, the usage line and where the help is
+    /// (`command`, e.g. `lockctl hold`) as the hint.
+    pub fn from_usage(error: &clap::Error, command: &str) -> Failure {
+        let text = error.render().to_string();
+        let mut paragraphs = text.split("\n\n");
+        let message = paragraphs.next().unwrap_or_default();
+        let message = message.strip_prefix("error: ").unwrap_or(message);
+        let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut hint = Vec::new();
+        for line in paragraphs.flat_map(str::lines).map(str::trim) {
+            if let Some(tip) = line.strip_prefix("tip: ") {
+                hint.push(tip.to_string());
+            } else if let Some(usage) = line.strip_prefix("Usage: ") {
+                hint.push(format!("usage: {usage}"));
+            }
+        }
+        hint.push(format!("`{command} --help` explains it"));
+        Failure::new(USAGE, message).with_hint(hint.join("; "))
+    }
+}
+
+/// The hint for an endpoint that does not speak Redis.
+pub const NOT_REDIS_HINT: &str =
+    "point --url (or REDIS_URL) at the Redis port: `redis-cli -u URL PING` should answer PONG";
+
+/// The hint for a URL that does not parse.
+pub const URL_HINT: &str = "for example --url redis://127.0.0.1:6379/, or redis://:PASSWORD@HOST:PORT/DB; rediss:// for TLS";
+
+/// What to do about a failure with exit code `code`.
+pub fn hint_for(code: u8) -> &'static str {
+    match code {
+        NO => "see `lockctl --help` for what this exit code means",
+        USAGE => "see `lockctl <SUBCOMMAND> --help` for the arguments",
+        NOT_A_LOCK => "`lockctl status NAME` shows what the key holds; lockctl leaves it alone",
+        LOST => {
+            "the lease ran out or the lock was broken: a longer --lease, or a shorter job, keeps it"
+        }
+        TIMEOUT => "`lockctl status NAME` shows who holds it; wait longer with --wait",
+        CANNOT_EXECUTE => "check that CMD is an executable file, and its permissions",
+        NOT_FOUND => "check CMD's spelling, or give its full path",
+        _ => {
+            "check that Redis is up and reachable at --url (or REDIS_URL): `redis-cli -u URL PING`"
+        }
+    }
+}
+
+/// `text` on one line: its lines, trimmed, joined with " / ".
+fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" / ")
 }
 
 impl fmt::Display for Failure {

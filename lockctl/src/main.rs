@@ -36,8 +36,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let format = if cli.json {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(&error),
+    };
+    let format = if cli.json_before || cli.command.json() {
         Format::Json
     } else {
         Format::Human
@@ -68,6 +71,44 @@ fn main() -> ExitCode {
     ExitCode::from(outcome.unwrap_or_else(|failure| report(format, &failure)))
 }
 
+/// A command line clap refused: help and version are printed as they are;
+/// errors as one line with a hint (JSON with `--json` among the arguments).
+fn usage_error(error: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = error.print();
+        return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(exit::USAGE));
+    }
+    // lockctl's own arguments: those before `--`.
+    let args: Vec<_> = std::env::args_os()
+        .skip(1)
+        .take_while(|arg| arg != "--")
+        .collect();
+    let format = if args.iter().any(|arg| arg == "--json") {
+        Format::Json
+    } else {
+        Format::Human
+    };
+    // The subcommand whose help to point at: the first argument that names one.
+    let command = <Cli as clap::CommandFactory>::command();
+    let subcommand = args.iter().find_map(|arg| {
+        command
+            .get_subcommands()
+            .map(clap::Command::get_name)
+            .find(|name| arg == *name)
+    });
+    let command = match subcommand {
+        Some(name) => format!("lockctl {name}"),
+        None => "lockctl".to_string(),
+    };
+    ExitCode::from(report(format, &Failure::from_usage(error, &command)))
+}
+
 /// Runs a command that talks to Redis on a tokio runtime of its own.
 fn on_runtime(command: impl Future<Output = Result<u8, Failure>>) -> Result<u8, Failure> {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -81,12 +122,21 @@ fn on_runtime(command: impl Future<Output = Result<u8, Failure>>) -> Result<u8, 
     outcome
 }
 
-/// Prints a failure to stderr; its exit code.
+/// Prints a failure to stderr, as one line with a hint; its exit code.
 fn report(format: Format, failure: &Failure) -> u8 {
     match format {
-        Format::Human => output::err(&format!("lockctl: error: {}", failure.message)),
+        Format::Human => output::err(&format!(
+            "lockctl: error: {} (hint: {})",
+            failure.line(),
+            failure.hint()
+        )),
         Format::Json => output::err(
-            &serde_json::json!({ "error": failure.message, "exit_code": failure.code }).to_string(),
+            &serde_json::json!({
+                "error": failure.line(),
+                "hint": failure.hint(),
+                "exit_code": failure.code,
+            })
+            .to_string(),
         ),
     }
     failure.code

@@ -667,10 +667,7 @@ impl LockClientBuilder {
                         synced_extra,
                     )
                     .await
-                    .map_err(|e| Error::Connect {
-                        addr: masked(client.get_connection_info()),
-                        reason: e.to_string(),
-                    })?,
+                    .map_err(|e| Error::connect(masked(client.get_connection_info()), e))?,
                 };
                 let watch = WatchTarget::Server(client.clone());
                 let hub = PubSubHub::new(client, connect_timeout, response_timeout);
@@ -692,10 +689,7 @@ impl LockClientBuilder {
                     .into_iter()
                     .map(|node| tls.apply(node))
                     .collect::<Result<Vec<_>>>()?;
-                let connect_error = |reason: String| Error::Connect {
-                    addr: masked(&nodes[0]),
-                    reason,
-                };
+                let connect_error = |error| Error::connect(masked(&nodes[0]), error);
                 let cluster = redis::cluster::ClusterClientBuilder::new(nodes.clone())
                     .connection_timeout(connect_timeout)
                     // Synced pipelines may take this long (one response
@@ -706,14 +700,14 @@ impl LockClientBuilder {
                     Some(certificates) => cluster.certs(certificates),
                     None => cluster,
                 };
-                let cluster = cluster.build().map_err(|e| connect_error(e.to_string()))?;
+                let cluster = cluster.build().map_err(connect_error)?;
                 let con = Connection::healing_cluster(
                     cluster,
                     connect_timeout,
                     response_timeout.saturating_add(synced_extra),
                 )
                 .await
-                .map_err(|e| connect_error(e.to_string()))?;
+                .map_err(connect_error)?;
                 let template = nodes[0].clone();
                 cluster_parts(template, con, connect_timeout, response_timeout).await?
             }
@@ -760,10 +754,7 @@ impl LockClientBuilder {
                         synced_extra,
                     )
                     .await
-                    .map_err(|e| Error::Connect {
-                        addr,
-                        reason: e.to_string(),
-                    })?,
+                    .map_err(|e| Error::connect(addr, e))?,
                 };
                 sentinels.watch();
                 let watch = WatchTarget::Sentinel(sentinels.clone());
@@ -796,6 +787,7 @@ impl LockClientBuilder {
             latches: Latches::default(),
         });
         let worker = background::start(queue);
+        crate::observability::telemetry::client_started();
         Ok((LockClient { shared }, worker))
     }
 }

@@ -132,6 +132,30 @@ pub enum Error {
         /// Why (refused, timed out, ...).
         reason: String,
     },
+    /// The server answered, but not as Redis does (an HTTP server, a TLS
+    /// port reached without TLS, another protocol): the URL most likely
+    /// names the wrong port or host. The raw error is the source.
+    #[error(
+        "{addr} did not answer as Redis: check the host and port (is it another service, or a TLS port that needs rediss://?)"
+    )]
+    NotRedis {
+        /// The address (with any password masked).
+        addr: String,
+        /// What redis-rs made of the answer.
+        #[source]
+        source: redis::RedisError,
+    },
+    /// The connection URL cannot be used: it is not of the form
+    /// `redis://HOST:PORT/` or `rediss://HOST:PORT/` (a missing scheme, say).
+    /// Nothing was sent. The raw error is the source.
+    #[error(
+        "not a Redis URL: expected redis://HOST:PORT/ or rediss://HOST:PORT/ (TLS), with an optional USER:PASSWORD@ before HOST and a database number after the /"
+    )]
+    InvalidUrl {
+        /// What redis-rs said of it.
+        #[source]
+        source: redis::RedisError,
+    },
     /// The thread of a [`blocking::LockClient`](crate::blocking::LockClient)
     /// could not be started, or has ended (only after a panic inside it).
     /// Nothing is held: without the thread no lock can be acquired, and a
@@ -212,8 +236,9 @@ pub(crate) fn connection_was_closed(error: &redis::RedisError) -> bool {
 
 impl Error {
     /// The error for a connection URL (or its settings) that cannot be
-    /// used: [`Error::TlsNotEnabled`] for a `rediss://` URL in a build
-    /// without TLS.
+    /// used: [`Error::TlsNotEnabled`] for a
+    /// `rediss://` URL in a build without TLS, [`Error::InvalidUrl`] for
+    /// one that does not parse.
     pub(crate) fn from_url(error: redis::RedisError) -> Error {
         // redis-rs's only word for it is its message.
         let tls_missing = error.kind() == redis::ErrorKind::InvalidClientConfig
@@ -222,8 +247,29 @@ impl Error {
                 .contains("TLS, the feature is not enabled");
         if tls_missing {
             Error::TlsNotEnabled
+        } else if error.kind() == redis::ErrorKind::InvalidClientConfig {
+            Error::InvalidUrl { source: error }
         } else {
             Error::Redis(error)
+        }
+    }
+
+    /// The error for a connection to `addr` that failed: [`Error::NotRedis`]
+    /// when the server answered something that is not Redis's protocol,
+    /// else [`Error::Connect`].
+    pub(crate) fn connect(addr: String, error: redis::RedisError) -> Error {
+        // A reply that does not parse, before any command of ours had a
+        // reply: the other end does not speak RESP.
+        if error.kind() == redis::ErrorKind::Parse {
+            Error::NotRedis {
+                addr,
+                source: error,
+            }
+        } else {
+            Error::Connect {
+                addr,
+                reason: error.to_string(),
+            }
         }
     }
 

@@ -32,7 +32,9 @@
 //! | `redlua::acquire` | debug | `pattern subscription refused; subscribing to the waiter's channel` | `lock`, `error` (a fair lock's waiter, once per client) |
 //! | `redlua::acquire` | warn | `too few replicas acknowledged the acquire; undone` | `lock`, `acked`, `wanted` (replica-synced mode: the acquire fails with `Error::NotReplicated`) |
 //! | `redlua::acquire` | trace | `woken by a release` | `lock` (a waiter's pub/sub wake-up) |
-//! | `redlua::release` | debug | `lock released` | `lock`, `kind`, `owner`, `outcome` (`freed`, `still_held`, `not_held`, `unknown`), `background` |
+//! | `redlua::release` | debug | `lock released` | `lock`, `kind`, `owner`, `outcome` (`freed`, `still_held`), `background` |
+//! | `redlua::release` | debug | `nothing released: the owner held nothing of the lock` | `lock`, `kind`, `owner`, `outcome` (`not_held`), `background` |
+//! | `redlua::release` | debug | `release outcome unknown; the lease frees the lock if it was held` | `lock`, `kind`, `owner`, `outcome` (`unknown`), `background` |
 //! | `redlua::release` | debug | `release failed; retrying` | `lock`, `error` |
 //! | `redlua::release` | warn | `released, but too few replicas acknowledged the release` | `lock`, `acked`, `wanted` |
 //! | `redlua::release` | debug | `undid an abandoned acquire` | `lock` |
@@ -44,19 +46,21 @@
 //! | `redlua::watchdog` | debug | `renewal round` | `locks`, `renewed`, `lost`, `failed_batches`, `elapsed_ms` |
 //! | `redlua::watchdog` | warn | `lease renewal failed; retrying soon` | `locks`, `error` |
 //! | `redlua::watchdog` | warn | `too few replicas acknowledged a renewal; the lease clocks stay, retrying soon` | `locks`, `acked`, `wanted` |
-//! | `redlua::watchdog` | warn | `lock lost: the watchdog found it gone ...` | `lock`, `field` (the owner's hash field) |
-//! | `redlua::watchdog` | warn | `lock lost: it was taken away (force unlocked, deleted or overwritten)` | `lock`, `field` (found by the loss watch, at once) |
+//! | `redlua::watchdog` | warn | `lock lost: the watchdog found it gone ...` | `lock`, `owner` |
+//! | `redlua::watchdog` | warn | `lock lost: it was taken away (force unlocked, deleted or overwritten)` | `lock`, `owner` (found by the loss watch, at once) |
 //! | `redlua::watchdog` | warn | `the server refuses key tracking; ...` | `error` (the loss watch is off for this client) |
 //! | `redlua::watchdog` | debug | `watching held locks failed; trying again` | `error` |
 //! | `redlua::connection` | info | `command connection failed; the next command opens a new one` | `error` |
 //! | `redlua::connection` | info | `command connection opened again` | `connection` (how many were opened before) |
 //! | `redlua::connection` | warn | `waiting for the replicas failed` | `error` (the `WAIT` after a state change) |
+//! | `redlua::connection` | warn | `a lock script ran on another node than the replicas were counted on (a failover); taken as not replicated` | `lock`, `acked` |
+//! | `redlua::connection` | debug | `a replica answered for the primary; reading the topology again` | `slot` |
 //! | `redlua::connection` | warn | `the sentinels name a new master; moving the connections to it` | `master` (`host:port`) |
 //! | `redlua::connection` | debug | `asking the sentinels for the master failed` | `error` |
 //! | `redlua::connection` | debug | `the master changed; replacing the connection` | |
 //! | `redlua::connection` | debug | `a replica answered for the primary; reading the topology again` | `slot` (a failover the client had not seen) |
 //! | `redlua::connection` | warn | `a lock script ran on another node than the replicas were counted on (a failover); taken as not replicated` | `slot`, `acked` |
-//! | `redlua::pubsub` | info | `pub/sub connection opened` | `node` |
+//! | `redlua::pubsub` | info | `pub/sub connection opened` | `node` (`host:port`; `master` for a Sentinel service's master) |
 //! | `redlua::pubsub` | warn | `the pub/sub connection failed its ping; replacing it` | `error` |
 //! | `redlua::pubsub` | warn | `the pub/sub connection went silent; replacing it` | `timeout` |
 //! | `redlua::pubsub` | warn | `the node dropped a subscription; ...` | `channel`, `node` |
@@ -85,6 +89,46 @@
 //! | `redlua_locks_lost_total` | counter | | holds found gone while held (expired, deleted, taken over), by the watchdog or the loss watch |
 //! | `redlua_wakeups_total` | counter | | waiters woken by a release message |
 //! | `redlua_reconnects_total` | counter | `connection` (`command`, `pubsub`) | connections opened again after a failure (`pubsub`: every pub/sub connection after the client's first) |
+//!
+//! Every counter and gauge series (each label value of `kind`, `outcome`
+//! and `connection` above) is registered at zero, and every metric is
+//! described (help text, unit), when a client connects: a dashboard or an
+//! alert on `redlua_renewal_failures_total` finds the series before the
+//! first failure.
+//!
+//! ## The acquire-wait histogram
+//!
+//! `redlua_acquire_wait_seconds` is recorded as a histogram; its buckets
+//! are [`ACQUIRE_WAIT_BUCKETS`], from 1 ms (an acquire that did not wait)
+//! to a minute. The `metrics` facade carries no buckets: a Prometheus
+//! exporter is given them, else it exports a summary (quantiles that cannot
+//! be aggregated across processes). With `metrics-exporter-prometheus`, as
+//! the `prometheus` example of the `redlua` crate does:
+//!
+//! ```ignore
+//! use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+//! use redlua::observability::{ACQUIRE_WAIT_BUCKETS, metric_names};
+//!
+//! PrometheusBuilder::new()
+//!     .set_buckets_for_metric(
+//!         Matcher::Full(metric_names::ACQUIRE_WAIT_SECONDS.to_string()),
+//!         ACQUIRE_WAIT_BUCKETS,
+//!     )?
+//!     .install()?;
+//! ```
+//!
+//! A Grafana dashboard of these metrics, for Prometheus, is
+//! [`docs/grafana/redlua.json`](https://github.com/redlua/redlua/blob/main/docs/grafana/redlua.json).
+
+/// The buckets of the `redlua_acquire_wait_seconds` histogram, in seconds:
+/// what an exporter that needs buckets (Prometheus's) is given for it.
+///
+/// 1 ms to 100 ms tell an acquire that did not wait (a round trip) from one
+/// that waited for a release; 250 ms to 60 s cover waits for other holders'
+/// work, up to the usual `try_lock_for` limits.
+pub const ACQUIRE_WAIT_BUCKETS: &[f64] = &[
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+];
 
 /// The `tracing` targets of the locks' events.
 pub mod targets {

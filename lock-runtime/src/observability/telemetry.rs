@@ -183,28 +183,108 @@ pub(crate) fn released(
     outcome: Option<Released>,
     background: bool,
 ) {
-    let outcome = match outcome {
+    let label = match outcome {
         Some(Released::Freed) => "freed",
         Some(Released::StillHeld) => "still_held",
         Some(Released::NotHeld | Released::NeverTook) => "not_held",
         None => "unknown",
     };
-    tracing::debug!(
-        target: targets::RELEASE,
-        lock = %lock,
-        kind = kind_label(kind),
-        owner = %owner,
-        outcome,
-        background,
-        "lock released"
-    );
+    // "lock released" only for a hold that was released; a release that
+    // found nothing held, or whose outcome is unknown, says so.
+    match outcome {
+        Some(Released::Freed | Released::StillHeld) => tracing::debug!(
+            target: targets::RELEASE,
+            lock = %lock,
+            kind = kind_label(kind),
+            owner = %owner,
+            outcome = label,
+            background,
+            "lock released"
+        ),
+        Some(Released::NotHeld | Released::NeverTook) => tracing::debug!(
+            target: targets::RELEASE,
+            lock = %lock,
+            kind = kind_label(kind),
+            owner = %owner,
+            outcome = label,
+            background,
+            "nothing released: the owner held nothing of the lock"
+        ),
+        None => tracing::debug!(
+            target: targets::RELEASE,
+            lock = %lock,
+            kind = kind_label(kind),
+            owner = %owner,
+            outcome = label,
+            background,
+            "release outcome unknown; the lease frees the lock if it was held"
+        ),
+    }
     #[cfg(feature = "metrics")]
     metrics::counter!(
         metric_names::RELEASES,
         labels::KIND => kind_label(kind),
-        labels::OUTCOME => outcome,
+        labels::OUTCOME => label,
     )
     .increment(1);
+}
+
+/// A client started: every metric is described (its help text and unit)
+/// and every counter and gauge series registered at zero, so that
+/// dashboards and alerts (on `redlua_renewal_failures_total`, say) find
+/// them before the first event. Registering adds nothing to a series other
+/// clients already count in.
+pub(crate) fn client_started() {
+    #[cfg(feature = "metrics")]
+    {
+        use crate::observability::metric_names as names;
+        use metrics::Unit;
+        metrics::describe_histogram!(
+            names::ACQUIRE_WAIT_SECONDS,
+            Unit::Seconds,
+            "How long each acquire call took, to its outcome"
+        );
+        metrics::describe_gauge!(names::HOLDS, "Holds held now by this process's clients");
+        let counters = [
+            (names::RELEASES, "Releases of holds, by what Redis said"),
+            (names::RENEWALS, "Holds' leases renewed by the watchdog"),
+            (
+                names::RENEWAL_FAILURES,
+                "Renewal calls that failed with a Redis error",
+            ),
+            (names::LOCKS_LOST, "Holds the watchdog found gone"),
+            (names::WAKEUPS, "Waiters woken by a release message"),
+            (
+                names::RECONNECTS,
+                "Connections opened again after a failure",
+            ),
+        ];
+        for (name, help) in counters {
+            metrics::describe_counter!(name, Unit::Count, help);
+        }
+        metrics::gauge!(names::HOLDS).increment(0.0);
+        for name in [
+            names::RENEWALS,
+            names::RENEWAL_FAILURES,
+            names::LOCKS_LOST,
+            names::WAKEUPS,
+        ] {
+            metrics::counter!(name).increment(0);
+        }
+        for connection in ["command", "pubsub"] {
+            metrics::counter!(names::RECONNECTS, labels::CONNECTION => connection).increment(0);
+        }
+        for kind in ["reentrant", "fair", "read", "write"] {
+            for outcome in ["freed", "still_held", "not_held", "unknown"] {
+                metrics::counter!(
+                    names::RELEASES,
+                    labels::KIND => kind,
+                    labels::OUTCOME => outcome,
+                )
+                .increment(0);
+            }
+        }
+    }
 }
 
 /// The number of holds changed by `delta` (the `redlua_holds` gauge).
@@ -255,7 +335,7 @@ pub(crate) fn lock_lost(key: &HoldKey) {
     tracing::warn!(
         target: targets::WATCHDOG,
         lock = %key.lock,
-        field = %key.field,
+        owner = %key.field,
         "lock lost: the watchdog found it gone (expired, deleted or taken over)"
     );
     #[cfg(feature = "metrics")]
@@ -268,7 +348,7 @@ pub(crate) fn lock_taken_away(key: &HoldKey) {
     tracing::warn!(
         target: targets::WATCHDOG,
         lock = %key.lock,
-        field = %key.field,
+        owner = %key.field,
         "lock lost: it was taken away (force unlocked, deleted or overwritten)"
     );
     #[cfg(feature = "metrics")]

@@ -1154,6 +1154,12 @@ impl Driver {
         connect_timeout: Duration,
         response_timeout: Duration,
     ) {
+        // The `node` of the events: a single server's key is empty.
+        let shown = match &connect {
+            Connect::Server(client) => client.get_connection_info().addr().to_string(),
+            Connect::Sentinel(_) => "master".to_owned(),
+            Connect::Node { .. } => self.node.clone(),
+        };
         let connect = tokio::time::timeout(
             connect_timeout,
             connect.open(connect_timeout, response_timeout),
@@ -1170,7 +1176,7 @@ impl Driver {
         });
         let (link, mut stream) = match connected {
             Ok(connected) => {
-                crate::observability::telemetry::pubsub_opened(&self.node, self.id);
+                crate::observability::telemetry::pubsub_opened(&shown, self.id);
                 connected
             }
             Err(err) => {
