@@ -536,11 +536,14 @@ impl Types<'_> {
                         span: *span,
                     });
                 }
-                // nil for a nil reply: the argument may be `false`.
-                let of = x
-                    .origin
-                    .clone()
-                    .filter(|_| x.ty.intersects(Ty::FALSY) || direct);
+                // nil for a nil reply: the argument may be `false`. An
+                // element of a reply is nil only past its end (which
+                // `ipairs` never reaches): it counts when it may be `false`.
+                let falsy = match &x.origin {
+                    Some(Origin::Element { .. }) => x.ty.intersects(Ty::FALSE),
+                    _ => x.ty.intersects(Ty::FALSY),
+                };
+                let of = x.origin.clone().filter(|_| falsy || direct);
                 Inferred::of(Ty::NUMBER.union(Ty::NIL))
                     .within(x.range)
                     .with_origin(Origin::Tonumber {

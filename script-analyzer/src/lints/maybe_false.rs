@@ -33,7 +33,12 @@ fn may_be_false(value: &Inferred) -> bool {
         Some(Origin::Element { .. }) => value.ty.intersects(Ty::FALSE),
         Some(Origin::Tonumber { of: Some(of) }) => {
             let nil = LuaTypes::FALSE.union(LuaTypes::NIL);
-            matches!(&**of, Origin::Reply { shape, .. } if shape.intersects(nil))
+            match &**of {
+                Origin::Reply { shape, .. } => shape.intersects(nil),
+                // Kept only for an element that may be `false` (MGET's).
+                Origin::Element { .. } => true,
+                _ => false,
+            }
         }
         _ => false,
     }
@@ -78,6 +83,10 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             Some(Origin::Tonumber { of: Some(of) }) => match &**of {
                 Origin::Reply { command, shape, .. } => format!(
                     "`{}` is nil when {command} replies `false` ({command} returns {shape})",
+                    text(cx, expr)
+                ),
+                Origin::Element { command } => format!(
+                    "`{}` is nil when its argument, an element of the {command} reply, is `false` (a nil reply)",
                     text(cx, expr)
                 ),
                 _ => describe(cx, expr, &value),
@@ -178,6 +187,39 @@ mod tests {
                 "{source}: {:?}",
                 warnings(source)
             );
+        }
+    }
+
+    #[test]
+    fn tonumber_of_an_element_that_may_be_false_is_nil() {
+        for source in [
+            // Through the loop's value.
+            "for _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do\n  if tonumber(v) > 3 then return 1 end\nend\nreturn 0",
+            // Through a local holding the reply, then one holding the number.
+            "local r = redis.call('HMGET', KEYS[1], 'a', 'b')\nlocal n = tonumber(r[2])\nreturn n * 2",
+            // A computed index, in a branch of a numeric loop.
+            "local vals = redis.call('MGET', KEYS[1], KEYS[2])\nlocal total = 0\nfor i = 1, #vals do\n  if ARGV[1] == 'x' then total = total + tonumber(vals[i]) end\nend\nreturn total",
+            // Through a field.
+            "local t = {}\nt.n = tonumber(redis.call('MGET', KEYS[1])[1])\nreturn t.n + 1",
+        ] {
+            let found = warnings(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(found[0].contains("is `false` (a nil reply)"), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn tonumber_of_an_element_that_is_never_false_or_is_tested_passes() {
+        for source in [
+            // LRANGE's elements are strings.
+            "for _, v in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do\n  if tonumber(v) > 3 then return 1 end\nend\nreturn KEYS[2] .. ARGV[1]",
+            // A default before the conversion, or after it.
+            "for _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do\n  if tonumber(v or '0') > 3 then return 1 end\nend\nreturn ARGV[1]",
+            "local r = redis.call('HMGET', KEYS[1], 'a', 'b')\nlocal n = tonumber(r[2]) or 0\nreturn n * 2 .. ARGV[1] .. KEYS[2]",
+            // Tested first.
+            "for _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do\n  if v and tonumber(v) > 3 then return 1 end\nend\nreturn ARGV[1]",
+        ] {
+            assert!(warnings(source).is_empty(), "{source}: {:?}", warnings(source));
         }
     }
 
