@@ -119,7 +119,8 @@ lints! {
     /// `tonumber(x) > ARGV[1]`): never equal, and `<` raises.
     NumberStringComparison => "number_string_comparison", Error,
     /// A SCAN cursor compared with a number (`until cursor == 0`): the
-    /// cursor is a string.
+    /// cursor is a string. Or a scan loop whose cursor advances only inside
+    /// the loop over the page: an empty page never advances it.
     ScanCursor => "scan_cursor", Error,
     /// A reply that may be `false` (GET, HGET, or `tonumber` of one) used in
     /// arithmetic, `..`, `<` or as a command argument (a warning).
