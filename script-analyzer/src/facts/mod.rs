@@ -106,6 +106,9 @@ pub struct TableFields {
     pub elements: Vec<(i64, Inferred)>,
     /// The length of the array part, if known.
     pub len: Option<Range>,
+    /// The command reply the table was filled from, one element per round
+    /// of a loop over it: the table may be as long as that reply.
+    pub filled_from: Option<Origin>,
 }
 
 /// A field of a local table, as the flow walk follows it.
@@ -322,7 +325,10 @@ impl<'a> Types<'a> {
                     table.names_with_values.push((name.clone(), value.clone()));
                 }
                 FieldKey::Index(i) => table.elements.push((*i, value.clone())),
-                FieldKey::Len => table.len = Some(value.range),
+                FieldKey::Len => {
+                    table.len = Some(value.range);
+                    table.filled_from = value.origin.clone();
+                }
             }
         }
         table.names.sort();

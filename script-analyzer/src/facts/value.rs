@@ -348,6 +348,11 @@ impl Inferred {
         }
     }
 
+    /// An array of the reply `origin` (a table filled from it).
+    pub fn of_reply_array(origin: Origin) -> Inferred {
+        Inferred::of(Ty::ARRAY).with_origin(origin)
+    }
+
     pub(crate) fn any() -> Inferred {
         Inferred::of(Ty::ANY)
     }

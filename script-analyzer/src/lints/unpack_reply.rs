@@ -8,10 +8,13 @@
 //! arguments of a `redis.call`; not for replies as long as the request
 //! (HMGET, MGET), nor for replies the call bounds (a `COUNT` or `LIMIT`
 //! option, SPOP's or LPOP's count, a short literal LRANGE / ZRANGE range).
-//! A warning: the reply may be known to be small and non-empty.
+//! A local table filled in a loop over such a reply (`for _, id in
+//! ipairs(reply) do table.insert(out, id) end`, `out[#out + 1] = ...`)
+//! counts as the reply: it may be as long. A warning: the reply may be
+//! known to be small and non-empty.
 
 use super::library_calls::each_library_call;
-use super::typed::command_args;
+use super::typed::{command_args, text};
 use super::{CallArg, Context, RedisCall};
 use crate::facts::{Inferred, Origin, Ty};
 use crate::{Diagnostic, Lint, Report};
@@ -30,7 +33,16 @@ pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) 
         let [table] = call.args.as_slice() else {
             return;
         };
-        let value = cx.types.of(table);
+        let mut value = cx.types.of(table);
+        // A table filled from a reply, one element per round of a loop.
+        let mut filled = None;
+        if value.reply().is_none()
+            && let Some(origin @ Origin::Reply { .. }) =
+                cx.types.table_fields(table).and_then(|t| t.filled_from)
+        {
+            filled = Some(text(cx, table));
+            value = Inferred::of_reply_array(origin);
+        }
         let Some((command, shape, _)) = value.reply() else {
             return;
         };
@@ -53,11 +65,17 @@ pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) 
         if !value.ty.intersects(Ty::ARRAY.union(Ty::PAIRS)) {
             return;
         }
+        let what = match filled {
+            Some(local) => format!(
+                "`unpack` of `{local}`, filled in a loop over what {command} returns ({shape})"
+            ),
+            None => format!("`unpack` of what {command} returns ({shape})"),
+        };
         report.diagnostics.push(
             Diagnostic::warning(
                 Lint::UnpackReply,
                 cx.span_of(call.call),
-                format!("`unpack` of what {command} returns ({shape}): it may be empty, or too long to unpack (about 8,000 values)"),
+                format!("{what}: it may be empty, or too long to unpack (about 8,000 values)"),
             )
             .with_label("raises \"too many results to unpack\" on a long reply")
             .with_help("loop over it in batches of a few hundred, and skip the command when it is empty"),
@@ -183,6 +201,38 @@ mod tests {
                 "{source}: {:?}",
                 warnings(source)
             );
+        }
+    }
+
+    #[test]
+    fn tables_filled_in_a_loop_over_an_unbounded_reply() {
+        for source in [
+            // `table.insert` in a branch of a loop over a local's reply.
+            "local out = {}\nlocal ids = redis.call('SMEMBERS', KEYS[1])\nfor _, id in ipairs(ids) do\n  if redis.call('EXISTS', id) == 0 then table.insert(out, id) end\nend\nif #out > 0 then redis.call('SREM', KEYS[1], unpack(out)) end\nreturn #out",
+            // `t[#t + 1]` of a computed value, in a numeric loop over the reply's length.
+            "local keys = {}\nlocal ids = redis.call('ZRANGEBYSCORE', KEYS[1], 0, ARGV[1])\nfor i = 1, #ids do keys[#keys + 1] = 'job:' .. ids[i] end\nredis.call('DEL', unpack(keys))",
+            // Nested in another loop.
+            "local names = {}\nfor _, k in ipairs(redis.call('KEYS', ARGV[1])) do\n  for j = 1, 2 do names[#names + 1] = k .. j end\nend\nreturn redis.call('EXISTS', unpack(names))",
+        ] {
+            let found = warnings(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(found[0].contains("filled in a loop over what"), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn tables_filled_from_bounded_or_no_replies_pass() {
+        for source in [
+            // The reply is bounded by LIMIT.
+            "local out = {}\nlocal ids = redis.call('ZRANGEBYSCORE', KEYS[1], 0, ARGV[1], 'LIMIT', 0, 50)\nfor _, id in ipairs(ids) do table.insert(out, id) end\nredis.call('ZREM', KEYS[1], unpack(out))",
+            // A loop over the inputs.
+            "local out = {}\nfor i = 1, #ARGV do out[#out + 1] = ARGV[i] .. ':x' end\nreturn redis.call('DEL', KEYS[1], unpack(out))",
+            // Filled from a reply, but unpacked in batches.
+            "local out = {}\nfor _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do table.insert(out, id) end\nfor i = 1, #out, 100 do redis.call('SREM', ARGV[1], unpack(out, i, math.min(i + 99, #out))) end",
+            // Filled in a loop over a reply, then unpacked into locals.
+            "local out = {}\nfor _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do table.insert(out, id) end\nlocal a, b = unpack(out)\nreturn {a, b, ARGV[1]}",
+        ] {
+            assert!(warnings(source).is_empty(), "{source}: {:?}", warnings(source));
         }
     }
 
