@@ -122,8 +122,9 @@ lints! {
     /// cursor is a string. Or a scan loop whose cursor advances only inside
     /// the loop over the page: an empty page never advances it.
     ScanCursor => "scan_cursor", Error,
-    /// A reply that may be `false` (GET, HGET, or `tonumber` of one) used in
-    /// arithmetic, `..`, `<` or as a command argument (a warning).
+    /// A reply that may be `false` (GET, HGET, or `tonumber` of one), or an
+    /// input past the declared counts (nil), used in arithmetic, `..`, `<`
+    /// or as a command argument (a warning).
     MaybeFalse => "maybe_false", Warning,
     /// A `redis.call` argument that is never a string or a number: a table,
     /// a boolean, nil.

@@ -424,9 +424,12 @@ impl Types<'_> {
                     (Some(p), Some(Key::Number(n)))
                         if (p == "KEYS" || p == "ARGV") && !self.inputs_assigned =>
                     {
-                        Inferred::of(Ty::STRING).with_origin(Origin::Input {
-                            name: format!("{p}[{n}]"),
-                        })
+                        let name = format!("{p}[{n}]");
+                        if self.passed(&p, *n) == Some(false) {
+                            Inferred::of(Ty::NIL).with_origin(Origin::Missing { name })
+                        } else {
+                            Inferred::of(Ty::STRING).with_origin(Origin::Input { name })
+                        }
                     }
                     _ => {
                         let field = match (i, table, key.as_ref().and_then(FieldKey::of)) {
@@ -513,6 +516,12 @@ impl Types<'_> {
                 let x = arg(0);
                 if args.len() == 1 && x.ty.within(Ty::NUMBER) {
                     return x.clone();
+                }
+                // `tonumber(nil)`, `tonumber(false)`: nil.
+                if x.ty.within(Ty::FALSY) {
+                    return Inferred::of(Ty::NIL).with_origin(Origin::Tonumber {
+                        of: x.origin.clone().map(Box::new),
+                    });
                 }
                 // `tonumber('1.5')`.
                 if let Some((n, span)) = literal.filter(|(n, _)| n.fract() != 0.0 && n.is_finite())
@@ -639,6 +648,21 @@ impl Types<'_> {
             }
         }
         Inferred::any()
+    }
+
+    /// Whether the caller passes `KEYS[n]` / `ARGV[n]` (`table` names
+    /// which), as the declared counts say; `None` when they do not say.
+    fn passed(&self, table: &str, n: f64) -> Option<bool> {
+        let declared = self.declared?;
+        let (count, variadic) = if table == "KEYS" {
+            (declared.keys, declared.keys_variadic)
+        } else {
+            (declared.args, declared.args_variadic)
+        };
+        if variadic || n.fract() != 0.0 || n < 1.0 {
+            return None;
+        }
+        Some(n <= count as f64)
     }
 
     /// An element of an array reply: `key` is the literal index, `None`

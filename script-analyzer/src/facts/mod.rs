@@ -31,6 +31,9 @@
 //!   `setresp` (`setresp(2)`, a computed protocol, a switch inside a
 //!   function or after a call, even a comment naming it) leaves replies
 //!   untyped.
+//! - `KEYS[n]` and `ARGV[n]` are strings, or nil past the declared counts
+//!   (when the caller declares them and the script does not assign into
+//!   `KEYS` / `ARGV`).
 //! - Elements of array replies have the type Redis gives them under RESP2:
 //!   `redis.call('TIME')[1]` is a string of the seconds, each element of
 //!   HGETALL, WITHSCORES or LRANGE is a string, and MGET's may be `false`.
@@ -93,6 +96,9 @@ pub struct Types<'a> {
     /// The script assigns into `KEYS` or `ARGV` (`ARGV[1] = tonumber(...)`):
     /// their elements are then not surely strings.
     inputs_assigned: bool,
+    /// The keys and arguments the caller passes, if declared: the others
+    /// are nil.
+    declared: Option<crate::Declared>,
 }
 
 /// What is known of a local table where it is read ([`Types::table_fields`]).
@@ -177,16 +183,19 @@ impl Env for RecordedWith<'_, '_> {
 }
 
 impl<'a> Types<'a> {
-    /// Infers the values of `ast`.
+    /// Infers the values of `ast`, for a caller that passes the keys and
+    /// arguments `declared` counts (`None`: not known).
     pub fn build(
         source: &'a str,
         ast: &'a Ast,
         model: &'a Model,
         calls: &[RedisCall],
+        declared: Option<crate::Declared>,
     ) -> Types<'a> {
         let mut types = Types {
             source,
             model: Some(model),
+            declared,
             calls: calls
                 .iter()
                 .map(|c| ((c.span.start.offset, c.span.end.offset), c.clone()))

@@ -15,7 +15,7 @@ fn returned(source: &str) -> Inferred {
         ast: &ast,
         model: &model,
     });
-    let types = Types::build(source, &ast, &model, &calls);
+    let types = Types::build(source, &ast, &model, &calls, None);
     let Some(LastStmt::Return(ret)) = ast.nodes().last_stmt() else {
         panic!("no return in {source}");
     };
@@ -204,7 +204,7 @@ fn probes(source: &str) -> Vec<Inferred> {
         ast: &ast,
         model: &model,
     });
-    let types = Types::build(source, &ast, &model, &calls);
+    let types = Types::build(source, &ast, &model, &calls, None);
     let mut probes = Probes {
         types: &types,
         found: Vec::new(),

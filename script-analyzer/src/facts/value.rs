@@ -158,6 +158,12 @@ pub enum Origin {
         /// `ARGV[1]`.
         name: String,
     },
+    /// An input the caller does not pass (`ARGV[5]` when 4 arguments are
+    /// declared): nil.
+    Missing {
+        /// `ARGV[5]`.
+        name: String,
+    },
     /// A string built by `..` from an input (`'^' .. ARGV[1]`).
     Concat {
         /// The input, as written: `ARGV[1]`.

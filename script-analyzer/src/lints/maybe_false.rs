@@ -11,6 +11,11 @@
 //! that is also handed to one of the script's functions, or stored, is
 //! left alone: the script reasons about it elsewhere. A warning:
 //! the script may know that the key exists.
+//!
+//! An input the caller does not pass (`ARGV[5]` when 4 arguments are
+//! declared) is nil, and so is `tonumber` of it: used in arithmetic, `..`
+//! or `<` it raises on every run (as a command argument, it is
+//! `argument_type`'s).
 
 use super::typed::{Operand, describe, each_operand, local_of, text};
 use super::{Context, RedisCall};
@@ -31,10 +36,12 @@ fn may_be_false(value: &Inferred) -> bool {
         // `false` under RESP2, nil under RESP3.
         Some(Origin::Reply { .. }) => value.ty.intersects(Ty::FALSY),
         Some(Origin::Element { .. }) => value.ty.intersects(Ty::FALSE),
+        Some(Origin::Missing { .. }) => true,
         Some(Origin::Tonumber { of: Some(of) }) => {
             let nil = LuaTypes::FALSE.union(LuaTypes::NIL);
             match &**of {
                 Origin::Reply { shape, .. } => shape.intersects(nil),
+                Origin::Missing { .. } => true,
                 // Kept only for an element that may be `false` (MGET's).
                 Origin::Element { .. } => true,
                 _ => false,
@@ -44,12 +51,31 @@ fn may_be_false(value: &Inferred) -> bool {
     }
 }
 
+/// The input that a value that may be nil is (or is `tonumber` of), when
+/// the caller does not pass it.
+fn missing_input(value: &Inferred) -> Option<&str> {
+    if !value.ty.intersects(Ty::FALSY) {
+        return None;
+    }
+    match &value.origin {
+        Some(Origin::Missing { name }) => Some(name),
+        Some(Origin::Tonumber { of: Some(of) }) => match &**of {
+            Origin::Missing { name } => Some(name),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
     // One finding per local or field: once it raised, it was not false.
     let mut reported = HashSet::new();
     each_operand(cx, |expr, operand| {
         let value = cx.types.of(expr);
-        if !may_be_false(&value) {
+        let missing = missing_input(&value);
+        // Always nil as a command argument: `argument_type`'s error.
+        let refused = operand == Operand::CommandArg && value.ty.within(Ty::FALSY);
+        if refused || (!may_be_false(&value) && missing.is_none()) {
             return;
         }
         // A local handed to the script's own functions or stored is taken
@@ -68,7 +94,7 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         {
             return;
         }
-        let falsy = if matches!(value.origin, Some(Origin::Tonumber { .. })) {
+        let falsy = if missing.is_some() || matches!(value.origin, Some(Origin::Tonumber { .. })) {
             "nil"
         } else {
             "`false`"
@@ -79,8 +105,13 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             Operand::Concat => format!("`..` with {falsy} raises an error"),
             Operand::CommandArg => format!("{falsy} as a command argument raises an error"),
         };
-        let subject = match &value.origin {
-            Some(Origin::Tonumber { of: Some(of) }) => match &**of {
+        let subject = match (&value.origin, missing) {
+            (_, Some(input)) => format!(
+                "`{}` is nil{}: the caller does not pass {input}",
+                text(cx, expr),
+                if value.ty.within(Ty::FALSY) { "" } else { " on a path" },
+            ),
+            (Some(Origin::Tonumber { of: Some(of) }), None) => match &**of {
                 Origin::Reply { command, shape, .. } => format!(
                     "`{}` is nil when {command} replies `false` ({command} returns {shape})",
                     text(cx, expr)
@@ -91,7 +122,7 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
                 ),
                 _ => describe(cx, expr, &value),
             },
-            _ => describe(cx, expr, &value),
+            (_, None) => describe(cx, expr, &value),
         };
         report.diagnostics.push(
             Diagnostic::warning(
@@ -221,6 +252,55 @@ mod tests {
         ] {
             assert!(warnings(source).is_empty(), "{source}: {:?}", warnings(source));
         }
+    }
+
+    #[test]
+    fn an_input_the_caller_does_not_pass_is_nil_where_it_is_used() {
+        for (source, expected) in [
+            // Through `tonumber` and a local.
+            (
+                "local limit = tonumber(ARGV[2])\nreturn redis.call('INCR', KEYS[1]) + limit + ARGV[1] + #KEYS[2]",
+                "`limit` is nil: the caller does not pass ARGV[2]; `+` on nil raises an error",
+            ),
+            // Through a field.
+            (
+                "local cfg = {}\ncfg.ttl = ARGV[2]\nreturn 'ttl: ' .. cfg.ttl .. ARGV[1] .. KEYS[1] .. KEYS[2]",
+                "`cfg.ttl` is nil: the caller does not pass ARGV[2]; `..` with nil raises an error",
+            ),
+            // Given a value on one branch only.
+            (
+                "local n = tonumber(ARGV[2])\nif ARGV[1] == 'x' then n = 5 end\nreturn n * 2 .. KEYS[2] .. KEYS[1]",
+                "`n` is nil on a path: the caller does not pass ARGV[2]; `*` on nil raises an error",
+            ),
+            // In a loop, as a command argument on a path.
+            (
+                "local ttl = KEYS[3]\nfor i = 1, 3 do redis.call('EXPIRE', KEYS[1], ttl) ttl = ARGV[1] .. KEYS[2] end",
+                "`ttl` is nil on a path: the caller does not pass KEYS[3]; nil as a command argument raises an error",
+            ),
+        ] {
+            assert_eq!(warnings(source), [expected], "{source}");
+        }
+    }
+
+    #[test]
+    fn inputs_that_are_passed_or_defaulted_pass() {
+        for source in [
+            "local limit = tonumber(ARGV[2]) or 10\nreturn limit + ARGV[1] + #KEYS[2] + #KEYS[1]",
+            "local limit = tonumber(ARGV[1])\nreturn limit + #KEYS[2] + #KEYS[1]",
+            "local n = ARGV[2]\nif not n then n = '1' end\nreturn n .. ARGV[1] .. KEYS[2] .. KEYS[1]",
+        ] {
+            assert!(warnings(source).is_empty(), "{source}: {:?}", warnings(source));
+        }
+        // Without declared counts, nothing says that an input is missing.
+        let options = crate::Options::default();
+        assert!(
+            crate::lints::test_util::lint_with(
+                crate::Lint::MaybeFalse,
+                "return tonumber(ARGV[9]) + 1 .. KEYS[3]",
+                &options
+            )
+            .is_empty()
+        );
     }
 
     #[test]

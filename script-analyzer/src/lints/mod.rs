@@ -134,7 +134,7 @@ fn check_of(lint: Lint) -> Option<Check> {
 /// Runs every lint that is not allowed.
 pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
     let calls = crate::calls::redis_calls(&cx.tree());
-    let types = Types::build(cx.source, cx.ast, cx.model, &calls);
+    let types = Types::build(cx.source, cx.ast, cx.model, &calls, cx.options.declared);
     let cx = &Context {
         types: &types,
         ..*cx
