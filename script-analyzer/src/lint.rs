@@ -143,7 +143,8 @@ lints! {
     /// (`EXPIRE k ARGV[1]/1000`, `string.format('%d', x / 2)`; a warning).
     FractionalArgument => "fractional_argument", Warning,
     /// A returned table Redis converts into something else: a `nil` element
-    /// cuts the array, string keys are dropped (`return {count = n}` is `[]`).
+    /// cuts the array, string keys are dropped (`return {count = n}` is `[]`),
+    /// a table stored at a loop's index on some rounds only has holes.
     ReturnShape => "return_shape", ErrorOrWarning,
     /// `cjson.encode({})`: an empty table encodes as the object `{}`, not
     /// the array `[]` (a warning).

@@ -35,6 +35,7 @@ mod number_string_comparison;
 mod number_text;
 mod pcall_unchecked;
 mod return_shape;
+mod sparse_stores;
 mod return_type;
 mod scan_cursor;
 mod shebang_flag;

@@ -1,0 +1,168 @@
+//! Stores that leave holes in an array: `t[k] = v` where `k` is the
+//! control variable of a loop around the store, and the store sits in a
+//! branch of that loop's body, so that some rounds skip their index.
+//!
+//! `for i, v in ipairs(items) do if keep(v) then out[i] = v end end`
+//! copies the kept values at their old positions: `out[2]` is nil when the
+//! second item is dropped, and whatever reads `out` as an array (Redis
+//! converting a returned table, `unpack`, `#`) stops at the first hole.
+//! A store made on every round (no branch between it and the loop) fills
+//! every index, and so does a local table that the same loop also stores
+//! at `k` outside a branch.
+//!
+//! Invariants: the loops and branches are those of the function the store
+//! is in (a function written inside a loop runs at other times); only
+//! plain names are followed (`t` and `k` are locals, `k` the loop's own).
+
+use super::Context;
+use crate::Span;
+use full_moon::ast::{
+    Assignment, Expression, FunctionBody, GenericFor, If, Index, NumericFor, Prefix, Repeat,
+    Suffix, Var, While,
+};
+use full_moon::visitors::Visitor;
+use std::collections::{HashMap, HashSet};
+
+/// The first store of each local table that may leave holes, by the table.
+pub(crate) fn sparse_stores(cx: &Context<'_>) -> HashMap<usize, Span> {
+    let mut finder = Finder {
+        cx,
+        frames: Vec::new(),
+        sparse: HashMap::new(),
+        dense: HashSet::new(),
+    };
+    finder.visit_ast(cx.ast);
+    let Finder { sparse, dense, .. } = finder;
+    sparse
+        .into_iter()
+        .filter(|(table, _)| !dense.contains(table))
+        .collect()
+}
+
+/// What encloses the point being visited, innermost last.
+enum Frame {
+    /// A loop, with its control variables.
+    Loop(Vec<usize>),
+    /// A branch (`if`).
+    Branch,
+    /// A function body: what encloses it runs at another time.
+    Function,
+}
+
+struct Finder<'c, 'a> {
+    cx: &'c Context<'a>,
+    frames: Vec<Frame>,
+    /// Tables stored at a loop's index in a branch of the loop.
+    sparse: HashMap<usize, Span>,
+    /// Tables stored at a loop's index on every round.
+    dense: HashSet<usize>,
+}
+
+impl Finder<'_, '_> {
+    fn local(&self, token: &full_moon::tokenizer::TokenReference) -> Option<usize> {
+        self.cx.types.local(token)
+    }
+
+    /// `t[k] = ...` with `t` and `k` locals: `(t, k)`.
+    fn indexed_store(&self, var: &Var) -> Option<(usize, usize)> {
+        let Var::Expression(var) = var else {
+            return None;
+        };
+        let Prefix::Name(table) = var.prefix() else {
+            return None;
+        };
+        let suffixes: Vec<&Suffix> = var.suffixes().collect();
+        let [Suffix::Index(Index::Brackets { expression, .. })] = suffixes.as_slice() else {
+            return None;
+        };
+        let Expression::Var(Var::Name(key)) = &**expression else {
+            return None;
+        };
+        Some((self.local(table)?, self.local(key)?))
+    }
+
+    /// Whether a branch lies between the point and the loop whose control
+    /// variable `key` is: `None` when no loop of the function has it.
+    fn branch_since_loop(&self, key: usize) -> Option<bool> {
+        let mut branch = false;
+        for frame in self.frames.iter().rev() {
+            match frame {
+                Frame::Loop(vars) if vars.contains(&key) => return Some(branch),
+                Frame::Loop(_) => {}
+                Frame::Branch => branch = true,
+                Frame::Function => return None,
+            }
+        }
+        None
+    }
+}
+
+impl Visitor for Finder<'_, '_> {
+    fn visit_numeric_for(&mut self, node: &NumericFor) {
+        let vars = self.local(node.index_variable()).into_iter().collect();
+        self.frames.push(Frame::Loop(vars));
+    }
+
+    fn visit_numeric_for_end(&mut self, _node: &NumericFor) {
+        self.frames.pop();
+    }
+
+    fn visit_generic_for(&mut self, node: &GenericFor) {
+        let vars = node.names().iter().filter_map(|n| self.local(n)).collect();
+        self.frames.push(Frame::Loop(vars));
+    }
+
+    fn visit_generic_for_end(&mut self, _node: &GenericFor) {
+        self.frames.pop();
+    }
+
+    fn visit_while(&mut self, _node: &While) {
+        self.frames.push(Frame::Loop(Vec::new()));
+    }
+
+    fn visit_while_end(&mut self, _node: &While) {
+        self.frames.pop();
+    }
+
+    fn visit_repeat(&mut self, _node: &Repeat) {
+        self.frames.push(Frame::Loop(Vec::new()));
+    }
+
+    fn visit_repeat_end(&mut self, _node: &Repeat) {
+        self.frames.pop();
+    }
+
+    fn visit_if(&mut self, _node: &If) {
+        self.frames.push(Frame::Branch);
+    }
+
+    fn visit_if_end(&mut self, _node: &If) {
+        self.frames.pop();
+    }
+
+    fn visit_function_body(&mut self, _node: &FunctionBody) {
+        self.frames.push(Frame::Function);
+    }
+
+    fn visit_function_body_end(&mut self, _node: &FunctionBody) {
+        self.frames.pop();
+    }
+
+    fn visit_assignment(&mut self, assignment: &Assignment) {
+        for target in assignment.variables() {
+            let Some((table, key)) = self.indexed_store(target) else {
+                continue;
+            };
+            match self.branch_since_loop(key) {
+                Some(true) => {
+                    let span = self.cx.span_of(assignment);
+                    self.sparse.entry(table).or_insert(span);
+                }
+                Some(false) => {
+                    self.dense.insert(table);
+                }
+                None => {}
+            }
+        }
+    }
+}
