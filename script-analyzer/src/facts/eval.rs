@@ -133,6 +133,7 @@ impl Types<'_> {
                     .with_origin(Origin::Fraction {
                         why: format!("{} is not an integer", token.token()),
                         span: self.span(token),
+                        infinite: false,
                     }),
                 Some(n) if n.is_finite() => Inferred::of(Ty::INT).within(Range::exact(n)),
                 _ => Inferred::of(Ty::NUMBER),
@@ -220,10 +221,7 @@ impl Types<'_> {
 
     fn binary(&self, lhs: &Expression, binop: &BinOp, rhs: &Expression, env: &dyn Env) -> Inferred {
         let fraction = |l: &Inferred, r: &Inferred| -> Option<Origin> {
-            [l, r].into_iter().find_map(|side| match &side.origin {
-                Some(o @ Origin::Fraction { .. }) => Some(o.clone()),
-                _ => None,
-            })
+            Origin::fraction_of([l, r])
         };
         match binop {
             BinOp::And(_) => {
@@ -303,7 +301,20 @@ impl Types<'_> {
                 Inferred { ty, origin, range }
             }
             BinOp::Slash(_) | BinOp::Caret(_) => {
-                let (why, range) = if matches!(binop, BinOp::Slash(_)) {
+                let slash = matches!(binop, BinOp::Slash(_));
+                // `x / 0` is infinite (or not a number), and so is
+                // arithmetic on an infinite number.
+                let by_zero = slash && r.range.lo <= 0.0 && r.range.hi >= 0.0;
+                let infinite = by_zero
+                    || [&l, &r].into_iter().any(|side| {
+                        matches!(side.origin, Some(Origin::Fraction { infinite: true, .. }))
+                    });
+                let (why, range) = if by_zero {
+                    (
+                        "a division by a number that may be 0 gives a fractional or infinite number",
+                        l.range.divided(r.range),
+                    )
+                } else if slash {
                     (
                         "a division gives a fractional number",
                         l.range.divided(r.range),
@@ -318,6 +329,7 @@ impl Types<'_> {
                     .with_origin(Origin::Fraction {
                         why: why.to_string(),
                         span: self.span(binop.token()),
+                        infinite,
                     })
             }
             BinOp::TwoDots(_) => {
@@ -414,6 +426,7 @@ impl Types<'_> {
                                 .with_origin(Origin::Fraction {
                                     why: "`math.huge` is not an integer".to_string(),
                                     span: self.span(index),
+                                    infinite: true,
                                 }),
                             "math.pi" => Inferred::of(Ty::FLOAT),
                             _ => Inferred::any(),
@@ -530,6 +543,7 @@ impl Types<'_> {
                         Origin::Fraction {
                             why: format!("{n} is not an integer"),
                             span,
+                            infinite: false,
                         },
                     );
                 }
@@ -543,6 +557,7 @@ impl Types<'_> {
                     return Inferred::of(Ty::NUMBER).with_origin(Origin::Fraction {
                         why: format!("{command} replies a number that may have a fraction"),
                         span: *span,
+                        infinite: false,
                     });
                 }
                 // nil for a nil reply: the argument may be `false`. An
@@ -572,7 +587,21 @@ impl Types<'_> {
                 };
                 let value = Inferred::of(Ty::INT).within(range);
                 match &x.origin {
-                    Some(Origin::Fraction { why, span })
+                    // Rounding keeps infinity: not an integer Redis takes.
+                    Some(Origin::Fraction {
+                        span,
+                        infinite: true,
+                        ..
+                    }) => Inferred::of(Ty::NUMBER)
+                        .within(range)
+                        .with_origin(Origin::Fraction {
+                            why: format!(
+                                "it may be infinite (a division by a number that may be 0, or `math.huge`), and `{name}` keeps it infinite"
+                            ),
+                            span: *span,
+                            infinite: true,
+                        }),
+                    Some(Origin::Fraction { why, span, .. })
                         if why.starts_with("a division") && range.lo <= 0.0 =>
                     {
                         value.with_origin(Origin::Rounded { span: *span })
@@ -607,10 +636,7 @@ impl Types<'_> {
                     }
                 };
                 let value = Inferred::of(ty).within(range);
-                match args.iter().find_map(|a| match &a.origin {
-                    Some(o @ Origin::Fraction { .. }) => Some(o.clone()),
-                    _ => None,
-                }) {
+                match Origin::fraction_of(args) {
                     Some(o) if ty != Ty::INT => value.with_origin(o),
                     _ => value,
                 }
