@@ -9,9 +9,18 @@
 //! literal past it is already another number, and arithmetic past it
 //! rounds.
 //!
+//! Redis 7.2 before 7.2.5 (and Valkey 7.2 before 7.2.5) turn a number
+//! passed to `redis.call` into text with the shortest form that reads
+//! back, which is exponent form for an integer that ends in eight zeros
+//! or more: a counter at 300000000 is sent as `3e+8`, which commands that
+//! take an integer refuse, and which keys and members keep as it is.
+//!
 //! Fires (an error) on a number the value facts say is at least 1e14 in
 //! size where it is turned into text; and (a warning) on an integer
-//! literal past 2^53, and on arithmetic whose least result is past 2^53.
+//! literal past 2^53, and on arithmetic whose least result is past 2^53;
+//! on a 7.2 target, (a warning) on a number argument of `redis.call` that
+//! may be 1e8 or more in size (a counter, an id, a timestamp in
+//! milliseconds), through locals, fields, loops and branches.
 
 use super::library_calls::each_library_call;
 use super::typed::{Operand, each_operand, text};
@@ -26,6 +35,23 @@ const EXPONENT_FROM: f64 = 1e14;
 
 /// The last integer a double holds exactly with all below it.
 const EXACT_UP_TO: f64 = 9_007_199_254_740_992.0;
+
+/// From this size on, some integers (the multiples of 1e8) are written in
+/// exponent form by Redis 7.2's argument conversion.
+const SHORTEST_EXPONENT_FROM: f64 = 1e8;
+
+/// Whether the target converts number arguments with the shortest form.
+fn shortest_form_arguments(target: crate::ServerTarget) -> bool {
+    target.version() == (7, 2)
+}
+
+/// Whether `value` may be a number of at least 1e8 in size (a string
+/// argument is sent as it is).
+fn may_reach_exponent_form(value: &Inferred) -> bool {
+    !value.ty.is_any()
+        && value.ty.intersects(Ty::NUMBER)
+        && (value.range.hi >= SHORTEST_EXPONENT_FROM || value.range.lo <= -SHORTEST_EXPONENT_FROM)
+}
 
 /// Whether `value` is surely a number of at least 1e14 in size.
 fn large(value: &Inferred) -> bool {
@@ -54,9 +80,28 @@ fn as_text(cx: &Context<'_>, expr: &Expression, how: &str, report: &mut Report) 
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
     let mut found = Report::default();
+    let shortest = shortest_form_arguments(cx.options.target);
     each_operand(cx, |expr, operand| {
         if operand == Operand::Concat {
             as_text(cx, expr, "`..`", &mut found);
+        }
+        if shortest
+            && operand == Operand::CommandArg
+            && may_reach_exponent_form(&cx.types.of(expr))
+        {
+            found.diagnostics.push(
+                Diagnostic::warning(
+                    Lint::NumberText,
+                    cx.span_of(expr),
+                    format!(
+                        "`{}` may be a number of 1e8 or more: {} before 7.2.5 sends a number argument that ends in eight zeros in exponent form (300000000 as `3e+8`)",
+                        text(cx, expr),
+                        cx.options.target.display_name()
+                    ),
+                )
+                .with_label("sent as text in the shortest form")
+                .with_help("pass it as text yourself: `string.format('%d', n)`, or require 7.2.5 or later"),
+            );
         }
     });
     each_library_call(cx, |call| match call.name.as_str() {
@@ -233,6 +278,50 @@ mod tests {
             .len(),
             1
         );
+    }
+
+    fn on_7_2(source: &str) -> Vec<String> {
+        let options = crate::Options {
+            declared: Some(crate::Declared::exact(2, 2)),
+            target: crate::ServerTarget::Redis7_2,
+            ..crate::Options::default()
+        };
+        crate::lints::test_util::lint_with(Lint::NumberText, source, &options)
+            .into_iter()
+            .map(|d| d.message)
+            .collect()
+    }
+
+    #[test]
+    fn large_number_arguments_on_7_2_may_be_sent_in_exponent_form() {
+        for source in [
+            // A counter, through a local reassigned in a branch.
+            "local id = ARGV[1]\nif id == '' then id = redis.call('INCR', KEYS[1]) end\nredis.call('SET', KEYS[2], id)",
+            // Milliseconds from TIME, through a field.
+            "local t = redis.call('TIME')\nlocal o = {}\no.ms = t[1] * 1000 + math.floor(t[2] / 1000)\nredis.call('ZADD', KEYS[1], o.ms, ARGV[1])",
+            // `tonumber` of an input, in a loop.
+            "local n = tonumber(ARGV[2])\nfor i = 1, 3 do redis.call('HINCRBY', KEYS[1], ARGV[1], n) end",
+        ] {
+            let found = on_7_2(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(found[0].contains("300000000 as `3e+8`"), "{found:?}");
+        }
+        // The same scripts on 7.0 send the digits.
+        let counter = "local id = redis.call('INCR', KEYS[1])\nredis.call('SET', KEYS[2], id)";
+        assert!(found(counter).is_empty());
+        assert_eq!(on_7_2(counter).len(), 1);
+    }
+
+    #[test]
+    fn small_numbers_and_text_arguments_on_7_2_pass() {
+        for source in [
+            "redis.call('SET', KEYS[1], ARGV[1], 'EX', 60)",
+            "local n = redis.call('INCR', KEYS[1])\nredis.call('SET', KEYS[2], tostring(n))",
+            "local left = math.min(tonumber(ARGV[1]) or 0, 1000)\nif left > 0 then redis.call('EXPIRE', KEYS[1], left) end",
+            "for i = 1, 10 do redis.call('RPUSH', KEYS[1], i) end",
+        ] {
+            assert!(on_7_2(source).is_empty(), "{source}: {:?}", on_7_2(source));
+        }
     }
 
     #[test]
