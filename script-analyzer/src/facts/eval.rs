@@ -565,6 +565,8 @@ impl Types<'_> {
                 // `ipairs` never reaches): it counts when it may be `false`.
                 let falsy = match &x.origin {
                     Some(Origin::Element { .. }) => x.ty.intersects(Ty::FALSE),
+                    // The caller's text: kept, for what its digits become.
+                    Some(Origin::Input { .. }) => true,
                     _ => x.ty.intersects(Ty::FALSY),
                 };
                 let of = x.origin.clone().filter(|_| falsy || direct);

@@ -18,6 +18,8 @@
 //! Fires (an error) on a number the value facts say is at least 1e14 in
 //! size where it is turned into text; and (a warning) on an integer
 //! literal past 2^53, and on arithmetic whose least result is past 2^53;
+//! on `tonumber` of an input put in a table that `cjson.encode` writes
+//! (the caller's digits, cut to 14: a fraction of a timestamp, an id);
 //! on a 7.2 target, (a warning) on a number argument of `redis.call` that
 //! may be 1e8 or more in size (a counter, an id, a timestamp in
 //! milliseconds), through locals, fields, loops and branches.
@@ -25,7 +27,7 @@
 use super::library_calls::each_library_call;
 use super::typed::{Operand, each_operand, text};
 use super::{Context, RedisCall};
-use crate::facts::{Inferred, Ty, number};
+use crate::facts::{Inferred, Origin, Ty, number};
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::{Expression, Field};
 use full_moon::visitors::Visitor;
@@ -51,6 +53,47 @@ fn may_reach_exponent_form(value: &Inferred) -> bool {
     !value.ty.is_any()
         && value.ty.intersects(Ty::NUMBER)
         && (value.range.hi >= SHORTEST_EXPONENT_FROM || value.range.lo <= -SHORTEST_EXPONENT_FROM)
+}
+
+/// The input `value` is `tonumber` of, when nothing bounds its size: the
+/// caller's digits, which may be more than 14 (a timestamp with a
+/// fraction, a 64-bit id).
+fn caller_number(value: &Inferred) -> Option<&str> {
+    if !value.ty.within(Ty::NUMBER.union(Ty::NIL))
+        || (value.range.lo > -EXPONENT_FROM && value.range.hi < EXPONENT_FROM)
+    {
+        return None;
+    }
+    match &value.origin {
+        Some(Origin::Tonumber { of: Some(of) }) => match &**of {
+            Origin::Input { name } => Some(name),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A field of a table given to `cjson.encode` that is the caller's
+/// number, read back as a number: the JSON holds 14 significant digits of it.
+fn encoded_caller_number(
+    cx: &Context<'_>,
+    field: &str,
+    table: &Expression,
+    input: &str,
+    found: &mut Report,
+) {
+    found.diagnostics.push(
+        Diagnostic::warning(
+            Lint::NumberText,
+            cx.span_of(table),
+            format!(
+                "the field {field} of `{}` is `tonumber` of {input}: `cjson.encode` writes it with 14 significant digits, so a number with more (a timestamp with a fraction, a 64-bit id) comes out rounded",
+                text(cx, table)
+            ),
+        )
+        .with_label("the caller's digits, cut to 14")
+        .with_help("keep the text as it came, or make sure the caller's numbers have at most 14 significant digits"),
+    );
 }
 
 /// Whether `value` is surely a number of at least 1e14 in size.
@@ -126,6 +169,13 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
                             _ => continue,
                         };
                         as_text(cx, value, "`cjson.encode`", &mut found);
+                        let field = match field {
+                            Field::NameKey { key, .. } => format!("`.{}`", key.token()),
+                            _ => "here".to_string(),
+                        };
+                        if let Some(input) = caller_number(&cx.types.of(value)) {
+                            encoded_caller_number(cx, &field, value, input, &mut found);
+                        }
                     }
                 }
                 other => {
@@ -142,6 +192,15 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
                                     .map(|(i, value)| (format!("`[{i}]`"), value)),
                             )
                             .find(|(_, value)| large(value));
+                        let caller = fields
+                            .names_with_values
+                            .iter()
+                            .find_map(|(name, value)| Some((name, caller_number(value)?)));
+                        if large.is_none()
+                            && let Some((name, input)) = caller
+                        {
+                            encoded_caller_number(cx, &format!("`.{name}`"), other, input, &mut found);
+                        }
                         if let Some((field, _)) = large {
                             found.diagnostics.push(
                                 Diagnostic::error(
@@ -321,6 +380,35 @@ mod tests {
             "for i = 1, 10 do redis.call('RPUSH', KEYS[1], i) end",
         ] {
             assert!(on_7_2(source).is_empty(), "{source}: {:?}", on_7_2(source));
+        }
+    }
+
+    #[test]
+    fn the_callers_numbers_encoded_as_json_are_cut_to_14_digits() {
+        for source in [
+            // A decoded document, a field set from an input, in a loop.
+            "for _, job in ipairs(redis.call('LRANGE', KEYS[1], 0, 9)) do\n  local doc = cjson.decode(job)\n  doc.at = tonumber(ARGV[1])\n  redis.call('RPUSH', KEYS[2], cjson.encode(doc))\nend",
+            // A constructor's field, through a local.
+            "local at = tonumber(ARGV[1])\nreturn cjson.encode({at = at, k = KEYS[1]})",
+            // A local table, past a branch that sets another field.
+            "local doc = {}\ndoc.at = tonumber(ARGV[1])\nif KEYS[1] == 'a' then doc.kind = 'x' end\nreturn cjson.encode(doc)",
+        ] {
+            let found = found(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert_eq!(found[0].0, Severity::Warning);
+            assert!(found[0].1.contains("cut") || found[0].1.contains("rounded"), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn the_callers_text_or_bounded_numbers_encoded_as_json_pass() {
+        for source in [
+            "local doc = cjson.decode(redis.call('GET', KEYS[1]))\ndoc.at = ARGV[1]\nreturn cjson.encode(doc)",
+            "return cjson.encode({n = math.min(tonumber(ARGV[1]), 100), k = KEYS[1]})",
+            "local n = tonumber(ARGV[1])\nif n > 1000 then return 0 end\nif n < 0 then return 1 end\nreturn cjson.encode({n = n, k = KEYS[1]})",
+            "return cjson.encode({n = math.floor(tonumber(ARGV[1]) / 2), k = KEYS[1]})",
+        ] {
+            assert!(found(source).is_empty(), "{source}: {:?}", found(source));
         }
     }
 
