@@ -468,13 +468,25 @@ fn reply_of(call: &RedisCall, protocol: Protocol) -> Inferred {
     let Some(command) = display_name(call) else {
         return Inferred::any();
     };
-    Inferred::of(Ty::from_reply(lua, call.pcall)).with_origin(Origin::Reply {
-        command,
-        shape: lua,
-        pcall: call.pcall,
-        span: call.span,
-    })
+    // -1: the key has no expire; -2: there is no key.
+    let range = if EXPIRE_QUERIES.contains(&command.as_str()) {
+        Range::new(-2.0, f64::INFINITY)
+    } else {
+        Range::ANY
+    };
+    Inferred::of(Ty::from_reply(lua, call.pcall))
+        .within(range)
+        .with_origin(Origin::Reply {
+            command,
+            shape: lua,
+            pcall: call.pcall,
+            span: call.span,
+        })
 }
+
+/// Commands that reply a time left (or a deadline), or -1 and -2 for a key
+/// without an expire and a missing key.
+pub const EXPIRE_QUERIES: &[&str] = &["TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"];
 
 /// The command's name as messages show it: `EXISTS`, `OBJECT FREQ`.
 pub fn display_name(call: &RedisCall) -> Option<String> {
