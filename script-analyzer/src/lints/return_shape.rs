@@ -11,10 +11,11 @@
 //! name and no element is an error, an element that may be nil a warning,
 //! and so is a table stored at a loop's index on some rounds only
 //! (`if keep then out[i] = v end`, see [`super::sparse_stores`]): its
-//! array has holes.
+//! array has holes; and so is a table stored at computed string keys only
+//! (`h[flat[i]] = flat[i + 1]`): it arrives as an empty array.
 
 use super::chunk_returns::{main_chunk_returns, unparenthesized};
-use super::sparse_stores::sparse_stores;
+use super::sparse_stores::stores;
 use super::{Context, RedisCall};
 use crate::facts::{Inferred, Origin, Ty};
 use crate::{Diagnostic, Lint, Report};
@@ -36,8 +37,10 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
     let mut sparse = None;
     for expr in main_chunk_returns(cx.ast.nodes()) {
         let Expression::TableConstructor(table) = unparenthesized(expr) else {
-            let sparse = sparse.get_or_insert_with(|| sparse_stores(cx));
-            if !with_holes(cx, expr, sparse, report) {
+            let found = sparse.get_or_insert_with(|| stores(cx));
+            if !with_holes(cx, expr, &found.sparse, report)
+                && !string_keyed(cx, expr, &found.string_keyed, report)
+            {
                 returned_local(cx, expr, report);
             }
             continue;
@@ -202,6 +205,44 @@ fn with_holes(
     true
 }
 
+/// A returned local table with no element for sure, stored at string keys
+/// only (`t[field] = value` in a loop over HGETALL): whether it was
+/// reported.
+fn string_keyed(
+    cx: &Context<'_>,
+    expr: &Expression,
+    keyed: &HashMap<usize, crate::Span>,
+    report: &mut Report,
+) -> bool {
+    let Expression::Var(Var::Name(token)) = unparenthesized(expr) else {
+        return false;
+    };
+    let Some(store) = cx.types.local(token).and_then(|t| keyed.get(&t)) else {
+        return false;
+    };
+    // Followed from an empty constructor, with no element set by position.
+    let Some(fields) = cx.types.table_fields(expr) else {
+        return false;
+    };
+    if fields.len.is_none_or(|len| len.lo > 0.0) || !fields.elements.is_empty() {
+        return false;
+    }
+    report.diagnostics.push(
+        Diagnostic::warning(
+            Lint::ReturnShape,
+            cx.span_of(expr),
+            format!(
+                "the script returns `{}`, stored at string keys only (line {}): Redis replies with an empty array",
+                token.token(),
+                store.start.line
+            ),
+        )
+        .with_label("only the elements 1, 2, 3... reach the caller")
+        .with_help("return a flat array (`{field, value, ...}`), or `cjson.encode(t)`"),
+    );
+    true
+}
+
 /// A returned local table whose fields the value facts follow: string
 /// keys only (an empty array), or elements that may be nil.
 fn returned_local(cx: &Context<'_>, expr: &Expression, report: &mut Report) {
@@ -319,6 +360,39 @@ mod tests {
             assert_eq!(found.len(), 1, "{source}: {found:?}");
             assert_eq!(found[0].0, Severity::Warning);
             assert!(found[0].1.contains("its array has holes"), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn tables_stored_at_string_keys_only_arrive_empty() {
+        for source in [
+            // Keys from a flat HGETALL reply, in a numeric loop.
+            "local flat = redis.call('HGETALL', KEYS[1])\nlocal h = {}\nfor i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end\nreturn h",
+            // Keys built by `..`, in a branch of a loop over a reply.
+            "local seen = {}\nfor _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do\n  if m ~= ARGV[1] then seen['m:' .. m] = true end\nend\nreturn seen",
+            // An input as the key, through a local.
+            "local field = ARGV[1]\nlocal out = {}\nout[field] = redis.call('GET', KEYS[1])\nreturn out",
+        ] {
+            let found = found(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert_eq!(found[0].0, Severity::Warning);
+            assert!(found[0].1.contains("string keys only"), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn tables_with_elements_or_number_keys_pass() {
+        for source in [
+            // Appended to as well.
+            "local h = {}\nfor _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do h[m] = true table.insert(h, m) end\nreturn h",
+            // Stored at a number computed from a string.
+            "local h = {}\nfor _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do h[tonumber(m)] = m end\nreturn h",
+            // An element set by the constructor.
+            "local h = {ARGV[1]}\nh[KEYS[1]] = 1\nreturn h",
+            // Encoded rather than returned as an array.
+            "local h = {}\nh[ARGV[1]] = KEYS[1]\nreturn cjson.encode(h)",
+        ] {
+            assert!(found(source).is_empty(), "{source}: {:?}", found(source));
         }
     }
 

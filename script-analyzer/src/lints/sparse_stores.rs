@@ -13,30 +13,58 @@
 //! Invariants: the loops and branches are those of the function the store
 //! is in (a function written inside a loop runs at other times); only
 //! plain names are followed (`t` and `k` are locals, `k` the loop's own).
+//!
+//! The same walk tells which local tables are only ever stored at string
+//! keys ([`string_keyed`]): `t[field] = value` with a key the value facts
+//! say is a string (an element of HGETALL, an input, `'x:' .. id`), and no
+//! store at a number, no `table.insert`.
 
 use super::Context;
 use crate::Span;
+use crate::facts::Ty;
 use full_moon::ast::{
-    Assignment, Expression, FunctionBody, GenericFor, If, Index, NumericFor, Prefix, Repeat,
-    Suffix, Var, While,
+    Assignment, Call, Expression, FunctionArgs, FunctionBody, FunctionCall, GenericFor, If,
+    Index, NumericFor, Prefix, Repeat, Suffix, Var, While,
 };
 use full_moon::visitors::Visitor;
 use std::collections::{HashMap, HashSet};
 
-/// The first store of each local table that may leave holes, by the table.
-pub(crate) fn sparse_stores(cx: &Context<'_>) -> HashMap<usize, Span> {
+/// What the walk found.
+pub(crate) struct Stores {
+    /// The first store of each local table that may leave holes.
+    pub sparse: HashMap<usize, Span>,
+    /// The first store of each local table stored at string keys only.
+    pub string_keyed: HashMap<usize, Span>,
+}
+
+/// The stores into the script's local tables.
+pub(crate) fn stores(cx: &Context<'_>) -> Stores {
     let mut finder = Finder {
         cx,
         frames: Vec::new(),
         sparse: HashMap::new(),
         dense: HashSet::new(),
+        keyed: HashMap::new(),
+        positional: HashSet::new(),
     };
     finder.visit_ast(cx.ast);
-    let Finder { sparse, dense, .. } = finder;
-    sparse
-        .into_iter()
-        .filter(|(table, _)| !dense.contains(table))
-        .collect()
+    let Finder {
+        sparse,
+        dense,
+        keyed,
+        positional,
+        ..
+    } = finder;
+    Stores {
+        sparse: sparse
+            .into_iter()
+            .filter(|(table, _)| !dense.contains(table))
+            .collect(),
+        string_keyed: keyed
+            .into_iter()
+            .filter(|(table, _)| !positional.contains(table))
+            .collect(),
+    }
 }
 
 /// What encloses the point being visited, innermost last.
@@ -56,6 +84,10 @@ struct Finder<'c, 'a> {
     sparse: HashMap<usize, Span>,
     /// Tables stored at a loop's index on every round.
     dense: HashSet<usize>,
+    /// Tables stored at a computed string key.
+    keyed: HashMap<usize, Span>,
+    /// Tables stored at a number, or at a key that may be one, or appended to.
+    positional: HashSet<usize>,
 }
 
 impl Finder<'_, '_> {
@@ -79,6 +111,21 @@ impl Finder<'_, '_> {
             return None;
         };
         Some((self.local(table)?, self.local(key)?))
+    }
+
+    /// `t[key] = ...` with `t` a local: `(t, key)`.
+    fn keyed_store<'v>(&self, var: &'v Var) -> Option<(usize, &'v Expression)> {
+        let Var::Expression(var) = var else {
+            return None;
+        };
+        let Prefix::Name(table) = var.prefix() else {
+            return None;
+        };
+        let suffixes: Vec<&Suffix> = var.suffixes().collect();
+        let [Suffix::Index(Index::Brackets { expression, .. })] = suffixes.as_slice() else {
+            return None;
+        };
+        Some((self.local(table)?, &**expression))
     }
 
     /// Whether a branch lies between the point and the loop whose control
@@ -148,8 +195,43 @@ impl Visitor for Finder<'_, '_> {
         self.frames.pop();
     }
 
+    fn visit_function_call(&mut self, call: &FunctionCall) {
+        // `table.insert(t, ...)`: appended to.
+        let suffixes: Vec<&Suffix> = call.suffixes().collect();
+        let (
+            Prefix::Name(library),
+            [
+                Suffix::Index(Index::Dot { name, .. }),
+                Suffix::Call(Call::AnonymousCall(args)),
+            ],
+        ) = (call.prefix(), suffixes.as_slice())
+        else {
+            return;
+        };
+        if library.token().to_string() != "table" || name.token().to_string() != "insert" {
+            return;
+        }
+        if let FunctionArgs::Parentheses { arguments, .. } = &**args
+            && let Some(Expression::Var(Var::Name(table))) = arguments.iter().next()
+            && let Some(table) = self.local(table)
+        {
+            self.positional.insert(table);
+        }
+    }
+
     fn visit_assignment(&mut self, assignment: &Assignment) {
         for target in assignment.variables() {
+            if let Some((table, key)) = self.keyed_store(target) {
+                let value = self.cx.types.of(key);
+                let string = value.ty.intersects(Ty::STRING)
+                    && value.ty.subset(Ty::STRING.union(Ty::NIL));
+                if string {
+                    let span = self.cx.span_of(assignment);
+                    self.keyed.entry(table).or_insert(span);
+                } else {
+                    self.positional.insert(table);
+                }
+            }
             let Some((table, key)) = self.indexed_store(target) else {
                 continue;
             };
