@@ -137,7 +137,8 @@ lints! {
     NumberText => "number_text", ErrorOrWarning,
     /// A flat reply (HGETALL, CONFIG GET, WITHSCORES) indexed by a field
     /// name: `redis.call('HGETALL', k).name` is always nil; under RESP3, a
-    /// map, set or double table indexed by another name than its one field.
+    /// map, set or double table indexed by another name than its one field;
+    /// every element of a flat reply used as a number in a loop.
     FlatReplyIndex => "flat_reply_index", Error,
     /// A `redis.pcall` result used without checking `err` (a warning).
     PcallUnchecked => "pcall_unchecked", Warning,
