@@ -123,8 +123,9 @@ lints! {
     /// the loop over the page: an empty page never advances it.
     ScanCursor => "scan_cursor", Error,
     /// A reply that may be `false` (GET, HGET, or `tonumber` of one), or an
-    /// input past the declared counts (nil), used in arithmetic, `..`, `<`
-    /// or as a command argument (a warning).
+    /// input past the declared counts (nil), used in arithmetic, `..`, `<`,
+    /// `#`, `cjson.decode`, a `string` function or as a command argument (a
+    /// warning).
     MaybeFalse => "maybe_false", Warning,
     /// A `redis.call` argument that is never a string or a number: a table,
     /// a boolean, nil.

@@ -1,5 +1,6 @@
 //! `maybe_false`: a value that may be `false` or nil used where Lua raises
-//! on it: arithmetic, `..`, `<`, or as a `redis.call` argument.
+//! on it: arithmetic, `..`, `<`, `#`, the text of `cjson.decode` or of a
+//! `string` function, or as a `redis.call` argument.
 //!
 //! GET, HGET, LPOP... reply `false` for a missing key, and `tonumber` of
 //! that is nil, so `redis.call('GET', k) + 1` raises "attempt to perform
@@ -104,6 +105,8 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             Operand::Ordering(op) => format!("`{op}` with {falsy} raises an error"),
             Operand::Concat => format!("`..` with {falsy} raises an error"),
             Operand::CommandArg => format!("{falsy} as a command argument raises an error"),
+            Operand::Length => format!("`#` of {falsy} raises an error"),
+            Operand::Text(function) => format!("`{function}` of {falsy} raises an error"),
         };
         let subject = match (&value.origin, missing) {
             (_, Some(input)) => format!(
@@ -301,6 +304,36 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn false_given_to_length_and_text_functions() {
+        for (source, consequence) in [
+            // Decoded through a local.
+            ("local job = redis.call('LPOP', KEYS[1])\nlocal doc = cjson.decode(job)\nreturn doc.id .. ARGV[1]", "`cjson.decode` of `false` raises an error"),
+            // Measured through a field.
+            ("local t = {}\nt.v = redis.call('GET', KEYS[1])\nreturn #t.v + ARGV[1]", "`#` of `false` raises an error"),
+            // Cut in a loop over MGET's elements.
+            ("local out = {}\nfor _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do out[#out + 1] = string.sub(v, 1, 3) end\nreturn out", "`string.sub` of `false` raises an error"),
+            // Matched past a branch that tests something else.
+            ("local v = redis.call('HGET', KEYS[1], 'f')\nif ARGV[1] == 'x' then return 0 end\nreturn string.find(v, 'a', 1, true)", "`string.find` of `false` raises an error"),
+        ] {
+            let found = warnings(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(found[0].ends_with(consequence), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn length_and_text_functions_of_tested_values_pass() {
+        for source in [
+            "local job = redis.call('LPOP', KEYS[1])\nif not job then return ARGV[1] end\nreturn cjson.decode(job).id .. KEYS[2]",
+            "local v = redis.call('GET', KEYS[1]) or ''\nreturn #v + ARGV[1] + #KEYS[2]",
+            "local out = {}\nfor _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do if v then out[#out + 1] = string.sub(v, 1, 3) end end\nreturn #out .. ARGV[1]",
+            "local r = redis.call('LRANGE', KEYS[1], 0, -1)\nreturn #r + string.len(r[1] or '') + ARGV[1] + #KEYS[2]",
+        ] {
+            assert!(warnings(source).is_empty(), "{source}: {:?}", warnings(source));
+        }
     }
 
     #[test]
