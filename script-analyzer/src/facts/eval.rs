@@ -220,9 +220,8 @@ impl Types<'_> {
     }
 
     fn binary(&self, lhs: &Expression, binop: &BinOp, rhs: &Expression, env: &dyn Env) -> Inferred {
-        let fraction = |l: &Inferred, r: &Inferred| -> Option<Origin> {
-            Origin::fraction_of([l, r])
-        };
+        let fraction =
+            |l: &Inferred, r: &Inferred| -> Option<Origin> { Origin::fraction_of([l, r]) };
         match binop {
             BinOp::And(_) => {
                 let l = self.eval(lhs, env);

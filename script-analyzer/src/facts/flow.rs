@@ -601,9 +601,9 @@ impl Flow<'_, '_> {
             return None;
         };
         let value = self.at.borrow().get(&expr_key(expression)).cloned()?;
-        value
-            .origin
-            .filter(|o| matches!(o, Origin::Reply { .. }) && value.ty.intersects(Ty::ARRAY.union(Ty::PAIRS)))
+        value.origin.filter(|o| {
+            matches!(o, Origin::Reply { .. }) && value.ty.intersects(Ty::ARRAY.union(Ty::PAIRS))
+        })
     }
 
     /// What a generic `for` gives its first two names, and the reply it

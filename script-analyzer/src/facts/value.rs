@@ -200,7 +200,9 @@ pub enum Origin {
 impl Origin {
     /// The origin that makes a computation on `values` fractional: an
     /// infinite one first, else the first fraction.
-    pub(crate) fn fraction_of<'v>(values: impl IntoIterator<Item = &'v Inferred>) -> Option<Origin> {
+    pub(crate) fn fraction_of<'v>(
+        values: impl IntoIterator<Item = &'v Inferred>,
+    ) -> Option<Origin> {
         let mut found: Option<&Origin> = None;
         for value in values {
             match &value.origin {

@@ -18,15 +18,15 @@
 //! the even positions).
 
 use super::{Context, RedisCall};
+use crate::facts::UseKind;
 use crate::facts::{Inferred, Key, Ty, index_key};
 use crate::{Diagnostic, Lint, Report};
-use crate::facts::UseKind;
 use full_moon::ast::{
     Call, Expression, FunctionArgs, FunctionCall, GenericFor, Index, Prefix, Suffix, UnOp,
     VarExpression,
 };
-use full_moon::tokenizer::TokenReference;
 use full_moon::node::Node;
+use full_moon::tokenizer::TokenReference;
 use full_moon::visitors::Visitor;
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {

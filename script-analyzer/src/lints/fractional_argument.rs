@@ -85,10 +85,8 @@ pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) 
             let span = cx.span_of(expr);
             let value = cx.types.of(expr);
             if let Some(why) = fraction(&value) {
-                let infinite = matches!(
-                    value.origin,
-                    Some(Origin::Fraction { infinite: true, .. })
-                );
+                let infinite =
+                    matches!(value.origin, Some(Origin::Fraction { infinite: true, .. }));
                 arguments.push((span, why.to_string(), infinite));
             }
         }
@@ -318,7 +316,11 @@ mod tests {
             // A divisor that is a length plus one.
             "redis.call('EXPIRE', KEYS[1], math.floor(ARGV[1] / (#ARGV[2] + 1)))",
         ] {
-            assert!(warnings(source).is_empty(), "{source}: {:?}", warnings(source));
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
         }
     }
 

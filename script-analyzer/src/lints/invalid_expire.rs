@@ -24,9 +24,9 @@ fn may_not_be_positive(value: &Inferred, rounded_only: bool) -> Option<&'static 
         return None;
     }
     match &value.origin {
-        Some(Origin::Reply { command, .. }) if EXPIRE_QUERIES.contains(&command.as_str()) => {
-            Some("it is a TTL-style reply, which is -1 for a key without an expire and -2 for a missing key")
-        }
+        Some(Origin::Reply { command, .. }) if EXPIRE_QUERIES.contains(&command.as_str()) => Some(
+            "it is a TTL-style reply, which is -1 for a key without an expire and -2 for a missing key",
+        ),
         Some(Origin::Rounded { .. }) => {
             Some("it is a rounded division, which is 0 for inputs below the divisor")
         }
@@ -221,7 +221,10 @@ mod tests {
         ] {
             let found = warnings(source);
             assert_eq!(found.len(), 1, "{source}: {found:?}");
-            assert!(found[0].contains("-1 for a key without an expire"), "{found:?}");
+            assert!(
+                found[0].contains("-1 for a key without an expire"),
+                "{found:?}"
+            );
         }
     }
 
@@ -232,7 +235,11 @@ mod tests {
             "local ttl = redis.call('PTTL', KEYS[1])\nif ttl < 0 then return 0 end\nredis.call('PEXPIRE', ARGV[1], ttl + 1)",
             "local ttl = redis.call('TTL', KEYS[1])\nredis.call('EXPIRE', ARGV[1], math.max(ttl, 60))",
         ] {
-            assert!(warnings(source).is_empty(), "{source}: {:?}", warnings(source));
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
         }
     }
 

@@ -112,7 +112,11 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             (_, Some(input)) => format!(
                 "`{}` is nil{}: the caller does not pass {input}",
                 text(cx, expr),
-                if value.ty.within(Ty::FALSY) { "" } else { " on a path" },
+                if value.ty.within(Ty::FALSY) {
+                    ""
+                } else {
+                    " on a path"
+                },
             ),
             (Some(Origin::Tonumber { of: Some(of) }), None) => match &**of {
                 Origin::Reply { command, shape, .. } => format!(
@@ -253,7 +257,11 @@ mod tests {
             // Tested first.
             "for _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do\n  if v and tonumber(v) > 3 then return 1 end\nend\nreturn ARGV[1]",
         ] {
-            assert!(warnings(source).is_empty(), "{source}: {:?}", warnings(source));
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
         }
     }
 
@@ -292,7 +300,11 @@ mod tests {
             "local limit = tonumber(ARGV[1])\nreturn limit + #KEYS[2] + #KEYS[1]",
             "local n = ARGV[2]\nif not n then n = '1' end\nreturn n .. ARGV[1] .. KEYS[2] .. KEYS[1]",
         ] {
-            assert!(warnings(source).is_empty(), "{source}: {:?}", warnings(source));
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
         }
         // Without declared counts, nothing says that an input is missing.
         let options = crate::Options::default();
@@ -310,13 +322,25 @@ mod tests {
     fn false_given_to_length_and_text_functions() {
         for (source, consequence) in [
             // Decoded through a local.
-            ("local job = redis.call('LPOP', KEYS[1])\nlocal doc = cjson.decode(job)\nreturn doc.id .. ARGV[1]", "`cjson.decode` of `false` raises an error"),
+            (
+                "local job = redis.call('LPOP', KEYS[1])\nlocal doc = cjson.decode(job)\nreturn doc.id .. ARGV[1]",
+                "`cjson.decode` of `false` raises an error",
+            ),
             // Measured through a field.
-            ("local t = {}\nt.v = redis.call('GET', KEYS[1])\nreturn #t.v + ARGV[1]", "`#` of `false` raises an error"),
+            (
+                "local t = {}\nt.v = redis.call('GET', KEYS[1])\nreturn #t.v + ARGV[1]",
+                "`#` of `false` raises an error",
+            ),
             // Cut in a loop over MGET's elements.
-            ("local out = {}\nfor _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do out[#out + 1] = string.sub(v, 1, 3) end\nreturn out", "`string.sub` of `false` raises an error"),
+            (
+                "local out = {}\nfor _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do out[#out + 1] = string.sub(v, 1, 3) end\nreturn out",
+                "`string.sub` of `false` raises an error",
+            ),
             // Matched past a branch that tests something else.
-            ("local v = redis.call('HGET', KEYS[1], 'f')\nif ARGV[1] == 'x' then return 0 end\nreturn string.find(v, 'a', 1, true)", "`string.find` of `false` raises an error"),
+            (
+                "local v = redis.call('HGET', KEYS[1], 'f')\nif ARGV[1] == 'x' then return 0 end\nreturn string.find(v, 'a', 1, true)",
+                "`string.find` of `false` raises an error",
+            ),
         ] {
             let found = warnings(source);
             assert_eq!(found.len(), 1, "{source}: {found:?}");
@@ -332,7 +356,11 @@ mod tests {
             "local out = {}\nfor _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do if v then out[#out + 1] = string.sub(v, 1, 3) end end\nreturn #out .. ARGV[1]",
             "local r = redis.call('LRANGE', KEYS[1], 0, -1)\nreturn #r + string.len(r[1] or '') + ARGV[1] + #KEYS[2]",
         ] {
-            assert!(warnings(source).is_empty(), "{source}: {:?}", warnings(source));
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
         }
     }
 

@@ -128,9 +128,7 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         if operand == Operand::Concat {
             as_text(cx, expr, "`..`", &mut found);
         }
-        if shortest
-            && operand == Operand::CommandArg
-            && may_reach_exponent_form(&cx.types.of(expr))
+        if shortest && operand == Operand::CommandArg && may_reach_exponent_form(&cx.types.of(expr))
         {
             found.diagnostics.push(
                 Diagnostic::warning(
@@ -199,7 +197,13 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
                         if large.is_none()
                             && let Some((name, input)) = caller
                         {
-                            encoded_caller_number(cx, &format!("`.{name}`"), other, input, &mut found);
+                            encoded_caller_number(
+                                cx,
+                                &format!("`.{name}`"),
+                                other,
+                                input,
+                                &mut found,
+                            );
                         }
                         if let Some((field, _)) = large {
                             found.diagnostics.push(
@@ -396,7 +400,10 @@ mod tests {
             let found = found(source);
             assert_eq!(found.len(), 1, "{source}: {found:?}");
             assert_eq!(found[0].0, Severity::Warning);
-            assert!(found[0].1.contains("cut") || found[0].1.contains("rounded"), "{found:?}");
+            assert!(
+                found[0].1.contains("cut") || found[0].1.contains("rounded"),
+                "{found:?}"
+            );
         }
     }
 

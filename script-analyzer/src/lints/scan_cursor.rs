@@ -85,7 +85,9 @@ impl Visitor for Collector<'_, '_> {
             if let Var::Name(token) = target
                 && let Some(var) = self.cx.types.local(token)
             {
-                self.places.assigned.push((var, self.cx.span_of(assignment)));
+                self.places
+                    .assigned
+                    .push((var, self.cx.span_of(assignment)));
             }
         }
     }
@@ -230,7 +232,10 @@ mod tests {
         ] {
             let found = errors(source);
             assert_eq!(found.len(), 1, "{source}: {found:?}");
-            assert!(found[0].contains("advances only inside an inner loop"), "{found:?}");
+            assert!(
+                found[0].contains("advances only inside an inner loop"),
+                "{found:?}"
+            );
         }
     }
 

@@ -23,8 +23,8 @@ use super::Context;
 use crate::Span;
 use crate::facts::Ty;
 use full_moon::ast::{
-    Assignment, Call, Expression, FunctionArgs, FunctionBody, FunctionCall, GenericFor, If,
-    Index, NumericFor, Prefix, Repeat, Suffix, Var, While,
+    Assignment, Call, Expression, FunctionArgs, FunctionBody, FunctionCall, GenericFor, If, Index,
+    NumericFor, Prefix, Repeat, Suffix, Var, While,
 };
 use full_moon::visitors::Visitor;
 use std::collections::{HashMap, HashSet};
@@ -223,8 +223,8 @@ impl Visitor for Finder<'_, '_> {
         for target in assignment.variables() {
             if let Some((table, key)) = self.keyed_store(target) {
                 let value = self.cx.types.of(key);
-                let string = value.ty.intersects(Ty::STRING)
-                    && value.ty.subset(Ty::STRING.union(Ty::NIL));
+                let string =
+                    value.ty.intersects(Ty::STRING) && value.ty.subset(Ty::STRING.union(Ty::NIL));
                 if string {
                     let span = self.cx.span_of(assignment);
                     self.keyed.entry(table).or_insert(span);

@@ -78,7 +78,9 @@ pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) 
                 format!("{what}: it may be empty, or too long to unpack (about 8,000 values)"),
             )
             .with_label("raises \"too many results to unpack\" on a long reply")
-            .with_help("loop over it in batches of a few hundred, and skip the command when it is empty"),
+            .with_help(
+                "loop over it in batches of a few hundred, and skip the command when it is empty",
+            ),
         );
     });
 }
@@ -232,7 +234,11 @@ mod tests {
             // Filled in a loop over a reply, then unpacked into locals.
             "local out = {}\nfor _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do table.insert(out, id) end\nlocal a, b = unpack(out)\nreturn {a, b, ARGV[1]}",
         ] {
-            assert!(warnings(source).is_empty(), "{source}: {:?}", warnings(source));
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
         }
     }
 
