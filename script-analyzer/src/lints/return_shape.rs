@@ -353,6 +353,8 @@ mod tests {
         for source in [
             // `pairs` over a reply, a filter on the value.
             "local keep = redis.call('GET', KEYS[1])\nlocal out = {}\nfor i, v in pairs(redis.call('SMEMBERS', ARGV[1])) do\n  if v ~= keep then out[i] = v end\nend\nreturn out",
+            // Stored in both branches of an `if` without an `else`.
+            "local out = {}\nfor i = 1, #KEYS do\n  if ARGV[1] == 'x' then out[i] = 1 elseif ARGV[1] == 'y' then out[i] = 2 end\nend\nreturn out",
             // A numeric loop, the store in an `elseif`, inside a `do`.
             "local items = redis.call('LRANGE', KEYS[1], 0, -1)\nlocal picked = {}\nfor n = 1, #items do\n  do\n    if items[n] == ARGV[1] then\n    elseif #items[n] > 3 then picked[n] = items[n] end\n  end\nend\nreturn picked",
         ] {
@@ -405,6 +407,8 @@ mod tests {
             "local out = {}\nfor i = 1, 3 do\n  local v = ARGV[1]\n  if i == 2 then v = KEYS[1] end\n  out[i] = v\nend\nreturn out",
             // Kept values appended.
             "local out = {}\nfor _, v in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do\n  if v ~= ARGV[1] then out[#out + 1] = v end\nend\nreturn out",
+            // Stored in every branch of an `if` with an `else`.
+            "local out = {}\nfor i = 1, #KEYS do\n  if redis.call('EXISTS', KEYS[i]) == 1 then\n    if ARGV[1] == 'x' then out[i] = 2 else out[i] = 1 end\n  elseif ARGV[1] == 'y' then out[i] = 3\n  else\n    out[i] = 0\n  end\nend\nreturn out",
             // The index of another loop than the store's own.
             "local out = {}\nlocal n = 0\nfor _, v in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do\n  if v ~= ARGV[1] then n = n + 1 out[n] = v end\nend\nreturn out",
             // A function written in the loop stores later, not in the loop.

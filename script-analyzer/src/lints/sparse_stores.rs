@@ -6,16 +6,17 @@
 //! copies the kept values at their old positions: `out[2]` is nil when the
 //! second item is dropped, and whatever reads `out` as an array (Redis
 //! converting a returned table, `unpack`, `#`) stops at the first hole.
-//! A store made on every round (no branch between it and the loop) fills
-//! every index, and so does a local table that the same loop also stores
-//! at `k` outside a branch.
+//! A store made on every round (no branch between it and the loop, or one
+//! in every branch of an `if` that has an `else`) fills every index, and
+//! so does a local table that the same loop also stores at `k` outside a
+//! branch.
 //!
 //! Invariants: the loops and branches are those of the function the store
 //! is in (a function written inside a loop runs at other times); only
 //! plain names are followed (`t` and `k` are locals, `k` the loop's own).
 //!
 //! The same walk tells which local tables are only ever stored at string
-//! keys ([`string_keyed`]): `t[field] = value` with a key the value facts
+//! keys ([`Stores::string_keyed`]): `t[field] = value` with a key the value facts
 //! say is a string (an element of HGETALL, an input, `'x:' .. id`), and no
 //! store at a number, no `table.insert`.
 
@@ -23,9 +24,10 @@ use super::Context;
 use crate::Span;
 use crate::facts::Ty;
 use full_moon::ast::{
-    Assignment, Call, Expression, FunctionArgs, FunctionBody, FunctionCall, GenericFor, If, Index,
-    NumericFor, Prefix, Repeat, Suffix, Var, While,
+    Assignment, Block, Call, Expression, FunctionArgs, FunctionBody, FunctionCall, GenericFor, If,
+    Index, NumericFor, Prefix, Repeat, Stmt, Suffix, Var, While,
 };
+use full_moon::tokenizer::TokenReference;
 use full_moon::visitors::Visitor;
 use std::collections::{HashMap, HashSet};
 
@@ -50,11 +52,20 @@ pub(crate) fn stores(cx: &Context<'_>) -> Stores {
     finder.visit_ast(cx.ast);
     let Finder {
         sparse,
-        dense,
+        mut dense,
         keyed,
         positional,
         ..
     } = finder;
+    // Stores in a branch may still be made on every round.
+    if !sparse.is_empty() {
+        Rounds {
+            cx,
+            candidates: sparse.keys().copied().collect(),
+            dense: &mut dense,
+        }
+        .block(cx.ast.nodes());
+    }
     Stores {
         sparse: sparse
             .into_iter()
@@ -65,6 +76,107 @@ pub(crate) fn stores(cx: &Context<'_>) -> Stores {
             .filter(|(table, _)| !positional.contains(table))
             .collect(),
     }
+}
+
+/// The second walk: the loops whose every round stores a candidate table
+/// at the loop's index.
+struct Rounds<'c, 'a, 'd> {
+    cx: &'c Context<'a>,
+    candidates: Vec<usize>,
+    dense: &'d mut HashSet<usize>,
+}
+
+impl Rounds<'_, '_, '_> {
+    fn local(&self, token: &TokenReference) -> Option<usize> {
+        self.cx.types.local(token)
+    }
+
+    fn block(&mut self, block: &Block) {
+        for stmt in block.stmts() {
+            match stmt {
+                Stmt::NumericFor(node) => {
+                    let vars: Vec<usize> = self.local(node.index_variable()).into_iter().collect();
+                    self.round(&vars, node.block());
+                    self.block(node.block());
+                }
+                Stmt::GenericFor(node) => {
+                    let vars: Vec<usize> =
+                        node.names().iter().filter_map(|n| self.local(n)).collect();
+                    self.round(&vars, node.block());
+                    self.block(node.block());
+                }
+                Stmt::While(node) => self.block(node.block()),
+                Stmt::Repeat(node) => self.block(node.block()),
+                Stmt::Do(node) => self.block(node.block()),
+                Stmt::If(node) => {
+                    self.block(node.block());
+                    for else_if in node.else_if().into_iter().flatten() {
+                        self.block(else_if.block());
+                    }
+                    if let Some(block) = node.else_block() {
+                        self.block(block);
+                    }
+                }
+                Stmt::LocalFunction(node) => self.block(node.body().block()),
+                Stmt::FunctionDeclaration(node) => self.block(node.body().block()),
+                _ => {}
+            }
+        }
+    }
+
+    /// Marks dense the candidates that every round of a loop over `vars`
+    /// (its body `body`) stores at one of them.
+    fn round(&mut self, vars: &[usize], body: &Block) {
+        for i in 0..self.candidates.len() {
+            let table = self.candidates[i];
+            if vars
+                .iter()
+                .any(|&key| always_stores(self.cx, body, table, key))
+            {
+                self.dense.insert(table);
+            }
+        }
+    }
+}
+
+/// Whether every run of `block` stores `table[key]`.
+fn always_stores(cx: &Context<'_>, block: &Block, table: usize, key: usize) -> bool {
+    block.stmts().any(|stmt| match stmt {
+        Stmt::Assignment(assignment) => assignment
+            .variables()
+            .iter()
+            .any(|target| indexed_by(cx, target) == Some((table, key))),
+        Stmt::Do(node) => always_stores(cx, node.block(), table, key),
+        Stmt::If(node) => {
+            node.else_block()
+                .is_some_and(|block| always_stores(cx, block, table, key))
+                && always_stores(cx, node.block(), table, key)
+                && node
+                    .else_if()
+                    .into_iter()
+                    .flatten()
+                    .all(|e| always_stores(cx, e.block(), table, key))
+        }
+        _ => false,
+    })
+}
+
+/// `t[k] = ...` with `t` and `k` locals: `(t, k)`.
+fn indexed_by(cx: &Context<'_>, var: &Var) -> Option<(usize, usize)> {
+    let Var::Expression(var) = var else {
+        return None;
+    };
+    let Prefix::Name(table) = var.prefix() else {
+        return None;
+    };
+    let suffixes: Vec<&Suffix> = var.suffixes().collect();
+    let [Suffix::Index(Index::Brackets { expression, .. })] = suffixes.as_slice() else {
+        return None;
+    };
+    let Expression::Var(Var::Name(key)) = &**expression else {
+        return None;
+    };
+    Some((cx.types.local(table)?, cx.types.local(key)?))
 }
 
 /// What encloses the point being visited, innermost last.
@@ -97,20 +209,7 @@ impl Finder<'_, '_> {
 
     /// `t[k] = ...` with `t` and `k` locals: `(t, k)`.
     fn indexed_store(&self, var: &Var) -> Option<(usize, usize)> {
-        let Var::Expression(var) = var else {
-            return None;
-        };
-        let Prefix::Name(table) = var.prefix() else {
-            return None;
-        };
-        let suffixes: Vec<&Suffix> = var.suffixes().collect();
-        let [Suffix::Index(Index::Brackets { expression, .. })] = suffixes.as_slice() else {
-            return None;
-        };
-        let Expression::Var(Var::Name(key)) = &**expression else {
-            return None;
-        };
-        Some((self.local(table)?, self.local(key)?))
+        indexed_by(self.cx, var)
     }
 
     /// `t[key] = ...` with `t` a local: `(t, key)`.
