@@ -160,8 +160,8 @@ lints! {
     /// `KEYS[n]` / `ARGV[n]` used as a Lua pattern in `string.find`, `match`,
     /// `gmatch`, `gsub` without escaping (a warning).
     ArgvPattern => "argv_pattern", Warning,
-    /// `unpack` of a command's array reply, which may be empty or too long
-    /// to unpack (a warning).
+    /// `unpack` of a command's array reply (or of a table filled in a loop
+    /// over one), which may be empty or too long to unpack (a warning).
     UnpackReply => "unpack_reply", Warning,
     /// A string reply compared with `<`, `>` against `ARGV[n]` or a numeric
     /// string: compared as text, `'10' < '9'` (a warning).
