@@ -183,6 +183,16 @@ impl Places for Flow<'_, '_> {
     fn field(&self, state: &State, var: usize, key: &FieldKey) -> Option<Inferred> {
         Flow::field(self, state, var, key)
     }
+
+    fn element(&self, state: &State, var: usize, key: &FieldKey) -> Option<Inferred> {
+        let key = match key {
+            FieldKey::Name(name) => Key::Name(name.clone()),
+            FieldKey::Index(i) => Key::Number(*i as f64),
+            FieldKey::Len => return None,
+        };
+        let value = Flow::local(self, state, var);
+        Some(self.types.index(&value, Some(&key)))
+    }
 }
 
 impl Flow<'_, '_> {
