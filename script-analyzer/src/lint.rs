@@ -109,8 +109,9 @@ lints! {
     /// A command's integer reply used as a condition (`if redis.call('EXISTS',
     /// k) then`): 0 is true in Lua.
     IntegerCondition => "integer_condition", Error,
-    /// A reply compared with `nil` (`redis.call('GET', k) == nil`): a nil
-    /// reply arrives as `false`.
+    /// A reply, or an element of one, compared with `nil`
+    /// (`redis.call('GET', k) == nil`, `type(v) == 'nil'`): a nil reply
+    /// arrives as `false`.
     NilComparison => "nil_comparison", Error,
     /// A status reply compared with a string (`redis.call('SET', k, v) ==
     /// 'OK'`): it is a table `{ok = 'OK'}`.
