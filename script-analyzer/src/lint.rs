@@ -107,14 +107,14 @@ lints! {
     /// warning).
     NilReturn => "nil_return", ErrorOrWarning,
     /// A command's integer reply used as a condition (`if redis.call('EXISTS',
-    /// k) then`): 0 is true in Lua.
+    /// k) then`): 0 is true in Lua; or compared with `true` / `false`.
     IntegerCondition => "integer_condition", Error,
     /// A reply, or an element of one, compared with `nil`
     /// (`redis.call('GET', k) == nil`, `type(v) == 'nil'`): a nil reply
     /// arrives as `false`.
     NilComparison => "nil_comparison", Error,
-    /// A status reply compared with a string (`redis.call('SET', k, v) ==
-    /// 'OK'`): it is a table `{ok = 'OK'}`.
+    /// A status reply compared with a string, a number or `true`
+    /// (`redis.call('SET', k, v) == 'OK'`): it is a table `{ok = 'OK'}`.
     StatusComparison => "status_comparison", Error,
     /// A number compared with a string (`redis.call('INCR', k) == '1'`,
     /// `tonumber(x) > ARGV[1]`): never equal, and `<` raises.
