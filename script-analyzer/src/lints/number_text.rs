@@ -18,6 +18,9 @@
 //! Fires (an error) on a number the value facts say is at least 1e14 in
 //! size where it is turned into text; and (a warning) on an integer
 //! literal past 2^53, and on arithmetic whose least result is past 2^53;
+//! on a number with a fraction and 10 digits or more before the point (a
+//! timestamp in seconds with its microseconds) turned into text, which
+//! keeps 4 digits of its fraction;
 //! on `tonumber` of an input put in a table that `cjson.encode` writes
 //! (the caller's digits, cut to 14: a fraction of a timestamp, an id);
 //! on a 7.2 target, (a warning) on a number argument of `redis.call` that
@@ -96,6 +99,26 @@ fn encoded_caller_number(
     );
 }
 
+/// From this size on, `%.14g` leaves 4 digits or fewer for a fraction.
+const TEN_DIGITS: f64 = 1e9;
+
+/// Whether `value` is a number that may have a fraction and is surely of
+/// 10 digits or more before the point (but less than 1e14): a timestamp in
+/// seconds with its microseconds, which `%.14g` cuts.
+fn long_fraction(value: &Inferred) -> bool {
+    value.ty.within(Ty::NUMBER)
+        && value.ty.intersects(Ty::FLOAT)
+        && matches!(
+            value.origin,
+            Some(Origin::Fraction {
+                infinite: false,
+                ..
+            })
+        )
+        && ((value.range.lo >= TEN_DIGITS && value.range.hi < EXPONENT_FROM)
+            || (value.range.hi <= -TEN_DIGITS && value.range.lo > -EXPONENT_FROM))
+}
+
 /// Whether `value` is surely a number of at least 1e14 in size.
 fn large(value: &Inferred) -> bool {
     value.ty.within(Ty::NUMBER)
@@ -104,6 +127,21 @@ fn large(value: &Inferred) -> bool {
 
 fn as_text(cx: &Context<'_>, expr: &Expression, how: &str, report: &mut Report) {
     let value = cx.types.of(expr);
+    if long_fraction(&value) {
+        report.diagnostics.push(
+            Diagnostic::warning(
+                Lint::NumberText,
+                cx.span_of(expr),
+                format!(
+                    "`{}` has a fraction and 10 digits or more before the point (a timestamp in seconds): {how} writes 14 significant digits, so its fraction is cut to 4 digits",
+                    text(cx, expr)
+                ),
+            )
+            .with_label("rounded to 14 significant digits")
+            .with_help("format it yourself (`string.format('%.6f', t)`), or keep whole milliseconds or microseconds"),
+        );
+        return;
+    }
     if !large(&value) {
         return;
     }
@@ -416,6 +454,41 @@ mod tests {
             "return cjson.encode({n = math.floor(tonumber(ARGV[1]) / 2), k = KEYS[1]})",
         ] {
             assert!(found(source).is_empty(), "{source}: {:?}", found(source));
+        }
+    }
+
+    const SECONDS: &str = "local t = redis.call('TIME')\nlocal now = t[1] + t[2] / 1000000\n";
+
+    #[test]
+    fn timestamps_with_a_fraction_turned_into_text_lose_it() {
+        for body in [
+            "return tostring(now)",
+            // Through a field, concatenated.
+            "local o = {}\no.at = now\nredis.call('SET', KEYS[1], 'at ' .. o.at)",
+            // Encoded in a loop, past a branch.
+            "for i = 1, 3 do\n  local at = now + i / 10\n  if i > 1 then redis.call('RPUSH', KEYS[1], cjson.encode({at = at})) end\nend",
+        ] {
+            let source = format!("{SECONDS}{body}");
+            let found = found(&source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert_eq!(found[0].0, Severity::Warning);
+            assert!(
+                found[0].1.contains("fraction is cut to 4 digits"),
+                "{found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn whole_or_short_numbers_turned_into_text_pass() {
+        for body in [
+            "return tostring(t[1] * 1000 + math.floor(t[2] / 1000))",
+            "return tostring(t[2] / 1000)",
+            "return string.format('%.6f', now)",
+            "return tostring(now - t[1])",
+        ] {
+            let source = format!("{SECONDS}{body}");
+            assert!(found(&source).is_empty(), "{source}: {:?}", found(&source));
         }
     }
 
