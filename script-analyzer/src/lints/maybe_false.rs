@@ -1,6 +1,7 @@
 //! `maybe_false`: a value that may be `false` or nil used where Lua raises
 //! on it: arithmetic, `..`, `<`, `#`, the text of `cjson.decode` or of a
-//! `string` function, or as a `redis.call` argument.
+//! `string` function, a method call (`v:sub(1, 3)`), or as a `redis.call`
+//! argument.
 //!
 //! GET, HGET, LPOP... reply `false` for a missing key, and `tonumber` of
 //! that is nil, so `redis.call('GET', k) + 1` raises "attempt to perform
@@ -23,7 +24,8 @@ use super::{Context, RedisCall};
 use crate::facts::{Inferred, Origin, Ty, UseKind};
 use crate::replies::LuaTypes;
 use crate::{Diagnostic, Lint, Report};
-use full_moon::ast::Expression;
+use full_moon::ast::{Call, Expression, FunctionCall, Prefix, Suffix};
+use full_moon::visitors::Visitor;
 use std::collections::HashSet;
 
 /// Whether `value` is a reply (or an element of one) that may be `false`
@@ -143,6 +145,80 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             ),
         );
     });
+    methods_of_false(cx, &mut reported, report);
+}
+
+/// A method called on a local that may be `false` (`job:sub(1, 3)`):
+/// "attempt to index a boolean value".
+fn methods_of_false(cx: &Context<'_>, reported: &mut HashSet<String>, report: &mut Report) {
+    struct Finder<'c, 'a> {
+        cx: &'c Context<'a>,
+        found: Vec<(String, usize, crate::Span, Inferred, String)>,
+    }
+    impl Visitor for Finder<'_, '_> {
+        fn visit_function_call(&mut self, call: &FunctionCall) {
+            let Prefix::Name(token) = call.prefix() else {
+                return;
+            };
+            let Some(Suffix::Call(Call::MethodCall(method))) = call.suffixes().next() else {
+                return;
+            };
+            let Some(var) = self.cx.types.local(token) else {
+                return;
+            };
+            let value = self
+                .cx
+                .types
+                .chain(call.prefix(), std::iter::empty())
+                .swap_remove(0);
+            if may_be_false(&value) {
+                self.found.push((
+                    token.token().to_string(),
+                    var,
+                    self.cx.span_of(token),
+                    value,
+                    method.name().token().to_string(),
+                ));
+            }
+        }
+    }
+    let mut finder = Finder {
+        cx,
+        found: Vec::new(),
+    };
+    finder.visit_ast(cx.ast);
+    // A method call is a use of its receiver like a call: handed to the
+    // script's own functions or stored is something else.
+    let receivers: HashSet<(usize, usize)> = finder
+        .found
+        .iter()
+        .map(|(_, _, span, _, _)| (span.start.offset, span.end.offset))
+        .collect();
+    for (name, var, span, value, method) in finder.found {
+        let elsewhere = cx.types.uses(var).iter().any(|u| {
+            u.kind == UseKind::Other
+                && !receivers.contains(&(u.span.start.offset, u.span.end.offset))
+        });
+        if elsewhere || !reported.insert(name.clone()) {
+            continue;
+        }
+        let subject = match &value.origin {
+            Some(Origin::Reply { command, shape, .. }) => format!("{command} returns {shape}"),
+            Some(Origin::Element { command }) => format!(
+                "`{name}`, an element of the {command} reply, is a string or `false` (a nil reply)"
+            ),
+            _ => format!("`{name}` may be `false` or nil"),
+        };
+        report.diagnostics.push(
+            Diagnostic::warning(
+                Lint::MaybeFalse,
+                span,
+                format!("{subject}; `{name}:{method}(...)` on `false` raises \"attempt to index a boolean value\""),
+            )
+            .with_label("may be missing here")
+            .with_help("test the value first (`if v then`), or give a default: `(v or '')`"),
+        );
+    }
 }
 
 #[cfg(test)]
@@ -345,6 +421,33 @@ mod tests {
             let found = warnings(source);
             assert_eq!(found.len(), 1, "{source}: {found:?}");
             assert!(found[0].ends_with(consequence), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn methods_called_on_false() {
+        for source in [
+            "local job = redis.call('LPOP', KEYS[1])\nreturn job:sub(1, 8) .. ARGV[1]",
+            // An element of MGET in a loop, past a branch on something else.
+            "for _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do\n  if ARGV[1] == 'x' then return v:upper() end\nend\nreturn 0",
+        ] {
+            let found = warnings(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(
+                found[0].contains("attempt to index a boolean value"),
+                "{found:?}"
+            );
+        }
+        for source in [
+            "local job = redis.call('LPOP', KEYS[1])\nif not job then return ARGV[1] end\nreturn job:sub(1, 8) .. KEYS[2]",
+            "local job = redis.call('LPOP', KEYS[1]) or ''\nreturn job:sub(1, 8) .. ARGV[1] .. KEYS[2]",
+            "local s = ARGV[1]\nreturn s:upper() .. KEYS[1] .. KEYS[2]",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
         }
     }
 
