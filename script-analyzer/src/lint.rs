@@ -158,8 +158,9 @@ lints! {
     /// `cjson.decode` result tested as a condition or compared with `nil`,
     /// where a JSON null is the userdata `cjson.null` (a warning).
     CjsonNullCondition => "cjson_null_condition", ErrorOrWarning,
-    /// `KEYS[n]` / `ARGV[n]` used as a Lua pattern in `string.find`, `match`,
-    /// `gmatch`, `gsub` without escaping (a warning).
+    /// `KEYS[n]` / `ARGV[n]` (or a string built from one, or text from a
+    /// reply) used as a Lua pattern in `string.find`, `match`, `gmatch`,
+    /// `gsub` without escaping (a warning).
     ArgvPattern => "argv_pattern", Warning,
     /// `unpack` of a command's array reply (or of a table filled in a loop
     /// over one), which may be empty or too long to unpack (a warning).
