@@ -232,7 +232,7 @@ use proc_macro::TokenStream;
 /// | `nil_comparison` | a reply compared with `nil` (`redis.call('GET', k) == nil`: a nil reply arrives as `false`) |
 /// | `status_comparison` | a status reply compared with a string (`redis.call('SET', k, v) == 'OK'`: it is a table `{ok = 'OK'}`) |
 /// | `number_string_comparison` | a number compared with a string (`redis.call('INCR', k) == '1'`, `tonumber(x) > ARGV[1]`) |
-/// | `scan_cursor` | a SCAN cursor compared with a number (`until cursor == 0`: the cursor is a string) |
+/// | `scan_cursor` | a SCAN cursor compared with a number (`until cursor == 0`: the cursor is a string), or advanced only inside the loop over the page |
 /// | `maybe_false` | (warning) a reply that may be `false` used in arithmetic, `..` or as a command argument (`redis.call('GET', k) + 1`) |
 /// | `argument_type` | a `redis.call` argument that is never a string or a number: a table, a boolean, nil |
 /// | `number_text` | a number of 1e14 or more turned into text (`tostring`, `..`, `cjson.encode` write 14 significant digits: `1.7e+15`); (warning) an integer past 2^53 |

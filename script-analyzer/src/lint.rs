@@ -107,33 +107,40 @@ lints! {
     /// warning).
     NilReturn => "nil_return", ErrorOrWarning,
     /// A command's integer reply used as a condition (`if redis.call('EXISTS',
-    /// k) then`): 0 is true in Lua.
+    /// k) then`): 0 is true in Lua; or compared with `true` / `false`.
     IntegerCondition => "integer_condition", Error,
-    /// A reply compared with `nil` (`redis.call('GET', k) == nil`): a nil
-    /// reply arrives as `false`.
+    /// A reply, or an element of one, compared with `nil`
+    /// (`redis.call('GET', k) == nil`, `type(v) == 'nil'`): a nil reply
+    /// arrives as `false`.
     NilComparison => "nil_comparison", Error,
-    /// A status reply compared with a string (`redis.call('SET', k, v) ==
-    /// 'OK'`): it is a table `{ok = 'OK'}`.
+    /// A status reply compared with a string, a number or `true`
+    /// (`redis.call('SET', k, v) == 'OK'`): it is a table `{ok = 'OK'}`.
     StatusComparison => "status_comparison", Error,
     /// A number compared with a string (`redis.call('INCR', k) == '1'`,
     /// `tonumber(x) > ARGV[1]`): never equal, and `<` raises.
     NumberStringComparison => "number_string_comparison", Error,
     /// A SCAN cursor compared with a number (`until cursor == 0`): the
-    /// cursor is a string.
+    /// cursor is a string. Or a scan loop whose cursor advances only inside
+    /// the loop over the page: an empty page never advances it.
     ScanCursor => "scan_cursor", Error,
-    /// A reply that may be `false` (GET, HGET, or `tonumber` of one) used in
-    /// arithmetic, `..`, `<` or as a command argument (a warning).
+    /// A reply that may be `false` (GET, HGET, or `tonumber` of one), or an
+    /// input past the declared counts (nil), used in arithmetic, `..`, `<`,
+    /// `#`, `cjson.decode`, a `string` function or as a command argument (a
+    /// warning).
     MaybeFalse => "maybe_false", Warning,
     /// A `redis.call` argument that is never a string or a number: a table,
     /// a boolean, nil.
     ArgumentType => "argument_type", Error,
     /// A number of 1e14 or more turned into text (`tostring`, `..`,
     /// `cjson.encode` write 14 significant digits: `1.7e+15`), or an
-    /// integer past 2^53, which Lua's doubles do not hold exactly.
+    /// integer past 2^53, which Lua's doubles do not hold exactly; `tonumber`
+    /// of an input encoded by `cjson.encode` (cut to 14 digits); on a 7.2
+    /// target, a number argument of 1e8 or more (sent as `3e+8` before 7.2.5).
     NumberText => "number_text", ErrorOrWarning,
     /// A flat reply (HGETALL, CONFIG GET, WITHSCORES) indexed by a field
     /// name: `redis.call('HGETALL', k).name` is always nil; under RESP3, a
-    /// map, set or double table indexed by another name than its one field.
+    /// map, set or double table indexed by another name than its one field;
+    /// every element of a flat reply used as a number in a loop.
     FlatReplyIndex => "flat_reply_index", Error,
     /// A `redis.pcall` result used without checking `err` (a warning).
     PcallUnchecked => "pcall_unchecked", Warning,
@@ -141,7 +148,8 @@ lints! {
     /// (`EXPIRE k ARGV[1]/1000`, `string.format('%d', x / 2)`; a warning).
     FractionalArgument => "fractional_argument", Warning,
     /// A returned table Redis converts into something else: a `nil` element
-    /// cuts the array, string keys are dropped (`return {count = n}` is `[]`).
+    /// cuts the array, string keys are dropped (`return {count = n}` is `[]`),
+    /// a table stored at a loop's index on some rounds only has holes.
     ReturnShape => "return_shape", ErrorOrWarning,
     /// `cjson.encode({})`: an empty table encodes as the object `{}`, not
     /// the array `[]` (a warning).
@@ -150,11 +158,12 @@ lints! {
     /// `cjson.decode` result tested as a condition or compared with `nil`,
     /// where a JSON null is the userdata `cjson.null` (a warning).
     CjsonNullCondition => "cjson_null_condition", ErrorOrWarning,
-    /// `KEYS[n]` / `ARGV[n]` used as a Lua pattern in `string.find`, `match`,
-    /// `gmatch`, `gsub` without escaping (a warning).
+    /// `KEYS[n]` / `ARGV[n]` (or a string built from one, or text from a
+    /// reply) used as a Lua pattern in `string.find`, `match`, `gmatch`,
+    /// `gsub` without escaping (a warning).
     ArgvPattern => "argv_pattern", Warning,
-    /// `unpack` of a command's array reply, which may be empty or too long
-    /// to unpack (a warning).
+    /// `unpack` of a command's array reply (or of a table filled in a loop
+    /// over one), which may be empty or too long to unpack (a warning).
     UnpackReply => "unpack_reply", Warning,
     /// A string reply compared with `<`, `>` against `ARGV[n]` or a numeric
     /// string: compared as text, `'10' < '9'` (a warning).

@@ -133,6 +133,7 @@ impl Types<'_> {
                     .with_origin(Origin::Fraction {
                         why: format!("{} is not an integer", token.token()),
                         span: self.span(token),
+                        infinite: false,
                     }),
                 Some(n) if n.is_finite() => Inferred::of(Ty::INT).within(Range::exact(n)),
                 _ => Inferred::of(Ty::NUMBER),
@@ -219,12 +220,8 @@ impl Types<'_> {
     }
 
     fn binary(&self, lhs: &Expression, binop: &BinOp, rhs: &Expression, env: &dyn Env) -> Inferred {
-        let fraction = |l: &Inferred, r: &Inferred| -> Option<Origin> {
-            [l, r].into_iter().find_map(|side| match &side.origin {
-                Some(o @ Origin::Fraction { .. }) => Some(o.clone()),
-                _ => None,
-            })
-        };
+        let fraction =
+            |l: &Inferred, r: &Inferred| -> Option<Origin> { Origin::fraction_of([l, r]) };
         match binop {
             BinOp::And(_) => {
                 let l = self.eval(lhs, env);
@@ -303,7 +300,20 @@ impl Types<'_> {
                 Inferred { ty, origin, range }
             }
             BinOp::Slash(_) | BinOp::Caret(_) => {
-                let (why, range) = if matches!(binop, BinOp::Slash(_)) {
+                let slash = matches!(binop, BinOp::Slash(_));
+                // `x / 0` is infinite (or not a number), and so is
+                // arithmetic on an infinite number.
+                let by_zero = slash && r.range.lo <= 0.0 && r.range.hi >= 0.0;
+                let infinite = by_zero
+                    || [&l, &r].into_iter().any(|side| {
+                        matches!(side.origin, Some(Origin::Fraction { infinite: true, .. }))
+                    });
+                let (why, range) = if by_zero {
+                    (
+                        "a division by a number that may be 0 gives a fractional or infinite number",
+                        l.range.divided(r.range),
+                    )
+                } else if slash {
                     (
                         "a division gives a fractional number",
                         l.range.divided(r.range),
@@ -318,6 +328,7 @@ impl Types<'_> {
                     .with_origin(Origin::Fraction {
                         why: why.to_string(),
                         span: self.span(binop.token()),
+                        infinite,
                     })
             }
             BinOp::TwoDots(_) => {
@@ -414,6 +425,7 @@ impl Types<'_> {
                                 .with_origin(Origin::Fraction {
                                     why: "`math.huge` is not an integer".to_string(),
                                     span: self.span(index),
+                                    infinite: true,
                                 }),
                             "math.pi" => Inferred::of(Ty::FLOAT),
                             _ => Inferred::any(),
@@ -424,9 +436,12 @@ impl Types<'_> {
                     (Some(p), Some(Key::Number(n)))
                         if (p == "KEYS" || p == "ARGV") && !self.inputs_assigned =>
                     {
-                        Inferred::of(Ty::STRING).with_origin(Origin::Input {
-                            name: format!("{p}[{n}]"),
-                        })
+                        let name = format!("{p}[{n}]");
+                        if self.passed(&p, *n) == Some(false) {
+                            Inferred::of(Ty::NIL).with_origin(Origin::Missing { name })
+                        } else {
+                            Inferred::of(Ty::STRING).with_origin(Origin::Input { name })
+                        }
                     }
                     _ => {
                         let field = match (i, table, key.as_ref().and_then(FieldKey::of)) {
@@ -514,6 +529,12 @@ impl Types<'_> {
                 if args.len() == 1 && x.ty.within(Ty::NUMBER) {
                     return x.clone();
                 }
+                // `tonumber(nil)`, `tonumber(false)`: nil.
+                if x.ty.within(Ty::FALSY) {
+                    return Inferred::of(Ty::NIL).with_origin(Origin::Tonumber {
+                        of: x.origin.clone().map(Box::new),
+                    });
+                }
                 // `tonumber('1.5')`.
                 if let Some((n, span)) = literal.filter(|(n, _)| n.fract() != 0.0 && n.is_finite())
                 {
@@ -521,6 +542,7 @@ impl Types<'_> {
                         Origin::Fraction {
                             why: format!("{n} is not an integer"),
                             span,
+                            infinite: false,
                         },
                     );
                 }
@@ -534,13 +556,19 @@ impl Types<'_> {
                     return Inferred::of(Ty::NUMBER).with_origin(Origin::Fraction {
                         why: format!("{command} replies a number that may have a fraction"),
                         span: *span,
+                        infinite: false,
                     });
                 }
-                // nil for a nil reply: the argument may be `false`.
-                let of = x
-                    .origin
-                    .clone()
-                    .filter(|_| x.ty.intersects(Ty::FALSY) || direct);
+                // nil for a nil reply: the argument may be `false`. An
+                // element of a reply is nil only past its end (which
+                // `ipairs` never reaches): it counts when it may be `false`.
+                let falsy = match &x.origin {
+                    Some(Origin::Element { .. }) => x.ty.intersects(Ty::FALSE),
+                    // The caller's text: kept, for what its digits become.
+                    Some(Origin::Input { .. }) => true,
+                    _ => x.ty.intersects(Ty::FALSY),
+                };
+                let of = x.origin.clone().filter(|_| falsy || direct);
                 Inferred::of(Ty::NUMBER.union(Ty::NIL))
                     .within(x.range)
                     .with_origin(Origin::Tonumber {
@@ -560,7 +588,21 @@ impl Types<'_> {
                 };
                 let value = Inferred::of(Ty::INT).within(range);
                 match &x.origin {
-                    Some(Origin::Fraction { why, span })
+                    // Rounding keeps infinity: not an integer Redis takes.
+                    Some(Origin::Fraction {
+                        span,
+                        infinite: true,
+                        ..
+                    }) => Inferred::of(Ty::NUMBER)
+                        .within(range)
+                        .with_origin(Origin::Fraction {
+                            why: format!(
+                                "it may be infinite (a division by a number that may be 0, or `math.huge`), and `{name}` keeps it infinite"
+                            ),
+                            span: *span,
+                            infinite: true,
+                        }),
+                    Some(Origin::Fraction { why, span, .. })
                         if why.starts_with("a division") && range.lo <= 0.0 =>
                     {
                         value.with_origin(Origin::Rounded { span: *span })
@@ -595,10 +637,7 @@ impl Types<'_> {
                     }
                 };
                 let value = Inferred::of(ty).within(range);
-                match args.iter().find_map(|a| match &a.origin {
-                    Some(o @ Origin::Fraction { .. }) => Some(o.clone()),
-                    _ => None,
-                }) {
+                match Origin::fraction_of(args) {
                     Some(o) if ty != Ty::INT => value.with_origin(o),
                     _ => value,
                 }
@@ -636,6 +675,21 @@ impl Types<'_> {
             }
         }
         Inferred::any()
+    }
+
+    /// Whether the caller passes `KEYS[n]` / `ARGV[n]` (`table` names
+    /// which), as the declared counts say; `None` when they do not say.
+    fn passed(&self, table: &str, n: f64) -> Option<bool> {
+        let declared = self.declared?;
+        let (count, variadic) = if table == "KEYS" {
+            (declared.keys, declared.keys_variadic)
+        } else {
+            (declared.args, declared.args_variadic)
+        };
+        if variadic || n.fract() != 0.0 || n < 1.0 {
+            return None;
+        }
+        Some(n <= count as f64)
     }
 
     /// An element of an array reply: `key` is the literal index, `None`

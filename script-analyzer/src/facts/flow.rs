@@ -15,11 +15,14 @@
 //!   and every value comes from the summary.
 //! - Every value recorded for a node is the join of every evaluation of
 //!   it, so a loop's early rounds only add what later rounds include.
+//! - A followed table that grows inside a loop over a command's reply
+//!   (`for _, id in ipairs(reply)`, `for i = 1, #reply`) has that reply as
+//!   the origin of its length: it may be as long as the reply.
 
 use super::eval::{Env, NodeKey, expr_key};
 use super::narrow::{Places, narrow};
 use super::state::State;
-use super::value::{Inferred, Range, Ty};
+use super::value::{Inferred, Origin, Range, Ty};
 use super::{FieldKey, Key, Types, index_key, unparenthesized};
 use full_moon::ast::{
     Ast, BinOp, Block, Call, Expression, Field, FunctionArgs, FunctionBody, FunctionCall, LastStmt,
@@ -75,6 +78,9 @@ pub(super) struct Flow<'t, 'a> {
     /// For each loop being walked, innermost last: the join of the states
     /// at its `break`s.
     breaks: RefCell<Vec<State>>,
+    /// For each loop being walked, innermost last: the command reply it
+    /// goes over, if it goes over one.
+    over: RefCell<Vec<Option<Origin>>>,
 }
 
 /// Walks `ast`; `None` when the walk gave up.
@@ -86,6 +92,7 @@ pub(super) fn walk(types: &Types<'_>, ast: &Ast) -> Option<Walked> {
         function: Cell::new(0),
         budget: Cell::new(BUDGET),
         breaks: RefCell::new(Vec::new()),
+        over: RefCell::new(Vec::new()),
     };
     flow.block(ast.nodes(), State::start());
     (flow.budget.get() > 0).then(|| Walked {
@@ -175,6 +182,16 @@ impl Places for Flow<'_, '_> {
 
     fn field(&self, state: &State, var: usize, key: &FieldKey) -> Option<Inferred> {
         Flow::field(self, state, var, key)
+    }
+
+    fn element(&self, state: &State, var: usize, key: &FieldKey) -> Option<Inferred> {
+        let key = match key {
+            FieldKey::Name(name) => Key::Name(name.clone()),
+            FieldKey::Index(i) => Key::Number(*i as f64),
+            FieldKey::Len => return None,
+        };
+        let value = Flow::local(self, state, var);
+        Some(self.types.index(&value, Some(&key)))
     }
 }
 
@@ -492,10 +509,13 @@ impl Flow<'_, '_> {
                 };
                 let index = Inferred::of(if integral { Ty::INT } else { Ty::NUMBER }).within(range);
                 let name = for_loop.index_variable();
-                self.fixed_point(state, |head| {
-                    let mut entry = head.clone();
-                    self.assign(&mut entry, name, index.clone(), None);
-                    (self.block(for_loop.block(), entry), head.clone())
+                let over = self.length_of_reply(for_loop.end());
+                self.looping(over, || {
+                    self.fixed_point(state, |head| {
+                        let mut entry = head.clone();
+                        self.assign(&mut entry, name, index.clone(), None);
+                        (self.block(for_loop.block(), entry), head.clone())
+                    })
                 })
             }
             Stmt::GenericFor(for_loop) => {
@@ -503,19 +523,21 @@ impl Flow<'_, '_> {
                 for expr in &exprs {
                     self.eval(expr, &state);
                 }
-                let (key, value) = self.iteration(&exprs);
+                let (key, value, over) = self.iteration(&exprs);
                 let names: Vec<&TokenReference> = for_loop.names().iter().collect();
-                self.fixed_point(state, |head| {
-                    let mut entry = head.clone();
-                    for (i, name) in names.iter().enumerate() {
-                        let value = match i {
-                            0 => key.clone(),
-                            1 => value.clone(),
-                            _ => Inferred::any(),
-                        };
-                        self.assign(&mut entry, name, value, None);
-                    }
-                    (self.block(for_loop.block(), entry), head.clone())
+                self.looping(over, || {
+                    self.fixed_point(state, |head| {
+                        let mut entry = head.clone();
+                        for (i, name) in names.iter().enumerate() {
+                            let value = match i {
+                                0 => key.clone(),
+                                1 => value.clone(),
+                                _ => Inferred::any(),
+                            };
+                            self.assign(&mut entry, name, value, None);
+                        }
+                        (self.block(for_loop.block(), entry), head.clone())
+                    })
                 })
             }
             Stmt::LocalFunction(local) => {
@@ -566,9 +588,38 @@ impl Flow<'_, '_> {
         State::dead()
     }
 
-    /// What a generic `for` gives its first two names.
-    fn iteration(&self, exprs: &[&Expression]) -> (Inferred, Inferred) {
-        let unknown = (Inferred::any(), Inferred::any());
+    /// Walks a loop (`walk`) that goes over the reply `over`, if any.
+    fn looping(&self, over: Option<Origin>, walk: impl FnOnce() -> State) -> State {
+        self.over.borrow_mut().push(over);
+        let state = walk();
+        self.over.borrow_mut().pop();
+        state
+    }
+
+    /// The reply the innermost loop over one goes over.
+    fn looped_over(&self) -> Option<Origin> {
+        self.over.borrow().iter().rev().find_map(Clone::clone)
+    }
+
+    /// The reply `#reply` (a numeric `for`'s end) is the length of.
+    fn length_of_reply(&self, end: &Expression) -> Option<Origin> {
+        let Expression::UnaryOperator {
+            unop: UnOp::Hash(_),
+            expression,
+        } = unparenthesized(end)
+        else {
+            return None;
+        };
+        let value = self.at.borrow().get(&expr_key(expression)).cloned()?;
+        value.origin.filter(|o| {
+            matches!(o, Origin::Reply { .. }) && value.ty.intersects(Ty::ARRAY.union(Ty::PAIRS))
+        })
+    }
+
+    /// What a generic `for` gives its first two names, and the reply it
+    /// goes over.
+    fn iteration(&self, exprs: &[&Expression]) -> (Inferred, Inferred, Option<Origin>) {
+        let unknown = (Inferred::any(), Inferred::any(), None);
         let [Expression::FunctionCall(call)] = exprs else {
             return unknown;
         };
@@ -600,7 +651,10 @@ impl Flow<'_, '_> {
         } else {
             Inferred::any()
         };
-        (key, value)
+        let over = table.origin.filter(|o| {
+            matches!(o, Origin::Reply { .. }) && table.ty.intersects(Ty::ARRAY.union(Ty::PAIRS))
+        });
+        (key, value, over)
     }
 
     /// `var = value` for a target with suffixes (`t.x`, `t[i]`).
@@ -646,9 +700,13 @@ impl Flow<'_, '_> {
     /// The array part of `table` may have grown by one (exactly one when
     /// `append`), or shrunk when the value stored may be nil.
     fn grow(&self, state: &mut State, table: usize, may_be_nil: bool, append: bool) {
+        let over = self.looped_over();
         let Some(len) = state.fields.get_mut(&(table, FieldKey::Len)) else {
             return;
         };
+        if over.is_some() {
+            len.origin = over;
+        }
         len.range = if may_be_nil {
             Range::new(0.0, f64::INFINITY)
         } else if append {
@@ -744,7 +802,11 @@ impl Flow<'_, '_> {
                 state
                     .fields
                     .retain(|(t, key), _| *t != table || !matches!(key, FieldKey::Index(_)));
+                let over = self.looped_over().filter(|_| path == "table.insert");
                 if let Some(len) = state.fields.get_mut(&(table, FieldKey::Len)) {
+                    if over.is_some() {
+                        len.origin = over;
+                    }
                     len.range = match path.as_str() {
                         "table.insert" => Range::new(len.range.lo + 1.0, len.range.hi + 1.0),
                         "table.remove" => Range::new((len.range.lo - 1.0).max(0.0), len.range.hi),

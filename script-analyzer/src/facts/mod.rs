@@ -31,6 +31,9 @@
 //!   `setresp` (`setresp(2)`, a computed protocol, a switch inside a
 //!   function or after a call, even a comment naming it) leaves replies
 //!   untyped.
+//! - `KEYS[n]` and `ARGV[n]` are strings, or nil past the declared counts
+//!   (when the caller declares them and the script does not assign into
+//!   `KEYS` / `ARGV`).
 //! - Elements of array replies have the type Redis gives them under RESP2:
 //!   `redis.call('TIME')[1]` is a string of the seconds, each element of
 //!   HGETALL, WITHSCORES or LRANGE is a string, and MGET's may be `false`.
@@ -93,6 +96,9 @@ pub struct Types<'a> {
     /// The script assigns into `KEYS` or `ARGV` (`ARGV[1] = tonumber(...)`):
     /// their elements are then not surely strings.
     inputs_assigned: bool,
+    /// The keys and arguments the caller passes, if declared: the others
+    /// are nil.
+    declared: Option<crate::Declared>,
 }
 
 /// What is known of a local table where it is read ([`Types::table_fields`]).
@@ -106,6 +112,9 @@ pub struct TableFields {
     pub elements: Vec<(i64, Inferred)>,
     /// The length of the array part, if known.
     pub len: Option<Range>,
+    /// The command reply the table was filled from, one element per round
+    /// of a loop over it: the table may be as long as that reply.
+    pub filled_from: Option<Origin>,
 }
 
 /// A field of a local table, as the flow walk follows it.
@@ -174,16 +183,19 @@ impl Env for RecordedWith<'_, '_> {
 }
 
 impl<'a> Types<'a> {
-    /// Infers the values of `ast`.
+    /// Infers the values of `ast`, for a caller that passes the keys and
+    /// arguments `declared` counts (`None`: not known).
     pub fn build(
         source: &'a str,
         ast: &'a Ast,
         model: &'a Model,
         calls: &[RedisCall],
+        declared: Option<crate::Declared>,
     ) -> Types<'a> {
         let mut types = Types {
             source,
             model: Some(model),
+            declared,
             calls: calls
                 .iter()
                 .map(|c| ((c.span.start.offset, c.span.end.offset), c.clone()))
@@ -322,7 +334,10 @@ impl<'a> Types<'a> {
                     table.names_with_values.push((name.clone(), value.clone()));
                 }
                 FieldKey::Index(i) => table.elements.push((*i, value.clone())),
-                FieldKey::Len => table.len = Some(value.range),
+                FieldKey::Len => {
+                    table.len = Some(value.range);
+                    table.filled_from = value.origin.clone();
+                }
             }
         }
         table.names.sort();
@@ -453,13 +468,25 @@ fn reply_of(call: &RedisCall, protocol: Protocol) -> Inferred {
     let Some(command) = display_name(call) else {
         return Inferred::any();
     };
-    Inferred::of(Ty::from_reply(lua, call.pcall)).with_origin(Origin::Reply {
-        command,
-        shape: lua,
-        pcall: call.pcall,
-        span: call.span,
-    })
+    // -1: the key has no expire; -2: there is no key.
+    let range = if EXPIRE_QUERIES.contains(&command.as_str()) {
+        Range::new(-2.0, f64::INFINITY)
+    } else {
+        Range::ANY
+    };
+    Inferred::of(Ty::from_reply(lua, call.pcall))
+        .within(range)
+        .with_origin(Origin::Reply {
+            command,
+            shape: lua,
+            pcall: call.pcall,
+            span: call.span,
+        })
 }
+
+/// Commands that reply a time left (or a deadline), or -1 and -2 for a key
+/// without an expire and a missing key.
+pub const EXPIRE_QUERIES: &[&str] = &["TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"];
 
 /// The command's name as messages show it: `EXISTS`, `OBJECT FREQ`.
 pub fn display_name(call: &RedisCall) -> Option<String> {

@@ -26,6 +26,9 @@ pub(super) trait Places {
     fn local(&self, state: &State, var: usize) -> Inferred;
     /// The value of `var.key` in `state`, if known.
     fn field(&self, state: &State, var: usize, key: &FieldKey) -> Option<Inferred>;
+    /// The value of `var.key` as the value of `var` says (an element of a
+    /// reply), for a field the state does not hold.
+    fn element(&self, state: &State, var: usize, key: &FieldKey) -> Option<Inferred>;
 }
 
 /// A value the state holds.
@@ -341,7 +344,9 @@ fn place(flow: &dyn Places, expr: &Expression) -> Option<Place> {
 fn current(flow: &dyn Places, state: &State, place: &Place) -> Option<Inferred> {
     match place {
         Place::Var(var) => Some(flow.local(state, *var)),
-        Place::Field(table, key) => flow.field(state, *table, key),
+        Place::Field(table, key) => flow
+            .field(state, *table, key)
+            .or_else(|| flow.element(state, *table, key)),
     }
 }
 

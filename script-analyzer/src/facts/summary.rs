@@ -388,6 +388,20 @@ pub(crate) const LIBRARY_FUNCTIONS: &[&str] = &[
     "table.unpack",
     "cjson.encode",
     "cmsgpack.pack",
+    "cjson.decode",
+    "cmsgpack.unpack",
+    "string.len",
+    "string.sub",
+    "string.upper",
+    "string.lower",
+    "string.find",
+    "string.match",
+    "string.gmatch",
+    "string.gsub",
+    "string.byte",
+    "string.rep",
+    "string.reverse",
+    "string.format",
 ];
 
 /// The library function called by suffix `i` of a chain starting with the

@@ -15,7 +15,7 @@ fn returned(source: &str) -> Inferred {
         ast: &ast,
         model: &model,
     });
-    let types = Types::build(source, &ast, &model, &calls);
+    let types = Types::build(source, &ast, &model, &calls, None);
     let Some(LastStmt::Return(ret)) = ast.nodes().last_stmt() else {
         panic!("no return in {source}");
     };
@@ -204,7 +204,7 @@ fn probes(source: &str) -> Vec<Inferred> {
         ast: &ast,
         model: &model,
     });
-    let types = Types::build(source, &ast, &model, &calls);
+    let types = Types::build(source, &ast, &model, &calls, None);
     let mut probes = Probes {
         types: &types,
         found: Vec::new(),
@@ -387,4 +387,61 @@ fn long_conditions_cost_their_length() {
     let started = std::time::Instant::now();
     assert_eq!(probe_types(&source).len(), 2);
     assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+}
+
+#[test]
+fn a_guard_on_an_element_of_a_reply_keeps_what_the_element_is() {
+    let found = probes(
+        "local r = redis.call('HMGET', KEYS[1], 'a', 'b')\nif r[1] then probe(r[1]) end\nif r[2] and ARGV[1] then probe(r[2]) end",
+    );
+    assert_eq!(found.len(), 2);
+    for value in found {
+        assert_eq!(value.ty, Ty::STRING);
+        assert_eq!(
+            value.origin,
+            Some(Origin::Element {
+                command: "HMGET".to_string()
+            })
+        );
+    }
+}
+
+#[test]
+fn a_table_filled_in_a_loop_over_a_reply_is_as_long_as_the_reply() {
+    let source = "local out = {}\nfor _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do\n  if id ~= ARGV[1] then table.insert(out, id) end\nend\nreturn out";
+    let ast = parse::parse(source).expect("parses");
+    let model = scope::Model::build(&ast);
+    let calls = redis_calls(&Tree {
+        source,
+        ast: &ast,
+        model: &model,
+    });
+    let types = Types::build(source, &ast, &model, &calls, None);
+    let Some(LastStmt::Return(ret)) = ast.nodes().last_stmt() else {
+        panic!("no return");
+    };
+    let fields = types
+        .table_fields(ret.returns().iter().next().expect("a value"))
+        .expect("followed");
+    assert!(matches!(
+        fields.filled_from,
+        Some(Origin::Reply { ref command, .. }) if command == "SMEMBERS"
+    ));
+    // Filled from the inputs: no reply.
+    let source = "local out = {}\nfor _, k in ipairs(KEYS) do table.insert(out, k) end\nreturn out";
+    let ast = parse::parse(source).expect("parses");
+    let model = scope::Model::build(&ast);
+    let calls = redis_calls(&Tree {
+        source,
+        ast: &ast,
+        model: &model,
+    });
+    let types = Types::build(source, &ast, &model, &calls, None);
+    let Some(LastStmt::Return(ret)) = ast.nodes().last_stmt() else {
+        panic!("no return");
+    };
+    let fields = types
+        .table_fields(ret.returns().iter().next().expect("a value"))
+        .expect("followed");
+    assert_eq!(fields.filled_from, None);
 }

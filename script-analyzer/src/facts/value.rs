@@ -158,6 +158,12 @@ pub enum Origin {
         /// `ARGV[1]`.
         name: String,
     },
+    /// An input the caller does not pass (`ARGV[5]` when 4 arguments are
+    /// declared): nil.
+    Missing {
+        /// `ARGV[5]`.
+        name: String,
+    },
     /// A string built by `..` from an input (`'^' .. ARGV[1]`).
     Concat {
         /// The input, as written: `ARGV[1]`.
@@ -185,7 +191,30 @@ pub enum Origin {
         why: String,
         /// Where.
         span: Span,
+        /// It may be infinite (or not a number): a division by a number
+        /// that may be 0, `math.huge`. Rounding keeps it so.
+        infinite: bool,
     },
+}
+
+impl Origin {
+    /// The origin that makes a computation on `values` fractional: an
+    /// infinite one first, else the first fraction.
+    pub(crate) fn fraction_of<'v>(
+        values: impl IntoIterator<Item = &'v Inferred>,
+    ) -> Option<Origin> {
+        let mut found: Option<&Origin> = None;
+        for value in values {
+            match &value.origin {
+                Some(o @ Origin::Fraction { infinite: true, .. }) => return Some(o.clone()),
+                Some(o @ Origin::Fraction { .. }) => {
+                    found.get_or_insert(o);
+                }
+                _ => {}
+            }
+        }
+        found.cloned()
+    }
 }
 
 /// The bounds of a number, or of a string's value as a number: `lo <= n
@@ -348,6 +377,11 @@ impl Inferred {
         }
     }
 
+    /// An array of the reply `origin` (a table filled from it).
+    pub fn of_reply_array(origin: Origin) -> Inferred {
+        Inferred::of(Ty::ARRAY).with_origin(origin)
+    }
+
     pub(crate) fn any() -> Inferred {
         Inferred::of(Ty::ANY)
     }
@@ -369,7 +403,10 @@ impl Inferred {
     pub(crate) fn merge(self, other: Inferred) -> Inferred {
         let origin = match (self.origin, other.origin) {
             (Some(a), Some(b)) if a == b => Some(a),
-            // A fraction on either side is what makes the join fractional.
+            // An infinite number, then a fraction, on either side is what
+            // makes the join so.
+            (Some(a @ Origin::Fraction { infinite: true, .. }), Some(_))
+            | (Some(_), Some(a @ Origin::Fraction { infinite: true, .. })) => Some(a),
             (Some(a @ Origin::Fraction { .. }), Some(_))
             | (Some(_), Some(a @ Origin::Fraction { .. })) => Some(a),
             (Some(_), Some(_)) => None,

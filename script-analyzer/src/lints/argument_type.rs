@@ -8,11 +8,12 @@
 //! number: a table (a reply table, `{...}`), `true` / `false`, nil (a
 //! missing local, a field never set, `false` narrowed by a test), followed
 //! through locals, fields, loops and branches. An error: the call raises
-//! whenever it runs. A value that only may be `false` is `maybe_false`'s.
+//! whenever it runs. A value that only may be `false` is `maybe_false`'s,
+//! and an input the caller does not pass is `arity`'s.
 
 use super::typed::{Operand, each_operand, text};
 use super::{Context, RedisCall};
-use crate::facts::{Inferred, Ty};
+use crate::facts::{Inferred, Origin, Ty};
 use crate::{Diagnostic, Lint, Report};
 
 /// What a value that is never a string or number is, for the message.
@@ -46,6 +47,10 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             return;
         }
         let value = cx.types.of(expr);
+        // An input the caller does not pass: `arity` reports where it is read.
+        if matches!(value.origin, Some(Origin::Missing { .. })) {
+            return;
+        }
         let Some(what) = refused(&value) else {
             return;
         };

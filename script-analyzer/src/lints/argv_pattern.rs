@@ -8,6 +8,8 @@
 //! the pattern, through locals, fields, loops and branches; unless
 //! `string.find` is asked for a plain search (its fourth argument `true`).
 //! A string escaped first (`x:gsub('%p', '%%%0')`) is no longer the input.
+//! Text from Redis (a reply, an element of one: a member, a key that KEYS
+//! or SCAN found) used as the pattern is data too, and fires as well.
 //! A warning: the input may be a pattern on purpose.
 
 use super::library_calls::each_library_call;
@@ -63,6 +65,10 @@ fn input_name(cx: &Context<'_>, expr: &Expression) -> Option<String> {
         Origin::Input { name } if name == written => Some(format!("`{name}`")),
         Origin::Input { name } => Some(format!("`{written}` (`{name}`)")),
         Origin::Concat { input } => Some(format!("`{written}`, built from `{input}` by `..`,")),
+        Origin::Reply { command, .. } => Some(format!("`{written}`, text from {command},")),
+        Origin::Element { command } => {
+            Some(format!("`{written}`, an element of the {command} reply,"))
+        }
         _ => None,
     }
 }
@@ -74,6 +80,30 @@ mod tests {
 
     fn warnings(source: &str) -> Vec<String> {
         messages(Lint::ArgvPattern, source, 1, 1)
+    }
+
+    #[test]
+    fn text_from_redis_as_patterns() {
+        for source in [
+            // A member, in a loop.
+            "local n = 0\nfor _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do\n  if string.find(ARGV[1], m) then n = n + 1 end\nend\nreturn n",
+            // A reply tested first, through a local.
+            "local prefix = redis.call('GET', KEYS[1])\nif not prefix then return 0 end\nreturn (ARGV[1]:gsub(prefix, ''))",
+        ] {
+            let found = warnings(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(found[0].contains("is used as a Lua pattern"), "{found:?}");
+        }
+        for source in [
+            "local n = 0\nfor _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do\n  if string.find(ARGV[1], m, 1, true) then n = n + 1 end\nend\nreturn n",
+            "local prefix = redis.call('GET', KEYS[1]) or ''\nreturn (ARGV[1]:gsub(prefix:gsub('%p', '%%%0'), ''))",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
     }
 
     #[test]

@@ -10,14 +10,23 @@
 //! `big_number`, `verbatim_string`): any other name is always nil as well,
 //! and code written for flat arrays reads nothing: `r[i]`, `#r` (0),
 //! `ipairs(r)` (no element), through locals, fields, loops and branches.
+//!
+//! A loop over every element of a flat reply (`for _, v in ipairs(r)`)
+//! gets fields and values (members and scores) alternately: using each as
+//! a number (`total = total + v`, `v > max`) takes the fields too. Fires
+//! when the loop's index is not read (a loop that reads it may keep only
+//! the even positions).
 
 use super::{Context, RedisCall};
+use crate::facts::UseKind;
 use crate::facts::{Inferred, Key, Ty, index_key};
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::{
-    Call, Expression, FunctionArgs, FunctionCall, Index, Prefix, Suffix, UnOp, VarExpression,
+    Call, Expression, FunctionArgs, FunctionCall, GenericFor, Index, Prefix, Suffix, UnOp,
+    VarExpression,
 };
 use full_moon::node::Node;
+use full_moon::tokenizer::TokenReference;
 use full_moon::visitors::Visitor;
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
@@ -160,6 +169,72 @@ impl Visitor for Finder<'_, '_> {
         }
     }
 
+    fn visit_generic_for(&mut self, node: &GenericFor) {
+        let exprs: Vec<&Expression> = node.expressions().iter().collect();
+        let [Expression::FunctionCall(call)] = exprs.as_slice() else {
+            return;
+        };
+        let suffixes: Vec<&Suffix> = call.suffixes().collect();
+        let (Prefix::Name(function), [Suffix::Call(Call::AnonymousCall(args))]) =
+            (call.prefix(), suffixes.as_slice())
+        else {
+            return;
+        };
+        if !matches!(function.token().to_string().as_str(), "ipairs" | "pairs")
+            || !self.cx.model.is_global(function)
+        {
+            return;
+        }
+        let FunctionArgs::Parentheses { arguments, .. } = &**args else {
+            return;
+        };
+        let Some(table) = arguments.iter().next() else {
+            return;
+        };
+        let reply = self.cx.types.of(table);
+        let Some((command, _, false)) = reply.reply() else {
+            return;
+        };
+        if !reply.ty.minus(Ty::FALSY).within(Ty::PAIRS) {
+            return;
+        }
+        let names: Vec<&TokenReference> = node.names().iter().collect();
+        let [index, value, ..] = names.as_slice() else {
+            return;
+        };
+        let index_read = self
+            .cx
+            .types
+            .local(index)
+            .is_some_and(|i| !self.cx.types.uses(i).is_empty());
+        let Some(value) = self.cx.types.local(value) else {
+            return;
+        };
+        if index_read {
+            return;
+        }
+        let Some(used) = self
+            .cx
+            .types
+            .uses(value)
+            .iter()
+            .find(|u| matches!(u.kind, UseKind::Arithmetic | UseKind::Ordering))
+        else {
+            return;
+        };
+        self.found.push(
+            Diagnostic::error(
+                Lint::FlatReplyIndex,
+                used.span,
+                format!(
+                    "the loop goes over every element of the {command} reply, a flat table of pairs (`{{k1, v1, k2, v2, ...}}`): used as a number here, it is each field (or member) as well as each value"
+                ),
+            )
+            .with_label("a field, then a value, then a field...")
+            .with_help("walk the pairs: `for i = 1, #r, 2 do local field, value = r[i], r[i + 1] ... end`"),
+        );
+    }
+
     fn visit_expression(&mut self, expr: &Expression) {
         if let Expression::UnaryOperator {
             unop: UnOp::Hash(_),
@@ -183,6 +258,34 @@ mod tests {
 
     fn errors(source: &str) -> Vec<String> {
         messages(Lint::FlatReplyIndex, source, 1, 0)
+    }
+
+    #[test]
+    fn every_element_of_a_flat_reply_used_as_a_number() {
+        for source in [
+            // WITHSCORES through a local, summed.
+            "local r = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')\nlocal total = 0\nfor _, v in ipairs(r) do total = total + v end\nreturn total",
+            // HGETALL, compared in a branch, with `pairs`.
+            "local best = 0\nfor k, v in pairs(redis.call('HGETALL', KEYS[1])) do\n  if ARGV then if v > best then best = v end end\nend\nreturn best",
+        ] {
+            let found = errors(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(found[0].contains("every element of the"), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn loops_over_pairs_that_read_the_index_or_not_as_numbers_pass() {
+        for source in [
+            // The index picks the scores.
+            "local r = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')\nlocal total = 0\nfor i, v in ipairs(r) do if i % 2 == 0 then total = total + v end end\nreturn total",
+            // Every element used as text.
+            "local out = {}\nfor _, v in ipairs(redis.call('HGETALL', KEYS[1])) do out[#out + 1] = v .. '!' end\nreturn out",
+            // A plain array reply.
+            "local total = 0\nfor _, v in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do total = total + v end\nreturn total",
+        ] {
+            assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
+        }
     }
 
     #[test]

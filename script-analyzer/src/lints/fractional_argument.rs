@@ -11,7 +11,10 @@
 //! EX/PX/EXAT/PXAT, INCRBY, HINCRBY, ranges and counts, and every
 //! argument the command's JSON types as an integer: after a token such as
 //! `COUNT`, in a `LIMIT offset count` block), or formatted with `%d`.
-//! `math.huge` is a fraction here too: Redis refuses it. A warning: the division may be exact for every input.
+//! `math.huge` is a fraction here too: Redis refuses it, and so is a
+//! division by a number that may be 0 (`period / rate`), even rounded:
+//! `math.ceil` of infinity is infinity. A warning: the division may be
+//! exact for every input.
 
 use super::typed::{Operand, each_operand};
 use super::{Context, RedisCall};
@@ -80,12 +83,15 @@ pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) 
     each_operand(cx, |expr, operand| {
         if operand == Operand::CommandArg {
             let span = cx.span_of(expr);
-            if let Some(why) = fraction(&cx.types.of(expr)) {
-                arguments.push((span, why.to_string()));
+            let value = cx.types.of(expr);
+            if let Some(why) = fraction(&value) {
+                let infinite =
+                    matches!(value.origin, Some(Origin::Fraction { infinite: true, .. }));
+                arguments.push((span, why.to_string(), infinite));
             }
         }
     });
-    for (span, why) in arguments {
+    for (span, why, infinite) in arguments {
         for call in calls {
             let Some(position) = call.args.iter().position(|a| a.span() == span) else {
                 continue;
@@ -111,7 +117,11 @@ pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) 
                     span,
                     format!("{command} needs an integer here, and this number may have a fraction: {why}"),
                 )
-                .with_label("Redis refuses `1.5`: \"value is not an integer or out of range\"")
+                .with_label(if infinite {
+                    "Redis refuses `inf` and `1.5`: \"value is not an integer or out of range\""
+                } else {
+                    "Redis refuses `1.5`: \"value is not an integer or out of range\""
+                })
                 .with_help("round it on purpose: `math.floor(...)`"),
             );
         }
@@ -273,6 +283,41 @@ mod tests {
             assert_eq!(
                 warnings(source).len(),
                 1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn a_division_by_an_input_that_may_be_0_stays_infinite_when_rounded() {
+        for source in [
+            // Through locals and a product, rounded up, in a branch.
+            "local interval = ARGV[1] / ARGV[2]\nlocal wait = interval * 3\nif wait > 0 then redis.call('EXPIRE', KEYS[1], math.ceil(wait)) end",
+            // Through a field, then a sum with a finite fraction, rounded down.
+            "local t = {}\nt.per = 60 / tonumber(ARGV[2])\nlocal now = redis.call('TIME')\nlocal at = now[2] / 1000000 + t.per\nredis.call('SET', KEYS[1], ARGV[1], 'PX', math.floor(at * 1000))",
+            // In a loop, through `math.max`.
+            "local ttl = 1\nfor i = 1, 3 do ttl = math.max(ttl, ARGV[1] / (ARGV[2] - i)) end\nredis.call('PEXPIRE', KEYS[1], math.floor(ttl))",
+        ] {
+            let found = warnings(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(found[0].contains("keeps it infinite"), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn rounded_divisions_by_numbers_that_are_not_0_pass() {
+        for source in [
+            // A literal divisor.
+            "local interval = ARGV[1] / 1000\nredis.call('EXPIRE', KEYS[1], math.ceil(interval))",
+            "redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[1]) / 1000) + #ARGV[2])",
+            // A divisor tested above 0 first.
+            "local rate = tonumber(ARGV[2])\nif not rate or rate <= 0 then return 0 end\nredis.call('EXPIRE', KEYS[1], math.ceil(ARGV[1] / rate))",
+            // A divisor that is a length plus one.
+            "redis.call('EXPIRE', KEYS[1], math.floor(ARGV[1] / (#ARGV[2] + 1)))",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
                 "{source}: {:?}",
                 warnings(source)
             );

@@ -14,8 +14,12 @@
 //! local initialized with one and never assigned again, or a field or
 //! local that the value facts say holds one where it is tested. Under
 //! `redis.pcall`, the error table is true as well.
+//!
+//! The same mistake compares the reply with a boolean: `redis.call('EXISTS',
+//! k) == true` is always false (a number is never a boolean), through
+//! locals and fields.
 
-use super::typed::text;
+use super::typed::{each_comparison, text};
 use super::{CallArg, Context, RedisCall};
 use crate::facts::{Origin, Ty, display_name};
 use crate::replies::{self, LuaTypes};
@@ -44,6 +48,48 @@ pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) 
     };
     conditions.visit_ast(cx.ast);
     report.diagnostics.extend(conditions.found);
+    compared_with_booleans(cx, report);
+}
+
+/// An integer reply compared with `true` or `false`.
+fn compared_with_booleans(cx: &Context<'_>, report: &mut Report) {
+    let boolean = |expr: &Expression| match expr {
+        Expression::Symbol(token) => {
+            let word = token.token().to_string();
+            matches!(word.as_str(), "true" | "false").then_some(word)
+        }
+        _ => None,
+    };
+    each_comparison(cx, |cmp| {
+        if !cmp.is_equality() {
+            return;
+        }
+        let (value, word) = match (boolean(cmp.lhs), boolean(cmp.rhs)) {
+            (None, Some(word)) => (cmp.lhs, word),
+            (Some(word), None) => (cmp.rhs, word),
+            _ => return,
+        };
+        let inferred = cx.types.of(value);
+        let Some((command, _, false)) = inferred.reply() else {
+            return;
+        };
+        if !inferred.ty.within(Ty::INT) {
+            return;
+        }
+        report.diagnostics.push(
+            Diagnostic::error(
+                Lint::IntegerCondition,
+                cx.span_of(cmp.whole),
+                format!(
+                    "{command} returns an integer; compared with `{word}`, `{}` is always {}: compare with `== 1`",
+                    cmp.op,
+                    cmp.always()
+                ),
+            )
+            .with_label("a number is never a boolean")
+            .with_help("compare the number: `== 1`, or `> 0` for a count"),
+        );
+    });
 }
 
 /// Whether `call` replies with an integer, whatever happens.
@@ -280,6 +326,34 @@ mod tests {
     }
 
     const EXISTS: &str = "EXISTS returns an integer; 0 is true in Lua: compare with `== 1`";
+
+    #[test]
+    fn integer_replies_compared_with_booleans() {
+        for (source, expected) in [
+            (
+                "if redis.call('EXISTS', KEYS[1]) == true then return 1 end return 0",
+                "EXISTS returns an integer; compared with `true`, `==` is always false: compare with `== 1`",
+            ),
+            (
+                "local o = {}\no.added = redis.call('HSETNX', KEYS[1], 'f', 'v')\nif o.added ~= false then return 1 end\nreturn 0",
+                "HSETNX returns an integer; compared with `false`, `~=` is always true: compare with `== 1`",
+            ),
+        ] {
+            assert_eq!(errors(source), [expected], "{source}");
+        }
+    }
+
+    #[test]
+    fn integer_replies_compared_with_numbers_and_other_values_with_booleans_pass() {
+        for source in [
+            "if redis.call('EXISTS', KEYS[1]) == 1 then return 1 end return 0",
+            "local v = redis.call('GET', KEYS[1])\nif v == false then return 0 end return 1",
+            "local ok = redis.call('EXISTS', KEYS[1]) == 1\nif ok == true then return 1 end return 0",
+            "local r = redis.pcall('INCR', KEYS[1])\nif r == false then return 0 end return 1",
+        ] {
+            assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
+        }
+    }
 
     #[test]
     fn a_guard_that_gives_a_default_is_not_reported() {

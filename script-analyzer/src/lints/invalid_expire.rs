@@ -8,11 +8,14 @@
 //! that arithmetic can make 0 or negative for some inputs: a rounded
 //! division (`math.floor(ms / 1000)` is 0 below a second), or a difference
 //! (`deadline - now`), also for EXPIRE and PEXPIRE when rounded, where 0
-//! deletes the key at once.
+//! deletes the key at once. A TTL or PTTL reply passed on (to copy an
+//! expire to another key) is -1 for a key without an expire and -2 for a
+//! missing key, unless a test on the path (`if ttl > 0`) rules them out:
+//! refused by SET, and deleting the key for EXPIRE.
 
 use super::typed::command_args;
 use super::{CallArg, Context, RedisCall};
-use crate::facts::{Inferred, Origin, Ty};
+use crate::facts::{EXPIRE_QUERIES, Inferred, Origin, Ty};
 use crate::{Diagnostic, Lint, Report, Span};
 
 /// Why a computed time may be 0 or negative, if the value facts say so.
@@ -20,7 +23,10 @@ fn may_not_be_positive(value: &Inferred, rounded_only: bool) -> Option<&'static 
     if !value.ty.within(Ty::NUMBER) || value.range.lo > 0.0 {
         return None;
     }
-    match value.origin {
+    match &value.origin {
+        Some(Origin::Reply { command, .. }) if EXPIRE_QUERIES.contains(&command.as_str()) => Some(
+            "it is a TTL-style reply, which is -1 for a key without an expire and -2 for a missing key",
+        ),
         Some(Origin::Rounded { .. }) => {
             Some("it is a rounded division, which is 0 for inputs below the divisor")
         }
@@ -201,6 +207,40 @@ mod tests {
             ),
             ["SET refuses this expire time: it is never positive"]
         );
+    }
+
+    #[test]
+    fn ttl_replies_passed_on_may_be_minus_1_or_minus_2() {
+        for source in [
+            // Copied to another key through a local.
+            "local ttl = redis.call('TTL', KEYS[1])\nredis.call('SET', ARGV[1], 'v', 'EX', ttl)",
+            // Through a field, to EXPIRE (which deletes the key for -1).
+            "local o = {}\no.left = redis.call('PTTL', KEYS[1])\nredis.call('PEXPIRE', ARGV[1], o.left)",
+            // In a loop, past a branch that tests something else.
+            "for _, k in ipairs(redis.call('SMEMBERS', KEYS[1])) do\n  local ttl = redis.call('TTL', k)\n  if k ~= ARGV[1] then redis.call('SETEX', k .. ':copy', ttl, 'v') end\nend",
+        ] {
+            let found = warnings(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(
+                found[0].contains("-1 for a key without an expire"),
+                "{found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn ttl_replies_tested_first_pass() {
+        for source in [
+            "local ttl = redis.call('TTL', KEYS[1])\nif ttl > 0 then redis.call('SET', ARGV[1], 'v', 'EX', ttl) end",
+            "local ttl = redis.call('PTTL', KEYS[1])\nif ttl < 0 then return 0 end\nredis.call('PEXPIRE', ARGV[1], ttl + 1)",
+            "local ttl = redis.call('TTL', KEYS[1])\nredis.call('EXPIRE', ARGV[1], math.max(ttl, 60))",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
     }
 
     #[test]

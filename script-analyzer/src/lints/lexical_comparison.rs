@@ -4,13 +4,14 @@
 //! that holds a number as text (GET of a counter, HGET, ZSCORE, which
 //! sends a double as a string) compared with an input or another such
 //! value is compared lexically, not numerically. Fires on `<`, `<=`, `>`,
-//! `>=` between a command's string reply and `ARGV[n]`, another string
-//! reply, or a string literal that holds a number. A warning: the strings
-//! may be meant to sort as text.
+//! `>=` between a command's string reply (or an element of an array reply:
+//! HMGET's, TIME's) and `ARGV[n]`, another such string, or a string literal
+//! that holds a number, followed through locals, fields, loops and
+//! branches. A warning: the strings may be meant to sort as text.
 
 use super::typed::{describe, each_comparison};
 use super::{Context, RedisCall};
-use crate::facts::{Inferred, Ty};
+use crate::facts::{Inferred, Origin, Ty};
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::{Expression, Prefix, Var};
 use full_moon::tokenizer::TokenType;
@@ -19,8 +20,16 @@ fn textual(value: &Inferred) -> bool {
     value.ty.intersects(Ty::STRING) && value.ty.within(Ty::STRING.union(Ty::FALSY))
 }
 
-/// `ARGV[n]`, or a string literal holding a number.
-fn numeric_text(cx: &Context<'_>, expr: &Expression) -> bool {
+/// A string Redis gave: a reply, or an element of an array reply.
+fn from_redis(value: &Inferred) -> bool {
+    value.reply().is_some() || matches!(value.origin, Some(Origin::Element { .. }))
+}
+
+/// `ARGV[n]` (also through locals), or a string literal holding a number.
+fn numeric_text(cx: &Context<'_>, expr: &Expression, value: &Inferred) -> bool {
+    if matches!(&value.origin, Some(Origin::Input { name }) if name.starts_with("ARGV")) {
+        return true;
+    }
     match expr {
         Expression::String(token) => match token.token_type() {
             TokenType::StringLiteral { literal, .. } => literal.trim().parse::<f64>().is_ok(),
@@ -45,14 +54,14 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         if !textual(&l) || !textual(&r) {
             return;
         }
-        let (reply, other, other_value) = if l.reply().is_some() {
+        let (reply, other, other_value) = if from_redis(&l) {
             (cmp.lhs, cmp.rhs, &r)
-        } else if r.reply().is_some() {
+        } else if from_redis(&r) {
             (cmp.rhs, cmp.lhs, &l)
         } else {
             return;
         };
-        if other_value.reply().is_none() && !numeric_text(cx, other) {
+        if !from_redis(other_value) && !numeric_text(cx, other, other_value) {
             return;
         }
         let value = if std::ptr::eq(reply, cmp.lhs) { &l } else { &r };
@@ -103,11 +112,36 @@ mod tests {
     }
 
     #[test]
+    fn text_from_redis_followed_to_the_comparison() {
+        for source in [
+            // The input through a local.
+            "local v = redis.call('GET', KEYS[1])\nlocal limit = ARGV[1]\nif v and v > limit then return 1 end\nreturn 0",
+            // TIME's seconds, through a field.
+            "local o = {}\no.now = redis.call('TIME')[1]\nif o.now >= ARGV[1] then return 1 end\nreturn 0",
+            // Two elements of HMGET, each tested first.
+            "local r = redis.call('HMGET', KEYS[1], 'seen', 'max')\nif r[1] and r[2] and r[1] > r[2] then return 1 end\nreturn ARGV[1]",
+            // In a loop over LRANGE's elements.
+            "local n = 0\nfor _, v in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do if v < ARGV[1] then n = n + 1 end end\nreturn n",
+        ] {
+            assert_eq!(
+                warnings(source).len(),
+                1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
     fn numbers_and_text_pass() {
         for source in [
             "if tonumber(redis.call('ZSCORE', KEYS[1], 'm')) > tonumber(ARGV[1]) then return 1 end return 0",
             "local v = redis.call('GET', KEYS[1]) if v and v < 'm' then return ARGV[1] end return 0",
             "if ARGV[1] < '10' then return KEYS[1] end return 0",
+            // A key name is not a number.
+            "local v = redis.call('GET', KEYS[1])\nlocal name = KEYS[1]\nif v and v > name then return 1 end return ARGV[1]",
+            // Both converted, in a loop.
+            "for _, v in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do if tonumber(v) < tonumber(ARGV[1]) then return 1 end end return 0",
         ] {
             assert!(
                 warnings(source).is_empty(),

@@ -1,5 +1,7 @@
 //! `maybe_false`: a value that may be `false` or nil used where Lua raises
-//! on it: arithmetic, `..`, `<`, or as a `redis.call` argument.
+//! on it: arithmetic, `..`, `<`, `#`, the text of `cjson.decode` or of a
+//! `string` function, a method call (`v:sub(1, 3)`), or as a `redis.call`
+//! argument.
 //!
 //! GET, HGET, LPOP... reply `false` for a missing key, and `tonumber` of
 //! that is nil, so `redis.call('GET', k) + 1` raises "attempt to perform
@@ -11,13 +13,19 @@
 //! that is also handed to one of the script's functions, or stored, is
 //! left alone: the script reasons about it elsewhere. A warning:
 //! the script may know that the key exists.
+//!
+//! An input the caller does not pass (`ARGV[5]` when 4 arguments are
+//! declared) is nil, and so is `tonumber` of it: used in arithmetic, `..`
+//! or `<` it raises on every run (as a command argument, it is
+//! `argument_type`'s).
 
 use super::typed::{Operand, describe, each_operand, local_of, text};
 use super::{Context, RedisCall};
 use crate::facts::{Inferred, Origin, Ty, UseKind};
 use crate::replies::LuaTypes;
 use crate::{Diagnostic, Lint, Report};
-use full_moon::ast::Expression;
+use full_moon::ast::{Call, Expression, FunctionCall, Prefix, Suffix};
+use full_moon::visitors::Visitor;
 use std::collections::HashSet;
 
 /// Whether `value` is a reply (or an element of one) that may be `false`
@@ -31,11 +39,34 @@ fn may_be_false(value: &Inferred) -> bool {
         // `false` under RESP2, nil under RESP3.
         Some(Origin::Reply { .. }) => value.ty.intersects(Ty::FALSY),
         Some(Origin::Element { .. }) => value.ty.intersects(Ty::FALSE),
+        Some(Origin::Missing { .. }) => true,
         Some(Origin::Tonumber { of: Some(of) }) => {
             let nil = LuaTypes::FALSE.union(LuaTypes::NIL);
-            matches!(&**of, Origin::Reply { shape, .. } if shape.intersects(nil))
+            match &**of {
+                Origin::Reply { shape, .. } => shape.intersects(nil),
+                Origin::Missing { .. } => true,
+                // Kept only for an element that may be `false` (MGET's).
+                Origin::Element { .. } => true,
+                _ => false,
+            }
         }
         _ => false,
+    }
+}
+
+/// The input that a value that may be nil is (or is `tonumber` of), when
+/// the caller does not pass it.
+fn missing_input(value: &Inferred) -> Option<&str> {
+    if !value.ty.intersects(Ty::FALSY) {
+        return None;
+    }
+    match &value.origin {
+        Some(Origin::Missing { name }) => Some(name),
+        Some(Origin::Tonumber { of: Some(of) }) => match &**of {
+            Origin::Missing { name } => Some(name),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -44,7 +75,10 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
     let mut reported = HashSet::new();
     each_operand(cx, |expr, operand| {
         let value = cx.types.of(expr);
-        if !may_be_false(&value) {
+        let missing = missing_input(&value);
+        // Always nil as a command argument: `argument_type`'s error.
+        let refused = operand == Operand::CommandArg && value.ty.within(Ty::FALSY);
+        if refused || (!may_be_false(&value) && missing.is_none()) {
             return;
         }
         // A local handed to the script's own functions or stored is taken
@@ -63,7 +97,7 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         {
             return;
         }
-        let falsy = if matches!(value.origin, Some(Origin::Tonumber { .. })) {
+        let falsy = if missing.is_some() || matches!(value.origin, Some(Origin::Tonumber { .. })) {
             "nil"
         } else {
             "`false`"
@@ -73,16 +107,31 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             Operand::Ordering(op) => format!("`{op}` with {falsy} raises an error"),
             Operand::Concat => format!("`..` with {falsy} raises an error"),
             Operand::CommandArg => format!("{falsy} as a command argument raises an error"),
+            Operand::Length => format!("`#` of {falsy} raises an error"),
+            Operand::Text(function) => format!("`{function}` of {falsy} raises an error"),
         };
-        let subject = match &value.origin {
-            Some(Origin::Tonumber { of: Some(of) }) => match &**of {
+        let subject = match (&value.origin, missing) {
+            (_, Some(input)) => format!(
+                "`{}` is nil{}: the caller does not pass {input}",
+                text(cx, expr),
+                if value.ty.within(Ty::FALSY) {
+                    ""
+                } else {
+                    " on a path"
+                },
+            ),
+            (Some(Origin::Tonumber { of: Some(of) }), None) => match &**of {
                 Origin::Reply { command, shape, .. } => format!(
                     "`{}` is nil when {command} replies `false` ({command} returns {shape})",
                     text(cx, expr)
                 ),
+                Origin::Element { command } => format!(
+                    "`{}` is nil when its argument, an element of the {command} reply, is `false` (a nil reply)",
+                    text(cx, expr)
+                ),
                 _ => describe(cx, expr, &value),
             },
-            _ => describe(cx, expr, &value),
+            (_, None) => describe(cx, expr, &value),
         };
         report.diagnostics.push(
             Diagnostic::warning(
@@ -96,6 +145,80 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             ),
         );
     });
+    methods_of_false(cx, &mut reported, report);
+}
+
+/// A method called on a local that may be `false` (`job:sub(1, 3)`):
+/// "attempt to index a boolean value".
+fn methods_of_false(cx: &Context<'_>, reported: &mut HashSet<String>, report: &mut Report) {
+    struct Finder<'c, 'a> {
+        cx: &'c Context<'a>,
+        found: Vec<(String, usize, crate::Span, Inferred, String)>,
+    }
+    impl Visitor for Finder<'_, '_> {
+        fn visit_function_call(&mut self, call: &FunctionCall) {
+            let Prefix::Name(token) = call.prefix() else {
+                return;
+            };
+            let Some(Suffix::Call(Call::MethodCall(method))) = call.suffixes().next() else {
+                return;
+            };
+            let Some(var) = self.cx.types.local(token) else {
+                return;
+            };
+            let value = self
+                .cx
+                .types
+                .chain(call.prefix(), std::iter::empty())
+                .swap_remove(0);
+            if may_be_false(&value) {
+                self.found.push((
+                    token.token().to_string(),
+                    var,
+                    self.cx.span_of(token),
+                    value,
+                    method.name().token().to_string(),
+                ));
+            }
+        }
+    }
+    let mut finder = Finder {
+        cx,
+        found: Vec::new(),
+    };
+    finder.visit_ast(cx.ast);
+    // A method call is a use of its receiver like a call: handed to the
+    // script's own functions or stored is something else.
+    let receivers: HashSet<(usize, usize)> = finder
+        .found
+        .iter()
+        .map(|(_, _, span, _, _)| (span.start.offset, span.end.offset))
+        .collect();
+    for (name, var, span, value, method) in finder.found {
+        let elsewhere = cx.types.uses(var).iter().any(|u| {
+            u.kind == UseKind::Other
+                && !receivers.contains(&(u.span.start.offset, u.span.end.offset))
+        });
+        if elsewhere || !reported.insert(name.clone()) {
+            continue;
+        }
+        let subject = match &value.origin {
+            Some(Origin::Reply { command, shape, .. }) => format!("{command} returns {shape}"),
+            Some(Origin::Element { command }) => format!(
+                "`{name}`, an element of the {command} reply, is a string or `false` (a nil reply)"
+            ),
+            _ => format!("`{name}` may be `false` or nil"),
+        };
+        report.diagnostics.push(
+            Diagnostic::warning(
+                Lint::MaybeFalse,
+                span,
+                format!("{subject}; `{name}:{method}(...)` on `false` raises \"attempt to index a boolean value\""),
+            )
+            .with_label("may be missing here")
+            .with_help("test the value first (`if v then`), or give a default: `(v or '')`"),
+        );
+    }
 }
 
 #[cfg(test)]
@@ -175,6 +298,169 @@ mod tests {
             assert_eq!(
                 warnings(source).len(),
                 1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn tonumber_of_an_element_that_may_be_false_is_nil() {
+        for source in [
+            // Through the loop's value.
+            "for _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do\n  if tonumber(v) > 3 then return 1 end\nend\nreturn 0",
+            // Through a local holding the reply, then one holding the number.
+            "local r = redis.call('HMGET', KEYS[1], 'a', 'b')\nlocal n = tonumber(r[2])\nreturn n * 2",
+            // A computed index, in a branch of a numeric loop.
+            "local vals = redis.call('MGET', KEYS[1], KEYS[2])\nlocal total = 0\nfor i = 1, #vals do\n  if ARGV[1] == 'x' then total = total + tonumber(vals[i]) end\nend\nreturn total",
+            // Through a field.
+            "local t = {}\nt.n = tonumber(redis.call('MGET', KEYS[1])[1])\nreturn t.n + 1",
+        ] {
+            let found = warnings(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(found[0].contains("is `false` (a nil reply)"), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn tonumber_of_an_element_that_is_never_false_or_is_tested_passes() {
+        for source in [
+            // LRANGE's elements are strings.
+            "for _, v in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do\n  if tonumber(v) > 3 then return 1 end\nend\nreturn KEYS[2] .. ARGV[1]",
+            // A default before the conversion, or after it.
+            "for _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do\n  if tonumber(v or '0') > 3 then return 1 end\nend\nreturn ARGV[1]",
+            "local r = redis.call('HMGET', KEYS[1], 'a', 'b')\nlocal n = tonumber(r[2]) or 0\nreturn n * 2 .. ARGV[1] .. KEYS[2]",
+            // Tested first.
+            "for _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do\n  if v and tonumber(v) > 3 then return 1 end\nend\nreturn ARGV[1]",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn an_input_the_caller_does_not_pass_is_nil_where_it_is_used() {
+        for (source, expected) in [
+            // Through `tonumber` and a local.
+            (
+                "local limit = tonumber(ARGV[2])\nreturn redis.call('INCR', KEYS[1]) + limit + ARGV[1] + #KEYS[2]",
+                "`limit` is nil: the caller does not pass ARGV[2]; `+` on nil raises an error",
+            ),
+            // Through a field.
+            (
+                "local cfg = {}\ncfg.ttl = ARGV[2]\nreturn 'ttl: ' .. cfg.ttl .. ARGV[1] .. KEYS[1] .. KEYS[2]",
+                "`cfg.ttl` is nil: the caller does not pass ARGV[2]; `..` with nil raises an error",
+            ),
+            // Given a value on one branch only.
+            (
+                "local n = tonumber(ARGV[2])\nif ARGV[1] == 'x' then n = 5 end\nreturn n * 2 .. KEYS[2] .. KEYS[1]",
+                "`n` is nil on a path: the caller does not pass ARGV[2]; `*` on nil raises an error",
+            ),
+            // In a loop, as a command argument on a path.
+            (
+                "local ttl = KEYS[3]\nfor i = 1, 3 do redis.call('EXPIRE', KEYS[1], ttl) ttl = ARGV[1] .. KEYS[2] end",
+                "`ttl` is nil on a path: the caller does not pass KEYS[3]; nil as a command argument raises an error",
+            ),
+        ] {
+            assert_eq!(warnings(source), [expected], "{source}");
+        }
+    }
+
+    #[test]
+    fn inputs_that_are_passed_or_defaulted_pass() {
+        for source in [
+            "local limit = tonumber(ARGV[2]) or 10\nreturn limit + ARGV[1] + #KEYS[2] + #KEYS[1]",
+            "local limit = tonumber(ARGV[1])\nreturn limit + #KEYS[2] + #KEYS[1]",
+            "local n = ARGV[2]\nif not n then n = '1' end\nreturn n .. ARGV[1] .. KEYS[2] .. KEYS[1]",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+        // Without declared counts, nothing says that an input is missing.
+        let options = crate::Options::default();
+        assert!(
+            crate::lints::test_util::lint_with(
+                crate::Lint::MaybeFalse,
+                "return tonumber(ARGV[9]) + 1 .. KEYS[3]",
+                &options
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn false_given_to_length_and_text_functions() {
+        for (source, consequence) in [
+            // Decoded through a local.
+            (
+                "local job = redis.call('LPOP', KEYS[1])\nlocal doc = cjson.decode(job)\nreturn doc.id .. ARGV[1]",
+                "`cjson.decode` of `false` raises an error",
+            ),
+            // Measured through a field.
+            (
+                "local t = {}\nt.v = redis.call('GET', KEYS[1])\nreturn #t.v + ARGV[1]",
+                "`#` of `false` raises an error",
+            ),
+            // Cut in a loop over MGET's elements.
+            (
+                "local out = {}\nfor _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do out[#out + 1] = string.sub(v, 1, 3) end\nreturn out",
+                "`string.sub` of `false` raises an error",
+            ),
+            // Matched past a branch that tests something else.
+            (
+                "local v = redis.call('HGET', KEYS[1], 'f')\nif ARGV[1] == 'x' then return 0 end\nreturn string.find(v, 'a', 1, true)",
+                "`string.find` of `false` raises an error",
+            ),
+        ] {
+            let found = warnings(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(found[0].ends_with(consequence), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn methods_called_on_false() {
+        for source in [
+            "local job = redis.call('LPOP', KEYS[1])\nreturn job:sub(1, 8) .. ARGV[1]",
+            // An element of MGET in a loop, past a branch on something else.
+            "for _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do\n  if ARGV[1] == 'x' then return v:upper() end\nend\nreturn 0",
+        ] {
+            let found = warnings(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(
+                found[0].contains("attempt to index a boolean value"),
+                "{found:?}"
+            );
+        }
+        for source in [
+            "local job = redis.call('LPOP', KEYS[1])\nif not job then return ARGV[1] end\nreturn job:sub(1, 8) .. KEYS[2]",
+            "local job = redis.call('LPOP', KEYS[1]) or ''\nreturn job:sub(1, 8) .. ARGV[1] .. KEYS[2]",
+            "local s = ARGV[1]\nreturn s:upper() .. KEYS[1] .. KEYS[2]",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn length_and_text_functions_of_tested_values_pass() {
+        for source in [
+            "local job = redis.call('LPOP', KEYS[1])\nif not job then return ARGV[1] end\nreturn cjson.decode(job).id .. KEYS[2]",
+            "local v = redis.call('GET', KEYS[1]) or ''\nreturn #v + ARGV[1] + #KEYS[2]",
+            "local out = {}\nfor _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do if v then out[#out + 1] = string.sub(v, 1, 3) end end\nreturn #out .. ARGV[1]",
+            "local r = redis.call('LRANGE', KEYS[1], 0, -1)\nreturn #r + string.len(r[1] or '') + ARGV[1] + #KEYS[2]",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
                 "{source}: {:?}",
                 warnings(source)
             );

@@ -38,6 +38,7 @@ mod return_shape;
 mod return_type;
 mod scan_cursor;
 mod shebang_flag;
+mod sparse_stores;
 mod status_comparison;
 mod target_version;
 mod typed;
@@ -134,7 +135,7 @@ fn check_of(lint: Lint) -> Option<Check> {
 /// Runs every lint that is not allowed.
 pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
     let calls = crate::calls::redis_calls(&cx.tree());
-    let types = Types::build(cx.source, cx.ast, cx.model, &calls);
+    let types = Types::build(cx.source, cx.ast, cx.model, &calls, cx.options.declared);
     let cx = &Context {
         types: &types,
         ..*cx

@@ -3,38 +3,56 @@
 //! A nil reply reaches Lua as `false`, never `nil`, so
 //! `redis.call('GET', k) == nil` is always false (and `~= nil` always true).
 //! Fires when the other operand is a reply that can never be `nil` where
-//! it is compared (in place, or held by a local or a field).
+//! it is compared (in place, or held by a local or a field), or an element
+//! of one that cannot be (MGET's and HMGET's within the keys or fields
+//! asked for, every value a loop over the reply gives); and on
+//! `type(v) == 'nil'` for such a value, which is `'boolean'` for `false`.
 
 use super::typed::{describe, each_comparison};
 use super::{Context, RedisCall};
-use crate::facts::Ty;
+use crate::facts::{Origin, Ty, unparenthesized};
 use crate::{Diagnostic, Lint, Report};
-use full_moon::ast::Expression;
+use full_moon::ast::{Call, Expression, FunctionArgs, Prefix, Suffix};
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
     each_comparison(cx, |cmp| {
         if !cmp.is_equality() {
             return;
         }
-        let value = match (is_nil(cmp.lhs), is_nil(cmp.rhs)) {
-            (false, true) => cmp.lhs,
-            (true, false) => cmp.rhs,
-            _ => return,
+        let (value, written) = match (is_nil(cmp.lhs), is_nil(cmp.rhs)) {
+            (false, true) => (cmp.lhs, "nil"),
+            (true, false) => (cmp.rhs, "nil"),
+            _ => match (type_of(cx, cmp.lhs), type_of(cx, cmp.rhs)) {
+                (Some(value), None) if is_nil_name(cmp.rhs) => (value, "'nil'"),
+                (None, Some(value)) if is_nil_name(cmp.lhs) => (value, "'nil'"),
+                _ => return,
+            },
         };
         let inferred = cx.types.of(value);
-        if inferred.reply().is_none()
+        let from_redis =
+            inferred.reply().is_some() || matches!(inferred.origin, Some(Origin::Element { .. }));
+        if !from_redis
             || inferred.ty.is_any()
             || inferred.ty == Ty::EMPTY
             || inferred.ty.intersects(Ty::NIL)
         {
             return;
         }
-        let message = format!(
-            "{}, never nil: `{} nil` is always {}",
-            describe(cx, value, &inferred),
-            cmp.op,
-            cmp.always()
-        );
+        let message = if written == "nil" {
+            format!(
+                "{}, never nil: `{} nil` is always {}",
+                describe(cx, value, &inferred),
+                cmp.op,
+                cmp.always()
+            )
+        } else {
+            format!(
+                "{}, never nil: `type(...) {} 'nil'` is always {}",
+                describe(cx, value, &inferred),
+                cmp.op,
+                cmp.always()
+            )
+        };
         report.diagnostics.push(
             Diagnostic::error(Lint::NilComparison, cx.span_of(cmp.whole), message)
                 .with_label("a nil reply arrives in Lua as `false`")
@@ -45,6 +63,35 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
 
 fn is_nil(expr: &Expression) -> bool {
     matches!(expr, Expression::Symbol(t) if t.token().to_string() == "nil")
+}
+
+/// The string literal `'nil'`.
+fn is_nil_name(expr: &Expression) -> bool {
+    matches!(expr, Expression::String(t) if crate::calls::string_value(t).as_deref() == Some("nil"))
+}
+
+/// `x` in `type(x)`, with the global `type`.
+fn type_of<'e>(cx: &Context<'_>, expr: &'e Expression) -> Option<&'e Expression> {
+    let Expression::FunctionCall(call) = expr else {
+        return None;
+    };
+    let suffixes: Vec<&Suffix> = call.suffixes().collect();
+    let (Prefix::Name(name), [Suffix::Call(Call::AnonymousCall(args))]) =
+        (call.prefix(), suffixes.as_slice())
+    else {
+        return None;
+    };
+    if name.token().to_string() != "type" || !cx.model.is_global(name) {
+        return None;
+    }
+    let FunctionArgs::Parentheses { arguments, .. } = &**args else {
+        return None;
+    };
+    let mut arguments = arguments.iter();
+    match (arguments.next(), arguments.next()) {
+        (Some(x), None) => Some(unparenthesized(x)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -73,6 +120,37 @@ mod tests {
                 .len(),
             1
         );
+    }
+
+    #[test]
+    fn elements_and_types_of_replies_compared_with_nil() {
+        for source in [
+            // An element within the fields asked for, through a local.
+            "local r = redis.call('HMGET', KEYS[1], 'a', 'b')\nif r[2] == nil then return 0 end\nreturn 1",
+            // Every value of a loop over MGET, in a branch.
+            "for i, v in ipairs(redis.call('MGET', KEYS[1], ARGV[1])) do\n  if i > 1 and v ~= nil then return v end\nend\nreturn 0",
+            // `type` of a reply held by a field.
+            "local o = {}\no.s = redis.call('ZSCORE', KEYS[1], ARGV[1])\nif type(o.s) == 'nil' then return 0 end\nreturn 1",
+        ] {
+            let found = errors(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(found[0].contains("never nil"), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn elements_past_the_request_and_other_types_pass() {
+        for source in [
+            // Past the fields asked for: nil.
+            "local r = redis.call('HMGET', KEYS[1], 'a')\nif r[2] == nil then return 0 end\nreturn ARGV[1]",
+            // A computed index may be past the end.
+            "local r = redis.call('LRANGE', KEYS[1], 0, 9)\nfor i = 1, 11 do if r[i] == nil then return i end end\nreturn ARGV[1]",
+            // `type(v) == 'boolean'` is the test that works.
+            "local v = redis.call('GET', KEYS[1])\nif type(v) == 'boolean' then return 0 end\nreturn ARGV[1]",
+            "if type(tonumber(ARGV[1])) == 'nil' then return 0 end\nreturn KEYS[1]",
+        ] {
+            assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
+        }
     }
 
     #[test]

@@ -9,14 +9,28 @@
 //! literal past it is already another number, and arithmetic past it
 //! rounds.
 //!
+//! Redis 7.2 before 7.2.5 (and Valkey 7.2 before 7.2.5) turn a number
+//! passed to `redis.call` into text with the shortest form that reads
+//! back, which is exponent form for an integer that ends in eight zeros
+//! or more: a counter at 300000000 is sent as `3e+8`, which commands that
+//! take an integer refuse, and which keys and members keep as it is.
+//!
 //! Fires (an error) on a number the value facts say is at least 1e14 in
 //! size where it is turned into text; and (a warning) on an integer
-//! literal past 2^53, and on arithmetic whose least result is past 2^53.
+//! literal past 2^53, and on arithmetic whose least result is past 2^53;
+//! on a number with a fraction and 10 digits or more before the point (a
+//! timestamp in seconds with its microseconds) turned into text, which
+//! keeps 4 digits of its fraction;
+//! on `tonumber` of an input put in a table that `cjson.encode` writes
+//! (the caller's digits, cut to 14: a fraction of a timestamp, an id);
+//! on a 7.2 target, (a warning) on a number argument of `redis.call` that
+//! may be 1e8 or more in size (a counter, an id, a timestamp in
+//! milliseconds), through locals, fields, loops and branches.
 
 use super::library_calls::each_library_call;
 use super::typed::{Operand, each_operand, text};
 use super::{Context, RedisCall};
-use crate::facts::{Inferred, Ty, number};
+use crate::facts::{Inferred, Origin, Ty, number};
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::{Expression, Field};
 use full_moon::visitors::Visitor;
@@ -27,6 +41,84 @@ const EXPONENT_FROM: f64 = 1e14;
 /// The last integer a double holds exactly with all below it.
 const EXACT_UP_TO: f64 = 9_007_199_254_740_992.0;
 
+/// From this size on, some integers (the multiples of 1e8) are written in
+/// exponent form by Redis 7.2's argument conversion.
+const SHORTEST_EXPONENT_FROM: f64 = 1e8;
+
+/// Whether the target converts number arguments with the shortest form.
+fn shortest_form_arguments(target: crate::ServerTarget) -> bool {
+    target.version() == (7, 2)
+}
+
+/// Whether `value` may be a number of at least 1e8 in size (a string
+/// argument is sent as it is).
+fn may_reach_exponent_form(value: &Inferred) -> bool {
+    !value.ty.is_any()
+        && value.ty.intersects(Ty::NUMBER)
+        && (value.range.hi >= SHORTEST_EXPONENT_FROM || value.range.lo <= -SHORTEST_EXPONENT_FROM)
+}
+
+/// The input `value` is `tonumber` of, when nothing bounds its size: the
+/// caller's digits, which may be more than 14 (a timestamp with a
+/// fraction, a 64-bit id).
+fn caller_number(value: &Inferred) -> Option<&str> {
+    if !value.ty.within(Ty::NUMBER.union(Ty::NIL))
+        || (value.range.lo > -EXPONENT_FROM && value.range.hi < EXPONENT_FROM)
+    {
+        return None;
+    }
+    match &value.origin {
+        Some(Origin::Tonumber { of: Some(of) }) => match &**of {
+            Origin::Input { name } => Some(name),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A field of a table given to `cjson.encode` that is the caller's
+/// number, read back as a number: the JSON holds 14 significant digits of it.
+fn encoded_caller_number(
+    cx: &Context<'_>,
+    field: &str,
+    table: &Expression,
+    input: &str,
+    found: &mut Report,
+) {
+    found.diagnostics.push(
+        Diagnostic::warning(
+            Lint::NumberText,
+            cx.span_of(table),
+            format!(
+                "the field {field} of `{}` is `tonumber` of {input}: `cjson.encode` writes it with 14 significant digits, so a number with more (a timestamp with a fraction, a 64-bit id) comes out rounded",
+                text(cx, table)
+            ),
+        )
+        .with_label("the caller's digits, cut to 14")
+        .with_help("keep the text as it came, or make sure the caller's numbers have at most 14 significant digits"),
+    );
+}
+
+/// From this size on, `%.14g` leaves 4 digits or fewer for a fraction.
+const TEN_DIGITS: f64 = 1e9;
+
+/// Whether `value` is a number that may have a fraction and is surely of
+/// 10 digits or more before the point (but less than 1e14): a timestamp in
+/// seconds with its microseconds, which `%.14g` cuts.
+fn long_fraction(value: &Inferred) -> bool {
+    value.ty.within(Ty::NUMBER)
+        && value.ty.intersects(Ty::FLOAT)
+        && matches!(
+            value.origin,
+            Some(Origin::Fraction {
+                infinite: false,
+                ..
+            })
+        )
+        && ((value.range.lo >= TEN_DIGITS && value.range.hi < EXPONENT_FROM)
+            || (value.range.hi <= -TEN_DIGITS && value.range.lo > -EXPONENT_FROM))
+}
+
 /// Whether `value` is surely a number of at least 1e14 in size.
 fn large(value: &Inferred) -> bool {
     value.ty.within(Ty::NUMBER)
@@ -35,6 +127,21 @@ fn large(value: &Inferred) -> bool {
 
 fn as_text(cx: &Context<'_>, expr: &Expression, how: &str, report: &mut Report) {
     let value = cx.types.of(expr);
+    if long_fraction(&value) {
+        report.diagnostics.push(
+            Diagnostic::warning(
+                Lint::NumberText,
+                cx.span_of(expr),
+                format!(
+                    "`{}` has a fraction and 10 digits or more before the point (a timestamp in seconds): {how} writes 14 significant digits, so its fraction is cut to 4 digits",
+                    text(cx, expr)
+                ),
+            )
+            .with_label("rounded to 14 significant digits")
+            .with_help("format it yourself (`string.format('%.6f', t)`), or keep whole milliseconds or microseconds"),
+        );
+        return;
+    }
     if !large(&value) {
         return;
     }
@@ -54,9 +161,26 @@ fn as_text(cx: &Context<'_>, expr: &Expression, how: &str, report: &mut Report) 
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
     let mut found = Report::default();
+    let shortest = shortest_form_arguments(cx.options.target);
     each_operand(cx, |expr, operand| {
         if operand == Operand::Concat {
             as_text(cx, expr, "`..`", &mut found);
+        }
+        if shortest && operand == Operand::CommandArg && may_reach_exponent_form(&cx.types.of(expr))
+        {
+            found.diagnostics.push(
+                Diagnostic::warning(
+                    Lint::NumberText,
+                    cx.span_of(expr),
+                    format!(
+                        "`{}` may be a number of 1e8 or more: {} before 7.2.5 sends a number argument that ends in eight zeros in exponent form (300000000 as `3e+8`)",
+                        text(cx, expr),
+                        cx.options.target.display_name()
+                    ),
+                )
+                .with_label("sent as text in the shortest form")
+                .with_help("pass it as text yourself: `string.format('%d', n)`, or require 7.2.5 or later"),
+            );
         }
     });
     each_library_call(cx, |call| match call.name.as_str() {
@@ -81,6 +205,13 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
                             _ => continue,
                         };
                         as_text(cx, value, "`cjson.encode`", &mut found);
+                        let field = match field {
+                            Field::NameKey { key, .. } => format!("`.{}`", key.token()),
+                            _ => "here".to_string(),
+                        };
+                        if let Some(input) = caller_number(&cx.types.of(value)) {
+                            encoded_caller_number(cx, &field, value, input, &mut found);
+                        }
                     }
                 }
                 other => {
@@ -97,6 +228,21 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
                                     .map(|(i, value)| (format!("`[{i}]`"), value)),
                             )
                             .find(|(_, value)| large(value));
+                        let caller = fields
+                            .names_with_values
+                            .iter()
+                            .find_map(|(name, value)| Some((name, caller_number(value)?)));
+                        if large.is_none()
+                            && let Some((name, input)) = caller
+                        {
+                            encoded_caller_number(
+                                cx,
+                                &format!("`.{name}`"),
+                                other,
+                                input,
+                                &mut found,
+                            );
+                        }
                         if let Some((field, _)) = large {
                             found.diagnostics.push(
                                 Diagnostic::error(
@@ -233,6 +379,117 @@ mod tests {
             .len(),
             1
         );
+    }
+
+    fn on_7_2(source: &str) -> Vec<String> {
+        let options = crate::Options {
+            declared: Some(crate::Declared::exact(2, 2)),
+            target: crate::ServerTarget::Redis7_2,
+            ..crate::Options::default()
+        };
+        crate::lints::test_util::lint_with(Lint::NumberText, source, &options)
+            .into_iter()
+            .map(|d| d.message)
+            .collect()
+    }
+
+    #[test]
+    fn large_number_arguments_on_7_2_may_be_sent_in_exponent_form() {
+        for source in [
+            // A counter, through a local reassigned in a branch.
+            "local id = ARGV[1]\nif id == '' then id = redis.call('INCR', KEYS[1]) end\nredis.call('SET', KEYS[2], id)",
+            // Milliseconds from TIME, through a field.
+            "local t = redis.call('TIME')\nlocal o = {}\no.ms = t[1] * 1000 + math.floor(t[2] / 1000)\nredis.call('ZADD', KEYS[1], o.ms, ARGV[1])",
+            // `tonumber` of an input, in a loop.
+            "local n = tonumber(ARGV[2])\nfor i = 1, 3 do redis.call('HINCRBY', KEYS[1], ARGV[1], n) end",
+        ] {
+            let found = on_7_2(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(found[0].contains("300000000 as `3e+8`"), "{found:?}");
+        }
+        // The same scripts on 7.0 send the digits.
+        let counter = "local id = redis.call('INCR', KEYS[1])\nredis.call('SET', KEYS[2], id)";
+        assert!(found(counter).is_empty());
+        assert_eq!(on_7_2(counter).len(), 1);
+    }
+
+    #[test]
+    fn small_numbers_and_text_arguments_on_7_2_pass() {
+        for source in [
+            "redis.call('SET', KEYS[1], ARGV[1], 'EX', 60)",
+            "local n = redis.call('INCR', KEYS[1])\nredis.call('SET', KEYS[2], tostring(n))",
+            "local left = math.min(tonumber(ARGV[1]) or 0, 1000)\nif left > 0 then redis.call('EXPIRE', KEYS[1], left) end",
+            "for i = 1, 10 do redis.call('RPUSH', KEYS[1], i) end",
+        ] {
+            assert!(on_7_2(source).is_empty(), "{source}: {:?}", on_7_2(source));
+        }
+    }
+
+    #[test]
+    fn the_callers_numbers_encoded_as_json_are_cut_to_14_digits() {
+        for source in [
+            // A decoded document, a field set from an input, in a loop.
+            "for _, job in ipairs(redis.call('LRANGE', KEYS[1], 0, 9)) do\n  local doc = cjson.decode(job)\n  doc.at = tonumber(ARGV[1])\n  redis.call('RPUSH', KEYS[2], cjson.encode(doc))\nend",
+            // A constructor's field, through a local.
+            "local at = tonumber(ARGV[1])\nreturn cjson.encode({at = at, k = KEYS[1]})",
+            // A local table, past a branch that sets another field.
+            "local doc = {}\ndoc.at = tonumber(ARGV[1])\nif KEYS[1] == 'a' then doc.kind = 'x' end\nreturn cjson.encode(doc)",
+        ] {
+            let found = found(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert_eq!(found[0].0, Severity::Warning);
+            assert!(
+                found[0].1.contains("cut") || found[0].1.contains("rounded"),
+                "{found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_callers_text_or_bounded_numbers_encoded_as_json_pass() {
+        for source in [
+            "local doc = cjson.decode(redis.call('GET', KEYS[1]))\ndoc.at = ARGV[1]\nreturn cjson.encode(doc)",
+            "return cjson.encode({n = math.min(tonumber(ARGV[1]), 100), k = KEYS[1]})",
+            "local n = tonumber(ARGV[1])\nif n > 1000 then return 0 end\nif n < 0 then return 1 end\nreturn cjson.encode({n = n, k = KEYS[1]})",
+            "return cjson.encode({n = math.floor(tonumber(ARGV[1]) / 2), k = KEYS[1]})",
+        ] {
+            assert!(found(source).is_empty(), "{source}: {:?}", found(source));
+        }
+    }
+
+    const SECONDS: &str = "local t = redis.call('TIME')\nlocal now = t[1] + t[2] / 1000000\n";
+
+    #[test]
+    fn timestamps_with_a_fraction_turned_into_text_lose_it() {
+        for body in [
+            "return tostring(now)",
+            // Through a field, concatenated.
+            "local o = {}\no.at = now\nredis.call('SET', KEYS[1], 'at ' .. o.at)",
+            // Encoded in a loop, past a branch.
+            "for i = 1, 3 do\n  local at = now + i / 10\n  if i > 1 then redis.call('RPUSH', KEYS[1], cjson.encode({at = at})) end\nend",
+        ] {
+            let source = format!("{SECONDS}{body}");
+            let found = found(&source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert_eq!(found[0].0, Severity::Warning);
+            assert!(
+                found[0].1.contains("fraction is cut to 4 digits"),
+                "{found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn whole_or_short_numbers_turned_into_text_pass() {
+        for body in [
+            "return tostring(t[1] * 1000 + math.floor(t[2] / 1000))",
+            "return tostring(t[2] / 1000)",
+            "return string.format('%.6f', now)",
+            "return tostring(now - t[1])",
+        ] {
+            let source = format!("{SECONDS}{body}");
+            assert!(found(&source).is_empty(), "{source}: {:?}", found(&source));
+        }
     }
 
     #[test]

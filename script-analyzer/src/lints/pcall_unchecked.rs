@@ -42,6 +42,8 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             Operand::Arithmetic(op) | Operand::Ordering(op) => format!("with `{op}`"),
             Operand::Concat => "with `..`".to_string(),
             Operand::CommandArg => "as a command argument".to_string(),
+            // `#r` and text functions: an error table is a table there too.
+            Operand::Length | Operand::Text(_) => return,
         };
         let subject = match local {
             Some(var) => format!(

@@ -8,13 +8,19 @@
 //! `nil` element and keyed fields are errors; an element that may be nil
 //! (`tonumber` of text, a local not set on every path, a field never set)
 //! is a warning. A returned local table is followed too: fields set by
-//! name and no element is an error, an element that may be nil a warning.
+//! name and no element is an error, an element that may be nil a warning,
+//! and so is a table stored at a loop's index on some rounds only
+//! (`if keep then out[i] = v end`, see [`super::sparse_stores`]): its
+//! array has holes; and so is a table stored at computed string keys only
+//! (`h[flat[i]] = flat[i + 1]`): it arrives as an empty array.
 
 use super::chunk_returns::{main_chunk_returns, unparenthesized};
+use super::sparse_stores::stores;
 use super::{Context, RedisCall};
 use crate::facts::{Inferred, Origin, Ty};
 use crate::{Diagnostic, Lint, Report};
-use full_moon::ast::{Expression, Field};
+use full_moon::ast::{Expression, Field, Var};
+use std::collections::HashMap;
 
 /// Keys that make a returned table a reply of another kind.
 const SPECIAL: &[&str] = &[
@@ -28,9 +34,15 @@ const SPECIAL: &[&str] = &[
 ];
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
+    let mut sparse = None;
     for expr in main_chunk_returns(cx.ast.nodes()) {
         let Expression::TableConstructor(table) = unparenthesized(expr) else {
-            returned_local(cx, expr, report);
+            let found = sparse.get_or_insert_with(|| stores(cx));
+            if !with_holes(cx, expr, &found.sparse, report)
+                && !string_keyed(cx, expr, &found.string_keyed, report)
+            {
+                returned_local(cx, expr, report);
+            }
             continue;
         };
         let fields: Vec<&Field> = table.fields().iter().collect();
@@ -163,6 +175,74 @@ fn maybe_nil_element(span: crate::Span, value: &Inferred) -> Option<Diagnostic> 
     })
 }
 
+/// A returned local table stored at a loop's index on some rounds only:
+/// whether it was reported.
+fn with_holes(
+    cx: &Context<'_>,
+    expr: &Expression,
+    sparse: &HashMap<usize, crate::Span>,
+    report: &mut Report,
+) -> bool {
+    let Expression::Var(Var::Name(token)) = unparenthesized(expr) else {
+        return false;
+    };
+    let Some(store) = cx.types.local(token).and_then(|t| sparse.get(&t)) else {
+        return false;
+    };
+    report.diagnostics.push(
+        Diagnostic::warning(
+            Lint::ReturnShape,
+            cx.span_of(expr),
+            format!(
+                "the script returns `{}`, stored at a loop's index only on some rounds (line {}): its array has holes, and Redis's reply stops at the first",
+                token.token(),
+                store.start.line
+            ),
+        )
+        .with_label("an array with holes")
+        .with_help("append instead (`t[#t + 1] = v`, `table.insert(t, v)`), so that the kept values stay consecutive"),
+    );
+    true
+}
+
+/// A returned local table with no element for sure, stored at string keys
+/// only (`t[field] = value` in a loop over HGETALL): whether it was
+/// reported.
+fn string_keyed(
+    cx: &Context<'_>,
+    expr: &Expression,
+    keyed: &HashMap<usize, crate::Span>,
+    report: &mut Report,
+) -> bool {
+    let Expression::Var(Var::Name(token)) = unparenthesized(expr) else {
+        return false;
+    };
+    let Some(store) = cx.types.local(token).and_then(|t| keyed.get(&t)) else {
+        return false;
+    };
+    // Followed from an empty constructor, with no element set by position.
+    let Some(fields) = cx.types.table_fields(expr) else {
+        return false;
+    };
+    if fields.len.is_none_or(|len| len.lo > 0.0) || !fields.elements.is_empty() {
+        return false;
+    }
+    report.diagnostics.push(
+        Diagnostic::warning(
+            Lint::ReturnShape,
+            cx.span_of(expr),
+            format!(
+                "the script returns `{}`, stored at string keys only (line {}): Redis replies with an empty array",
+                token.token(),
+                store.start.line
+            ),
+        )
+        .with_label("only the elements 1, 2, 3... reach the caller")
+        .with_help("return a flat array (`{field, value, ...}`), or `cjson.encode(t)`"),
+    );
+    true
+}
+
 /// A returned local table whose fields the value facts follow: string
 /// keys only (an empty array), or elements that may be nil.
 fn returned_local(cx: &Context<'_>, expr: &Expression, report: &mut Report) {
@@ -265,6 +345,76 @@ mod tests {
             "local v = redis.call('MGET', KEYS[1], KEYS[1])\nlocal n = v[2] or nil\nreturn {n, ARGV[1]}",
         ] {
             assert_eq!(found(source).len(), 1, "{source}: {:?}", found(source));
+        }
+    }
+
+    #[test]
+    fn tables_stored_at_a_loops_index_on_some_rounds_have_holes() {
+        for source in [
+            // `pairs` over a reply, a filter on the value.
+            "local keep = redis.call('GET', KEYS[1])\nlocal out = {}\nfor i, v in pairs(redis.call('SMEMBERS', ARGV[1])) do\n  if v ~= keep then out[i] = v end\nend\nreturn out",
+            // Stored in both branches of an `if` without an `else`.
+            "local out = {}\nfor i = 1, #KEYS do\n  if ARGV[1] == 'x' then out[i] = 1 elseif ARGV[1] == 'y' then out[i] = 2 end\nend\nreturn out",
+            // A numeric loop, the store in an `elseif`, inside a `do`.
+            "local items = redis.call('LRANGE', KEYS[1], 0, -1)\nlocal picked = {}\nfor n = 1, #items do\n  do\n    if items[n] == ARGV[1] then\n    elseif #items[n] > 3 then picked[n] = items[n] end\n  end\nend\nreturn picked",
+        ] {
+            let found = found(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert_eq!(found[0].0, Severity::Warning);
+            assert!(found[0].1.contains("its array has holes"), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn tables_stored_at_string_keys_only_arrive_empty() {
+        for source in [
+            // Keys from a flat HGETALL reply, in a numeric loop.
+            "local flat = redis.call('HGETALL', KEYS[1])\nlocal h = {}\nfor i = 1, #flat, 2 do h[flat[i]] = flat[i + 1] end\nreturn h",
+            // Keys built by `..`, in a branch of a loop over a reply.
+            "local seen = {}\nfor _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do\n  if m ~= ARGV[1] then seen['m:' .. m] = true end\nend\nreturn seen",
+            // An input as the key, through a local.
+            "local field = ARGV[1]\nlocal out = {}\nout[field] = redis.call('GET', KEYS[1])\nreturn out",
+        ] {
+            let found = found(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert_eq!(found[0].0, Severity::Warning);
+            assert!(found[0].1.contains("string keys only"), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn tables_with_elements_or_number_keys_pass() {
+        for source in [
+            // Appended to as well.
+            "local h = {}\nfor _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do h[m] = true table.insert(h, m) end\nreturn h",
+            // Stored at a number computed from a string.
+            "local h = {}\nfor _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do h[tonumber(m)] = m end\nreturn h",
+            // An element set by the constructor.
+            "local h = {ARGV[1]}\nh[KEYS[1]] = 1\nreturn h",
+            // Encoded rather than returned as an array.
+            "local h = {}\nh[ARGV[1]] = KEYS[1]\nreturn cjson.encode(h)",
+        ] {
+            assert!(found(source).is_empty(), "{source}: {:?}", found(source));
+        }
+    }
+
+    #[test]
+    fn tables_filled_on_every_round_or_appended_to_pass() {
+        for source in [
+            // Every round stores its index.
+            "local out = {}\nfor i, v in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do out[i] = v .. ARGV[1] end\nreturn out",
+            // A branch picks the value, the store is on every round.
+            "local out = {}\nfor i = 1, 3 do\n  local v = ARGV[1]\n  if i == 2 then v = KEYS[1] end\n  out[i] = v\nend\nreturn out",
+            // Kept values appended.
+            "local out = {}\nfor _, v in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do\n  if v ~= ARGV[1] then out[#out + 1] = v end\nend\nreturn out",
+            // Stored in every branch of an `if` with an `else`.
+            "local out = {}\nfor i = 1, #KEYS do\n  if redis.call('EXISTS', KEYS[i]) == 1 then\n    if ARGV[1] == 'x' then out[i] = 2 else out[i] = 1 end\n  elseif ARGV[1] == 'y' then out[i] = 3\n  else\n    out[i] = 0\n  end\nend\nreturn out",
+            // The index of another loop than the store's own.
+            "local out = {}\nlocal n = 0\nfor _, v in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do\n  if v ~= ARGV[1] then n = n + 1 out[n] = v end\nend\nreturn out",
+            // A function written in the loop stores later, not in the loop.
+            "local out = {}\nfor i = 1, 2 do\n  out[i] = KEYS[1]\n  local f = function() if ARGV[1] == 'x' then out[i] = ARGV[1] end end\n  f()\nend\nreturn out",
+        ] {
+            assert!(found(source).is_empty(), "{source}: {:?}", found(source));
         }
     }
 

@@ -1,8 +1,10 @@
 //! `status_comparison`: a status reply compared with a string.
 //!
 //! A status reply (`+OK`, `+PONG`, `TYPE`'s `+string`) reaches Lua as a table
-//! `{ok = "OK"}`, so `redis.call('SET', k, v) == 'OK'` is always false.
-//! Compare its `ok` field, or test the reply as a condition.
+//! `{ok = "OK"}`, so `redis.call('SET', k, v) == 'OK'` is always false,
+//! and so is a comparison with a number (`== 1`) or with `true`, through
+//! locals and fields. Compare its `ok` field, or test the reply as a
+//! condition.
 
 use super::typed::{describe, each_comparison};
 use super::{Context, RedisCall};
@@ -21,18 +23,28 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
                 && inferred
                     .ty
                     .within(Ty::STATUS.union(Ty::FALSE).union(Ty::ERROR));
-            if !status || !cx.types.of(other).ty.within(Ty::STRING) {
+            let other = cx.types.of(other).ty;
+            let what = if other.within(Ty::STRING) {
+                "a string"
+            } else if other.within(Ty::NUMBER) {
+                "a number"
+            } else if other == Ty::TRUE {
+                "`true`"
+            } else {
+                continue;
+            };
+            if !status {
                 continue;
             }
             let message = format!(
-                "{}; comparing it with a string, `{}` is always {}",
+                "{}; comparing it with {what}, `{}` is always {}",
                 describe(cx, value, &inferred),
                 cmp.op,
                 cmp.always()
             );
             report.diagnostics.push(
                 Diagnostic::error(Lint::StatusComparison, cx.span_of(cmp.whole), message)
-                    .with_label("a table is never equal to a string")
+                    .with_label(format!("a table is never equal to {what}"))
                     .with_help(
                         "compare its `ok` field (`redis.call(...).ok == 'OK'`), or test the reply as a condition",
                     ),
@@ -68,6 +80,32 @@ mod tests {
                 .len(),
             1
         );
+    }
+
+    #[test]
+    fn status_replies_compared_with_numbers_and_true() {
+        for (source, expected) in [
+            (
+                "local s = redis.call('SET', KEYS[1], ARGV[1], 'NX')\nif s == 1 then return 1 end\nreturn 0",
+                "SET returns `false` (a nil reply) or a status table (`{ok = ...}`); comparing it with a number, `==` is always false",
+            ),
+            (
+                "local o = {}\no.r = redis.call('SET', KEYS[1], ARGV[1], 'XX')\nif o.r ~= true then return 0 end\nreturn 1",
+                "SET returns `false` (a nil reply) or a status table (`{ok = ...}`); comparing it with `true`, `~=` is always true",
+            ),
+        ] {
+            assert_eq!(errors(source), [expected], "{source}");
+        }
+    }
+
+    #[test]
+    fn status_replies_compared_with_false_pass() {
+        for source in [
+            "local s = redis.call('SET', KEYS[1], ARGV[1], 'NX')\nif s == false then return 0 end\nreturn 1",
+            "if redis.call('SET', KEYS[1], ARGV[1], 'NX') ~= false then return 1 end return 0",
+        ] {
+            assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
+        }
     }
 
     #[test]

@@ -124,6 +124,57 @@ pub(crate) enum Operand {
     Concat,
     /// An argument of a `redis.call`.
     CommandArg,
+    /// The operand of `#`.
+    Length,
+    /// The text a library function reads (`cjson.decode(v)`, `string.sub(v,
+    /// ...)`): the function's name.
+    Text(&'static str),
+}
+
+/// Library functions whose first argument must be a string (a number
+/// passes too): `false` or nil makes them raise "bad argument #1".
+const TEXT_FUNCTIONS: &[&str] = &[
+    "cjson.decode",
+    "cmsgpack.unpack",
+    "string.len",
+    "string.sub",
+    "string.upper",
+    "string.lower",
+    "string.find",
+    "string.match",
+    "string.gmatch",
+    "string.gsub",
+    "string.byte",
+    "string.rep",
+    "string.reverse",
+];
+
+/// The library function `call` is (`string.sub`), when it is one of
+/// [`TEXT_FUNCTIONS`], and its first argument.
+fn text_function<'c>(
+    cx: &Context<'_>,
+    call: &'c FunctionCall,
+) -> Option<(&'static str, &'c Expression)> {
+    let suffixes: Vec<&Suffix> = call.suffixes().collect();
+    let (
+        Prefix::Name(library),
+        [
+            Suffix::Index(full_moon::ast::Index::Dot { name, .. }),
+            Suffix::Call(Call::AnonymousCall(args)),
+        ],
+    ) = (call.prefix(), suffixes.as_slice())
+    else {
+        return None;
+    };
+    if !cx.model.is_global(library) {
+        return None;
+    }
+    let full = format!("{}.{}", library.token(), name.token());
+    let function = TEXT_FUNCTIONS.iter().find(|f| **f == full)?;
+    let FunctionArgs::Parentheses { arguments, .. } = &**args else {
+        return None;
+    };
+    Some((function, arguments.iter().next()?))
 }
 
 /// Calls `f` on every operand of an operation that needs a number or a
@@ -185,12 +236,19 @@ impl<F: FnMut(&Expression, Operand)> Visitor for Operands<'_, '_, F> {
                 unop: UnOp::Minus(_),
                 expression,
             } => (self.f)(unparenthesized(expression), Operand::Arithmetic("-")),
+            Expression::UnaryOperator {
+                unop: UnOp::Hash(_),
+                expression,
+            } => (self.f)(unparenthesized(expression), Operand::Length),
             _ => {}
         }
     }
 
     fn visit_function_call(&mut self, call: &FunctionCall) {
         self.chain(call.prefix(), call.suffixes());
+        if let Some((function, text)) = text_function(self.cx, call) {
+            (self.f)(unparenthesized(text), Operand::Text(function));
+        }
     }
 
     fn visit_var_expression(&mut self, var: &VarExpression) {
