@@ -64,7 +64,7 @@ const HELPERS: &[Helper] = &[
     },
     Helper {
         name: "a retried release answers what its latch remembers (latch prologue)",
-        first: "local earlier = redis.call('get', KEYS[",
+        first: "local earlier = ",
         last: Last::BlockEnd,
         scripts: &[
             "fair_release.lua",
@@ -208,8 +208,8 @@ fn helpers_repeated_across_lock_scripts_are_alike_in_every_copy() {
 #[test]
 fn keys_and_argv_are_renumbered_in_order_of_first_use() {
     assert_eq!(
-        normalize(&["  redis.call('set', KEYS[5], ARGV[2], KEYS[3], KEYS[5])"]),
-        "redis.call('set', KEYS[#1], ARGV[#1], KEYS[#2], KEYS[#1])\n"
+        normalize(&["  set(KEYS[5], ARGV[2], KEYS[3], KEYS[5])"]),
+        "set(KEYS[#1], ARGV[#1], KEYS[#2], KEYS[#1])\n"
     );
     assert_ne!(
         normalize(&["get(KEYS[2])", "set(KEYS[2])"]),
