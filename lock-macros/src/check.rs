@@ -26,6 +26,9 @@ pub struct Checked {
     pub code: Code,
     /// The items that make rustc print the analyzer's warnings.
     pub warnings: TokenStream,
+    /// Scripts: the line of each `redis.call` / `redis.pcall` whose command
+    /// name is a literal, with that name upper-case, in source order.
+    pub command_lines: Vec<(u32, String)>,
 }
 
 /// A script, or one function of a library.
@@ -64,6 +67,7 @@ pub fn check(input: &Input, errors: &mut Option<syn::Error>) -> Checked {
             },
         },
         warnings: TokenStream::new(),
+        command_lines: Vec::new(),
     };
     let source = match source::read(&attr.path.value()) {
         Ok(source) => source,
@@ -119,6 +123,12 @@ fn check_script(
     {
         checked.read_only = true;
     }
+    checked.command_lines = report
+        .info
+        .command_lines
+        .iter()
+        .filter_map(|(line, name)| Some((u32::try_from(*line).ok()?, name.to_ascii_uppercase())))
+        .collect();
     report.diagnostics
 }
 

@@ -96,6 +96,10 @@ impl Flavor {
                     " The static description of the script ({name}, `{written}`), as the \
                      runtime uses it."
                 );
+                let calls = checked
+                    .command_lines
+                    .iter()
+                    .map(|(line, name)| quote!((#line, #name)));
                 Flavor {
                     struct_docs: vec![
                         String::new(),
@@ -123,6 +127,13 @@ impl Flavor {
                                 sha1: Self::SHA1,
                                 read_only: #read_only,
                             };
+                            /// The line of each `redis.call` / `redis.pcall` whose command name
+                            /// is a literal, with that name upper-case, in source order: the
+                            /// line Redis reports (`@user_script:<line>`) when the call fails,
+                            /// for instance when an ACL rule refuses the command. A line with
+                            /// several calls has several entries; a call whose command name is
+                            /// computed has none.
+                            pub const CALLS: &'static [(u32, &'static str)] = &[#(#calls),*];
                         },
                         call_type: "ScriptCall",
                         def_type: "ScriptDef",

@@ -46,6 +46,21 @@ mod script {
     }
 
     #[test]
+    fn calls_lists_the_line_of_each_literal_command() {
+        let out = expand_str(
+            r#""tests/ui/scripts/calls_by_line.lua", returns = i64"#,
+            "struct S<'a> { #[key] a: &'a str, #[key] b: &'a str, #[arg] command: &'a str }",
+        );
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(
+            out.contains(
+                r#"pub const CALLS : & 'static [(u32 , & 'static str)] = & [(2u32 , "INCR") , (3u32 , "HSET") , (5u32 , "DEL") , (5u32 , "PUBLISH")] ;"#
+            ),
+            "{out}"
+        );
+    }
+
+    #[test]
     fn crate_option_changes_the_runtime_path() {
         let out = expand_str(
             r#""../scripts/counter.lua", crate = crate, allow(arity)"#,
