@@ -262,6 +262,11 @@ mod function {
             "{out}"
         );
         assert!(out.contains("called with `FCALL`"), "{out}");
+        // The lines of the function's own calls, numbered in the library.
+        assert!(
+            out.contains(r#"CALLS : & 'static [(u32 , & 'static str)] = & [(6u32 , "INCRBY") , (7u32 , "EXPIRE")] ;"#),
+            "{out}"
+        );
         let out = expand(
             &format!("{LIB}, name = \"total\", crate = crate"),
             "struct Total { #[key(variadic)] counters: Vec<String> }",
@@ -272,6 +277,10 @@ mod function {
         assert!(
             out.contains("`counters` (`counters[1..]`)"),
             "the docs name the parameter: {out}"
+        );
+        assert!(
+            out.contains(r#"CALLS : & 'static [(u32 , & 'static str)] = & [(19u32 , "GET")] ;"#),
+            "{out}"
         );
     }
 
