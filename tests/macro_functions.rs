@@ -175,3 +175,38 @@ async fn pipelines_after_load() {
     let results: (i64, i64, i64, i64) = pipe.query(&mut check).unwrap();
     assert_eq!(results, (2, 20, 22, 2));
 }
+
+#[test]
+fn calls_names_the_command_at_the_line_redis_reports() {
+    assert_eq!(Bump::CALLS, [(6, "INCRBY"), (7, "EXPIRE")]);
+    assert_eq!(Total::CALLS, [(19, "GET")]);
+    let server = RedisServer::start();
+    let mut admin = server.connection();
+    let _: () = redis::cmd("ACL")
+        .arg(
+            &[
+                "SETUSER", "counter", "on", ">secret", "~*", "+@all", "-expire",
+            ][..],
+        )
+        .query(&mut admin)
+        .unwrap();
+    let url = format!("redis://counter:secret@127.0.0.1:{}/", server.port());
+    let mut con = redis::Client::open(url).unwrap().get_connection().unwrap();
+    let error = bump("c", 1).invoke_blocking(&mut con).unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains("can't run this command"), "{text}");
+    let (_, after) = text
+        .rsplit_once("@user_function:")
+        .unwrap_or_else(|| panic!("no line in {text}"));
+    let line: u32 = after
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        Bump::CALLS.iter().find(|(at, _)| *at == line),
+        Some(&(7, "EXPIRE")),
+        "{text}"
+    );
+}

@@ -391,3 +391,46 @@ fn a_false_or_nil_reply_arrives_as_nil() {
     let present = GetAsString { key: "present" };
     assert_eq!(present.invoke_blocking(&mut con).unwrap(), "v");
 }
+
+/// The line Redis reports (`@<chunk>:<line>`) in an error raised by a call.
+fn reported_line(error: &redis::RedisError, chunk: &str) -> u32 {
+    let text = error.to_string();
+    let (_, after) = text
+        .rsplit_once(&format!("@{chunk}:"))
+        .unwrap_or_else(|| panic!("no line in {text}"));
+    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().unwrap()
+}
+
+#[test]
+fn calls_names_the_command_at_the_line_redis_reports() {
+    assert_eq!(Count::CALLS, [(2, "INCRBY"), (3, "EXPIRE")]);
+    let server = RedisServer::start();
+    let mut admin = server.connection();
+    let _: () = redis::cmd("ACL")
+        .arg(
+            &[
+                "SETUSER", "counter", "on", ">secret", "~*", "+@all", "-expire",
+            ][..],
+        )
+        .query(&mut admin)
+        .unwrap();
+    let url = format!("redis://counter:secret@127.0.0.1:{}/", server.port());
+    let mut con = redis::Client::open(url).unwrap().get_connection().unwrap();
+    let count = Count {
+        counter: "c".into(),
+        by: 1,
+        ttl_secs: 60,
+    };
+    let error = count.invoke_blocking(&mut con).unwrap_err();
+    assert!(
+        error.to_string().contains("can't run this command"),
+        "{error}"
+    );
+    let line = reported_line(&error, "user_script");
+    assert_eq!(
+        Count::CALLS.iter().find(|(at, _)| *at == line),
+        Some(&(3, "EXPIRE")),
+        "{error}"
+    );
+}

@@ -26,6 +26,10 @@ pub struct Checked {
     pub code: Code,
     /// The items that make rustc print the analyzer's warnings.
     pub warnings: TokenStream,
+    /// The line of each `redis.call` / `redis.pcall` (of the function's
+    /// body, numbered in the library) whose command name is a literal, with
+    /// that name upper-case, in source order.
+    pub command_lines: Vec<(u32, String)>,
 }
 
 /// A script, or one function of a library.
@@ -64,6 +68,7 @@ pub fn check(input: &Input, errors: &mut Option<syn::Error>) -> Checked {
             },
         },
         warnings: TokenStream::new(),
+        command_lines: Vec::new(),
     };
     let source = match source::read(&attr.path.value()) {
         Ok(source) => source,
@@ -119,7 +124,16 @@ fn check_script(
     {
         checked.read_only = true;
     }
+    checked.command_lines = command_lines(&report.info);
     report.diagnostics
+}
+
+/// The line and upper-case name of each call with a literal command name.
+fn command_lines(info: &redlua_analyzer::ScriptInfo) -> Vec<(u32, String)> {
+    info.command_lines
+        .iter()
+        .filter_map(|(line, name)| Some((u32::try_from(*line).ok()?, name.to_ascii_uppercase())))
+        .collect()
 }
 
 /// Analyzes the library and the named function in it; their diagnostics,
@@ -143,6 +157,7 @@ fn check_function(
     match report.function(&name) {
         Some(function) => {
             checked.read_only = function.read_only;
+            checked.command_lines = command_lines(&function.info);
             for (name, param) in params.iter_mut().zip(&function.parameters) {
                 if let Some(param) = param {
                     name.clone_from(param);

@@ -96,6 +96,7 @@ impl Flavor {
                     " The static description of the script ({name}, `{written}`), as the \
                      runtime uses it."
                 );
+                let calls = calls_const(checked, "script");
                 Flavor {
                     struct_docs: vec![
                         String::new(),
@@ -123,6 +124,7 @@ impl Flavor {
                                 sha1: Self::SHA1,
                                 read_only: #read_only,
                             };
+                            #calls
                         },
                         call_type: "ScriptCall",
                         def_type: "ScriptDef",
@@ -148,6 +150,7 @@ impl Flavor {
                 params: [keys, args],
             } => {
                 let command = if read_only { "FCALL_RO" } else { "FCALL" };
+                let calls = calls_const(checked, "function");
                 let doc_library = format!(
                     " The library's description (`{library}`, `{written}`), as the runtime \
                      uses it."
@@ -191,6 +194,7 @@ impl Flavor {
                                 library: &Self::LIBRARY,
                                 read_only: #read_only,
                             };
+                            #calls
                         },
                         call_type: "FunctionCall",
                         def_type: "FunctionDef",
@@ -211,6 +215,27 @@ impl Flavor {
                 }
             }
         }
+    }
+}
+
+/// The `CALLS` constant: where each command with a literal name is called,
+/// by the line Redis reports when the call fails (`@user_script:<line>`,
+/// `@user_function:<line>`).
+fn calls_const(checked: &Checked, kind: &str) -> TokenStream {
+    let doc = format!(
+        " The line of each `redis.call` / `redis.pcall` of the {kind} whose command name is \
+         a literal, with that name upper-case, in source order: the line Redis reports \
+         (`@user_{kind}:<line>`) when the call fails, for instance when an ACL rule refuses \
+         the command. A line with several calls has several entries; a call whose command \
+         name is computed has none."
+    );
+    let calls = checked
+        .command_lines
+        .iter()
+        .map(|(line, name)| quote!((#line, #name)));
+    quote! {
+        #[doc = #doc]
+        pub const CALLS: &'static [(u32, &'static str)] = &[#(#calls),*];
     }
 }
 

@@ -174,6 +174,7 @@ use proc_macro::TokenStream;
 /// | `pub const KEY_COUNT: usize` | number of fixed `#[key]` fields |
 /// | `pub const ARG_COUNT: usize` | number of fixed `#[arg]` fields |
 /// | `pub const SCRIPT: ScriptDef` | the runtime's description: name, path, source, SHA1, read-only flag |
+/// | `pub const CALLS: &'static [(u32, &'static str)]` | the line and upper-case command name of each `redis.call` / `redis.pcall` with a literal name, to name the command of a failure Redis reports by line (`@user_script:<line>`) |
 /// | `pub fn call(&self) -> ScriptCall` | an invocation with this value's keys and arguments |
 /// | `pub async fn invoke<C>(&self, con: &mut C) -> RedisResult<T>` | runs the script on an async connection (`C: redis::aio::ConnectionLike`, e.g. `MultiplexedConnection`, `ConnectionManager`, cluster connections); with redlua's `aio` feature (a default one) |
 /// | `pub fn invoke_blocking<C>(&self, con: &mut C) -> RedisResult<T>` | the same on a blocking connection (`C: redis::ConnectionLike`) |
@@ -388,6 +389,7 @@ pub fn redis_script(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// | `pub const FUNCTION_NAME: &'static str` | the function's name |
 /// | `pub const KEY_COUNT: usize`, `ARG_COUNT: usize` | fixed keys and arguments |
 /// | `pub const LIBRARY: LibraryDef`, `FUNCTION: FunctionDef` | the runtime's descriptions |
+/// | `pub const CALLS: &'static [(u32, &'static str)]` | the library line and upper-case command name of each `redis.call` / `redis.pcall` of the function with a literal name, to name the command of a failure Redis reports by line (`@user_function:<line>`) |
 /// | `pub fn call(&self) -> FunctionCall` | a call with this value's keys and arguments |
 /// | `pub async fn invoke<C>(&self, con: &mut C) -> RedisResult<T>` | `FCALL` / `FCALL_RO` on an async connection; with the `aio` feature |
 /// | `pub fn invoke_blocking<C>(&self, con: &mut C) -> RedisResult<T>` | the same, blocking |

@@ -46,6 +46,21 @@ mod script {
     }
 
     #[test]
+    fn calls_lists_the_line_of_each_literal_command() {
+        let out = expand_str(
+            r#""tests/ui/scripts/calls_by_line.lua", returns = i64"#,
+            "struct S<'a> { #[key] a: &'a str, #[key] b: &'a str, #[arg] command: &'a str }",
+        );
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(
+            out.contains(
+                r#"pub const CALLS : & 'static [(u32 , & 'static str)] = & [(2u32 , "INCR") , (3u32 , "HSET") , (5u32 , "DEL") , (5u32 , "PUBLISH")] ;"#
+            ),
+            "{out}"
+        );
+    }
+
+    #[test]
     fn crate_option_changes_the_runtime_path() {
         let out = expand_str(
             r#""../scripts/counter.lua", crate = crate, allow(arity)"#,
@@ -247,6 +262,11 @@ mod function {
             "{out}"
         );
         assert!(out.contains("called with `FCALL`"), "{out}");
+        // The lines of the function's own calls, numbered in the library.
+        assert!(
+            out.contains(r#"CALLS : & 'static [(u32 , & 'static str)] = & [(6u32 , "INCRBY") , (7u32 , "EXPIRE")] ;"#),
+            "{out}"
+        );
         let out = expand(
             &format!("{LIB}, name = \"total\", crate = crate"),
             "struct Total { #[key(variadic)] counters: Vec<String> }",
@@ -257,6 +277,10 @@ mod function {
         assert!(
             out.contains("`counters` (`counters[1..]`)"),
             "the docs name the parameter: {out}"
+        );
+        assert!(
+            out.contains(r#"CALLS : & 'static [(u32 , & 'static str)] = & [(19u32 , "GET")] ;"#),
+            "{out}"
         );
     }
 

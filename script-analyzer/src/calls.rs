@@ -132,7 +132,8 @@ pub(crate) fn redis_calls(cx: &Tree<'_>) -> Vec<RedisCall> {
     scan(cx).calls
 }
 
-/// Fills `report.info.commands` and `report.info.writes`.
+/// Fills `report.info.commands`, `report.info.command_lines` and
+/// `report.info.writes`.
 pub(crate) fn record_info(cx: &Tree<'_>, calls: &[RedisCall], report: &mut Report) {
     let info = &mut report.info;
     for call in calls {
@@ -141,7 +142,12 @@ pub(crate) fn record_info(cx: &Tree<'_>, calls: &[RedisCall], report: &mut Repor
             info.writes = true;
             continue;
         };
-        info.commands.insert(name.to_ascii_lowercase());
+        let name = name.to_ascii_lowercase();
+        // Lua numbers a call by its `(`, which must be on the line where
+        // the callee ends.
+        info.command_lines
+            .push((call.callee.end.line, name.clone()));
+        info.commands.insert(name);
         if let Some(command) = call.command() {
             let sub = call.args.get(1).and_then(CallArg::literal);
             let writes = match sub.and_then(|s| command.subcommand(s)) {
@@ -670,6 +676,36 @@ long]], [==[x]]==], 0x10, 1e2, 2.5, '\
     fn shadowed_redis_is_not_redis() {
         let found = calls("local redis = {call = function() end}\nredis.call('NOPE')");
         assert!(found.is_empty());
+    }
+
+    #[test]
+    fn info_records_the_line_of_each_literal_command() {
+        let source = "local n = redis.call('GET', KEYS[1])\n\
+                      local ok = redis.pcall('hset', KEYS[1], 'f', 1)\n\
+                      redis.call(ARGV[1], KEYS[1])\n\
+                      redis.call('DEL', KEYS[1]); redis.call('Publish', 'c', 'm')\n\
+                      local call = redis.call\n\
+                      call(\n  'incr', KEYS[1])\n\
+                      return redis.call(\n\
+                        'pexpire', KEYS[1], 10)\n";
+        let report = analyze(source, &Options::default());
+        let lines: Vec<(usize, &str)> = report
+            .info
+            .command_lines
+            .iter()
+            .map(|(line, name)| (*line, name.as_str()))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                (1, "get"),
+                (2, "hset"),
+                (4, "del"),
+                (4, "publish"),
+                (6, "incr"),
+                (8, "pexpire"),
+            ]
+        );
     }
 
     #[test]

@@ -199,6 +199,12 @@ pub struct ScriptInfo {
     pub args_dynamic: bool,
     /// The Redis commands called with a literal name, lower-case.
     pub commands: BTreeSet<String>,
+    /// Each `redis.call` / `redis.pcall` site whose command name is a
+    /// literal: the line Redis reports for it (`@user_script:<line>`, the
+    /// line of the call's opening parenthesis) and the name, lower-case; in
+    /// source order, one entry per site (a line may have several). Sites
+    /// with a computed name have none.
+    pub command_lines: Vec<(usize, String)>,
     /// The script may write: it calls a write command, or a command whose name
     /// is computed at run time.
     pub writes: bool,

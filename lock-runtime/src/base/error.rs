@@ -289,26 +289,40 @@ impl Error {
 
 /// A command refused inside a lock script (an ACL rule without it) is
 /// reported by Redis with the script's SHA1 and line only: this names the
-/// command, from the script's source, in a `NOPERM` error. Other errors are
-/// returned as they are.
+/// command, from the lines the macro recorded for each lock script, in a
+/// `NOPERM` error. Other errors are returned as they are.
 pub(crate) fn name_refused_command(error: redis::RedisError) -> redis::RedisError {
+    name_refused_in(error, &crate::protocol::lock_scripts::ALL)
+}
+
+/// [`name_refused_command`] among the given scripts.
+fn name_refused_in(
+    error: redis::RedisError,
+    scripts: &[crate::protocol::lock_scripts::Listed],
+) -> redis::RedisError {
     let text = error.to_string();
     if !text.contains("can't run this command") {
         return error;
     }
-    let found = crate::protocol::lock_scripts::ALL.iter().find_map(|def| {
+    let found = scripts.iter().find_map(|(def, calls)| {
         if !text.contains(def.sha1) {
             return None;
         }
         let (_, after) = text.rsplit_once("@user_script:")?;
         let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
-        let number: usize = digits.parse().ok()?;
-        let line = def.source.lines().nth(number.checked_sub(1)?)?;
-        let (_, call) = line.split_once("call('")?;
-        let (command, _) = call.split_once('\'')?;
+        let number: u32 = digits.parse().ok()?;
+        let mut commands: Vec<&str> = calls
+            .iter()
+            .filter(|(line, _)| *line == number)
+            .map(|(_, command)| *command)
+            .collect();
+        commands.dedup();
+        if commands.is_empty() {
+            return None;
+        }
         Some(format!(
             "the Redis user may not run {} ({} line {number}); Redis said: {text}",
-            command.to_uppercase(),
+            commands.join(" or "),
             def.path
         ))
     });
@@ -354,6 +368,81 @@ mod tests {
             classify(&server(ServerErrorKind::CrossSlot)),
             Failure::Refused
         );
+    }
+
+    /// The error Redis gives when an ACL rule refuses the command on `line`
+    /// of the script `sha1`.
+    fn refused(sha1: &str, line: u32) -> RedisError {
+        RedisError::from((
+            ErrorKind::Server(ServerErrorKind::NoPerm),
+            "test",
+            format!(
+                "The user executing the script can't run this command or subcommand \
+                 script: {sha1}, on @user_script:{line}."
+            ),
+        ))
+    }
+
+    #[test]
+    fn a_refused_lock_script_command_is_named_from_the_recorded_lines() {
+        use crate::protocol::lock_scripts::Acquire;
+        let line = Acquire::CALLS
+            .iter()
+            .find(|(_, command)| *command == "HSET")
+            .map(|(line, _)| *line)
+            .expect("lock_acquire.lua calls HSET");
+        let named = name_refused_command(refused(Acquire::SHA1, line));
+        assert_eq!(named.code(), Some("NOPERM"), "{named}");
+        let text = named.to_string();
+        assert!(
+            text.contains(&format!(
+                "the Redis user may not run HSET (scripts/lock_acquire.lua line {line}); \
+                 Redis said: "
+            )) && text.contains("can't run this command"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn every_command_of_the_refused_line_is_named_and_other_lines_are_left_alone() {
+        static DEF: crate::script::ScriptDef = crate::script::ScriptDef {
+            name: "Demo",
+            path: "scripts/demo.lua",
+            source: "",
+            sha1: "0123456789abcdef0123456789abcdef01234567",
+            read_only: false,
+        };
+        let scripts = [(
+            &DEF,
+            &[
+                (1, "GET"),
+                (3, "DEL"),
+                (3, "PUBLISH"),
+                (4, "SET"),
+                (4, "SET"),
+            ][..],
+        )];
+        let text = name_refused_in(refused(DEF.sha1, 3), &scripts).to_string();
+        assert!(
+            text.contains("the Redis user may not run DEL or PUBLISH (scripts/demo.lua line 3)"),
+            "{text}"
+        );
+        let text = name_refused_in(refused(DEF.sha1, 4), &scripts).to_string();
+        assert!(
+            text.contains("the Redis user may not run SET (scripts/demo.lua line 4)"),
+            "{text}"
+        );
+        // A line without a literal command (a computed name), another
+        // script, or another error: unchanged.
+        let unnamed = refused(DEF.sha1, 2);
+        let before = unnamed.to_string();
+        assert_eq!(name_refused_in(unnamed, &scripts).to_string(), before);
+        let other = refused("fedcba9876543210fedcba9876543210fedcba98", 3);
+        let before = other.to_string();
+        assert_eq!(name_refused_in(other, &scripts).to_string(), before);
+        let timeout = server(ServerErrorKind::TryAgain);
+        let before = timeout.to_string();
+        assert_eq!(name_refused_in(timeout, &scripts).to_string(), before);
     }
 
     #[test]

@@ -417,21 +417,36 @@ pub(crate) struct FairForceRelease<'a> {
     pub publish: Publish,
 }
 
+/// A lock script and the command of each of its lines that calls one with
+/// a literal name (the macro's `CALLS`), for naming the command of one that
+/// Redis refused.
+pub(crate) type Listed = (
+    &'static crate::script::ScriptDef,
+    &'static [(u32, &'static str)],
+);
+
+/// The [`Listed`] entries of the named script types.
+macro_rules! listed {
+    ($($script:ident),* $(,)?) => {
+        [$((&$script::SCRIPT, $script::CALLS)),*]
+    };
+}
+
 /// Every lock script, for naming the command of one that Redis refused.
-pub(crate) const ALL: [&crate::script::ScriptDef; 15] = [
-    &Acquire::SCRIPT,
-    &Release::SCRIPT,
-    &ForceRelease::SCRIPT,
-    &Renew::SCRIPT,
-    &Inspect::SCRIPT,
-    &ReadAcquire::SCRIPT,
-    &WriteAcquire::SCRIPT,
-    &ClearWriterMark::SCRIPT,
-    &ReadRelease::SCRIPT,
-    &WriteRelease::SCRIPT,
-    &RwForceRelease::SCRIPT,
-    &FairAcquire::SCRIPT,
-    &FairRelease::SCRIPT,
-    &FairLeave::SCRIPT,
-    &FairForceRelease::SCRIPT,
+pub(crate) const ALL: [Listed; 15] = listed![
+    Acquire,
+    Release,
+    ForceRelease,
+    Renew,
+    Inspect,
+    ReadAcquire,
+    WriteAcquire,
+    ClearWriterMark,
+    ReadRelease,
+    WriteRelease,
+    RwForceRelease,
+    FairAcquire,
+    FairRelease,
+    FairLeave,
+    FairForceRelease,
 ];
