@@ -347,7 +347,9 @@ impl Server {
         let text = document.text();
         let index = document.index();
         let offset = index.offset(text, p.text_document_position_params.position);
-        let (markdown, (start, end)) = hover::at(text, offset, document.settings().options.target)?;
+        let options = &document.settings().options;
+        let (markdown, (start, end)) = hover::at(text, offset, options.target)
+            .or_else(|| hover::local_at(text, offset, options))?;
         Some(Hover {
             contents: HoverContents::Markup(MarkupContent {
                 kind: MarkupKind::Markdown,

@@ -228,6 +228,42 @@ fn hover_completion_and_a_quick_fix() {
 }
 
 #[test]
+fn hover_on_a_local_shows_its_inferred_value_where_it_is_read() {
+    let mut session = Session::new();
+    let text = "-- redlua: keys=1\nlocal v = redis.call('GET', KEYS[1])\nif v then\n  return v\nend\nreturn v\n";
+    session.open(text);
+    let hover = session.request("textDocument/hover", session.at(5, 7));
+    let value = hover.result.unwrap();
+    // Past `if v then return v end`, only `false` is left.
+    assert_eq!(
+        value["contents"]["value"],
+        "**`v`**: `false` (the reply of GET (`redis.call`); \
+         `false` is its nil reply, GET of a missing key)"
+    );
+    assert_eq!(
+        value["range"],
+        json!({ "start": { "line": 5, "character": 7 }, "end": { "line": 5, "character": 8 } })
+    );
+    // Under `if v then`, `false` is ruled out.
+    let guarded = session.request("textDocument/hover", session.at(3, 9));
+    let markdown = guarded.result.unwrap()["contents"]["value"].clone();
+    assert_eq!(
+        markdown,
+        "**`v`**: a string (the reply of GET (`redis.call`))"
+    );
+    let declared = session.request("textDocument/hover", session.at(1, 6));
+    assert!(
+        declared.result.unwrap()["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .starts_with("**`v`**: a string or `false` (the reply of GET"),
+    );
+    // A global is not a local: no hover.
+    let global = session.request("textDocument/hover", session.at(1, 11));
+    assert_eq!(global.result, Some(Value::Null));
+}
+
+#[test]
 fn a_rust_declaration_in_the_crate_gives_the_counts_options_and_related_places() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
