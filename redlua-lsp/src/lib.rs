@@ -10,7 +10,8 @@
 //!   the value the analyzer infers for it there;
 //! - completion of commands, sandbox globals and library members, and of
 //!   `KEYS[n]` / `ARGV[n]` up to the declared counts;
-//! - quick fixes for the lints that suggest one.
+//! - quick fixes for the lints that suggest one, and for any lint that can
+//!   be switched off: `allow=<lint>` in the script's header.
 //!
 //! A script is checked against the target of its header
 //! (`-- redlua: target=redis-7.4`) or of the nearest `Cargo.toml`'s

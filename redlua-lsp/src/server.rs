@@ -407,7 +407,8 @@ impl Server {
                 std::slice::from_ref(finding),
             )
             .pop();
-            for fix in actions::fixes(text, finding) {
+            let allow = actions::allow_in_header(text, finding, document.settings());
+            for fix in actions::fixes(text, finding).into_iter().chain(allow) {
                 let edit = TextEdit::new(index.range(text, fix.range.0, fix.range.1), fix.text);
                 out.push(CodeActionOrCommand::CodeAction(CodeAction {
                     title: fix.title,

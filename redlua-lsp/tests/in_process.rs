@@ -264,6 +264,77 @@ fn hover_on_a_local_shows_its_inferred_value_where_it_is_read() {
 }
 
 #[test]
+fn a_finding_can_be_allowed_in_the_script_header() {
+    let mut session = Session::new();
+    let text = "-- redlua: keys=0\nredis.call('SET', 'fixed', 1)\nreturn 1\n";
+    let diagnostics = session.open(text);
+    assert_eq!(
+        diagnostics.iter().map(code).collect::<Vec<_>>(),
+        ["literal_key"]
+    );
+    let actions = session.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": URI },
+                "range": { "start": { "line": 1, "character": 20 }, "end": { "line": 1, "character": 20 } },
+                "context": { "diagnostics": [] } }),
+    );
+    let actions = actions.result.unwrap();
+    let allow = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "Allow `literal_key` in this script's header")
+        .unwrap_or_else(|| panic!("{actions:#}"));
+    assert_eq!(allow["isPreferred"], false);
+    assert_eq!(allow["diagnostics"][0]["code"], "literal_key");
+    let edit = &allow["edit"]["changes"][URI][0];
+    assert_eq!(edit["newText"], " allow=literal_key");
+    let end_of_header = json!({ "line": 0, "character": 17 });
+    assert_eq!(edit["range"]["start"], end_of_header);
+    assert_eq!(edit["range"]["end"], end_of_header);
+    // Made, the edit switches the finding off.
+    session.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": URI, "version": 2 },
+                "contentChanges": [ { "range": edit["range"], "text": edit["newText"] } ] }),
+    );
+    let published = session.published();
+    assert_eq!(published[0].diagnostics, []);
+    // Then no action is left to offer.
+    let actions = session.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": URI },
+                "range": { "start": { "line": 1, "character": 20 }, "end": { "line": 1, "character": 20 } },
+                "context": { "diagnostics": [] } }),
+    );
+    assert_eq!(actions.result.unwrap(), json!([]));
+}
+
+#[test]
+fn a_script_without_a_header_gets_one_for_the_allow() {
+    let mut session = Session::new();
+    let diagnostics = session.open("#!lua flags=no-writes\nreturn redis.call('GET', 'fixed')\n");
+    assert_eq!(
+        diagnostics.iter().map(code).collect::<Vec<_>>(),
+        ["literal_key"]
+    );
+    let actions = session.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": URI },
+                "range": { "start": { "line": 1, "character": 27 }, "end": { "line": 1, "character": 27 } },
+                "context": { "diagnostics": [] } }),
+    );
+    let actions = actions.result.unwrap();
+    let edit = &actions[0]["edit"]["changes"][URI][0];
+    assert_eq!(
+        actions[0]["title"],
+        "Allow `literal_key` in this script's header"
+    );
+    assert_eq!(edit["newText"], "-- redlua: allow=literal_key\n");
+    assert_eq!(edit["range"]["start"], json!({ "line": 1, "character": 0 }));
+}
+
+#[test]
 fn a_rust_declaration_in_the_crate_gives_the_counts_options_and_related_places() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
