@@ -12,6 +12,7 @@
 //! ([`redlua_analyzer::hover::value_at`]).
 
 use crate::call_site::{CallSite, call_sites, code_tokens, token_at};
+use crate::lex::Kind;
 use crate::summaries;
 use redlua_analyzer::commands::{self, ArgShape, Command};
 use redlua_analyzer::replies::{self, Protocol};
@@ -44,10 +45,24 @@ pub fn at(text: &str, offset: usize, target: ServerTarget) -> Option<(String, (u
     Some((markdown, (token.start, token.end)))
 }
 
+/// Lua 5.1's reserved words.
+const KEYWORDS: &[&str] = &[
+    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "if", "in", "local",
+    "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
+];
+
 /// The hover text (Markdown) for the local variable or followed field at
 /// byte `offset` of `text`, analyzed with `options`, and the bytes of its
 /// name.
+///
+/// The inference covers the whole script: it is run only when a name that
+/// is not a keyword is at `offset`.
 pub fn local_at(text: &str, offset: usize, options: &Options) -> Option<(String, (usize, usize))> {
+    let tokens = code_tokens(text);
+    let token = tokens[token_at(&tokens, offset)?];
+    if token.kind != Kind::Name || KEYWORDS.contains(&token.text(text)) {
+        return None;
+    }
     let info = redlua_analyzer::hover::value_at(text, options, offset)?;
     let markdown = format!("**`{}`**: {}", info.name, info.describe());
     Some((markdown, (info.span.start.offset, info.span.end.offset)))
@@ -164,6 +179,10 @@ mod tests {
         );
         assert_eq!((start, end), (offset, offset + 1));
         assert_eq!(local_at(text, 0, &Options::default()), None);
+        assert_eq!(
+            local_at(text, text.find("KEYS").unwrap(), &Options::default()),
+            None
+        );
     }
 
     #[test]

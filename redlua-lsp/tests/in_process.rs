@@ -238,7 +238,7 @@ fn hover_on_a_local_shows_its_inferred_value_where_it_is_read() {
     assert_eq!(
         value["contents"]["value"],
         "**`v`**: `false` (the reply of GET (`redis.call`); \
-         `false` is its nil reply, GET of a missing key)"
+         `false` is its nil reply, as for GET of a missing key)"
     );
     assert_eq!(
         value["range"],

@@ -31,8 +31,10 @@ pub struct ValueInfo {
 }
 
 impl ValueInfo {
-    /// The value in words: "a string or `false` (`false`: GET's nil
-    /// reply, for a missing key)".
+    /// The value in words: "a string or `false` (the reply of GET
+    /// (`redis.call`); `false` is its nil reply, as for GET of a missing
+    /// key)", "an integer (the reply of TTL (`redis.call`); as a number: at
+    /// least -2)".
     pub fn describe(&self) -> String {
         let mut out = type_words(self.value.ty);
         let mut notes = Vec::new();
@@ -288,7 +290,7 @@ fn origin_words(origin: &Origin, ty: Ty) -> String {
             if ty.intersects(Ty::FALSE) {
                 format!(
                     "the reply of {command} (`{call}`); `false` is its nil reply, \
-                     {command} of a missing key"
+                     as for {command} of a missing key"
                 )
             } else {
                 format!("the reply of {command} (`{call}`)")
@@ -346,7 +348,7 @@ mod tests {
         assert_eq!(
             read.describe(),
             "a string or `false` (the reply of GET (`redis.call`); \
-             `false` is its nil reply, GET of a missing key)"
+             `false` is its nil reply, as for GET of a missing key)"
         );
         assert_eq!(&source[read.span.start.offset..read.span.end.offset], "v");
         let declared = at(source, "v", 0).expect("the declaration");
