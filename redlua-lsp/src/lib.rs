@@ -11,7 +11,8 @@
 //! - completion of commands, sandbox globals and library members, and of
 //!   `KEYS[n]` / `ARGV[n]` up to the declared counts;
 //! - quick fixes for the lints that suggest one, and for any lint that can
-//!   be switched off: `allow=<lint>` in the script's header.
+//!   be switched off: `allow=<lint>` in the script's header, or
+//!   `allow(<lint>)` in the `#[redis_script]` attribute that declares it.
 //!
 //! A script is checked against the target of its header
 //! (`-- redlua: target=redis-7.4`) or of the nearest `Cargo.toml`'s

@@ -422,6 +422,28 @@ impl Server {
                     ..CodeAction::default()
                 }));
             }
+            if let Some((title, place, text)) =
+                actions::allow_in_attribute(finding, document.settings())
+                && let Some(file) = crate::settings::file_uri(&place.file)
+                && let (Ok(line), Ok(column)) = (
+                    u32::try_from(place.line.saturating_sub(1)),
+                    u32::try_from(place.column),
+                )
+            {
+                let at = lsp_types::Position::new(line, column);
+                let edit = TextEdit::new(lsp_types::Range::new(at, at), text);
+                out.push(CodeActionOrCommand::CodeAction(CodeAction {
+                    title,
+                    kind: Some(CodeActionKind::QUICKFIX),
+                    diagnostics: protocol.clone().map(|d| vec![d]),
+                    edit: Some(WorkspaceEdit {
+                        changes: Some(HashMap::from([(file, vec![edit])])),
+                        ..WorkspaceEdit::default()
+                    }),
+                    is_preferred: Some(false),
+                    ..CodeAction::default()
+                }));
+            }
         }
         Some(out)
     }

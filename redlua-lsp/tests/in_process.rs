@@ -387,6 +387,31 @@ fn a_rust_declaration_in_the_crate_gives_the_counts_options_and_related_places()
     );
     assert_eq!(field.location.range.start, Position::new(6, 15));
 
+    // A finding is allowed in the attribute, not in a header.
+    let actions = session.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": uri },
+                "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 2, "character": 0 } },
+                "context": { "diagnostics": [] } }),
+    );
+    let actions = actions.result.unwrap();
+    let titles: Vec<&str> = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        titles,
+        ["Allow `return_type` in the `#[redis_script]` of `Bump`"]
+    );
+    let rust_uri = format!("file://{}", root.join("src/deep/bump.rs").display());
+    let edit = &actions[0]["edit"]["changes"][&rust_uri][0];
+    assert_eq!(edit["newText"], ", return_type");
+    let column = "#[redis_script(\"scripts/bump.lua\", returns = i64, allow(literal_key".len();
+    let at = json!({ "line": 3, "character": column });
+    assert_eq!(edit["range"], json!({ "start": at, "end": at }));
+
     // Without the unread key, once the client tells of the change.
     std::fs::write(
         root.join("src/deep/bump.rs"),
