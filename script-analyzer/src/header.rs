@@ -697,6 +697,24 @@ mod tests {
         assert_eq!(allow_edit("-- redlua: keyz=1\n", Lint::LiteralKey), None);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn an_allow_edit_keeps_the_header_and_adds_the_lint(
+            text in "(#!lua[^\n]*\n)?((--+ ?(redlua: ?)?(keys=1|allow=arity|args=2\\+|x)?[ -~]{0,8}|[ \t]*)\r?\n){0,5}[ -~]{0,10}"
+        ) {
+            if let Some(edit) = allow_edit(&text, Lint::LiteralKey) {
+                let before = parse(&text).expect("an edit only of a header that reads");
+                let after = parse(&edited(&text, &edit));
+                proptest::prop_assert!(after.is_ok(), "{:?}", after);
+                let after = after.unwrap();
+                let mut expected = before.allow.clone().unwrap_or_default();
+                expected.push(Lint::LiteralKey);
+                proptest::prop_assert_eq!(after.allow.clone(), Some(expected));
+                proptest::prop_assert_eq!(Header { allow: None, ..after }, Header { allow: None, ..before });
+            }
+        }
+    }
+
     #[test]
     fn applying_an_empty_header_changes_nothing() {
         let mut options = Options {
