@@ -249,7 +249,8 @@ fn render_header_error(
     );
     let group = group.element(Level::HELP.message(
         "settings: keys=N, args=N (N+ for N or more), \
-         returns=integer|string|array|any (? after it: nil too), target=NAME",
+         returns=integer|string|array|any (? after it: nil too), target=NAME, \
+         allow=LINT,LINT",
     ));
     renderer.render(&[group])
 }

@@ -296,3 +296,27 @@ fn an_unknown_target_is_a_usage_error() {
         out.stderr
     );
 }
+
+#[test]
+fn a_header_allow_switches_a_lint_off_as_the_attribute_does() {
+    let literal = "redis.call('SET', 'fixed', 1)\nreturn 1\n";
+    let allowed = format!("-- redlua: allow=literal_key\n{literal}");
+    let (_dir, paths) = scripts(&[
+        ("literal.lua", literal.as_bytes()),
+        ("allowed.lua", allowed.as_bytes()),
+    ]);
+    let out = run(lockctl().arg("lint").arg(&paths[0]));
+    assert!(
+        out.stdout.contains("warning[literal_key]"),
+        "{}",
+        out.stdout
+    );
+    let out = run(lockctl().arg("lint").arg(&paths[1]));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stdout
+            .ends_with("checked 1 file: 0 errors, 0 warnings\n"),
+        "{}",
+        out.stdout
+    );
+}

@@ -7,6 +7,15 @@
 //! - `lexical_comparison` (`redis.call('GET', k) < ARGV[1]`): compare
 //!   numbers, `tonumber(a) < tonumber(b)` (a number literal, or an operand
 //!   already converted, is left as it is).
+//! - Any lint that can be allowed, in a script no Rust struct declares:
+//!   "Allow `<lint>` in this script's header", which adds the lint to the
+//!   header's `allow=` (`-- redlua: allow=literal_key`), adding the setting
+//!   or the header line if there is none. A Functions library is not
+//!   offered it: its header gives only its target.
+//! - The same in a script a Rust struct declares: "Allow `<lint>` in the
+//!   `#[redis_script]` of `<Struct>`", which adds the lint to the
+//!   attribute's `allow(...)`, or adds `allow(<lint>)`, in the Rust file
+//!   as last read (on open and save).
 //!
 //! Invariants: an edit replaces exactly the finding's range, and is offered
 //! only when the text there has the shape the lint reported (a document
@@ -14,7 +23,9 @@
 
 use crate::call_site::code_tokens;
 use crate::lex::{Kind, Token};
-use redlua_analyzer::{Diagnostic, Lint};
+use crate::rust_decl::Place;
+use crate::settings::Settings;
+use redlua_analyzer::{Diagnostic, Lint, header};
 
 /// A fix: its title, whether it is the preferred one, and the text that
 /// replaces bytes `start..end`.
@@ -45,6 +56,43 @@ pub fn fixes(text: &str, finding: &Diagnostic) -> Vec<Fix> {
         Lint::LexicalComparison => lexical_comparison(written, (start, end)),
         _ => Vec::new(),
     }
+}
+
+/// The fix that allows `finding`'s lint in the header of `text`, for a
+/// script whose settings come from its header.
+pub fn allow_in_header(text: &str, finding: &Diagnostic, settings: &Settings) -> Option<Fix> {
+    if settings.library || settings.rust.is_some() || settings.header_error.is_some() {
+        return None;
+    }
+    let edit = header::allow_edit(text, finding.lint)?;
+    Some(Fix {
+        title: format!("Allow `{}` in this script's header", finding.lint),
+        preferred: false,
+        range: (edit.start, edit.end),
+        text: edit.text,
+    })
+}
+
+/// The fix that allows `finding`'s lint in the `#[redis_script]` attribute
+/// that declares the script: its title, where the text goes in the Rust
+/// file, and the text.
+pub fn allow_in_attribute(
+    finding: &Diagnostic,
+    settings: &Settings,
+) -> Option<(String, Place, String)> {
+    let rust = settings.rust.as_ref()?;
+    let at = rust.allow_at.as_ref()?;
+    if !finding.lint.can_be_allowed() || rust.allow.contains(&finding.lint) {
+        return None;
+    }
+    Some((
+        format!(
+            "Allow `{}` in the `#[redis_script]` of `{}`",
+            finding.lint, rust.name
+        ),
+        at.place.clone(),
+        format!("{}{}{}", at.before, finding.lint, at.after),
+    ))
 }
 
 fn nil_comparison(written: &str, range: (usize, usize)) -> Vec<Fix> {

@@ -84,7 +84,8 @@ pub fn to_protocol(
             source: Some(SOURCE.into()),
             message: format!(
                 "invalid `-- redlua:` header: {}\nhelp: settings: keys=N, args=N (N+ for N or \
-                 more), returns=integer|string|array|any (? after it: nil too), target=NAME",
+                 more), returns=integer|string|array|any (? after it: nil too), target=NAME, \
+                 allow=LINT,LINT",
                 error.kind
             ),
             ..lsp_types::Diagnostic::default()

@@ -5,12 +5,18 @@
 //!
 //! The hover is offered on the command's name (the first argument), on a
 //! subcommand's name (the second), and on `call` / `pcall`.
+//!
+//! On a local variable (or a field of a local table the analyzer follows),
+//! the hover is what the analyzer infers of its value at that place: its
+//! types, where it comes from, and its range as a number
+//! ([`redlua_analyzer::hover::value_at`]).
 
 use crate::call_site::{CallSite, call_sites, code_tokens, token_at};
+use crate::lex::Kind;
 use crate::summaries;
 use redlua_analyzer::commands::{self, ArgShape, Command};
 use redlua_analyzer::replies::{self, Protocol};
-use redlua_analyzer::{ServerTarget, Vendor};
+use redlua_analyzer::{Options, ServerTarget, Vendor};
 use std::fmt::Write as _;
 
 /// The hover text (Markdown) at byte `offset` of `text`, and the bytes it
@@ -37,6 +43,29 @@ pub fn at(text: &str, offset: usize, target: ServerTarget) -> Option<(String, (u
     let markdown = describe(shown, &shapes, site, resp3, target);
     let token = tokens[index];
     Some((markdown, (token.start, token.end)))
+}
+
+/// Lua 5.1's reserved words.
+const KEYWORDS: &[&str] = &[
+    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "if", "in", "local",
+    "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
+];
+
+/// The hover text (Markdown) for the local variable or followed field at
+/// byte `offset` of `text`, analyzed with `options`, and the bytes of its
+/// name.
+///
+/// The inference covers the whole script: it is run only when a name that
+/// is not a keyword is at `offset`.
+pub fn local_at(text: &str, offset: usize, options: &Options) -> Option<(String, (usize, usize))> {
+    let tokens = code_tokens(text);
+    let token = tokens[token_at(&tokens, offset)?];
+    if token.kind != Kind::Name || KEYWORDS.contains(&token.text(text)) {
+        return None;
+    }
+    let info = redlua_analyzer::hover::value_at(text, options, offset)?;
+    let markdown = format!("**`{}`**: {}", info.name, info.describe());
+    Some((markdown, (info.span.start.offset, info.span.end.offset)))
 }
 
 /// The hover text for `command` called with `shapes` (its name first).
@@ -137,6 +166,23 @@ mod tests {
         );
         assert_eq!(hover(text, "call"), Some(markdown));
         assert_eq!(hover(text, "KEYS"), None);
+    }
+
+    #[test]
+    fn a_local_shows_its_inferred_value() {
+        let text = "local v = redis.call('GET', KEYS[1])\nreturn v";
+        let offset = text.rfind('v').unwrap();
+        let (markdown, (start, end)) = local_at(text, offset, &Options::default()).unwrap();
+        assert!(
+            markdown.starts_with("**`v`**: a string or `false` (the reply of GET"),
+            "{markdown}"
+        );
+        assert_eq!((start, end), (offset, offset + 1));
+        assert_eq!(local_at(text, 0, &Options::default()), None);
+        assert_eq!(
+            local_at(text, text.find("KEYS").unwrap(), &Options::default()),
+            None
+        );
     }
 
     #[test]

@@ -6,10 +6,13 @@
 //! - diagnostics as you type: the lints, levels and messages of `lockctl
 //!   lint`, each with the lint's name as its code;
 //! - hover on `redis.call('CMD', ...)`: the command's summary, arity, first
-//!   release and reply type, for the target server;
+//!   release and reply type, for the target server; on a local variable:
+//!   the value the analyzer infers for it there;
 //! - completion of commands, sandbox globals and library members, and of
 //!   `KEYS[n]` / `ARGV[n]` up to the declared counts;
-//! - quick fixes for the lints that suggest one.
+//! - quick fixes for the lints that suggest one, and for any lint that can
+//!   be switched off: `allow=<lint>` in the script's header, or
+//!   `allow(<lint>)` in the `#[redis_script]` attribute that declares it.
 //!
 //! A script is checked against the target of its header
 //! (`-- redlua: target=redis-7.4`) or of the nearest `Cargo.toml`'s

@@ -58,6 +58,23 @@ pub struct Declaration {
     pub allow: Vec<Lint>,
     /// `target = "..."`, when it names a target.
     pub target: Option<ServerTarget>,
+    /// Where one more lint can be written into the attribute, if known.
+    pub allow_at: Option<AllowAt>,
+}
+
+/// Where an `allow` of one more lint goes in a `#[redis_script]`
+/// attribute, and what comes before the lint's name there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowAt {
+    /// Before the `)` of the attribute's `allow(...)`, or of the attribute
+    /// itself when it has no `allow`.
+    pub place: Place,
+    /// What precedes the name: `", "` after a lint, `""` in an empty
+    /// `allow()`, `", allow("` (with `")"` after the name) for an attribute
+    /// without one.
+    pub before: &'static str,
+    /// What follows the name.
+    pub after: &'static str,
 }
 
 /// The declaration of `script` in the crate at `crate_dir`, if one names it.
@@ -153,11 +170,37 @@ impl<'ast> Visit<'ast> for Finder<'_> {
             let Ok(options) = attr.parse_args_with(Options::parse) else {
                 continue;
             };
+            let syn::Meta::List(list) = &attr.meta else {
+                continue;
+            };
             let named = std::fs::canonicalize(self.crate_dir.join(&options.path));
             if named.ok().as_deref() != Some(self.script) {
                 continue;
             }
-            self.found = Some(self.declaration(item, options));
+            let allow_at = match options.allow_close {
+                Some((close, before)) => Some(AllowAt {
+                    place: self.place(close),
+                    before,
+                    after: "",
+                }),
+                None => {
+                    let trailing_comma = list.tokens.clone().into_iter().last().is_some_and(
+                        |t| matches!(t, proc_macro2::TokenTree::Punct(p) if p.as_char() == ','),
+                    );
+                    Some(AllowAt {
+                        place: self.place(list.delimiter.span().close()),
+                        before: if trailing_comma {
+                            " allow("
+                        } else {
+                            ", allow("
+                        },
+                        after: ")",
+                    })
+                }
+            };
+            let mut declaration = self.declaration(item, options);
+            declaration.allow_at = allow_at;
+            self.found = Some(declaration);
             return;
         }
     }
@@ -209,6 +252,7 @@ impl Finder<'_> {
             read_only: options.read_only,
             allow: options.allow,
             target: options.target,
+            allow_at: None,
         }
     }
 }
@@ -220,6 +264,8 @@ struct Options {
     read_only: bool,
     allow: Vec<Lint>,
     target: Option<ServerTarget>,
+    /// The `)` of `allow(...)`, and what goes before one more name there.
+    allow_close: Option<(proc_macro2::Span, &'static str)>,
 }
 
 impl Options {
@@ -233,6 +279,7 @@ impl Options {
             read_only: false,
             allow: Vec::new(),
             target: None,
+            allow_close: None,
         };
         while input.parse::<Token![,]>().is_ok() && !input.is_empty() {
             if input.peek(Token![crate]) {
@@ -250,8 +297,16 @@ impl Options {
                 "read_only" => options.read_only = true,
                 "allow" => {
                     let content;
-                    syn::parenthesized!(content in input);
+                    let paren = syn::parenthesized!(content in input);
                     let names = content.parse_terminated(<Ident as Parse>::parse, Token![,])?;
+                    let before = if names.is_empty() {
+                        ""
+                    } else if names.trailing_punct() {
+                        " "
+                    } else {
+                        ", "
+                    };
+                    options.allow_close = Some((paren.span.close(), before));
                     options.allow = names
                         .iter()
                         .filter_map(|n| Lint::from_name(&n.to_string()))
@@ -403,6 +458,62 @@ mod tests {
         assert_eq!(found.allow, [Lint::Arity]);
         assert_eq!(found.target, Some(ServerTarget::Valkey8_0));
         assert_eq!(found.place.line, 2);
+    }
+
+    /// `item` with `lint` written where [`Declaration::allow_at`] says.
+    fn allowing(item: &str, lint: &str) -> String {
+        let at = declared(item).unwrap().allow_at.unwrap();
+        let line_start: usize = item
+            .split_inclusive('\n')
+            .take(at.place.line - 1)
+            .map(str::len)
+            .sum();
+        let column: usize = item[line_start..]
+            .chars()
+            .take(at.place.column)
+            .map(char::len_utf8)
+            .sum();
+        let mut out = item.to_string();
+        out.insert_str(
+            line_start + column,
+            &format!("{}{lint}{}", at.before, at.after),
+        );
+        out
+    }
+
+    #[test]
+    fn one_more_lint_goes_into_allow_or_a_new_allow() {
+        let tail = "\nstruct S { #[key] a: String }";
+        let cases = [
+            (
+                "#[redis_script(\"s.lua\", allow(arity))]",
+                "#[redis_script(\"s.lua\", allow(arity, literal_key))]",
+            ),
+            (
+                "#[redis_script(\"s.lua\", allow(arity,))]",
+                "#[redis_script(\"s.lua\", allow(arity, literal_key))]",
+            ),
+            (
+                "#[redis_script(\"s.lua\", allow())]",
+                "#[redis_script(\"s.lua\", allow(literal_key))]",
+            ),
+            (
+                "#[redis_script(\"s.lua\", returns = i64)]",
+                "#[redis_script(\"s.lua\", returns = i64, allow(literal_key))]",
+            ),
+            (
+                "/// \u{e9}t\u{e9}\n#[redis_script(\n    \"s.lua\",\n)]",
+                "/// \u{e9}t\u{e9}\n#[redis_script(\n    \"s.lua\",\n allow(literal_key))]",
+            ),
+        ];
+        for (attr, expected) in cases {
+            let written = allowing(&format!("{attr}{tail}"), "literal_key");
+            assert_eq!(written, format!("{expected}{tail}"));
+            assert_eq!(
+                declared(&written).unwrap().allow.last(),
+                Some(&Lint::LiteralKey)
+            );
+        }
     }
 
     #[test]

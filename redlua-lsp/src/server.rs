@@ -347,7 +347,9 @@ impl Server {
         let text = document.text();
         let index = document.index();
         let offset = index.offset(text, p.text_document_position_params.position);
-        let (markdown, (start, end)) = hover::at(text, offset, document.settings().options.target)?;
+        let options = &document.settings().options;
+        let (markdown, (start, end)) = hover::at(text, offset, options.target)
+            .or_else(|| hover::local_at(text, offset, options))?;
         Some(Hover {
             contents: HoverContents::Markup(MarkupContent {
                 kind: MarkupKind::Markdown,
@@ -405,7 +407,8 @@ impl Server {
                 std::slice::from_ref(finding),
             )
             .pop();
-            for fix in actions::fixes(text, finding) {
+            let allow = actions::allow_in_header(text, finding, document.settings());
+            for fix in actions::fixes(text, finding).into_iter().chain(allow) {
                 let edit = TextEdit::new(index.range(text, fix.range.0, fix.range.1), fix.text);
                 out.push(CodeActionOrCommand::CodeAction(CodeAction {
                     title: fix.title,
@@ -416,6 +419,28 @@ impl Server {
                         ..WorkspaceEdit::default()
                     }),
                     is_preferred: Some(fix.preferred),
+                    ..CodeAction::default()
+                }));
+            }
+            if let Some((title, place, text)) =
+                actions::allow_in_attribute(finding, document.settings())
+                && let Some(file) = crate::settings::file_uri(&place.file)
+                && let (Ok(line), Ok(column)) = (
+                    u32::try_from(place.line.saturating_sub(1)),
+                    u32::try_from(place.column),
+                )
+            {
+                let at = lsp_types::Position::new(line, column);
+                let edit = TextEdit::new(lsp_types::Range::new(at, at), text);
+                out.push(CodeActionOrCommand::CodeAction(CodeAction {
+                    title,
+                    kind: Some(CodeActionKind::QUICKFIX),
+                    diagnostics: protocol.clone().map(|d| vec![d]),
+                    edit: Some(WorkspaceEdit {
+                        changes: Some(HashMap::from([(file, vec![edit])])),
+                        ..WorkspaceEdit::default()
+                    }),
+                    is_preferred: Some(false),
                     ..CodeAction::default()
                 }));
             }

@@ -228,6 +228,113 @@ fn hover_completion_and_a_quick_fix() {
 }
 
 #[test]
+fn hover_on_a_local_shows_its_inferred_value_where_it_is_read() {
+    let mut session = Session::new();
+    let text = "-- redlua: keys=1\nlocal v = redis.call('GET', KEYS[1])\nif v then\n  return v\nend\nreturn v\n";
+    session.open(text);
+    let hover = session.request("textDocument/hover", session.at(5, 7));
+    let value = hover.result.unwrap();
+    // Past `if v then return v end`, only `false` is left.
+    assert_eq!(
+        value["contents"]["value"],
+        "**`v`**: `false` (the reply of GET (`redis.call`); \
+         `false` is its nil reply, as for GET of a missing key)"
+    );
+    assert_eq!(
+        value["range"],
+        json!({ "start": { "line": 5, "character": 7 }, "end": { "line": 5, "character": 8 } })
+    );
+    // Under `if v then`, `false` is ruled out.
+    let guarded = session.request("textDocument/hover", session.at(3, 9));
+    let markdown = guarded.result.unwrap()["contents"]["value"].clone();
+    assert_eq!(
+        markdown,
+        "**`v`**: a string (the reply of GET (`redis.call`))"
+    );
+    let declared = session.request("textDocument/hover", session.at(1, 6));
+    assert!(
+        declared.result.unwrap()["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .starts_with("**`v`**: a string or `false` (the reply of GET"),
+    );
+    // A global is not a local: no hover.
+    let global = session.request("textDocument/hover", session.at(1, 11));
+    assert_eq!(global.result, Some(Value::Null));
+}
+
+#[test]
+fn a_finding_can_be_allowed_in_the_script_header() {
+    let mut session = Session::new();
+    let text = "-- redlua: keys=0\nredis.call('SET', 'fixed', 1)\nreturn 1\n";
+    let diagnostics = session.open(text);
+    assert_eq!(
+        diagnostics.iter().map(code).collect::<Vec<_>>(),
+        ["literal_key"]
+    );
+    let actions = session.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": URI },
+                "range": { "start": { "line": 1, "character": 20 }, "end": { "line": 1, "character": 20 } },
+                "context": { "diagnostics": [] } }),
+    );
+    let actions = actions.result.unwrap();
+    let allow = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "Allow `literal_key` in this script's header")
+        .unwrap_or_else(|| panic!("{actions:#}"));
+    assert_eq!(allow["isPreferred"], false);
+    assert_eq!(allow["diagnostics"][0]["code"], "literal_key");
+    let edit = &allow["edit"]["changes"][URI][0];
+    assert_eq!(edit["newText"], " allow=literal_key");
+    let end_of_header = json!({ "line": 0, "character": 17 });
+    assert_eq!(edit["range"]["start"], end_of_header);
+    assert_eq!(edit["range"]["end"], end_of_header);
+    // Made, the edit switches the finding off.
+    session.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": URI, "version": 2 },
+                "contentChanges": [ { "range": edit["range"], "text": edit["newText"] } ] }),
+    );
+    let published = session.published();
+    assert_eq!(published[0].diagnostics, []);
+    // Then no action is left to offer.
+    let actions = session.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": URI },
+                "range": { "start": { "line": 1, "character": 20 }, "end": { "line": 1, "character": 20 } },
+                "context": { "diagnostics": [] } }),
+    );
+    assert_eq!(actions.result.unwrap(), json!([]));
+}
+
+#[test]
+fn a_script_without_a_header_gets_one_for_the_allow() {
+    let mut session = Session::new();
+    let diagnostics = session.open("#!lua flags=no-writes\nreturn redis.call('GET', 'fixed')\n");
+    assert_eq!(
+        diagnostics.iter().map(code).collect::<Vec<_>>(),
+        ["literal_key"]
+    );
+    let actions = session.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": URI },
+                "range": { "start": { "line": 1, "character": 27 }, "end": { "line": 1, "character": 27 } },
+                "context": { "diagnostics": [] } }),
+    );
+    let actions = actions.result.unwrap();
+    let edit = &actions[0]["edit"]["changes"][URI][0];
+    assert_eq!(
+        actions[0]["title"],
+        "Allow `literal_key` in this script's header"
+    );
+    assert_eq!(edit["newText"], "-- redlua: allow=literal_key\n");
+    assert_eq!(edit["range"]["start"], json!({ "line": 1, "character": 0 }));
+}
+
+#[test]
 fn a_rust_declaration_in_the_crate_gives_the_counts_options_and_related_places() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
@@ -279,6 +386,31 @@ fn a_rust_declaration_in_the_crate_gives_the_counts_options_and_related_places()
         "{field:?}"
     );
     assert_eq!(field.location.range.start, Position::new(6, 15));
+
+    // A finding is allowed in the attribute, not in a header.
+    let actions = session.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": uri },
+                "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 2, "character": 0 } },
+                "context": { "diagnostics": [] } }),
+    );
+    let actions = actions.result.unwrap();
+    let titles: Vec<&str> = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        titles,
+        ["Allow `return_type` in the `#[redis_script]` of `Bump`"]
+    );
+    let rust_uri = format!("file://{}", root.join("src/deep/bump.rs").display());
+    let edit = &actions[0]["edit"]["changes"][&rust_uri][0];
+    assert_eq!(edit["newText"], ", return_type");
+    let column = "#[redis_script(\"scripts/bump.lua\", returns = i64, allow(literal_key".len();
+    let at = json!({ "line": 3, "character": column });
+    assert_eq!(edit["range"], json!({ "start": at, "end": at }));
 
     // Without the unread key, once the client tells of the change.
     std::fs::write(

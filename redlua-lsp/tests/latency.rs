@@ -121,6 +121,21 @@ fn diagnostics_of_a_5000_line_script_after_each_change() {
         "{:?}",
         out[0]
     );
+    // A hover on a local (`if v249 then`): the inference of the whole script.
+    let started = Instant::now();
+    let mut out = Vec::new();
+    let hover = Request::new(
+        RequestId::from(4),
+        "textDocument/hover".into(),
+        json!({ "textDocument": { "uri": URI }, "position": { "line": 2_492, "character": 4 } }),
+    );
+    server.handle(Message::Request(hover), &mut out);
+    let local_hover = started.elapsed();
+    assert!(
+        matches!(&out[0], Message::Response(r) if r.result.as_ref().is_some_and(|v| v["contents"]["value"].as_str().is_some_and(|t| t.starts_with("**`v249`**: a string or `false`")))),
+        "{:?}",
+        out[0]
+    );
     // The analyzer alone on the same text, for comparison.
     let mut options = redlua_analyzer::Options::default();
     redlua_analyzer::header::parse(&text)
@@ -134,7 +149,7 @@ fn diagnostics_of_a_5000_line_script_after_each_change() {
     println!(
         "redlua-lsp diagnostics latency, {LINES}-line script ({} build): open {:.1} ms; \
          change: median {:.1} ms, max {:.1} ms; redlua_analyzer::analyze alone {:.1} ms; \
-         a hover and a completion {:.1} ms",
+         a hover and a completion {:.1} ms; a hover on a local {:.1} ms",
         if cfg!(debug_assertions) {
             "debug"
         } else {
@@ -145,5 +160,6 @@ fn diagnostics_of_a_5000_line_script_after_each_change() {
         ms(times[times.len() - 1]),
         ms(analyzer),
         ms(requests),
+        ms(local_hover),
     );
 }

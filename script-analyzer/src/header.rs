@@ -26,21 +26,25 @@
 //!     caller accepts a nil reply too (as `Option<i64>` does).
 //!   - `target=NAME`: the server the script runs on (`redis-7.4`, see
 //!     [`ServerTarget`]).
+//!   - `allow=LINT,LINT`: lints switched off for this script, as
+//!     `allow(...)` does in the Rust attribute (`allow=literal_key`; `-`
+//!     may be written for `_`). `syntax` and `library` cannot be allowed.
 //! - When only one of `keys` and `args` is given, any number of the other is
 //!   accepted.
 //! - A setting given twice, an unknown setting and a malformed value are
 //!   errors ([`HeaderError`]), each with the line it is on.
 //!
-//! [`Header::apply`] puts what a header declares into [`Options`].
+//! [`Header::apply`] puts what a header declares into [`Options`];
+//! [`allow_edit`] is the edit that adds a lint to a script's `allow`.
 
-use crate::{Declared, Options, ReturnKind, Returns, ServerTarget, best_match};
+use crate::{Declared, Lint, Options, ReturnKind, Returns, ServerTarget, best_match};
 use std::fmt;
 
 /// The marker that makes a comment line a header line.
 pub const MARKER: &str = "redlua:";
 
 /// The settings a header line may hold.
-pub const SETTINGS: &[&str] = &["keys", "args", "returns", "target"];
+pub const SETTINGS: &[&str] = &["keys", "args", "returns", "target", "allow"];
 
 /// A count of keys or arguments: a fixed number, maybe followed by more.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +66,8 @@ pub struct Header {
     pub returns: Option<Returns>,
     /// `target=`: the server the script runs on.
     pub target: Option<ServerTarget>,
+    /// `allow=`: the lints switched off for this script.
+    pub allow: Option<Vec<Lint>>,
 }
 
 /// A header that cannot be read: where, and why.
@@ -114,6 +120,18 @@ pub enum HeaderErrorKind {
         /// Why, with the targets there are.
         message: String,
     },
+    /// `allow=` with a name that is not a lint (or an empty list).
+    UnknownLint {
+        /// The name as written.
+        name: String,
+        /// The lint it is most like, if any.
+        suggestion: Option<&'static str>,
+    },
+    /// `allow=` with a lint that cannot be switched off.
+    NotAllowable {
+        /// The lint.
+        lint: Lint,
+    },
 }
 
 impl fmt::Display for HeaderError {
@@ -154,6 +172,22 @@ impl fmt::Display for HeaderErrorKind {
                  it when the caller accepts nil (`returns=integer?`)"
             ),
             HeaderErrorKind::BadTarget { message } => write!(f, "{message}"),
+            HeaderErrorKind::UnknownLint { name, .. } if name.is_empty() => write!(
+                f,
+                "`allow=` names no lint; write lint names separated by commas \
+                 (`allow=literal_key,nil_return`)"
+            ),
+            HeaderErrorKind::UnknownLint { name, suggestion } => {
+                write!(f, "`allow={name}`: unknown lint `{name}`")?;
+                match suggestion {
+                    Some(s) => write!(f, " (did you mean `{s}`?)"),
+                    None => write!(f, "; write lint names separated by commas"),
+                }
+            }
+            HeaderErrorKind::NotAllowable { lint } => write!(
+                f,
+                "the `{lint}` lint cannot be allowed: Redis would refuse the script"
+            ),
         }
     }
 }
@@ -199,6 +233,11 @@ impl Header {
         if let Some(target) = self.target {
             options.target = target;
         }
+        for lint in self.allow.iter().flatten() {
+            if !options.allow.contains(lint) {
+                options.allow.push(*lint);
+            }
+        }
     }
 }
 
@@ -206,6 +245,39 @@ impl Header {
 /// without one gives an empty [`Header`].
 pub fn parse(source: &str) -> Result<Header, HeaderError> {
     let mut header = Header::default();
+    for HeaderLine {
+        line,
+        raw,
+        settings,
+    } in header_lines(source)
+    {
+        for word in settings.split_whitespace() {
+            setting(&mut header, word).map_err(|kind| {
+                // `word` is a slice of `raw`: its offset there.
+                let offset = word.as_ptr() as usize - raw.as_ptr() as usize;
+                HeaderError {
+                    line,
+                    column: raw[..offset].chars().count() + 1,
+                    len: word.chars().count(),
+                    kind,
+                }
+            })?;
+        }
+    }
+    Ok(header)
+}
+
+/// A header line: its 1-based number, its text, and the settings after
+/// the marker (slices of the script).
+struct HeaderLine<'a> {
+    line: usize,
+    raw: &'a str,
+    settings: &'a str,
+}
+
+/// The header lines of `source`, in order.
+fn header_lines(source: &str) -> Vec<HeaderLine<'_>> {
+    let mut found = Vec::new();
     for (index, raw) in source.lines().enumerate() {
         let line = index + 1;
         let text = raw.trim();
@@ -221,20 +293,67 @@ pub fn parse(source: &str) -> Result<Header, HeaderError> {
         let Some(settings) = comment.trim_start_matches('-').trim().strip_prefix(MARKER) else {
             continue;
         };
-        for word in settings.split_whitespace() {
-            setting(&mut header, word).map_err(|kind| {
-                // `word` is a slice of `raw`: its offset there.
-                let offset = word.as_ptr() as usize - raw.as_ptr() as usize;
-                HeaderError {
-                    line,
-                    column: raw[..offset].chars().count() + 1,
-                    len: word.chars().count(),
-                    kind,
-                }
-            })?;
+        found.push(HeaderLine {
+            line,
+            raw,
+            settings,
+        });
+    }
+    found
+}
+
+/// An edit of a script's text: replace bytes `start..end` with `text`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    /// The first byte replaced.
+    pub start: usize,
+    /// One past the last byte replaced (`start` for an insertion).
+    pub end: usize,
+    /// The new text.
+    pub text: String,
+}
+
+/// The edit that switches `lint` off in the header of `source`: it adds
+/// the lint to the header's `allow=` setting, or adds the setting to the
+/// first header line, or adds a header line (after a `#!lua` shebang, which
+/// stays first).
+///
+/// `None` when the lint cannot be allowed, the header already allows it,
+/// or the header cannot be read.
+pub fn allow_edit(source: &str, lint: Lint) -> Option<Edit> {
+    let header = parse(source).ok()?;
+    if !lint.can_be_allowed() || header.allow.iter().flatten().any(|l| *l == lint) {
+        return None;
+    }
+    let offset_of = |part: &str| part.as_ptr() as usize - source.as_ptr() as usize;
+    let lines = header_lines(source);
+    let insert = |at: usize, text: String| Edit {
+        start: at,
+        end: at,
+        text,
+    };
+    for line in &lines {
+        if let Some(word) = line
+            .settings
+            .split_whitespace()
+            .find(|w| w.starts_with("allow="))
+        {
+            return Some(insert(offset_of(word) + word.len(), format!(",{lint}")));
         }
     }
-    Ok(header)
+    if let Some(first) = lines.first() {
+        let end = offset_of(first.raw) + first.raw.trim_end().len();
+        return Some(insert(end, format!(" allow={lint}")));
+    }
+    let new_line = format!("-- {MARKER} allow={lint}");
+    let first_line = source.lines().next().unwrap_or("");
+    if first_line.trim_start().starts_with("#!") {
+        return Some(match source[first_line.len()..].find('\n') {
+            Some(newline) => insert(first_line.len() + newline + 1, format!("{new_line}\n")),
+            None => insert(source.len(), format!("\n{new_line}\n")),
+        });
+    }
+    Some(insert(0, format!("{new_line}\n")))
 }
 
 /// Reads one `name=value` into `header`.
@@ -257,6 +376,7 @@ fn setting(header: &mut Header, word: &str) -> Result<(), HeaderErrorKind> {
         "keys" => header.keys.replace(count(name, value)?).is_some(),
         "args" => header.args.replace(count(name, value)?).is_some(),
         "returns" => header.returns.replace(returns(value)?).is_some(),
+        "allow" => header.allow.replace(allow(value)?).is_some(),
         _ => {
             let target = value
                 .parse::<ServerTarget>()
@@ -278,6 +398,24 @@ fn unknown(name: &str) -> HeaderErrorKind {
         suggestion: best_match(name, SETTINGS.iter().copied())
             .and_then(|s| SETTINGS.iter().copied().find(|known| *known == s)),
     }
+}
+
+/// `lint,lint`.
+fn allow(value: &str) -> Result<Vec<Lint>, HeaderErrorKind> {
+    let mut lints = Vec::new();
+    for name in value.split(',') {
+        let lint = Lint::from_name(name).ok_or_else(|| HeaderErrorKind::UnknownLint {
+            name: name.to_owned(),
+            suggestion: best_match(name, Lint::ALL.iter().map(|l| l.name())),
+        })?;
+        if !lint.can_be_allowed() {
+            return Err(HeaderErrorKind::NotAllowable { lint });
+        }
+        if !lints.contains(&lint) {
+            lints.push(lint);
+        }
+    }
+    Ok(lints)
 }
 
 /// `N` or `N+`.
@@ -401,7 +539,7 @@ mod tests {
         );
         assert_eq!(
             error("-- redlua: colour=red\n").to_string(),
-            "line 1: unknown header setting `colour`; the settings are keys, args, returns, target"
+            "line 1: unknown header setting `colour`; the settings are keys, args, returns, target, allow"
         );
         assert_eq!(
             error("-- redlua: keys\n").kind,
@@ -460,6 +598,119 @@ mod tests {
                 let line = text.lines().nth(e.line - 1).expect("the error's line exists");
                 proptest::prop_assert!(e.column >= 1 && e.len >= 1);
                 proptest::prop_assert!(e.column - 1 + e.len <= line.chars().count());
+            }
+        }
+    }
+
+    #[test]
+    fn allow_switches_lints_off_as_the_attribute_does() {
+        let source = "-- redlua: keys=1 allow=literal_key,nil-return\n\
+                      redis.call('SET', 'fixed', 1)\nreturn redis.call('GET', KEYS[1])\n";
+        let header = parse(source).unwrap();
+        assert_eq!(header.allow, Some(vec![Lint::LiteralKey, Lint::NilReturn]));
+        let mut options = Options {
+            returns: Some(Returns::of(ReturnKind::String)),
+            ..Options::default()
+        };
+        let lints = |options: &Options| -> Vec<Lint> {
+            analyze(source, options)
+                .diagnostics
+                .iter()
+                .map(|d| d.lint)
+                .collect()
+        };
+        let before = lints(&options);
+        assert!(before.contains(&Lint::LiteralKey), "{before:?}");
+        assert!(before.contains(&Lint::NilReturn), "{before:?}");
+        header.apply(&mut options);
+        assert_eq!(options.allow, vec![Lint::LiteralKey, Lint::NilReturn]);
+        assert_eq!(lints(&options), Vec::<Lint>::new());
+    }
+
+    #[test]
+    fn allow_takes_only_lints_that_can_be_allowed() {
+        let kind = |source: &str| parse(source).unwrap_err().kind;
+        assert_eq!(
+            kind("-- redlua: allow=literal_kee\n"),
+            HeaderErrorKind::UnknownLint {
+                name: "literal_kee".into(),
+                suggestion: Some("literal_key")
+            }
+        );
+        assert_eq!(
+            kind("-- redlua: allow=nil_return,syntax\n"),
+            HeaderErrorKind::NotAllowable { lint: Lint::Syntax }
+        );
+        assert!(matches!(
+            kind("-- redlua: allow=\n"),
+            HeaderErrorKind::UnknownLint { .. }
+        ));
+        assert_eq!(
+            kind("-- redlua: allow=nil_return allow=literal_key\n"),
+            HeaderErrorKind::Repeated { name: "allow" }
+        );
+        assert_eq!(
+            parse("-- redlua: allow=library\n").unwrap_err().to_string(),
+            "line 1: the `library` lint cannot be allowed: Redis would refuse the script"
+        );
+    }
+
+    /// `source` with `edit` made.
+    fn edited(source: &str, edit: &Edit) -> String {
+        let mut text = source.to_string();
+        text.replace_range(edit.start..edit.end, &edit.text);
+        text
+    }
+
+    #[test]
+    fn allow_edit_extends_the_setting_the_line_or_adds_a_line() {
+        let cases = [
+            (
+                "-- redlua: keys=1 allow=nil_return\nreturn 1\n",
+                "-- redlua: keys=1 allow=nil_return,literal_key\nreturn 1\n",
+            ),
+            (
+                "-- Counts.\n-- redlua: keys=1  \nreturn 1\n",
+                "-- Counts.\n-- redlua: keys=1 allow=literal_key  \nreturn 1\n",
+            ),
+            ("return 1\n", "-- redlua: allow=literal_key\nreturn 1\n"),
+            (
+                "#!lua flags=no-writes\nreturn 1\n",
+                "#!lua flags=no-writes\n-- redlua: allow=literal_key\nreturn 1\n",
+            ),
+            ("#!lua", "#!lua\n-- redlua: allow=literal_key\n"),
+        ];
+        for (source, expected) in cases {
+            let edit = allow_edit(source, Lint::LiteralKey).expect(source);
+            let text = edited(source, &edit);
+            assert_eq!(text, expected);
+            let header = parse(&text).unwrap();
+            assert!(header.allow.unwrap().contains(&Lint::LiteralKey), "{text}");
+        }
+    }
+
+    #[test]
+    fn allow_edit_gives_nothing_when_it_cannot_or_need_not() {
+        let allowed = "-- redlua: allow=literal_key\nreturn 1\n";
+        assert_eq!(allow_edit(allowed, Lint::LiteralKey), None);
+        assert_eq!(allow_edit("return 1", Lint::Syntax), None);
+        assert_eq!(allow_edit("-- redlua: keyz=1\n", Lint::LiteralKey), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn an_allow_edit_keeps_the_header_and_adds_the_lint(
+            text in "(#!lua[^\n]*\n)?((--+ ?(redlua: ?)?(keys=1|allow=arity|args=2\\+|x)?[ -~]{0,8}|[ \t]*)\r?\n){0,5}[ -~]{0,10}"
+        ) {
+            if let Some(edit) = allow_edit(&text, Lint::LiteralKey) {
+                let before = parse(&text).expect("an edit only of a header that reads");
+                let after = parse(&edited(&text, &edit));
+                proptest::prop_assert!(after.is_ok(), "{:?}", after);
+                let after = after.unwrap();
+                let mut expected = before.allow.clone().unwrap_or_default();
+                expected.push(Lint::LiteralKey);
+                proptest::prop_assert_eq!(after.allow.clone(), Some(expected));
+                proptest::prop_assert_eq!(Header { allow: None, ..after }, Header { allow: None, ..before });
             }
         }
     }

@@ -30,6 +30,7 @@ mod diagnostic;
 pub mod facts;
 pub mod globals;
 pub mod header;
+pub mod hover;
 pub mod library;
 mod lint;
 pub mod lints;

@@ -126,3 +126,15 @@ async def test_a_change_republishes(client, tmp_path):
     )
     await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     assert [d.code for d in client.diagnostics[uri]] == ["integer_condition"]
+
+    # The local now holds GET's reply: its hover says what the analyzer infers.
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=at(1, 6)
+        )
+    )
+    assert hover is not None
+    assert hover.contents.value.startswith(
+        "**`v`**: a string or `false` (the reply of GET"
+    ), hover.contents.value
+    assert "GET of a missing key" in hover.contents.value, hover.contents.value

@@ -1,0 +1,412 @@
+//! What the value-fact engine ([`crate::facts`]) knows of the local variable
+//! (or followed table field) at one place of a script, for an editor's
+//! hover: [`value_at`].
+//!
+//! Invariants: the value shown is the engine's at that place (a local read
+//! after `if v then` has lost `false`); a local's declaration or
+//! assignment shows the value it receives there; a name that is not a
+//! local (a global, a library member) gives `None`, and so does a script
+//! that does not parse.
+
+use crate::calls::{Tree, redis_calls};
+use crate::facts::{Inferred, Origin, Range, Ty, Types, unparenthesized};
+use crate::scope::Model;
+use crate::{Options, Span, parse};
+use full_moon::ast::{
+    Assignment, Expression, FunctionCall, Index, LocalAssignment, Prefix, Suffix, Var,
+    VarExpression,
+};
+use full_moon::tokenizer::TokenReference;
+use full_moon::visitors::Visitor;
+
+/// What is known of a value at one place of a script.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValueInfo {
+    /// The name as written: `v`, or `t.count` for a field.
+    pub name: String,
+    /// The bytes of the name (of the field's name, for a field).
+    pub span: Span,
+    /// What the engine says of it there.
+    pub value: Inferred,
+}
+
+impl ValueInfo {
+    /// The value in words: "a string or `false` (the reply of GET
+    /// (`redis.call`); `false` is its nil reply, as for GET of a missing
+    /// key)", "an integer (the reply of TTL (`redis.call`); as a number: at
+    /// least -2)".
+    pub fn describe(&self) -> String {
+        let mut out = type_words(self.value.ty);
+        let mut notes = Vec::new();
+        if let Some(origin) = &self.value.origin {
+            notes.push(origin_words(origin, self.value.ty));
+        }
+        if let Some(range) = range_words(self.value.range)
+            && self.value.ty.intersects(Ty::NUMBER.union(Ty::STRING))
+        {
+            notes.push(range);
+        }
+        if !notes.is_empty() {
+            out.push_str(" (");
+            out.push_str(&notes.join("; "));
+            out.push(')');
+        }
+        out
+    }
+}
+
+/// The value of the local variable or followed field whose name covers
+/// byte `offset` of `source`, analyzed with `options` (their declared keys
+/// and arguments: inputs past them are nil).
+///
+/// `None` when no local is there, or `source` does not parse. Never
+/// panics; the work runs on a thread with a large stack, as
+/// [`crate::analyze`] does.
+pub fn value_at(source: &str, options: &Options, offset: usize) -> Option<ValueInfo> {
+    crate::on_large_stack(|| value_here(source, options, offset), || None)
+}
+
+fn value_here(source: &str, options: &Options, offset: usize) -> Option<ValueInfo> {
+    let ast = parse::parse(source).ok()?;
+    let model = Model::build(&ast);
+    let calls = redis_calls(&Tree {
+        source,
+        ast: &ast,
+        model: &model,
+    });
+    let types = Types::build(source, &ast, &model, &calls, options.declared);
+    let mut finder = Finder {
+        source,
+        types: &types,
+        offset,
+        found: None,
+    };
+    finder.visit_ast(&ast);
+    finder.found
+}
+
+/// Looks for the name at `offset`.
+struct Finder<'t, 'a> {
+    source: &'a str,
+    types: &'t Types<'a>,
+    offset: usize,
+    found: Option<ValueInfo>,
+}
+
+impl Finder<'_, '_> {
+    /// Whether `token` covers the offset.
+    fn covers(&self, token: &TokenReference) -> bool {
+        let start = token.token().start_position().bytes();
+        let end = token.token().end_position().bytes();
+        (start..=end).contains(&self.offset)
+    }
+
+    /// Records `value` for the local `token` names, if it covers the offset.
+    fn local(&mut self, token: &TokenReference, value: impl FnOnce(&Self) -> Inferred) {
+        if self.found.is_some() || !self.covers(token) || self.types.local(token).is_none() {
+            return;
+        }
+        let value = value(self);
+        self.found = Some(ValueInfo {
+            name: token.token().to_string(),
+            span: crate::node_range::node_span(self.source, token),
+            value,
+        });
+    }
+
+    /// A chain `prefix.a.b(...)`: its local prefix, or a field of it.
+    fn chain<'s>(&mut self, prefix: &Prefix, suffixes: impl IntoIterator<Item = &'s Suffix>) {
+        let Prefix::Name(head) = prefix else {
+            return;
+        };
+        if self.found.is_some() || self.types.local(head).is_none() {
+            return;
+        }
+        let suffixes: Vec<&Suffix> = suffixes.into_iter().collect();
+        if self.covers(head) {
+            let steps = self.types.chain(prefix, suffixes.iter().copied());
+            self.local(head, |_| steps.first().cloned().unwrap_or_else(any));
+            return;
+        }
+        let mut name = head.token().to_string();
+        for (i, suffix) in suffixes.iter().enumerate() {
+            let Suffix::Index(Index::Dot { name: field, .. }) = suffix else {
+                return;
+            };
+            name = format!("{name}.{}", field.token());
+            if self.covers(field) {
+                let steps = self.types.chain(prefix, suffixes.iter().copied());
+                self.found = Some(ValueInfo {
+                    name,
+                    span: crate::node_range::node_span(self.source, field),
+                    value: steps.get(i + 1).cloned().unwrap_or_else(any),
+                });
+                return;
+            }
+        }
+    }
+}
+
+fn any() -> Inferred {
+    Inferred {
+        ty: Ty::ANY,
+        origin: None,
+        range: Range::ANY,
+    }
+}
+
+impl Visitor for Finder<'_, '_> {
+    fn visit_expression(&mut self, expr: &Expression) {
+        if let Expression::Var(Var::Name(token)) = expr {
+            self.local(token, |f| f.types.of(expr));
+        }
+    }
+
+    fn visit_var_expression(&mut self, var: &VarExpression) {
+        self.chain(var.prefix(), var.suffixes());
+    }
+
+    fn visit_function_call(&mut self, call: &FunctionCall) {
+        self.chain(call.prefix(), call.suffixes());
+    }
+
+    fn visit_local_assignment(&mut self, local: &LocalAssignment) {
+        let values: Vec<&Expression> = local.expressions().iter().collect();
+        for (i, name) in local.names().iter().enumerate() {
+            self.local(name, |f| assigned(f.types, &values, i));
+        }
+    }
+
+    fn visit_assignment(&mut self, assignment: &Assignment) {
+        let values: Vec<&Expression> = assignment.expressions().iter().collect();
+        for (i, var) in assignment.variables().iter().enumerate() {
+            if let Var::Name(name) = var {
+                self.local(name, |f| assigned(f.types, &values, i));
+            }
+        }
+    }
+
+    fn visit_parameter(&mut self, parameter: &full_moon::ast::Parameter) {
+        if let full_moon::ast::Parameter::Name(name) = parameter {
+            self.local(name, |f| match f.types.local(name) {
+                Some(var) => f.types.var(var),
+                None => any(),
+            });
+        }
+    }
+
+    fn visit_generic_for(&mut self, generic: &full_moon::ast::GenericFor) {
+        for name in generic.names() {
+            self.local(name, |f| match f.types.local(name) {
+                Some(var) => f.types.var(var),
+                None => any(),
+            });
+        }
+    }
+
+    fn visit_numeric_for(&mut self, numeric: &full_moon::ast::NumericFor) {
+        let name = numeric.index_variable();
+        self.local(name, |f| match f.types.local(name) {
+            Some(var) => f.types.var(var),
+            None => any(),
+        });
+    }
+}
+
+/// The value the `i`-th name of an assignment receives from `values`.
+fn assigned(types: &Types<'_>, values: &[&Expression], i: usize) -> Inferred {
+    match values.get(i) {
+        Some(value) => types.of(value),
+        // Past the values: nil, unless the last one is a call (then: any).
+        None => match values.last().map(|v| unparenthesized(v)) {
+            Some(Expression::FunctionCall(_)) => any(),
+            _ => Inferred {
+                ty: Ty::NIL,
+                origin: None,
+                range: Range::ANY,
+            },
+        },
+    }
+}
+
+/// "a string or `false`", "an integer", "any value".
+fn type_words(ty: Ty) -> String {
+    if ty == Ty::EMPTY {
+        return "no value (this place is not reached)".to_string();
+    }
+    if ty.is_any() {
+        return "any value (not known)".to_string();
+    }
+    let mut words: Vec<&str> = Vec::new();
+    let numbers = ty.intersection(Ty::NUMBER);
+    if numbers == Ty::NUMBER {
+        words.push("a number");
+    } else if numbers == Ty::INT {
+        words.push("an integer");
+    } else if numbers == Ty::FLOAT {
+        words.push("a fractional number");
+    }
+    for (t, word) in [
+        (Ty::STRING, "a string"),
+        (Ty::STATUS, "a status table (`{ok = ...}`)"),
+        (Ty::ERROR, "an error table (`{err = ...}`)"),
+        (Ty::ARRAY, "an array"),
+        (Ty::PAIRS, "a flat table of pairs"),
+        (Ty::TABLE, "a table"),
+        (Ty::MAP, "a map table (`{map = ...}`)"),
+        (Ty::SET, "a set table (`{set = ...}`)"),
+        (Ty::DOUBLE, "a double table (`{double = ...}`)"),
+        (Ty::BIG_NUMBER, "a big number table (`{big_number = ...}`)"),
+        (Ty::VERBATIM, "a verbatim string table"),
+        (Ty::FUNCTION, "a function"),
+        (Ty::OTHER, "userdata (such as `cjson.null`)"),
+    ] {
+        if ty.intersects(t) {
+            words.push(word);
+        }
+    }
+    if ty.intersection(Ty::BOOL) == Ty::BOOL {
+        words.push("a boolean");
+    } else if ty.intersects(Ty::TRUE) {
+        words.push("`true`");
+    } else if ty.intersects(Ty::FALSE) {
+        words.push("`false`");
+    }
+    if ty.intersects(Ty::NIL) {
+        words.push("nil");
+    }
+    match words.split_last() {
+        None => "no value".to_string(),
+        Some((last, [])) => (*last).to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+/// Where the value comes from, in words.
+fn origin_words(origin: &Origin, ty: Ty) -> String {
+    match origin {
+        Origin::Reply { command, pcall, .. } => {
+            let call = if *pcall { "redis.pcall" } else { "redis.call" };
+            if ty.intersects(Ty::FALSE) {
+                format!(
+                    "the reply of {command} (`{call}`); `false` is its nil reply, \
+                     as for {command} of a missing key"
+                )
+            } else {
+                format!("the reply of {command} (`{call}`)")
+            }
+        }
+        Origin::Tonumber { .. } => "`tonumber` of text: nil when it is not a number".to_string(),
+        Origin::Cursor { command } => format!("the cursor of a {command} reply"),
+        Origin::Input { name } => format!("the input {name}"),
+        Origin::Missing { name } => format!("{name}, which the caller does not pass"),
+        Origin::Concat { input } => format!("text built from {input}"),
+        Origin::Element { command } => format!("an element of the {command} reply"),
+        Origin::Rounded { .. } => "a rounded division, 0 for small inputs".to_string(),
+        Origin::Difference { .. } => "a difference, which may be 0 or negative".to_string(),
+        Origin::Fraction { why, .. } => why.clone(),
+    }
+}
+
+/// "between 0 and 10", "at least -2"; `None` when nothing is known.
+fn range_words(range: Range) -> Option<String> {
+    let finite = |n: f64| n.is_finite().then_some(n);
+    match (finite(range.lo), finite(range.hi)) {
+        (Some(lo), Some(hi)) if lo == hi => Some(format!("as a number: exactly {lo}")),
+        (Some(lo), Some(hi)) => Some(format!("as a number: between {lo} and {hi}")),
+        (Some(lo), None) => Some(format!("as a number: at least {lo}")),
+        (None, Some(hi)) => Some(format!("as a number: at most {hi}")),
+        (None, None) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Declared;
+
+    /// The value at the `nth` (0-based) occurrence of `needle` in `source`.
+    fn at(source: &str, needle: &str, nth: usize) -> Option<ValueInfo> {
+        let offset = source
+            .match_indices(needle)
+            .nth(nth)
+            .map(|(i, _)| i)
+            .expect("the needle is in the source");
+        let options = Options {
+            declared: Some(Declared::exact(1, 1)),
+            ..Options::default()
+        };
+        value_at(source, &options, offset)
+    }
+
+    #[test]
+    fn a_local_from_get_is_a_string_or_false_from_a_missing_key() {
+        let source = "local v = redis.call('GET', KEYS[1])\nreturn v";
+        let read = at(source, "v", 1).expect("a local");
+        assert_eq!(read.name, "v");
+        assert_eq!(read.value.ty, Ty::STRING.union(Ty::FALSE));
+        assert_eq!(
+            read.describe(),
+            "a string or `false` (the reply of GET (`redis.call`); \
+             `false` is its nil reply, as for GET of a missing key)"
+        );
+        assert_eq!(&source[read.span.start.offset..read.span.end.offset], "v");
+        let declared = at(source, "v", 0).expect("the declaration");
+        assert_eq!(declared.value.ty, read.value.ty);
+    }
+
+    #[test]
+    fn a_local_from_incr_is_an_integer() {
+        let source = "local n = redis.call('INCR', KEYS[1])\nreturn n";
+        let read = at(source, "n", 2).expect("a local");
+        assert_eq!(read.value.ty, Ty::INT);
+        assert_eq!(
+            read.describe(),
+            "an integer (the reply of INCR (`redis.call`))"
+        );
+    }
+
+    #[test]
+    fn a_guarded_local_has_lost_false() {
+        let source = "local v = redis.call('GET', KEYS[1])\nif v then\n  return v\nend\nreturn 0";
+        let guarded = at(source, "v", 2).expect("a local");
+        assert_eq!(guarded.value.ty, Ty::STRING);
+        assert!(guarded.describe().starts_with("a string ("), "{guarded:?}");
+    }
+
+    #[test]
+    fn a_field_of_a_local_table_has_the_value_set_on_it() {
+        let source = "local t = {}\nt.count = redis.call('INCR', KEYS[1])\nreturn t.count + 1";
+        let field = at(source, "count", 1).expect("a field");
+        assert_eq!(field.name, "t.count");
+        assert_eq!(field.value.ty, Ty::INT);
+        assert_eq!(
+            &source[field.span.start.offset..field.span.end.offset],
+            "count"
+        );
+    }
+
+    #[test]
+    fn a_missing_input_is_nil_and_ranges_are_shown() {
+        let source = "local a = ARGV[2]\nlocal ttl = redis.call('TTL', KEYS[1])\nreturn {a, ttl}";
+        let missing = at(source, "a,", 0).expect("a local");
+        assert_eq!(missing.value.ty, Ty::NIL);
+        assert_eq!(
+            missing.describe(),
+            "nil (ARGV[2], which the caller does not pass)"
+        );
+        let ttl = at(source, "ttl", 1).expect("a local");
+        assert!(
+            ttl.describe().ends_with("as a number: at least -2)"),
+            "{}",
+            ttl.describe()
+        );
+    }
+
+    #[test]
+    fn globals_library_members_and_bad_scripts_give_nothing() {
+        assert_eq!(at("return redis.call('GET', KEYS[1])", "redis", 0), None);
+        assert_eq!(at("x = 1 return x", "x", 1), None);
+        assert_eq!(at("local v = (", "v", 0), None);
+    }
+}
