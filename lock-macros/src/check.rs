@@ -11,7 +11,7 @@ use crate::diagnostics;
 use crate::errors::combine;
 use crate::fields::ScriptFields;
 use crate::input::Input;
-use crate::{returns, source};
+use crate::source;
 use proc_macro2::TokenStream;
 use redlua_analyzer::{Declared, Diagnostic, LibraryOptions, LibraryReport, Options, best_match};
 
@@ -82,7 +82,10 @@ pub fn check(input: &Input, errors: &mut Option<syn::Error>) -> Checked {
         target: source::target_of(attr, errors),
         declared: Some(declared(fields)),
         allow: attr.allow.iter().map(|(lint, _)| *lint).collect(),
-        returns: attr.returns.as_ref().map(returns::declared),
+        returns: attr
+            .returns
+            .as_ref()
+            .map(redlua_analyzer::rust_types::returns_of),
         ..Options::default()
     };
     let found = match input.kind {

@@ -21,7 +21,6 @@ mod expand;
 mod fields;
 mod input;
 mod manifest;
-mod returns;
 mod source;
 #[cfg(test)]
 mod tests;

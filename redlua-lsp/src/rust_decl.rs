@@ -12,12 +12,11 @@
 //! integers, `String` and `Vec<u8>` strings, other lists arrays; `Option`,
 //! `bool`, `redis::Value`, `()` and collections hold nil).
 
-use quote::ToTokens;
-use redlua_analyzer::{Declared, Lint, ReturnKind, Returns, ServerTarget};
+use redlua_analyzer::{Declared, Lint, Returns, ServerTarget};
 use std::path::{Path, PathBuf};
 use syn::parse::{Parse, ParseStream};
 use syn::visit::Visit;
-use syn::{GenericArgument, Ident, LitStr, PathArguments, Token, Type};
+use syn::{Ident, LitStr, Token, Type};
 
 /// The directories of a crate searched for declarations.
 const SEARCHED: &[&str] = &["src", "examples", "tests", "benches"];
@@ -248,7 +247,10 @@ impl Finder<'_> {
             },
             keys,
             args,
-            returns: options.returns.as_ref().map(returns),
+            returns: options
+                .returns
+                .as_ref()
+                .map(redlua_analyzer::rust_types::returns_of),
             read_only: options.read_only,
             allow: options.allow,
             target: options.target,
@@ -332,97 +334,10 @@ impl Options {
     }
 }
 
-/// The declared result type, by `#[redis_script]`'s rules.
-fn returns(ty: &Type) -> Returns {
-    Returns {
-        kind: kind(ty),
-        nullable: holds_nil(ty),
-        written: Some(written(ty)),
-    }
-}
-
-/// A type as written, spaces only after commas (`Option<i64>`).
-fn written(ty: &Type) -> String {
-    let mut out = String::new();
-    for c in ty
-        .to_token_stream()
-        .to_string()
-        .chars()
-        .filter(|c| *c != ' ')
-    {
-        out.push(c);
-        if c == ',' {
-            out.push(' ');
-        }
-    }
-    out
-}
-
-fn kind(ty: &Type) -> ReturnKind {
-    match ty {
-        Type::Paren(inner) => kind(&inner.elem),
-        Type::Group(inner) => kind(&inner.elem),
-        Type::Tuple(tuple) if !tuple.elems.is_empty() => ReturnKind::Array,
-        Type::Array(_) => ReturnKind::Array,
-        Type::Path(path) if path.qself.is_none() => {
-            let Some((name, arg)) = last_segment(path) else {
-                return ReturnKind::Any;
-            };
-            match name.as_str() {
-                "i8" | "i16" | "i32" | "i64" | "i128" | "isize" | "u8" | "u16" | "u32" | "u64"
-                | "u128" | "usize" | "bool" | "NonZeroI64" | "NonZeroU64" => ReturnKind::Integer,
-                "String" => ReturnKind::String,
-                "Option" => arg.map_or(ReturnKind::Any, kind),
-                "Vec" => match arg {
-                    Some(Type::Path(p)) if p.path.is_ident("u8") => ReturnKind::String,
-                    _ => ReturnKind::Array,
-                },
-                "VecDeque" | "HashSet" | "BTreeSet" => ReturnKind::Array,
-                _ => ReturnKind::Any,
-            }
-        }
-        _ => ReturnKind::Any,
-    }
-}
-
-fn holds_nil(ty: &Type) -> bool {
-    match ty {
-        Type::Paren(inner) => holds_nil(&inner.elem),
-        Type::Group(inner) => holds_nil(&inner.elem),
-        Type::Tuple(tuple) => tuple.elems.is_empty(),
-        Type::Path(path) if path.qself.is_none() => last_segment(path).is_some_and(|(name, _)| {
-            matches!(
-                name.as_str(),
-                "Option"
-                    | "Value"
-                    | "bool"
-                    | "Vec"
-                    | "VecDeque"
-                    | "HashSet"
-                    | "BTreeSet"
-                    | "HashMap"
-                    | "BTreeMap"
-            )
-        }),
-        _ => false,
-    }
-}
-
-fn last_segment(path: &syn::TypePath) -> Option<(String, Option<&Type>)> {
-    let last = path.path.segments.last()?;
-    let arg = match &last.arguments {
-        PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
-            GenericArgument::Type(t) => Some(t),
-            _ => None,
-        }),
-        _ => None,
-    };
-    Some((last.ident.to_string(), arg))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use redlua_analyzer::ReturnKind;
 
     fn declared(item: &str) -> Option<Declaration> {
         let dir = tempfile::tempdir().unwrap();

@@ -38,6 +38,8 @@ pub mod manifest;
 mod node_range;
 mod parse;
 pub mod replies;
+#[cfg(feature = "rust-types")]
+pub mod rust_types;
 mod sandbox;
 mod scope;
 mod similar;

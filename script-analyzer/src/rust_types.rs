@@ -1,12 +1,14 @@
-//! What the analyzer may check about the declared `returns = T`: the kind
-//! of reply `T` takes, and whether it takes a nil reply.
+//! A Rust result type as the analyzer sees it (feature `rust-types`): the
+//! kind of reply a declared `returns = T` takes, and whether it takes a nil
+//! reply. The one reading of `T`, shared by `#[redis_script]` and the
+//! language server.
 
+use crate::{ReturnKind, Returns};
 use quote::ToTokens;
-use redlua_analyzer::{ReturnKind, Returns};
 use syn::{GenericArgument, PathArguments, Type, TypePath};
 
 /// The declared result type `ty` as the analyzer sees it.
-pub fn declared(ty: &Type) -> Returns {
+pub fn returns_of(ty: &Type) -> Returns {
     Returns {
         kind: kind(ty),
         nullable: holds_nil(ty),
@@ -102,7 +104,7 @@ mod tests {
     use super::*;
 
     fn returns(ty: &str) -> Returns {
-        declared(&syn::parse_str(ty).unwrap())
+        returns_of(&syn::parse_str(ty).unwrap())
     }
 
     #[test]
