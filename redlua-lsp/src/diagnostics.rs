@@ -21,10 +21,9 @@ use lsp_types::{
     DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Position, Range,
     Uri,
 };
+use redlua_analyzer::first_error;
 use redlua_analyzer::header::HeaderError;
-use redlua_analyzer::{
-    Diagnostic, LibraryOptions, Lint, Options, Severity, Target, analyze, analyze_library,
-};
+use redlua_analyzer::{Diagnostic, LibraryOptions, Severity, Target, analyze, analyze_library};
 
 /// The source every diagnostic names.
 pub const SOURCE: &str = "redlua";
@@ -49,7 +48,7 @@ pub fn findings(source: &str, settings: &Settings) -> Vec<Diagnostic> {
     } else {
         analyze(source, &settings.options).diagnostics
     };
-    first_syntax_error_only(&mut diagnostics, source, &settings.options);
+    first_error::first_syntax_error_only(&mut diagnostics, source, &settings.options);
     diagnostics
 }
 
@@ -219,79 +218,4 @@ fn setting_bytes(source: &str, name: &str) -> (usize, usize) {
         offset += line.len();
     }
     (0, 0)
-}
-
-/// Keeps the first syntax error (with a note on how many more there were),
-/// and adds the findings of the whole lines before it, checked on their own.
-fn first_syntax_error_only(diagnostics: &mut Vec<Diagnostic>, source: &str, options: &Options) {
-    let syntax = |d: &Diagnostic| d.lint == Lint::Syntax;
-    let Some(first) = diagnostics.iter().position(syntax) else {
-        return;
-    };
-    let hidden = diagnostics.iter().filter(|d| syntax(d)).count() - 1;
-    let mut kept = diagnostics[first].clone();
-    if hidden > 0 {
-        kept.notes.push(format!(
-            "{hidden} more syntax {} after this one not shown: likely its fallout; \
-             fix this one and lint again",
-            if hidden == 1 {
-                "error is"
-            } else {
-                "errors are"
-            }
-        ));
-    }
-    let (lines, before) = checked_before(source, &kept, options);
-    kept.notes.push(match lines {
-        0 => "the script is checked further once it parses".to_string(),
-        1 => "the line before this error was checked as well; the rest is checked once \
-              the script parses"
-            .to_string(),
-        n => format!(
-            "the {n} lines before this error were checked as well; the rest is checked \
-             once the script parses"
-        ),
-    });
-    *diagnostics = std::iter::once(kept).chain(before).collect();
-}
-
-/// The lints whose findings on a script's first lines stay true whatever
-/// follows them.
-const LOCAL_LINTS: &[Lint] = &[
-    Lint::GlobalAssignment,
-    Lint::UndefinedGlobal,
-    Lint::UnknownMember,
-    Lint::UnknownCommand,
-    Lint::CommandArity,
-    Lint::WriteInReadOnly,
-    Lint::LiteralKey,
-    Lint::IntegerCondition,
-    Lint::TargetVersion,
-];
-
-/// How many whole lines before `error` parse on their own, and what the
-/// [`LOCAL_LINTS`] find in them.
-fn checked_before(source: &str, error: &Diagnostic, options: &Options) -> (usize, Vec<Diagnostic>) {
-    let Some(span) = error.primary_span() else {
-        return (0, Vec::new());
-    };
-    let mut end = span.start.offset.min(source.len());
-    while !source.is_char_boundary(end) {
-        end -= 1;
-    }
-    let end = source[..end].rfind('\n').map_or(0, |newline| newline + 1);
-    let prefix = &source[..end];
-    if prefix.trim().is_empty() {
-        return (0, Vec::new());
-    }
-    let report = analyze(prefix, options);
-    if report.diagnostics.iter().any(|d| d.lint == Lint::Syntax) {
-        return (0, Vec::new()); // an open block: the lines alone are not a script
-    }
-    let kept = report
-        .diagnostics
-        .into_iter()
-        .filter(|d| LOCAL_LINTS.contains(&d.lint))
-        .collect();
-    (prefix.lines().count(), kept)
 }

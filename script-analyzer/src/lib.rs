@@ -28,6 +28,7 @@ mod calls;
 pub mod commands;
 mod diagnostic;
 pub mod facts;
+pub mod first_error;
 pub mod globals;
 pub mod header;
 pub mod hover;
