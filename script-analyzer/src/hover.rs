@@ -1,6 +1,7 @@
 //! What the value-fact engine ([`crate::facts`]) knows of the local variable
 //! (or followed table field) at one place of a script, for an editor's
-//! hover: [`value_at`].
+//! hover: [`value_at`], or [`values`] to infer once and look up many
+//! places.
 //!
 //! Invariants: the value shown is the engine's at that place (a local read
 //! after `if v then` has lost `false`); a local's declaration or
@@ -67,6 +68,82 @@ pub fn value_at(source: &str, options: &Options, offset: usize) -> Option<ValueI
 }
 
 fn value_here(source: &str, options: &Options, offset: usize) -> Option<ValueInfo> {
+    let found = find(source, options, Some(offset))?.pop()?;
+    Some(found.info(source))
+}
+
+/// The values of every local variable and followed field named in
+/// `source`, analyzed with `options`, to look up with [`Values::at`]: one
+/// inference for any number of places. `None` when `source` does not
+/// parse. Never panics; the work runs on a thread with a large stack, as
+/// [`crate::analyze`] does.
+pub fn values(source: &str, options: &Options) -> Option<Values> {
+    crate::on_large_stack(
+        || {
+            let mut names = find(source, options, None)?;
+            // In the order of the text; at one place, the first found.
+            names.sort_by_key(|name| name.start);
+            Some(Values {
+                source: source.to_string(),
+                names,
+            })
+        },
+        || None,
+    )
+}
+
+/// What [`values`] found: the names of locals and followed fields in a
+/// script, with their values.
+#[derive(Clone, Debug, Default)]
+pub struct Values {
+    source: String,
+    /// By start, then in the order [`Finder`] visits them.
+    names: Vec<Found>,
+}
+
+impl Values {
+    /// What [`value_at`] gives for `offset` of the same script.
+    pub fn at(&self, offset: usize) -> Option<ValueInfo> {
+        // Names are tokens, which do not overlap: sorted by start, they
+        // are sorted by end too. Of those that cover `offset`, the first
+        // is the one a visit in order finds.
+        let started = &self.names[..self.names.partition_point(|name| name.start <= offset)];
+        let first = started.partition_point(|name| name.end < offset);
+        started.get(first).map(|found| found.info(&self.source))
+    }
+
+    /// How many names were found.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether no name was found.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+}
+
+/// A name found, with its bytes (the span is made when it is asked for).
+#[derive(Clone, Debug)]
+struct Found {
+    start: usize,
+    end: usize,
+    name: String,
+    value: Inferred,
+}
+
+impl Found {
+    fn info(&self, source: &str) -> ValueInfo {
+        ValueInfo {
+            name: self.name.clone(),
+            span: Span::from_offsets(source, self.start, self.end),
+            value: self.value.clone(),
+        }
+    }
+}
+
+/// The names at `offset` (the first found only), or every name (`None`).
+fn find(source: &str, options: &Options, offset: Option<usize>) -> Option<Vec<Found>> {
     let ast = parse::parse(source).ok()?;
     let model = Model::build(&ast);
     let calls = redis_calls(&Tree {
@@ -76,42 +153,52 @@ fn value_here(source: &str, options: &Options, offset: usize) -> Option<ValueInf
     });
     let types = Types::build(source, &ast, &model, &calls, options.declared);
     let mut finder = Finder {
-        source,
         types: &types,
         offset,
-        found: None,
+        found: Vec::new(),
     };
     finder.visit_ast(&ast);
-    finder.found
+    Some(finder.found)
 }
 
-/// Looks for the name at `offset`.
+/// Looks for the name at `offset`, or for every name.
 struct Finder<'t, 'a> {
-    source: &'a str,
     types: &'t Types<'a>,
-    offset: usize,
-    found: Option<ValueInfo>,
+    offset: Option<usize>,
+    found: Vec<Found>,
 }
 
 impl Finder<'_, '_> {
-    /// Whether `token` covers the offset.
+    /// Whether the name at the offset was found: nothing more to look for.
+    fn done(&self) -> bool {
+        self.offset.is_some() && !self.found.is_empty()
+    }
+
+    /// Whether `token` covers the offset (every token does without one).
     fn covers(&self, token: &TokenReference) -> bool {
         let start = token.token().start_position().bytes();
         let end = token.token().end_position().bytes();
-        (start..=end).contains(&self.offset)
+        self.offset
+            .is_none_or(|offset| (start..=end).contains(&offset))
+    }
+
+    /// Records `value` under `name` for `token`.
+    fn record(&mut self, token: &TokenReference, name: String, value: Inferred) {
+        self.found.push(Found {
+            start: token.token().start_position().bytes(),
+            end: token.token().end_position().bytes(),
+            name,
+            value,
+        });
     }
 
     /// Records `value` for the local `token` names, if it covers the offset.
     fn local(&mut self, token: &TokenReference, value: impl FnOnce(&Self) -> Inferred) {
-        if self.found.is_some() || !self.covers(token) || self.types.local(token).is_none() {
+        if self.done() || !self.covers(token) || self.types.local(token).is_none() {
             return;
         }
         let value = value(self);
-        self.found = Some(ValueInfo {
-            name: token.token().to_string(),
-            span: crate::node_range::node_span(self.source, token),
-            value,
-        });
+        self.record(token, token.token().to_string(), value);
     }
 
     /// A chain `prefix.a.b(...)`: its local prefix, or a field of it.
@@ -119,14 +206,19 @@ impl Finder<'_, '_> {
         let Prefix::Name(head) = prefix else {
             return;
         };
-        if self.found.is_some() || self.types.local(head).is_none() {
+        if self.done() || self.types.local(head).is_none() {
             return;
         }
         let suffixes: Vec<&Suffix> = suffixes.into_iter().collect();
+        let mut steps = None;
         if self.covers(head) {
-            let steps = self.types.chain(prefix, suffixes.iter().copied());
-            self.local(head, |_| steps.first().cloned().unwrap_or_else(any));
-            return;
+            let steps =
+                steps.get_or_insert_with(|| self.types.chain(prefix, suffixes.iter().copied()));
+            let value = steps.first().cloned().unwrap_or_else(any);
+            self.local(head, |_| value);
+            if self.done() {
+                return;
+            }
         }
         let mut name = head.token().to_string();
         for (i, suffix) in suffixes.iter().enumerate() {
@@ -135,13 +227,13 @@ impl Finder<'_, '_> {
             };
             name = format!("{name}.{}", field.token());
             if self.covers(field) {
-                let steps = self.types.chain(prefix, suffixes.iter().copied());
-                self.found = Some(ValueInfo {
-                    name,
-                    span: crate::node_range::node_span(self.source, field),
-                    value: steps.get(i + 1).cloned().unwrap_or_else(any),
-                });
-                return;
+                let steps =
+                    steps.get_or_insert_with(|| self.types.chain(prefix, suffixes.iter().copied()));
+                let value = steps.get(i + 1).cloned().unwrap_or_else(any);
+                self.record(field, name.clone(), value);
+                if self.done() {
+                    return;
+                }
             }
         }
     }
@@ -337,6 +429,60 @@ mod tests {
             ..Options::default()
         };
         value_at(source, &options, offset)
+    }
+
+    #[test]
+    fn values_give_what_value_at_gives_around_each_name_of_the_corpus_and_the_lock_scripts() {
+        let dirs = [
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus"),
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../lock-runtime/scripts"),
+        ];
+        let options = Options {
+            declared: Some(Declared::exact(2, 3)),
+            ..Options::default()
+        };
+        let mut names = 0;
+        for dir in dirs {
+            for entry in std::fs::read_dir(dir).expect("the scripts' directory") {
+                let path = entry.expect("an entry").path();
+                if path.extension().is_none_or(|e| e != "lua") {
+                    continue;
+                }
+                let source = std::fs::read_to_string(&path).expect("a script");
+                let Some(values) = values(&source, &options) else {
+                    assert_eq!(value_at(&source, &options, 0), None);
+                    continue;
+                };
+                names += values.len();
+                // Bytes around the names, and some between (60 at most
+                // per script: each `value_at` is a whole inference).
+                let mut offsets: Vec<usize> = values
+                    .names
+                    .iter()
+                    .flat_map(|name| {
+                        [
+                            name.start.saturating_sub(1),
+                            name.start,
+                            name.end,
+                            name.end + 1,
+                        ]
+                    })
+                    .chain((0..=source.len()).step_by(127))
+                    .collect();
+                offsets.sort_unstable();
+                offsets.dedup();
+                let step = offsets.len().div_ceil(60);
+                for offset in offsets.into_iter().step_by(step) {
+                    assert_eq!(
+                        values.at(offset),
+                        value_at(&source, &options, offset),
+                        "{} at byte {offset}",
+                        path.display()
+                    );
+                }
+            }
+        }
+        assert!(names > 200, "{names} names");
     }
 
     #[test]
