@@ -52,6 +52,12 @@ pub fn findings(source: &str, settings: &Settings) -> Vec<Diagnostic> {
     diagnostics
 }
 
+/// The inferred values of the locals of `source`, for hovers (`None`: it
+/// does not parse).
+pub fn values(source: &str, settings: &Settings) -> Option<redlua_analyzer::hover::Values> {
+    redlua_analyzer::hover::values(source, &settings.options)
+}
+
 /// The protocol's diagnostics for `findings` on `source`.
 pub fn to_protocol(
     uri: &Uri,

@@ -1,10 +1,12 @@
-//! An open document: its text, what it is checked against, and its last
-//! findings.
+//! An open document: its text, what it is checked against, and the
+//! analysis of its current generation.
 //!
 //! Invariants: `index` is always the index of `text`; `settings` are those
 //! of `text` (they are read from its header on every change) and of the
-//! crate as last read (on open and on save); `findings`,
-//! when present, are the analyzer's on `text` as it is.
+//! crate as last read (on open and on save); `findings` and `values`,
+//! when present, are the analyzer's on `text` and `settings` as they are
+//! (every change drops them): hover, completion and code actions reuse
+//! them instead of analyzing again.
 
 use crate::diagnostics;
 use crate::lines::{Encoding, LineIndex};
@@ -12,7 +14,9 @@ use crate::rust_decl::{self, Declaration};
 use crate::settings::{self, CrateTarget, Settings};
 use lsp_types::TextDocumentContentChangeEvent;
 use redlua_analyzer::Diagnostic;
+use redlua_analyzer::hover::Values;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// One open document.
 #[derive(Debug)]
@@ -25,6 +29,11 @@ pub struct Document {
     declaration: Option<Declaration>,
     settings: Settings,
     findings: Option<Vec<Diagnostic>>,
+    /// The inferred values of the text's locals, for hovers (`None`
+    /// inside: the text does not parse).
+    values: Option<Arc<Option<Values>>>,
+    /// The client's version of the text.
+    version: i32,
     /// Counts the changes of the text and settings: an analysis made of an
     /// older generation is stale.
     generation: u64,
@@ -32,7 +41,7 @@ pub struct Document {
 
 impl Document {
     /// A document opened with `text`; `uri` says where its crate is.
-    pub fn open(uri: &str, text: String, encoding: Encoding) -> Document {
+    pub fn open(uri: &str, text: String, version: i32, encoding: Encoding) -> Document {
         let path = settings::file_path(uri);
         let crate_target = crate_target_of(path.as_ref());
         let declaration = declaration_of(path.as_ref(), &crate_target);
@@ -46,6 +55,8 @@ impl Document {
             declaration,
             settings,
             findings: None,
+            values: None,
+            version,
             generation: 0,
         }
     }
@@ -68,7 +79,7 @@ impl Document {
     /// Applies the client's changes, in order: a change without a range
     /// replaces the whole text; a range is taken as
     /// [`LineIndex::offset`] takes it (clamped), its ends in either order.
-    pub fn change(&mut self, changes: Vec<TextDocumentContentChangeEvent>) {
+    pub fn change(&mut self, version: i32, changes: Vec<TextDocumentContentChangeEvent>) {
         for change in changes {
             match change.range {
                 None => self.text = change.text,
@@ -82,8 +93,20 @@ impl Document {
         }
         self.settings =
             settings::for_source(&self.text, &self.crate_target, self.declaration.as_ref());
+        self.version = version;
+        self.outdated();
+    }
+
+    /// The analysis is of an older text or settings.
+    fn outdated(&mut self) {
         self.findings = None;
+        self.values = None;
         self.generation += 1;
+    }
+
+    /// The client's version of the text.
+    pub fn version(&self) -> i32 {
+        self.version
     }
 
     /// After a save: the crate's `Cargo.toml`, and its sources for the
@@ -93,8 +116,7 @@ impl Document {
         self.declaration = declaration_of(self.path.as_ref(), &self.crate_target);
         self.settings =
             settings::for_source(&self.text, &self.crate_target, self.declaration.as_ref());
-        self.findings = None;
-        self.generation += 1;
+        self.outdated();
     }
 
     /// The generation of the text and settings (see [`Document::accept`]).
@@ -112,10 +134,26 @@ impl Document {
         true
     }
 
+    /// Takes `values`, inferred elsewhere on this document's `generation`;
+    /// does nothing when the document changed since.
+    pub fn accept_values(&mut self, generation: u64, values: Arc<Option<Values>>) {
+        if generation == self.generation {
+            self.values = Some(values);
+        }
+    }
+
     /// The analyzer's findings on the text, analyzing it if it changed.
     pub fn findings(&mut self) -> &[Diagnostic] {
         self.findings
             .get_or_insert_with(|| diagnostics::findings(&self.text, &self.settings))
+    }
+
+    /// The inferred values of the text's locals, inferring them if it
+    /// changed.
+    pub fn values(&mut self) -> Arc<Option<Values>> {
+        self.values
+            .get_or_insert_with(|| Arc::new(diagnostics::values(&self.text, &self.settings)))
+            .clone()
     }
 }
 

@@ -15,9 +15,11 @@ use crate::call_site::{CallSite, call_sites, code_tokens, token_at};
 use crate::lex::Kind;
 use crate::summaries;
 use redlua_analyzer::commands::{self, ArgShape, Command};
+use redlua_analyzer::hover::Values;
 use redlua_analyzer::replies::{self, Protocol};
-use redlua_analyzer::{Options, ServerTarget, Vendor};
+use redlua_analyzer::{ServerTarget, Vendor};
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// The hover text (Markdown) at byte `offset` of `text`, and the bytes it
 /// is about.
@@ -52,18 +54,20 @@ const KEYWORDS: &[&str] = &[
 ];
 
 /// The hover text (Markdown) for the local variable or followed field at
-/// byte `offset` of `text`, analyzed with `options`, and the bytes of its
-/// name.
-///
-/// The inference covers the whole script: it is run only when a name that
-/// is not a keyword is at `offset`.
-pub fn local_at(text: &str, offset: usize, options: &Options) -> Option<(String, (usize, usize))> {
+/// byte `offset` of `text`, from `values` (the document's inferred values,
+/// asked for only when a name that is not a keyword is at `offset`), and
+/// the bytes of its name.
+pub fn local_at(
+    text: &str,
+    offset: usize,
+    values: impl FnOnce() -> Arc<Option<Values>>,
+) -> Option<(String, (usize, usize))> {
     let tokens = code_tokens(text);
     let token = tokens[token_at(&tokens, offset)?];
     if token.kind != Kind::Name || KEYWORDS.contains(&token.text(text)) {
         return None;
     }
-    let info = redlua_analyzer::hover::value_at(text, options, offset)?;
+    let info = values().as_ref().as_ref()?.at(offset)?;
     let markdown = format!("**`{}`**: {}", info.name, info.describe());
     Some((markdown, (info.span.start.offset, info.span.end.offset)))
 }
@@ -141,6 +145,7 @@ fn describe(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use redlua_analyzer::Options;
 
     fn hover(text: &str, needle: &str) -> Option<String> {
         let offset = text.find(needle).unwrap() + 1;
@@ -172,17 +177,15 @@ mod tests {
     fn a_local_shows_its_inferred_value() {
         let text = "local v = redis.call('GET', KEYS[1])\nreturn v";
         let offset = text.rfind('v').unwrap();
-        let (markdown, (start, end)) = local_at(text, offset, &Options::default()).unwrap();
+        let values = || Arc::new(redlua_analyzer::hover::values(text, &Options::default()));
+        let (markdown, (start, end)) = local_at(text, offset, values).unwrap();
         assert!(
             markdown.starts_with("**`v`**: a string or `false` (the reply of GET"),
             "{markdown}"
         );
         assert_eq!((start, end), (offset, offset + 1));
-        assert_eq!(local_at(text, 0, &Options::default()), None);
-        assert_eq!(
-            local_at(text, text.find("KEYS").unwrap(), &Options::default()),
-            None
-        );
+        assert_eq!(local_at(text, 0, values), None);
+        assert_eq!(local_at(text, text.find("KEYS").unwrap(), values), None);
     }
 
     #[test]

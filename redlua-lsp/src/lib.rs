@@ -40,4 +40,4 @@ mod settings;
 mod summaries;
 pub mod transport;
 
-pub use server::{Analyzed, Flow, Job, Server};
+pub use server::{Analyzed, Flow, Job, Server, Valued};

@@ -4,7 +4,11 @@
 //! since it was last called. The analysis behind them may run elsewhere:
 //! [`Server::next_job`] gives a document's text and settings, and
 //! [`Server::finish`] takes the result, dropping it when the document
-//! changed meanwhile.
+//! changed meanwhile; [`Server::take_values`] takes the inferred values
+//! of the same job, for hovers.
+//!
+//! A document's analysis is made once per change: diagnostics, hover,
+//! completion and code actions reuse it (see [`crate::document`]).
 //!
 //! Lifecycle, as the protocol says: before `initialize`, a request gets
 //! `ServerNotInitialized` and a notification is dropped; a second
@@ -47,6 +51,7 @@ use lsp_types::{
 };
 use serde::de::DeserializeOwned;
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// What the transport does after a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,6 +137,7 @@ impl Server {
                     return Some(Job {
                         key,
                         generation: document.generation(),
+                        version: document.version(),
                         text: document.text().to_string(),
                         settings: document.settings().clone(),
                     });
@@ -170,8 +176,21 @@ impl Server {
         out.push(publication(PublishDiagnosticsParams::new(
             uri.clone(),
             diagnostics,
-            None,
+            Some(document.version()),
         )));
+    }
+
+    /// Takes a [`Job`]'s inferred values ([`Job::values`]), kept for
+    /// hovers unless the document changed or closed since.
+    pub fn take_values(&mut self, valued: Valued) {
+        if let Some((_, document)) = self.documents.get_mut(&valued.key) {
+            document.accept_values(valued.generation, valued.values);
+        }
+    }
+
+    /// Whether a document changed, opened or closed since its last job.
+    pub fn has_pending(&self) -> bool {
+        !self.changed.is_empty()
     }
 
     fn request(&mut self, request: Request) -> Response {
@@ -243,7 +262,12 @@ impl Server {
                 {
                     let uri = p.text_document.uri;
                     let key = uri.as_str().to_string();
-                    let document = Document::open(&key, p.text_document.text, self.encoding);
+                    let document = Document::open(
+                        &key,
+                        p.text_document.text,
+                        p.text_document.version,
+                        self.encoding,
+                    );
                     self.documents.insert(key.clone(), (uri, document));
                     self.changed.insert(key);
                 }
@@ -254,7 +278,7 @@ impl Server {
                 {
                     let key = p.text_document.uri.as_str().to_string();
                     if let Some((_, document)) = self.documents.get_mut(&key) {
-                        document.change(p.content_changes);
+                        document.change(p.text_document.version, p.content_changes);
                         self.changed.insert(key);
                     }
                 }
@@ -341,15 +365,22 @@ impl Server {
         })
     }
 
-    fn hover(&self, p: HoverParams) -> Option<Hover> {
+    fn hover(&mut self, p: HoverParams) -> Option<Hover> {
         let uri = p.text_document_position_params.text_document.uri;
-        let (_, document) = self.documents.get(uri.as_str())?;
-        let text = document.text();
-        let index = document.index();
-        let offset = index.offset(text, p.text_document_position_params.position);
-        let options = &document.settings().options;
-        let (markdown, (start, end)) = hover::at(text, offset, options.target)
-            .or_else(|| hover::local_at(text, offset, options))?;
+        let (_, document) = self.documents.get_mut(uri.as_str())?;
+        let offset = document
+            .index()
+            .offset(document.text(), p.text_document_position_params.position);
+        let target = document.settings().options.target;
+        let found = hover::at(document.text(), offset, target);
+        let (markdown, (start, end)) = match found {
+            Some(found) => found,
+            None => {
+                let values = document.values();
+                hover::local_at(document.text(), offset, || values)?
+            }
+        };
+        let (text, index) = (document.text(), document.index());
         Some(Hover {
             contents: HoverContents::Markup(MarkupContent {
                 kind: MarkupKind::Markdown,
@@ -455,18 +486,34 @@ impl Server {
 pub struct Job {
     key: String,
     generation: u64,
+    version: i32,
     text: String,
     settings: Settings,
 }
 
 impl Job {
     /// Analyzes the document (the slow part: it may run on any thread).
-    pub fn run(self) -> Analyzed {
+    pub fn run(&self) -> Analyzed {
         Analyzed {
             findings: diagnostics::findings(&self.text, &self.settings),
-            key: self.key,
+            key: self.key.clone(),
             generation: self.generation,
         }
+    }
+
+    /// Infers the values of the document's locals, for hovers (as slow
+    /// as [`Job::run`]; for [`Server::take_values`]).
+    pub fn values(&self) -> Valued {
+        Valued {
+            values: Arc::new(diagnostics::values(&self.text, &self.settings)),
+            key: self.key.clone(),
+            generation: self.generation,
+        }
+    }
+
+    /// The document's URI and the client's version of the text.
+    pub fn document(&self) -> (&str, i32) {
+        (&self.key, self.version)
     }
 
     /// The same job's result when its analysis failed: no findings.
@@ -490,6 +537,14 @@ pub struct Analyzed {
     key: String,
     generation: u64,
     findings: Vec<redlua_analyzer::Diagnostic>,
+}
+
+/// A [`Job`]'s inferred values ([`Job::values`]).
+#[derive(Debug)]
+pub struct Valued {
+    key: String,
+    generation: u64,
+    values: Arc<Option<redlua_analyzer::hover::Values>>,
 }
 
 /// The files whose changes change what scripts are checked against.

@@ -13,13 +13,32 @@
 //! Messages are read on a thread of their own, and documents analyzed on
 //! another ([`run`]). A panic while handling a message (a bug) is caught: a
 //! request gets an `InternalError` response, and the server goes on.
+//!
+//! A burst of edits is analyzed once: an analysis starts when no edit has
+//! come for [`QUIET`], and an analysis made stale by an edit while it ran
+//! is dropped. After the diagnostics, the same thread infers the values
+//! of the document's locals for hovers, unless an edit came meanwhile.
+//! With `REDLUA_LSP_LOG` set (to anything), each analysis is logged on
+//! standard error: the document, its version, its time and whether it was
+//! dropped.
 
-use crate::server::{Analyzed, Flow, Job, Server};
+use crate::server::{Analyzed, Flow, Job, Server, Valued};
 use lsp_server::{ErrorCode, Message, RequestId, Response};
+use lsp_types::notification::{DidChangeTextDocument, Notification as _};
 use serde_json::{Value, json};
 use std::io::{BufRead, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+/// How long after the last edit an analysis waits: the edits of a burst
+/// (a paste, a multi-cursor edit, an editor's automatic fixes) come
+/// closer together than this, keystrokes further apart.
+pub const QUIET: Duration = Duration::from_millis(8);
+
+/// The environment variable that turns the log of analyses on.
+pub const LOG_VARIABLE: &str = "REDLUA_LSP_LOG";
 
 /// The largest body accepted, in bytes: anything larger is skipped.
 const MAX_BODY: usize = 256 << 20;
@@ -131,6 +150,10 @@ enum Event {
     Incoming(Incoming),
     /// An analysis done on the analysis thread.
     Analyzed(Analyzed),
+    /// The same job's inferred values.
+    Valued(Valued),
+    /// The analysis thread's job is over.
+    Done,
     /// The input ended (or could not be read further).
     Closed,
 }
@@ -156,11 +179,31 @@ pub fn run(input: impl BufRead + Send + 'static, mut output: impl Write) -> u8 {
         eprintln!("redlua-lsp: cannot start a thread to read messages: {error}");
         return 1;
     }
+    let log = std::env::var_os(LOG_VARIABLE).is_some();
     let mut server = Server::new();
     let mut out = Vec::new();
-    let mut analyzing = false;
-    while let Ok(first) = receiver.recv() {
-        let mut next = Some(first);
+    let mut analyzing: Option<(String, i32, Instant)> = None;
+    // Counts the edits: an analysis thread skips the values of a text
+    // edited meanwhile.
+    let edits = Arc::new(AtomicU64::new(0));
+    let mut last_edit: Option<Instant> = None;
+    loop {
+        // While an analysis is due but the edits are not quiet yet, wait
+        // only until they are.
+        let due = (analyzing.is_none() && server.has_pending())
+            .then(|| last_edit.map_or(Duration::ZERO, |at| QUIET.saturating_sub(at.elapsed())));
+        let first = match due {
+            Some(wait) => match receiver.recv_timeout(wait) {
+                Ok(event) => Some(event),
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return 1,
+            },
+            None => match receiver.recv() {
+                Ok(event) => Some(event),
+                Err(_) => return 1,
+            },
+        };
+        let mut next = first;
         while let Some(event) = next {
             let flow = match event {
                 Event::Incoming(Incoming::Malformed(response)) => {
@@ -172,6 +215,11 @@ pub fn run(input: impl BufRead + Send + 'static, mut output: impl Write) -> u8 {
                 Event::Incoming(Incoming::Message(message)) => {
                     let id = match &message {
                         Message::Request(request) => Some(request.id.clone()),
+                        Message::Notification(n) if n.method == DidChangeTextDocument::METHOD => {
+                            edits.fetch_add(1, Ordering::SeqCst);
+                            last_edit = Some(Instant::now());
+                            None
+                        }
                         _ => None,
                     };
                     catch_unwind(AssertUnwindSafe(|| server.handle(message, &mut out)))
@@ -182,11 +230,30 @@ pub fn run(input: impl BufRead + Send + 'static, mut output: impl Write) -> u8 {
                 }
                 Event::Closed => Flow::Exit(1),
                 Event::Analyzed(analyzed) => {
-                    analyzing = false;
+                    let published = out.len();
                     if catch_unwind(AssertUnwindSafe(|| server.finish(analyzed, &mut out))).is_err()
                     {
                         out.clear();
                     }
+                    if log && let Some((uri, version, started)) = &analyzing {
+                        eprintln!(
+                            "redlua-lsp: analyzed {uri} (version {version}) in {:.1} ms{}",
+                            started.elapsed().as_secs_f64() * 1000.0,
+                            if out.len() > published {
+                                ""
+                            } else {
+                                ": dropped, edited meanwhile"
+                            }
+                        );
+                    }
+                    Flow::Continue
+                }
+                Event::Valued(valued) => {
+                    let _ = catch_unwind(AssertUnwindSafe(|| server.take_values(valued)));
+                    Flow::Continue
+                }
+                Event::Done => {
+                    analyzing = None;
                     Flow::Continue
                 }
             };
@@ -198,42 +265,58 @@ pub fn run(input: impl BufRead + Send + 'static, mut output: impl Write) -> u8 {
             }
             next = receiver.try_recv().ok();
         }
-        if !analyzing
+        let quiet = last_edit.is_none_or(|at| at.elapsed() >= QUIET);
+        if analyzing.is_none()
+            && quiet
             && let Ok(Some(job)) = catch_unwind(AssertUnwindSafe(|| server.next_job(&mut out)))
         {
-            let (key, generation) = job.id();
-            // The job goes to a thread of its own, or is run here when no
-            // thread can be had.
-            let slot = Arc::new(Mutex::new(Some(job)));
-            let taken = slot.clone();
-            let done = sender.clone();
-            let spawned = std::thread::Builder::new()
-                .name("redlua-lsp-analysis".into())
-                .spawn(move || {
-                    let job = taken.lock().ok().and_then(|mut slot| slot.take());
-                    let analyzed = job
-                        .and_then(|job| catch_unwind(AssertUnwindSafe(|| job.run())).ok())
-                        .unwrap_or_else(|| Job::failed(key, generation));
-                    let _ = done.send(Event::Analyzed(analyzed));
-                });
-            match spawned {
-                Ok(_) => analyzing = true,
-                Err(_) => {
-                    let job = slot.lock().ok().and_then(|mut slot| slot.take());
-                    if let Some(job) = job
-                        && let Ok(analyzed) = catch_unwind(AssertUnwindSafe(|| job.run()))
-                    {
-                        let _ =
-                            catch_unwind(AssertUnwindSafe(|| server.finish(analyzed, &mut out)));
-                    }
+            let (uri, version) = job.document();
+            analyzing = Some((uri.to_string(), version, Instant::now()));
+            if let Err(job) = analyze_apart(job, sender.clone(), edits.clone()) {
+                // No thread to be had: the job runs here.
+                if let Ok(analyzed) = catch_unwind(AssertUnwindSafe(|| job.run())) {
+                    let _ = catch_unwind(AssertUnwindSafe(|| server.finish(analyzed, &mut out)));
                 }
+                analyzing = None;
             }
         }
         if send(&mut output, &mut out).is_err() {
             return 1;
         }
     }
-    1
+}
+
+/// Runs `job` on a thread of its own, which sends its findings, then its
+/// inferred values unless an edit came meanwhile (counted by `edits`),
+/// then [`Event::Done`]. The job back when no thread can be had.
+fn analyze_apart(job: Job, done: mpsc::Sender<Event>, edits: Arc<AtomicU64>) -> Result<(), Job> {
+    let (key, generation) = job.id();
+    let slot = Arc::new(Mutex::new(Some(job)));
+    let taken = slot.clone();
+    let edits_before = edits.load(Ordering::SeqCst);
+    let spawned = std::thread::Builder::new()
+        .name("redlua-lsp-analysis".into())
+        .spawn(move || {
+            let job = taken.lock().ok().and_then(|mut slot| slot.take());
+            if let Some(job) = job {
+                let analyzed = catch_unwind(AssertUnwindSafe(|| job.run()))
+                    .unwrap_or_else(|_| Job::failed(key, generation));
+                let _ = done.send(Event::Analyzed(analyzed));
+                if edits.load(Ordering::SeqCst) == edits_before
+                    && let Ok(valued) = catch_unwind(AssertUnwindSafe(|| job.values()))
+                {
+                    let _ = done.send(Event::Valued(valued));
+                }
+            }
+            let _ = done.send(Event::Done);
+        });
+    match spawned {
+        Ok(_) => Ok(()),
+        Err(_) => match slot.lock().ok().and_then(|mut slot| slot.take()) {
+            Some(job) => Err(job),
+            None => Ok(()),
+        },
+    }
 }
 
 fn internal_error(id: RequestId) -> Message {

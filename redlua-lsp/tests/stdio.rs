@@ -194,3 +194,83 @@ fn requests_are_answered_while_a_long_script_is_analyzed() {
     send(json!({ "jsonrpc": "2.0", "method": "exit" }));
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn a_burst_of_edits_is_analyzed_once_for_its_last_version() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_redlua-lsp"))
+        .env(redlua_lsp::transport::LOG_VARIABLE, "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |bytes: Vec<u8>| stdin.write_all(&bytes).unwrap();
+    send(message(
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "capabilities": {} } }),
+    ));
+    assert_eq!(next_body(&mut stdout).unwrap()["id"], 1);
+    let uri = "file:///nonexistent/burst.lua";
+    let text: String = (0..500)
+        .map(|i| format!("local v{i} = redis.call('GET', KEYS[1])\n"))
+        .collect::<String>()
+        + "return 1\n";
+    send(message(
+        json!({ "jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": { "uri": uri, "languageId": "lua", "version": 1, "text": text } } }),
+    ));
+    let opened = next_body(&mut stdout).unwrap();
+    assert_eq!(opened["params"]["version"], 1, "{opened}");
+    // After the diagnostics, the server infers the values for hovers (a
+    // tenth of a second here at most): edits during that wait for it.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    // Twenty edits a millisecond apart, as a paste or an editor's fixes
+    // send them: the first line typed letter by letter, wrong at the end.
+    // A gap longer than half the quiet time (a busy machine) may let an
+    // analysis start: those are counted.
+    let typed = "redis.call('GETT', KEYS[1])";
+    let quiet = redlua_lsp::transport::QUIET;
+    let mut long_gaps = 0;
+    let mut last = std::time::Instant::now();
+    for version in 2..=21 {
+        let line = &typed[..typed.len() - 21 + version];
+        send(message(
+            json!({ "jsonrpc": "2.0", "method": "textDocument/didChange",
+            "params": { "textDocument": { "uri": uri, "version": version }, "contentChanges": [{
+            "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 200 } },
+            "text": line }] } }),
+        ));
+        if version > 2 && last.elapsed() > quiet / 2 {
+            long_gaps += 1;
+        }
+        last = std::time::Instant::now();
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let published = next_body(&mut stdout).unwrap();
+    assert_eq!(published["params"]["version"], 21, "{published}");
+    assert_eq!(
+        published["params"]["diagnostics"][0]["code"], "unknown_command",
+        "{published}"
+    );
+    send(message(
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "shutdown" }),
+    ));
+    assert_eq!(next_body(&mut stdout).unwrap()["id"], 2);
+    send(message(json!({ "jsonrpc": "2.0", "method": "exit" })));
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let log = String::from_utf8_lossy(&output.stderr);
+    let analyses: Vec<&str> = log.lines().filter(|l| l.contains(" analyzed ")).collect();
+    assert!(analyses[0].contains("(version 1)"), "{log}");
+    assert!(
+        analyses.len() >= 2 && analyses[analyses.len() - 1].contains("(version 21)"),
+        "{log}"
+    );
+    assert!(
+        analyses.len() <= 2 + long_gaps,
+        "{} analyses of the burst, {long_gaps} gaps longer than {:?}:\n{log}",
+        analyses.len() - 1,
+        quiet / 2
+    );
+}
