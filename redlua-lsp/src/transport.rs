@@ -272,7 +272,7 @@ pub fn run(input: impl BufRead + Send + 'static, mut output: impl Write) -> u8 {
         {
             let (uri, version) = job.document();
             analyzing = Some((uri.to_string(), version, Instant::now()));
-            if let Err(job) = analyze_apart(job, sender.clone(), edits.clone()) {
+            if let Some(job) = analyze_apart(job, sender.clone(), edits.clone()) {
                 // No thread to be had: the job runs here.
                 if let Ok(analyzed) = catch_unwind(AssertUnwindSafe(|| job.run())) {
                     let _ = catch_unwind(AssertUnwindSafe(|| server.finish(analyzed, &mut out)));
@@ -289,7 +289,7 @@ pub fn run(input: impl BufRead + Send + 'static, mut output: impl Write) -> u8 {
 /// Runs `job` on a thread of its own, which sends its findings, then its
 /// inferred values unless an edit came meanwhile (counted by `edits`),
 /// then [`Event::Done`]. The job back when no thread can be had.
-fn analyze_apart(job: Job, done: mpsc::Sender<Event>, edits: Arc<AtomicU64>) -> Result<(), Job> {
+fn analyze_apart(job: Job, done: mpsc::Sender<Event>, edits: Arc<AtomicU64>) -> Option<Job> {
     let (key, generation) = job.id();
     let slot = Arc::new(Mutex::new(Some(job)));
     let taken = slot.clone();
@@ -311,11 +311,8 @@ fn analyze_apart(job: Job, done: mpsc::Sender<Event>, edits: Arc<AtomicU64>) -> 
             let _ = done.send(Event::Done);
         });
     match spawned {
-        Ok(_) => Ok(()),
-        Err(_) => match slot.lock().ok().and_then(|mut slot| slot.take()) {
-            Some(job) => Err(job),
-            None => Ok(()),
-        },
+        Ok(_) => None,
+        Err(_) => slot.lock().ok().and_then(|mut slot| slot.take()),
     }
 }
 
