@@ -17,7 +17,8 @@
 //! A burst of edits is analyzed once: an analysis starts when no edit has
 //! come for [`QUIET`], and an analysis made stale by an edit while it ran
 //! is dropped. After the diagnostics, the same thread infers the values
-//! of the document's locals for hovers, unless an edit came meanwhile.
+//! of the document's locals for hovers, unless an edit came meanwhile (the
+//! next analysis does not wait for it).
 //! With `REDLUA_LSP_LOG` set (to anything), each analysis is logged on
 //! standard error: the document, its version, its time and whether it was
 //! dropped.
@@ -152,7 +153,7 @@ enum Event {
     Analyzed(Analyzed),
     /// The same job's inferred values.
     Valued(Valued),
-    /// The analysis thread's job is over.
+    /// The analysis thread's diagnostics are sent: the next may start.
     Done,
     /// The input ended (or could not be read further).
     Closed,
@@ -286,9 +287,9 @@ pub fn run(input: impl BufRead + Send + 'static, mut output: impl Write) -> u8 {
     }
 }
 
-/// Runs `job` on a thread of its own, which sends its findings, then its
-/// inferred values unless an edit came meanwhile (counted by `edits`),
-/// then [`Event::Done`]. The job back when no thread can be had.
+/// Runs `job` on a thread of its own, which sends its findings and
+/// [`Event::Done`], then its inferred values unless an edit came meanwhile
+/// (counted by `edits`). The job back when no thread can be had.
 fn analyze_apart(job: Job, done: mpsc::Sender<Event>, edits: Arc<AtomicU64>) -> Option<Job> {
     let (key, generation) = job.id();
     let slot = Arc::new(Mutex::new(Some(job)));
@@ -302,13 +303,17 @@ fn analyze_apart(job: Job, done: mpsc::Sender<Event>, edits: Arc<AtomicU64>) -> 
                 let analyzed = catch_unwind(AssertUnwindSafe(|| job.run()))
                     .unwrap_or_else(|_| Job::failed(key, generation));
                 let _ = done.send(Event::Analyzed(analyzed));
+                // The next analysis may start: the values are inferred
+                // beside it.
+                let _ = done.send(Event::Done);
                 if edits.load(Ordering::SeqCst) == edits_before
                     && let Ok(valued) = catch_unwind(AssertUnwindSafe(|| job.values()))
                 {
                     let _ = done.send(Event::Valued(valued));
                 }
+            } else {
+                let _ = done.send(Event::Done);
             }
-            let _ = done.send(Event::Done);
         });
     match spawned {
         Ok(_) => None,

@@ -222,9 +222,6 @@ fn a_burst_of_edits_is_analyzed_once_for_its_last_version() {
     ));
     let opened = next_body(&mut stdout).unwrap();
     assert_eq!(opened["params"]["version"], 1, "{opened}");
-    // After the diagnostics, the server infers the values for hovers (a
-    // tenth of a second here at most): edits during that wait for it.
-    std::thread::sleep(std::time::Duration::from_secs(1));
     // Twenty edits a millisecond apart, as a paste or an editor's fixes
     // send them: the first line typed letter by letter, wrong at the end.
     // A gap longer than half the quiet time (a busy machine) may let an
