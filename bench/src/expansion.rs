@@ -77,7 +77,7 @@ fn best_of(runs: usize, mut work: impl FnMut()) -> f64 {
 
 /// A script of about `lines` lines: helper functions of ten lines each,
 /// all called from the body, reading keys and arguments.
-fn generated(lines: usize) -> String {
+pub fn generated(lines: usize) -> String {
     let mut out = String::from("local total = 0\n");
     let functions = lines / 10;
     for f in 0..functions {

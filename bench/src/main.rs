@@ -19,6 +19,7 @@
 //! connection per contender; the same 30 s lease everywhere.
 
 mod cancelled;
+mod editor;
 mod expansion;
 mod flavor;
 mod independent;
@@ -58,7 +59,7 @@ pub struct Settings {
 }
 
 /// The groups of scenarios `--only` picks from.
-pub const GROUPS: [&str; 8] = [
+pub const GROUPS: [&str; 9] = [
     "uncontended",
     "independent",
     "contended",
@@ -67,6 +68,7 @@ pub const GROUPS: [&str; 8] = [
     "cancelled",
     "rwlock",
     "expansion",
+    "editor",
 ];
 
 impl Settings {

@@ -122,6 +122,11 @@ pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
         let measured = crate::expansion::run(&root);
         outcomes.push(outcome("redlua", "macro analysis", measured));
     }
+    if settings.wants("editor") {
+        let rounds = if settings.seconds < 2.0 { 6 } else { 20 };
+        let measured = crate::editor::run(rounds);
+        outcomes.push(outcome("redlua-lsp", "editor, 5,000-line script", measured));
+    }
     outcomes
 }
 

@@ -48,3 +48,36 @@ fn the_uncontended_group_measures_raw_scripts_and_redlua() {
         assert!((server - expected).abs() < 0.5, "{library}: {server}");
     }
 }
+
+#[test]
+fn the_editor_group_measures_the_language_servers_diagnostics_latency() {
+    let output = Command::new(env!("CARGO_BIN_EXE_redlua-bench"))
+        .args(["--quick", "--no-peers", "--only", "editor"])
+        .output()
+        .expect("running redlua-bench");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "redlua-bench failed ({}):\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let rows = rows(&stdout, "redlua-lsp", "editor, 5,000-line script");
+    let figures: Vec<&str> = rows.iter().map(|row| row[3]).collect();
+    assert_eq!(
+        figures,
+        [
+            "diagnostics after opening",
+            "diagnostics after an edit, median",
+            "diagnostics after an edit, slowest"
+        ],
+        "{stdout}"
+    );
+    for row in &rows {
+        let ms: f64 = row[4]
+            .strip_suffix(" ms")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("a time in ms: {row:?}"));
+        assert!(ms > 0.0, "{row:?}");
+    }
+}
