@@ -76,7 +76,6 @@ pub fn run(rounds: usize) -> Result<Measured, String> {
         json!(null),
     )))?;
     send(notification("exit", json!(null)))?;
-    drop(send);
     let _ = server.join();
     times.sort_by(f64::total_cmp);
     Ok(Measured {
