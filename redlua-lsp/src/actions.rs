@@ -10,8 +10,8 @@
 //! - Any lint that can be allowed, in a script no Rust struct declares:
 //!   "Allow `<lint>` in this script's header", which adds the lint to the
 //!   header's `allow=` (`-- redlua: allow=literal_key`), adding the setting
-//!   or the header line if there is none. A Functions library is not
-//!   offered it: its header gives only its target.
+//!   or the header line if there is none (after a library's `#!lua`
+//!   line, where the allow holds for the whole library).
 //! - The same in a script a Rust struct declares: "Allow `<lint>` in the
 //!   `#[redis_script]` of `<Struct>`", which adds the lint to the
 //!   attribute's `allow(...)`, or adds `allow(<lint>)`, in the Rust file
@@ -61,7 +61,7 @@ pub fn fixes(text: &str, finding: &Diagnostic) -> Vec<Fix> {
 /// The fix that allows `finding`'s lint in the header of `text`, for a
 /// script whose settings come from its header.
 pub fn allow_in_header(text: &str, finding: &Diagnostic, settings: &Settings) -> Option<Fix> {
-    if settings.library || settings.rust.is_some() || settings.header_error.is_some() {
+    if settings.rust.is_some() || settings.header_error.is_some() {
         return None;
     }
     let edit = header::allow_edit(text, finding.lint)?;

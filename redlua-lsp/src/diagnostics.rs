@@ -37,19 +37,60 @@ pub const MANIFEST_CODE: &str = "manifest";
 /// The analyzer's findings on `source`, as `lockctl lint` reports them.
 pub fn findings(source: &str, settings: &Settings) -> Vec<Diagnostic> {
     let mut diagnostics = if settings.library {
-        let library = analyze_library(
-            source,
-            &LibraryOptions {
-                options: settings.options.clone(),
-                ..LibraryOptions::default()
-            },
-        );
-        library.all_diagnostics().into_iter().cloned().collect()
+        library_findings(source, settings)
     } else {
         analyze(source, &settings.options).diagnostics
     };
     first_error::first_syntax_error_only(&mut diagnostics, source, &settings.options);
     diagnostics
+}
+
+/// The findings on a Functions library: the library's own, and each
+/// function's body checked against the `#[redis_function]` struct that
+/// declares it (a function no struct declares: without declarations, as
+/// `lockctl lint` checks it). The header's `allow` holds for the whole
+/// library, a struct's for its function.
+fn library_findings(source: &str, settings: &Settings) -> Vec<Diagnostic> {
+    let whole = analyze_library(
+        source,
+        &LibraryOptions {
+            options: settings.options.clone(),
+            ..LibraryOptions::default()
+        },
+    );
+    let mut out: Vec<Diagnostic> = whole.diagnostics.clone();
+    for function in &whole.functions {
+        let declared = settings
+            .functions
+            .iter()
+            .find(|d| d.function.as_deref() == Some(function.name.as_str()));
+        let Some(declared) = declared else {
+            out.extend(function.diagnostics.iter().cloned());
+            continue;
+        };
+        let mut options = settings.options.clone();
+        options.declared = Some(declared.declared);
+        options.returns = declared.returns.clone();
+        options.allow.extend(declared.allow.iter().copied());
+        if let Some(target) = declared.target {
+            options.target = target;
+        }
+        let checked = analyze_library(
+            source,
+            &LibraryOptions {
+                function: Some(function.name.clone()),
+                options,
+            },
+        );
+        if let Some(report) = checked.function(&function.name) {
+            out.extend(report.diagnostics.iter().cloned());
+        }
+    }
+    out.sort_by_key(|d| match d.primary_span() {
+        Some(span) => (0, span.start.offset, span.end.offset),
+        None => (1, 0, 0),
+    });
+    out
 }
 
 /// The inferred values of the locals of `source`, for hovers (`None`: it

@@ -26,7 +26,7 @@ pub struct Document {
     encoding: Encoding,
     path: Option<PathBuf>,
     crate_target: CrateTarget,
-    declaration: Option<Declaration>,
+    declarations: Vec<Declaration>,
     settings: Settings,
     findings: Option<Vec<Diagnostic>>,
     /// The inferred values of the text's locals, for hovers (`None`
@@ -44,15 +44,15 @@ impl Document {
     pub fn open(uri: &str, text: String, version: i32, encoding: Encoding) -> Document {
         let path = settings::file_path(uri);
         let crate_target = crate_target_of(path.as_ref());
-        let declaration = declaration_of(path.as_ref(), &crate_target);
-        let settings = settings::for_source(&text, &crate_target, declaration.as_ref());
+        let declarations = declarations_of(path.as_ref(), &crate_target);
+        let settings = settings::for_source(&text, &crate_target, &declarations);
         Document {
             index: LineIndex::new(&text, encoding),
             text,
             encoding,
             path,
             crate_target,
-            declaration,
+            declarations,
             settings,
             findings: None,
             values: None,
@@ -91,8 +91,7 @@ impl Document {
             }
             self.index = LineIndex::new(&self.text, self.encoding);
         }
-        self.settings =
-            settings::for_source(&self.text, &self.crate_target, self.declaration.as_ref());
+        self.settings = settings::for_source(&self.text, &self.crate_target, &self.declarations);
         self.version = version;
         self.outdated();
     }
@@ -113,9 +112,8 @@ impl Document {
     /// script's declaration, are read again.
     pub fn saved(&mut self) {
         self.crate_target = crate_target_of(self.path.as_ref());
-        self.declaration = declaration_of(self.path.as_ref(), &self.crate_target);
-        self.settings =
-            settings::for_source(&self.text, &self.crate_target, self.declaration.as_ref());
+        self.declarations = declarations_of(self.path.as_ref(), &self.crate_target);
+        self.settings = settings::for_source(&self.text, &self.crate_target, &self.declarations);
         self.outdated();
     }
 
@@ -157,10 +155,14 @@ impl Document {
     }
 }
 
-/// The `#[redis_script]` struct of the script's crate that names it.
-fn declaration_of(path: Option<&PathBuf>, crate_target: &CrateTarget) -> Option<Declaration> {
-    let crate_dir = crate_target.manifest.as_ref()?.parent()?;
-    rust_decl::find(path?, crate_dir)
+/// The `#[redis_script]` and `#[redis_function]` structs of the script's
+/// crate that name it.
+fn declarations_of(path: Option<&PathBuf>, crate_target: &CrateTarget) -> Vec<Declaration> {
+    let crate_dir = crate_target.manifest.as_ref().and_then(|m| m.parent());
+    match (path, crate_dir) {
+        (Some(path), Some(crate_dir)) => rust_decl::find_all(path, crate_dir),
+        _ => Vec::new(),
+    }
 }
 
 fn crate_target_of(path: Option<&PathBuf>) -> CrateTarget {

@@ -17,8 +17,10 @@
 //! A script is checked against the target of its header
 //! (`-- redlua: target=redis-7.4`) or of the nearest `Cargo.toml`'s
 //! `[package.metadata.redlua]`, and the keys, arguments and result type its
-//! header declares (`-- redlua: keys=1 args=2+ returns=integer?`). See the
-//! crate's README for editor setup.
+//! header declares (`-- redlua: keys=1 args=2+ returns=integer?`). A Redis
+//! Functions library (`#!lua name=...`) is checked as Redis loads it, and
+//! each registered function's body against the `#[redis_function]` struct
+//! that declares it, if one does. See the crate's README for editor setup.
 //!
 //! The library is the server without its transport: [`Server::handle`]
 //! takes one message and [`Server::publish`] gives the diagnostics, which

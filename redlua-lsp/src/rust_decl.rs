@@ -1,12 +1,15 @@
 //! The Rust declaration of a script: the `#[redis_script("path", ...)]`
-//! struct, in the crate the script belongs to, that names it. What it
-//! declares is what `#[redis_script]` checks the script against: its
+//! struct, in the crate the script belongs to, that names it; for a Redis
+//! Functions library, the `#[redis_function("path", name = "f", ...)]`
+//! structs that name it, one per declared function. What it declares is
+//! what the macro checks the script (or the function's body) against: its
 //! `#[key]` and `#[arg]` fields (a `#[key(variadic)]` / `#[arg(variadic)]`
 //! tail accepts more), `returns = Type`, `read_only`, `allow(lint, ...)`
 //! and `target = "..."`.
 //!
 //! The crate's `src/`, `examples/`, `tests/` and `benches/` are searched
-//! for `.rs` files that mention `redis_script` and the script's file name;
+//! for `.rs` files that mention `redis_script` or `redis_function` and the
+//! script's file name;
 //! a file that does not parse is skipped. The declared result type is read
 //! by the rules `#[redis_script]` applies (integers and `bool` are
 //! integers, `String` and `Vec<u8>` strings, other lists arrays; `Option`,
@@ -59,6 +62,9 @@ pub struct Declaration {
     pub target: Option<ServerTarget>,
     /// Where one more lint can be written into the attribute, if known.
     pub allow_at: Option<AllowAt>,
+    /// `name = "f"` of a `#[redis_function]`: the library's function it
+    /// declares (`None` for a `#[redis_script]`).
+    pub function: Option<String>,
 }
 
 /// Where an `allow` of one more lint goes in a `#[redis_script]`
@@ -76,10 +82,27 @@ pub struct AllowAt {
     pub after: &'static str,
 }
 
-/// The declaration of `script` in the crate at `crate_dir`, if one names it.
+/// The `#[redis_script]` declaration of `script` in the crate at
+/// `crate_dir`, if one names it.
+#[cfg(test)]
 pub fn find(script: &Path, crate_dir: &Path) -> Option<Declaration> {
-    let script = std::fs::canonicalize(script).ok()?;
-    let file_name = script.file_name()?.to_str()?.to_string();
+    find_all(script, crate_dir)
+        .into_iter()
+        .find(|declaration| declaration.function.is_none())
+}
+
+/// Every declaration of `script` in the crate at `crate_dir`:
+/// `#[redis_script]` and `#[redis_function]` structs, in the order of
+/// their files (by path) and of the structs in each.
+pub fn find_all(script: &Path, crate_dir: &Path) -> Vec<Declaration> {
+    let Ok(script) = std::fs::canonicalize(script) else {
+        return Vec::new();
+    };
+    let Some(file_name) = script.file_name().and_then(|n| n.to_str()) else {
+        return Vec::new();
+    };
+    let file_name = file_name.to_string();
+    let mut found = Vec::new();
     let mut files = Vec::new();
     for dir in SEARCHED {
         collect(&crate_dir.join(dir), &mut files);
@@ -88,7 +111,9 @@ pub fn find(script: &Path, crate_dir: &Path) -> Option<Declaration> {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
-        if !text.contains("redis_script") || !text.contains(&file_name) {
+        if !(text.contains("redis_script") || text.contains("redis_function"))
+            || !text.contains(&file_name)
+        {
             continue;
         }
         let Ok(parsed) = syn::parse_file(&text) else {
@@ -98,14 +123,12 @@ pub fn find(script: &Path, crate_dir: &Path) -> Option<Declaration> {
             file: &file,
             crate_dir,
             script: &script,
-            found: None,
+            found: Vec::new(),
         };
         finder.visit_file(&parsed);
-        if finder.found.is_some() {
-            return finder.found;
-        }
+        found.append(&mut finder.found);
     }
-    None
+    found
 }
 
 /// The `.rs` files under `dir`, depth first, up to [`MAX_FILES`].
@@ -138,7 +161,7 @@ struct Finder<'a> {
     file: &'a Path,
     crate_dir: &'a Path,
     script: &'a Path,
-    found: Option<Declaration>,
+    found: Vec<Declaration>,
 }
 
 impl Finder<'_> {
@@ -154,21 +177,20 @@ impl Finder<'_> {
 
 impl<'ast> Visit<'ast> for Finder<'_> {
     fn visit_item_struct(&mut self, item: &'ast syn::ItemStruct) {
-        if self.found.is_some() {
-            return;
-        }
         for attr in &item.attrs {
-            let is_script = attr
-                .path()
-                .segments
-                .last()
-                .is_some_and(|s| s.ident == "redis_script");
-            if !is_script {
+            let Some(kind) = attr.path().segments.last().map(|s| s.ident.to_string()) else {
+                continue;
+            };
+            if kind != "redis_script" && kind != "redis_function" {
                 continue;
             }
             let Ok(options) = attr.parse_args_with(Options::parse) else {
                 continue;
             };
+            // A function without its name is the macro's error to report.
+            if (kind == "redis_function") != options.name.is_some() {
+                continue;
+            }
             let syn::Meta::List(list) = &attr.meta else {
                 continue;
             };
@@ -199,7 +221,7 @@ impl<'ast> Visit<'ast> for Finder<'_> {
             };
             let mut declaration = self.declaration(item, options);
             declaration.allow_at = allow_at;
-            self.found = Some(declaration);
+            self.found.push(declaration);
             return;
         }
     }
@@ -255,6 +277,7 @@ impl Finder<'_> {
             allow: options.allow,
             target: options.target,
             allow_at: None,
+            function: options.name,
         }
     }
 }
@@ -268,6 +291,8 @@ struct Options {
     target: Option<ServerTarget>,
     /// The `)` of `allow(...)`, and what goes before one more name there.
     allow_close: Option<(proc_macro2::Span, &'static str)>,
+    /// `name = "f"` (`#[redis_function]`).
+    name: Option<String>,
 }
 
 impl Options {
@@ -282,6 +307,7 @@ impl Options {
             allow: Vec::new(),
             target: None,
             allow_close: None,
+            name: None,
         };
         while input.parse::<Token![,]>().is_ok() && !input.is_empty() {
             if input.peek(Token![crate]) {
@@ -318,6 +344,11 @@ impl Options {
                     input.parse::<Token![=]>()?;
                     let target: LitStr = input.parse()?;
                     options.target = target.value().parse().ok();
+                }
+                "name" => {
+                    input.parse::<Token![=]>()?;
+                    let name: LitStr = input.parse()?;
+                    options.name = Some(name.value());
                 }
                 _ => break,
             }

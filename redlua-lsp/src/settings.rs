@@ -11,8 +11,11 @@
 //! the script's header (`-- redlua: target=redis-7.4`), the
 //! `[package.metadata.redlua]` target of the nearest `Cargo.toml` above the
 //! file, and redis-7.0. A Redis
-//! Functions library (`#!lua name=...`) takes only its target from its
-//! header: its functions declare their own inputs.
+//! Functions library (`#!lua name=...`) takes only its target and `allow`
+//! from its header (a `-- redlua:` comment line after `#!lua`): its
+//! functions declare their own inputs, in the `#[redis_function("path",
+//! name = "f")]` structs that name the library, each checked against its
+//! function's body as the macro checks it.
 
 use crate::rust_decl::Declaration;
 use redlua_analyzer::header::{self, Header, HeaderError};
@@ -54,6 +57,8 @@ pub struct Settings {
     pub library: bool,
     /// The Rust struct that declares the script, if one does.
     pub rust: Option<Declaration>,
+    /// For a library: the Rust structs that declare its functions.
+    pub functions: Vec<Declaration>,
 }
 
 /// The nearest `Cargo.toml` at or above `dir`, and its target.
@@ -74,11 +79,7 @@ pub fn crate_target(dir: &Path) -> CrateTarget {
 
 /// The settings for `source`, given its crate's target and its Rust
 /// declaration.
-pub fn for_source(
-    source: &str,
-    crate_target: &CrateTarget,
-    rust: Option<&Declaration>,
-) -> Settings {
+pub fn for_source(source: &str, crate_target: &CrateTarget, rust: &[Declaration]) -> Settings {
     let library = is_library(source);
     let (found, header_error) = match header::parse(source) {
         Ok(found) => (found, None),
@@ -92,10 +93,17 @@ pub fn for_source(
         target: found.target.or(crate_wide).unwrap_or_default(),
         ..Options::default()
     };
-    if !library {
+    if library {
+        options.allow = found.allow.clone().unwrap_or_default();
+    } else {
         found.apply(&mut options);
     }
-    let rust = rust.filter(|_| !library);
+    let functions: Vec<Declaration> = rust
+        .iter()
+        .filter(|d| library && d.function.is_some())
+        .cloned()
+        .collect();
+    let rust = rust.iter().find(|d| !library && d.function.is_none());
     if let Some(declaration) = rust {
         options.declared = Some(declaration.declared);
         options.returns = declaration.returns.clone();
@@ -112,6 +120,7 @@ pub fn for_source(
         manifest_error,
         library,
         rust: rust.cloned(),
+        functions,
     }
 }
 
@@ -194,16 +203,16 @@ mod tests {
             manifest: None,
             target: Ok(Some(ServerTarget::Redis7_4)),
         };
-        let plain = for_source("return 1", &crate_wide, None);
+        let plain = for_source("return 1", &crate_wide, &[]);
         assert_eq!(plain.options.target, ServerTarget::Redis7_4);
         let headed = for_source(
             "-- redlua: target=valkey-8.0 keys=1\nreturn 1",
             &crate_wide,
-            None,
+            &[],
         );
         assert_eq!(headed.options.target, ServerTarget::Valkey8_0);
         assert_eq!(headed.options.declared.map(|d| d.keys), Some(1));
-        let broken = for_source("-- redlua: key=1\nreturn 1", &crate_wide, None);
+        let broken = for_source("-- redlua: key=1\nreturn 1", &crate_wide, &[]);
         assert!(broken.header_error.is_some());
         assert_eq!(broken.options.target, ServerTarget::Redis7_4);
     }

@@ -434,6 +434,81 @@ fn a_rust_declaration_in_the_crate_gives_the_counts_options_and_related_places()
 }
 
 #[test]
+fn each_function_of_a_library_is_checked_against_its_redis_function_struct() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+    // `bump` is declared with one argument but reads two, and returns an
+    // integer where a list is declared; `peek` is declared as it is
+    // written; `other` is declared by no struct.
+    std::fs::write(
+        root.join("src/lib.rs"),
+        "#[redlua::redis_function(\"lib.lua\", name = \"bump\", returns = Vec<String>)]\n\
+         struct Bump<'a> { #[key] counter: &'a str, #[arg] by: i64 }\n\
+         #[redlua::redis_function(\"lib.lua\", name = \"peek\", returns = Option<String>)]\n\
+         struct Peek<'a> { #[key] counter: &'a str }\n",
+    )
+    .unwrap();
+    let text = "#!lua name=counters\n\
+        local function bump(keys, args)\n\
+        \x20 redis.call('EXPIRE', keys[1], args[2])\n\
+        \x20 return redis.call('INCRBY', keys[1], args[1])\n\
+        end\n\
+        redis.register_function('bump', bump)\n\
+        redis.register_function('peek', function(keys) return redis.call('GET', keys[1]) end)\n\
+        redis.register_function('other', function(keys) return redis.call('GET', 'literal') end)\n";
+    let library = root.join("lib.lua");
+    std::fs::write(&library, text).unwrap();
+    let uri = format!("file://{}", library.display());
+    let mut session = Session::new();
+    session.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "lua", "version": 1, "text": text } }),
+    );
+    let published = session.published();
+    let found: Vec<(&str, u32)> = published[0]
+        .diagnostics
+        .iter()
+        .map(|d| (code(d), d.range.start.line))
+        .collect();
+    // Past the declared arguments in `bump` (line 2), its integer where a
+    // list is declared (line 3), and `other`'s literal key (line 7).
+    assert_eq!(
+        found,
+        [("arity", 2), ("return_type", 3), ("literal_key", 7)],
+        "{:#?}",
+        published[0].diagnostics
+    );
+
+    // The header's allow holds for the whole library: offered after the
+    // `#!lua` line, and applied.
+    let actions = session.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": uri },
+                "range": { "start": { "line": 7, "character": 0 }, "end": { "line": 7, "character": 90 } },
+                "context": { "diagnostics": [] } }),
+    );
+    let actions = actions.result.unwrap();
+    assert_eq!(
+        actions[0]["title"], "Allow `literal_key` in this script's header",
+        "{actions:#?}"
+    );
+    let edit = &actions[0]["edit"]["changes"][&uri][0];
+    assert_eq!(edit["newText"], "-- redlua: allow=literal_key\n");
+    assert_eq!(edit["range"]["start"], json!({ "line": 1, "character": 0 }));
+    let allowed = text.replacen('\n', "\n-- redlua: allow=literal_key\n", 1);
+    session.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri, "version": 2 },
+                "contentChanges": [{ "text": allowed }] }),
+    );
+    let published = session.published();
+    let codes: Vec<&str> = published[0].diagnostics.iter().map(code).collect();
+    assert_eq!(codes, ["arity", "return_type"]);
+}
+
+#[test]
 fn a_client_that_takes_snippets_gets_placeholders_for_a_command_s_arguments() {
     let mut session = Session {
         server: Server::new(),
