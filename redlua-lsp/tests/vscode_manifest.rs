@@ -1,9 +1,13 @@
 //! The VS Code extension in `editors/vscode/`: its manifest has what VS Code
-//! and its packager need, its version is the server's, and the script it
-//! names starts `redlua-lsp` for Lua files with the setting it declares.
+//! and its packager need, its version is the server's, the script it names
+//! starts `redlua-lsp` for Lua files with the setting it declares, and
+//! Microsoft's packager (vsce, run by `editors/vscode/package`, which
+//! installs Node.js when it is missing) makes a `.vsix` of it with the
+//! language client inside.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 fn extension_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../editors/vscode")
@@ -83,4 +87,49 @@ fn main_starts_the_server_with_the_declared_setting() {
     }
     // VS Code's packager wants a README next to the manifest.
     assert!(extension_dir().join("README.md").is_file());
+}
+
+#[test]
+fn vsce_packages_the_extension_with_its_script_and_language_client() {
+    let package = Command::new(extension_dir().join("package"))
+        .output()
+        .expect("editors/vscode/package runs");
+    let out = String::from_utf8_lossy(&package.stdout);
+    assert!(
+        package.status.success(),
+        "editors/vscode/package failed:\n{out}\n{}",
+        String::from_utf8_lossy(&package.stderr)
+    );
+    let vsix = PathBuf::from(out.lines().last().expect("the package's path"));
+    assert_eq!(
+        vsix.file_name().and_then(|n| n.to_str()),
+        Some(format!("redlua-{}.vsix", env!("CARGO_PKG_VERSION")).as_str())
+    );
+    // The entries of the package (a zip), listed by Python's zipfile.
+    let listing = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, zipfile; print('\\n'.join(zipfile.ZipFile(sys.argv[1]).namelist()))",
+        ])
+        .arg(&vsix)
+        .output()
+        .expect("python3 lists the package");
+    assert!(listing.status.success(), "{listing:?}");
+    let listing = String::from_utf8_lossy(&listing.stdout);
+    let entries: Vec<&str> = listing.lines().collect();
+    for needed in [
+        "extension.vsixmanifest",
+        "[Content_Types].xml",
+        "extension/package.json",
+        "extension/extension.js",
+        "extension/README.md",
+        "extension/LICENSE.txt",
+        "extension/node_modules/vscode-languageclient/node.js",
+        "extension/node_modules/vscode-languageclient/package.json",
+    ] {
+        assert!(
+            entries.contains(&needed),
+            "{needed} is not in the package:\n{listing}"
+        );
+    }
 }
