@@ -15,13 +15,16 @@
 //! - The same in a script a Rust struct declares: "Allow `<lint>` in the
 //!   `#[redis_script]` of `<Struct>`", which adds the lint to the
 //!   attribute's `allow(...)`, or adds `allow(<lint>)`, in the Rust file
-//!   as last read (on open and save).
+//!   as last read (on open and save); in a library, for a finding in a
+//!   function a struct declares: "Allow `<lint>` in the
+//!   `#[redis_function]` of `<Struct>`".
 //!
 //! Invariants: an edit replaces exactly the finding's range, and is offered
 //! only when the text there has the shape the lint reported (a document
 //! edited since its last analysis gets no stale edit).
 
 use crate::call_site::code_tokens;
+use crate::diagnostics::Finding;
 use crate::lex::{Kind, Token};
 use crate::rust_decl::Place;
 use crate::settings::Settings;
@@ -73,25 +76,27 @@ pub fn allow_in_header(text: &str, finding: &Diagnostic, settings: &Settings) ->
     })
 }
 
-/// The fix that allows `finding`'s lint in the `#[redis_script]` attribute
-/// that declares the script: its title, where the text goes in the Rust
-/// file, and the text.
+/// The fix that allows `finding`'s lint in the `#[redis_script]` (or, for
+/// a library's function, `#[redis_function]`) attribute that declares it:
+/// its title, where the text goes in the Rust file, and the text.
 pub fn allow_in_attribute(
-    finding: &Diagnostic,
+    finding: &Finding,
     settings: &Settings,
 ) -> Option<(String, Place, String)> {
-    let rust = settings.rust.as_ref()?;
+    let rust = finding.declaration(settings)?;
     let at = rust.allow_at.as_ref()?;
-    if !finding.lint.can_be_allowed() || rust.allow.contains(&finding.lint) {
+    let lint = finding.diagnostic.lint;
+    if !lint.can_be_allowed() || rust.allow.contains(&lint) {
         return None;
     }
+    let attribute = match rust.function {
+        Some(_) => "redis_function",
+        None => "redis_script",
+    };
     Some((
-        format!(
-            "Allow `{}` in the `#[redis_script]` of `{}`",
-            finding.lint, rust.name
-        ),
+        format!("Allow `{lint}` in the `#[{attribute}]` of `{}`", rust.name),
         at.place.clone(),
-        format!("{}{}{}", at.before, finding.lint, at.after),
+        format!("{}{lint}{}", at.before, at.after),
     ))
 }
 

@@ -34,15 +34,59 @@ pub const HEADER_CODE: &str = "header";
 /// The code of a `Cargo.toml` whose target cannot be read.
 pub const MANIFEST_CODE: &str = "manifest";
 
+/// One of the analyzer's findings, and for a library the function whose
+/// declaration it was checked against.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// The analyzer's diagnostic.
+    pub diagnostic: Diagnostic,
+    /// In a library: the index in [`Settings::functions`] of the struct
+    /// that declares the function the finding is in.
+    pub function: Option<usize>,
+}
+
+impl Finding {
+    /// The Rust struct the finding was checked against, if one: the
+    /// script's, or its function's in a library.
+    pub fn declaration<'s>(&self, settings: &'s Settings) -> Option<&'s Declaration> {
+        if settings.library {
+            self.function.and_then(|i| settings.functions.get(i))
+        } else {
+            settings.rust.as_ref()
+        }
+    }
+}
+
 /// The analyzer's findings on `source`, as `lockctl lint` reports them.
-pub fn findings(source: &str, settings: &Settings) -> Vec<Diagnostic> {
-    let mut diagnostics = if settings.library {
+pub fn findings(source: &str, settings: &Settings) -> Vec<Finding> {
+    let mut found = if settings.library {
         library_findings(source, settings)
     } else {
-        analyze(source, &settings.options).diagnostics
+        analyze(source, &settings.options)
+            .diagnostics
+            .into_iter()
+            .map(|diagnostic| Finding {
+                diagnostic,
+                function: None,
+            })
+            .collect()
     };
-    first_error::first_syntax_error_only(&mut diagnostics, source, &settings.options);
-    diagnostics
+    if found
+        .iter()
+        .any(|f| f.diagnostic.lint == redlua_analyzer::Lint::Syntax)
+    {
+        // The text does not parse: no function's findings remain.
+        let mut diagnostics: Vec<Diagnostic> = found.into_iter().map(|f| f.diagnostic).collect();
+        first_error::first_syntax_error_only(&mut diagnostics, source, &settings.options);
+        found = diagnostics
+            .into_iter()
+            .map(|diagnostic| Finding {
+                diagnostic,
+                function: None,
+            })
+            .collect();
+    }
+    found
 }
 
 /// The findings on a Functions library: the library's own, and each
@@ -50,7 +94,7 @@ pub fn findings(source: &str, settings: &Settings) -> Vec<Diagnostic> {
 /// declares it (a function no struct declares: without declarations, as
 /// `lockctl lint` checks it). The header's `allow` holds for the whole
 /// library, a struct's for its function.
-fn library_findings(source: &str, settings: &Settings) -> Vec<Diagnostic> {
+fn library_findings(source: &str, settings: &Settings) -> Vec<Finding> {
     let whole = analyze_library(
         source,
         &LibraryOptions {
@@ -58,16 +102,21 @@ fn library_findings(source: &str, settings: &Settings) -> Vec<Diagnostic> {
             ..LibraryOptions::default()
         },
     );
-    let mut out: Vec<Diagnostic> = whole.diagnostics.clone();
+    let undeclared = |diagnostic: &Diagnostic| Finding {
+        diagnostic: diagnostic.clone(),
+        function: None,
+    };
+    let mut out: Vec<Finding> = whole.diagnostics.iter().map(undeclared).collect();
     for function in &whole.functions {
         let declared = settings
             .functions
             .iter()
-            .find(|d| d.function.as_deref() == Some(function.name.as_str()));
-        let Some(declared) = declared else {
-            out.extend(function.diagnostics.iter().cloned());
+            .position(|d| d.function.as_deref() == Some(function.name.as_str()));
+        let Some(index) = declared else {
+            out.extend(function.diagnostics.iter().map(undeclared));
             continue;
         };
+        let declared = &settings.functions[index];
         let mut options = settings.options.clone();
         options.declared = Some(declared.declared);
         options.returns = declared.returns.clone();
@@ -83,10 +132,13 @@ fn library_findings(source: &str, settings: &Settings) -> Vec<Diagnostic> {
             },
         );
         if let Some(report) = checked.function(&function.name) {
-            out.extend(report.diagnostics.iter().cloned());
+            out.extend(report.diagnostics.iter().map(|diagnostic| Finding {
+                diagnostic: diagnostic.clone(),
+                function: Some(index),
+            }));
         }
     }
-    out.sort_by_key(|d| match d.primary_span() {
+    out.sort_by_key(|f| match f.diagnostic.primary_span() {
         Some(span) => (0, span.start.offset, span.end.offset),
         None => (1, 0, 0),
     });
@@ -105,7 +157,7 @@ pub fn to_protocol(
     source: &str,
     index: &LineIndex,
     settings: &Settings,
-    findings: &[Diagnostic],
+    findings: &[Finding],
 ) -> Vec<lsp_types::Diagnostic> {
     let mut out = Vec::new();
     if let Some(message) = &settings.manifest_error {
@@ -137,7 +189,8 @@ pub fn to_protocol(
             ..lsp_types::Diagnostic::default()
         });
     }
-    for d in findings {
+    for finding in findings {
+        let d = &finding.diagnostic;
         let (start, end) = match d.target {
             Target::Script(span) => (span.start.offset, span.end.offset),
             Target::Key(_) => setting_bytes(source, "keys="),
@@ -155,9 +208,8 @@ pub fn to_protocol(
             })
             .collect();
         related.extend(
-            settings
-                .rust
-                .as_ref()
+            finding
+                .declaration(settings)
                 .and_then(|rust| declared_at(rust, d.target)),
         );
         out.push(lsp_types::Diagnostic {
@@ -194,7 +246,13 @@ fn declared_at(rust: &Declaration, target: Target) -> Option<DiagnosticRelatedIn
                 format!("`{name}` of `{}` declares ARGV[{}]", rust.name, i + 1),
             )
         }
-        Target::Script(_) => (&rust.place, format!("`{}` declares this script", rust.name)),
+        Target::Script(_) => match &rust.function {
+            Some(function) => (
+                &rust.place,
+                format!("`{}` declares the function `{function}`", rust.name),
+            ),
+            None => (&rust.place, format!("`{}` declares this script", rust.name)),
+        },
     };
     let line = u32::try_from(place.line.saturating_sub(1)).ok()?;
     let column = u32::try_from(place.column).ok()?;

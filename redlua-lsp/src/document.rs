@@ -8,12 +8,11 @@
 //! (every change drops them): hover, completion and code actions reuse
 //! them instead of analyzing again.
 
-use crate::diagnostics;
+use crate::diagnostics::{self, Finding};
 use crate::lines::{Encoding, LineIndex};
 use crate::rust_decl::{self, Declaration};
 use crate::settings::{self, CrateTarget, Settings};
 use lsp_types::TextDocumentContentChangeEvent;
-use redlua_analyzer::Diagnostic;
 use redlua_analyzer::hover::Values;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -28,7 +27,7 @@ pub struct Document {
     crate_target: CrateTarget,
     declarations: Vec<Declaration>,
     settings: Settings,
-    findings: Option<Vec<Diagnostic>>,
+    findings: Option<Vec<Finding>>,
     /// The inferred values of the text's locals, for hovers (`None`
     /// inside: the text does not parse).
     values: Option<Arc<Option<Values>>>,
@@ -124,7 +123,7 @@ impl Document {
 
     /// Takes `findings`, made elsewhere of this document's `generation`;
     /// returns `false`, taking nothing, when the document changed since.
-    pub fn accept(&mut self, generation: u64, findings: Vec<Diagnostic>) -> bool {
+    pub fn accept(&mut self, generation: u64, findings: Vec<Finding>) -> bool {
         if generation != self.generation {
             return false;
         }
@@ -141,7 +140,7 @@ impl Document {
     }
 
     /// The analyzer's findings on the text, analyzing it if it changed.
-    pub fn findings(&mut self) -> &[Diagnostic] {
+    pub fn findings(&mut self) -> &[Finding] {
         self.findings
             .get_or_insert_with(|| diagnostics::findings(&self.text, &self.settings))
     }

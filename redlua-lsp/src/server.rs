@@ -424,7 +424,7 @@ impl Server {
         let to = index.offset(text, p.range.end).max(from);
         let mut out = Vec::new();
         for finding in &findings {
-            let Some(span) = finding.primary_span() else {
+            let Some(span) = finding.diagnostic.primary_span() else {
                 continue;
             };
             if span.end.offset < from || span.start.offset > to {
@@ -438,8 +438,9 @@ impl Server {
                 std::slice::from_ref(finding),
             )
             .pop();
-            let allow = actions::allow_in_header(text, finding, document.settings());
-            for fix in actions::fixes(text, finding).into_iter().chain(allow) {
+            let allow = actions::allow_in_header(text, &finding.diagnostic, document.settings());
+            let fixes = actions::fixes(text, &finding.diagnostic);
+            for fix in fixes.into_iter().chain(allow) {
                 let edit = TextEdit::new(index.range(text, fix.range.0, fix.range.1), fix.text);
                 out.push(CodeActionOrCommand::CodeAction(CodeAction {
                     title: fix.title,
@@ -536,7 +537,7 @@ impl Job {
 pub struct Analyzed {
     key: String,
     generation: u64,
-    findings: Vec<redlua_analyzer::Diagnostic>,
+    findings: Vec<diagnostics::Finding>,
 }
 
 /// A [`Job`]'s inferred values ([`Job::values`]).

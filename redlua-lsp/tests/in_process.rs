@@ -481,6 +481,42 @@ fn each_function_of_a_library_is_checked_against_its_redis_function_struct() {
         published[0].diagnostics
     );
 
+    // The declaring struct is related information, and the finding can be
+    // allowed in its attribute.
+    let related = published[0].diagnostics[0]
+        .related_information
+        .as_ref()
+        .unwrap();
+    assert_eq!(related[0].message, "`Bump` declares the function `bump`");
+    assert!(related[0].location.uri.as_str().ends_with("/src/lib.rs"));
+    assert_eq!(related[0].location.range.start, Position::new(1, 7));
+    assert_eq!(published[0].diagnostics[2].related_information, None);
+    let actions = session.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": uri },
+                "range": { "start": { "line": 2, "character": 0 }, "end": { "line": 2, "character": 40 } },
+                "context": { "diagnostics": [] } }),
+    );
+    let actions = actions.result.unwrap();
+    let titles: Vec<&str> = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "Allow `arity` in this script's header",
+            "Allow `arity` in the `#[redis_function]` of `Bump`"
+        ]
+    );
+    let rust_uri = format!("file://{}", root.join("src/lib.rs").display());
+    assert_eq!(
+        actions[1]["edit"]["changes"][&rust_uri][0]["newText"],
+        ", allow(arity)"
+    );
+
     // The header's allow holds for the whole library: offered after the
     // `#!lua` line, and applied.
     let actions = session.request(
