@@ -68,12 +68,15 @@ fn computed(command: &str, span: Span, value: &Inferred, refused: bool) -> Optio
 }
 
 pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) {
-    let values = command_args(cx);
+    // The arguments' values, inferred once and only for a script that
+    // sets an expire time.
+    let all_values = std::cell::OnceCell::new();
+    let values = || all_values.get_or_init(|| command_args(cx));
     for call in calls {
         if let Some(command) = call.command_name().map(str::to_ascii_uppercase)
             && matches!(command.as_str(), "EXPIRE" | "PEXPIRE")
             && let Some(CallArg::Expr(span) | CallArg::Spread(span)) = call.args.get(2)
-            && let Some(value) = values.get(&(span.start.offset, span.end.offset))
+            && let Some(value) = values().get(&(span.start.offset, span.end.offset))
             && let Some(found) = computed(&command, *span, value, false)
         {
             report.diagnostics.push(found);
@@ -104,7 +107,7 @@ pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) 
         };
         for i in times {
             if let Some(CallArg::Expr(span) | CallArg::Spread(span)) = call.args.get(i)
-                && let Some(value) = values.get(&(span.start.offset, span.end.offset))
+                && let Some(value) = values().get(&(span.start.offset, span.end.offset))
                 && let Some(found) = computed(&command, *span, value, true)
             {
                 report.diagnostics.push(found);

@@ -70,7 +70,9 @@ fn spread_positions(cx: &Context<'_>) -> HashSet<(usize, usize)> {
 }
 
 pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) {
-    let args = command_args(cx);
+    // The arguments' values, inferred once and only for a script that
+    // unpacks a reply.
+    let all_args = std::cell::OnceCell::new();
     let mut spreads = None;
     each_library_call(cx, |call| {
         if !matches!(call.name.as_str(), "unpack" | "table.unpack") {
@@ -95,7 +97,9 @@ pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) 
         };
         // A reply as long as the request (HMGET's fields) is not a risk,
         // nor one that a COUNT, a LIMIT or a literal range bounds.
-        if SIZED.contains(&command) || bounded(cx, &value, &args) {
+        if SIZED.contains(&command)
+            || bounded(cx, &value, all_args.get_or_init(|| command_args(cx)))
+        {
             return;
         }
         // Only a spread: unpacked into locals, the script expects as many
