@@ -132,9 +132,17 @@ pub(crate) fn redis_calls(cx: &Tree<'_>) -> Vec<RedisCall> {
     scan(cx).calls
 }
 
+/// The same, and whether `redis.call` is also used as a value that is not
+/// followed (then the script may write whatever its calls say).
+pub(crate) fn redis_calls_escaping(cx: &Tree<'_>) -> (Vec<RedisCall>, bool) {
+    let scan = scan(cx);
+    (scan.calls, scan.escapes)
+}
+
 /// Fills `report.info.commands`, `report.info.command_lines` and
-/// `report.info.writes`.
-pub(crate) fn record_info(cx: &Tree<'_>, calls: &[RedisCall], report: &mut Report) {
+/// `report.info.writes`, from the script's `calls` and whether
+/// `redis.call` `escapes` ([`redis_calls_escaping`]).
+pub(crate) fn record_info(calls: &[RedisCall], escapes: bool, report: &mut Report) {
     let info = &mut report.info;
     for call in calls {
         let Some(name) = call.command_name() else {
@@ -157,7 +165,7 @@ pub(crate) fn record_info(cx: &Tree<'_>, calls: &[RedisCall], report: &mut Repor
             info.writes |= writes;
         }
     }
-    if scan(cx).escapes {
+    if escapes {
         info.writes = true;
     }
 }

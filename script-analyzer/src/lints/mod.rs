@@ -134,13 +134,13 @@ fn check_of(lint: Lint) -> Option<Check> {
 
 /// Runs every lint that is not allowed.
 pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
-    let calls = crate::calls::redis_calls(&cx.tree());
+    let (calls, escapes) = crate::calls::redis_calls_escaping(&cx.tree());
     let types = Types::build(cx.source, cx.ast, cx.model, &calls, cx.options.declared);
     let cx = &Context {
         types: &types,
         ..*cx
     };
-    crate::calls::record_info(&cx.tree(), &calls, report);
+    crate::calls::record_info(&calls, escapes, report);
     report.info.returns = chunk_returns::reply_kinds(cx);
     for &lint in Lint::ALL {
         let Some(check) = check_of(lint) else {
