@@ -445,3 +445,69 @@ fn a_table_filled_in_a_loop_over_a_reply_is_as_long_as_the_reply() {
         .expect("followed");
     assert_eq!(fields.filled_from, None);
 }
+
+#[test]
+fn a_join_keeps_the_origin_that_may_be_false() {
+    let command = |v: &Inferred| match &v.origin {
+        Some(Origin::Reply { command, .. }) => Some(command.clone()),
+        Some(Origin::Tonumber { of: Some(of) }) => match &**of {
+            Origin::Reply { command, .. } => Some(format!("tonumber {command}")),
+            _ => None,
+        },
+        _ => None,
+    };
+    for (source, expected) in [
+        // A literal on the other path.
+        (
+            "local v\nif ARGV[1] == 'a' then v = redis.call('GET', KEYS[1]) else v = 'x' end\nprobe(v)",
+            Some("GET"),
+        ),
+        // An input on the other path.
+        (
+            "local v = ARGV[2]\nif ARGV[1] == 'a' then v = redis.call('GET', KEYS[1]) end\nprobe(v)",
+            Some("GET"),
+        ),
+        // Two replies that may both be nil: the first is named.
+        (
+            "local v\nif ARGV[1] == 'a' then v = redis.call('GET', KEYS[1]) else v = redis.call('HGET', KEYS[1], 'f') end\nprobe(v)",
+            Some("GET"),
+        ),
+        (
+            "local v = redis.call('GET', KEYS[1])\nif ARGV[1] == 'a' then v = redis.call('GET', KEYS[2]) end\nprobe(v)",
+            Some("GET"),
+        ),
+        // `tonumber` of an input, or of a reply that may be nil.
+        (
+            "local v = tonumber(ARGV[2])\nif ARGV[1] == 'a' then v = tonumber(redis.call('GET', KEYS[1])) end\nprobe(v)",
+            Some("tonumber GET"),
+        ),
+        // In a loop: the reply of the last round, or the start value.
+        (
+            "local v = ARGV[2]\nfor i = 1, 3 do v = redis.call('LPOP', KEYS[1]) end\nprobe(v)",
+            Some("LPOP"),
+        ),
+        // A reply that is never nil, and an input: nothing explains one side.
+        (
+            "local v = ARGV[2]\nif ARGV[1] == 'a' then v = redis.call('INCR', KEYS[1]) end\nprobe(v)",
+            None,
+        ),
+        // Guarded on its path: the other side's origin is not falsy either.
+        (
+            "local v = ARGV[2]\nif ARGV[1] == 'a' then v = redis.call('GET', KEYS[1]) or '0' end\nprobe(v)",
+            None,
+        ),
+        // Two arrays: neither may be nil.
+        (
+            "local v = redis.call('LRANGE', KEYS[1], 0, -1)\nif ARGV[1] == 'a' then v = redis.call('SMEMBERS', KEYS[2]) end\nprobe(v)",
+            None,
+        ),
+    ] {
+        let found = probes(source);
+        assert_eq!(found.len(), 1, "{source}");
+        assert_eq!(
+            command(&found[0]).as_deref(),
+            expected,
+            "{source}: {found:?}"
+        );
+    }
+}

@@ -305,6 +305,39 @@ mod tests {
     }
 
     #[test]
+    fn false_from_one_path_survives_the_join() {
+        for source in [
+            // An input on the other path.
+            "local v = ARGV[1]\nif KEYS[2] == 'a' then v = redis.call('GET', KEYS[1]) end\nreturn v + 1",
+            // Another nil reply on the other path.
+            "local v\nif ARGV[1] == 'a' then v = redis.call('GET', KEYS[1]) else v = redis.call('HGET', KEYS[2], 'f') end\nreturn v .. 'x'",
+            // `tonumber` of an input or of a nil reply, through a field.
+            "local t = {}\nt.n = tonumber(ARGV[1])\nif KEYS[2] == 'a' then t.n = tonumber(redis.call('GET', KEYS[1])) end\nreturn t.n * 2",
+            // In a loop: the reply of a round, or the input before the first.
+            "local v = ARGV[1]\nfor i = 1, 3 do\n  if i > 1 then v = redis.call('LPOP', KEYS[1]) end\nend\nreturn #v",
+        ] {
+            let found = warnings(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn a_join_tested_after_it_or_with_defaults_on_each_path_passes() {
+        for source in [
+            "local v = ARGV[1]\nif KEYS[2] == 'a' then v = redis.call('GET', KEYS[1]) or '0' end\nreturn v + 1",
+            "local v\nif ARGV[1] == 'a' then v = redis.call('GET', KEYS[1]) else v = redis.call('HGET', KEYS[2], 'f') end\nif not v then return 0 end\nreturn v .. 'x'",
+            "local t = {}\nt.n = tonumber(ARGV[1])\nif KEYS[2] == 'a' then t.n = tonumber(redis.call('GET', KEYS[1])) end\nreturn (t.n or 0) * 2",
+            "local v = ARGV[1]\nfor i = 1, 3 do\n  if i > 1 then v = redis.call('LPOP', KEYS[1]) end\n  if not v then break end\nend\nreturn v and #v or 0",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
     fn tonumber_of_an_element_that_may_be_false_is_nil() {
         for source in [
             // Through the loop's value.
