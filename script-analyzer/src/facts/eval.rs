@@ -138,7 +138,16 @@ impl Types<'_> {
                 Some(n) if n.is_finite() => Inferred::of(Ty::INT).within(Range::exact(n)),
                 _ => Inferred::of(Ty::NUMBER),
             },
-            Expression::String(_) => Inferred::of(Ty::STRING),
+            // Text that reads as a number is that number in arithmetic.
+            Expression::String(token) => {
+                let number = crate::calls::string_value(token)
+                    .and_then(|text| text.trim().parse::<f64>().ok())
+                    .filter(|n| n.is_finite());
+                match number {
+                    Some(n) => Inferred::of(Ty::STRING).within(Range::exact(n)),
+                    None => Inferred::of(Ty::STRING),
+                }
+            }
             Expression::Function(function) => {
                 env.function(function.body());
                 Inferred::of(Ty::FUNCTION)
@@ -473,7 +482,16 @@ impl Types<'_> {
                 };
                 if let Some(call) = self.calls.get(&(start, call_end(call))) {
                     match self.protocol {
-                        Some(protocol) => reply_of(call, protocol),
+                        Some(protocol) => {
+                            let reply = reply_of(call, protocol);
+                            let seeded = reply.reply().and_then(|(command, _, _)| {
+                                self.seeds.reply_range(self.source, call, command)
+                            });
+                            match seeded {
+                                Some(range) => reply.within(range),
+                                None => reply,
+                            }
+                        }
                         None => Inferred::any(),
                     }
                 } else if let (Some(name), Call::AnonymousCall(args)) = (name, call) {

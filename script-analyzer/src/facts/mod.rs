@@ -43,6 +43,7 @@
 mod eval;
 mod flow;
 mod narrow;
+mod seeds;
 mod state;
 mod summary;
 mod value;
@@ -99,6 +100,8 @@ pub struct Types<'a> {
     /// The keys and arguments the caller passes, if declared: the others
     /// are nil.
     declared: Option<crate::Declared>,
+    /// Keys the script writes with literal numbers.
+    seeds: seeds::Seeds,
 }
 
 /// What is known of a local table where it is read ([`Types::table_fields`]).
@@ -201,6 +204,7 @@ impl<'a> Types<'a> {
                 .map(|c| ((c.span.start.offset, c.span.end.offset), c.clone()))
                 .collect(),
             protocol: protocol(source, ast, calls),
+            seeds: seeds::Seeds::of(source, calls),
             ..Types::default()
         };
         let mut walker = Walker {
