@@ -284,7 +284,7 @@ impl<'a> Walker<'_, 'a> {
                 let suffixes: Vec<&Suffix> = call.suffixes().collect();
                 self.chain(call.prefix(), &suffixes, kind);
             }
-            Expression::TableConstructor(table) => self.table(table),
+            Expression::TableConstructor(table) => self.table(table, kind),
             Expression::Var(Var::Name(token)) => self.use_(token, kind),
             Expression::Var(Var::Expression(var)) => {
                 let suffixes: Vec<&Suffix> = var.suffixes().collect();
@@ -294,15 +294,23 @@ impl<'a> Walker<'_, 'a> {
         }
     }
 
-    fn table(&mut self, table: &'a TableConstructor) {
+    /// The fields of a constructor used as `kind`: a table written into
+    /// the argument of an encoder (`cjson.encode({items = t})`) or into a
+    /// returned table is read there and kept nowhere; anywhere else it is
+    /// stored.
+    fn table(&mut self, table: &'a TableConstructor, kind: UseKind) {
+        let kind = match kind {
+            UseKind::Library("cjson.encode" | "cmsgpack.pack") | UseKind::Returned => kind,
+            _ => UseKind::Other,
+        };
         for field in table.fields() {
             match field {
                 Field::ExpressionKey { key, value, .. } => {
                     self.expr(key, UseKind::Other);
-                    self.expr(value, UseKind::Other);
+                    self.expr(value, kind.clone());
                 }
-                Field::NameKey { value, .. } => self.expr(value, UseKind::Other),
-                Field::NoKey(value) => self.expr(value, UseKind::Other),
+                Field::NameKey { value, .. } => self.expr(value, kind.clone()),
+                Field::NoKey(value) => self.expr(value, kind.clone()),
                 #[allow(unreachable_patterns)]
                 _ => {}
             }
@@ -364,7 +372,7 @@ impl<'a> Walker<'_, 'a> {
                     self.expr(arg, kind.clone());
                 }
             } else if let FunctionArgs::TableConstructor(table) = args {
-                self.table(table);
+                self.table(table, kind);
             }
         }
     }
