@@ -47,6 +47,12 @@ pub(crate) trait Env {
 
     /// A function written at this point: its body runs later.
     fn function(&self, _body: &FunctionBody) {}
+
+    /// What the function whose body is at `body` returns (its first
+    /// value), once walked.
+    fn returned(&self, _body: usize) -> Option<Inferred> {
+        None
+    }
 }
 
 /// A node of the tree: its address and its kind (an expression and its
@@ -515,6 +521,27 @@ impl Types<'_> {
                         _ => None,
                     };
                     self.builtin(&name, &values, direct, literal)
+                } else if let (0, Some(var), Call::AnonymousCall(_)) = (i, table, call)
+                    && let Some(body) = self.bodies.get(&var)
+                    && let Some(value) = env.returned(*body)
+                {
+                    // A call of the script's own function: the types it
+                    // returns and the reply they come from. Number hazards
+                    // (fractions, differences) were computed over unknown
+                    // parameters: they are not kept.
+                    let origin = value.origin.filter(|o| {
+                        !matches!(
+                            o,
+                            Origin::Fraction { .. }
+                                | Origin::Rounded { .. }
+                                | Origin::Difference { .. }
+                        )
+                    });
+                    Inferred {
+                        ty: value.ty,
+                        origin,
+                        range: Range::ANY,
+                    }
                 } else if let Call::MethodCall(method) = call {
                     let name = method.name().token().to_string();
                     if current.ty.within(Ty::STRING) && STRING_RESULTS.contains(&name.as_str()) {

@@ -81,6 +81,8 @@ pub(super) struct Flow<'t, 'a> {
     /// For each loop being walked, innermost last: the command reply it
     /// goes over, if it goes over one.
     over: RefCell<Vec<Option<Origin>>>,
+    /// What each function walked returns (its first value), by body.
+    returns: RefCell<HashMap<usize, Inferred>>,
 }
 
 /// Walks `ast`; `None` when the walk gave up.
@@ -93,6 +95,7 @@ pub(super) fn walk(types: &Types<'_>, ast: &Ast) -> Option<Walked> {
         budget: Cell::new(BUDGET),
         breaks: RefCell::new(Vec::new()),
         over: RefCell::new(Vec::new()),
+        returns: RefCell::new(HashMap::new()),
     };
     flow.block(ast.nodes(), State::start());
     (flow.budget.get() > 0).then(|| Walked {
@@ -160,6 +163,10 @@ impl Env for FlowEnv<'_, '_, '_> {
 
     fn function(&self, body: &FunctionBody) {
         self.flow.function(body);
+    }
+
+    fn returned(&self, body: usize) -> Option<Inferred> {
+        self.flow.returns.borrow().get(&body).cloned()
     }
 }
 
@@ -264,9 +271,16 @@ impl Flow<'_, '_> {
         }
         match block.last_stmt() {
             Some(LastStmt::Return(ret)) => {
-                for expr in ret.returns() {
-                    self.eval(expr, &state);
-                }
+                let values: Vec<Inferred> =
+                    ret.returns().iter().map(|e| self.eval(e, &state)).collect();
+                let first = match ret.returns().iter().next() {
+                    Some(Expression::Symbol(t)) if t.token().to_string() == "..." => {
+                        Inferred::any()
+                    }
+                    Some(_) => values.into_iter().next().unwrap_or_else(Inferred::any),
+                    None => Inferred::of(Ty::NIL),
+                };
+                self.returning(first);
                 State::dead()
             }
             Some(LastStmt::Break(_)) => {
@@ -323,9 +337,30 @@ impl Flow<'_, '_> {
                 state.vars.insert(var, Inferred::any());
             }
         }
-        self.block(body.block(), state);
+        let end = self.block(body.block(), state);
+        // Falling off the end returns nothing: nil.
+        if end.live {
+            self.returning(Inferred::of(Ty::NIL));
+        }
         self.breaks.replace(saved_breaks);
         self.function.set(saved);
+    }
+
+    /// The function being walked may return `value` (its first value).
+    fn returning(&self, value: Inferred) {
+        let function = self.function.get();
+        if function == 0 {
+            return;
+        }
+        match self.returns.borrow_mut().entry(function) {
+            Entry::Occupied(mut e) => {
+                let old = e.get().clone();
+                e.insert(old.merge(value));
+            }
+            Entry::Vacant(e) => {
+                e.insert(value);
+            }
+        }
     }
 
     /// Sets the local named by `token` to `value`, from `expr` if known.

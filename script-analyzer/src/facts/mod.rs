@@ -19,6 +19,13 @@
 //!   `error`, `break`), and loops to a fixed point (with widening of the
 //!   numeric ranges). Each expression's value is recorded where it is
 //!   evaluated; [`Types::of`] reads it.
+//! - A call of the script's own function (`local function f`, `local f =
+//!   function`, a local assigned nothing else) gives what the function
+//!   returns, walked with unknown parameters: the types and the reply they
+//!   come from, not number hazards computed over the parameters. A
+//!   function that may end without `return` gives nil too.
+//! - Keys the script writes with literal numbers give their range to what
+//!   reading them back replies (`seeds`).
 //! - What the order of events cannot tell is taken from the summary:
 //!   every value assigned to a local anywhere. An upvalue
 //!   read inside a function has its summary value (the function may run at
@@ -102,6 +109,9 @@ pub struct Types<'a> {
     declared: Option<crate::Declared>,
     /// Keys the script writes with literal numbers.
     seeds: seeds::Seeds,
+    /// The body (its address) of the one function each local holds, for
+    /// locals assigned only that function.
+    bodies: HashMap<usize, usize>,
 }
 
 /// What is known of a local table where it is read ([`Types::table_fields`]).
@@ -216,6 +226,7 @@ impl<'a> Types<'a> {
             escaping: HashSet::new(),
             foreign: HashSet::new(),
             functions: Vec::new(),
+            bodies: HashMap::new(),
         };
         walker.block(ast.nodes());
         let Walker {
@@ -225,11 +236,17 @@ impl<'a> Types<'a> {
             declared_in,
             escaping,
             foreign,
+            bodies,
             ..
         } = walker;
         types.inputs_assigned = inputs_assigned;
         types.vars = summary_values(&types, &defs);
         types.defs_count = defs.iter().map(|(var, d)| (*var, d.len())).collect();
+        // A function a local always holds: its calls give what it returns.
+        types.bodies = bodies
+            .into_iter()
+            .filter(|(var, _)| types.defs_count.get(var) == Some(&1))
+            .collect();
         types.tracked = uses
             .iter()
             .filter(|(var, uses)| {

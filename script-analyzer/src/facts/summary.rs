@@ -73,6 +73,9 @@ pub(super) struct Walker<'t, 'a> {
     pub foreign: HashSet<usize>,
     /// The functions being walked (their bodies' addresses), innermost last.
     pub functions: Vec<usize>,
+    /// The body of the function each local is declared with
+    /// (`local function f`, `local f = function`).
+    pub bodies: HashMap<usize, usize>,
 }
 
 impl<'a> Walker<'_, 'a> {
@@ -152,6 +155,14 @@ impl<'a> Walker<'_, 'a> {
                     self.expr(expr, UseKind::Other);
                 }
                 let names: Vec<&TokenReference> = local.names().iter().collect();
+                for (name, expr) in names.iter().zip(&exprs) {
+                    if let Expression::Function(function) = super::unparenthesized(expr)
+                        && let Some(var) = self.local(name)
+                    {
+                        self.bodies
+                            .insert(var, std::ptr::from_ref(function.body()) as usize);
+                    }
+                }
                 self.assign(&names, &exprs);
             }
             Stmt::Assignment(assignment) => {
@@ -228,6 +239,10 @@ impl<'a> Walker<'_, 'a> {
             }
             Stmt::LocalFunction(local) => {
                 self.def(local.name(), Def::Value(Ty::FUNCTION));
+                if let Some(var) = self.local(local.name()) {
+                    self.bodies
+                        .insert(var, std::ptr::from_ref(local.body()) as usize);
+                }
                 self.body(local.body());
             }
             Stmt::NumericFor(for_loop) => {

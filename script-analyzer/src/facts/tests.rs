@@ -511,3 +511,60 @@ fn a_join_keeps_the_origin_that_may_be_false() {
         );
     }
 }
+
+#[test]
+fn a_call_of_the_scripts_own_function_gives_what_it_returns() {
+    let maybe = Ty::STRING.union(Ty::FALSE);
+    for (source, expected) in [
+        // `local function`, then a local holding the result.
+        (
+            "local function get(k) return redis.call('GET', k) end\nlocal v = get(KEYS[1])\nprobe(v)",
+            maybe,
+        ),
+        // `local f = function`, through a field.
+        (
+            "local get = function(k) return redis.call('HGET', k, 'f') end\nlocal t = {}\nt.v = get(KEYS[1])\nprobe(t.v)",
+            maybe,
+        ),
+        // In a branch.
+        (
+            "local get = function(k) return redis.call('HGET', k, 'f') end\nlocal v = 'x'\nif ARGV[1] then v = get(KEYS[1]) end\nprobe(v)",
+            maybe,
+        ),
+        // Guarded inside: no `false`.
+        (
+            "local function get(k) return redis.call('GET', k) or '0' end\nprobe(get(KEYS[1]))",
+            Ty::STRING,
+        ),
+        // Falling off the end is nil.
+        (
+            "local function get(k) if k then return redis.call('INCR', k) end end\nprobe(get(KEYS[1]))",
+            Ty::INT.union(Ty::NIL),
+        ),
+        // In a loop.
+        (
+            "local function ids(k) return redis.call('SMEMBERS', k) end\nfor i = 1, 2 do probe(ids(KEYS[i])) end",
+            Ty::ARRAY,
+        ),
+        // A recursive function: what its own call returns is not known.
+        (
+            "local function f(n) if n > 0 then return f(n - 1) end return 1 end\nprobe(f(3))",
+            Ty::ANY,
+        ),
+        // A local assigned another function too: not known.
+        (
+            "local get = function(k) return 1 end\nif ARGV[1] then get = function(k) return 'x' end end\nprobe(get(KEYS[1]))",
+            Ty::ANY,
+        ),
+    ] {
+        let found = probes(source);
+        assert_eq!(found.len(), 1, "{source}");
+        assert_eq!(found[0].ty, expected, "{source}: {found:?}");
+    }
+    // The reply it comes from is kept; number hazards over parameters are not.
+    let found =
+        probes("local function get(k) return redis.call('GET', k) end\nprobe(get(KEYS[1]))");
+    assert_eq!(found[0].reply().map(|r| r.0), Some("GET"));
+    let found = probes("local function half(n) return n / 2 end\nprobe(half(ARGV[1]))");
+    assert_eq!(found[0].origin, None);
+}

@@ -322,6 +322,28 @@ mod tests {
     }
 
     #[test]
+    fn false_returned_by_the_scripts_own_function() {
+        for source in [
+            "local function get(k) return redis.call('GET', k) end\nreturn get(KEYS[1]) + 1",
+            "local read = function(k, f) return redis.call('HGET', k, f) end\nlocal t = {}\nt.v = read(KEYS[1], 'a')\nreturn t.v .. ARGV[1]",
+            "local function get(k) return redis.call('GET', k) end\nlocal n = 0\nfor i = 1, 2 do n = n + get(KEYS[i]) end\nreturn n",
+        ] {
+            let found = warnings(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+        }
+        for source in [
+            "local function get(k) return redis.call('GET', k) or '0' end\nreturn get(KEYS[1]) + 1",
+            "local function get(k) return redis.call('GET', k) end\nlocal v = get(KEYS[1])\nif not v then return 0 end\nreturn v + ARGV[1]",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
     fn a_join_tested_after_it_or_with_defaults_on_each_path_passes() {
         for source in [
             "local v = ARGV[1]\nif KEYS[2] == 'a' then v = redis.call('GET', KEYS[1]) or '0' end\nreturn v + 1",
