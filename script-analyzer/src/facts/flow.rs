@@ -329,12 +329,20 @@ impl Flow<'_, '_> {
         let saved = self.function.replace(std::ptr::from_ref(body) as usize);
         let saved_breaks = self.breaks.take();
         let mut state = State::start();
-        for parameter in body.parameters() {
-            if let Parameter::Name(name) = parameter
-                && let Some(var) = self.types.local(name)
+        let received = self.types.params.get(&(std::ptr::from_ref(body) as usize));
+        let names = body.parameters().iter().filter_map(|p| match p {
+            Parameter::Name(name) => Some(name),
+            _ => None,
+        });
+        for (i, name) in names.enumerate() {
+            if let Some(var) = self.types.local(name)
                 && self.follows(var)
             {
-                state.vars.insert(var, Inferred::any());
+                let value = received
+                    .and_then(|values| values.get(i))
+                    .cloned()
+                    .unwrap_or_else(Inferred::any);
+                state.vars.insert(var, value);
             }
         }
         let end = self.block(body.block(), state);

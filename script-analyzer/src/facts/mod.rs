@@ -23,7 +23,9 @@
 //!   function`, a local assigned nothing else) gives what the function
 //!   returns, walked with unknown parameters: the types and the reply they
 //!   come from, not number hazards computed over the parameters. A
-//!   function that may end without `return` gives nil too.
+//!   function that may end without `return` gives nil too. When every
+//!   call of such a function is seen, its parameters receive what the
+//!   calls pass ([`params`]), and the script is walked again with them.
 //! - Keys the script writes with literal numbers give their range to what
 //!   reading them back replies (`seeds`).
 //! - What the order of events cannot tell is taken from the summary:
@@ -50,6 +52,7 @@
 mod eval;
 mod flow;
 mod narrow;
+mod params;
 mod seeds;
 mod state;
 mod summary;
@@ -112,6 +115,11 @@ pub struct Types<'a> {
     /// The body (its address) of the one function each local holds, for
     /// locals assigned only that function.
     bodies: HashMap<usize, usize>,
+    /// The number of named parameters of each function, by body.
+    parameter_counts: HashMap<usize, usize>,
+    /// What the parameters of a function whose every call is seen
+    /// receive, by body ([`params`]).
+    params: HashMap<usize, Vec<Inferred>>,
 }
 
 /// What is known of a local table where it is read ([`Types::table_fields`]).
@@ -227,6 +235,7 @@ impl<'a> Types<'a> {
             foreign: HashSet::new(),
             functions: Vec::new(),
             bodies: HashMap::new(),
+            parameter_counts: HashMap::new(),
         };
         walker.block(ast.nodes());
         let Walker {
@@ -237,6 +246,7 @@ impl<'a> Types<'a> {
             escaping,
             foreign,
             bodies,
+            parameter_counts,
             ..
         } = walker;
         types.inputs_assigned = inputs_assigned;
@@ -247,6 +257,7 @@ impl<'a> Types<'a> {
             .into_iter()
             .filter(|(var, _)| types.defs_count.get(var) == Some(&1))
             .collect();
+        types.parameter_counts = parameter_counts;
         types.tracked = uses
             .iter()
             .filter(|(var, uses)| {
@@ -279,8 +290,20 @@ impl<'a> Types<'a> {
         types.declared_in = declared_in;
         types.escaping = escaping;
         if let Some(walked) = flow::walk(&types, ast) {
+            let params = params::of_calls(&types, ast, &walked.at);
             types.at = walked.at;
             types.fields_at = walked.fields_at;
+            // Again, with what the script's own functions receive.
+            if !params.is_empty() {
+                types.params = params;
+                match flow::walk(&types, ast) {
+                    Some(walked) => {
+                        types.at = walked.at;
+                        types.fields_at = walked.fields_at;
+                    }
+                    None => types.params.clear(),
+                }
+            }
         }
         types
     }

@@ -76,6 +76,8 @@ pub(super) struct Walker<'t, 'a> {
     /// The body of the function each local is declared with
     /// (`local function f`, `local f = function`).
     pub bodies: HashMap<usize, usize>,
+    /// The number of named parameters of each function, by body.
+    pub parameter_counts: HashMap<usize, usize>,
 }
 
 impl<'a> Walker<'_, 'a> {
@@ -137,6 +139,13 @@ impl<'a> Walker<'_, 'a> {
     }
 
     fn body(&mut self, body: &'a FunctionBody) {
+        let named = body
+            .parameters()
+            .iter()
+            .filter(|p| matches!(p, Parameter::Name(_)))
+            .count();
+        self.parameter_counts
+            .insert(std::ptr::from_ref(body) as usize, named);
         self.functions.push(std::ptr::from_ref(body) as usize);
         for parameter in body.parameters() {
             if let Parameter::Name(name) = parameter {

@@ -568,3 +568,46 @@ fn a_call_of_the_scripts_own_function_gives_what_it_returns() {
     let found = probes("local function half(n) return n / 2 end\nprobe(half(ARGV[1]))");
     assert_eq!(found[0].origin, None);
 }
+
+#[test]
+fn parameters_receive_what_every_call_passes() {
+    let maybe = Ty::STRING.union(Ty::FALSE);
+    for (source, expected) in [
+        // A reply passed directly.
+        (
+            "local function f(v)\n  probe(v)\nend\nf(redis.call('GET', KEYS[1]))",
+            maybe,
+        ),
+        // Two calls: joined; a narrowed local in a branch adds no `false`.
+        (
+            "local function f(v)\n  probe(v)\nend\nlocal x = redis.call('GET', KEYS[1])\nif x then f(x) end\nf('a')",
+            Ty::STRING,
+        ),
+        // Through a field, in a loop.
+        (
+            "local function f(n)\n  probe(n)\nend\nlocal t = {}\nt.n = 1\nfor i = 1, 3 do f(t.n) end",
+            Ty::INT,
+        ),
+        // A parameter no call passes is nil; one past a call's values unknown.
+        ("local function f(a, b)\n  probe(b)\nend\nf(1)", Ty::NIL),
+        (
+            "local function f(a, b)\n  probe(b)\nend\nf(unpack(ARGV))",
+            Ty::ANY,
+        ),
+        // The function is used otherwise too: its calls are not all seen.
+        (
+            "local function f(v)\n  probe(v)\nend\nf(1)\nlocal g = f",
+            Ty::ANY,
+        ),
+        ("local function f(v)\n  probe(v)\nend\npcall(f, 1)", Ty::ANY),
+    ] {
+        let found = probes(source);
+        assert_eq!(found.len(), 1, "{source}");
+        assert_eq!(found[0].ty, expected, "{source}: {found:?}");
+    }
+    // A local handed over keeps its types, not the nil reply it may be.
+    let found =
+        probes("local function f(v)\n  probe(v)\nend\nlocal x = redis.call('GET', KEYS[1])\nf(x)");
+    assert_eq!(found[0].ty, maybe);
+    assert_eq!(found[0].origin, None);
+}

@@ -303,6 +303,31 @@ mod tests {
     }
 
     #[test]
+    fn fractions_passed_to_the_scripts_own_functions() {
+        for source in [
+            "local function add(key, n)\n  return redis.call('INCRBY', key, n)\nend\nadd(KEYS[1], ARGV[1] / 2)\nreturn add(KEYS[1], 1)",
+            "local expire = function(key, ttl) redis.call('EXPIRE', key, ttl) end\nlocal o = {}\no.ttl = tonumber(ARGV[1]) / 1000\nif ARGV[2] then expire(KEYS[1], o.ttl) end",
+        ] {
+            assert_eq!(
+                warnings(source).len(),
+                1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+        for source in [
+            "local function add(key, n)\n  return redis.call('INCRBY', key, n)\nend\nadd(KEYS[1], math.floor(ARGV[1] / 2))\nreturn add(KEYS[1], 1)",
+            "local function add(key, n)\n  return redis.call('INCRBY', key, n)\nend\nlocal f = add\nf(KEYS[1], ARGV[1] / 2)",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
     fn arguments_the_server_reads_as_doubles_pass() {
         for source in [
             // The JSON types ZINCRBY's increment as an integer; ZADD's parsing reads it.

@@ -344,6 +344,25 @@ mod tests {
     }
 
     #[test]
+    fn a_nil_reply_passed_to_the_scripts_own_function() {
+        let source =
+            "local function bump(v)\n  return v + 1\nend\nreturn bump(redis.call('GET', KEYS[1]))";
+        assert_eq!(warnings(source).len(), 1, "{:?}", warnings(source));
+        for source in [
+            // Tested inside.
+            "local function bump(v)\n  if not v then return 0 end\n  return v + 1\nend\nreturn bump(redis.call('GET', KEYS[1]))",
+            // A local handed over: the caller is taken to know.
+            "local function bump(v)\n  return v + 1\nend\nlocal x = redis.call('GET', KEYS[1])\nreturn bump(x)",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
     fn a_join_tested_after_it_or_with_defaults_on_each_path_passes() {
         for source in [
             "local v = ARGV[1]\nif KEYS[2] == 'a' then v = redis.call('GET', KEYS[1]) or '0' end\nreturn v + 1",

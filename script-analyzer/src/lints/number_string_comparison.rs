@@ -123,7 +123,7 @@ mod tests {
             "if redis.call('GET', KEYS[1]) == '1' then return 1 end return ARGV[1]",
             "local n = redis.call('GET', KEYS[1]) n = tonumber(n) or 0 if n > 5 then return 1 end return ARGV[1]",
             "local t = cjson.decode(ARGV[1]) if t.n == '1' then return 1 end return KEYS[1]",
-            "local function f(x) return x end if f(1) == ARGV[1] then return 1 end return KEYS[1]",
+            "local f = cjson.decode(ARGV[2]).f if f(1) == ARGV[1] then return 1 end return KEYS[1]",
         ] {
             assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
         }
