@@ -25,7 +25,7 @@
 //!   come from, not number hazards computed over the parameters. A
 //!   function that may end without `return` gives nil too. When every
 //!   call of such a function is seen, its parameters receive what the
-//!   calls pass ([`params`]), and the script is walked again with them.
+//!   calls pass (`params`), and the script is walked again with them.
 //! - Keys the script writes with literal numbers give their range to what
 //!   reading them back replies (`seeds`).
 //! - What the order of events cannot tell is taken from the summary:
