@@ -427,9 +427,12 @@ impl Types<'_> {
     ) -> Inferred {
         match suffix {
             Suffix::Index(index) => {
-                if let Index::Brackets { expression, .. } = index {
-                    self.eval(expression, env);
-                }
+                let computed = match index {
+                    Index::Brackets { expression, .. } => Some(self.eval(expression, env)),
+                    _ => None,
+                };
+                // A computed key surely a number: a position.
+                let position = computed.is_some_and(|k| k.ty.within(Ty::NUMBER));
                 let key = index_key(index);
                 match (path.take(), &key) {
                     (Some(p), Some(Key::Name(name))) => {
@@ -461,6 +464,11 @@ impl Types<'_> {
                     _ => {
                         let field = match (i, table, key.as_ref().and_then(FieldKey::of)) {
                             (0, Some(var), Some(field)) => env.field(var, &field),
+                            // A computed position: any value stored at one,
+                            // or nil.
+                            (0, Some(var), None) if key.is_none() && position => env
+                                .field(var, &FieldKey::Elements)
+                                .map(|e| e.merge(Inferred::of(Ty::NIL))),
                             _ => None,
                         };
                         field.unwrap_or_else(|| self.index(current, key.as_ref()))

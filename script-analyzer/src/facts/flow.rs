@@ -195,7 +195,7 @@ impl Places for Flow<'_, '_> {
         let key = match key {
             FieldKey::Name(name) => Key::Name(name.clone()),
             FieldKey::Index(i) => Key::Number(*i as f64),
-            FieldKey::Len => return None,
+            FieldKey::Len | FieldKey::Elements => return None,
         };
         let value = Flow::local(self, state, var);
         Some(self.types.index(&value, Some(&key)))
@@ -439,6 +439,17 @@ impl Flow<'_, '_> {
                 _ => return Vec::new(),
             }
         }
+        // What `ipairs` gives: the list's values (a call last gives
+        // unknown ones).
+        let mut elements = Inferred::of(Ty::EMPTY);
+        for (key, value) in &fields {
+            if let FieldKey::Index(_) = key {
+                elements = elements.merge(value.clone());
+            }
+        }
+        if open_end {
+            elements = elements.merge(Inferred::any());
+        }
         let n = position as f64;
         let len = if open_end {
             Range::new((n - 1.0).max(0.0), f64::INFINITY)
@@ -454,6 +465,7 @@ impl Flow<'_, '_> {
         {
             fields.push((FieldKey::Len, Inferred::of(Ty::INT).within(len)));
         }
+        fields.push((FieldKey::Elements, elements));
         fields
     }
 
@@ -566,7 +578,7 @@ impl Flow<'_, '_> {
                 for expr in &exprs {
                     self.eval(expr, &state);
                 }
-                let (key, value, over) = self.iteration(&exprs);
+                let (key, value, over) = self.iteration(&exprs, &state);
                 let names: Vec<&TokenReference> = for_loop.names().iter().collect();
                 self.looping(over, || {
                     self.fixed_point(state, |head| {
@@ -661,7 +673,11 @@ impl Flow<'_, '_> {
 
     /// What a generic `for` gives its first two names, and the reply it
     /// goes over.
-    fn iteration(&self, exprs: &[&Expression]) -> (Inferred, Inferred, Option<Origin>) {
+    fn iteration(
+        &self,
+        exprs: &[&Expression],
+        state: &State,
+    ) -> (Inferred, Inferred, Option<Origin>) {
         let unknown = (Inferred::any(), Inferred::any(), None);
         let [Expression::FunctionCall(call)] = exprs else {
             return unknown;
@@ -679,16 +695,30 @@ impl Flow<'_, '_> {
         let FunctionArgs::Parentheses { arguments, .. } = &**args else {
             return unknown;
         };
-        let Some(table) = arguments.iter().next() else {
+        let Some(table_expr) = arguments.iter().next() else {
             return unknown;
         };
         let table = self
             .at
             .borrow()
-            .get(&expr_key(table))
+            .get(&expr_key(table_expr))
             .cloned()
             .unwrap_or_else(Inferred::any);
-        let value = self.types.iterated(&table);
+        // The values stored at the positions of a followed local table.
+        let stored = match unparenthesized(table_expr) {
+            Expression::Var(Var::Name(token)) if function == "ipairs" => self
+                .types
+                .local(token)
+                .and_then(|var| self.field(state, var, &FieldKey::Elements)),
+            _ => None,
+        };
+        let value = match stored {
+            Some(stored) => Inferred {
+                ty: stored.ty.minus(Ty::NIL),
+                ..stored
+            },
+            None => self.types.iterated(&table),
+        };
         let key = if function == "ipairs" {
             Inferred::of(Ty::INT).within(Range::new(1.0, f64::INFINITY))
         } else {
@@ -720,6 +750,7 @@ impl Flow<'_, '_> {
             Some(key) => {
                 if let FieldKey::Index(_) = key {
                     self.grow(state, table, may_be_nil, false);
+                    self.add_element(state, table, &value);
                 }
                 state.fields.insert((table, key), value);
             }
@@ -730,6 +761,7 @@ impl Flow<'_, '_> {
                     }
                     _ => false,
                 };
+                // Any field, the elements included.
                 for ((t, key), field) in state.fields.iter_mut() {
                     if *t == table && *key != FieldKey::Len {
                         *field = field.clone().merge(value.clone());
@@ -737,6 +769,13 @@ impl Flow<'_, '_> {
                 }
                 self.grow(state, table, may_be_nil, append);
             }
+        }
+    }
+
+    /// `value` is stored at a position of `table`: `ipairs` may give it.
+    fn add_element(&self, state: &mut State, table: usize, value: &Inferred) {
+        if let Some(elements) = state.fields.get_mut(&(table, FieldKey::Elements)) {
+            *elements = elements.clone().merge(value.clone());
         }
     }
 
@@ -845,6 +884,15 @@ impl Flow<'_, '_> {
                 state
                     .fields
                     .retain(|(t, key), _| *t != table || !matches!(key, FieldKey::Index(_)));
+                if path == "table.insert" {
+                    // `table.insert(t, v)` or `table.insert(t, pos, v)`.
+                    let value = arguments
+                        .last()
+                        .filter(|_| (2..=3).contains(&arguments.len()))
+                        .and_then(|v| self.at.borrow().get(&expr_key(v)).cloned())
+                        .unwrap_or_else(Inferred::any);
+                    self.add_element(&mut state, table, &value);
+                }
                 let over = self.looped_over().filter(|_| path == "table.insert");
                 if let Some(len) = state.fields.get_mut(&(table, FieldKey::Len)) {
                     if over.is_some() {

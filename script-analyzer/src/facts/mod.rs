@@ -13,7 +13,9 @@
 //!   their messages.
 //! - The flow walk follows the statements in order: locals and
 //!   their reassignments, the fields of local tables that never escape
-//!   (`t.x = redis.call(...)`, `t[1]`), `if` branches and `and` / `or`
+//!   (`t.x = redis.call(...)`, `t[1]`, and every value stored at a
+//!   position, which `ipairs(t)` and `t[i]` give back), `if` branches and
+//!   `and` / `or`
 //!   with narrowing (`if v then` removes `false` and nil from `v`, and
 //!   nothing else: a string stays a string), early exits (`return`,
 //!   `error`, `break`), and loops to a fixed point (with widening of the
@@ -147,6 +149,9 @@ pub(crate) enum FieldKey {
     Index(i64),
     /// `#t`, the length of the array part.
     Len,
+    /// Every value stored at a position (`t[i]`, `table.insert(t, v)`,
+    /// a constructor's list), joined: what `ipairs(t)` and `t[i]` give.
+    Elements,
 }
 
 impl FieldKey {
@@ -382,6 +387,7 @@ impl<'a> Types<'a> {
                     table.len = Some(value.range);
                     table.filled_from = value.origin.clone();
                 }
+                FieldKey::Elements => {}
             }
         }
         table.names.sort();

@@ -611,3 +611,36 @@ fn parameters_receive_what_every_call_passes() {
     assert_eq!(found[0].ty, maybe);
     assert_eq!(found[0].origin, None);
 }
+
+#[test]
+fn values_stored_at_positions_are_what_ipairs_and_computed_reads_give() {
+    let maybe = Ty::STRING.union(Ty::FALSE);
+    for (source, expected) in [
+        // Appended in a loop, read back by `ipairs`.
+        (
+            "local t = {}\nfor _, k in ipairs(KEYS) do t[#t + 1] = redis.call('GET', k) end\nfor _, v in ipairs(t) do probe(v) end",
+            maybe,
+        ),
+        // `table.insert`, read back at a computed position: nil past the end.
+        (
+            "local t = {}\nfor _, k in ipairs(KEYS) do table.insert(t, redis.call('HGET', k, 'f')) end\nfor i = 1, 3 do probe(t[i]) end",
+            maybe.union(Ty::NIL),
+        ),
+        // A constructor's list, then a branch that appends only tested values.
+        (
+            "local t = {'a'}\nlocal v = redis.call('GET', KEYS[1])\nif v then t[#t + 1] = v end\nfor _, x in ipairs(t) do probe(x) end",
+            Ty::STRING,
+        ),
+        // A computed key that may be a name: any field.
+        ("local t = {a = 1}\nlocal k = ARGV[1]\nprobe(t[k])", Ty::ANY),
+        // Stored through a function: not followed.
+        (
+            "local t = {}\nlocal function add(v) t[#t + 1] = v end\nadd(1)\nfor _, x in ipairs(t) do probe(x) end",
+            Ty::ANY,
+        ),
+    ] {
+        let found = probes(source);
+        assert_eq!(found.len(), 1, "{source}");
+        assert_eq!(found[0].ty, expected, "{source}: {found:?}");
+    }
+}

@@ -363,6 +363,31 @@ mod tests {
     }
 
     #[test]
+    fn nil_replies_kept_in_a_table_and_read_back() {
+        for source in [
+            "local vals = {}\nfor _, k in ipairs(KEYS) do vals[#vals + 1] = redis.call('GET', k) end\nlocal total = 0\nfor _, v in ipairs(vals) do total = total + v end\nreturn total",
+            "local ids = {}\nfor _, k in ipairs(KEYS) do table.insert(ids, redis.call('HGET', k, 'id')) end\nfor i = 1, #ids do redis.call('SADD', KEYS[1], 'x' .. ids[i]) end",
+        ] {
+            assert_eq!(
+                warnings(source).len(),
+                1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+        for source in [
+            "local vals = {}\nfor _, k in ipairs(KEYS) do vals[#vals + 1] = redis.call('GET', k) or '0' end\nlocal total = 0\nfor _, v in ipairs(vals) do total = total + v end\nreturn total",
+            "local ok = {}\nfor _, k in ipairs(KEYS) do\n  local v = redis.call('GET', k)\n  if v then ok[#ok + 1] = v end\nend\nlocal total = 0\nfor _, v in ipairs(ok) do total = total + v end\nreturn total",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
     fn a_join_tested_after_it_or_with_defaults_on_each_path_passes() {
         for source in [
             "local v = ARGV[1]\nif KEYS[2] == 'a' then v = redis.call('GET', KEYS[1]) or '0' end\nreturn v + 1",
