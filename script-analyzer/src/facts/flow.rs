@@ -477,7 +477,9 @@ impl Flow<'_, '_> {
                 let mut state = self.assigned_effects(&exprs, state);
                 let names: Vec<&TokenReference> = local.names().iter().collect();
                 for (i, name) in names.iter().enumerate() {
-                    let value = adjusted(&exprs, &values, i);
+                    let value = self
+                        .unpacked(&exprs, &state, i)
+                        .unwrap_or_else(|| adjusted(&exprs, &values, i));
                     self.assign(&mut state, name, value, exprs.get(i).copied());
                 }
                 state
@@ -494,7 +496,9 @@ impl Flow<'_, '_> {
                 }
                 let mut state = self.assigned_effects(&exprs, state);
                 for (i, target) in targets.iter().enumerate() {
-                    let value = adjusted(&exprs, &values, i);
+                    let value = self
+                        .unpacked(&exprs, &state, i)
+                        .unwrap_or_else(|| adjusted(&exprs, &values, i));
                     match target {
                         Var::Name(token) => {
                             self.assign(&mut state, token, value, exprs.get(i).copied())
@@ -796,6 +800,61 @@ impl Flow<'_, '_> {
         } else {
             Range::new(len.range.lo, f64::INFINITY)
         };
+    }
+
+    /// The `i`-th value of `unpack(t)` (or `table.unpack(t)`), the last
+    /// of the values `exprs` assigned, when it is known: an element of an
+    /// array reply (without the nil reply as its origin), or the field at
+    /// that position of a followed local table. Every value before the
+    /// call gives one name.
+    fn unpacked(&self, exprs: &[&Expression], state: &State, i: usize) -> Option<Inferred> {
+        let position = i.checked_sub(exprs.len().checked_sub(1)?)?;
+        let Expression::FunctionCall(call) = unparenthesized(exprs.last()?) else {
+            return None;
+        };
+        let Prefix::Name(name) = call.prefix() else {
+            return None;
+        };
+        if self.types.local(name).is_some() {
+            return None;
+        }
+        let suffixes: Vec<&Suffix> = call.suffixes().collect();
+        let args = match (name.token().to_string().as_str(), suffixes.as_slice()) {
+            ("unpack", [Suffix::Call(Call::AnonymousCall(args))]) => args,
+            (
+                "table",
+                [
+                    Suffix::Index(index),
+                    Suffix::Call(Call::AnonymousCall(args)),
+                ],
+            ) if index_key(index) == Some(Key::Name("unpack".to_string())) => args,
+            _ => return None,
+        };
+        let FunctionArgs::Parentheses { arguments, .. } = &**args else {
+            return None;
+        };
+        let [table] = arguments.iter().collect::<Vec<_>>()[..] else {
+            return None;
+        };
+        let key = FieldKey::Index(i64::try_from(position).ok()? + 1);
+        if let Expression::Var(Var::Name(token)) = unparenthesized(table)
+            && let Some(var) = self.types.local(token)
+            && let Some(field) = self.field(state, var, &key)
+        {
+            return Some(field);
+        }
+        let value = self.at.borrow().get(&expr_key(table)).cloned()?;
+        value.reply()?;
+        let mut element = self
+            .types
+            .index(&value, Some(&Key::Number((position + 1) as f64)));
+        // Named fields of a record (`local state, group = unpack(HMGET
+        // ...)`): the script is taken to know they are there, so their
+        // nil reply does not explain a `false`; the types stay.
+        if element.ty.intersects(Ty::FALSE) {
+            element.origin = None;
+        }
+        (!element.ty.is_any()).then_some(element)
     }
 
     /// `#t + 1`.

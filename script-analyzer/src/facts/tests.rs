@@ -644,3 +644,40 @@ fn values_stored_at_positions_are_what_ipairs_and_computed_reads_give() {
         assert_eq!(found[0].ty, expected, "{source}: {found:?}");
     }
 }
+
+#[test]
+fn unpack_gives_each_name_its_element() {
+    let maybe = Ty::STRING.union(Ty::FALSE);
+    for (source, expected) in [
+        (
+            "local a, b = unpack(redis.call('HMGET', KEYS[1], 'x', 'y'))\nprobe(b)",
+            maybe,
+        ),
+        (
+            "local t = redis.call('TIME')\nlocal s, us = unpack(t)\nprobe(us)",
+            Ty::STRING,
+        ),
+        (
+            "local t = {1, 'a'}\nlocal n, s = table.unpack(t)\nprobe(s)",
+            Ty::STRING,
+        ),
+        (
+            "local k, a, b = KEYS[1], unpack(redis.call('MGET', KEYS[1], KEYS[2]))\nprobe(b)",
+            maybe,
+        ),
+        // Past what was asked for: nil too.
+        (
+            "local a, b, c = unpack(redis.call('HMGET', KEYS[1], 'x', 'y'))\nprobe(c)",
+            maybe.union(Ty::NIL),
+        ),
+        // Not known: anything.
+        (
+            "local a, b = unpack(cjson.decode(ARGV[1]))\nprobe(b)",
+            Ty::ANY,
+        ),
+    ] {
+        let found = probes(source);
+        assert_eq!(found.len(), 1, "{source}");
+        assert_eq!(found[0].ty, expected, "{source}: {found:?}");
+    }
+}

@@ -388,6 +388,17 @@ mod tests {
     }
 
     #[test]
+    fn fields_of_a_record_unpacked_into_locals_are_taken_as_known() {
+        // Read by position, an element of HMGET may be `false`; unpacked
+        // into named locals, the script is taken to know its record.
+        let source =
+            "local r = redis.call('HMGET', KEYS[1], 'tokens', 'ts')\nreturn r[1] + ARGV[1]";
+        assert_eq!(warnings(source).len(), 1, "{:?}", warnings(source));
+        let source = "local tokens, ts = unpack(redis.call('HMGET', KEYS[1], 'tokens', 'ts'))\nreturn tokens + ARGV[1]";
+        assert!(warnings(source).is_empty(), "{:?}", warnings(source));
+    }
+
+    #[test]
     fn a_join_tested_after_it_or_with_defaults_on_each_path_passes() {
         for source in [
             "local v = ARGV[1]\nif KEYS[2] == 'a' then v = redis.call('GET', KEYS[1]) or '0' end\nreturn v + 1",
