@@ -536,14 +536,21 @@ impl Types<'_> {
                     // A call of the script's own function: the types it
                     // returns and the reply they come from. Number hazards
                     // (fractions, differences) were computed over unknown
-                    // parameters: they are not kept.
+                    // parameters: they are not kept. Nor is a nil reply as
+                    // the reason it may be `false` or nil: the script is
+                    // taken to reason about what its function gives (a
+                    // test of one call, `if held() == nil then`, covers
+                    // the next).
+                    let falsy = value.ty.intersects(Ty::FALSY);
                     let origin = value.origin.filter(|o| {
-                        !matches!(
+                        let hazard = matches!(
                             o,
                             Origin::Fraction { .. }
                                 | Origin::Rounded { .. }
                                 | Origin::Difference { .. }
-                        )
+                        );
+                        let why_false = falsy && o.explains_false();
+                        !(hazard || why_false)
                     });
                     Inferred {
                         ty: value.ty,

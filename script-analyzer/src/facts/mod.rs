@@ -24,7 +24,9 @@
 //! - A call of the script's own function (`local function f`, `local f =
 //!   function`, a local assigned nothing else) gives what the function
 //!   returns, walked with unknown parameters: the types and the reply they
-//!   come from, not number hazards computed over the parameters. A
+//!   come from (not as the reason they may be `false`: the script is taken
+//!   to reason about what its functions give), not number hazards computed
+//!   over the parameters. A
 //!   function that may end without `return` gives nil too. When every
 //!   call of such a function is seen, its parameters receive what the
 //!   calls pass (`params`), and the script is walked again with them.
