@@ -125,8 +125,8 @@ lints! {
     ScanCursor => "scan_cursor", Error,
     /// A reply that may be `false` (GET, HGET, or `tonumber` of one), or an
     /// input past the declared counts (nil), used in arithmetic, `..`, `<`,
-    /// `#`, `cjson.decode`, a `string` function or as a command argument (a
-    /// warning).
+    /// `#`, `cjson.decode`, a `string` function (`string.format`'s values
+    /// too) or as a command argument (a warning).
     MaybeFalse => "maybe_false", Warning,
     /// A `redis.call` argument that is never a string or a number: a table,
     /// a boolean, nil.

@@ -17,7 +17,7 @@
 //! `math.ceil` of infinity is infinity. A warning: the division may be
 //! exact for every input.
 
-use super::typed::{Operand, each_operand};
+use super::typed::{Operand, conversions, each_operand};
 use super::{Context, RedisCall};
 use crate::commands::{self, ArgType};
 use crate::facts::{Inferred, Origin, Ty, unparenthesized};
@@ -181,24 +181,6 @@ impl Visitor for Formats<'_, '_> {
             );
         }
     }
-}
-
-/// The conversion letters of a format string, one per value it takes.
-fn conversions(format: &str) -> Vec<char> {
-    let mut found = Vec::new();
-    let mut chars = format.chars();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            continue;
-        }
-        // Flags, width and precision, then the conversion (`%%` takes none).
-        if let Some(c) = chars.find(|c| c.is_ascii_alphabetic() || *c == '%')
-            && c != '%'
-        {
-            found.push(c);
-        }
-    }
-    found
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `maybe_false`: a value that may be `false` or nil used where Lua raises
 //! on it: arithmetic, `..`, `<`, `#`, the text of `cjson.decode` or of a
-//! `string` function, a method call (`v:sub(1, 3)`), or as a `redis.call`
-//! argument.
+//! `string` function, a value `string.format` formats, a method call
+//! (`v:sub(1, 3)`), or as a `redis.call` argument.
 //!
 //! GET, HGET, LPOP... reply `false` for a missing key, and `tonumber` of
 //! that is nil, so `redis.call('GET', k) + 1` raises "attempt to perform
@@ -388,6 +388,31 @@ mod tests {
         assert_eq!(warnings(source).len(), 1, "{:?}", warnings(source));
         let source = "local tokens, ts = unpack(redis.call('HMGET', KEYS[1], 'tokens', 'ts'))\nreturn tokens + ARGV[1]";
         assert!(warnings(source).is_empty(), "{:?}", warnings(source));
+    }
+
+    #[test]
+    fn false_formatted_by_string_format() {
+        for source in [
+            "return string.format('%d', redis.call('GET', KEYS[1])) .. ARGV[1] .. KEYS[2]",
+            "local t = {}\nt.n = redis.call('HGET', KEYS[1], 'n')\nreturn string.format('n=%s', t.n) .. ARGV[1] .. KEYS[2]",
+            "local out = ''\nfor _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do out = out .. string.format('%5.1f;', v) end\nreturn out .. ARGV[1]",
+        ] {
+            let found = warnings(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(found[0].contains("`string.format` of"), "{found:?}");
+        }
+        for source in [
+            "return string.format('%d', redis.call('GET', KEYS[1]) or 0) .. ARGV[1] .. KEYS[2]",
+            "local v = redis.call('GET', KEYS[1])\nif not v then return '' end\nreturn string.format('%s', v) .. ARGV[1] .. KEYS[2]",
+            // Past the conversions: not formatted.
+            "return string.format('100%%', redis.call('GET', KEYS[1])) .. ARGV[1] .. KEYS[2]",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
     }
 
     #[test]
