@@ -765,13 +765,26 @@ impl Flow<'_, '_> {
                     }
                     _ => false,
                 };
-                // Any field, the elements included.
+                // A key surely a string is never a position (`t['1']` is
+                // not `t[1]`): it leaves the array part alone.
+                let name = match index {
+                    full_moon::ast::Index::Brackets { expression, .. } => self
+                        .at
+                        .borrow()
+                        .get(&expr_key(expression))
+                        .is_some_and(|k| k.ty.within(Ty::STRING)),
+                    _ => false,
+                };
+                // Any field (the elements too, unless the key is a name).
                 for ((t, key), field) in state.fields.iter_mut() {
-                    if *t == table && *key != FieldKey::Len {
+                    let skip = *key == FieldKey::Len || (name && *key == FieldKey::Elements);
+                    if *t == table && !skip {
                         *field = field.clone().merge(value.clone());
                     }
                 }
-                self.grow(state, table, may_be_nil, append);
+                if !name {
+                    self.grow(state, table, may_be_nil, append);
+                }
             }
         }
     }

@@ -636,6 +636,11 @@ fn values_stored_at_positions_are_what_ipairs_and_computed_reads_give() {
             "local t = {'a'}\nlocal v = redis.call('GET', KEYS[1])\nif v then t[#t + 1] = v end\nfor _, x in ipairs(t) do probe(x) end",
             Ty::STRING,
         ),
+        // A key surely a name is not a position.
+        (
+            "local t = {}\nt['n:' .. ARGV[1]] = redis.call('GET', KEYS[1])\nfor _, x in ipairs(t) do probe(x) end",
+            Ty::EMPTY,
+        ),
         // A computed key that may be a name: any field.
         ("local t = {a = 1}\nlocal k = ARGV[1]\nprobe(t[k])", Ty::ANY),
         // Stored through a function: not followed.

@@ -186,6 +186,8 @@ mod tests {
             "local out = {}\nout[#out + 1] = KEYS[1]\nreturn cjson.encode(out)",
             "local out = {}\nout.n = 0\nfor _, v in ipairs(ARGV) do out.n = out.n + 1 end\nreturn cjson.encode(out)",
             "local out = {}\nfor _, v in ipairs(ARGV) do table.insert(out, v) end\nif #out == 0 then return '[]' end\nreturn cjson.encode(out)",
+            // A map: stored at keys that are surely names.
+            "local out = {}\nfor _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do out['m:' .. m] = 1 end\nreturn cjson.encode(out)",
         ] {
             assert!(
                 warnings(source).is_empty(),

@@ -31,8 +31,9 @@ use std::collections::HashSet;
 /// Whether `value` is a reply (or an element of one) that may be `false`
 /// where it is used, or `tonumber` of one.
 fn may_be_false(value: &Inferred) -> bool {
-    // Never anything else: `argument_type`'s, or an error elsewhere.
-    if value.ty.is_any() || !value.ty.intersects(Ty::FALSY) || value.ty.within(Ty::FALSY) {
+    // Always `false` as a command argument is `argument_type`'s (the
+    // caller checks); anywhere else it raises on every run.
+    if value.ty.is_any() || !value.ty.intersects(Ty::FALSY) {
         return false;
     }
     match &value.origin {
@@ -409,6 +410,23 @@ mod tests {
         ] {
             assert!(
                 warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn a_reply_that_is_always_false_where_it_is_used() {
+        for source in [
+            // After a loop that drains the list.
+            "local job = redis.call('LPOP', KEYS[1])\nwhile job do\n  redis.call('RPUSH', KEYS[2], job)\n  job = redis.call('LPOP', KEYS[1])\nend\nreturn job .. ARGV[1]",
+            // In the branch that found it missing.
+            "local v = redis.call('GET', KEYS[1])\nif not v then return 'missing ' .. v end\nreturn v .. ARGV[1]",
+        ] {
+            assert_eq!(
+                warnings(source).len(),
+                1,
                 "{source}: {:?}",
                 warnings(source)
             );
