@@ -365,7 +365,9 @@ impl Range {
 pub struct Inferred {
     /// The types it may have.
     pub ty: Ty,
-    /// Where it comes from, when that is one thing.
+    /// Where it comes from, when that is one thing; where paths join, the
+    /// side that explains what the joined value may be (a fraction, a nil
+    /// reply that makes it `false`).
     pub origin: Option<Origin>,
     /// The number it may be, once converted to one.
     pub range: Range,
