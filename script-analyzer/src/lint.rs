@@ -125,15 +125,17 @@ lints! {
     ScanCursor => "scan_cursor", Error,
     /// A reply that may be `false` (GET, HGET, or `tonumber` of one), or an
     /// input past the declared counts (nil), used in arithmetic, `..`, `<`,
-    /// `#`, `cjson.decode`, a `string` function or as a command argument (a
-    /// warning).
+    /// `#`, `cjson.decode`, a `string` function (`string.format`'s values
+    /// too) or as a command argument (a warning).
     MaybeFalse => "maybe_false", Warning,
     /// A `redis.call` argument that is never a string or a number: a table,
     /// a boolean, nil.
     ArgumentType => "argument_type", Error,
     /// A number of 1e14 or more turned into text (`tostring`, `..`,
     /// `cjson.encode` write 14 significant digits: `1.7e+15`), or an
-    /// integer past 2^53, which Lua's doubles do not hold exactly; `tonumber`
+    /// integer past 2^53, which Lua's doubles do not hold exactly (a
+    /// literal, arithmetic, `tonumber` of text, the INCR reply of a key the
+    /// script seeds past it); `tonumber`
     /// of an input encoded by `cjson.encode` (cut to 14 digits); on a 7.2
     /// target, a number argument of 1e8 or more (sent as `3e+8` before 7.2.5).
     NumberText => "number_text", ErrorOrWarning,

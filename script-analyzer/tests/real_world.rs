@@ -29,6 +29,8 @@ const TEXT_FIELDS: &[&str] = &[
 struct Entry {
     id: String,
     group: String,
+    /// The report it comes from.
+    source: String,
     class: String,
     source_text: String,
     /// First and last line (1-based) where a finding counts as catching it.
@@ -153,6 +155,7 @@ fn load(half: &str) -> Vec<Entry> {
         entries.push(Entry {
             id,
             group,
+            source: source.to_owned(),
             class: text(bug, "class", &at).to_owned(),
             source_text,
             lines: (first, last),
@@ -200,11 +203,38 @@ fn the_corpus_loads_and_every_entry_cites_its_source() {
         .map(|e| e.id.as_str())
         .collect();
     ids.sort_unstable();
-    let before = ids.len();
-    ids.dedup();
-    assert_eq!(ids.len(), before, "ids are unique");
+    let mut seen = std::collections::BTreeSet::new();
+    for id in &ids {
+        assert!(seen.insert(*id), "`{id}` is the id of two entries");
+    }
     for entry in development.iter().chain(&held_out) {
         assert!(!entry.group.is_empty() && !entry.class.is_empty());
+    }
+}
+
+#[test]
+fn no_report_is_cited_in_both_halves() {
+    let development: std::collections::BTreeSet<String> =
+        load(DEVELOPMENT).into_iter().map(|e| e.source).collect();
+    for entry in load(HELD_OUT) {
+        assert!(
+            !development.contains(&entry.source),
+            "{}: its report is cited in both halves",
+            entry.source
+        );
+    }
+}
+
+#[test]
+fn no_bug_is_recorded_twice() {
+    let mut seen = std::collections::BTreeSet::new();
+    for entry in load(DEVELOPMENT).into_iter().chain(load(HELD_OUT)) {
+        assert!(
+            seen.insert((entry.source.clone(), entry.class.clone())),
+            "{} ({}): recorded twice",
+            entry.source,
+            entry.class
+        );
     }
 }
 

@@ -270,6 +270,7 @@ pub struct Command {
     name: &'static str,
     arity: i32,
     positional: u8,
+    integers: &'static [u8],
     flags: Flags,
     since: Availability,
     revisions: &'static [Revision],
@@ -440,6 +441,22 @@ impl Command {
     /// Counted after the command's name (and a subcommand's).
     pub fn positional(&self) -> usize {
         usize::from(self.positional)
+    }
+
+    /// Whether the argument at `place` (0: the first after the command's
+    /// name, or a subcommand's) takes an integer, as the command's JSON
+    /// types its leading arguments (`integer` or `unix-time`) on every
+    /// target that has the command: EXPIRE's seconds, LRANGE's start and
+    /// stop, LPOP's count. Arguments after a token are not covered (see
+    /// [`Command::token`]).
+    ///
+    /// ```
+    /// let expire = redlua_analyzer::commands::lookup("expire").unwrap();
+    /// assert!(!expire.takes_integer(0)); // the key
+    /// assert!(expire.takes_integer(1)); // the seconds
+    /// ```
+    pub fn takes_integer(&self, place: usize) -> bool {
+        u8::try_from(place).is_ok_and(|p| self.integers.contains(&p))
     }
 
     /// The token `name` (any ASCII case), if the command has it on some target.
@@ -641,6 +658,47 @@ mod tests {
 
     fn keys(command: &str, args: &[ArgShape<'_>]) -> Vec<usize> {
         lookup(command).unwrap().key_positions(args)
+    }
+
+    #[test]
+    fn leading_integer_arguments_are_those_the_json_types_as_integers() {
+        for (command, places) in [
+            ("expire", &[1][..]),
+            ("pexpireat", &[1]),
+            ("setex", &[1]),
+            ("psetex", &[1]),
+            ("incrby", &[1]),
+            ("decrby", &[1]),
+            ("hincrby", &[2]),
+            ("lrange", &[1, 2]),
+            ("ltrim", &[1, 2]),
+            ("getrange", &[1, 2]),
+            ("zremrangebyrank", &[1, 2]),
+            ("lindex", &[1]),
+            ("lset", &[1]),
+            ("lrem", &[1]),
+            ("setrange", &[1]),
+            ("setbit", &[1, 2]),
+            ("restore", &[1]),
+            ("lpop", &[1]),
+            ("spop", &[1]),
+            ("srandmember", &[1]),
+            ("hrandfield", &[1]),
+            ("zpopmin", &[1]),
+        ] {
+            let found = lookup(command).unwrap();
+            for place in 0..5 {
+                assert_eq!(
+                    found.takes_integer(place),
+                    places.contains(&place),
+                    "{command} {place}"
+                );
+            }
+        }
+        // Scores and increments of sorted sets are doubles.
+        assert!(!lookup("zincrby").unwrap().takes_integer(1));
+        assert!(!lookup("zadd").unwrap().takes_integer(1));
+        assert!(!lookup("incrbyfloat").unwrap().takes_integer(1));
     }
 
     #[test]

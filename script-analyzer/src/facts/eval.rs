@@ -47,6 +47,12 @@ pub(crate) trait Env {
 
     /// A function written at this point: its body runs later.
     fn function(&self, _body: &FunctionBody) {}
+
+    /// What the function whose body is at `body` returns (its first
+    /// value), once walked.
+    fn returned(&self, _body: usize) -> Option<Inferred> {
+        None
+    }
 }
 
 /// A node of the tree: its address and its kind (an expression and its
@@ -138,7 +144,16 @@ impl Types<'_> {
                 Some(n) if n.is_finite() => Inferred::of(Ty::INT).within(Range::exact(n)),
                 _ => Inferred::of(Ty::NUMBER),
             },
-            Expression::String(_) => Inferred::of(Ty::STRING),
+            // Text that reads as a number is that number in arithmetic.
+            Expression::String(token) => {
+                let number = crate::calls::string_value(token)
+                    .and_then(|text| text.trim().parse::<f64>().ok())
+                    .filter(|n| n.is_finite());
+                match number {
+                    Some(n) => Inferred::of(Ty::STRING).within(Range::exact(n)),
+                    None => Inferred::of(Ty::STRING),
+                }
+            }
             Expression::Function(function) => {
                 env.function(function.body());
                 Inferred::of(Ty::FUNCTION)
@@ -412,9 +427,12 @@ impl Types<'_> {
     ) -> Inferred {
         match suffix {
             Suffix::Index(index) => {
-                if let Index::Brackets { expression, .. } = index {
-                    self.eval(expression, env);
-                }
+                let computed = match index {
+                    Index::Brackets { expression, .. } => Some(self.eval(expression, env)),
+                    _ => None,
+                };
+                // A computed key surely a number: a position.
+                let position = computed.is_some_and(|k| k.ty.within(Ty::NUMBER));
                 let key = index_key(index);
                 match (path.take(), &key) {
                     (Some(p), Some(Key::Name(name))) => {
@@ -446,6 +464,11 @@ impl Types<'_> {
                     _ => {
                         let field = match (i, table, key.as_ref().and_then(FieldKey::of)) {
                             (0, Some(var), Some(field)) => env.field(var, &field),
+                            // A computed position: any value stored at one,
+                            // or nil.
+                            (0, Some(var), None) if key.is_none() && position => env
+                                .field(var, &FieldKey::Elements)
+                                .map(|e| e.merge(Inferred::of(Ty::NIL))),
                             _ => None,
                         };
                         field.unwrap_or_else(|| self.index(current, key.as_ref()))
@@ -473,7 +496,16 @@ impl Types<'_> {
                 };
                 if let Some(call) = self.calls.get(&(start, call_end(call))) {
                     match self.protocol {
-                        Some(protocol) => reply_of(call, protocol),
+                        Some(protocol) => {
+                            let reply = reply_of(call, protocol);
+                            let seeded = reply.reply().and_then(|(command, _, _)| {
+                                self.seeds.reply_range(self.source, call, command)
+                            });
+                            match seeded {
+                                Some(range) => reply.within(range),
+                                None => reply,
+                            }
+                        }
                         None => Inferred::any(),
                     }
                 } else if let (Some(name), Call::AnonymousCall(args)) = (name, call) {
@@ -497,6 +529,34 @@ impl Types<'_> {
                         _ => None,
                     };
                     self.builtin(&name, &values, direct, literal)
+                } else if let (0, Some(var), Call::AnonymousCall(_)) = (i, table, call)
+                    && let Some(body) = self.bodies.get(&var)
+                    && let Some(value) = env.returned(*body)
+                {
+                    // A call of the script's own function: the types it
+                    // returns and the reply they come from. Number hazards
+                    // (fractions, differences) were computed over unknown
+                    // parameters: they are not kept. Nor is a nil reply as
+                    // the reason it may be `false` or nil: the script is
+                    // taken to reason about what its function gives (a
+                    // test of one call, `if held() == nil then`, covers
+                    // the next).
+                    let falsy = value.ty.intersects(Ty::FALSY);
+                    let origin = value.origin.filter(|o| {
+                        let hazard = matches!(
+                            o,
+                            Origin::Fraction { .. }
+                                | Origin::Rounded { .. }
+                                | Origin::Difference { .. }
+                        );
+                        let why_false = falsy && o.explains_false();
+                        !(hazard || why_false)
+                    });
+                    Inferred {
+                        ty: value.ty,
+                        origin,
+                        range: Range::ANY,
+                    }
                 } else if let Call::MethodCall(method) = call {
                     let name = method.name().token().to_string();
                     if current.ty.within(Ty::STRING) && STRING_RESULTS.contains(&name.as_str()) {

@@ -81,6 +81,8 @@ pub(super) struct Flow<'t, 'a> {
     /// For each loop being walked, innermost last: the command reply it
     /// goes over, if it goes over one.
     over: RefCell<Vec<Option<Origin>>>,
+    /// What each function walked returns (its first value), by body.
+    returns: RefCell<HashMap<usize, Inferred>>,
 }
 
 /// Walks `ast`; `None` when the walk gave up.
@@ -93,6 +95,7 @@ pub(super) fn walk(types: &Types<'_>, ast: &Ast) -> Option<Walked> {
         budget: Cell::new(BUDGET),
         breaks: RefCell::new(Vec::new()),
         over: RefCell::new(Vec::new()),
+        returns: RefCell::new(HashMap::new()),
     };
     flow.block(ast.nodes(), State::start());
     (flow.budget.get() > 0).then(|| Walked {
@@ -161,6 +164,10 @@ impl Env for FlowEnv<'_, '_, '_> {
     fn function(&self, body: &FunctionBody) {
         self.flow.function(body);
     }
+
+    fn returned(&self, body: usize) -> Option<Inferred> {
+        self.flow.returns.borrow().get(&body).cloned()
+    }
 }
 
 impl Places for Flow<'_, '_> {
@@ -188,7 +195,7 @@ impl Places for Flow<'_, '_> {
         let key = match key {
             FieldKey::Name(name) => Key::Name(name.clone()),
             FieldKey::Index(i) => Key::Number(*i as f64),
-            FieldKey::Len => return None,
+            FieldKey::Len | FieldKey::Elements => return None,
         };
         let value = Flow::local(self, state, var);
         Some(self.types.index(&value, Some(&key)))
@@ -264,9 +271,16 @@ impl Flow<'_, '_> {
         }
         match block.last_stmt() {
             Some(LastStmt::Return(ret)) => {
-                for expr in ret.returns() {
-                    self.eval(expr, &state);
-                }
+                let values: Vec<Inferred> =
+                    ret.returns().iter().map(|e| self.eval(e, &state)).collect();
+                let first = match ret.returns().iter().next() {
+                    Some(Expression::Symbol(t)) if t.token().to_string() == "..." => {
+                        Inferred::any()
+                    }
+                    Some(_) => values.into_iter().next().unwrap_or_else(Inferred::any),
+                    None => Inferred::of(Ty::NIL),
+                };
+                self.returning(first);
                 State::dead()
             }
             Some(LastStmt::Break(_)) => {
@@ -315,17 +329,46 @@ impl Flow<'_, '_> {
         let saved = self.function.replace(std::ptr::from_ref(body) as usize);
         let saved_breaks = self.breaks.take();
         let mut state = State::start();
-        for parameter in body.parameters() {
-            if let Parameter::Name(name) = parameter
-                && let Some(var) = self.types.local(name)
+        let received = self.types.params.get(&(std::ptr::from_ref(body) as usize));
+        let names = body.parameters().iter().filter_map(|p| match p {
+            Parameter::Name(name) => Some(name),
+            _ => None,
+        });
+        for (i, name) in names.enumerate() {
+            if let Some(var) = self.types.local(name)
                 && self.follows(var)
             {
-                state.vars.insert(var, Inferred::any());
+                let value = received
+                    .and_then(|values| values.get(i))
+                    .cloned()
+                    .unwrap_or_else(Inferred::any);
+                state.vars.insert(var, value);
             }
         }
-        self.block(body.block(), state);
+        let end = self.block(body.block(), state);
+        // Falling off the end returns nothing: nil.
+        if end.live {
+            self.returning(Inferred::of(Ty::NIL));
+        }
         self.breaks.replace(saved_breaks);
         self.function.set(saved);
+    }
+
+    /// The function being walked may return `value` (its first value).
+    fn returning(&self, value: Inferred) {
+        let function = self.function.get();
+        if function == 0 {
+            return;
+        }
+        match self.returns.borrow_mut().entry(function) {
+            Entry::Occupied(mut e) => {
+                let old = e.get().clone();
+                e.insert(old.merge(value));
+            }
+            Entry::Vacant(e) => {
+                e.insert(value);
+            }
+        }
     }
 
     /// Sets the local named by `token` to `value`, from `expr` if known.
@@ -396,6 +439,17 @@ impl Flow<'_, '_> {
                 _ => return Vec::new(),
             }
         }
+        // What `ipairs` gives: the list's values (a call last gives
+        // unknown ones).
+        let mut elements = Inferred::of(Ty::EMPTY);
+        for (key, value) in &fields {
+            if let FieldKey::Index(_) = key {
+                elements = elements.merge(value.clone());
+            }
+        }
+        if open_end {
+            elements = elements.merge(Inferred::any());
+        }
         let n = position as f64;
         let len = if open_end {
             Range::new((n - 1.0).max(0.0), f64::INFINITY)
@@ -411,6 +465,7 @@ impl Flow<'_, '_> {
         {
             fields.push((FieldKey::Len, Inferred::of(Ty::INT).within(len)));
         }
+        fields.push((FieldKey::Elements, elements));
         fields
     }
 
@@ -422,7 +477,9 @@ impl Flow<'_, '_> {
                 let mut state = self.assigned_effects(&exprs, state);
                 let names: Vec<&TokenReference> = local.names().iter().collect();
                 for (i, name) in names.iter().enumerate() {
-                    let value = adjusted(&exprs, &values, i);
+                    let value = self
+                        .unpacked(&exprs, &state, i)
+                        .unwrap_or_else(|| adjusted(&exprs, &values, i));
                     self.assign(&mut state, name, value, exprs.get(i).copied());
                 }
                 state
@@ -439,7 +496,9 @@ impl Flow<'_, '_> {
                 }
                 let mut state = self.assigned_effects(&exprs, state);
                 for (i, target) in targets.iter().enumerate() {
-                    let value = adjusted(&exprs, &values, i);
+                    let value = self
+                        .unpacked(&exprs, &state, i)
+                        .unwrap_or_else(|| adjusted(&exprs, &values, i));
                     match target {
                         Var::Name(token) => {
                             self.assign(&mut state, token, value, exprs.get(i).copied())
@@ -523,7 +582,7 @@ impl Flow<'_, '_> {
                 for expr in &exprs {
                     self.eval(expr, &state);
                 }
-                let (key, value, over) = self.iteration(&exprs);
+                let (key, value, over) = self.iteration(&exprs, &state);
                 let names: Vec<&TokenReference> = for_loop.names().iter().collect();
                 self.looping(over, || {
                     self.fixed_point(state, |head| {
@@ -618,7 +677,11 @@ impl Flow<'_, '_> {
 
     /// What a generic `for` gives its first two names, and the reply it
     /// goes over.
-    fn iteration(&self, exprs: &[&Expression]) -> (Inferred, Inferred, Option<Origin>) {
+    fn iteration(
+        &self,
+        exprs: &[&Expression],
+        state: &State,
+    ) -> (Inferred, Inferred, Option<Origin>) {
         let unknown = (Inferred::any(), Inferred::any(), None);
         let [Expression::FunctionCall(call)] = exprs else {
             return unknown;
@@ -636,16 +699,30 @@ impl Flow<'_, '_> {
         let FunctionArgs::Parentheses { arguments, .. } = &**args else {
             return unknown;
         };
-        let Some(table) = arguments.iter().next() else {
+        let Some(table_expr) = arguments.iter().next() else {
             return unknown;
         };
         let table = self
             .at
             .borrow()
-            .get(&expr_key(table))
+            .get(&expr_key(table_expr))
             .cloned()
             .unwrap_or_else(Inferred::any);
-        let value = self.types.iterated(&table);
+        // The values stored at the positions of a followed local table.
+        let stored = match unparenthesized(table_expr) {
+            Expression::Var(Var::Name(token)) if function == "ipairs" => self
+                .types
+                .local(token)
+                .and_then(|var| self.field(state, var, &FieldKey::Elements)),
+            _ => None,
+        };
+        let value = match stored {
+            Some(stored) => Inferred {
+                ty: stored.ty.minus(Ty::NIL),
+                ..stored
+            },
+            None => self.types.iterated(&table),
+        };
         let key = if function == "ipairs" {
             Inferred::of(Ty::INT).within(Range::new(1.0, f64::INFINITY))
         } else {
@@ -677,6 +754,7 @@ impl Flow<'_, '_> {
             Some(key) => {
                 if let FieldKey::Index(_) = key {
                     self.grow(state, table, may_be_nil, false);
+                    self.add_element(state, table, &value);
                 }
                 state.fields.insert((table, key), value);
             }
@@ -687,13 +765,34 @@ impl Flow<'_, '_> {
                     }
                     _ => false,
                 };
+                // A key surely a string is never a position (`t['1']` is
+                // not `t[1]`): it leaves the array part alone.
+                let name = match index {
+                    full_moon::ast::Index::Brackets { expression, .. } => self
+                        .at
+                        .borrow()
+                        .get(&expr_key(expression))
+                        .is_some_and(|k| k.ty.within(Ty::STRING)),
+                    _ => false,
+                };
+                // Any field (the elements too, unless the key is a name).
                 for ((t, key), field) in state.fields.iter_mut() {
-                    if *t == table && *key != FieldKey::Len {
+                    let skip = *key == FieldKey::Len || (name && *key == FieldKey::Elements);
+                    if *t == table && !skip {
                         *field = field.clone().merge(value.clone());
                     }
                 }
-                self.grow(state, table, may_be_nil, append);
+                if !name {
+                    self.grow(state, table, may_be_nil, append);
+                }
             }
+        }
+    }
+
+    /// `value` is stored at a position of `table`: `ipairs` may give it.
+    fn add_element(&self, state: &mut State, table: usize, value: &Inferred) {
+        if let Some(elements) = state.fields.get_mut(&(table, FieldKey::Elements)) {
+            *elements = elements.clone().merge(value.clone());
         }
     }
 
@@ -714,6 +813,61 @@ impl Flow<'_, '_> {
         } else {
             Range::new(len.range.lo, f64::INFINITY)
         };
+    }
+
+    /// The `i`-th value of `unpack(t)` (or `table.unpack(t)`), the last
+    /// of the values `exprs` assigned, when it is known: an element of an
+    /// array reply (without the nil reply as its origin), or the field at
+    /// that position of a followed local table. Every value before the
+    /// call gives one name.
+    fn unpacked(&self, exprs: &[&Expression], state: &State, i: usize) -> Option<Inferred> {
+        let position = i.checked_sub(exprs.len().checked_sub(1)?)?;
+        let Expression::FunctionCall(call) = unparenthesized(exprs.last()?) else {
+            return None;
+        };
+        let Prefix::Name(name) = call.prefix() else {
+            return None;
+        };
+        if self.types.local(name).is_some() {
+            return None;
+        }
+        let suffixes: Vec<&Suffix> = call.suffixes().collect();
+        let args = match (name.token().to_string().as_str(), suffixes.as_slice()) {
+            ("unpack", [Suffix::Call(Call::AnonymousCall(args))]) => args,
+            (
+                "table",
+                [
+                    Suffix::Index(index),
+                    Suffix::Call(Call::AnonymousCall(args)),
+                ],
+            ) if index_key(index) == Some(Key::Name("unpack".to_string())) => args,
+            _ => return None,
+        };
+        let FunctionArgs::Parentheses { arguments, .. } = &**args else {
+            return None;
+        };
+        let [table] = arguments.iter().collect::<Vec<_>>()[..] else {
+            return None;
+        };
+        let key = FieldKey::Index(i64::try_from(position).ok()? + 1);
+        if let Expression::Var(Var::Name(token)) = unparenthesized(table)
+            && let Some(var) = self.types.local(token)
+            && let Some(field) = self.field(state, var, &key)
+        {
+            return Some(field);
+        }
+        let value = self.at.borrow().get(&expr_key(table)).cloned()?;
+        value.reply()?;
+        let mut element = self
+            .types
+            .index(&value, Some(&Key::Number((position + 1) as f64)));
+        // Named fields of a record (`local state, group = unpack(HMGET
+        // ...)`): the script is taken to know they are there, so their
+        // nil reply does not explain a `false`; the types stay.
+        if element.ty.intersects(Ty::FALSE) {
+            element.origin = None;
+        }
+        (!element.ty.is_any()).then_some(element)
     }
 
     /// `#t + 1`.
@@ -802,6 +956,15 @@ impl Flow<'_, '_> {
                 state
                     .fields
                     .retain(|(t, key), _| *t != table || !matches!(key, FieldKey::Index(_)));
+                if path == "table.insert" {
+                    // `table.insert(t, v)` or `table.insert(t, pos, v)`.
+                    let value = arguments
+                        .last()
+                        .filter(|_| (2..=3).contains(&arguments.len()))
+                        .and_then(|v| self.at.borrow().get(&expr_key(v)).cloned())
+                        .unwrap_or_else(Inferred::any);
+                    self.add_element(&mut state, table, &value);
+                }
                 let over = self.looped_over().filter(|_| path == "table.insert");
                 if let Some(len) = state.fields.get_mut(&(table, FieldKey::Len)) {
                     if over.is_some() {

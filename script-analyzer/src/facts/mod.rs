@@ -13,12 +13,25 @@
 //!   their messages.
 //! - The flow walk follows the statements in order: locals and
 //!   their reassignments, the fields of local tables that never escape
-//!   (`t.x = redis.call(...)`, `t[1]`), `if` branches and `and` / `or`
+//!   (`t.x = redis.call(...)`, `t[1]`, and every value stored at a
+//!   position, which `ipairs(t)` and `t[i]` give back), `if` branches and
+//!   `and` / `or`
 //!   with narrowing (`if v then` removes `false` and nil from `v`, and
 //!   nothing else: a string stays a string), early exits (`return`,
 //!   `error`, `break`), and loops to a fixed point (with widening of the
 //!   numeric ranges). Each expression's value is recorded where it is
 //!   evaluated; [`Types::of`] reads it.
+//! - A call of the script's own function (`local function f`, `local f =
+//!   function`, a local assigned nothing else) gives what the function
+//!   returns, walked with unknown parameters: the types and the reply they
+//!   come from (not as the reason they may be `false`: the script is taken
+//!   to reason about what its functions give), not number hazards computed
+//!   over the parameters. A
+//!   function that may end without `return` gives nil too. When every
+//!   call of such a function is seen, its parameters receive what the
+//!   calls pass (`params`), and the script is walked again with them.
+//! - Keys the script writes with literal numbers give their range to what
+//!   reading them back replies (`seeds`).
 //! - What the order of events cannot tell is taken from the summary:
 //!   every value assigned to a local anywhere. An upvalue
 //!   read inside a function has its summary value (the function may run at
@@ -43,6 +56,8 @@
 mod eval;
 mod flow;
 mod narrow;
+mod params;
+mod seeds;
 mod state;
 mod summary;
 mod value;
@@ -99,6 +114,16 @@ pub struct Types<'a> {
     /// The keys and arguments the caller passes, if declared: the others
     /// are nil.
     declared: Option<crate::Declared>,
+    /// Keys the script writes with literal numbers.
+    seeds: seeds::Seeds,
+    /// The body (its address) of the one function each local holds, for
+    /// locals assigned only that function.
+    bodies: HashMap<usize, usize>,
+    /// The number of named parameters of each function, by body.
+    parameter_counts: HashMap<usize, usize>,
+    /// What the parameters of a function whose every call is seen
+    /// receive, by body ([`params`]).
+    params: HashMap<usize, Vec<Inferred>>,
 }
 
 /// What is known of a local table where it is read ([`Types::table_fields`]).
@@ -126,6 +151,9 @@ pub(crate) enum FieldKey {
     Index(i64),
     /// `#t`, the length of the array part.
     Len,
+    /// Every value stored at a position (`t[i]`, `table.insert(t, v)`,
+    /// a constructor's list), joined: what `ipairs(t)` and `t[i]` give.
+    Elements,
 }
 
 impl FieldKey {
@@ -201,6 +229,7 @@ impl<'a> Types<'a> {
                 .map(|c| ((c.span.start.offset, c.span.end.offset), c.clone()))
                 .collect(),
             protocol: protocol(source, ast, calls),
+            seeds: seeds::Seeds::of(source, calls),
             ..Types::default()
         };
         let mut walker = Walker {
@@ -212,6 +241,8 @@ impl<'a> Types<'a> {
             escaping: HashSet::new(),
             foreign: HashSet::new(),
             functions: Vec::new(),
+            bodies: HashMap::new(),
+            parameter_counts: HashMap::new(),
         };
         walker.block(ast.nodes());
         let Walker {
@@ -221,11 +252,19 @@ impl<'a> Types<'a> {
             declared_in,
             escaping,
             foreign,
+            bodies,
+            parameter_counts,
             ..
         } = walker;
         types.inputs_assigned = inputs_assigned;
         types.vars = summary_values(&types, &defs);
         types.defs_count = defs.iter().map(|(var, d)| (*var, d.len())).collect();
+        // A function a local always holds: its calls give what it returns.
+        types.bodies = bodies
+            .into_iter()
+            .filter(|(var, _)| types.defs_count.get(var) == Some(&1))
+            .collect();
+        types.parameter_counts = parameter_counts;
         types.tracked = uses
             .iter()
             .filter(|(var, uses)| {
@@ -258,8 +297,20 @@ impl<'a> Types<'a> {
         types.declared_in = declared_in;
         types.escaping = escaping;
         if let Some(walked) = flow::walk(&types, ast) {
+            let params = params::of_calls(&types, ast, &walked.at);
             types.at = walked.at;
             types.fields_at = walked.fields_at;
+            // Again, with what the script's own functions receive.
+            if !params.is_empty() {
+                types.params = params;
+                match flow::walk(&types, ast) {
+                    Some(walked) => {
+                        types.at = walked.at;
+                        types.fields_at = walked.fields_at;
+                    }
+                    None => types.params.clear(),
+                }
+            }
         }
         types
     }
@@ -338,6 +389,7 @@ impl<'a> Types<'a> {
                     table.len = Some(value.range);
                     table.filled_from = value.origin.clone();
                 }
+                FieldKey::Elements => {}
             }
         }
         table.names.sort();

@@ -73,6 +73,11 @@ pub(super) struct Walker<'t, 'a> {
     pub foreign: HashSet<usize>,
     /// The functions being walked (their bodies' addresses), innermost last.
     pub functions: Vec<usize>,
+    /// The body of the function each local is declared with
+    /// (`local function f`, `local f = function`).
+    pub bodies: HashMap<usize, usize>,
+    /// The number of named parameters of each function, by body.
+    pub parameter_counts: HashMap<usize, usize>,
 }
 
 impl<'a> Walker<'_, 'a> {
@@ -134,6 +139,13 @@ impl<'a> Walker<'_, 'a> {
     }
 
     fn body(&mut self, body: &'a FunctionBody) {
+        let named = body
+            .parameters()
+            .iter()
+            .filter(|p| matches!(p, Parameter::Name(_)))
+            .count();
+        self.parameter_counts
+            .insert(std::ptr::from_ref(body) as usize, named);
         self.functions.push(std::ptr::from_ref(body) as usize);
         for parameter in body.parameters() {
             if let Parameter::Name(name) = parameter {
@@ -152,6 +164,14 @@ impl<'a> Walker<'_, 'a> {
                     self.expr(expr, UseKind::Other);
                 }
                 let names: Vec<&TokenReference> = local.names().iter().collect();
+                for (name, expr) in names.iter().zip(&exprs) {
+                    if let Expression::Function(function) = super::unparenthesized(expr)
+                        && let Some(var) = self.local(name)
+                    {
+                        self.bodies
+                            .insert(var, std::ptr::from_ref(function.body()) as usize);
+                    }
+                }
                 self.assign(&names, &exprs);
             }
             Stmt::Assignment(assignment) => {
@@ -228,6 +248,10 @@ impl<'a> Walker<'_, 'a> {
             }
             Stmt::LocalFunction(local) => {
                 self.def(local.name(), Def::Value(Ty::FUNCTION));
+                if let Some(var) = self.local(local.name()) {
+                    self.bodies
+                        .insert(var, std::ptr::from_ref(local.body()) as usize);
+                }
                 self.body(local.body());
             }
             Stmt::NumericFor(for_loop) => {
@@ -284,7 +308,7 @@ impl<'a> Walker<'_, 'a> {
                 let suffixes: Vec<&Suffix> = call.suffixes().collect();
                 self.chain(call.prefix(), &suffixes, kind);
             }
-            Expression::TableConstructor(table) => self.table(table),
+            Expression::TableConstructor(table) => self.table(table, kind),
             Expression::Var(Var::Name(token)) => self.use_(token, kind),
             Expression::Var(Var::Expression(var)) => {
                 let suffixes: Vec<&Suffix> = var.suffixes().collect();
@@ -294,15 +318,23 @@ impl<'a> Walker<'_, 'a> {
         }
     }
 
-    fn table(&mut self, table: &'a TableConstructor) {
+    /// The fields of a constructor used as `kind`: a table written into
+    /// the argument of an encoder (`cjson.encode({items = t})`) or into a
+    /// returned table is read there and kept nowhere; anywhere else it is
+    /// stored.
+    fn table(&mut self, table: &'a TableConstructor, kind: UseKind) {
+        let kind = match kind {
+            UseKind::Library("cjson.encode" | "cmsgpack.pack") | UseKind::Returned => kind,
+            _ => UseKind::Other,
+        };
         for field in table.fields() {
             match field {
                 Field::ExpressionKey { key, value, .. } => {
                     self.expr(key, UseKind::Other);
-                    self.expr(value, UseKind::Other);
+                    self.expr(value, kind.clone());
                 }
-                Field::NameKey { value, .. } => self.expr(value, UseKind::Other),
-                Field::NoKey(value) => self.expr(value, UseKind::Other),
+                Field::NameKey { value, .. } => self.expr(value, kind.clone()),
+                Field::NoKey(value) => self.expr(value, kind.clone()),
                 #[allow(unreachable_patterns)]
                 _ => {}
             }
@@ -364,7 +396,7 @@ impl<'a> Walker<'_, 'a> {
                     self.expr(arg, kind.clone());
                 }
             } else if let FunctionArgs::TableConstructor(table) = args {
-                self.table(table);
+                self.table(table, kind);
             }
         }
     }

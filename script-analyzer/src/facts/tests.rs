@@ -445,3 +445,249 @@ fn a_table_filled_in_a_loop_over_a_reply_is_as_long_as_the_reply() {
         .expect("followed");
     assert_eq!(fields.filled_from, None);
 }
+
+#[test]
+fn a_join_keeps_the_origin_that_may_be_false() {
+    let command = |v: &Inferred| match &v.origin {
+        Some(Origin::Reply { command, .. }) => Some(command.clone()),
+        Some(Origin::Tonumber { of: Some(of) }) => match &**of {
+            Origin::Reply { command, .. } => Some(format!("tonumber {command}")),
+            _ => None,
+        },
+        _ => None,
+    };
+    for (source, expected) in [
+        // A literal on the other path.
+        (
+            "local v\nif ARGV[1] == 'a' then v = redis.call('GET', KEYS[1]) else v = 'x' end\nprobe(v)",
+            Some("GET"),
+        ),
+        // An input on the other path.
+        (
+            "local v = ARGV[2]\nif ARGV[1] == 'a' then v = redis.call('GET', KEYS[1]) end\nprobe(v)",
+            Some("GET"),
+        ),
+        // Two replies that may both be nil: the first is named.
+        (
+            "local v\nif ARGV[1] == 'a' then v = redis.call('GET', KEYS[1]) else v = redis.call('HGET', KEYS[1], 'f') end\nprobe(v)",
+            Some("GET"),
+        ),
+        (
+            "local v = redis.call('GET', KEYS[1])\nif ARGV[1] == 'a' then v = redis.call('GET', KEYS[2]) end\nprobe(v)",
+            Some("GET"),
+        ),
+        // `tonumber` of an input, or of a reply that may be nil.
+        (
+            "local v = tonumber(ARGV[2])\nif ARGV[1] == 'a' then v = tonumber(redis.call('GET', KEYS[1])) end\nprobe(v)",
+            Some("tonumber GET"),
+        ),
+        // In a loop: the reply of the last round, or the start value.
+        (
+            "local v = ARGV[2]\nfor i = 1, 3 do v = redis.call('LPOP', KEYS[1]) end\nprobe(v)",
+            Some("LPOP"),
+        ),
+        // A reply that is never nil, and an input: nothing explains one side.
+        (
+            "local v = ARGV[2]\nif ARGV[1] == 'a' then v = redis.call('INCR', KEYS[1]) end\nprobe(v)",
+            None,
+        ),
+        // Guarded on its path: the other side's origin is not falsy either.
+        (
+            "local v = ARGV[2]\nif ARGV[1] == 'a' then v = redis.call('GET', KEYS[1]) or '0' end\nprobe(v)",
+            None,
+        ),
+        // Two arrays: neither may be nil.
+        (
+            "local v = redis.call('LRANGE', KEYS[1], 0, -1)\nif ARGV[1] == 'a' then v = redis.call('SMEMBERS', KEYS[2]) end\nprobe(v)",
+            None,
+        ),
+    ] {
+        let found = probes(source);
+        assert_eq!(found.len(), 1, "{source}");
+        assert_eq!(
+            command(&found[0]).as_deref(),
+            expected,
+            "{source}: {found:?}"
+        );
+    }
+}
+
+#[test]
+fn a_call_of_the_scripts_own_function_gives_what_it_returns() {
+    let maybe = Ty::STRING.union(Ty::FALSE);
+    for (source, expected) in [
+        // `local function`, then a local holding the result.
+        (
+            "local function get(k) return redis.call('GET', k) end\nlocal v = get(KEYS[1])\nprobe(v)",
+            maybe,
+        ),
+        // `local f = function`, through a field.
+        (
+            "local get = function(k) return redis.call('HGET', k, 'f') end\nlocal t = {}\nt.v = get(KEYS[1])\nprobe(t.v)",
+            maybe,
+        ),
+        // In a branch.
+        (
+            "local get = function(k) return redis.call('HGET', k, 'f') end\nlocal v = 'x'\nif ARGV[1] then v = get(KEYS[1]) end\nprobe(v)",
+            maybe,
+        ),
+        // Guarded inside: no `false`.
+        (
+            "local function get(k) return redis.call('GET', k) or '0' end\nprobe(get(KEYS[1]))",
+            Ty::STRING,
+        ),
+        // Falling off the end is nil.
+        (
+            "local function get(k) if k then return redis.call('INCR', k) end end\nprobe(get(KEYS[1]))",
+            Ty::INT.union(Ty::NIL),
+        ),
+        // In a loop.
+        (
+            "local function ids(k) return redis.call('SMEMBERS', k) end\nfor i = 1, 2 do probe(ids(KEYS[i])) end",
+            Ty::ARRAY,
+        ),
+        // A recursive function: what its own call returns is not known.
+        (
+            "local function f(n) if n > 0 then return f(n - 1) end return 1 end\nprobe(f(3))",
+            Ty::ANY,
+        ),
+        // A local assigned another function too: not known.
+        (
+            "local get = function(k) return 1 end\nif ARGV[1] then get = function(k) return 'x' end end\nprobe(get(KEYS[1]))",
+            Ty::ANY,
+        ),
+    ] {
+        let found = probes(source);
+        assert_eq!(found.len(), 1, "{source}");
+        assert_eq!(found[0].ty, expected, "{source}: {found:?}");
+    }
+    // The reply it comes from is kept, but not as the reason it may be
+    // false; number hazards over parameters are not kept.
+    let found =
+        probes("local function ids(k) return redis.call('SMEMBERS', k) end\nprobe(ids(KEYS[1]))");
+    assert_eq!(found[0].reply().map(|r| r.0), Some("SMEMBERS"));
+    let found =
+        probes("local function get(k) return redis.call('GET', k) end\nprobe(get(KEYS[1]))");
+    assert_eq!(found[0].ty, Ty::STRING.union(Ty::FALSE));
+    assert_eq!(found[0].origin, None);
+    let found = probes("local function half(n) return n / 2 end\nprobe(half(ARGV[1]))");
+    assert_eq!(found[0].origin, None);
+}
+
+#[test]
+fn parameters_receive_what_every_call_passes() {
+    let maybe = Ty::STRING.union(Ty::FALSE);
+    for (source, expected) in [
+        // A reply passed directly.
+        (
+            "local function f(v)\n  probe(v)\nend\nf(redis.call('GET', KEYS[1]))",
+            maybe,
+        ),
+        // Two calls: joined; a narrowed local in a branch adds no `false`.
+        (
+            "local function f(v)\n  probe(v)\nend\nlocal x = redis.call('GET', KEYS[1])\nif x then f(x) end\nf('a')",
+            Ty::STRING,
+        ),
+        // Through a field, in a loop.
+        (
+            "local function f(n)\n  probe(n)\nend\nlocal t = {}\nt.n = 1\nfor i = 1, 3 do f(t.n) end",
+            Ty::INT,
+        ),
+        // A parameter no call passes is nil; one past a call's values unknown.
+        ("local function f(a, b)\n  probe(b)\nend\nf(1)", Ty::NIL),
+        (
+            "local function f(a, b)\n  probe(b)\nend\nf(unpack(ARGV))",
+            Ty::ANY,
+        ),
+        // The function is used otherwise too: its calls are not all seen.
+        (
+            "local function f(v)\n  probe(v)\nend\nf(1)\nlocal g = f",
+            Ty::ANY,
+        ),
+        ("local function f(v)\n  probe(v)\nend\npcall(f, 1)", Ty::ANY),
+    ] {
+        let found = probes(source);
+        assert_eq!(found.len(), 1, "{source}");
+        assert_eq!(found[0].ty, expected, "{source}: {found:?}");
+    }
+    // A local handed over keeps its types, not the nil reply it may be.
+    let found =
+        probes("local function f(v)\n  probe(v)\nend\nlocal x = redis.call('GET', KEYS[1])\nf(x)");
+    assert_eq!(found[0].ty, maybe);
+    assert_eq!(found[0].origin, None);
+}
+
+#[test]
+fn values_stored_at_positions_are_what_ipairs_and_computed_reads_give() {
+    let maybe = Ty::STRING.union(Ty::FALSE);
+    for (source, expected) in [
+        // Appended in a loop, read back by `ipairs`.
+        (
+            "local t = {}\nfor _, k in ipairs(KEYS) do t[#t + 1] = redis.call('GET', k) end\nfor _, v in ipairs(t) do probe(v) end",
+            maybe,
+        ),
+        // `table.insert`, read back at a computed position: nil past the end.
+        (
+            "local t = {}\nfor _, k in ipairs(KEYS) do table.insert(t, redis.call('HGET', k, 'f')) end\nfor i = 1, 3 do probe(t[i]) end",
+            maybe.union(Ty::NIL),
+        ),
+        // A constructor's list, then a branch that appends only tested values.
+        (
+            "local t = {'a'}\nlocal v = redis.call('GET', KEYS[1])\nif v then t[#t + 1] = v end\nfor _, x in ipairs(t) do probe(x) end",
+            Ty::STRING,
+        ),
+        // A key surely a name is not a position.
+        (
+            "local t = {}\nt['n:' .. ARGV[1]] = redis.call('GET', KEYS[1])\nfor _, x in ipairs(t) do probe(x) end",
+            Ty::EMPTY,
+        ),
+        // A computed key that may be a name: any field.
+        ("local t = {a = 1}\nlocal k = ARGV[1]\nprobe(t[k])", Ty::ANY),
+        // Stored through a function: not followed.
+        (
+            "local t = {}\nlocal function add(v) t[#t + 1] = v end\nadd(1)\nfor _, x in ipairs(t) do probe(x) end",
+            Ty::ANY,
+        ),
+    ] {
+        let found = probes(source);
+        assert_eq!(found.len(), 1, "{source}");
+        assert_eq!(found[0].ty, expected, "{source}: {found:?}");
+    }
+}
+
+#[test]
+fn unpack_gives_each_name_its_element() {
+    let maybe = Ty::STRING.union(Ty::FALSE);
+    for (source, expected) in [
+        (
+            "local a, b = unpack(redis.call('HMGET', KEYS[1], 'x', 'y'))\nprobe(b)",
+            maybe,
+        ),
+        (
+            "local t = redis.call('TIME')\nlocal s, us = unpack(t)\nprobe(us)",
+            Ty::STRING,
+        ),
+        (
+            "local t = {1, 'a'}\nlocal n, s = table.unpack(t)\nprobe(s)",
+            Ty::STRING,
+        ),
+        (
+            "local k, a, b = KEYS[1], unpack(redis.call('MGET', KEYS[1], KEYS[2]))\nprobe(b)",
+            maybe,
+        ),
+        // Past what was asked for: nil too.
+        (
+            "local a, b, c = unpack(redis.call('HMGET', KEYS[1], 'x', 'y'))\nprobe(c)",
+            maybe.union(Ty::NIL),
+        ),
+        // Not known: anything.
+        (
+            "local a, b = unpack(cjson.decode(ARGV[1]))\nprobe(b)",
+            Ty::ANY,
+        ),
+    ] {
+        let found = probes(source);
+        assert_eq!(found.len(), 1, "{source}");
+        assert_eq!(found[0].ty, expected, "{source}: {found:?}");
+    }
+}

@@ -198,6 +198,22 @@ pub enum Origin {
 }
 
 impl Origin {
+    /// Whether a value from here may be `false` or nil because of where it
+    /// comes from: a reply that may be nil, an element of one, an input the
+    /// caller does not pass, or `tonumber` of one of those.
+    pub(crate) fn explains_false(&self) -> bool {
+        let falsy = LuaTypes::FALSE.union(LuaTypes::NIL);
+        match self {
+            Origin::Reply { shape, .. } => shape.intersects(falsy),
+            Origin::Element { .. } | Origin::Missing { .. } => true,
+            Origin::Tonumber { of: Some(of) } => matches!(
+                **of,
+                Origin::Reply { .. } | Origin::Element { .. } | Origin::Missing { .. }
+            ),
+            _ => false,
+        }
+    }
+
     /// The origin that makes a computation on `values` fractional: an
     /// infinite one first, else the first fraction.
     pub(crate) fn fraction_of<'v>(
@@ -349,7 +365,9 @@ impl Range {
 pub struct Inferred {
     /// The types it may have.
     pub ty: Ty,
-    /// Where it comes from, when that is one thing.
+    /// Where it comes from, when that is one thing; where paths join, the
+    /// side that explains what the joined value may be (a fraction, a nil
+    /// reply that makes it `false`).
     pub origin: Option<Origin>,
     /// The number it may be, once converted to one.
     pub range: Range,
@@ -409,7 +427,17 @@ impl Inferred {
             | (Some(_), Some(a @ Origin::Fraction { infinite: true, .. })) => Some(a),
             (Some(a @ Origin::Fraction { .. }), Some(_))
             | (Some(_), Some(a @ Origin::Fraction { .. })) => Some(a),
-            (Some(_), Some(_)) => None,
+            // A side that may be `false` or nil because of where it comes
+            // from (a nil reply, a missing input) is what makes the join so.
+            (Some(a), Some(b)) => {
+                let a_falsy = self.ty.intersects(Ty::FALSY) && a.explains_false();
+                let b_falsy = other.ty.intersects(Ty::FALSY) && b.explains_false();
+                match (a_falsy, b_falsy) {
+                    (true, _) => Some(a),
+                    (false, true) => Some(b),
+                    (false, false) => None,
+                }
+            }
             (a, b) => a.or(b),
         };
         // A value that is no value at all (not reached yet) adds no range.

@@ -5,14 +5,53 @@
 //! object: `cjson.encode({})` is `"{}"`, not `"[]"`. A reader that expects a
 //! list gets an object. Fires on an empty literal, and on a local table
 //! built as an array (elements appended in a loop or a branch: filtered)
-//! that may still be empty where it is encoded. A warning: `{}` may be
-//! meant.
+//! that may still be empty where it is encoded, whole or as a member of a
+//! table written in the call (`cjson.encode({items = out})`, nested
+//! tables too). A warning: `{}` may be meant.
 
 use super::library_calls::each_library_call;
 use super::{Context, RedisCall};
 use crate::facts::unparenthesized;
-use crate::{Diagnostic, Lint, Report};
-use full_moon::ast::Expression;
+use crate::{Diagnostic, Lint, Report, Span};
+use full_moon::ast::{Expression, Field, TableConstructor};
+
+/// Whether `expr` is a local table built as an array that may still be
+/// empty where it is read.
+fn may_be_empty_array(cx: &Context<'_>, expr: &Expression) -> bool {
+    cx.types.table_fields(expr).is_some_and(|fields| {
+        fields.names.is_empty() && fields.len.is_some_and(|len| len.lo <= 0.0 && len.hi > 0.0)
+    })
+}
+
+/// The members of a table constructor given to `cjson.encode` (nested
+/// constructors too) that are arrays that may be empty, by name or place.
+fn empty_members(cx: &Context<'_>, table: &TableConstructor, found: &mut Vec<(String, Span)>) {
+    let mut place = 0;
+    for field in table.fields() {
+        let (name, value): (String, &Expression) = match field {
+            Field::NoKey(value) => {
+                place += 1;
+                (format!("[{place}]"), value)
+            }
+            Field::NameKey { key, value, .. } => (format!(".{}", key.token()), value),
+            Field::ExpressionKey { key, value, .. } => {
+                (format!("[{}]", key.to_string().trim()), value)
+            }
+            #[allow(unreachable_patterns)]
+            _ => continue,
+        };
+        match unparenthesized(value) {
+            Expression::TableConstructor(inner) => empty_members(cx, inner, found),
+            value if may_be_empty_array(cx, value) => {
+                found.push((
+                    format!("`{name}` (`{}`)", value.to_string().trim()),
+                    cx.span_of(value),
+                ));
+            }
+            _ => {}
+        }
+    }
+}
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
     each_library_call(cx, |call| {
@@ -22,12 +61,9 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         let Some(arg) = call.args.first().map(|a| unparenthesized(a)) else {
             return;
         };
-        if let Some(fields) = cx.types.table_fields(arg) {
+        if cx.types.table_fields(arg).is_some() {
             // Built as an array, and may still be empty.
-            let Some(len) = fields.len else {
-                return;
-            };
-            if fields.names.is_empty() && len.lo <= 0.0 && len.hi > 0.0 {
+            if may_be_empty_array(cx, arg) {
                 report.diagnostics.push(
                     Diagnostic::warning(
                         Lint::CjsonEmptyTable,
@@ -44,6 +80,19 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             return;
         };
         if !table.fields().is_empty() {
+            let mut members = Vec::new();
+            empty_members(cx, table, &mut members);
+            for (member, span) in members {
+                report.diagnostics.push(
+                    Diagnostic::warning(
+                        Lint::CjsonEmptyTable,
+                        span,
+                        format!("the member {member} is a list that may be empty here, and `cjson.encode` gives the object \"{{}}\" for an empty table, not the array \"[]\""),
+                    )
+                    .with_label("the elements are added on some paths only")
+                    .with_help("encode the list yourself when it is empty (`#t == 0`), or have the reader accept `{}`"),
+                );
+            }
             return;
         }
         report.diagnostics.push(
@@ -101,12 +150,44 @@ mod tests {
     }
 
     #[test]
+    fn members_that_may_be_empty_lists() {
+        for source in [
+            // Filtered in a loop, as a named member.
+            "local out = {}\nfor _, v in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do\n  if v ~= '' then table.insert(out, v) end\nend\nreturn cjson.encode({items = out, n = #out})",
+            // Appended in a branch, in a nested table.
+            "local ids = {}\nif ARGV[1] then ids[#ids + 1] = ARGV[1] end\nreturn cjson.encode({page = {ids = ids}})",
+        ] {
+            let found = warnings(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(found[0].contains("may be empty"), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn members_surely_filled_unknown_or_empty_objects_pass() {
+        for source in [
+            "local out = {KEYS[1]}\nfor _, v in ipairs(ARGV) do table.insert(out, v) end\nreturn cjson.encode({items = out})",
+            "return cjson.encode({items = redis.call('LRANGE', KEYS[1], 0, -1)})",
+            "return cjson.encode({meta = {}, n = 1})",
+            "local out = {}\nfor _, v in ipairs(ARGV) do table.insert(out, v) end\nif #out == 0 then return '{\"items\":[]}' end\nreturn cjson.encode({items = out})",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
     fn tables_surely_filled_or_objects_pass() {
         for source in [
             "local out = {KEYS[1]}\nfor _, v in ipairs(ARGV) do table.insert(out, v) end\nreturn cjson.encode(out)",
             "local out = {}\nout[#out + 1] = KEYS[1]\nreturn cjson.encode(out)",
             "local out = {}\nout.n = 0\nfor _, v in ipairs(ARGV) do out.n = out.n + 1 end\nreturn cjson.encode(out)",
             "local out = {}\nfor _, v in ipairs(ARGV) do table.insert(out, v) end\nif #out == 0 then return '[]' end\nreturn cjson.encode(out)",
+            // A map: stored at keys that are surely names.
+            "local out = {}\nfor _, m in ipairs(redis.call('SMEMBERS', KEYS[1])) do out['m:' .. m] = 1 end\nreturn cjson.encode(out)",
         ] {
             assert!(
                 warnings(source).is_empty(),

@@ -11,19 +11,20 @@
 //! and code written for flat arrays reads nothing: `r[i]`, `#r` (0),
 //! `ipairs(r)` (no element), through locals, fields, loops and branches.
 //!
-//! A loop over every element of a flat reply (`for _, v in ipairs(r)`)
-//! gets fields and values (members and scores) alternately: using each as
-//! a number (`total = total + v`, `v > max`) takes the fields too. Fires
-//! when the loop's index is not read (a loop that reads it may keep only
-//! the even positions).
+//! A loop over every element of a flat reply (`for _, v in ipairs(r)`, or
+//! `for i = 1, #r do ... r[i]`) gets fields and values (members and
+//! scores) alternately: using each as a number (`total = total + v`,
+//! `v > max`) takes the fields too. Fires when the loop's index is not
+//! read otherwise (a loop that reads it may keep only the even positions).
 
 use super::{Context, RedisCall};
 use crate::facts::UseKind;
+use crate::facts::unparenthesized;
 use crate::facts::{Inferred, Key, Ty, index_key};
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::{
-    Call, Expression, FunctionArgs, FunctionCall, GenericFor, Index, Prefix, Suffix, UnOp,
-    VarExpression,
+    BinOp, Call, Expression, FunctionArgs, FunctionCall, GenericFor, Index, NumericFor, Prefix,
+    Suffix, UnOp, VarExpression,
 };
 use full_moon::node::Node;
 use full_moon::tokenizer::TokenReference;
@@ -235,6 +236,65 @@ impl Visitor for Finder<'_, '_> {
         );
     }
 
+    fn visit_numeric_for(&mut self, node: &NumericFor) {
+        // `for i = 1, #r do ... r[i] ... end`, one by one.
+        if node
+            .step()
+            .is_some_and(|s| !matches!(unparenthesized(s), Expression::Number(n) if crate::facts::number(n) == Some(1.0)))
+        {
+            return;
+        }
+        let Expression::UnaryOperator {
+            unop: UnOp::Hash(_),
+            expression,
+        } = unparenthesized(node.end())
+        else {
+            return;
+        };
+        let Expression::Var(full_moon::ast::Var::Name(table)) = unparenthesized(expression) else {
+            return;
+        };
+        let reply = self.cx.types.of(expression);
+        let Some((command, _, false)) = reply.reply() else {
+            return;
+        };
+        if !reply.ty.minus(Ty::FALSY).within(Ty::PAIRS) {
+            return;
+        }
+        let (Some(table), Some(index)) = (
+            self.cx.types.local(table),
+            self.cx.types.local(node.index_variable()),
+        ) else {
+            return;
+        };
+        let mut reads = ElementReads {
+            cx: self.cx,
+            table,
+            index,
+            count: 0,
+            as_number: None,
+        };
+        full_moon::visitors::Visit::visit(node.block(), &mut reads);
+        // The index is read only to pick each element: no even positions.
+        if reads.count != self.cx.types.uses(index).len() {
+            return;
+        }
+        let Some(span) = reads.as_number else {
+            return;
+        };
+        self.found.push(
+            Diagnostic::error(
+                Lint::FlatReplyIndex,
+                span,
+                format!(
+                    "the loop goes over every element of the {command} reply, a flat table of pairs (`{{k1, v1, k2, v2, ...}}`): used as a number here, it is each field (or member) as well as each value"
+                ),
+            )
+            .with_label("a field, then a value, then a field...")
+            .with_help("walk the pairs: `for i = 1, #r, 2 do local field, value = r[i], r[i + 1] ... end`"),
+        );
+    }
+
     fn visit_expression(&mut self, expr: &Expression) {
         if let Expression::UnaryOperator {
             unop: UnOp::Hash(_),
@@ -251,6 +311,67 @@ impl Visitor for Finder<'_, '_> {
     }
 }
 
+/// The reads `t[i]` of a loop's body, and the first used as a number.
+struct ElementReads<'c, 'a> {
+    cx: &'c Context<'a>,
+    table: usize,
+    index: usize,
+    count: usize,
+    as_number: Option<crate::Span>,
+}
+
+impl ElementReads<'_, '_> {
+    /// Whether `expr` is `t[i]`.
+    fn is_element(&self, expr: &Expression) -> bool {
+        let Expression::Var(full_moon::ast::Var::Expression(var)) = unparenthesized(expr) else {
+            return false;
+        };
+        let suffixes: Vec<&Suffix> = var.suffixes().collect();
+        matches!(
+            (var.prefix(), suffixes.as_slice()),
+            (Prefix::Name(t), [Suffix::Index(Index::Brackets { expression, .. })])
+                if self.cx.types.local(t) == Some(self.table)
+                    && matches!(unparenthesized(expression), Expression::Var(full_moon::ast::Var::Name(i))
+                        if self.cx.types.local(i) == Some(self.index))
+        )
+    }
+}
+
+impl Visitor for ElementReads<'_, '_> {
+    fn visit_var_expression(&mut self, var: &VarExpression) {
+        let suffixes: Vec<&Suffix> = var.suffixes().collect();
+        if let (Prefix::Name(t), [Suffix::Index(Index::Brackets { expression, .. })]) =
+            (var.prefix(), suffixes.as_slice())
+            && self.cx.types.local(t) == Some(self.table)
+            && matches!(unparenthesized(expression), Expression::Var(full_moon::ast::Var::Name(i))
+                if self.cx.types.local(i) == Some(self.index))
+        {
+            self.count += 1;
+        }
+    }
+
+    fn visit_expression(&mut self, expr: &Expression) {
+        let Expression::BinaryOperator { lhs, binop, rhs } = expr else {
+            return;
+        };
+        if matches!(
+            binop,
+            BinOp::TwoDots(_)
+                | BinOp::And(_)
+                | BinOp::Or(_)
+                | BinOp::TwoEqual(_)
+                | BinOp::TildeEqual(_)
+        ) {
+            return;
+        }
+        for side in [lhs, rhs] {
+            if self.as_number.is_none() && self.is_element(side) {
+                self.as_number = Some(self.cx.span_of(&**side));
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::Lint;
@@ -258,6 +379,29 @@ mod tests {
 
     fn errors(source: &str) -> Vec<String> {
         messages(Lint::FlatReplyIndex, source, 1, 0)
+    }
+
+    #[test]
+    fn every_element_of_a_flat_reply_read_by_position_in_a_loop() {
+        for source in [
+            "local hits = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf', 'WITHSCORES')\nlocal sum = 0\nfor i = 1, #hits do sum = sum + hits[i] end\nreturn sum",
+            "local h = redis.call('HGETALL', KEYS[1])\nlocal best = 0\nfor i = 1, #h do if h[i] > best then best = h[i] end end\nreturn best",
+        ] {
+            let found = errors(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(found[0].contains("every element of the"), "{found:?}");
+        }
+        for source in [
+            // By pairs, or only the scores.
+            "local hits = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')\nlocal sum = 0\nfor i = 2, #hits, 2 do sum = sum + hits[i] end\nreturn sum",
+            "local hits = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')\nlocal sum = 0\nfor i = 1, #hits do if i % 2 == 0 then sum = sum + hits[i] end end\nreturn sum",
+            // As text.
+            "local h = redis.call('HGETALL', KEYS[1])\nlocal s = ''\nfor i = 1, #h do s = s .. h[i] end\nreturn s",
+            // A plain array.
+            "local r = redis.call('LRANGE', KEYS[1], 0, -1)\nlocal sum = 0\nfor i = 1, #r do sum = sum + r[i] end\nreturn sum",
+        ] {
+            assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
+        }
     }
 
     #[test]

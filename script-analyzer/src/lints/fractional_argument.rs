@@ -8,15 +8,16 @@
 //! value the inference knows may be fractional (a division, `^`, a
 //! fractional literal, or arithmetic on one; directly or through locals)
 //! passed where the command takes an integer (EXPIRE and friends, SET's
-//! EX/PX/EXAT/PXAT, INCRBY, HINCRBY, ranges and counts, and every
-//! argument the command's JSON types as an integer: after a token such as
-//! `COUNT`, in a `LIMIT offset count` block), or formatted with `%d`.
+//! EX/PX/EXAT/PXAT, INCRBY, HINCRBY, ranges and counts: every argument the
+//! command's JSON types as an integer or a Unix time, in its place, after
+//! a token such as `COUNT`, in a `LIMIT offset count` block), or formatted
+//! with `%d`.
 //! `math.huge` is a fraction here too: Redis refuses it, and so is a
 //! division by a number that may be 0 (`period / rate`), even rounded:
 //! `math.ceil` of infinity is infinity. A warning: the division may be
 //! exact for every input.
 
-use super::typed::{Operand, each_operand};
+use super::typed::{Operand, conversions, each_operand};
 use super::{Context, RedisCall};
 use crate::commands::{self, ArgType};
 use crate::facts::{Inferred, Origin, Ty, unparenthesized};
@@ -38,23 +39,16 @@ fn fraction(value: &Inferred) -> Option<&str> {
 }
 
 /// Whether argument `index` (0 = the first after the command name) of
-/// `command` is an integer, given the previous argument.
-fn integer_argument(command: &str, index: usize, previous: Option<&str>) -> bool {
-    let previous = previous.map(str::to_ascii_uppercase);
-    match command {
-        "EXPIRE" | "PEXPIRE" | "EXPIREAT" | "PEXPIREAT" | "SETEX" | "PSETEX" | "INCRBY"
-        | "DECRBY" | "LINDEX" | "LSET" | "SETRANGE" | "RESTORE" | "SRANDMEMBER" | "SPOP"
-        | "LPOP" | "RPOP" => index == 1,
-        "HINCRBY" => index == 2,
-        "LRANGE" | "LTRIM" | "GETRANGE" | "ZREMRANGEBYRANK" => index == 1 || index == 2,
-        "SET" | "GETEX" => matches!(previous.as_deref(), Some("EX" | "PX" | "EXAT" | "PXAT")),
-        _ => false,
-    }
+/// `command` takes an integer, as the command's JSON types it: one of its
+/// leading arguments (EXPIRE's seconds, LRANGE's start and stop), or the
+/// argument of a token that takes one (see [`integer_by_tokens`]).
+fn integer_argument(command: &str, index: usize) -> bool {
+    commands::lookup(command).is_some_and(|c| c.takes_integer(index))
 }
 
 /// Whether the command's JSON says argument `index` is an integer: it
-/// follows a token that takes one (`COUNT 10`), or is in a `LIMIT offset
-/// count` block. `args` are the literals after the command's name.
+/// follows a token that takes one (`COUNT 10`, `EX 60`, `EXAT` a Unix
+/// time), or is in a `LIMIT offset count` block. `args` are the literals after the command's name.
 fn integer_by_tokens(command: &str, index: usize, args: &[Option<&str>]) -> bool {
     let Some(command) = commands::lookup(command) else {
         return false;
@@ -68,7 +62,7 @@ fn integer_by_tokens(command: &str, index: usize, args: &[Option<&str>]) -> bool
         command.token(args.get(i).copied().flatten()?)
     };
     let previous = token_at(index.checked_sub(1));
-    if previous.is_some_and(|t| t.arg_type() == ArgType::Integer) {
+    if previous.is_some_and(|t| matches!(t.arg_type(), ArgType::Integer | ArgType::UnixTime)) {
         return true;
     }
     // `LIMIT offset count`: both integers.
@@ -99,14 +93,10 @@ pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) 
             let Some(command) = call.command_name().map(str::to_ascii_uppercase) else {
                 continue;
             };
-            let previous = position
-                .checked_sub(1)
-                .and_then(|p| call.args.get(p))
-                .and_then(|a| a.literal());
             let literals: Vec<Option<&str>> =
                 call.args.iter().skip(1).map(|a| a.literal()).collect();
             if position == 0
-                || !(integer_argument(&command, position - 1, previous)
+                || !(integer_argument(&command, position - 1)
                     || integer_by_tokens(&command, position - 1, &literals))
             {
                 continue;
@@ -193,24 +183,6 @@ impl Visitor for Formats<'_, '_> {
     }
 }
 
-/// The conversion letters of a format string, one per value it takes.
-fn conversions(format: &str) -> Vec<char> {
-    let mut found = Vec::new();
-    let mut chars = format.chars();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            continue;
-        }
-        // Flags, width and precision, then the conversion (`%%` takes none).
-        if let Some(c) = chars.find(|c| c.is_ascii_alphabetic() || *c == '%')
-            && c != '%'
-        {
-            found.push(c);
-        }
-    }
-    found
-}
-
 #[cfg(test)]
 mod tests {
     use crate::lints::test_util::lint;
@@ -283,6 +255,71 @@ mod tests {
             assert_eq!(
                 warnings(source).len(),
                 1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn leading_integer_arguments_come_from_the_command_json() {
+        for source in [
+            // LREM's count, through a local.
+            "local n = tonumber(ARGV[1]) / 2\nreturn redis.call('LREM', KEYS[1], n, ARGV[2])",
+            // SETBIT's offset, through a field.
+            "local o = {}\no.bit = ARGV[1] / 8\nreturn redis.call('SETBIT', KEYS[1], o.bit, 1)",
+            // ZPOPMIN's optional count, in a loop.
+            "for i = 1, 3 do redis.call('ZPOPMIN', KEYS[1], i / 2) end",
+            // A Unix time after EXAT, past a branch.
+            "local at = tonumber(ARGV[1])\nif at > 1e12 then at = at / 1000 end\nredis.call('SET', KEYS[1], ARGV[2], 'EXAT', at)",
+            // BITCOUNT's start, in an optional block.
+            "return redis.call('BITCOUNT', KEYS[1], ARGV[1] / 8, -1)",
+        ] {
+            assert_eq!(
+                warnings(source).len(),
+                1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn fractions_passed_to_the_scripts_own_functions() {
+        for source in [
+            "local function add(key, n)\n  return redis.call('INCRBY', key, n)\nend\nadd(KEYS[1], ARGV[1] / 2)\nreturn add(KEYS[1], 1)",
+            "local expire = function(key, ttl) redis.call('EXPIRE', key, ttl) end\nlocal o = {}\no.ttl = tonumber(ARGV[1]) / 1000\nif ARGV[2] then expire(KEYS[1], o.ttl) end",
+        ] {
+            assert_eq!(
+                warnings(source).len(),
+                1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+        for source in [
+            "local function add(key, n)\n  return redis.call('INCRBY', key, n)\nend\nadd(KEYS[1], math.floor(ARGV[1] / 2))\nreturn add(KEYS[1], 1)",
+            "local function add(key, n)\n  return redis.call('INCRBY', key, n)\nend\nlocal f = add\nf(KEYS[1], ARGV[1] / 2)",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn arguments_the_server_reads_as_doubles_pass() {
+        for source in [
+            // The JSON types ZINCRBY's increment as an integer; ZADD's parsing reads it.
+            "local n = tonumber(ARGV[1]) / 2\nreturn redis.call('ZINCRBY', KEYS[1], n, ARGV[2])",
+            // LREM's element is a string.
+            "return redis.call('LREM', KEYS[1], 0, ARGV[1] / 2)",
+            "local o = {}\no.v = ARGV[1] / 8\nreturn redis.call('SETRANGE', KEYS[1], 0, o.v)",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
                 "{source}: {:?}",
                 warnings(source)
             );

@@ -195,6 +195,8 @@ mod tests {
             "for i = 1, 3 do redis.call('EXPIRE', KEYS[1], math.floor(tonumber(ARGV[1]) / 1000)) end",
             // Past a branch that does not bound it.
             "local s = math.floor(tonumber(ARGV[1]) / 1000)\nif s > 100000 then s = 100000 end\nreturn redis.call('SET', KEYS[1], 'v', 'EX', s)",
+            // Passed to the script's own function.
+            "local function put(k, ttl) return redis.call('SET', k, 'v', 'EX', ttl) end\nreturn put(KEYS[1], math.floor(tonumber(ARGV[1]) / 1000))",
         ] {
             assert_eq!(
                 warnings(source).len(),

@@ -1,7 +1,7 @@
 //! `maybe_false`: a value that may be `false` or nil used where Lua raises
 //! on it: arithmetic, `..`, `<`, `#`, the text of `cjson.decode` or of a
-//! `string` function, a method call (`v:sub(1, 3)`), or as a `redis.call`
-//! argument.
+//! `string` function, a value `string.format` formats, a method call
+//! (`v:sub(1, 3)`), or as a `redis.call` argument.
 //!
 //! GET, HGET, LPOP... reply `false` for a missing key, and `tonumber` of
 //! that is nil, so `redis.call('GET', k) + 1` raises "attempt to perform
@@ -31,8 +31,9 @@ use std::collections::HashSet;
 /// Whether `value` is a reply (or an element of one) that may be `false`
 /// where it is used, or `tonumber` of one.
 fn may_be_false(value: &Inferred) -> bool {
-    // Never anything else: `argument_type`'s, or an error elsewhere.
-    if value.ty.is_any() || !value.ty.intersects(Ty::FALSY) || value.ty.within(Ty::FALSY) {
+    // Always `false` as a command argument is `argument_type`'s (the
+    // caller checks); anywhere else it raises on every run.
+    if value.ty.is_any() || !value.ty.intersects(Ty::FALSY) {
         return false;
     }
     match &value.origin {
@@ -298,6 +299,150 @@ mod tests {
             assert_eq!(
                 warnings(source).len(),
                 1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn false_from_one_path_survives_the_join() {
+        for source in [
+            // An input on the other path.
+            "local v = ARGV[1]\nif KEYS[2] == 'a' then v = redis.call('GET', KEYS[1]) end\nreturn v + 1",
+            // Another nil reply on the other path.
+            "local v\nif ARGV[1] == 'a' then v = redis.call('GET', KEYS[1]) else v = redis.call('HGET', KEYS[2], 'f') end\nreturn v .. 'x'",
+            // `tonumber` of an input or of a nil reply, through a field.
+            "local t = {}\nt.n = tonumber(ARGV[1])\nif KEYS[2] == 'a' then t.n = tonumber(redis.call('GET', KEYS[1])) end\nreturn t.n * 2",
+            // In a loop: the reply of a round, or the input before the first.
+            "local v = ARGV[1]\nfor i = 1, 3 do\n  if i > 1 then v = redis.call('LPOP', KEYS[1]) end\nend\nreturn #v",
+        ] {
+            let found = warnings(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn what_the_scripts_own_function_returns_is_taken_as_known() {
+        for source in [
+            "local function get(k) return redis.call('GET', k) end\nreturn get(KEYS[1]) + 1",
+            "local function held() return tonumber(redis.call('HGET', KEYS[1], 'n')) end\nif held() == nil then return -1 end\nif held() > 1 then return 1 end\nreturn 0",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn a_nil_reply_passed_to_the_scripts_own_function() {
+        let source =
+            "local function bump(v)\n  return v + 1\nend\nreturn bump(redis.call('GET', KEYS[1]))";
+        assert_eq!(warnings(source).len(), 1, "{:?}", warnings(source));
+        for source in [
+            // Tested inside.
+            "local function bump(v)\n  if not v then return 0 end\n  return v + 1\nend\nreturn bump(redis.call('GET', KEYS[1]))",
+            // A local handed over: the caller is taken to know.
+            "local function bump(v)\n  return v + 1\nend\nlocal x = redis.call('GET', KEYS[1])\nreturn bump(x)",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn nil_replies_kept_in_a_table_and_read_back() {
+        for source in [
+            "local vals = {}\nfor _, k in ipairs(KEYS) do vals[#vals + 1] = redis.call('GET', k) end\nlocal total = 0\nfor _, v in ipairs(vals) do total = total + v end\nreturn total",
+            "local ids = {}\nfor _, k in ipairs(KEYS) do table.insert(ids, redis.call('HGET', k, 'id')) end\nfor i = 1, #ids do redis.call('SADD', KEYS[1], 'x' .. ids[i]) end",
+        ] {
+            assert_eq!(
+                warnings(source).len(),
+                1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+        for source in [
+            "local vals = {}\nfor _, k in ipairs(KEYS) do vals[#vals + 1] = redis.call('GET', k) or '0' end\nlocal total = 0\nfor _, v in ipairs(vals) do total = total + v end\nreturn total",
+            "local ok = {}\nfor _, k in ipairs(KEYS) do\n  local v = redis.call('GET', k)\n  if v then ok[#ok + 1] = v end\nend\nlocal total = 0\nfor _, v in ipairs(ok) do total = total + v end\nreturn total",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn fields_of_a_record_unpacked_into_locals_are_taken_as_known() {
+        // Read by position, an element of HMGET may be `false`; unpacked
+        // into named locals, the script is taken to know its record.
+        let source =
+            "local r = redis.call('HMGET', KEYS[1], 'tokens', 'ts')\nreturn r[1] + ARGV[1]";
+        assert_eq!(warnings(source).len(), 1, "{:?}", warnings(source));
+        let source = "local tokens, ts = unpack(redis.call('HMGET', KEYS[1], 'tokens', 'ts'))\nreturn tokens + ARGV[1]";
+        assert!(warnings(source).is_empty(), "{:?}", warnings(source));
+    }
+
+    #[test]
+    fn false_formatted_by_string_format() {
+        for source in [
+            "return string.format('%d', redis.call('GET', KEYS[1])) .. ARGV[1] .. KEYS[2]",
+            "local t = {}\nt.n = redis.call('HGET', KEYS[1], 'n')\nreturn string.format('n=%s', t.n) .. ARGV[1] .. KEYS[2]",
+            "local out = ''\nfor _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do out = out .. string.format('%5.1f;', v) end\nreturn out .. ARGV[1]",
+        ] {
+            let found = warnings(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(found[0].contains("`string.format` of"), "{found:?}");
+        }
+        for source in [
+            "return string.format('%d', redis.call('GET', KEYS[1]) or 0) .. ARGV[1] .. KEYS[2]",
+            "local v = redis.call('GET', KEYS[1])\nif not v then return '' end\nreturn string.format('%s', v) .. ARGV[1] .. KEYS[2]",
+            // Past the conversions: not formatted.
+            "return string.format('100%%', redis.call('GET', KEYS[1])) .. ARGV[1] .. KEYS[2]",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn a_reply_that_is_always_false_where_it_is_used() {
+        for source in [
+            // After a loop that drains the list.
+            "local job = redis.call('LPOP', KEYS[1])\nwhile job do\n  redis.call('RPUSH', KEYS[2], job)\n  job = redis.call('LPOP', KEYS[1])\nend\nreturn job .. ARGV[1]",
+            // In the branch that found it missing.
+            "local v = redis.call('GET', KEYS[1])\nif not v then return 'missing ' .. v end\nreturn v .. ARGV[1]",
+        ] {
+            assert_eq!(
+                warnings(source).len(),
+                1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn a_join_tested_after_it_or_with_defaults_on_each_path_passes() {
+        for source in [
+            "local v = ARGV[1]\nif KEYS[2] == 'a' then v = redis.call('GET', KEYS[1]) or '0' end\nreturn v + 1",
+            "local v\nif ARGV[1] == 'a' then v = redis.call('GET', KEYS[1]) else v = redis.call('HGET', KEYS[2], 'f') end\nif not v then return 0 end\nreturn v .. 'x'",
+            "local t = {}\nt.n = tonumber(ARGV[1])\nif KEYS[2] == 'a' then t.n = tonumber(redis.call('GET', KEYS[1])) end\nreturn (t.n or 0) * 2",
+            "local v = ARGV[1]\nfor i = 1, 3 do\n  if i > 1 then v = redis.call('LPOP', KEYS[1]) end\n  if not v then break end\nend\nreturn v and #v or 0",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
                 "{source}: {:?}",
                 warnings(source)
             );

@@ -79,6 +79,18 @@ mod tests {
     }
 
     #[test]
+    fn elements_unpacked_into_locals_keep_their_types() {
+        assert_eq!(
+            errors("local s, us = unpack(redis.call('TIME'))\nif s > 1700000000 then return 1 end\nreturn 0").len(),
+            1
+        );
+        assert!(
+            errors("local s, us = unpack(redis.call('TIME'))\nif tonumber(s) > 1700000000 then return 1 end\nreturn 0")
+                .is_empty()
+        );
+    }
+
+    #[test]
     fn numbers_compared_with_strings() {
         assert_eq!(
             errors("if redis.call('INCR', KEYS[1]) == '1' then return 1 end return ARGV[1]"),
@@ -123,7 +135,7 @@ mod tests {
             "if redis.call('GET', KEYS[1]) == '1' then return 1 end return ARGV[1]",
             "local n = redis.call('GET', KEYS[1]) n = tonumber(n) or 0 if n > 5 then return 1 end return ARGV[1]",
             "local t = cjson.decode(ARGV[1]) if t.n == '1' then return 1 end return KEYS[1]",
-            "local function f(x) return x end if f(1) == ARGV[1] then return 1 end return KEYS[1]",
+            "local f = cjson.decode(ARGV[2]).f if f(1) == ARGV[1] then return 1 end return KEYS[1]",
         ] {
             assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
         }

@@ -17,7 +17,10 @@
 //!
 //! Fires (an error) on a number the value facts say is at least 1e14 in
 //! size where it is turned into text; and (a warning) on an integer
-//! literal past 2^53, and on arithmetic whose least result is past 2^53;
+//! literal past 2^53, on arithmetic whose least result is past 2^53, on
+//! `tonumber` of text past 2^53, and on an integer reply (INCR, HINCRBY)
+//! of a key the script sets to a number past 2^53 (an id seeded from a
+//! 64-bit value): once, where the rounding happens;
 //! on a number with a fraction and 10 digits or more before the point (a
 //! timestamp in seconds with its microseconds) turned into text, which
 //! keeps 4 digits of its fraction;
@@ -270,8 +273,30 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         found: Vec::new(),
     };
     inexact.visit_ast(cx.ast);
+    // Once where the rounding happens: not again for arithmetic on it.
+    let spans: Vec<crate::Span> = inexact
+        .found
+        .iter()
+        .filter_map(|d| d.primary_span())
+        .collect();
+    inexact.found.retain(|d| {
+        d.primary_span().is_none_or(|outer| {
+            !spans.iter().any(|inner| {
+                *inner != outer
+                    && outer.start.offset <= inner.start.offset
+                    && inner.end.offset <= outer.end.offset
+            })
+        })
+    });
     found.diagnostics.extend(inexact.found);
     report.diagnostics.extend(found.diagnostics);
+}
+
+/// `tonumber(...)`, the global.
+fn is_tonumber(cx: &Context<'_>, call: &full_moon::ast::FunctionCall) -> bool {
+    matches!(call.prefix(), full_moon::ast::Prefix::Name(name)
+        if name.token().to_string() == "tonumber" && cx.model.is_global(name))
+        && call.suffixes().count() == 1
 }
 
 /// Integers a double does not hold exactly.
@@ -307,9 +332,48 @@ impl Visitor for Inexact<'_, '_> {
                     );
                 }
             }
-            Expression::BinaryOperator { .. } => {
+            Expression::FunctionCall(call) => {
                 let value = self.cx.types.of(expr);
+                // A double of 2^53 may be the rounding of 2^53 + 1.
+                let past = value.range.lo >= EXACT_UP_TO || value.range.hi <= -EXACT_UP_TO;
+                if !past {
+                    return;
+                }
+                if let Some((command, _, _)) = value.reply()
+                    && value.ty.intersects(Ty::INT)
+                {
+                    self.found.push(
+                        Diagnostic::warning(
+                            Lint::NumberText,
+                            self.cx.span_of(expr),
+                            format!(
+                                "{command} may reply a number past 2^53 here (the script sets this key to one): Lua receives it as a double, which does not hold it exactly"
+                            ),
+                        )
+                        .with_label("rounded on its way into Lua")
+                        .with_help("read the value back as text (`GET`) where its digits matter, and keep such ids as strings"),
+                    );
+                } else if is_tonumber(self.cx, call) {
+                    self.found.push(
+                        Diagnostic::warning(
+                            Lint::NumberText,
+                            self.cx.span_of(expr),
+                            "`tonumber` of text past 2^53: Lua numbers are doubles, and this one is not exact".to_string(),
+                        )
+                        .with_label("rounded")
+                        .with_help("keep such ids as strings, and let Redis do the arithmetic (INCRBY)"),
+                    );
+                }
+            }
+            Expression::BinaryOperator { lhs, rhs, .. } => {
+                let value = self.cx.types.of(expr);
+                // An operand already past 2^53 was rounded where it was made.
+                let operand_past = [lhs, rhs].into_iter().any(|side| {
+                    let side = self.cx.types.of(side);
+                    side.range.lo >= EXACT_UP_TO || side.range.hi <= -EXACT_UP_TO
+                });
                 if value.ty.within(Ty::NUMBER)
+                    && !operand_past
                     && (value.range.lo > EXACT_UP_TO || value.range.hi < -EXACT_UP_TO)
                 {
                     self.found.push(
@@ -379,6 +443,45 @@ mod tests {
             .len(),
             1
         );
+    }
+
+    #[test]
+    fn ids_seeded_past_2_pow_53_lose_precision_in_lua() {
+        for source in [
+            // An INCR of a key seeded with a 64-bit id, through a local.
+            "redis.call('SETNX', KEYS[1], '9007199254740993')\nlocal id = redis.call('INCR', KEYS[1])\nreturn id",
+            // `tonumber` of the seed read back, through a field.
+            "redis.call('SET', KEYS[1], '201605131024011014')\nlocal o = {}\no.id = tonumber(redis.call('GET', KEYS[1]))\nreturn o.id + 1",
+            // A hash field, in a loop, past a branch.
+            "if redis.call('HEXISTS', KEYS[1], 'next') == 0 then redis.call('HSET', KEYS[1], 'next', 9007199254740994) end\nfor i = 1, 3 do redis.call('RPUSH', KEYS[1], redis.call('HINCRBY', KEYS[1], 'next', 1)) end",
+            // `tonumber` of a literal id, then arithmetic: once.
+            "local base = tonumber('18446744073709551')\nreturn base + 1",
+        ] {
+            let found = found(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert_eq!(found[0].0, Severity::Warning);
+            assert!(found[0].1.contains("2^53"), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn counters_not_seeded_past_2_pow_53_pass() {
+        for source in [
+            "local id = redis.call('INCR', KEYS[1])\nreturn id",
+            // Seeded small, or from the caller (nothing says how large).
+            "redis.call('SETNX', KEYS[1], '1000')\nreturn redis.call('INCR', KEYS[1])",
+            "redis.call('SETNX', KEYS[1], ARGV[1])\nreturn redis.call('INCR', KEYS[1])",
+            // A large seed, but also another value: the key is not known.
+            "redis.call('SET', KEYS[1], '9007199254740993')\nif ARGV[1] then redis.call('SET', KEYS[1], ARGV[1]) end\nreturn redis.call('INCR', KEYS[1])",
+            // Another key, another field.
+            "redis.call('SET', KEYS[1], '9007199254740993')\nreturn redis.call('INCR', KEYS[2])",
+            "redis.call('HSET', KEYS[1], 'a', '9007199254740993')\nreturn redis.call('HINCRBY', KEYS[1], 'b', 1)",
+            // Read back as text: exact.
+            "redis.call('SET', KEYS[1], '9007199254740993')\nredis.call('INCR', KEYS[1])\nreturn redis.call('GET', KEYS[1])",
+            "return tonumber('9007199254740991')",
+        ] {
+            assert!(found(source).is_empty(), "{source}: {:?}", found(source));
+        }
     }
 
     fn on_7_2(source: &str) -> Vec<String> {

@@ -223,6 +223,14 @@ mod tests {
     }
 
     #[test]
+    fn cursors_kept_in_a_field_compared_with_numbers() {
+        let source = "local s = {}\ns.cursor = '0'\nrepeat\n  local r = redis.call('SCAN', s.cursor, 'COUNT', 100)\n  s.cursor = r[1]\n  if #r[2] > 0 then redis.call('UNLINK', unpack(r[2])) end\nuntil s.cursor == 0\nreturn KEYS[1] .. ARGV[1]";
+        assert_eq!(errors(source).len(), 1, "{:?}", errors(source));
+        let source = "local s = {}\ns.cursor = '0'\nrepeat\n  local r = redis.call('SCAN', s.cursor, 'COUNT', 100)\n  s.cursor = r[1]\nuntil s.cursor == '0'\nreturn KEYS[1] .. ARGV[1]";
+        assert!(errors(source).is_empty(), "{:?}", errors(source));
+    }
+
+    #[test]
     fn a_cursor_advanced_only_inside_the_loop_over_the_page_is_reported() {
         for source in [
             // The page's loop, through a local holding the reply's cursor.

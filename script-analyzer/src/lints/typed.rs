@@ -177,6 +177,59 @@ fn text_function<'c>(
     Some((function, arguments.iter().next()?))
 }
 
+/// The values `string.format` with a literal format formats: one per
+/// conversion (`%d`, `%s`, ...; `%%` takes none). Each must be a number or
+/// a string: `false` raises "bad argument to 'format'".
+fn formatted_values<'c>(cx: &Context<'_>, call: &'c FunctionCall) -> Vec<&'c Expression> {
+    let suffixes: Vec<&Suffix> = call.suffixes().collect();
+    let (
+        Prefix::Name(library),
+        [
+            Suffix::Index(full_moon::ast::Index::Dot { name, .. }),
+            Suffix::Call(Call::AnonymousCall(args)),
+        ],
+    ) = (call.prefix(), suffixes.as_slice())
+    else {
+        return Vec::new();
+    };
+    if library.token().to_string() != "string"
+        || name.token().to_string() != "format"
+        || !cx.model.is_global(library)
+    {
+        return Vec::new();
+    }
+    let FunctionArgs::Parentheses { arguments, .. } = &**args else {
+        return Vec::new();
+    };
+    let values: Vec<&Expression> = arguments.iter().collect();
+    let Some(Expression::String(format)) = values.first().map(|e| unparenthesized(e)) else {
+        return Vec::new();
+    };
+    let Some(format) = crate::calls::string_value(format) else {
+        return Vec::new();
+    };
+    let count = conversions(&format).len();
+    values.into_iter().skip(1).take(count).collect()
+}
+
+/// The conversion letters of a format string, one per value it takes.
+pub(crate) fn conversions(format: &str) -> Vec<char> {
+    let mut found = Vec::new();
+    let mut chars = format.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            continue;
+        }
+        // Flags, width and precision, then the conversion (`%%` takes none).
+        if let Some(c) = chars.find(|c| c.is_ascii_alphabetic() || *c == '%')
+            && c != '%'
+        {
+            found.push(c);
+        }
+    }
+    found
+}
+
 /// Calls `f` on every operand of an operation that needs a number or a
 /// string, and every argument of a `redis.call`, in tree order.
 pub(crate) fn each_operand(cx: &Context<'_>, f: impl FnMut(&Expression, Operand)) {
@@ -248,6 +301,9 @@ impl<F: FnMut(&Expression, Operand)> Visitor for Operands<'_, '_, F> {
         self.chain(call.prefix(), call.suffixes());
         if let Some((function, text)) = text_function(self.cx, call) {
             (self.f)(unparenthesized(text), Operand::Text(function));
+        }
+        for value in formatted_values(self.cx, call) {
+            (self.f)(unparenthesized(value), Operand::Text("string.format"));
         }
     }
 
