@@ -214,6 +214,31 @@ impl Origin {
         }
     }
 
+    /// What two origins that explain no `false` say of their join: the
+    /// replies of two calls Lua sees alike (both `redis.pcall` or neither,
+    /// the same reply shape) stay a reply, the first; a rounding or a
+    /// difference on either side, which may be 0, makes the join so; else
+    /// nothing.
+    fn joined(a: Origin, b: Origin) -> Option<Origin> {
+        match (&a, &b) {
+            (
+                Origin::Reply {
+                    shape: sa,
+                    pcall: pa,
+                    ..
+                },
+                Origin::Reply {
+                    shape: sb,
+                    pcall: pb,
+                    ..
+                },
+            ) => (sa == sb && pa == pb).then_some(a),
+            (Origin::Rounded { .. } | Origin::Difference { .. }, _) => Some(a),
+            (_, Origin::Rounded { .. } | Origin::Difference { .. }) => Some(b),
+            _ => None,
+        }
+    }
+
     /// The origin that makes a computation on `values` fractional: an
     /// infinite one first, else the first fraction.
     pub(crate) fn fraction_of<'v>(
@@ -435,7 +460,7 @@ impl Inferred {
                 match (a_falsy, b_falsy) {
                     (true, _) => Some(a),
                     (false, true) => Some(b),
-                    (false, false) => None,
+                    (false, false) => Origin::joined(a, b),
                 }
             }
             (a, b) => a.or(b),

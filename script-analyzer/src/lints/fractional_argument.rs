@@ -26,11 +26,13 @@ use full_moon::ast::{Call, Expression, FunctionArgs, FunctionCall, Prefix, Suffi
 use full_moon::tokenizer::TokenType;
 use full_moon::visitors::Visitor;
 
-/// The fraction a value may have, if the inference knows it may.
+/// The fraction a value may have, if the inference knows it may. A value
+/// that is nil on some paths (`tonumber` of text) and a fraction on others
+/// is a fraction where it is a number.
 fn fraction(value: &Inferred) -> Option<&str> {
     match &value.origin {
         Some(Origin::Fraction { why, .. })
-            if value.ty.intersects(Ty::FLOAT) && value.ty.within(Ty::NUMBER) =>
+            if value.ty.intersects(Ty::FLOAT) && value.ty.minus(Ty::NIL).within(Ty::NUMBER) =>
         {
             Some(why)
         }

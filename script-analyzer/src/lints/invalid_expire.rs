@@ -20,7 +20,9 @@ use crate::{Diagnostic, Lint, Report, Span};
 
 /// Why a computed time may be 0 or negative, if the value facts say so.
 fn may_not_be_positive(value: &Inferred, rounded_only: bool) -> Option<&'static str> {
-    if !value.ty.within(Ty::NUMBER) || value.range.lo > 0.0 {
+    // Nil on some paths (`tonumber` of text) is `maybe_false`'s; the number
+    // on the others may still be 0.
+    if !value.ty.minus(Ty::NIL).within(Ty::NUMBER) || value.range.lo > 0.0 {
         return None;
     }
     match &value.origin {

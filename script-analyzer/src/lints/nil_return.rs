@@ -131,6 +131,14 @@ fn find(cx: &Context<'_>, expr: &Expression) -> Option<Finding> {
         return None;
     }
     let local = local_of(cx, expr);
+    if value.ty.within(Ty::BOOL) && value.ty != Ty::FALSE {
+        // A boolean, wherever it was made (a comparison kept in a local,
+        // a field, a flag set in a loop): `false` arrives as nil.
+        return Some(Finding::Maybe(format!(
+            "`{}` is `true` or `false`",
+            text(cx, expr)
+        )));
+    }
     if value.ty.within(Ty::FALSY) && local.is_some() {
         return Some(Finding::Always(format!(
             "`{}` is always nil or `false` here",
@@ -199,6 +207,8 @@ fn comparison(binop: &BinOp) -> bool {
 }
 
 /// Without a declared type: a returned `false` literal outside a table.
+/// A value that is `true` or `false` is left alone: a caller that reads a
+/// nil reply as false may mean it.
 fn undeclared(cx: &Context<'_>, report: &mut Report) {
     for ret in main_chunk_return_statements(cx.ast.nodes()) {
         let Some(first) = ret.returns().iter().next() else {
