@@ -496,9 +496,15 @@ fn a_join_keeps_the_origin_that_may_be_false() {
             "local v = ARGV[2]\nif ARGV[1] == 'a' then v = redis.call('GET', KEYS[1]) or '0' end\nprobe(v)",
             None,
         ),
-        // Two arrays: neither may be nil.
+        // Two arrays: neither may be nil, and Lua sees both alike, so the
+        // join stays a reply (of one of them).
         (
             "local v = redis.call('LRANGE', KEYS[1], 0, -1)\nif ARGV[1] == 'a' then v = redis.call('SMEMBERS', KEYS[2]) end\nprobe(v)",
+            Some("SMEMBERS"),
+        ),
+        // A reply and a number of another shape: nothing.
+        (
+            "local v = redis.call('LRANGE', KEYS[1], 0, -1)\nif ARGV[1] == 'a' then v = redis.call('INCR', KEYS[2]) end\nprobe(v)",
             None,
         ),
     ] {
