@@ -710,6 +710,14 @@ impl Flow<'_, '_> {
             .unwrap_or_else(Inferred::any);
         // The values stored at the positions of a followed local table.
         let stored = match unparenthesized(table_expr) {
+            // `KEYS` and `ARGV` hold strings (unless the script stores into them).
+            Expression::Var(Var::Name(token))
+                if self.types.local(token).is_none()
+                    && matches!(token.token().to_string().as_str(), "KEYS" | "ARGV")
+                    && !self.types.inputs_assigned =>
+            {
+                Some(Inferred::of(Ty::STRING))
+            }
             Expression::Var(Var::Name(token)) if function == "ipairs" => self
                 .types
                 .local(token)

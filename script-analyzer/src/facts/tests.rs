@@ -317,9 +317,18 @@ fn elements_of_array_replies_have_their_types() {
         probe_types("for _, v in ipairs(redis.call('MGET', KEYS[1], KEYS[2])) do probe(v) end"),
         vec![Ty::STRING.union(Ty::FALSE)]
     );
-    // Not a reply: nothing known.
+    // The inputs: strings.
     assert_eq!(
         probe_types("for _, v in ipairs(ARGV) do probe(v) end"),
+        vec![Ty::STRING]
+    );
+    assert_eq!(
+        probe_types("for _, k in pairs(KEYS) do probe(k) end"),
+        vec![Ty::STRING]
+    );
+    // Unless the script stores into them.
+    assert_eq!(
+        probe_types("ARGV[1] = 5 for _, v in ipairs(ARGV) do probe(v) end"),
         vec![Ty::ANY]
     );
 }
