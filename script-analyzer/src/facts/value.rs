@@ -463,6 +463,19 @@ impl Inferred {
                     (false, false) => Origin::joined(a, b),
                 }
             }
+            // An element of a reply is nil only past the reply's end; a nil
+            // from a side that comes from nowhere known (`local last`, then
+            // set in a loop over the reply) is not explained by it.
+            (Some(Origin::Element { .. }), None)
+                if !self.ty.intersects(Ty::NIL) && other.ty.intersects(Ty::NIL) =>
+            {
+                None
+            }
+            (None, Some(Origin::Element { .. }))
+                if !other.ty.intersects(Ty::NIL) && self.ty.intersects(Ty::NIL) =>
+            {
+                None
+            }
             (a, b) => a.or(b),
         };
         // A value that is no value at all (not reached yet) adds no range.
