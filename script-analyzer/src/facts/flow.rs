@@ -385,13 +385,21 @@ impl Flow<'_, '_> {
         if !self.follows(var) {
             return;
         }
+        let empty = may_be_empty_reply(&value);
         state.set(var, value);
-        if self.follows_fields(var)
-            && let Some(Expression::TableConstructor(table)) = expr.map(unparenthesized)
-        {
+        if !self.follows_fields(var) {
+            return;
+        }
+        if let Some(Expression::TableConstructor(table)) = expr.map(unparenthesized) {
             for (key, value) in self.constructor_fields(table) {
                 state.fields.insert((var, key), value);
             }
+        } else if empty {
+            // A list reply: its length, which a test (`#t == 0`) narrows.
+            state.fields.insert(
+                (var, FieldKey::Len),
+                Inferred::of(Ty::INT).within(Range::new(0.0, f64::INFINITY)),
+            );
         }
     }
 
@@ -999,4 +1007,27 @@ fn adjusted(exprs: &[&Expression], values: &[Inferred], i: usize) -> Inferred {
         None if exprs.last().is_some_and(|e| super::summary::is_multi(e)) => Inferred::any(),
         None => Inferred::of(Ty::NIL),
     }
+}
+
+/// Commands whose list reply is never empty: TIME's two numbers, a SCAN
+/// page's cursor and page, a value per key or field asked for.
+const NEVER_EMPTY: &[&str] = &[
+    "TIME",
+    "SCAN",
+    "HSCAN",
+    "SSCAN",
+    "ZSCAN",
+    "MGET",
+    "HMGET",
+    "SMISMEMBER",
+    "ZMSCORE",
+];
+
+/// Whether `value` is a command's list reply (an array, or a flat list of
+/// pairs) that may be empty: a range, a set's members, a search.
+fn may_be_empty_reply(value: &Inferred) -> bool {
+    matches!(
+        &value.origin,
+        Some(Origin::Reply { command, pcall: false, .. }) if !NEVER_EMPTY.contains(&command.as_str())
+    ) && value.ty.within(Ty::ARRAY.union(Ty::PAIRS))
 }

@@ -4,14 +4,15 @@
 //! Lua has one table type, and Redis's cjson encodes an empty one as an
 //! object: `cjson.encode({})` is `"{}"`, not `"[]"`. A reader that expects a
 //! list gets an object. Fires on an empty literal, and on a local table
-//! built as an array (elements appended in a loop or a branch: filtered)
-//! that may still be empty where it is encoded, whole or as a member of a
+//! built as an array (elements appended in a loop or a branch: filtered),
+//! or holding a command's list reply (LRANGE, SMEMBERS), that may still be
+//! empty where it is encoded (no `#t == 0` test on the path), whole or as a member of a
 //! table written in the call (`cjson.encode({items = out})`, nested
 //! tables too). A warning: `{}` may be meant.
 
 use super::library_calls::each_library_call;
 use super::{Context, RedisCall};
-use crate::facts::unparenthesized;
+use crate::facts::{Origin, unparenthesized};
 use crate::{Diagnostic, Lint, Report, Span};
 use full_moon::ast::{Expression, Field, TableConstructor};
 
@@ -64,13 +65,19 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         if cx.types.table_fields(arg).is_some() {
             // Built as an array, and may still be empty.
             if may_be_empty_array(cx, arg) {
+                let label = match cx.types.of(arg).origin {
+                    Some(Origin::Reply { command, .. }) => {
+                        format!("{command}'s list reply, empty when there is nothing to list")
+                    }
+                    _ => "the elements are added on some paths only".to_string(),
+                };
                 report.diagnostics.push(
                     Diagnostic::warning(
                         Lint::CjsonEmptyTable,
                         cx.span_of(call.call),
                         "this table may be empty here, and `cjson.encode` gives the object \"{}\" for an empty table, not the array \"[]\"",
                     )
-                    .with_label("the elements are added on some paths only")
+                    .with_label(label)
                     .with_help("write the JSON text \"[]\" yourself when the list is empty (`#t == 0`)"),
                 );
             }
@@ -143,6 +150,30 @@ mod tests {
             assert_eq!(
                 warnings(source).len(),
                 1,
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn list_replies_kept_in_a_local_may_be_empty() {
+        for source in [
+            "local members = redis.call('SMEMBERS', KEYS[1])\nreturn cjson.encode(members)",
+            "local list = {}\nif ARGV[1] == 'all' then list = redis.call('LRANGE', KEYS[1], 0, -1) end\nreturn cjson.encode(list)",
+        ] {
+            let found = warnings(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+        }
+        for source in [
+            // Tested for the empty case on the path.
+            "local members = redis.call('SMEMBERS', KEYS[1])\nif #members == 0 then return '[]' end\nreturn cjson.encode(members)",
+            // Never empty.
+            "local t = redis.call('TIME')\nreturn cjson.encode(t)",
+            "local v = redis.call('MGET', KEYS[1], KEYS[2])\nreturn cjson.encode(v)",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
                 "{source}: {:?}",
                 warnings(source)
             );
