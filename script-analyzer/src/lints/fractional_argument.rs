@@ -390,6 +390,8 @@ mod tests {
             "local o = {}\no.half = tonumber(ARGV[1]) / 2\nreturn string.format('%d', o.half) .. KEYS[1] .. ARGV[2]",
             "local s = ''\nfor i = 1, 3 do s = s .. string.format('%d,', i / 2) end\nreturn s .. KEYS[1] .. ARGV[1] .. ARGV[2]",
             "local n = 1\nif ARGV[1] then n = n * 1.5 end\nreturn string.format('%d', n) .. KEYS[1] .. ARGV[2]",
+            // Nil on one path (`tonumber` of text), a fraction on another.
+            "local n = tonumber(ARGV[1])\nif ARGV[2] == 'half' then n = n / 2 end\nredis.call('PEXPIRE', KEYS[1], n)",
         ] {
             assert_eq!(
                 warnings(source).len(),

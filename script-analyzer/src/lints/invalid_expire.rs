@@ -195,6 +195,8 @@ mod tests {
             "local o = {}\no.ttl = tonumber(ARGV[1]) - redis.call('TIME')[1]\nreturn redis.call('SETEX', KEYS[1], o.ttl, 'v')",
             // In a loop.
             "for i = 1, 3 do redis.call('EXPIRE', KEYS[1], math.floor(tonumber(ARGV[1]) / 1000)) end",
+            // Rounded on one path, an input (nil when not a number) on another.
+            "local s = tonumber(ARGV[1])\nif redis.call('EXISTS', KEYS[1]) == 1 then s = math.floor(s / 1000) end\nreturn redis.call('SET', KEYS[1], 'v', 'EX', s)",
             // Past a branch that does not bound it.
             "local s = math.floor(tonumber(ARGV[1]) / 1000)\nif s > 100000 then s = 100000 end\nreturn redis.call('SET', KEYS[1], 'v', 'EX', s)",
             // Passed to the script's own function.

@@ -353,6 +353,23 @@ mod tests {
             warnings("return redis.call('LPOP', KEYS[1])", Some(string())).len(),
             1
         );
+        assert_eq!(
+            warnings(
+                "local held = redis.call('GET', KEYS[1]) == ARGV[1]\nreturn held",
+                Some(i64())
+            ),
+            [
+                "`held` is `true` or `false`; it arrives as nil, which `returns = i64` cannot hold: declare `Option<i64>`"
+            ]
+        );
+        // Without a declared type, a boolean may be meant.
+        assert!(
+            warnings(
+                "local held = redis.call('GET', KEYS[1]) == ARGV[1]\nreturn held",
+                None
+            )
+            .is_empty()
+        );
     }
 
     #[test]
