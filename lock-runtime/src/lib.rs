@@ -14,7 +14,8 @@
 //!
 //! A [`LockClient`] hands out [`Lock`] handles (and [`FairLock`]s, whose
 //! waiters queue and are served in order, and [`ReadWriteLock`]s, whose
-//! read and write sides are `Lock`s too); acquiring one gives a
+//! read and write sides are `Lock`s too: one handle type, its
+//! [`flavor`] naming which lock); acquiring one gives a
 //! [`LockGuard`]. Each acquire is a new holder (two futures of one task
 //! exclude each other); re-entry is explicit, through the guard or its
 //! [`Owner`]. A guard is kept alive by a watchdog, knows how long it is
@@ -59,7 +60,7 @@
 //!   of holds (`registry.rs`), what a client's parts share (`shared.rs`),
 //!   and holds taken away, noticed at once (`loss_watch.rs`, with its
 //!   key-tracking connections in `tracking.rs`);
-//! - `api/`: the public API (`client.rs`, `lock.rs`, `fair.rs`, `rwlock.rs`,
+//! - `api/`: the public API (`client.rs`, `lock.rs` with `flavor.rs`, `rwlock.rs`,
 //!   `guard.rs`, `inspect.rs`, `identity.rs`), and `blocking/`, the same
 //!   API for sync code, run on a thread of the client's own.
 //!
@@ -124,17 +125,15 @@ mod transport;
 #[cfg(feature = "locks")]
 pub use api::client::{LockClient, LockClientBuilder};
 #[cfg(feature = "locks")]
-pub use api::fair::FairLock;
-#[cfg(feature = "locks")]
 pub use api::guard::LockGuard;
 #[cfg(feature = "locks")]
 pub use api::inspect::{Holder, LockInfo, LockKind, Mode, Side};
 #[cfg(feature = "locks")]
-pub use api::lock::Lock;
+pub use api::lock::{FairLock, Lock, ReadLock, WriteLock};
 #[cfg(feature = "locks")]
 pub use api::rwlock::ReadWriteLock;
 #[cfg(feature = "locks")]
-pub use api::{blocking, identity};
+pub use api::{blocking, flavor, identity};
 #[cfg(feature = "locks")]
 pub use base::config::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT,

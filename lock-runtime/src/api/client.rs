@@ -2,9 +2,8 @@
 //! pub/sub connection (one per node on Redis Cluster), one watchdog and one
 //! background worker, shared by every lock made from it.
 
-use crate::api::fair::FairLock;
 use crate::api::inspect::{LockInfo, inspect};
-use crate::api::lock::Lock;
+use crate::api::lock::{FairLock, Lock};
 use crate::api::rwlock::ReadWriteLock;
 use crate::base::config::{
     Config, DEFAULT_CONNECT_TIMEOUT, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT,
@@ -302,7 +301,7 @@ impl LockClient {
     /// (Redisson's `RFairLock`): waiters get it in the order they asked,
     /// and a release wakes only the first of them. See [`FairLock`].
     pub fn fair_lock(&self, name: &str) -> FairLock {
-        FairLock::new(self.shared.clone(), name)
+        FairLock::new(self.shared.clone(), name, Kind::Fair { enqueue: true })
     }
 
     /// A handle to the read/write lock `name` (Redisson's

@@ -1,21 +1,26 @@
 //! [`Lock`] and [`ReadWriteLock`] for blocking code: the async handles,
-//! each call run on the client's thread.
+//! each call run on the client's thread. Written once for every flavor, as
+//! the async handle is.
 
 use super::guard::LockGuard;
 use super::thread::ClientThread;
+use crate::api::flavor::{self, LockFlavor, Reentrant};
 use crate::api::inspect::LockInfo;
 use crate::base::error::Result;
 use crate::base::owner::Owner;
 use std::time::Duration;
 
 /// A handle to the lock of one name, for blocking code, made by
-/// [`LockClient::lock`](super::LockClient::lock) (or one side of a
-/// [`ReadWriteLock`]). Cheap to clone; holds nothing by itself.
+/// [`LockClient::lock`](super::LockClient::lock),
+/// [`LockClient::fair_lock`](super::LockClient::fair_lock) or one side of a
+/// [`ReadWriteLock`]. Cheap to clone; holds nothing by itself.
 ///
 /// The async [`Lock`](crate::Lock) documents the lock: its storage (that of
 /// Redisson's `RLock`), ownership (every acquire is a new holder, so two
-/// threads never hold it together) and explicit re-entry. Each method here
-/// is the async method of the same name, run on the client's thread.
+/// threads never hold it together), explicit re-entry, and its flavors
+/// ([`crate::flavor`]: what a fair lock or a side of a read/write lock
+/// changes). Each method here is the async method of the same name, run on
+/// the client's thread.
 ///
 /// ```no_run
 /// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
@@ -29,21 +34,47 @@ use std::time::Duration;
 /// }
 /// # Ok(()) }
 /// ```
-#[derive(Clone)]
-pub struct Lock {
-    inner: crate::Lock,
+pub struct Lock<F: LockFlavor = Reentrant> {
+    inner: crate::Lock<F>,
     thread: ClientThread,
 }
 
-impl std::fmt::Debug for Lock {
+/// A handle to the fair lock of one name, for blocking code: a blocking
+/// [`Lock`] of flavor [`Fair`](flavor::Fair) (see
+/// [`FairLock`](crate::FairLock)).
+pub type FairLock = Lock<flavor::Fair>;
+
+/// The read side of a blocking [`ReadWriteLock`], shared with other
+/// readers.
+pub type ReadLock = Lock<flavor::Read>;
+
+/// The write side of a blocking [`ReadWriteLock`], exclusive.
+pub type WriteLock = Lock<flavor::Write>;
+
+impl<F: LockFlavor> Clone for Lock<F> {
+    fn clone(&self) -> Self {
+        Lock {
+            inner: self.inner.clone(),
+            thread: self.thread.clone(),
+        }
+    }
+}
+
+impl<F: LockFlavor> std::fmt::Debug for Lock<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("blocking::Lock").field(&self.inner).finish()
     }
 }
 
-impl Lock {
-    pub(crate) fn new(inner: crate::Lock, thread: ClientThread) -> Lock {
+impl<F: LockFlavor> Lock<F> {
+    pub(crate) fn new(inner: crate::Lock<F>, thread: ClientThread) -> Lock<F> {
         Lock { inner, thread }
+    }
+
+    /// The same handle, its flavor chosen at run time (see
+    /// [`Lock::into_any`](crate::Lock::into_any)).
+    pub fn into_any(self) -> Lock<flavor::Any> {
+        Lock::new(self.inner.into_any(), self.thread)
     }
 
     /// The lock's name (its Redis key).
@@ -261,12 +292,12 @@ impl ReadWriteLock {
     }
 
     /// The read side: shared with other readers.
-    pub fn read(&self) -> Lock {
+    pub fn read(&self) -> ReadLock {
         Lock::new(self.inner.read(), self.thread.clone())
     }
 
     /// The write side: exclusive.
-    pub fn write(&self) -> Lock {
+    pub fn write(&self) -> WriteLock {
         Lock::new(self.inner.write(), self.thread.clone())
     }
 }
