@@ -23,7 +23,7 @@ use std::time::Duration;
 /// [`ReadWriteLock`](crate::ReadWriteLock). Cheap to clone; holds nothing
 /// by itself.
 ///
-/// Its flavor `F` says which lock: [`Reentrant`](flavor::Reentrant) (the
+/// Its flavor `F` says which lock: [`Reentrant`] (the
 /// default, Redisson's `RLock`), [`Fair`](flavor::Fair) ([`FairLock`]),
 /// [`Read`](flavor::Read) and [`Write`](flavor::Write) ([`ReadLock`],
 /// [`WriteLock`]), or [`Any`](flavor::Any) of them chosen at run time
