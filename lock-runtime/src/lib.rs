@@ -40,10 +40,13 @@
 //! Where things are in `src/`, one folder per layer, bottom up (a layer
 //! uses only those below it; `tools/check-module-cycles` checks it;
 //! ARCHITECTURE.md at the repository's root tells more):
-//! - `script.rs`, `function.rs`, `reload.rs`: calling scripts and
-//!   functions, the whole of a build without the `locks` feature;
+//! - `script.rs`, `function.rs`, `reload.rs`, `reply.rs`: calling scripts
+//!   and functions, and replies declared by their codes, the whole of a
+//!   build without the `locks` feature;
 //! - `protocol/`: the lock scripts (`scripts/*.lua`) as typed calls
-//!   (`lock_scripts.rs`), their arguments and replies (`replies.rs`), a fair
+//!   (`lock_scripts.rs`), their arguments and replies (`replies.rs`: each
+//!   reply's codes declared once, checked against the scripts at compile
+//!   time), a fair
 //!   lock's handoff (`handoff.rs`): every state change is one of them;
 //! - `base/`: settings and limits (`config.rs`), errors and the one
 //!   classifier of Redis errors (`error.rs`), Redisson's key names
@@ -51,7 +54,7 @@
 //! - `observability/`: the names of the events and metrics, and where they
 //!   are emitted (`telemetry.rs`);
 //! - `transport/`: the healing command connection (`connection.rs`),
-//!   pub/sub wake-ups (`pubsub.rs`), Sentinel failovers (`sentinel.rs`),
+//!   pub/sub wake-ups (`pubsub/`), Sentinel failovers (`sentinel.rs`),
 //!   TLS (`tls.rs`), replica-synced writes (`replication.rs`);
 //! - `holds/`: a hold's life: acquiring and waiting (`acquire.rs`), the
 //!   scripts each kind runs (`kind_scripts.rs`), the lease clock
@@ -60,14 +63,15 @@
 //!   of holds (`registry.rs`), what a client's parts share (`shared.rs`),
 //!   and holds taken away, noticed at once (`loss_watch.rs`, with its
 //!   key-tracking connections in `tracking.rs`);
-//! - `api/`: the public API (`client.rs`, `lock.rs` with `flavor.rs`, `rwlock.rs`,
-//!   `guard.rs`, `inspect.rs`, `identity.rs`), and `blocking/`, the same
-//!   API for sync code, run on a thread of the client's own.
+//! - `api/`: the public API: the client (`client/`), one lock handle
+//!   written once for every flavor (`lock.rs`, the flavors in `flavor.rs`),
+//!   `rwlock.rs`, `guard.rs`, `inspect.rs`, `identity.rs`, and `blocking/`,
+//!   the same handle for sync code, run on a thread of the client's own.
 //!
 //! On Redis Cluster, [`LockClient::cluster`] (or
 //! [`LockClient::cluster_builder`]) makes the client: scripts go to the node
 //! that owns the lock's slot, waiters use sharded pub/sub where the cluster
-//! has it, and renewals are grouped by slot (see `pubsub.rs` and
+//! has it, and renewals are grouped by slot (see `pubsub/` and
 //! `watchdog.rs`). Through Redis Sentinel, [`LockClient::sentinel`] (or
 //! [`LockClient::sentinel_builder`]) connects to the master of a service
 //! and follows its failovers (see `sentinel.rs`). TLS settings live in
@@ -105,6 +109,7 @@
 
 pub mod function;
 mod reload;
+mod reply;
 pub mod script;
 
 // The lock runtime: compiled with the `locks` feature (on by default)
@@ -156,6 +161,7 @@ pub use transport::connection::Connection;
 pub mod __private {
     pub use crate::__redlua_if_aio as if_aio;
     pub use crate::function::{FunctionCall, FunctionDef, LibraryDef};
+    pub use crate::reply::{ReplyCodes, declares as reply_declares};
     pub use crate::script::{ScriptCall, ScriptDef};
     pub use redis;
 }

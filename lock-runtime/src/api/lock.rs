@@ -236,6 +236,23 @@ impl<F: LockFlavor> Lock<F> {
         Ok(hold.map(|hold| LockGuard::new(self.shared.clone(), hold)))
     }
 
+    /// [`Lock::acquire`] waiting as long as it takes.
+    async fn acquire_waiting(&self, lease: Option<Duration>) -> Result<LockGuard> {
+        let started = std::time::Instant::now();
+        self.acquire(lease, Wait::Forever)
+            .await?
+            .ok_or_else(|| Error::Timeout {
+                name: self.name().to_string(),
+                waited: started.elapsed(),
+            })
+    }
+
+    /// A re-entry for `owner`, with `lease` or the watchdog's.
+    async fn reenter_for(&self, owner: &Owner, lease: Option<Duration>) -> Result<LockGuard> {
+        let hold = self.request(lease)?.reenter(owner).await?;
+        Ok(LockGuard::new(self.shared.clone(), hold))
+    }
+
     /// Acquires the lock as a new holder, waiting as long as it takes (a
     /// fair lock's waiter, in its queue). The lease is the watchdog timeout, renewed by the watchdog until the
     /// guard is released. Failures that leave the outcome unknown (a lost
@@ -253,13 +270,7 @@ impl<F: LockFlavor> Lock<F> {
     /// fair lock's waiter leaves the queue in the background, waking the
     /// next one if it was first and the lock is free.
     pub async fn lock(&self) -> Result<LockGuard> {
-        let started = std::time::Instant::now();
-        self.acquire(None, Wait::Forever)
-            .await?
-            .ok_or_else(|| Error::Timeout {
-                name: self.name().to_string(),
-                waited: started.elapsed(),
-            })
+        self.acquire_waiting(None).await
     }
 
     /// Acquires the lock with a fixed lease, waiting as long as it takes. No
@@ -271,13 +282,7 @@ impl<F: LockFlavor> Lock<F> {
     ///
     /// Dropping the future leaves nothing held, as for [`Lock::lock`].
     pub async fn lock_with_lease(&self, lease: Duration) -> Result<LockGuard> {
-        let started = std::time::Instant::now();
-        self.acquire(Some(lease), Wait::Forever)
-            .await?
-            .ok_or_else(|| Error::Timeout {
-                name: self.name().to_string(),
-                waited: started.elapsed(),
-            })
+        self.acquire_waiting(Some(lease)).await
     }
 
     /// Acquires the lock if it is free, without waiting: `None` when it is
@@ -327,8 +332,7 @@ impl<F: LockFlavor> Lock<F> {
     /// If the future is dropped, the re-entry is undone in the background if
     /// it took effect: exactly that hold, no other.
     pub async fn reenter(&self, owner: &Owner) -> Result<LockGuard> {
-        let hold = self.request(None)?.reenter(owner).await?;
-        Ok(LockGuard::new(self.shared.clone(), hold))
+        self.reenter_for(owner, None).await
     }
 
     /// [`Lock::reenter`] with a fixed lease for the new hold.
@@ -337,8 +341,7 @@ impl<F: LockFlavor> Lock<F> {
     ///
     /// As for [`Lock::reenter`].
     pub async fn reenter_with_lease(&self, owner: &Owner, lease: Duration) -> Result<LockGuard> {
-        let hold = self.request(Some(lease))?.reenter(owner).await?;
-        Ok(LockGuard::new(self.shared.clone(), hold))
+        self.reenter_for(owner, Some(lease)).await
     }
 
     /// Breaks the lock whoever holds it (Redisson's `forceUnlock`), wakes

@@ -8,6 +8,7 @@ use crate::api::flavor::{self, LockFlavor, Reentrant};
 use crate::api::inspect::LockInfo;
 use crate::base::error::Result;
 use crate::base::owner::Owner;
+use std::future::Future;
 use std::time::Duration;
 
 /// A handle to the lock of one name, for blocking code, made by
@@ -86,6 +87,15 @@ impl<F: LockFlavor> Lock<F> {
         LockGuard::new(guard, self.thread.clone())
     }
 
+    /// Runs `op` on (a clone of) the async handle, on the client's thread.
+    fn run<T, Fut>(&self, op: impl FnOnce(crate::Lock<F>) -> Fut) -> Result<T>
+    where
+        Fut: Future<Output = Result<T>> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.thread.call(op(self.inner.clone()))
+    }
+
     /// Acquires the lock as a new holder, blocking as long as it takes. The
     /// lease is the watchdog timeout, renewed on the client's thread until
     /// the guard is released. As [`Lock::lock`](crate::Lock::lock).
@@ -96,8 +106,7 @@ impl<F: LockFlavor> Lock<F> {
     /// for a bound). Failures that leave the outcome unknown are retried;
     /// others are returned, with nothing held.
     pub fn lock(&self) -> Result<LockGuard> {
-        let lock = self.inner.clone();
-        let guard = self.thread.call(async move { lock.lock().await })?;
+        let guard = self.run(|lock| async move { lock.lock().await })?;
         Ok(self.guard(guard))
     }
 
@@ -109,10 +118,7 @@ impl<F: LockFlavor> Lock<F> {
     ///
     /// As for [`Lock::lock`].
     pub fn lock_with_lease(&self, lease: Duration) -> Result<LockGuard> {
-        let lock = self.inner.clone();
-        let guard = self
-            .thread
-            .call(async move { lock.lock_with_lease(lease).await })?;
+        let guard = self.run(|lock| async move { lock.lock_with_lease(lease).await })?;
         Ok(self.guard(guard))
     }
 
@@ -125,8 +131,7 @@ impl<F: LockFlavor> Lock<F> {
     /// [`Error::Redis`](crate::Error::Redis), with nothing held (an acquire
     /// that may have taken effect is undone in the background).
     pub fn try_lock(&self) -> Result<Option<LockGuard>> {
-        let lock = self.inner.clone();
-        let guard = self.thread.call(async move { lock.try_lock().await })?;
+        let guard = self.run(|lock| async move { lock.try_lock().await })?;
         Ok(guard.map(|guard| self.guard(guard)))
     }
 
@@ -143,10 +148,7 @@ impl<F: LockFlavor> Lock<F> {
         wait: Duration,
         lease: Option<Duration>,
     ) -> Result<Option<LockGuard>> {
-        let lock = self.inner.clone();
-        let guard = self
-            .thread
-            .call(async move { lock.try_lock_for(wait, lease).await })?;
+        let guard = self.run(|lock| async move { lock.try_lock_for(wait, lease).await })?;
         Ok(guard.map(|guard| self.guard(guard)))
     }
 
@@ -160,11 +162,8 @@ impl<F: LockFlavor> Lock<F> {
     /// [`Error::Redis`](crate::Error::Redis), and a re-entry that may have
     /// taken effect is undone in the background.
     pub fn reenter(&self, owner: &Owner) -> Result<LockGuard> {
-        let lock = self.inner.clone();
         let owner = owner.clone();
-        let guard = self
-            .thread
-            .call(async move { lock.reenter(&owner).await })?;
+        let guard = self.run(|lock| async move { lock.reenter(&owner).await })?;
         Ok(self.guard(guard))
     }
 
@@ -174,11 +173,8 @@ impl<F: LockFlavor> Lock<F> {
     ///
     /// As for [`Lock::reenter`].
     pub fn reenter_with_lease(&self, owner: &Owner, lease: Duration) -> Result<LockGuard> {
-        let lock = self.inner.clone();
         let owner = owner.clone();
-        let guard = self
-            .thread
-            .call(async move { lock.reenter_with_lease(&owner, lease).await })?;
+        let guard = self.run(|lock| async move { lock.reenter_with_lease(&owner, lease).await })?;
         Ok(self.guard(guard))
     }
 
@@ -192,8 +188,7 @@ impl<F: LockFlavor> Lock<F> {
     /// [`Error::Redis`](crate::Error::Redis), and the lock may or may not
     /// have been broken.
     pub fn force_unlock(&self) -> Result<bool> {
-        let lock = self.inner.clone();
-        self.thread.call(async move { lock.force_unlock().await })
+        self.run(|lock| async move { lock.force_unlock().await })
     }
 
     /// Reads the lock: its kind, holders with their counts, TTL and fencing
@@ -203,8 +198,7 @@ impl<F: LockFlavor> Lock<F> {
     ///
     /// Only reads; bounded by the response timeout.
     pub fn inspect(&self) -> Result<LockInfo> {
-        let lock = self.inner.clone();
-        self.thread.call(async move { lock.inspect().await })
+        self.run(|lock| async move { lock.inspect().await })
     }
 
     /// Whether anyone holds the lock. As
@@ -214,8 +208,7 @@ impl<F: LockFlavor> Lock<F> {
     ///
     /// Only reads; bounded by the response timeout.
     pub fn is_locked(&self) -> Result<bool> {
-        let lock = self.inner.clone();
-        self.thread.call(async move { lock.is_locked().await })
+        self.run(|lock| async move { lock.is_locked().await })
     }
 
     /// The lock's remaining lease: `None` when it is not locked. As
@@ -225,8 +218,7 @@ impl<F: LockFlavor> Lock<F> {
     ///
     /// Only reads; bounded by the response timeout.
     pub fn remaining_ttl(&self) -> Result<Option<Duration>> {
-        let lock = self.inner.clone();
-        self.thread.call(async move { lock.remaining_ttl().await })
+        self.run(|lock| async move { lock.remaining_ttl().await })
     }
 
     /// How many holds `owner` has of this lock (0 when none).
@@ -235,10 +227,8 @@ impl<F: LockFlavor> Lock<F> {
     ///
     /// Only reads; bounded by the response timeout.
     pub fn hold_count(&self, owner: &Owner) -> Result<u64> {
-        let lock = self.inner.clone();
         let owner = owner.clone();
-        self.thread
-            .call(async move { lock.hold_count(&owner).await })
+        self.run(|lock| async move { lock.hold_count(&owner).await })
     }
 }
 

@@ -256,14 +256,6 @@ impl PubSubHub {
         Ok(subscription)
     }
 
-    /// Number of channels that currently have at least one [`Subscription`]
-    /// (including subscriptions still waiting for their `SUBSCRIBE` to be
-    /// confirmed). Meant for tests: it is 0 again once every waiter is gone.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) fn subscribed_channels(&self) -> usize {
-        self.shared.lock().channels.len()
-    }
-
     /// This client released a lock whose release message goes on
     /// `channel`: if it has waiters there, one of them is about to be
     /// woken, and until it has tried the lock (or `within` has passed)

@@ -13,6 +13,15 @@ use crate::transport::connection::Connection;
 use tokio::sync::mpsc::{self, UnboundedReceiver};
 use tokio::time::{Instant, sleep, timeout};
 
+impl PubSubHub {
+    /// Number of channels that currently have at least one [`Subscription`]
+    /// (including subscriptions still waiting for their `SUBSCRIBE` to be
+    /// confirmed): 0 again once every waiter is gone.
+    fn subscribed_channels(&self) -> usize {
+        self.shared.lock().channels.len()
+    }
+}
+
 /// How long a waiter that must not wake is watched.
 const QUIET: Duration = Duration::from_millis(200);
 /// Upper bound for things that must happen (they take a few ms).
