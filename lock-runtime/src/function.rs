@@ -295,7 +295,8 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Client);
         assert!(
-            err.to_string().contains("tests/user_scripts/counters_lib.lua"),
+            err.to_string()
+                .contains("tests/user_scripts/counters_lib.lua"),
             "{err}"
         );
     }

@@ -217,6 +217,25 @@ mod tests {
         send(guard.unlock());
     }
 
+    /// Every flavor of handle has the whole API, its futures `Send`, and
+    /// converts into `Lock<Any>`; so does its blocking face.
+    #[allow(dead_code)]
+    fn every_flavor_has_the_one_api<F: flavor::LockFlavor>(
+        lock: Lock<F>,
+        blocking_lock: blocking::Lock<F>,
+        owner: &Owner,
+    ) {
+        send_sync_static(&lock);
+        send(lock.lock());
+        send(lock.try_lock_for(std::time::Duration::from_secs(1), None));
+        send(lock.reenter(owner));
+        send(lock.hold_count(owner));
+        send(lock.force_unlock());
+        let _: Lock<flavor::Any> = lock.into_any();
+        send_sync_static(&blocking_lock);
+        let _: blocking::Lock<flavor::Any> = blocking_lock.into_any();
+    }
+
     /// The blocking API's handles move between threads.
     #[allow(dead_code)]
     fn blocking_types_are_send_and_static(

@@ -169,7 +169,7 @@ impl<F: LockFlavor> Lock<F> {
     /// The handle of `kind` for the lock `name`: where every handle is
     /// made, and its kind chosen.
     pub(crate) fn new(shared: Arc<Shared>, name: &str, kind: Kind) -> Lock<F> {
-        assert!(
+        debug_assert!(
             flavor::admits::<F>(kind),
             "a {} handle made with {kind:?}",
             flavor::name::<F>()
