@@ -1,7 +1,8 @@
 //! The public API: the client, the handles of each kind of lock, the
 //! guard, reading a lock, holder identity, and the same for blocking code.
 //!
-//! - `client.rs`: [`LockClient`](crate::LockClient) and its builder;
+//! - `client/`: [`LockClient`](crate::LockClient) and the handles it makes,
+//!   its builder (`builder.rs`) and connecting (`connect.rs`);
 //! - `lock.rs`: the handle of every kind of lock, written once;
 //! - `flavor.rs`: the flavors a handle's type names (reentrant, fair, read,
 //!   write), each mapped to the protocol it runs;
