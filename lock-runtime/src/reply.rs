@@ -72,6 +72,9 @@ pub const fn declares(codes: &[ReplyCode], pair: bool, lo: i64, hi: i64, len: us
         if !found {
             return false;
         }
+        if code == hi {
+            break;
+        }
         code += 1;
     }
     true
@@ -97,5 +100,14 @@ mod tests {
         assert!(!declares(CODES, true, 1, 1, 3));
         // One code of the range missing.
         assert!(!declares(CODES, false, -1, 0, 0));
+        // The ends of i64 do not overflow.
+        assert!(!declares(CODES, false, i64::MAX, i64::MAX, 0));
+        assert!(declares(
+            &[ReplyCode::Integer(i64::MAX)],
+            false,
+            i64::MAX,
+            i64::MAX,
+            0
+        ));
     }
 }

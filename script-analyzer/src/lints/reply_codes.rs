@@ -9,9 +9,11 @@
 //! parameter unchanged (`local function finish(result) ... return result
 //! end`) with a literal (`return finish(1)`) returns that literal.
 //!
-//! Invariant: a return whose code is not known exactly (a computed value
-//! with no small integer range) is [`CodedReply::Unknown`], never guessed;
-//! an error reply is [`CodedReply::Error`], not a code.
+//! Invariants: codes are integers below 10^15 in magnitude, so that no
+//! arithmetic on them overflows; a return whose code is not known exactly
+//! (a computed value with no small integer range) is
+//! [`CodedReply::Unknown`], never guessed; an error reply is
+//! [`CodedReply::Error`], not a code.
 
 use super::Context;
 use super::chunk_returns::main_chunk_returns;
@@ -115,12 +117,13 @@ fn integers(cx: &Context<'_>, expr: &Expression) -> Option<(i64, i64)> {
         return None;
     }
     let (lo, hi) = (value.range.lo, value.range.hi);
-    if !(lo.is_finite() && hi.is_finite()) || lo.fract() != 0.0 || hi.fract() != 0.0 {
+    let whole = |n: f64| n.fract() == 0.0 && n.abs() < 1e15;
+    #[allow(clippy::cast_precision_loss)]
+    if !(whole(lo) && whole(hi)) || hi - lo >= MAX_CODES as f64 {
         return None;
     }
     #[allow(clippy::cast_possible_truncation)]
-    let (lo, hi) = (lo as i64, hi as i64);
-    (hi - lo < MAX_CODES).then_some((lo, hi))
+    Some((lo as i64, hi as i64))
 }
 
 /// `f(n)`, for a literal `n` and a local function `f` of the main chunk
@@ -179,11 +182,8 @@ fn literal(expr: &Expression) -> Option<i64> {
 /// `expr` as written, for messages.
 fn unknown(cx: &Context<'_>, expr: &Expression) -> CodedReply {
     let span = cx.span_of(expr);
-    CodedReply::Unknown(
-        cx.source[span.start.offset..span.end.offset]
-            .trim()
-            .to_owned(),
-    )
+    let text = cx.source.get(span.start.offset..span.end.offset);
+    CodedReply::Unknown(text.unwrap_or_default().trim().to_owned())
 }
 
 #[cfg(test)]
