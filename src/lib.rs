@@ -193,7 +193,7 @@ pub use redlua_runtime::{
     Connection, DEFAULT_CONNECT_TIMEOUT, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT,
     DEFAULT_SYNC_TIMEOUT, DEFAULT_WATCHDOG_TIMEOUT, Error, FairLock, Holder, Lock, LockClient,
     LockClientBuilder, LockGuard, LockInfo, LockKind, MAX_LEASE, MAX_NAME_LEN, MIN_LEASE, Mode,
-    Owner, ReadWriteLock, Result, Side, SyncReplicas,
+    Owner, ReadLock, ReadWriteLock, Result, Side, SyncReplicas, WriteLock, flavor,
 };
 
 pub mod fencing;

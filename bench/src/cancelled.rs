@@ -20,7 +20,7 @@
 //! the other one: the bench sees that as a `0` on the other waiter's
 //! channel, and counts those trials apart).
 
-use crate::flavor::{AnyLock, Flavor};
+use crate::flavor::Flavor;
 use crate::metrics::{Figure, Measured, percentile};
 use futures_util::StreamExt;
 use redlua::{LockClient, LockGuard};
@@ -61,7 +61,8 @@ pub async fn run(url: &str, trials: usize, flavor: Flavor) -> Result<Measured, S
     while gaps_ms.len() < trials && trial < trials * 8 {
         trial += 1;
         let name = format!("bench:cancel:{trial}");
-        let guard = AnyLock::new(&holder, &name, flavor)
+        let guard = flavor
+            .lock(&holder, &name)
             .lock()
             .await
             .map_err(|e| e.to_string())?;
@@ -192,6 +193,6 @@ fn spawn_waiter(
     name: &str,
     flavor: Flavor,
 ) -> tokio::task::JoinHandle<redlua::Result<(LockGuard, Instant)>> {
-    let lock = AnyLock::new(client, name, flavor);
+    let lock = flavor.lock(client, name);
     tokio::spawn(async move { lock.lock().await.map(|guard| (guard, Instant::now())) })
 }

@@ -2,7 +2,7 @@
 //! (Redisson's `RLock`: a release wakes one waiter per client) or the fair
 //! lock (Redisson's `RFairLock`: a release wakes the queue's head only).
 
-use redlua::{FairLock, Lock, LockClient, LockGuard};
+use redlua::{Lock, LockClient};
 
 /// A lock flavor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,25 +41,14 @@ impl Flavor {
 }
 
 /// A lock of either flavor.
-pub enum AnyLock {
-    Reentrant(Lock),
-    Fair(FairLock),
-}
+pub type AnyLock = Lock<redlua::flavor::Any>;
 
-impl AnyLock {
-    /// The lock `name` of `client`, of `flavor`.
-    pub fn new(client: &LockClient, name: &str, flavor: Flavor) -> AnyLock {
-        match flavor {
-            Flavor::Reentrant => AnyLock::Reentrant(client.lock(name)),
-            Flavor::Fair => AnyLock::Fair(client.fair_lock(name)),
-        }
-    }
-
-    /// Waits for the lock.
-    pub async fn lock(&self) -> redlua::Result<LockGuard> {
+impl Flavor {
+    /// The lock `name` of `client`, of this flavor.
+    pub fn lock(self, client: &LockClient, name: &str) -> AnyLock {
         match self {
-            AnyLock::Reentrant(lock) => lock.lock().await,
-            AnyLock::Fair(lock) => lock.lock().await,
+            Flavor::Reentrant => client.lock(name).into_any(),
+            Flavor::Fair => client.fair_lock(name).into_any(),
         }
     }
 }

@@ -8,7 +8,7 @@
 //! Run once with each lock flavor (the other process is told which).
 
 use crate::Settings;
-use crate::flavor::{AnyLock, Flavor};
+use crate::flavor::Flavor;
 use crate::metrics::{Event, Figure, Measured, Steady, contention, unix_now as now};
 use crate::scenarios::{commands_so_far, per_op};
 use redlua::LockClient;
@@ -145,7 +145,7 @@ async fn contend(
     let critical = Duration::from_millis(critical_ms);
     let mut tasks = Vec::new();
     for (i, client) in clients.iter().enumerate() {
-        let lock = AnyLock::new(client, LOCK, flavor);
+        let lock = flavor.lock(client, LOCK);
         let index = first_index + i;
         tasks.push(tokio::spawn(async move {
             let mut events: Vec<Event> = Vec::new();

@@ -2,7 +2,7 @@
 //! two scripts sent as plain `EVALSHA`, without the client around them.
 
 use crate::Settings;
-use crate::flavor::{AnyLock, Flavor};
+use crate::flavor::Flavor;
 use crate::metrics::{Event, Figure, Measured, Outcome, contention, percentile};
 use crate::monitor::counted;
 use redlua::LockClient;
@@ -501,7 +501,7 @@ async fn redlua_contended(
     let critical = Duration::from_millis(settings.critical_ms);
     let mut tasks = Vec::new();
     for index in 0..settings.contenders {
-        let lock = AnyLock::new(&handles[index % clients], "bench:contended", flavor);
+        let lock = flavor.lock(&handles[index % clients], "bench:contended");
         tasks.push(tokio::spawn(async move {
             let mut events: Vec<Event> = Vec::new();
             let mut unlocks = Vec::new();

@@ -1,5 +1,5 @@
 //! Parsing of the attributes' arguments:
-//! `#[redis_script("path.lua", returns = T, read_only, allow(lint, ...), target = "redis-7.4", crate = path)]`
+//! `#[redis_script("path.lua", returns = T, codes, read_only, allow(lint, ...), target = "redis-7.4", crate = path)]`
 //! and `#[redis_function("library.lua", name = "f", returns = T, allow(lint, ...), target = "redis-7.4", crate = path)]`.
 
 use crate::errors::combine;
@@ -65,6 +65,9 @@ pub struct Attr {
     pub function: Option<LitStr>,
     /// `returns = T`.
     pub returns: Option<Type>,
+    /// `codes`: `T` declares the script's reply codes (`ReplyCodes`), each
+    /// `return` is checked against them; the flag's span.
+    pub codes: Option<Span>,
     /// `read_only`.
     pub read_only: bool,
     /// `allow(...)`: the lints, with the span of their names.
@@ -75,11 +78,11 @@ pub struct Attr {
     pub target: Option<ServerTarget>,
 }
 
-const OPTIONS: &str =
-    "`returns = Type`, `read_only`, `allow(lint, ...)`, `target = \"redis-7.4\"` or `crate = path`";
+const OPTIONS: &str = "`returns = Type`, `codes`, `read_only`, `allow(lint, ...)`, \
+     `target = \"redis-7.4\"` or `crate = path`";
 
 /// The option names, for "did you mean".
-const OPTION_NAMES: &[&str] = &["returns", "read_only", "allow", "target", "crate"];
+const OPTION_NAMES: &[&str] = &["returns", "codes", "read_only", "allow", "target", "crate"];
 
 const FUNCTION_OPTIONS: &str = "`name = \"function\"`, `returns = Type`, `allow(lint, ...)`, \
      `target = \"redis-7.4\"` or `crate = path`";
@@ -113,6 +116,7 @@ impl Attr {
             path,
             function: None,
             returns: None,
+            codes: None,
             read_only: false,
             allow: Vec::new(),
             krate: None,
@@ -163,6 +167,15 @@ impl Attr {
                 "returns" => {
                     input.parse::<Token![=]>()?;
                     attr.returns = Some(input.parse()?);
+                }
+                "codes" if kind == Kind::Script => {
+                    if input.peek(Token![=]) {
+                        return Err(input.error(
+                            "`codes` takes no value: the type of `returns = Type` lists the \
+                             codes (`redlua::script::ReplyCodes`)",
+                        ));
+                    }
+                    attr.codes = Some(span);
                 }
                 "read_only" => {
                     if input.peek(Token![=]) {
@@ -215,6 +228,13 @@ impl Attr {
                     return Err(syn::Error::new(span, message));
                 }
             }
+        }
+        if let (Some(span), None) = (attr.codes, &attr.returns) {
+            return Err(syn::Error::new(
+                span,
+                "`codes` checks the script's returns against the reply type: \
+                 add `returns = Type`, a type with `redlua::script::ReplyCodes`",
+            ));
         }
         if kind == Kind::Function && attr.function.is_none() {
             return Err(syn::Error::new(

@@ -13,7 +13,10 @@ use crate::fields::ScriptFields;
 use crate::input::Input;
 use crate::source;
 use proc_macro2::TokenStream;
-use redlua_analyzer::{Declared, Diagnostic, LibraryOptions, LibraryReport, Options, best_match};
+use redlua_analyzer::{
+    CodedReply, Declared, Diagnostic, LibraryOptions, LibraryReport, Options, ReturnedCode,
+    best_match,
+};
 
 /// What the macro learned from the Lua file.
 pub struct Checked {
@@ -30,6 +33,9 @@ pub struct Checked {
     /// body, numbered in the library) whose command name is a literal, with
     /// that name upper-case, in source order.
     pub command_lines: Vec<(u32, String)>,
+    /// With `codes`: the reply code of each `return` of the script that
+    /// has one (error replies left out), to check against the type's.
+    pub reply_codes: Vec<ReturnedCode>,
 }
 
 /// A script, or one function of a library.
@@ -69,6 +75,7 @@ pub fn check(input: &Input, errors: &mut Option<syn::Error>) -> Checked {
         },
         warnings: TokenStream::new(),
         command_lines: Vec::new(),
+        reply_codes: Vec::new(),
     };
     let source = match source::read(&attr.path.value()) {
         Ok(source) => source,
@@ -89,7 +96,7 @@ pub fn check(input: &Input, errors: &mut Option<syn::Error>) -> Checked {
         ..Options::default()
     };
     let found = match input.kind {
-        Kind::Script => check_script(&source, options, attr, &mut checked),
+        Kind::Script => check_script(&source, options, attr, &mut checked, errors),
         Kind::Function => check_function(&source, options, attr, &mut checked, errors),
     };
     if let Some(e) = diagnostics::errors(&found, &attr.path, fields, &source) {
@@ -106,6 +113,7 @@ fn check_script(
     options: Options,
     attr: &Attr,
     checked: &mut Checked,
+    errors: &mut Option<syn::Error>,
 ) -> Vec<Diagnostic> {
     checked.code = Code::Script {
         sha1: sha1_smol::Sha1::from(source.as_bytes())
@@ -128,7 +136,42 @@ fn check_script(
         checked.read_only = true;
     }
     checked.command_lines = command_lines(&report.info);
+    if let Some(span) = attr.codes {
+        checked.reply_codes = reply_codes(&report.info, attr, span, errors);
+    }
     report.diagnostics
+}
+
+/// The coded returns of a script declared with `codes`; a return whose
+/// code the analyzer cannot tell is an error at `codes`.
+fn reply_codes(
+    info: &redlua_analyzer::ScriptInfo,
+    attr: &Attr,
+    span: proc_macro2::Span,
+    errors: &mut Option<syn::Error>,
+) -> Vec<ReturnedCode> {
+    let path = attr.path.value();
+    let mut coded = Vec::new();
+    for returned in &info.reply_codes {
+        match &returned.reply {
+            CodedReply::Integer { .. } | CodedReply::Pair { .. } => coded.push(returned.clone()),
+            CodedReply::Error => {}
+            CodedReply::Unknown(text) => combine(
+                errors,
+                syn::Error::new(
+                    span,
+                    format!(
+                        "`{path}` line {}: `return {text}` has no code the analyzer can \
+                         tell, so `codes` cannot check it: return a literal code \
+                         (`return 1`, `return {{1, value}}`), a local set only to \
+                         literal codes, or a local function's parameter passed a literal",
+                        returned.line
+                    ),
+                ),
+            ),
+        }
+    }
+    coded
 }
 
 /// The line and upper-case name of each call with a literal command name.

@@ -10,6 +10,7 @@ use crate::fields::{ScriptField, ScriptFields};
 use crate::input::Input;
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
+use redlua_analyzer::CodedReply;
 use std::path::Path;
 use syn::ItemStruct;
 use syn::spanned::Spanned;
@@ -28,7 +29,59 @@ pub fn expand(input: Input, checked: &Checked, errors: Option<syn::Error>) -> To
     let methods = generate_impl(&item, &attr, &fields, checked, &flavor.parts);
     let manifest = track_manifest(&attr);
     let warnings = &checked.warnings;
-    with_errors(quote!(#item #methods #manifest #warnings), errors)
+    let codes = codes_checks(&attr, checked);
+    with_errors(quote!(#item #methods #manifest #warnings #codes), errors)
+}
+
+/// With `codes`: one `const` assertion per coded `return` of the script,
+/// that the reply type declares its code in its shape (evaluated by rustc:
+/// a code the type does not declare fails the build at `returns = Type`).
+fn codes_checks(attr: &Attr, checked: &Checked) -> TokenStream {
+    let Some(returns) = attr.returns.as_ref().filter(|_| attr.codes.is_some()) else {
+        return TokenStream::new();
+    };
+    let (private, _) = runtime_paths(attr);
+    let path = attr.path.value();
+    let written = quote!(#returns).to_string().replace(' ', "");
+    let checks = checked.reply_codes.iter().filter_map(|returned| {
+        let (pair, lo, hi, len, shape) = match returned.reply {
+            CodedReply::Integer { lo, hi } => (false, lo, hi, 0usize, codes_text(lo, hi)),
+            CodedReply::Pair { lo, hi, len } => (
+                true,
+                lo,
+                hi,
+                len,
+                format!(
+                    "a table of {len} whose first element is {}",
+                    codes_text(lo, hi)
+                ),
+            ),
+            CodedReply::Error | CodedReply::Unknown(_) => return None,
+        };
+        let message = format!(
+            "`{path}` line {}: the script returns {shape}, which `{written}` does not declare \
+             in its `ReplyCodes::CODES`",
+            returned.line
+        );
+        Some(quote_spanned! {returns.span()=>
+            const _: () = ::core::assert!(
+                #private::reply_declares(
+                    <#returns as #private::ReplyCodes>::CODES, #pair, #lo, #hi, #len
+                ),
+                #message
+            );
+        })
+    });
+    quote!(#(#checks)*)
+}
+
+/// `1`, or `0 or 1`, or `-2 to 3`: the codes a return may give.
+fn codes_text(lo: i64, hi: i64) -> String {
+    match hi - lo {
+        0 => format!("the code {lo}"),
+        1 => format!("the code {lo} or {hi}"),
+        _ => format!("a code from {lo} to {hi}"),
+    }
 }
 
 /// When the target comes from `Cargo.toml` (no `target = ...` option), makes

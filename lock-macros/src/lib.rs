@@ -74,7 +74,7 @@ use proc_macro::TokenStream;
 ///
 /// # Syntax
 ///
-/// `#[redis_script("path.lua" [, returns = Type] [, read_only] [, allow(lint, ...)] [, target = "redis-7.4"] [, crate = path])]`
+/// `#[redis_script("path.lua" [, returns = Type [, codes]] [, read_only] [, allow(lint, ...)] [, target = "redis-7.4"] [, crate = path])]`
 /// on a struct (named fields, tuple fields, or none).
 ///
 /// - **`"path.lua"`** (required): the script, relative to the directory of
@@ -95,6 +95,13 @@ use proc_macro::TokenStream;
 ///   `redis::Value`, `bool` (`false`) or a collection (empty); with `i64`
 ///   or `String`, a sure nil is an error and a possible one a warning
 ///   (lint `nil_return`).
+/// - **`codes`** (with `returns = Type`): the reply is a set of codes
+///   (`return {1, token}`, `return -1`), which `Type` lists with
+///   `redlua::script::ReplyCodes`. Every `return` of the script is checked
+///   against them: a code, or a shape (an integer for a pair), that `Type`
+///   does not declare is a compile error naming the script's line, and so
+///   is a `return` whose code the analyzer cannot tell (a computed value);
+///   error replies (`redis.error_reply`) are not codes and pass.
 /// - **`read_only`**: the script only reads. It is invoked with `EVALSHA_RO`
 ///   (Redis 7 and later), so that it may run on replicas, and calling a
 ///   write command from it is a compile error (lint `write_in_read_only`).

@@ -47,9 +47,15 @@ if ARGV[5] == 'undo' then
     return -2
   end
 else
+  -- A release retried with the same latch answers what the first did (a
+  -- latch holds 0 or 1; anything else was not written by a release).
   local earlier = redis.call('get', KEYS[3])
-  if earlier then
-    return tonumber(earlier)
+  if earlier == '1' then
+    return 1
+  elseif earlier == '0' then
+    return 0
+  elseif earlier then
+    return redis.error_reply('ERR redlua: invalid release latch ' .. earlier)
   end
   if held() == nil then
     return -1

@@ -37,7 +37,7 @@
 //! ```no_run
 //! // `#[redis_function]` checks the library at compile time and writes the
 //! // `LibraryDef` and `FunctionDef` statics behind the struct.
-//! #[redlua::redis_function("tests/scripts/counters_lib.lua", name = "bump", returns = i64)]
+//! #[redlua::redis_function("tests/user_scripts/counters_lib.lua", name = "bump", returns = i64)]
 //! struct Bump {
 //!     #[key]
 //!     counter: String,
@@ -237,8 +237,8 @@ mod tests {
 
     static LIB: LibraryDef = LibraryDef {
         name: "counters",
-        path: "tests/scripts/counters_lib.lua",
-        source: include_str!("../tests/scripts/counters_lib.lua"),
+        path: "tests/user_scripts/counters_lib.lua",
+        source: include_str!("../tests/user_scripts/counters_lib.lua"),
     };
 
     static F: FunctionDef = FunctionDef {
@@ -295,7 +295,8 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Client);
         assert!(
-            err.to_string().contains("tests/scripts/counters_lib.lua"),
+            err.to_string()
+                .contains("tests/user_scripts/counters_lib.lua"),
             "{err}"
         );
     }

@@ -14,7 +14,8 @@
 //!
 //! A [`LockClient`] hands out [`Lock`] handles (and [`FairLock`]s, whose
 //! waiters queue and are served in order, and [`ReadWriteLock`]s, whose
-//! read and write sides are `Lock`s too); acquiring one gives a
+//! read and write sides are `Lock`s too: one handle type, its
+//! [`flavor`] naming which lock); acquiring one gives a
 //! [`LockGuard`]. Each acquire is a new holder (two futures of one task
 //! exclude each other); re-entry is explicit, through the guard or its
 //! [`Owner`]. A guard is kept alive by a watchdog, knows how long it is
@@ -39,10 +40,13 @@
 //! Where things are in `src/`, one folder per layer, bottom up (a layer
 //! uses only those below it; `tools/check-module-cycles` checks it;
 //! ARCHITECTURE.md at the repository's root tells more):
-//! - `script.rs`, `function.rs`, `reload.rs`: calling scripts and
-//!   functions, the whole of a build without the `locks` feature;
+//! - `script.rs`, `function.rs`, `reload.rs`, `reply.rs`: calling scripts
+//!   and functions, and replies declared by their codes, the whole of a
+//!   build without the `locks` feature;
 //! - `protocol/`: the lock scripts (`scripts/*.lua`) as typed calls
-//!   (`lock_scripts.rs`), their arguments and replies (`replies.rs`), a fair
+//!   (`lock_scripts.rs`), their arguments and replies (`replies.rs`: each
+//!   reply's codes declared once, checked against the scripts at compile
+//!   time), a fair
 //!   lock's handoff (`handoff.rs`): every state change is one of them;
 //! - `base/`: settings and limits (`config.rs`), errors and the one
 //!   classifier of Redis errors (`error.rs`), Redisson's key names
@@ -50,7 +54,7 @@
 //! - `observability/`: the names of the events and metrics, and where they
 //!   are emitted (`telemetry.rs`);
 //! - `transport/`: the healing command connection (`connection.rs`),
-//!   pub/sub wake-ups (`pubsub.rs`), Sentinel failovers (`sentinel.rs`),
+//!   pub/sub wake-ups (`pubsub/`), Sentinel failovers (`sentinel.rs`),
 //!   TLS (`tls.rs`), replica-synced writes (`replication.rs`);
 //! - `holds/`: a hold's life: acquiring and waiting (`acquire.rs`), the
 //!   scripts each kind runs (`kind_scripts.rs`), the lease clock
@@ -59,14 +63,15 @@
 //!   of holds (`registry.rs`), what a client's parts share (`shared.rs`),
 //!   and holds taken away, noticed at once (`loss_watch.rs`, with its
 //!   key-tracking connections in `tracking.rs`);
-//! - `api/`: the public API (`client.rs`, `lock.rs`, `fair.rs`, `rwlock.rs`,
-//!   `guard.rs`, `inspect.rs`, `identity.rs`), and `blocking/`, the same
-//!   API for sync code, run on a thread of the client's own.
+//! - `api/`: the public API: the client (`client/`), one lock handle
+//!   written once for every flavor (`lock.rs`, the flavors in `flavor.rs`),
+//!   `rwlock.rs`, `guard.rs`, `inspect.rs`, `identity.rs`, and `blocking/`,
+//!   the same handle for sync code, run on a thread of the client's own.
 //!
 //! On Redis Cluster, [`LockClient::cluster`] (or
 //! [`LockClient::cluster_builder`]) makes the client: scripts go to the node
 //! that owns the lock's slot, waiters use sharded pub/sub where the cluster
-//! has it, and renewals are grouped by slot (see `pubsub.rs` and
+//! has it, and renewals are grouped by slot (see `pubsub/` and
 //! `watchdog.rs`). Through Redis Sentinel, [`LockClient::sentinel`] (or
 //! [`LockClient::sentinel_builder`]) connects to the master of a service
 //! and follows its failovers (see `sentinel.rs`). TLS settings live in
@@ -104,6 +109,7 @@
 
 pub mod function;
 mod reload;
+mod reply;
 pub mod script;
 
 // The lock runtime: compiled with the `locks` feature (on by default)
@@ -124,17 +130,15 @@ mod transport;
 #[cfg(feature = "locks")]
 pub use api::client::{LockClient, LockClientBuilder};
 #[cfg(feature = "locks")]
-pub use api::fair::FairLock;
-#[cfg(feature = "locks")]
 pub use api::guard::LockGuard;
 #[cfg(feature = "locks")]
 pub use api::inspect::{Holder, LockInfo, LockKind, Mode, Side};
 #[cfg(feature = "locks")]
-pub use api::lock::Lock;
+pub use api::lock::{FairLock, Lock, ReadLock, WriteLock};
 #[cfg(feature = "locks")]
 pub use api::rwlock::ReadWriteLock;
 #[cfg(feature = "locks")]
-pub use api::{blocking, identity};
+pub use api::{blocking, flavor, identity};
 #[cfg(feature = "locks")]
 pub use base::config::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT,
@@ -157,6 +161,7 @@ pub use transport::connection::Connection;
 pub mod __private {
     pub use crate::__redlua_if_aio as if_aio;
     pub use crate::function::{FunctionCall, FunctionDef, LibraryDef};
+    pub use crate::reply::{ReplyCodes, declares as reply_declares};
     pub use crate::script::{ScriptCall, ScriptDef};
     pub use redis;
 }
@@ -210,6 +215,25 @@ mod tests {
         send(guard.lost());
         send(guard.reenter());
         send(guard.unlock());
+    }
+
+    /// Every flavor of handle has the whole API, its futures `Send`, and
+    /// converts into `Lock<Any>`; so does its blocking face.
+    #[allow(dead_code)]
+    fn every_flavor_has_the_one_api<F: flavor::LockFlavor>(
+        lock: Lock<F>,
+        blocking_lock: blocking::Lock<F>,
+        owner: &Owner,
+    ) {
+        send_sync_static(&lock);
+        send(lock.lock());
+        send(lock.try_lock_for(std::time::Duration::from_secs(1), None));
+        send(lock.reenter(owner));
+        send(lock.hold_count(owner));
+        send(lock.force_unlock());
+        let _: Lock<flavor::Any> = lock.into_any();
+        send_sync_static(&blocking_lock);
+        let _: blocking::Lock<flavor::Any> = blocking_lock.into_any();
     }
 
     /// The blocking API's handles move between threads.

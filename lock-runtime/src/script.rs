@@ -8,6 +8,10 @@
 //! [`ScriptCall::add_to_pipeline`]. A [`Call`] is the same for scripts and
 //! for Redis functions ([`crate::function`]): only what it calls differs.
 //!
+//! A reply that is a set of codes (`return {1, token}`, `return -1`) is
+//! declared by its Rust type with [`ReplyCodes`], and checked against the
+//! script's `return`s at compile time (`#[redis_script(..., codes)]`).
+//!
 //! # Wire protocol
 //!
 //! An invocation is sent as
@@ -28,6 +32,7 @@
 //! (use a hash tag such as `{user42}`), or the server answers `CROSSSLOT`.
 
 use crate::reload::{self, ServerCode};
+pub use crate::reply::{ReplyCode, ReplyCodes};
 use redis::{ErrorKind, RedisError, RedisResult, ServerErrorKind, ToRedisArgs, Value};
 
 /// Static description of one Lua script.

@@ -65,7 +65,9 @@ async fn refusals(admin: &mut MultiplexedConnection) -> Vec<String> {
     log.iter().map(|entry| format!("{entry:?}")).collect()
 }
 
-fn spawn_lock(lock: redlua_runtime::Lock) -> tokio::task::JoinHandle<(Instant, LockGuard)> {
+fn spawn_lock<F: redlua_runtime::flavor::LockFlavor>(
+    lock: redlua_runtime::Lock<F>,
+) -> tokio::task::JoinHandle<(Instant, LockGuard)> {
     tokio::spawn(async move {
         let guard = lock.lock().await.expect("the waiter's lock()");
         (Instant::now(), guard)

@@ -74,7 +74,7 @@ const STOP_GAP: Duration = Duration::from_secs(1);
 const STOPS: u32 = 3;
 
 /// The write of the read-modify-write, and its entry in the write log.
-#[redlua_macros::redis_script("tests/scripts/logged_write.lua", returns = i64, crate = redlua_runtime)]
+#[redlua_macros::redis_script("tests/user_scripts/logged_write.lua", returns = i64, crate = redlua_runtime)]
 struct LoggedWrite<'a> {
     #[key]
     counter: &'a str,

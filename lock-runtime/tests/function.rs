@@ -6,8 +6,8 @@ use redlua_test_support::RedisServer;
 
 static COUNTERS: LibraryDef = LibraryDef {
     name: "counters",
-    path: "tests/scripts/counters_lib.lua",
-    source: include_str!("scripts/counters_lib.lua"),
+    path: "tests/user_scripts/counters_lib.lua",
+    source: include_str!("user_scripts/counters_lib.lua"),
 };
 
 static BUMP: FunctionDef = FunctionDef {

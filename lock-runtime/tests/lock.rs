@@ -18,8 +18,7 @@ use redisson::{
     token_key,
 };
 use redlua_runtime::{
-    Error, FairLock, Lock, LockClient, LockGuard, LockInfo, LockKind, MAX_LEASE, MAX_NAME_LEN,
-    Owner, Side,
+    Error, LockClient, LockGuard, LockInfo, LockKind, MAX_LEASE, MAX_NAME_LEN, Side,
 };
 use redlua_test_support::FaultProxy;
 use std::collections::HashMap;
@@ -1847,42 +1846,6 @@ async fn on_a_current_thread_runtime_one_clients_contenders_all_get_the_lock() {
     assert!(least * 4 * 2 >= total, "a contender starved: {counts:?}");
 }
 
-/// A [`Lock`] or a [`FairLock`]: the methods both have.
-enum AnyLock {
-    Plain(Lock),
-    Fair(FairLock),
-}
-
-impl AnyLock {
-    async fn lock(&self) -> Result<LockGuard, Error> {
-        match self {
-            AnyLock::Plain(lock) => lock.lock().await,
-            AnyLock::Fair(lock) => lock.lock().await,
-        }
-    }
-
-    async fn try_lock(&self) -> Result<Option<LockGuard>, Error> {
-        match self {
-            AnyLock::Plain(lock) => lock.try_lock().await,
-            AnyLock::Fair(lock) => lock.try_lock().await,
-        }
-    }
-
-    async fn reenter(&self, owner: &Owner) -> Result<LockGuard, Error> {
-        match self {
-            AnyLock::Plain(lock) => lock.reenter(owner).await,
-            AnyLock::Fair(lock) => lock.reenter(owner).await,
-        }
-    }
-
-    async fn hold_count(&self, owner: &Owner) -> Result<u64, Error> {
-        match self {
-            AnyLock::Plain(lock) => lock.hold_count(owner).await,
-            AnyLock::Fair(lock) => lock.hold_count(owner).await,
-        }
-    }
-}
-
 /// A hold whose count is not a number (the key tampered with) is one typed
 /// error, [`Error::WrongType`], for every method that reads or changes it,
 /// for every kind of lock; the key is left as it was.
@@ -1897,10 +1860,10 @@ async fn a_hold_count_that_is_not_a_number_is_a_wrong_type_error_everywhere() {
     for side in ["lock", "fair", "read", "write"] {
         let name = format!("corrupt-{side}");
         let lock = match side {
-            "lock" => AnyLock::Plain(client.lock(&name)),
-            "read" => AnyLock::Plain(client.read_write_lock(&name).read()),
-            "write" => AnyLock::Plain(client.read_write_lock(&name).write()),
-            _ => AnyLock::Fair(client.fair_lock(&name)),
+            "lock" => client.lock(&name).into_any(),
+            "read" => client.read_write_lock(&name).read().into_any(),
+            "write" => client.read_write_lock(&name).write().into_any(),
+            _ => client.fair_lock(&name).into_any(),
         };
         let guard = lock.lock().await.unwrap();
         let field = match side {

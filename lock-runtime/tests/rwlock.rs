@@ -25,6 +25,7 @@ use redisson::{
     attempt_key, java_read_acquire, java_read_release, java_write_acquire, java_write_release,
     rwlock_channel as channel, timeout_key, timeouts, token_key,
 };
+use redlua_runtime::flavor::{LockFlavor, Read};
 use redlua_runtime::{
     Error, Lock, LockClient, LockGuard, LockInfo, LockKind, MAX_LEASE, MIN_LEASE, Mode, Owner, Side,
 };
@@ -155,7 +156,7 @@ async fn settled_keys(redis: &Redis) -> Vec<String> {
 
 /// A task that waits for `lock` (a new owner) and reports when it got it,
 /// with the guard.
-fn spawn_locker(lock: &Lock) -> JoinHandle<(Instant, LockGuard)> {
+fn spawn_locker<F: LockFlavor>(lock: &Lock<F>) -> JoinHandle<(Instant, LockGuard)> {
     let lock = lock.clone();
     tokio::spawn(async move {
         let guard = lock.lock().await.expect("waiter's lock()");
@@ -924,8 +925,11 @@ async fn deleted_rwlock_is_reported_lost_on_both_sides() {
     let redis = Redis::start().await;
     let client = redis.client_with_watchdog(ms(600)).await;
     for (name, lock) in [
-        ("lost-r", client.read_write_lock("lost-r").read()),
-        ("lost-w", client.read_write_lock("lost-w").write()),
+        ("lost-r", client.read_write_lock("lost-r").read().into_any()),
+        (
+            "lost-w",
+            client.read_write_lock("lost-w").write().into_any(),
+        ),
     ] {
         let guard = lock.lock().await.unwrap();
         assert!(!guard.is_lost());
@@ -1051,7 +1055,7 @@ async fn writer_in_a_reader_stream(redis: &Redis, name: &str, prefer: bool) -> S
         let rw = c.read_write_lock(name);
         if prefer { rw.writer_preferring() } else { rw }
     };
-    let reads: Vec<Lock> = clients.iter().map(|c| handle(c).read()).collect();
+    let reads: Vec<Lock<Read>> = clients.iter().map(|c| handle(c).read()).collect();
     let write = handle(&writer_client).write();
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = stop.clone();
@@ -1344,7 +1348,10 @@ async fn wrong_type_keys_are_left_alone_by_both_sides() {
     let mut problems = Vec::new();
     for (name, key_type) in [("wt", "string"), ("wt-hash", "hash"), ("wt-re", "hash")] {
         let rw = client.read_write_lock(name);
-        for (side, lock) in [("read", rw.read()), ("write", rw.write())] {
+        for (side, lock) in [
+            ("read", rw.read().into_any()),
+            ("write", rw.write().into_any()),
+        ] {
             let what = format!("{name}, {side} side");
             let mut check = |op: &str, outcome: Result<String, Error>| match outcome {
                 Err(Error::WrongType { name: got }) if got == name => {}
@@ -1403,7 +1410,10 @@ async fn leases_out_of_range_are_refused_before_anything_is_sent() {
     let keys = settled_keys(&redis).await;
     let hash = redis.hgetall(name).await;
     let too_long = MAX_LEASE + ms(1);
-    for (side, lock) in [("read", rw.read()), ("write", rw.write())] {
+    for (side, lock) in [
+        ("read", rw.read().into_any()),
+        ("write", rw.write().into_any()),
+    ] {
         for lease in [Duration::ZERO, Duration::from_micros(999), too_long] {
             let what = format!("{side} side, lease {lease:?}");
             assert_err!(
@@ -1449,9 +1459,9 @@ async fn leases_out_of_range_are_refused_before_anything_is_sent() {
     for (side, name) in [("read", "leases-max-r"), ("write", "leases-max-w")] {
         let rw = client.read_write_lock(name);
         let lock = if side == "read" {
-            rw.read()
+            rw.read().into_any()
         } else {
-            rw.write()
+            rw.write().into_any()
         };
         let got = within(
             ms(2000),
@@ -1525,7 +1535,7 @@ async fn dropped_pending_futures_hold_nothing() {
     // Waiting behind a writer, on both sides, then giving up.
     let w = rw.write().lock().await.unwrap();
     let hash = redis.hgetall(name).await;
-    for lock in [other_rw.read(), other_rw.write()] {
+    for lock in [other_rw.read().into_any(), other_rw.write().into_any()] {
         let result = tokio::time::timeout(ms(100), lock.lock()).await;
         assert!(result.is_err(), "got a lock held by a writer");
     }
@@ -1543,7 +1553,10 @@ async fn dropped_pending_futures_hold_nothing() {
     // Acquires abandoned while on their way: undone if they took effect,
     // and closed (`{name}:redlua_attempt:<owner>` = 0) so that a late copy
     // does nothing.
-    for (side, lock) in [("read", rw.read()), ("write", rw.write())] {
+    for (side, lock) in [
+        ("read", rw.read().into_any()),
+        ("write", rw.write().into_any()),
+    ] {
         // Loads the scripts, so that one poll sends the acquire itself.
         lock.lock().await.unwrap().unlock().await.unwrap();
         let mut took_effect = 0;
@@ -1636,9 +1649,9 @@ async fn dropped_guards_are_released_in_the_background() {
             let client = redis.client().await;
             let rw = client.read_write_lock(name);
             let lock = if side == "read" {
-                rw.read()
+                rw.read().into_any()
             } else {
-                rw.write()
+                rw.write().into_any()
             };
             lock.lock().await.unwrap()
         };
@@ -1913,7 +1926,7 @@ async fn try_lock_for_gives_up_after_its_wait_on_both_sides() {
     let rw = client.read_write_lock("doc:wait");
     let writing = rw.write().lock().await.unwrap();
     let hash = redis.hgetall("doc:wait").await;
-    for side in [rw.read(), rw.write()] {
+    for side in [rw.read().into_any(), rw.write().into_any()] {
         let started = Instant::now();
         let got = side
             .try_lock_for(Duration::from_millis(600), None)

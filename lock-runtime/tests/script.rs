@@ -36,8 +36,8 @@ macro_rules! script {
         static $static: LazyLock<ScriptDef> = LazyLock::new(|| {
             def(
                 $name,
-                concat!("tests/scripts/", $file),
-                include_str!(concat!("scripts/", $file)),
+                concat!("tests/user_scripts/", $file),
+                include_str!(concat!("user_scripts/", $file)),
                 $ro,
             )
         });
@@ -96,7 +96,7 @@ fn sha1_matches_script_load() {
 fn load_rejects_a_wrong_sha1() {
     static WRONG: ScriptDef = ScriptDef {
         name: "Wrong",
-        path: "tests/scripts/none.lua",
+        path: "tests/user_scripts/none.lua",
         source: "return 'not what the sha says'",
         sha1: "0123456789012345678901234567890123456789",
         read_only: false,
@@ -347,7 +347,7 @@ fn vec_key_field_expands_to_several_keys() {
 #[test]
 fn script_errors_and_compile_errors_are_returned() {
     static BROKEN: LazyLock<ScriptDef> =
-        LazyLock::new(|| def("Broken", "tests/scripts/broken.lua", "return (", false));
+        LazyLock::new(|| def("Broken", "tests/user_scripts/broken.lua", "return (", false));
     let server = RedisServer::start();
     let mut con = server.connection();
     let err = FAILS.call().invoke::<Value, _>(&mut con).unwrap_err();
@@ -461,8 +461,8 @@ async fn cluster_scripts_on_every_node_survive_script_flush() {
 
 static COUNTERS: LibraryDef = LibraryDef {
     name: "counters",
-    path: "tests/scripts/counters_lib.lua",
-    source: include_str!("scripts/counters_lib.lua"),
+    path: "tests/user_scripts/counters_lib.lua",
+    source: include_str!("user_scripts/counters_lib.lua"),
 };
 
 static BUMP: FunctionDef = FunctionDef {

@@ -191,7 +191,7 @@ async fn released_to_a_waiter(other: &LockClient, name: &str, guard: LockGuard, 
     next.unlock().await.unwrap();
 }
 
-#[redlua_macros::redis_script("tests/scripts/incr_by.lua", returns = i64, crate = redlua_runtime)]
+#[redlua_macros::redis_script("tests/user_scripts/incr_by.lua", returns = i64, crate = redlua_runtime)]
 struct IncrBy<'a> {
     #[key]
     key: &'a str,

@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// A typed script call, as users write it.
-#[redlua_macros::redis_script("tests/scripts/incr_by.lua", returns = i64, crate = redlua_runtime)]
+#[redlua_macros::redis_script("tests/user_scripts/incr_by.lua", returns = i64, crate = redlua_runtime)]
 struct IncrBy<'a> {
     #[key]
     key: &'a str,

@@ -5,7 +5,7 @@ use crate::duration;
 use crate::exit::{self, Failure};
 use crate::identity;
 use crate::signals::Signals;
-use redlua_runtime::{FairLock, Lock, LockClient, LockGuard};
+use redlua_runtime::{Lock, LockClient, LockGuard, flavor};
 use std::time::Duration;
 
 /// The lock of a name to take.
@@ -46,13 +46,8 @@ impl Kind {
     }
 }
 
-/// A handle on one lock of a name.
-pub enum Handle {
-    /// The reentrant lock, or a half of the read/write lock.
-    Lock(Lock),
-    /// The fair lock.
-    Fair(FairLock),
-}
+/// A handle on one lock of a name, of the kind chosen on the command line.
+pub type Handle = Lock<flavor::Any>;
 
 /// The handle for the `kind` lock of `name`; `prefer_writers` makes a
 /// read/write lock writer-preferring (a usage error for the others).
@@ -74,10 +69,10 @@ pub fn handle(
         Kind::Exclusive | Kind::Fair if prefer_writers => Err(Failure::usage(
             "--prefer-writers needs --read or --write (it is about read/write locks)",
         )),
-        Kind::Exclusive => Ok(Handle::Lock(client.lock(name))),
-        Kind::Fair => Ok(Handle::Fair(client.fair_lock(name))),
-        Kind::Read => Ok(Handle::Lock(read_write().read())),
-        Kind::Write => Ok(Handle::Lock(read_write().write())),
+        Kind::Exclusive => Ok(client.lock(name).into_any()),
+        Kind::Fair => Ok(client.fair_lock(name).into_any()),
+        Kind::Read => Ok(read_write().read().into_any()),
+        Kind::Write => Ok(read_write().write().into_any()),
     }
 }
 
@@ -101,19 +96,13 @@ pub async fn acquire(
     signals: &mut Signals,
 ) -> Result<Acquired, Failure> {
     let attempt = async {
-        match (args.wait, lease, lock) {
-            (Some(wait), lease, Handle::Lock(lock)) => lock
+        match (args.wait, lease) {
+            (Some(wait), lease) => lock
                 .try_lock_for(wait, lease)
                 .await
                 .map(|guard| guard.ok_or(wait)),
-            (Some(wait), lease, Handle::Fair(lock)) => lock
-                .try_lock_for(wait, lease)
-                .await
-                .map(|guard| guard.ok_or(wait)),
-            (None, Some(lease), Handle::Lock(lock)) => lock.lock_with_lease(lease).await.map(Ok),
-            (None, Some(lease), Handle::Fair(lock)) => lock.lock_with_lease(lease).await.map(Ok),
-            (None, None, Handle::Lock(lock)) => lock.lock().await.map(Ok),
-            (None, None, Handle::Fair(lock)) => lock.lock().await.map(Ok),
+            (None, Some(lease)) => lock.lock_with_lease(lease).await.map(Ok),
+            (None, None) => lock.lock().await.map(Ok),
         }
     };
     // Dropping the acquire on a signal leaves nothing held (the runtime

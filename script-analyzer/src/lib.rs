@@ -49,6 +49,7 @@ pub mod target;
 pub use diagnostic::{Diagnostic, Label, Position, Severity, Span, Target};
 pub use library::{FunctionReport, LibraryOptions, LibraryReport};
 pub use lint::{Level, Lint};
+pub use lints::reply_codes::{CodedReply, ReturnedCode};
 pub use parse::MAX_NESTING;
 pub use similar::best_match;
 pub use target::{ServerTarget, UnknownTarget, Vendor};
@@ -219,6 +220,10 @@ pub struct ScriptInfo {
     /// `"array"`, `"nil"`, in that order. `None` when some returned value
     /// is not known.
     pub returns: Option<Vec<String>>,
+    /// The reply code of each `return` of the main chunk, in source order:
+    /// what a reply type that declares its codes (`#[redis_script(...,
+    /// returns = T, codes)]`) is checked against.
+    pub reply_codes: Vec<ReturnedCode>,
 }
 
 /// The result of [`analyze`].

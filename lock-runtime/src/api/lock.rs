@@ -1,6 +1,9 @@
 //! [`Lock`]: a handle to one lock — the public face of acquiring
-//! (`acquire.rs`), re-entry, breaking and reading it.
+//! (`holds/acquire.rs`), re-entry, breaking and reading it. Written once
+//! for every flavor (`flavor.rs`): a flavor only chooses the `Kind`, the
+//! protocol the handle runs.
 
+use crate::api::flavor::{self, LockFlavor, Reentrant};
 use crate::api::guard::LockGuard;
 use crate::api::inspect::{LockInfo, LockKind, inspect};
 use crate::base::config::check_lease;
@@ -10,18 +13,27 @@ use crate::base::names::LockNames;
 use crate::base::owner::Owner;
 use crate::holds::acquire::{Request, Wait};
 use crate::holds::shared::Shared;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// A handle to the lock of one name, made by
-/// [`LockClient::lock`](crate::LockClient::lock) (or one side of a
-/// [`ReadWriteLock`](crate::ReadWriteLock)). Cheap to clone; holds nothing
+/// [`LockClient::lock`](crate::LockClient::lock),
+/// [`LockClient::fair_lock`](crate::LockClient::fair_lock) or one side of a
+/// [`ReadWriteLock`](crate::ReadWriteLock). Cheap to clone; holds nothing
 /// by itself.
 ///
-/// The lock is stored as Redisson's `RLock` is: a hash at the name, mapping
-/// `<client-uuid>:<owner-id>` to a hold count, with the lease as its TTL.
-/// Java services locking the same name with Redisson exclude, and are woken
-/// by, Rust services locking it with redlua.
+/// Its flavor `F` says which lock: [`Reentrant`] (the
+/// default, Redisson's `RLock`), [`Fair`](flavor::Fair) ([`FairLock`]),
+/// [`Read`](flavor::Read) and [`Write`](flavor::Write) ([`ReadLock`],
+/// [`WriteLock`]), or [`Any`](flavor::Any) of them chosen at run time
+/// ([`Lock::into_any`]). Every flavor has these methods; what a flavor
+/// changes in them is on its marker.
+///
+/// The reentrant lock is stored as Redisson's `RLock` is: a hash at the
+/// name, mapping `<client-uuid>:<owner-id>` to a hold count, with the lease
+/// as its TTL. Java services locking the same name with Redisson exclude,
+/// and are woken by, Rust services locking it with redlua.
 ///
 /// # Ownership
 ///
@@ -37,14 +49,14 @@ use std::time::Duration;
 ///
 /// # Fairness
 ///
-/// As Redisson's `RLock`, the lock is not fair: a release wakes one waiter
-/// per client, and whoever tries first gets the lock, a newcomer included.
-/// On a current-thread runtime a task that releases and at once acquires
-/// again would always try before the waiter its release woke; there, a
-/// client's release that woke one of its own waiters holds the client's
-/// next acquires of the lock back until that waiter has tried (25 ms at
-/// most). For first-come, first-served order across clients and
-/// processes, use a [`FairLock`](crate::FairLock).
+/// As Redisson's `RLock`, the reentrant lock is not fair: a release wakes
+/// one waiter per client, and whoever tries first gets the lock, a
+/// newcomer included. On a current-thread runtime a task that releases and
+/// at once acquires again would always try before the waiter its release
+/// woke; there, a client's release that woke one of its own waiters holds
+/// the client's next acquires of the lock back until that waiter has tried
+/// (25 ms at most). For first-come, first-served order across clients and
+/// processes, use a [`FairLock`].
 ///
 /// ```no_run
 /// # async fn demo(client: redlua::LockClient) -> Result<(), redlua::Error> {
@@ -59,24 +71,109 @@ use std::time::Duration;
 /// }
 /// # Ok(()) }
 /// ```
-#[derive(Clone)]
-pub struct Lock {
+pub struct Lock<F: LockFlavor = Reentrant> {
     shared: Arc<Shared>,
     kind: Kind,
     names: std::result::Result<Arc<LockNames>, (String, String)>,
+    flavor: PhantomData<fn() -> F>,
 }
 
-impl std::fmt::Debug for Lock {
+/// A handle to the fair lock of one name, made by
+/// [`LockClient::fair_lock`](crate::LockClient::fair_lock): a [`Lock`] of
+/// flavor [`Fair`](flavor::Fair), Redisson's `RFairLock`.
+///
+/// A fair lock is a reentrant lock whose waiters queue: they get it in the
+/// order they first asked, and a release wakes only the first of them (on
+/// a channel of its own), instead of one waiter per client racing every
+/// other. Use it when many clients contend for one lock and each should be
+/// served in turn, or when a release should cost one wake-up whatever the
+/// number of waiters; a lock that is seldom contended is cheaper as a plain
+/// [`Lock`]. What the flavor changes in each method is on
+/// [`Fair`](flavor::Fair).
+///
+/// It is stored as Redisson's `RFairLock`: the lock hash of a reentrant
+/// lock at the name, a list of waiting owners `redisson_lock_queue:{name}`,
+/// their deadlines `redisson_lock_timeout:{name}`, and each waiter's
+/// channel `redisson_lock__channel:{name}:<owner>`. Java services using
+/// `RFairLock` on the same name queue with Rust services using it here.
+/// A waiter first in line that stopped asking (its process died) is
+/// dropped from the queue once its deadline passes; see
+/// [`LockClientBuilder::fair_lock_wait_timeout`](crate::LockClientBuilder::fair_lock_wait_timeout).
+///
+/// A release hands the lock directly to a redlua waiter first in line (it
+/// need not try again: the lock changes hands in one message), for at most
+/// the wait time, and the new holder extends the lease to its own at once.
+/// This adds one redlua key, `{name}:redlua_handoff`; Java waiters are
+/// woken as Redisson wakes them. The guide (`redlua::guide`, "Direct
+/// handoffs") says why the holder still knows first.
+///
+/// Everything else is as for [`Lock`]: a new holder per acquire, explicit
+/// re-entry, the watchdog, fencing tokens, replica-synced mode, exact
+/// cancellation, and the same [`LockGuard`].
+///
+/// ```no_run
+/// # async fn demo(client: redlua::LockClient) -> Result<(), redlua::Error> {
+/// use std::time::Duration;
+///
+/// let lock = client.fair_lock("payments:settle");
+/// // Waiters are served in the order they asked.
+/// if let Some(guard) = lock.try_lock_for(Duration::from_secs(5), None).await? {
+///     // held; the watchdog renews the lease until `unlock`
+///     guard.unlock().await?;
+/// }
+/// # Ok(()) }
+/// ```
+pub type FairLock = Lock<flavor::Fair>;
+
+/// The read side of a [`ReadWriteLock`](crate::ReadWriteLock), shared with
+/// other readers: a [`Lock`] of flavor [`Read`](flavor::Read).
+pub type ReadLock = Lock<flavor::Read>;
+
+/// The write side of a [`ReadWriteLock`](crate::ReadWriteLock), exclusive:
+/// a [`Lock`] of flavor [`Write`](flavor::Write).
+pub type WriteLock = Lock<flavor::Write>;
+
+impl<F: LockFlavor> Clone for Lock<F> {
+    fn clone(&self) -> Self {
+        Lock {
+            shared: self.shared.clone(),
+            kind: self.kind,
+            names: self.names.clone(),
+            flavor: PhantomData,
+        }
+    }
+}
+
+impl<F: LockFlavor> std::fmt::Debug for Lock<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Lock")
+        f.debug_struct(flavor::name::<F>())
             .field("name", &self.name())
             .field("kind", &self.kind)
             .finish_non_exhaustive()
     }
 }
 
-impl Lock {
-    pub(crate) fn new(shared: Arc<Shared>, name: &str, kind: Kind) -> Lock {
+/// `Lock::into_any`, as `From` for each typed flavor.
+macro_rules! into_any {
+    ($($flavor:ident),*) => {$(
+        impl From<Lock<flavor::$flavor>> for Lock<flavor::Any> {
+            fn from(lock: Lock<flavor::$flavor>) -> Lock<flavor::Any> {
+                lock.into_any()
+            }
+        }
+    )*};
+}
+into_any!(Reentrant, Fair, Read, Write);
+
+impl<F: LockFlavor> Lock<F> {
+    /// The handle of `kind` for the lock `name`: where every handle is
+    /// made, and its kind chosen.
+    pub(crate) fn new(shared: Arc<Shared>, name: &str, kind: Kind) -> Lock<F> {
+        debug_assert!(
+            flavor::admits::<F>(kind),
+            "a {} handle made with {kind:?}",
+            flavor::name::<F>()
+        );
         let names = match kind {
             Kind::Reentrant | Kind::Fair { .. } => LockNames::new(name),
             Kind::Read { .. } | Kind::Write { .. } => LockNames::read_write(name),
@@ -89,6 +186,19 @@ impl Lock {
             shared,
             kind,
             names,
+            flavor: PhantomData,
+        }
+    }
+
+    /// The same handle, its flavor chosen at run time: so that handles of
+    /// several flavors fit one variable (a `Vec`, a field). Every method
+    /// behaves as for the flavor it was made with.
+    pub fn into_any(self) -> Lock<flavor::Any> {
+        Lock {
+            shared: self.shared,
+            kind: self.kind,
+            names: self.names,
+            flavor: PhantomData,
         }
     }
 
@@ -126,8 +236,25 @@ impl Lock {
         Ok(hold.map(|hold| LockGuard::new(self.shared.clone(), hold)))
     }
 
-    /// Acquires the lock as a new holder, waiting as long as it takes. The
-    /// lease is the watchdog timeout, renewed by the watchdog until the
+    /// [`Lock::acquire`] waiting as long as it takes.
+    async fn acquire_waiting(&self, lease: Option<Duration>) -> Result<LockGuard> {
+        let started = std::time::Instant::now();
+        self.acquire(lease, Wait::Forever)
+            .await?
+            .ok_or_else(|| Error::Timeout {
+                name: self.name().to_string(),
+                waited: started.elapsed(),
+            })
+    }
+
+    /// A re-entry for `owner`, with `lease` or the watchdog's.
+    async fn reenter_for(&self, owner: &Owner, lease: Option<Duration>) -> Result<LockGuard> {
+        let hold = self.request(lease)?.reenter(owner).await?;
+        Ok(LockGuard::new(self.shared.clone(), hold))
+    }
+
+    /// Acquires the lock as a new holder, waiting as long as it takes (a
+    /// fair lock's waiter, in its queue). The lease is the watchdog timeout, renewed by the watchdog until the
     /// guard is released. Failures that leave the outcome unknown (a lost
     /// reply, a dropped connection) are retried while waiting; others are
     /// returned. In replica-synced mode (the default; see
@@ -139,15 +266,11 @@ impl Lock {
     ///
     /// Dropping the future gives up waiting and leaves nothing held: if an
     /// acquire was under way, the client undoes exactly that acquire in the
-    /// background, as soon as Redis can be reached, if it took effect.
+    /// background, as soon as Redis can be reached, if it took effect. A
+    /// fair lock's waiter leaves the queue in the background, waking the
+    /// next one if it was first and the lock is free.
     pub async fn lock(&self) -> Result<LockGuard> {
-        let started = std::time::Instant::now();
-        self.acquire(None, Wait::Forever)
-            .await?
-            .ok_or_else(|| Error::Timeout {
-                name: self.name().to_string(),
-                waited: started.elapsed(),
-            })
+        self.acquire_waiting(None).await
     }
 
     /// Acquires the lock with a fixed lease, waiting as long as it takes. No
@@ -159,17 +282,12 @@ impl Lock {
     ///
     /// Dropping the future leaves nothing held, as for [`Lock::lock`].
     pub async fn lock_with_lease(&self, lease: Duration) -> Result<LockGuard> {
-        let started = std::time::Instant::now();
-        self.acquire(Some(lease), Wait::Forever)
-            .await?
-            .ok_or_else(|| Error::Timeout {
-                name: self.name().to_string(),
-                waited: started.elapsed(),
-            })
+        self.acquire_waiting(Some(lease)).await
     }
 
     /// Acquires the lock if it is free, without waiting: `None` when it is
-    /// held. Watchdog lease. [`Error::Redis`] when Redis could not be
+    /// held (a fair lock: also when anyone waits for it; it never jumps the
+    /// queue, and never joins it). Watchdog lease. [`Error::Redis`] when Redis could not be
     /// reached; a connection found closed (a server's idle timeout, a
     /// proxy) is replaced and the attempt sent once more at once.
     ///
@@ -181,8 +299,9 @@ impl Lock {
     }
 
     /// Acquires the lock, waiting at most `wait` (plus one round trip):
-    /// `None` when it could not be had in time. With `lease: None` the
-    /// watchdog keeps it; with `Some(lease)` Redis frees it after `lease`.
+    /// `None` when it could not be had in time (a fair lock's waiter has
+    /// then left the queue, in the background if Redis did not answer).
+    /// With `lease: None` the watchdog keeps it; with `Some(lease)` Redis frees it after `lease`.
     ///
     /// # Cancellation
     ///
@@ -213,8 +332,7 @@ impl Lock {
     /// If the future is dropped, the re-entry is undone in the background if
     /// it took effect: exactly that hold, no other.
     pub async fn reenter(&self, owner: &Owner) -> Result<LockGuard> {
-        let hold = self.request(None)?.reenter(owner).await?;
-        Ok(LockGuard::new(self.shared.clone(), hold))
+        self.reenter_for(owner, None).await
     }
 
     /// [`Lock::reenter`] with a fixed lease for the new hold.
@@ -223,12 +341,11 @@ impl Lock {
     ///
     /// As for [`Lock::reenter`].
     pub async fn reenter_with_lease(&self, owner: &Owner, lease: Duration) -> Result<LockGuard> {
-        let hold = self.request(Some(lease))?.reenter(owner).await?;
-        Ok(LockGuard::new(self.shared.clone(), hold))
+        self.reenter_for(owner, Some(lease)).await
     }
 
     /// Breaks the lock whoever holds it (Redisson's `forceUnlock`), wakes
-    /// its waiters and advances its fencing token. Returns whether there was
+    /// its waiters (a fair lock: the first of its queue) and advances its fencing token. Returns whether there was
     /// a lock. The holders' guards say lost within a round trip
     /// ([`LockGuard::is_lost`]; see "A hold taken away" there). A key that
     /// holds something other

@@ -1,8 +1,12 @@
 //! The public API: the client, the handles of each kind of lock, the
 //! guard, reading a lock, holder identity, and the same for blocking code.
 //!
-//! - `client.rs`: [`LockClient`](crate::LockClient) and its builder;
-//! - `lock.rs`, `fair.rs`, `rwlock.rs`: the handles;
+//! - `client/`: [`LockClient`](crate::LockClient) and the handles it makes,
+//!   its builder (`builder.rs`) and connecting (`connect.rs`);
+//! - `lock.rs`: the handle of every kind of lock, written once;
+//! - `flavor.rs`: the flavors a handle's type names (reentrant, fair, read,
+//!   write), each mapped to the protocol it runs;
+//! - `rwlock.rs`: a read/write lock, which hands out its two sides;
 //! - `guard.rs`: [`LockGuard`](crate::LockGuard), one hold;
 //! - `inspect.rs`: reading a lock without touching it;
 //! - `identity.rs`: holder identity (opt-in);
@@ -10,7 +14,7 @@
 
 pub mod blocking;
 pub(crate) mod client;
-pub(crate) mod fair;
+pub mod flavor;
 pub(crate) mod guard;
 pub mod identity;
 pub(crate) mod inspect;

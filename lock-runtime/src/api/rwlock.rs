@@ -1,7 +1,7 @@
 //! [`ReadWriteLock`]: many readers or one writer, stored as Redisson's
 //! `RReadWriteLock`.
 
-use crate::api::lock::Lock;
+use crate::api::lock::{ReadLock, WriteLock};
 use crate::base::kind::Kind;
 use crate::holds::shared::Shared;
 use std::sync::Arc;
@@ -9,13 +9,14 @@ use std::sync::Arc;
 /// A read/write lock, made by
 /// [`LockClient::read_write_lock`](crate::LockClient::read_write_lock).
 /// Its two sides, [`ReadWriteLock::read`] and [`ReadWriteLock::write`], are
-/// [`Lock`] handles with the whole lock API: waiting, leases, the watchdog,
+/// [`Lock`](crate::Lock) handles ([`ReadLock`], [`WriteLock`]) with the
+/// whole lock API: waiting, leases, the watchdog,
 /// guards and their lost signal, force release, queries.
 ///
 /// - Many holders may hold the read lock at once; the write lock excludes
 ///   readers and other writers. Each acquire is a new holder; re-entry is
 ///   explicit ([`LockGuard::reenter`](crate::LockGuard::reenter),
-///   [`Lock::reenter`]).
+///   [`Lock::reenter`](crate::Lock::reenter)).
 /// - Downgrade: the owner of a write hold may take a read hold with
 ///   `rw.read().reenter(write_guard.owner())`, then release the write hold,
 ///   and keeps reading (other readers may then enter, and are woken).
@@ -95,8 +96,8 @@ impl ReadWriteLock {
     }
 
     /// The read side: shared with other readers.
-    pub fn read(&self) -> Lock {
-        Lock::new(
+    pub fn read(&self) -> ReadLock {
+        ReadLock::new(
             self.client.clone(),
             &self.name,
             Kind::Read {
@@ -106,8 +107,8 @@ impl ReadWriteLock {
     }
 
     /// The write side: exclusive.
-    pub fn write(&self) -> Lock {
-        Lock::new(
+    pub fn write(&self) -> WriteLock {
+        WriteLock::new(
             self.client.clone(),
             &self.name,
             Kind::Write {

@@ -275,7 +275,7 @@ impl Kind {
         // The counter outlives the lease a new holder gets by default.
         let token_ttl_ms = millis(token_ttl(config.watchdog_timeout));
         let publish = config.publish;
-        let broken: i64 = match self {
+        let broken: bool = match self {
             Kind::Reentrant => {
                 ForceRelease {
                     lock: &names.lock,
@@ -321,6 +321,6 @@ impl Kind {
                 .await?
             }
         };
-        Ok(broken == 1)
+        Ok(broken)
     }
 }

@@ -2,7 +2,9 @@
 //!
 //! Every Redis operation of the locks is one of these scripts; their layout
 //! is Redisson's (see the crate documentation), their replies are decoded in
-//! `replies.rs`.
+//! `replies.rs`. A reply of codes (`returns = Acquired, codes`) is checked
+//! at compile time: every `return` of the script gives a code the reply
+//! type declares.
 
 // The generated items the locks do not use (pipelines, `load`, ...).
 #![allow(dead_code)]
@@ -12,7 +14,7 @@ use crate::protocol::replies::{Acquired, Flag, Publish, ReleaseMode, Released, S
 use redlua_macros::redis_script;
 
 /// Acquires or re-enters a reentrant lock.
-#[redis_script("scripts/lock_acquire.lua", returns = Acquired, crate = crate)]
+#[redis_script("scripts/lock_acquire.lua", returns = Acquired, codes, crate = crate)]
 pub(crate) struct Acquire<'a> {
     #[key]
     pub lock: &'a str,
@@ -33,7 +35,7 @@ pub(crate) struct Acquire<'a> {
 }
 
 /// Releases one hold of a reentrant lock, or undoes an abandoned acquire.
-#[redis_script("scripts/lock_release.lua", returns = Released, crate = crate)]
+#[redis_script("scripts/lock_release.lua", returns = Released, codes, crate = crate)]
 pub(crate) struct Release<'a> {
     #[key]
     pub lock: &'a str,
@@ -70,8 +72,8 @@ pub(crate) struct Release<'a> {
     pub publish: Publish,
 }
 
-/// Deletes a reentrant lock whoever holds it: 1 when there was one.
-#[redis_script("scripts/lock_force_release.lua", returns = i64, crate = crate)]
+/// Deletes a reentrant lock whoever holds it: whether there was one (1 or 0).
+#[redis_script("scripts/lock_force_release.lua", returns = bool, crate = crate)]
 pub(crate) struct ForceRelease<'a> {
     #[key]
     pub lock: &'a str,
@@ -114,7 +116,7 @@ pub(crate) struct Inspect<'a> {
 }
 
 /// Acquires or re-enters a read lock.
-#[redis_script("scripts/rwlock_read_acquire.lua", returns = Acquired, crate = crate)]
+#[redis_script("scripts/rwlock_read_acquire.lua", returns = Acquired, codes, crate = crate)]
 pub(crate) struct ReadAcquire<'a> {
     #[key]
     pub lock: &'a str,
@@ -144,7 +146,7 @@ pub(crate) struct ReadAcquire<'a> {
 
 /// Acquires or re-enters a write lock; the error `LOCKUPGRADE` for an owner
 /// re-entering with only read holds.
-#[redis_script("scripts/rwlock_write_acquire.lua", returns = Acquired, crate = crate)]
+#[redis_script("scripts/rwlock_write_acquire.lua", returns = Acquired, codes, crate = crate)]
 pub(crate) struct WriteAcquire<'a> {
     #[key]
     pub lock: &'a str,
@@ -182,7 +184,7 @@ pub(crate) struct ClearWriterMark<'a> {
 }
 
 /// Releases one read hold, or undoes an abandoned acquire of one.
-#[redis_script("scripts/rwlock_read_release.lua", returns = Released, crate = crate)]
+#[redis_script("scripts/rwlock_read_release.lua", returns = Released, codes, crate = crate)]
 pub(crate) struct ReadRelease<'a> {
     #[key]
     pub lock: &'a str,
@@ -218,7 +220,7 @@ pub(crate) struct ReadRelease<'a> {
 }
 
 /// Releases one write hold, or undoes an abandoned acquire of one.
-#[redis_script("scripts/rwlock_write_release.lua", returns = Released, crate = crate)]
+#[redis_script("scripts/rwlock_write_release.lua", returns = Released, codes, crate = crate)]
 pub(crate) struct WriteRelease<'a> {
     #[key]
     pub lock: &'a str,
@@ -251,8 +253,8 @@ pub(crate) struct WriteRelease<'a> {
     pub publish: Publish,
 }
 
-/// Breaks one side of a read/write lock: 1 when it was held in that mode.
-#[redis_script("scripts/rwlock_force_release.lua", returns = i64, crate = crate)]
+/// Breaks one side of a read/write lock: whether it was held in that mode (1 or 0).
+#[redis_script("scripts/rwlock_force_release.lua", returns = bool, crate = crate)]
 pub(crate) struct RwForceRelease<'a> {
     #[key]
     pub lock: &'a str,
@@ -273,7 +275,7 @@ pub(crate) struct RwForceRelease<'a> {
 
 /// Acquires or re-enters a fair (FIFO) lock, joining its queue when asked
 /// and the lock cannot be had.
-#[redis_script("scripts/fair_acquire.lua", returns = Acquired, crate = crate)]
+#[redis_script("scripts/fair_acquire.lua", returns = Acquired, codes, crate = crate)]
 pub(crate) struct FairAcquire<'a> {
     #[key]
     pub lock: &'a str,
@@ -316,7 +318,7 @@ pub(crate) struct FairAcquire<'a> {
 
 /// Releases one hold of a fair lock (waking the head of its queue), or
 /// undoes an abandoned acquire of one (leaving the queue too).
-#[redis_script("scripts/fair_release.lua", returns = Released, crate = crate)]
+#[redis_script("scripts/fair_release.lua", returns = Released, codes, crate = crate)]
 pub(crate) struct FairRelease<'a> {
     #[key]
     pub lock: &'a str,
@@ -393,8 +395,8 @@ pub(crate) struct FairLeave<'a> {
 }
 
 /// Deletes a fair lock whoever holds it and tells the head of its queue:
-/// 1 when there was one.
-#[redis_script("scripts/fair_force_release.lua", returns = i64, crate = crate)]
+/// whether there was one (1 or 0).
+#[redis_script("scripts/fair_force_release.lua", returns = bool, crate = crate)]
 pub(crate) struct FairForceRelease<'a> {
     #[key]
     pub lock: &'a str,

@@ -1,6 +1,12 @@
 //! The typed contract with the Lua scripts: what their arguments mean and
 //! what their replies say, decoded in one place.
+//!
+//! A reply that is a set of codes declares them here once, as named
+//! constants listed in its `ReplyCodes`; its decoder matches on those
+//! constants, and `#[redis_script(..., codes)]` (`lock_scripts.rs`) checks
+//! every `return` of the scripts against them at compile time.
 
+use crate::reply::{ReplyCode, ReplyCodes};
 use redis::{FromRedisValue, ParsingError, RedisWrite, ToRedisArgs, Value};
 use std::time::Duration;
 
@@ -19,18 +25,38 @@ pub(crate) enum Acquired {
     Abandoned,
 }
 
+impl Acquired {
+    /// `{1, token}`: [`Acquired::Held`].
+    const HELD: i64 = 1;
+    /// `{0, ttl}`: [`Acquired::Busy`] (`ttl` -1: no expiry).
+    const BUSY: i64 = 0;
+    /// `{2, 0}`: [`Acquired::NotHeld`].
+    const NOT_HELD: i64 = 2;
+    /// `{3, 0}`: [`Acquired::Abandoned`].
+    const ABANDONED: i64 = 3;
+}
+
+impl ReplyCodes for Acquired {
+    const CODES: &'static [ReplyCode] = &[
+        ReplyCode::Pair(Acquired::HELD),
+        ReplyCode::Pair(Acquired::BUSY),
+        ReplyCode::Pair(Acquired::NOT_HELD),
+        ReplyCode::Pair(Acquired::ABANDONED),
+    ];
+}
+
 impl FromRedisValue for Acquired {
     fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
         let (code, value): (i64, i64) = FromRedisValue::from_redis_value(v)?;
         match code {
-            1 => Ok(Acquired::Held {
+            Acquired::HELD => Ok(Acquired::Held {
                 token: u64::try_from(value).unwrap_or(0),
             }),
-            0 => Ok(Acquired::Busy {
+            Acquired::BUSY => Ok(Acquired::Busy {
                 ttl: u64::try_from(value).ok().map(Duration::from_millis),
             }),
-            2 => Ok(Acquired::NotHeld),
-            3 => Ok(Acquired::Abandoned),
+            Acquired::NOT_HELD => Ok(Acquired::NotHeld),
+            Acquired::ABANDONED => Ok(Acquired::Abandoned),
             other => Err(format!("unknown acquire reply code {other}").into()),
         }
     }
@@ -49,14 +75,34 @@ pub(crate) enum Released {
     NeverTook,
 }
 
+impl Released {
+    /// `1`: [`Released::Freed`].
+    const FREED: i64 = 1;
+    /// `0`: [`Released::StillHeld`].
+    const STILL_HELD: i64 = 0;
+    /// `-1`: [`Released::NotHeld`].
+    const NOT_HELD: i64 = -1;
+    /// `-2`: [`Released::NeverTook`].
+    const NEVER_TOOK: i64 = -2;
+}
+
+impl ReplyCodes for Released {
+    const CODES: &'static [ReplyCode] = &[
+        ReplyCode::Integer(Released::FREED),
+        ReplyCode::Integer(Released::STILL_HELD),
+        ReplyCode::Integer(Released::NOT_HELD),
+        ReplyCode::Integer(Released::NEVER_TOOK),
+    ];
+}
+
 impl FromRedisValue for Released {
     fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
         let code: i64 = FromRedisValue::from_redis_value(v)?;
         match code {
-            1 => Ok(Released::Freed),
-            0 => Ok(Released::StillHeld),
-            -1 => Ok(Released::NotHeld),
-            -2 => Ok(Released::NeverTook),
+            Released::FREED => Ok(Released::Freed),
+            Released::STILL_HELD => Ok(Released::StillHeld),
+            Released::NOT_HELD => Ok(Released::NotHeld),
+            Released::NEVER_TOOK => Ok(Released::NeverTook),
             other => Err(format!("unknown release reply code {other}").into()),
         }
     }

@@ -2,7 +2,8 @@
 //! wake-ups, Sentinel, TLS, and replica-synced writes.
 //!
 //! - `connection.rs`: the command connection, replaced when it is in doubt;
-//! - `pubsub.rs`: the waiters' subscriptions (one connection per node);
+//! - `pubsub/`: the waiters' subscriptions (one connection per node): the
+//!   hub, a subscription, the shared state, the driver of a connection;
 //! - `sentinel.rs`: the master of a Sentinel service, and its failovers;
 //! - `tls.rs`: the certificates every connection is opened with;
 //! - `cluster_nodes.rs`: a cluster's slot map, read from its nodes;

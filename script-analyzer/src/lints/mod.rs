@@ -34,6 +34,7 @@ mod non_integer_return;
 mod number_string_comparison;
 mod number_text;
 mod pcall_unchecked;
+pub(crate) mod reply_codes;
 mod return_shape;
 mod return_type;
 mod scan_cursor;
@@ -142,6 +143,7 @@ pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
     };
     crate::calls::record_info(&calls, escapes, report);
     report.info.returns = chunk_returns::reply_kinds(cx);
+    report.info.reply_codes = reply_codes::returned_codes(cx);
     for &lint in Lint::ALL {
         let Some(check) = check_of(lint) else {
             continue;

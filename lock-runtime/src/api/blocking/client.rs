@@ -1,7 +1,7 @@
 //! [`LockClient`] and its builder for blocking code: the async client, run
 //! on a thread of its own.
 
-use super::lock::{Lock, ReadWriteLock};
+use super::lock::{FairLock, Lock, ReadWriteLock};
 use super::thread::ClientThread;
 use crate::api::inspect::LockInfo;
 use crate::base::config::DEFAULT_RESPONSE_TIMEOUT;
@@ -108,8 +108,8 @@ impl LockClient {
     /// guard.unlock()?;
     /// # Ok(()) }
     /// ```
-    pub fn fair_lock(&self, name: &str) -> Lock {
-        Lock::new(self.inner.fair_lock(name).into_lock(), self.thread.clone())
+    pub fn fair_lock(&self, name: &str) -> FairLock {
+        Lock::new(self.inner.fair_lock(name), self.thread.clone())
     }
 
     /// A handle to the read/write lock `name`: many readers or one writer.

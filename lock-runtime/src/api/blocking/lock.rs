@@ -1,21 +1,27 @@
 //! [`Lock`] and [`ReadWriteLock`] for blocking code: the async handles,
-//! each call run on the client's thread.
+//! each call run on the client's thread. Written once for every flavor, as
+//! the async handle is.
 
 use super::guard::LockGuard;
 use super::thread::ClientThread;
+use crate::api::flavor::{self, LockFlavor, Reentrant};
 use crate::api::inspect::LockInfo;
 use crate::base::error::Result;
 use crate::base::owner::Owner;
+use std::future::Future;
 use std::time::Duration;
 
 /// A handle to the lock of one name, for blocking code, made by
-/// [`LockClient::lock`](super::LockClient::lock) (or one side of a
-/// [`ReadWriteLock`]). Cheap to clone; holds nothing by itself.
+/// [`LockClient::lock`](super::LockClient::lock),
+/// [`LockClient::fair_lock`](super::LockClient::fair_lock) or one side of a
+/// [`ReadWriteLock`]. Cheap to clone; holds nothing by itself.
 ///
 /// The async [`Lock`](crate::Lock) documents the lock: its storage (that of
 /// Redisson's `RLock`), ownership (every acquire is a new holder, so two
-/// threads never hold it together) and explicit re-entry. Each method here
-/// is the async method of the same name, run on the client's thread.
+/// threads never hold it together), explicit re-entry, and its flavors
+/// ([`crate::flavor`]: what a fair lock or a side of a read/write lock
+/// changes). Each method here is the async method of the same name, run on
+/// the client's thread.
 ///
 /// ```no_run
 /// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
@@ -29,21 +35,47 @@ use std::time::Duration;
 /// }
 /// # Ok(()) }
 /// ```
-#[derive(Clone)]
-pub struct Lock {
-    inner: crate::Lock,
+pub struct Lock<F: LockFlavor = Reentrant> {
+    inner: crate::Lock<F>,
     thread: ClientThread,
 }
 
-impl std::fmt::Debug for Lock {
+/// A handle to the fair lock of one name, for blocking code: a blocking
+/// [`Lock`] of flavor [`Fair`](flavor::Fair) (see
+/// [`FairLock`](crate::FairLock)).
+pub type FairLock = Lock<flavor::Fair>;
+
+/// The read side of a blocking [`ReadWriteLock`], shared with other
+/// readers.
+pub type ReadLock = Lock<flavor::Read>;
+
+/// The write side of a blocking [`ReadWriteLock`], exclusive.
+pub type WriteLock = Lock<flavor::Write>;
+
+impl<F: LockFlavor> Clone for Lock<F> {
+    fn clone(&self) -> Self {
+        Lock {
+            inner: self.inner.clone(),
+            thread: self.thread.clone(),
+        }
+    }
+}
+
+impl<F: LockFlavor> std::fmt::Debug for Lock<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("blocking::Lock").field(&self.inner).finish()
     }
 }
 
-impl Lock {
-    pub(crate) fn new(inner: crate::Lock, thread: ClientThread) -> Lock {
+impl<F: LockFlavor> Lock<F> {
+    pub(crate) fn new(inner: crate::Lock<F>, thread: ClientThread) -> Lock<F> {
         Lock { inner, thread }
+    }
+
+    /// The same handle, its flavor chosen at run time (see
+    /// [`Lock::into_any`](crate::Lock::into_any)).
+    pub fn into_any(self) -> Lock<flavor::Any> {
+        Lock::new(self.inner.into_any(), self.thread)
     }
 
     /// The lock's name (its Redis key).
@@ -53,6 +85,15 @@ impl Lock {
 
     fn guard(&self, guard: crate::LockGuard) -> LockGuard {
         LockGuard::new(guard, self.thread.clone())
+    }
+
+    /// Runs `op` on (a clone of) the async handle, on the client's thread.
+    fn run<T, Fut>(&self, op: impl FnOnce(crate::Lock<F>) -> Fut) -> Result<T>
+    where
+        Fut: Future<Output = Result<T>> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.thread.call(op(self.inner.clone()))
     }
 
     /// Acquires the lock as a new holder, blocking as long as it takes. The
@@ -65,8 +106,7 @@ impl Lock {
     /// for a bound). Failures that leave the outcome unknown are retried;
     /// others are returned, with nothing held.
     pub fn lock(&self) -> Result<LockGuard> {
-        let lock = self.inner.clone();
-        let guard = self.thread.call(async move { lock.lock().await })?;
+        let guard = self.run(|lock| async move { lock.lock().await })?;
         Ok(self.guard(guard))
     }
 
@@ -78,10 +118,7 @@ impl Lock {
     ///
     /// As for [`Lock::lock`].
     pub fn lock_with_lease(&self, lease: Duration) -> Result<LockGuard> {
-        let lock = self.inner.clone();
-        let guard = self
-            .thread
-            .call(async move { lock.lock_with_lease(lease).await })?;
+        let guard = self.run(|lock| async move { lock.lock_with_lease(lease).await })?;
         Ok(self.guard(guard))
     }
 
@@ -94,8 +131,7 @@ impl Lock {
     /// [`Error::Redis`](crate::Error::Redis), with nothing held (an acquire
     /// that may have taken effect is undone in the background).
     pub fn try_lock(&self) -> Result<Option<LockGuard>> {
-        let lock = self.inner.clone();
-        let guard = self.thread.call(async move { lock.try_lock().await })?;
+        let guard = self.run(|lock| async move { lock.try_lock().await })?;
         Ok(guard.map(|guard| self.guard(guard)))
     }
 
@@ -112,10 +148,7 @@ impl Lock {
         wait: Duration,
         lease: Option<Duration>,
     ) -> Result<Option<LockGuard>> {
-        let lock = self.inner.clone();
-        let guard = self
-            .thread
-            .call(async move { lock.try_lock_for(wait, lease).await })?;
+        let guard = self.run(|lock| async move { lock.try_lock_for(wait, lease).await })?;
         Ok(guard.map(|guard| self.guard(guard)))
     }
 
@@ -129,11 +162,8 @@ impl Lock {
     /// [`Error::Redis`](crate::Error::Redis), and a re-entry that may have
     /// taken effect is undone in the background.
     pub fn reenter(&self, owner: &Owner) -> Result<LockGuard> {
-        let lock = self.inner.clone();
         let owner = owner.clone();
-        let guard = self
-            .thread
-            .call(async move { lock.reenter(&owner).await })?;
+        let guard = self.run(|lock| async move { lock.reenter(&owner).await })?;
         Ok(self.guard(guard))
     }
 
@@ -143,11 +173,8 @@ impl Lock {
     ///
     /// As for [`Lock::reenter`].
     pub fn reenter_with_lease(&self, owner: &Owner, lease: Duration) -> Result<LockGuard> {
-        let lock = self.inner.clone();
         let owner = owner.clone();
-        let guard = self
-            .thread
-            .call(async move { lock.reenter_with_lease(&owner, lease).await })?;
+        let guard = self.run(|lock| async move { lock.reenter_with_lease(&owner, lease).await })?;
         Ok(self.guard(guard))
     }
 
@@ -161,8 +188,7 @@ impl Lock {
     /// [`Error::Redis`](crate::Error::Redis), and the lock may or may not
     /// have been broken.
     pub fn force_unlock(&self) -> Result<bool> {
-        let lock = self.inner.clone();
-        self.thread.call(async move { lock.force_unlock().await })
+        self.run(|lock| async move { lock.force_unlock().await })
     }
 
     /// Reads the lock: its kind, holders with their counts, TTL and fencing
@@ -172,8 +198,7 @@ impl Lock {
     ///
     /// Only reads; bounded by the response timeout.
     pub fn inspect(&self) -> Result<LockInfo> {
-        let lock = self.inner.clone();
-        self.thread.call(async move { lock.inspect().await })
+        self.run(|lock| async move { lock.inspect().await })
     }
 
     /// Whether anyone holds the lock. As
@@ -183,8 +208,7 @@ impl Lock {
     ///
     /// Only reads; bounded by the response timeout.
     pub fn is_locked(&self) -> Result<bool> {
-        let lock = self.inner.clone();
-        self.thread.call(async move { lock.is_locked().await })
+        self.run(|lock| async move { lock.is_locked().await })
     }
 
     /// The lock's remaining lease: `None` when it is not locked. As
@@ -194,8 +218,7 @@ impl Lock {
     ///
     /// Only reads; bounded by the response timeout.
     pub fn remaining_ttl(&self) -> Result<Option<Duration>> {
-        let lock = self.inner.clone();
-        self.thread.call(async move { lock.remaining_ttl().await })
+        self.run(|lock| async move { lock.remaining_ttl().await })
     }
 
     /// How many holds `owner` has of this lock (0 when none).
@@ -204,10 +227,8 @@ impl Lock {
     ///
     /// Only reads; bounded by the response timeout.
     pub fn hold_count(&self, owner: &Owner) -> Result<u64> {
-        let lock = self.inner.clone();
         let owner = owner.clone();
-        self.thread
-            .call(async move { lock.hold_count(&owner).await })
+        self.run(|lock| async move { lock.hold_count(&owner).await })
     }
 }
 
@@ -261,12 +282,12 @@ impl ReadWriteLock {
     }
 
     /// The read side: shared with other readers.
-    pub fn read(&self) -> Lock {
+    pub fn read(&self) -> ReadLock {
         Lock::new(self.inner.read(), self.thread.clone())
     }
 
     /// The write side: exclusive.
-    pub fn write(&self) -> Lock {
+    pub fn write(&self) -> WriteLock {
         Lock::new(self.inner.write(), self.thread.clone())
     }
 }

@@ -91,4 +91,4 @@ mod thread;
 
 pub use client::{LockClient, LockClientBuilder};
 pub use guard::LockGuard;
-pub use lock::{Lock, ReadWriteLock};
+pub use lock::{FairLock, Lock, ReadLock, ReadWriteLock, WriteLock};
