@@ -130,9 +130,13 @@ pub use api::guard::LockGuard;
 #[cfg(feature = "locks")]
 pub use api::inspect::{Holder, LockInfo, LockKind, Mode, Side};
 #[cfg(feature = "locks")]
+pub use api::latch::CountDownLatch;
+#[cfg(feature = "locks")]
 pub use api::lock::Lock;
 #[cfg(feature = "locks")]
 pub use api::rwlock::ReadWriteLock;
+#[cfg(feature = "locks")]
+pub use api::semaphore::{MAX_PERMITS, Semaphore};
 #[cfg(feature = "locks")]
 pub use api::{blocking, identity};
 #[cfg(feature = "locks")]

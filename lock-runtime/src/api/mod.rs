@@ -6,6 +6,7 @@
 //! - `guard.rs`: [`LockGuard`](crate::LockGuard), one hold;
 //! - `inspect.rs`: reading a lock without touching it;
 //! - `identity.rs`: holder identity (opt-in);
+//! - `semaphore.rs`, `latch.rs`: semaphores and count-down latches;
 //! - `blocking/`: the API for sync code, run on a thread of the client's.
 
 pub mod blocking;
@@ -14,5 +15,7 @@ pub(crate) mod fair;
 pub(crate) mod guard;
 pub mod identity;
 pub(crate) mod inspect;
+pub(crate) mod latch;
 pub(crate) mod lock;
 pub(crate) mod rwlock;
+pub(crate) mod semaphore;

@@ -1,6 +1,7 @@
 //! Work handed to the client's background worker: plain data, so that the
 //! shared state can hold the queue without knowing how jobs run.
 
+use crate::base::counted_names::CountedNames;
 use crate::base::hold_key::HoldKey;
 use crate::base::kind::Kind;
 use crate::base::names::LockNames;
@@ -36,6 +37,16 @@ pub(crate) struct ReleaseRequest {
     pub resent: bool,
 }
 
+/// The undo of one abandoned acquire of a semaphore's permits.
+#[derive(Debug)]
+pub(crate) struct PermitUndo {
+    pub names: Arc<CountedNames>,
+    /// The attempt's key.
+    pub attempt: String,
+    /// The permits it asked for.
+    pub permits: u64,
+}
+
 /// Work for the background worker.
 #[derive(Debug)]
 pub(crate) enum Job {
@@ -57,4 +68,7 @@ pub(crate) enum Job {
         names: Arc<LockNames>,
         field: String,
     },
+    /// Give back the permits of an abandoned semaphore acquire, if it took
+    /// them, and close the attempt.
+    UndoPermits(PermitUndo),
 }

@@ -106,6 +106,7 @@ use tokio::sync::{Notify, mpsc, watch};
 use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT};
 use crate::base::names::slot;
 use crate::observability::targets;
+use crate::protocol::counted_scripts::permits_message;
 use crate::protocol::handoff::{self, Handoff};
 use crate::protocol::replies::WakeMessage;
 use crate::transport::cluster_nodes::{SlotOwner, node_info, owner_of, read_slots};
@@ -1334,7 +1335,8 @@ impl Driver {
         self.mark_dead();
     }
 
-    /// Wakes waiters of the message's channel: one for `0`, all for `1`.
+    /// Wakes waiters of the message's channel: one for `0` (or for a
+    /// semaphore's permits available), all for `1`.
     fn dispatch(&self, message: &Msg) {
         let Some(shared) = self.shared.upgrade() else {
             return;
@@ -1364,6 +1366,10 @@ impl Driver {
             None => {
                 if let Some(handoff) = handoff::parse(payload) {
                     *signals.handoff.lock().unwrap_or_else(|e| e.into_inner()) = Some(handoff);
+                    signals.notify.notify_one();
+                } else if permits_message(payload).is_some_and(|available| available > 0) {
+                    // A semaphore's permits available: one waiter tries, and
+                    // passes the wake-up on if it leaves some.
                     signals.notify.notify_one();
                 }
             }

@@ -1,0 +1,335 @@
+//! Taking a semaphore's permits, and changing a semaphore or a count-down
+//! latch exactly once.
+//!
+//! Invariants:
+//! - **One attempt per call.** An acquire call is one attempt, with a key of
+//!   its own (`{name}:redlua_permits:<client>:<n>`). The acquire script
+//!   takes the permits and marks the attempt in one step, so a try whose
+//!   reply was lost and a later try of the same call take the permits once.
+//! - **Exact undo.** A call that ends without its permits (dropped, failed,
+//!   gave up) while a try may have taken effect hands the undo of that
+//!   attempt to the background worker: it gives the permits back if and only
+//!   if the attempt took them, and closes the attempt, so that a copy of it
+//!   still on its way to Redis does nothing when it arrives. It is retried
+//!   until Redis answers, for as long as the attempt's key lives.
+//! - **Waiters get in.** A waiter subscribes to the semaphore's channel and
+//!   tries again after subscribing; it then sleeps until a message, at most
+//!   [`MAX_WAIT_BETWEEN_TRIES`], and polls every
+//!   [`POLL_WITHOUT_SUBSCRIPTION`] while it has no working subscription. A
+//!   waiter woken by a message that took its permits and left some, or that
+//!   was dropped before it tried, passes the wake-up on to another waiter of
+//!   its client.
+//! - **Changes happen once.** A release, a change of the permits or of a
+//!   latch's count carries a request latch: a retry after a lost reply
+//!   returns the first result and changes nothing more.
+
+use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
+use crate::base::counted_names::CountedNames;
+use crate::base::error::{Error, Failure, Result, classify, connection_was_closed};
+use crate::holds::acquire::Wait;
+use crate::holds::job::{Job, PermitUndo};
+use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE};
+use crate::holds::shared::Shared;
+use crate::observability::targets;
+use crate::protocol::counted_scripts::{Changed, TakePermits, Taken, UndoPermits};
+use crate::protocol::replies::millis;
+use crate::script::ScriptCall;
+use crate::transport::pubsub::Subscription;
+use crate::transport::replication::{Acked, Synced};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a subscribe may take before the waiter polls instead, and how
+/// often a waiter without a subscription tries to subscribe again.
+const RESUBSCRIBE_EVERY: Duration = Duration::from_secs(1);
+
+/// An acquire of permits.
+pub(crate) struct PermitRequest<'a> {
+    pub shared: &'a Arc<Shared>,
+    pub names: &'a Arc<CountedNames>,
+    pub permits: u64,
+}
+
+impl PermitRequest<'_> {
+    /// Takes the permits, waiting as `wait` allows: `false` when they could
+    /// not be had in time.
+    pub(crate) async fn take(&self, wait: Wait) -> Result<bool> {
+        let shared = self.shared;
+        let attempt = self.names.attempt(&shared.id, shared.ids.next());
+        let attempt_ttl_ms = millis(shared.config.latch_ttl);
+        let mut undo = Undo {
+            shared,
+            undo: Some(PermitUndo {
+                names: self.names.clone(),
+                attempt: attempt.clone(),
+                permits: self.permits,
+            }),
+            in_flight: false,
+            uncertain: false,
+        };
+        let mut subscription: Option<Subscription> = None;
+        let mut next_subscribe: Option<tokio::time::Instant> = None;
+        let mut error_pause = FIRST_PAUSE;
+        let mut resent_on_new_connection = false;
+        loop {
+            let call = TakePermits {
+                semaphore: &self.names.key,
+                attempt: &attempt,
+                permits: self.permits,
+                attempt_ttl_ms,
+            }
+            .call();
+            let mut con = shared.con.clone();
+            undo.in_flight = true;
+            let reply: redis::RedisResult<Synced<Taken>> =
+                shared.sync.run(&mut con, &call, &self.names.key).await;
+            undo.in_flight = false;
+            match reply {
+                Ok(Synced {
+                    reply: Taken::Yes { .. },
+                    acked: Acked::Short { acked, wanted },
+                }) => {
+                    // Fail closed: a failover now could lose the decrement.
+                    undo.now().await;
+                    tracing::warn!(target: targets::ACQUIRE, semaphore = %self.names.key, acked, wanted, "too few replicas acknowledged the acquire; undone");
+                    return Err(Error::NotReplicated {
+                        name: self.names.key.clone(),
+                        acked,
+                        wanted,
+                    });
+                }
+                Ok(Synced {
+                    reply: Taken::Yes { available },
+                    ..
+                }) => {
+                    undo.undo = None;
+                    shared.delete_latch(attempt);
+                    if let Some(sub) = &mut subscription
+                        && available <= 0
+                    {
+                        // Nothing left for the others: the wake-up is used.
+                        sub.settled();
+                    }
+                    // Dropped with a wake-up it did not need (permits are
+                    // left), the subscription passes it on.
+                    return Ok(true);
+                }
+                Ok(Synced {
+                    reply: Taken::No { .. },
+                    ..
+                }) => {
+                    if let Some(sub) = &mut subscription {
+                        sub.settled();
+                    }
+                }
+                Ok(Synced {
+                    reply: Taken::Abandoned,
+                    ..
+                }) => {
+                    return Err(Error::Redis(redis::RedisError::from((
+                        redis::ErrorKind::UnexpectedReturnType,
+                        "redlua: the semaphore acquire script refused a live attempt",
+                    ))));
+                }
+                Err(error) => match classify(&error) {
+                    Failure::Unknown => {
+                        // It may have taken effect: the next try (same
+                        // attempt) finds out; an abandoned call undoes it.
+                        undo.uncertain = true;
+                        if matches!(wait, Wait::No)
+                            && !resent_on_new_connection
+                            && connection_was_closed(&error)
+                        {
+                            resent_on_new_connection = true;
+                            continue;
+                        }
+                        if matches!(wait, Wait::No) || past(wait) {
+                            return Err(Error::Redis(error));
+                        }
+                        tracing::debug!(target: targets::ACQUIRE, semaphore = %self.names.key, %error, "acquire failed; trying again");
+                        let pause = cap(error_pause, wait);
+                        error_pause = (error_pause * 2).min(MAX_PAUSE);
+                        tokio::time::sleep(pause).await;
+                        continue;
+                    }
+                    _ => return Err(Error::from_redis(&self.names.key, error)),
+                },
+            }
+            error_pause = FIRST_PAUSE;
+            if matches!(wait, Wait::No) || past(wait) {
+                return Ok(false);
+            }
+            let Some(sub) = &mut subscription else {
+                // Not subscribed: subscribe (the first time at once, later
+                // at most every second), then try again; poll meanwhile.
+                if let Some(at) = next_subscribe {
+                    let now = tokio::time::Instant::now();
+                    if now < at {
+                        tokio::time::sleep(cap(POLL_WITHOUT_SUBSCRIPTION.min(at - now), wait))
+                            .await;
+                        continue;
+                    }
+                }
+                next_subscribe = Some(tokio::time::Instant::now() + RESUBSCRIBE_EVERY);
+                subscription = subscribe(shared, &self.names.channel, wait).await;
+                continue;
+            };
+            let pause = if sub.is_live() {
+                MAX_WAIT_BETWEEN_TRIES
+            } else {
+                POLL_WITHOUT_SUBSCRIPTION
+            };
+            tokio::select! {
+                _ = sub.wake() => {}
+                _ = tokio::time::sleep(cap(pause, wait)) => {}
+            }
+        }
+    }
+}
+
+/// Subscribes to `channel`, giving up at the deadline; `None` (poll
+/// instead) when pub/sub fails.
+pub(crate) async fn subscribe(shared: &Shared, channel: &str, wait: Wait) -> Option<Subscription> {
+    let subscribe = shared.hub.subscribe(channel);
+    let result = tokio::time::timeout(cap(RESUBSCRIBE_EVERY, wait), subscribe)
+        .await
+        .ok()?;
+    match result {
+        Ok(subscription) => Some(subscription),
+        Err(error) => {
+            tracing::warn!(target: targets::ACQUIRE, %error, %channel, "cannot subscribe; polling instead");
+            None
+        }
+    }
+}
+
+/// Whether the deadline has passed.
+pub(crate) fn past(wait: Wait) -> bool {
+    matches!(wait, Wait::Until(deadline) if tokio::time::Instant::now() >= deadline)
+}
+
+/// `pause`, cut to what is left before the deadline.
+pub(crate) fn cap(pause: Duration, wait: Wait) -> Duration {
+    match wait {
+        Wait::Until(deadline) => {
+            pause.min(deadline.saturating_duration_since(tokio::time::Instant::now()))
+        }
+        Wait::No | Wait::Forever => pause,
+    }
+}
+
+/// An acquire call's undo: armed while a try is in flight or after a try
+/// whose reply was lost, it hands the undo of the attempt to the background
+/// worker when the call ends without its permits.
+struct Undo<'a> {
+    shared: &'a Arc<Shared>,
+    /// `None` once the call got its permits, or the undo was done.
+    undo: Option<PermitUndo>,
+    in_flight: bool,
+    uncertain: bool,
+}
+
+impl Undo<'_> {
+    /// Undoes the attempt now; in the background if Redis does not answer
+    /// (or the call is dropped meanwhile).
+    async fn now(&mut self) {
+        self.in_flight = true;
+        if let Some(undo) = &self.undo
+            && undo_once(self.shared, undo).await.is_ok()
+        {
+            self.undo = None;
+        }
+    }
+}
+
+impl Drop for Undo<'_> {
+    fn drop(&mut self) {
+        if let Some(undo) = self.undo.take()
+            && (self.in_flight || self.uncertain)
+        {
+            self.shared.submit(Job::UndoPermits(undo));
+        }
+    }
+}
+
+/// Runs the undo script once: whether permits were given back.
+async fn undo_once(shared: &Shared, undo: &PermitUndo) -> redis::RedisResult<bool> {
+    let mut con = shared.con.clone();
+    let gave_back: i64 = UndoPermits {
+        semaphore: &undo.names.key,
+        channel: &undo.names.channel,
+        attempt: &undo.attempt,
+        permits: undo.permits,
+        attempt_ttl_ms: millis(shared.config.latch_ttl),
+        publish: shared.config.publish,
+    }
+    .invoke(&mut con)
+    .await?;
+    Ok(gave_back == 1)
+}
+
+/// The background undo of an abandoned acquire: retried until Redis
+/// answers, while the attempt's key can still tell what the attempt did.
+pub(crate) async fn undo_in_background(shared: &Shared, undo: &PermitUndo) {
+    let give_up = tokio::time::Instant::now() + shared.config.latch_ttl;
+    let mut pause = FIRST_PAUSE;
+    loop {
+        match undo_once(shared, undo).await {
+            Ok(gave_back) => {
+                tracing::debug!(target: targets::RELEASE, semaphore = %undo.names.key, gave_back, "undid an abandoned acquire of permits");
+                return;
+            }
+            Err(error)
+                if classify(&error) == Failure::Unknown
+                    && tokio::time::Instant::now() + pause < give_up =>
+            {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(MAX_PAUSE);
+            }
+            Err(error) => {
+                tracing::error!(target: targets::RELEASE, semaphore = %undo.names.key, %error, "could not undo an abandoned acquire of permits");
+                return;
+            }
+        }
+    }
+}
+
+/// Runs a change script (made by `call` for a request latch) once: a reply
+/// lost is retried with the same latch while it lives, so that the change
+/// happens exactly once; the latch is deleted once answered.
+pub(crate) async fn change_once(
+    shared: &Arc<Shared>,
+    names: &CountedNames,
+    call: impl Fn(&str) -> ScriptCall,
+) -> Result<Changed> {
+    let latch = names.request_latch(&shared.id, shared.ids.next());
+    let give_up = tokio::time::Instant::now() + shared.config.latch_ttl / 2;
+    let mut pause = FIRST_PAUSE;
+    let call = call(&latch);
+    loop {
+        let mut con = shared.con.clone();
+        let reply: redis::RedisResult<Synced<Changed>> =
+            shared.sync.run(&mut con, &call, &names.key).await;
+        match reply {
+            Ok(Synced { reply, acked }) => {
+                shared.delete_latch(latch);
+                if let Acked::Short { acked, wanted } = acked {
+                    return Err(Error::ReleaseNotReplicated {
+                        name: names.key.clone(),
+                        acked,
+                        wanted,
+                    });
+                }
+                return Ok(reply);
+            }
+            Err(error)
+                if classify(&error) == Failure::Unknown
+                    && tokio::time::Instant::now() + pause < give_up =>
+            {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(MAX_PAUSE);
+            }
+            Err(error) => return Err(Error::from_redis(&names.key, error)),
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! The scripts of the counted primitives (`scripts/semaphore_*.lua`,
+//! `scripts/latch_change.lua`) as typed calls, with their arguments and
+//! replies.
+//!
+//! A semaphore is Redisson's `RSemaphore`: a string at its name, the number
+//! of permits available; its channel `redisson_sc:{name}` carries that
+//! number after each change that leaves permits. A count-down latch is
+//! Redisson's `RCountDownLatch`: a string at its name, the count, deleted
+//! once it reaches zero; its channel
+//! `redisson_countdownlatch__channel__{name}` carries `0` when it opens and
+//! `1` when a new count is set.
+//!
+//! Every write but an acquire carries a request latch, so that a retry
+//! after a lost reply returns the first result and changes nothing more;
+//! an acquire carries its attempt key instead (see `permits.rs`).
+
+// The generated items these calls do not use (pipelines, `load`, ...).
+#![allow(dead_code)]
+
+use crate::protocol::replies::Publish;
+use redis::{FromRedisValue, ParsingError, RedisWrite, ToRedisArgs, Value};
+use redlua_macros::redis_script;
+
+/// What a semaphore acquire answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Taken {
+    /// The attempt holds its permits; `available` are left.
+    Yes { available: i64 },
+    /// Too few permits: `available` there are.
+    No { available: i64 },
+    /// The attempt was abandoned (undone) before this copy of it ran.
+    Abandoned,
+}
+
+/// The reply codes of `semaphore_acquire.lua`.
+const TAKEN_YES: i64 = 1;
+const TAKEN_NO: i64 = 0;
+const TAKEN_ABANDONED: i64 = 3;
+
+impl FromRedisValue for Taken {
+    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        let (code, available): (i64, i64) = FromRedisValue::from_redis_value(v)?;
+        match code {
+            TAKEN_YES => Ok(Taken::Yes { available }),
+            TAKEN_NO => Ok(Taken::No { available }),
+            TAKEN_ABANDONED => Ok(Taken::Abandoned),
+            other => Err(format!("unknown semaphore acquire reply code {other}").into()),
+        }
+    }
+}
+
+/// What a change script answered: whether it changed anything, and the
+/// value (permits available, or a latch's count) after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Changed {
+    pub changed: bool,
+    pub value: i64,
+}
+
+impl FromRedisValue for Changed {
+    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        let (changed, value): (i64, i64) = FromRedisValue::from_redis_value(v)?;
+        Ok(Changed {
+            changed: changed == 1,
+            value,
+        })
+    }
+}
+
+/// How a semaphore is changed (`semaphore_change.lua`'s `ARGV[1]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SemaphoreChange {
+    /// Give back permits (at least 1).
+    Release,
+    /// Add permits (negative: take them away).
+    Add,
+    /// Set the permits available.
+    Set,
+    /// Set them if the semaphore does not exist.
+    TrySet,
+}
+
+impl ToRedisArgs for SemaphoreChange {
+    fn write_redis_args<W: ?Sized + RedisWrite>(&self, out: &mut W) {
+        out.write_arg(match self {
+            SemaphoreChange::Release => b"release",
+            SemaphoreChange::Add => b"add",
+            SemaphoreChange::Set => b"set",
+            SemaphoreChange::TrySet => b"try_set",
+        });
+    }
+}
+
+/// How a count-down latch is changed (`latch_change.lua`'s `ARGV[1]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LatchChange {
+    /// Count down by one.
+    CountDown,
+    /// Set the count if there is none.
+    TrySet,
+    /// Delete the latch (it opens).
+    Delete,
+}
+
+impl ToRedisArgs for LatchChange {
+    fn write_redis_args<W: ?Sized + RedisWrite>(&self, out: &mut W) {
+        out.write_arg(match self {
+            LatchChange::CountDown => b"count_down",
+            LatchChange::TrySet => b"try_set",
+            LatchChange::Delete => b"delete",
+        });
+    }
+}
+
+/// The payload of a semaphore's channel message: the permits available
+/// (Redisson's `SemaphorePubSub` reads it as a number), if it is one.
+pub(crate) fn permits_message(payload: &[u8]) -> Option<i64> {
+    std::str::from_utf8(payload).ok()?.parse().ok()
+}
+
+/// Takes permits of a semaphore, once per attempt.
+#[redis_script("scripts/semaphore_acquire.lua", returns = Taken, crate = crate)]
+pub(crate) struct TakePermits<'a> {
+    #[key]
+    pub semaphore: &'a str,
+    #[key]
+    pub attempt: &'a str,
+    #[arg]
+    pub permits: u64,
+    #[arg]
+    pub attempt_ttl_ms: u64,
+}
+
+/// Gives an abandoned acquire's permits back if it took them, and closes
+/// the attempt: 1 when permits were given back.
+#[redis_script("scripts/semaphore_undo.lua", returns = i64, crate = crate)]
+pub(crate) struct UndoPermits<'a> {
+    #[key]
+    pub semaphore: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[key]
+    pub attempt: &'a str,
+    #[arg]
+    pub permits: u64,
+    #[arg]
+    pub attempt_ttl_ms: u64,
+    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
+    #[arg]
+    pub publish: Publish,
+}
+
+/// Releases, adds or sets a semaphore's permits, once per request.
+#[redis_script("scripts/semaphore_change.lua", returns = Changed, crate = crate)]
+pub(crate) struct ChangeSemaphore<'a> {
+    #[key]
+    pub semaphore: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[key]
+    pub latch: &'a str,
+    #[arg]
+    pub change: SemaphoreChange,
+    #[arg]
+    pub permits: i64,
+    #[arg]
+    pub latch_ttl_ms: u64,
+    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
+    #[arg]
+    pub publish: Publish,
+}
+
+/// Counts a latch down, sets its count, or deletes it, once per request.
+#[redis_script("scripts/latch_change.lua", returns = Changed, crate = crate)]
+pub(crate) struct ChangeLatch<'a> {
+    #[key]
+    pub latch: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[key]
+    pub request: &'a str,
+    #[arg]
+    pub change: LatchChange,
+    #[arg]
+    pub count: u64,
+    #[arg]
+    pub latch_ttl_ms: u64,
+    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
+    #[arg]
+    pub publish: Publish,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_and_messages_decode() {
+        let pair = |a, b| Value::Array(vec![Value::Int(a), Value::Int(b)]);
+        assert_eq!(
+            Taken::from_redis_value(pair(1, 3)).unwrap(),
+            Taken::Yes { available: 3 }
+        );
+        assert_eq!(
+            Taken::from_redis_value(pair(0, -2)).unwrap(),
+            Taken::No { available: -2 }
+        );
+        assert_eq!(
+            Taken::from_redis_value(pair(3, 0)).unwrap(),
+            Taken::Abandoned
+        );
+        assert!(Taken::from_redis_value(pair(2, 0)).is_err());
+        assert_eq!(
+            Changed::from_redis_value(pair(0, 7)).unwrap(),
+            Changed {
+                changed: false,
+                value: 7
+            }
+        );
+        assert_eq!(permits_message(b"12"), Some(12));
+        assert_eq!(permits_message(b"-1"), Some(-1));
+        assert_eq!(permits_message(b"redlua:handoff:1:2"), None);
+        assert_eq!(
+            SemaphoreChange::TrySet.to_redis_args(),
+            vec![b"try_set".to_vec()]
+        );
+        assert_eq!(
+            LatchChange::CountDown.to_redis_args(),
+            vec![b"count_down".to_vec()]
+        );
+    }
+}

@@ -1,0 +1,446 @@
+//! The semaphore (Redisson's `RSemaphore` layout) against real redis-server
+//! processes: taking and giving permits, bad input refused before anything
+//! is written, pub/sub wake-ups, exact cancellation (dropped calls, lost
+//! replies, a late copy of an abandoned acquire), faults (random
+//! cancellation, `CLIENT KILL`, `SIGSTOP`) watched by an observer outside
+//! Redis, and interoperability with Redisson's own scripts.
+
+mod common;
+mod redisson;
+
+use common::{Redis, ms, within};
+use redis::AsyncCommands;
+use redisson::{
+    java_semaphore_release, java_semaphore_try_acquire, java_semaphore_try_set_permits,
+    semaphore_channel,
+};
+use redlua_runtime::{Error, LockClient, MAX_PERMITS, SyncReplicas};
+use redlua_test_support::FaultProxy;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// The permits available, read with a fresh connection (tests that kill
+/// clients kill the raw one too).
+async fn available(redis: &Redis, name: &str) -> Option<i64> {
+    let mut con = redis
+        .server
+        .client()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let value: Option<String> = con.get(name).await.unwrap();
+    value.map(|v| v.parse().unwrap())
+}
+
+/// Keys other than the semaphore itself (attempt keys, request latches).
+async fn helper_keys(redis: &Redis, name: &str) -> Vec<String> {
+    let mut con = redis
+        .server
+        .client()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let keys: Vec<String> = con.keys("*").await.unwrap();
+    keys.into_iter().filter(|k| k != name).collect()
+}
+
+/// Waits until the semaphore holds `expected` permits: what it holds then.
+async fn available_becomes(redis: &Redis, name: &str, expected: i64, limit: Duration) -> i64 {
+    let deadline = Instant::now() + limit;
+    loop {
+        let now = available(redis, name).await.unwrap_or(0);
+        if now == expected || Instant::now() >= deadline {
+            return now;
+        }
+        tokio::time::sleep(ms(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn permits_are_taken_only_while_enough_are_available_and_given_back_by_anyone() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let other = redis.client().await;
+    let sem = client.semaphore("jobs");
+    assert_eq!(sem.available().await.unwrap(), 0);
+    assert!(!sem.try_acquire(1).await.unwrap(), "no pool yet");
+    assert!(sem.try_set_permits(3).await.unwrap());
+    assert!(!sem.try_set_permits(10).await.unwrap(), "set once");
+    assert!(sem.try_acquire(2).await.unwrap());
+    assert!(!sem.try_acquire(2).await.unwrap());
+    assert_eq!(sem.available().await.unwrap(), 1);
+    // Nobody owns permits: another client gives them back.
+    assert_eq!(other.semaphore("jobs").release(2).await.unwrap(), 3);
+    assert_eq!(sem.add_permits(-4).await.unwrap(), -1);
+    assert!(!sem.try_acquire(1).await.unwrap());
+    assert_eq!(sem.add_permits(2).await.unwrap(), 1);
+    sem.set_permits(5).await.unwrap();
+    assert_eq!(available(&redis, "jobs").await, Some(5));
+    // The counter has no expiry (it is the pool, as in Redisson); the
+    // attempt keys and request latches are gone soon after.
+    assert_eq!(redis.pttl("jobs").await, -1);
+    let deadline = Instant::now() + ms(2000);
+    while !helper_keys(&redis, "jobs").await.is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(ms(20)).await;
+    }
+    assert_eq!(helper_keys(&redis, "jobs").await, Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn bad_input_fails_before_anything_is_written() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let sem = client.semaphore("pool");
+    for result in [
+        sem.try_acquire(0).await,
+        sem.try_acquire(MAX_PERMITS + 1).await,
+        sem.try_acquire_for(0, ms(10)).await,
+    ] {
+        assert!(
+            matches!(result, Err(Error::InvalidPermits { .. })),
+            "{result:?}"
+        );
+    }
+    assert!(matches!(
+        sem.acquire(0).await,
+        Err(Error::InvalidPermits { .. })
+    ));
+    assert!(matches!(
+        sem.release(0).await,
+        Err(Error::InvalidPermits { .. })
+    ));
+    assert!(matches!(
+        sem.add_permits(0).await,
+        Err(Error::InvalidPermits { .. })
+    ));
+    assert!(matches!(
+        sem.set_permits(MAX_PERMITS + 1).await,
+        Err(Error::InvalidPermits { .. })
+    ));
+    assert!(matches!(
+        client.semaphore("").try_acquire(1).await,
+        Err(Error::InvalidName { .. })
+    ));
+    assert_eq!(redis.keys().await, Vec::<String>::new());
+
+    // Keys of another type, or a string that is not a count, are left alone.
+    let _: () = redis.raw().hset("a-hash", "f", "1").await.unwrap();
+    let _: () = redis.raw().set("a-word", "many").await.unwrap();
+    for name in ["a-hash", "a-word"] {
+        let sem = client.semaphore(name);
+        assert!(matches!(
+            sem.try_acquire(1).await,
+            Err(Error::WrongType { .. })
+        ));
+        assert!(matches!(sem.release(1).await, Err(Error::WrongType { .. })));
+        assert!(matches!(
+            sem.set_permits(1).await,
+            Err(Error::WrongType { .. })
+        ));
+        assert!(matches!(
+            sem.available().await,
+            Err(Error::WrongType { .. })
+        ));
+    }
+    assert_eq!(redis.hgetall("a-hash").await.len(), 1);
+    let word: String = redis.raw().get("a-word").await.unwrap();
+    assert_eq!(word, "many");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_is_woken_by_a_release_long_before_it_would_poll() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let other = redis.client().await;
+    let sem = client.semaphore("slots");
+    sem.try_set_permits(1).await.unwrap();
+    assert!(sem.try_acquire(1).await.unwrap());
+    let waiter = tokio::spawn({
+        let sem = sem.clone();
+        async move {
+            sem.acquire(1).await.unwrap();
+            Instant::now()
+        }
+    });
+    // Let it try, subscribe and try again.
+    tokio::time::sleep(ms(300)).await;
+    assert!(!waiter.is_finished());
+    let released = Instant::now();
+    other.semaphore("slots").release(1).await.unwrap();
+    let got = within(ms(4000), "the woken waiter", waiter).await.unwrap();
+    // A waiter polls every 5 s: a wake-up is far faster.
+    assert!(
+        got - released < ms(1000),
+        "woken after {:?}",
+        got - released
+    );
+    assert_eq!(sem.available().await.unwrap(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_of_several_permits_wakes_as_many_waiters_of_one_client() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let other = redis.client().await;
+    let sem = client.semaphore("batch");
+    sem.set_permits(0).await.unwrap();
+    let waiters: Vec<_> = (0..3)
+        .map(|_| {
+            let sem = sem.clone();
+            tokio::spawn(async move {
+                sem.acquire(1).await.unwrap();
+                Instant::now()
+            })
+        })
+        .collect();
+    tokio::time::sleep(ms(400)).await;
+    let released = Instant::now();
+    // One message ("3") reaches the client; each waiter that takes a
+    // permit and leaves some passes the wake-up on.
+    other.semaphore("batch").release(3).await.unwrap();
+    for waiter in waiters {
+        let got = within(ms(4000), "a woken waiter", waiter).await.unwrap();
+        assert!(
+            got - released < ms(1000),
+            "woken after {:?}",
+            got - released
+        );
+    }
+    assert_eq!(sem.available().await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn try_acquire_for_gives_up_at_its_deadline_and_takes_nothing() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let sem = client.semaphore("full");
+    sem.set_permits(1).await.unwrap();
+    let started = Instant::now();
+    assert!(!sem.try_acquire_for(2, ms(300)).await.unwrap());
+    let waited = started.elapsed();
+    assert!(waited >= ms(300) && waited < ms(1500), "{waited:?}");
+    assert_eq!(sem.available().await.unwrap(), 1);
+}
+
+/// Dropped at every point of its life, an acquire takes nothing: on a pool
+/// of 1, each round drops an acquire after a delay, then checks that the
+/// permit comes back (undone in the background when it was taken).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_acquires_never_take_or_leak_a_permit() {
+    let redis = Redis::start().await;
+    let client = redis.unsynced_client().await;
+    let sem = client.semaphore("cancel");
+    sem.set_permits(1).await.unwrap();
+    let mut took_effect = 0;
+    for delay in [0u64, 0, 1, 1, 2, 3, 5, 8, 13, 20] {
+        let acquire = sem.try_acquire(1);
+        let dropped = tokio::time::timeout(Duration::from_micros(delay * 100), acquire).await;
+        if let Ok(result) = dropped {
+            // It finished in time: a normal acquire, released normally.
+            assert!(result.unwrap());
+            sem.release(1).await.unwrap();
+            took_effect += 1;
+        }
+        assert_eq!(available_becomes(&redis, "cancel", 1, ms(3000)).await, 1);
+    }
+    // Some rounds were dropped mid-flight (those that finished were not).
+    assert!(took_effect < 10, "every acquire finished before its drop");
+}
+
+/// A reply lost on a slow link: the call fails, the client closes the
+/// attempt in the background, and the copy that reaches Redis later takes
+/// nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_copy_of_an_abandoned_acquire_takes_nothing() {
+    let redis = Redis::start().await;
+    let proxy = FaultProxy::start(redis.server.port());
+    let client = LockClient::builder(proxy.url())
+        .response_timeout(ms(300))
+        .sync_replicas(SyncReplicas::Off)
+        .connect()
+        .await
+        .unwrap();
+    let sem = client.semaphore("slow");
+    sem.set_permits(1).await.unwrap();
+    proxy.set_delay(ms(1500));
+    proxy.refuse(true);
+    let sent = Instant::now();
+    let result = within(ms(5000), "try_acquire over a slow link", sem.try_acquire(1)).await;
+    assert!(matches!(result, Err(Error::Redis(_))), "{result:?}");
+    proxy.set_delay(Duration::ZERO);
+    proxy.refuse(false);
+    // The undo closes the attempt long before the first copy arrives.
+    tokio::time::sleep(ms(2500).saturating_sub(sent.elapsed())).await;
+    assert_eq!(
+        available(&redis, "slow").await,
+        Some(1),
+        "the late copy took a permit that nobody holds"
+    );
+    // The pool works on.
+    assert!(sem.try_acquire(1).await.unwrap());
+}
+
+/// The fault test: 12 tasks on a 3-permit pool, cancelled at random, while
+/// Redis kills every client connection every 300 ms and is stopped
+/// (SIGSTOP) now and then. An observer outside Redis counts holders: never
+/// more than 3; in the end every permit is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_random_cancellation_client_kill_and_sigstop_the_count_stays_exact() {
+    const PERMITS: i64 = 3;
+    let redis = Redis::start().await;
+    let client = LockClient::builder(redis.url())
+        .response_timeout(ms(400))
+        .sync_replicas(SyncReplicas::Off)
+        .connect()
+        .await
+        .unwrap();
+    let sem = client.semaphore("faults");
+    sem.set_permits(PERMITS as u64).await.unwrap();
+    let holders = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let acquired = Arc::new(AtomicUsize::new(0));
+    let seed: u64 = std::env::var("SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| Instant::now().elapsed().subsec_nanos() as u64 ^ 0x9e37_79b9);
+    println!("seed {seed}");
+    let stop_at = Instant::now() + ms(6000);
+
+    let killer = tokio::spawn({
+        let client = redis.server.client();
+        async move {
+            let mut round = 0u32;
+            while Instant::now() < stop_at {
+                tokio::time::sleep(ms(300)).await;
+                round += 1;
+                if let Ok(mut con) = client.get_multiplexed_async_connection().await {
+                    let _: redis::RedisResult<i64> = redis::cmd("CLIENT")
+                        .arg("KILL")
+                        .arg("TYPE")
+                        .arg(if round % 2 == 0 { "normal" } else { "pubsub" })
+                        .query_async(&mut con)
+                        .await;
+                }
+            }
+        }
+    });
+    let stopper = tokio::spawn({
+        let pid = redis.server.pid();
+        async move {
+            while Instant::now() + ms(1500) < stop_at {
+                tokio::time::sleep(ms(1000)).await;
+                let _ = std::process::Command::new("kill")
+                    .arg("-STOP")
+                    .arg(pid.to_string())
+                    .status();
+                tokio::time::sleep(ms(500)).await;
+                let _ = std::process::Command::new("kill")
+                    .arg("-CONT")
+                    .arg(pid.to_string())
+                    .status();
+            }
+        }
+    });
+    let tasks: Vec<_> = (0..12u64)
+        .map(|i| {
+            let sem = sem.clone();
+            let holders = holders.clone();
+            let most = most.clone();
+            let acquired = acquired.clone();
+            let mut rng = seed.wrapping_add(i).wrapping_mul(0x2545_f491_4f6c_dd1d) | 1;
+            let mut next = move || {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng
+            };
+            tokio::spawn(async move {
+                while Instant::now() < stop_at {
+                    let limit = ms(next() % 400);
+                    match tokio::time::timeout(limit, sem.acquire(1)).await {
+                        Ok(Ok(())) => {
+                            let now = holders.fetch_add(1, Ordering::SeqCst) + 1;
+                            most.fetch_max(now, Ordering::SeqCst);
+                            acquired.fetch_add(1, Ordering::SeqCst);
+                            tokio::time::sleep(ms(next() % 30)).await;
+                            holders.fetch_sub(1, Ordering::SeqCst);
+                            // A release that fails is retried until it
+                            // counts (exactly once).
+                            while sem.release(1).await.is_err() {
+                                tokio::time::sleep(ms(50)).await;
+                            }
+                        }
+                        Ok(Err(_)) | Err(_) => {}
+                    }
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        within(ms(30_000), "a contender", task).await.unwrap();
+    }
+    killer.await.unwrap();
+    stopper.await.unwrap();
+    let _ = std::process::Command::new("kill")
+        .arg("-CONT")
+        .arg(redis.server.pid().to_string())
+        .status();
+    let most = most.load(Ordering::SeqCst);
+    let acquired = acquired.load(Ordering::SeqCst);
+    println!("acquired {acquired} times, at most {most} holders at once");
+    assert!(
+        most <= PERMITS as usize,
+        "{most} holders at once (seed {seed})"
+    );
+    assert!(
+        acquired > 20,
+        "only {acquired} acquires: the test did not test"
+    );
+    // Every abandoned acquire is undone in the background.
+    assert_eq!(
+        available_becomes(&redis, "faults", PERMITS, ms(10_000)).await,
+        PERMITS,
+        "permits lost or made up (seed {seed})"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn java_and_rust_share_one_semaphore_and_wake_each_other() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let sem = client.semaphore("shared-pool");
+    // Java sizes the pool; Rust sees it and takes from it.
+    assert!(java_semaphore_try_set_permits(&redis, "shared-pool", 2).await);
+    assert!(!sem.try_set_permits(5).await.unwrap());
+    assert!(sem.try_acquire(2).await.unwrap());
+    assert!(!java_semaphore_try_acquire(&redis, "shared-pool", 1).await);
+    // A Java release wakes a Rust waiter.
+    let waiter = tokio::spawn({
+        let sem = sem.clone();
+        async move {
+            sem.acquire(1).await.unwrap();
+            Instant::now()
+        }
+    });
+    tokio::time::sleep(ms(300)).await;
+    let released = Instant::now();
+    java_semaphore_release(&redis, "shared-pool", 1).await;
+    let got = within(ms(4000), "a waiter woken by Java", waiter)
+        .await
+        .unwrap();
+    assert!(
+        got - released < ms(1000),
+        "woken after {:?}",
+        got - released
+    );
+    // A Rust release announces the permits available as Redisson does, on
+    // Redisson's channel, and Java takes them.
+    let mut listener = redis.listen(&semaphore_channel("shared-pool")).await;
+    assert_eq!(sem.release(2).await.unwrap(), 2);
+    let (message, _) = listener.next_within(ms(2000)).await.expect("a message");
+    assert_eq!(message, "2");
+    assert!(java_semaphore_try_acquire(&redis, "shared-pool", 2).await);
+    assert_eq!(sem.available().await.unwrap(), 0);
+}
