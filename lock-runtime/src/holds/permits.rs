@@ -91,7 +91,7 @@ impl PermitRequest<'_> {
                 }) => {
                     // Fail closed: a failover now could lose the decrement.
                     undo.now().await;
-                    tracing::warn!(target: targets::ACQUIRE, semaphore = %self.names.key, acked, wanted, "too few replicas acknowledged the acquire; undone");
+                    tracing::warn!(target: targets::ACQUIRE, lock = %self.names.key, acked, wanted, "too few replicas acknowledged the acquire; undone");
                     return Err(Error::NotReplicated {
                         name: self.names.key.clone(),
                         acked,
@@ -146,7 +146,7 @@ impl PermitRequest<'_> {
                         if matches!(wait, Wait::No) || past(wait) {
                             return Err(Error::Redis(error));
                         }
-                        tracing::debug!(target: targets::ACQUIRE, semaphore = %self.names.key, %error, "acquire failed; trying again");
+                        tracing::debug!(target: targets::ACQUIRE, lock = %self.names.key, %error, "acquire failed; trying again");
                         let pause = cap(error_pause, wait);
                         error_pause = (error_pause * 2).min(MAX_PAUSE);
                         tokio::time::sleep(pause).await;
