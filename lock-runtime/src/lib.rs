@@ -214,6 +214,15 @@ mod tests {
         send(guard.lost());
         send(guard.reenter());
         send(guard.unlock());
+        let sem = client.semaphore("s");
+        send_sync_static(&sem);
+        send(sem.acquire(1));
+        send(sem.try_acquire_for(1, std::time::Duration::from_secs(1)));
+        send(sem.release(1));
+        let latch = client.count_down_latch("l");
+        send_sync_static(&latch);
+        send(latch.wait());
+        send(latch.count_down());
     }
 
     /// The blocking API's handles move between threads.
@@ -228,6 +237,8 @@ mod tests {
         send_sync_static(&client);
         send_sync_static(&lock);
         send_sync_static(&rw);
+        send_sync_static(&client.semaphore("s"));
+        send_sync_static(&client.count_down_latch("l"));
         send_sync_static(&guard);
         send(builder);
     }

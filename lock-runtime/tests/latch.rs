@@ -209,3 +209,29 @@ async fn java_and_rust_count_down_and_wait_on_one_latch() {
     }
     assert_eq!(messages, ["0", "1", "0"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_blocking_face_counts_down_and_waits() {
+    let redis = Redis::start().await;
+    let url = redis.url();
+    tokio::task::spawn_blocking(move || {
+        let client = redlua_runtime::blocking::LockClient::connect(url).unwrap();
+        let latch = client.count_down_latch("threads");
+        assert!(latch.try_set_count(2).unwrap());
+        assert!(!latch.wait_for(ms(100)).unwrap());
+        let counters: Vec<_> = (0..2)
+            .map(|_| {
+                let latch = latch.clone();
+                std::thread::spawn(move || latch.count_down().unwrap())
+            })
+            .collect();
+        latch.wait().unwrap();
+        for counter in counters {
+            counter.join().unwrap();
+        }
+        assert_eq!(latch.count().unwrap(), 0);
+        assert!(!latch.delete().unwrap());
+    })
+    .await
+    .unwrap();
+}

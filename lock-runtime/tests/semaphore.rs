@@ -492,3 +492,36 @@ async fn java_and_rust_share_one_semaphore_and_wake_each_other() {
     assert!(java_semaphore_try_acquire(&redis, "shared-pool", 2).await);
     assert_eq!(sem.available().await.unwrap(), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_blocking_face_takes_waits_and_gives_back() {
+    let redis = Redis::start().await;
+    let url = redis.url();
+    let waited = tokio::task::spawn_blocking(move || {
+        let client = redlua_runtime::blocking::LockClient::connect(url).unwrap();
+        let sem = client.semaphore("threads");
+        assert!(sem.try_set_permits(1).unwrap());
+        sem.acquire(1).unwrap();
+        assert!(!sem.try_acquire_for(1, ms(200)).unwrap());
+        let waiter = std::thread::spawn({
+            let sem = sem.clone();
+            move || {
+                sem.acquire(1).unwrap();
+                std::time::Instant::now()
+            }
+        });
+        std::thread::sleep(ms(300));
+        let released = std::time::Instant::now();
+        assert_eq!(sem.release(1).unwrap(), 1);
+        let got = waiter.join().unwrap();
+        assert_eq!(sem.available().unwrap(), 0);
+        assert!(matches!(
+            sem.try_acquire(0),
+            Err(Error::InvalidPermits { .. })
+        ));
+        got - released
+    })
+    .await
+    .unwrap();
+    assert!(waited < ms(1000), "woken after {waited:?}");
+}

@@ -85,10 +85,12 @@
 //! must block should do so in `spawn_blocking` or on a multi-thread runtime.
 
 mod client;
+mod counted;
 mod guard;
 mod lock;
 mod thread;
 
 pub use client::{LockClient, LockClientBuilder};
+pub use counted::{CountDownLatch, Semaphore};
 pub use guard::LockGuard;
 pub use lock::{Lock, ReadWriteLock};
