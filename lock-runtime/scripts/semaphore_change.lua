@@ -6,9 +6,15 @@
 -- KEYS[2]  its channel: the permits available are published there when
 --          there are some (Redisson's message), to wake waiters
 -- KEYS[3]  this request's latch: its result, once it ran
+-- KEYS[4]  a leased semaphore's permits taken (Redisson's
+--          RPermitExpirableSemaphore: `{name}:timeout`, id -> expiry), for
+--          'set_total'
 -- ARGV[1]  what to do: 'release' (add ARGV[2] >= 1 permits), 'add' (add
 --          ARGV[2], which may be negative), 'set' (set ARGV[2] >= 0), or
---          'try_set' (set ARGV[2] >= 0 if the semaphore does not exist)
+--          'try_set' (set ARGV[2] >= 0 if the semaphore does not exist), or
+--          'set_total' (a leased semaphore: make the permits available plus
+--          those taken ARGV[2] >= 0, as Redisson's setPermits does; with
+--          permits taken, fewer than zero may be left available)
 -- ARGV[2]  the permits
 -- ARGV[3]  how long the latch lives, in milliseconds
 -- ARGV[4]  PUBLISH or SPUBLISH
@@ -26,7 +32,7 @@ local permits = tonumber(ARGV[2])
 if not permits or permits % 1 ~= 0 then
   return redis.error_reply('ERR redlua: invalid permits ' .. ARGV[2])
 end
-if (mode == 'release' and permits < 1) or ((mode == 'set' or mode == 'try_set') and permits < 0) then
+if (mode == 'release' and permits < 1) or ((mode == 'set' or mode == 'try_set' or mode == 'set_total') and permits < 0) then
   return redis.error_reply('ERR redlua: invalid permits ' .. ARGV[2])
 end
 local kind = redis.call('type', KEYS[1])['ok']
@@ -44,6 +50,13 @@ if mode == 'release' or mode == 'add' then
 elseif mode == 'set' then
   redis.call('set', KEYS[1], permits)
   available = permits
+elseif mode == 'set_total' then
+  local taken_kind = redis.call('type', KEYS[4])['ok']
+  if taken_kind ~= 'none' and taken_kind ~= 'zset' then
+    return redis.error_reply('WRONGTYPE the permits taken are a ' .. taken_kind .. ', not a sorted set')
+  end
+  available = permits - redis.call('zcard', KEYS[4])
+  redis.call('set', KEYS[1], available)
 elseif mode == 'try_set' then
   if value then
     changed = 0

@@ -5,7 +5,7 @@ use crate::api::client::LockClient;
 use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Result};
 use crate::holds::acquire::Wait;
-use crate::holds::permits::{PermitRequest, change_once};
+use crate::holds::permits::{PermitRequest, change_once, take};
 use crate::holds::shared::Shared;
 use crate::protocol::counted_scripts::{ChangeSemaphore, SemaphoreChange};
 use crate::protocol::replies::millis;
@@ -134,13 +134,17 @@ impl Semaphore {
 
     async fn take(&self, permits: u64, wait: Wait) -> Result<bool> {
         let permits = self.checked(permits)?;
-        PermitRequest {
-            shared: &self.shared,
-            names: self.names()?,
+        let names = self.names()?;
+        let shared = &self.shared;
+        let attempt = PermitRequest {
+            names,
+            attempt: names.attempt(&shared.id, shared.ids.next()),
             permits,
-        }
-        .take(wait)
-        .await
+            attempt_ttl_ms: millis(shared.config.latch_ttl),
+        };
+        Ok(take(shared, names, &attempt, &attempt.attempt, wait)
+            .await?
+            .is_some())
     }
 
     /// Takes `permits` if that many are available, without waiting: whether
@@ -205,6 +209,7 @@ impl Semaphore {
                 semaphore: &names.key,
                 channel: &names.channel,
                 latch,
+                timeouts: &names.timeouts,
                 change,
                 permits,
                 latch_ttl_ms: millis(config.latch_ttl),

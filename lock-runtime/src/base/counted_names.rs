@@ -7,6 +7,10 @@
 //!   string of the count; its channel
 //!   `redisson_countdownlatch__channel__{name}` (braces always, as
 //!   Redisson spells it);
+//! - a leased semaphore (Redisson's `RPermitExpirableSemaphore`): the
+//!   semaphore's keys, and the sorted set of the permits taken,
+//!   `{name}:timeout` (16-byte id -> expiry in ms); its fencing token
+//!   counter (redlua's) `{name}:redlua_token`;
 //! - redlua's own short-lived keys beside them: an acquire attempt's key,
 //!   `{name}:redlua_permits:<client-uuid>:<n>`, and a change's request
 //!   latch, `{name}:redlua_change:<client-uuid>:<n>`.
@@ -24,6 +28,10 @@ pub(crate) struct CountedNames {
     pub key: String,
     /// The channel its changes are announced on.
     pub channel: String,
+    /// A leased semaphore's permits taken, id -> expiry in ms.
+    pub timeouts: String,
+    /// A leased semaphore's fencing token counter.
+    pub token: String,
     /// What every acquire attempt's key starts with.
     attempt_prefix: String,
     /// What every change's request latch starts with.
@@ -58,11 +66,15 @@ impl CountedNames {
         let names = CountedNames {
             key: name.to_string(),
             channel,
+            timeouts: suffixed(name, "timeout"),
+            token: suffixed(name, "redlua_token"),
             attempt_prefix: suffixed(name, "redlua_permits:"),
             latch_prefix: suffixed(name, "redlua_change:"),
         };
         let derived = [
             names.channel.clone(),
+            names.timeouts.clone(),
+            names.token.clone(),
             names.attempt("0", 0),
             names.request_latch("0", 0),
         ];
@@ -97,6 +109,8 @@ mod tests {
         assert_eq!(names.channel, "redisson_sc:{jobs}");
         assert_eq!(names.attempt("u", 7), "{jobs}:redlua_permits:u:7");
         assert_eq!(names.request_latch("u", 8), "{jobs}:redlua_change:u:8");
+        assert_eq!(names.timeouts, "{jobs}:timeout");
+        assert_eq!(names.token, "{jobs}:redlua_token");
         let braced = CountedNames::semaphore("a{b}c").unwrap();
         assert_eq!(braced.channel, "redisson_sc:a{b}c");
         let latch = CountedNames::latch("done").unwrap();

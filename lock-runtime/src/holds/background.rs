@@ -101,7 +101,7 @@ async fn run(shared: Arc<Shared>, job: Job) {
         }
         Job::SweepLatches => sweep_latches(&shared).await,
         Job::LeaveQueue { names, owner } => leave_queue(&shared, &names, &owner).await,
-        Job::UndoPermits(undo) => permits::undo_in_background(&shared, &undo).await,
+        Job::Permits(job) => permits::in_background(&shared, &job).await,
         Job::ClearWriterMark { names, field } => {
             let mut con = shared.con.clone();
             let clear = ClearWriterMark {

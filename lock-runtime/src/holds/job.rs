@@ -37,14 +37,30 @@ pub(crate) struct ReleaseRequest {
     pub resent: bool,
 }
 
-/// The undo of one abandoned acquire of a semaphore's permits.
+/// Background work of a semaphore's permits, retried until Redis answers.
 #[derive(Debug)]
-pub(crate) struct PermitUndo {
-    pub names: Arc<CountedNames>,
-    /// The attempt's key.
-    pub attempt: String,
-    /// The permits it asked for.
-    pub permits: u64,
+pub(crate) enum PermitJob {
+    /// Give back the permits of an abandoned acquire of a semaphore, if it
+    /// took them, and close the attempt.
+    Undo {
+        names: Arc<CountedNames>,
+        /// The attempt's key.
+        attempt: String,
+        /// The permits it asked for.
+        permits: u64,
+    },
+    /// The same for an abandoned acquire of leased permits.
+    UndoLeased {
+        names: Arc<CountedNames>,
+        attempt: String,
+        ids: Vec<[u8; 16]>,
+    },
+    /// Give back leased permits (a guard dropped, a release whose reply
+    /// was lost).
+    ReleaseLeased {
+        names: Arc<CountedNames>,
+        ids: Vec<[u8; 16]>,
+    },
 }
 
 /// Work for the background worker.
@@ -68,7 +84,7 @@ pub(crate) enum Job {
         names: Arc<LockNames>,
         field: String,
     },
-    /// Give back the permits of an abandoned semaphore acquire, if it took
-    /// them, and close the attempt.
-    UndoPermits(PermitUndo),
+    /// Undo an abandoned acquire of a semaphore's permits, or give back
+    /// leased permits.
+    Permits(PermitJob),
 }

@@ -44,8 +44,8 @@
 //! | `redlua::release` | warn | `could not leave a fair lock's queue; the waiter's deadline ends its place` | `lock`, `error` |
 //! | `redlua::release` | warn | `the background worker is gone ...` | (the tokio runtime shut down) |
 //! | `redlua::acquire` | warn | `cannot subscribe; polling instead` | `channel`, `error` (a semaphore's or count-down latch's waiter) |
-//! | `redlua::release` | debug | `undid an abandoned acquire of permits` | `semaphore`, `gave_back` (whether the attempt had taken its permits) |
-//! | `redlua::release` | error | `could not undo an abandoned acquire of permits` | `semaphore`, `error` (Redis refused the undo, or did not answer while the attempt's record lived: the permits it may have taken stay taken) |
+//! | `redlua::release` | debug | `permits given back in the background` | `semaphore`, `gave_back` (how many: an abandoned acquire undone, a dropped permit guard released) |
+//! | `redlua::release` | error | `could not give permits back in the background` | `semaphore`, `error` (Redis refused, or did not answer for 30 s: an abandoned plain acquire's permits may stay taken; leased ones come back when their lease ends) |
 //! | `redlua::watchdog` | debug | `renewal round` | `locks`, `renewed`, `lost`, `failed_batches`, `elapsed_ms` |
 //! | `redlua::watchdog` | warn | `lease renewal failed; retrying soon` | `locks`, `error` |
 //! | `redlua::watchdog` | warn | `too few replicas acknowledged a renewal; the lease clocks stay, retrying soon` | `locks`, `acked`, `wanted` |

@@ -78,6 +78,9 @@ pub(crate) enum SemaphoreChange {
     Set,
     /// Set them if the semaphore does not exist.
     TrySet,
+    /// A leased semaphore: make the permits available plus those taken
+    /// this many.
+    SetTotal,
 }
 
 impl ToRedisArgs for SemaphoreChange {
@@ -87,6 +90,7 @@ impl ToRedisArgs for SemaphoreChange {
             SemaphoreChange::Add => b"add",
             SemaphoreChange::Set => b"set",
             SemaphoreChange::TrySet => b"try_set",
+            SemaphoreChange::SetTotal => b"set_total",
         });
     }
 }
@@ -159,6 +163,8 @@ pub(crate) struct ChangeSemaphore<'a> {
     pub channel: &'a str,
     #[key]
     pub latch: &'a str,
+    #[key]
+    pub timeouts: &'a str,
     #[arg]
     pub change: SemaphoreChange,
     #[arg]
@@ -168,6 +174,120 @@ pub(crate) struct ChangeSemaphore<'a> {
     /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
     #[arg]
     pub publish: Publish,
+}
+
+/// What a leased acquire answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LeasedTaken {
+    /// The attempt holds its permits, with this fencing token; `available`
+    /// are left.
+    Yes { token: u64, available: i64 },
+    /// Too few permits; the first permit taken expires in `wait` (`None`:
+    /// none is taken).
+    No {
+        wait: Option<std::time::Duration>,
+        available: i64,
+    },
+    /// The attempt was abandoned (undone) before this copy of it ran.
+    Abandoned,
+}
+
+impl FromRedisValue for LeasedTaken {
+    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        let (code, a, available): (i64, i64, i64) = FromRedisValue::from_redis_value(v)?;
+        match code {
+            TAKEN_YES => Ok(LeasedTaken::Yes {
+                token: u64::try_from(a).unwrap_or(0),
+                available,
+            }),
+            TAKEN_NO => Ok(LeasedTaken::No {
+                wait: u64::try_from(a).ok().map(std::time::Duration::from_millis),
+                available,
+            }),
+            TAKEN_ABANDONED => Ok(LeasedTaken::Abandoned),
+            other => Err(format!("unknown leased acquire reply code {other}").into()),
+        }
+    }
+}
+
+/// Takes leased permits (`scripts/leased_acquire.lua`), once per attempt.
+#[redis_script("scripts/leased_acquire.lua", returns = LeasedTaken, crate = crate)]
+pub(crate) struct TakeLeased<'a> {
+    #[key]
+    pub semaphore: &'a str,
+    #[key]
+    pub timeouts: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[key]
+    pub attempt: &'a str,
+    #[key]
+    pub token: &'a str,
+    #[arg]
+    pub lease_ms: u64,
+    #[arg]
+    pub attempt_ttl_ms: u64,
+    #[arg]
+    pub token_ttl_ms: u64,
+    #[arg]
+    pub publish: Publish,
+    /// The permits' ids (16 bytes each).
+    #[arg(variadic)]
+    pub ids: Vec<&'a [u8]>,
+}
+
+/// Gives leased permits back (`scripts/leased_release.lua`): how many of
+/// the ids were still taken, and how many of those had expired.
+#[redis_script("scripts/leased_release.lua", returns = (i64, i64), crate = crate)]
+pub(crate) struct ReleaseLeased<'a> {
+    #[key]
+    pub semaphore: &'a str,
+    #[key]
+    pub timeouts: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[arg]
+    pub publish: Publish,
+    #[arg(variadic)]
+    pub ids: Vec<&'a [u8]>,
+}
+
+/// Renews leased permits (`scripts/leased_renew.lua`): 1 per id renewed,
+/// 0 per id gone.
+#[redis_script("scripts/leased_renew.lua", returns = Vec<i64>, crate = crate)]
+pub(crate) struct RenewLeased<'a> {
+    #[key]
+    pub semaphore: &'a str,
+    #[key]
+    pub timeouts: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[arg]
+    pub lease_ms: u64,
+    #[arg]
+    pub publish: Publish,
+    #[arg(variadic)]
+    pub ids: Vec<&'a [u8]>,
+}
+
+/// Undoes an abandoned leased acquire (`scripts/leased_undo.lua`): how
+/// many permits came back.
+#[redis_script("scripts/leased_undo.lua", returns = i64, crate = crate)]
+pub(crate) struct UndoLeased<'a> {
+    #[key]
+    pub semaphore: &'a str,
+    #[key]
+    pub timeouts: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[key]
+    pub attempt: &'a str,
+    #[arg]
+    pub attempt_ttl_ms: u64,
+    #[arg]
+    pub publish: Publish,
+    #[arg(variadic)]
+    pub ids: Vec<&'a [u8]>,
 }
 
 /// Counts a latch down, sets its count, or deletes it, once per request.
