@@ -132,6 +132,8 @@ pub use api::inspect::{Holder, LockInfo, LockKind, Mode, Side};
 #[cfg(feature = "locks")]
 pub use api::latch::CountDownLatch;
 #[cfg(feature = "locks")]
+pub use api::leased::{BATCH_PERMITS, LeasedSemaphore, PermitGuard, PermitInfo};
+#[cfg(feature = "locks")]
 pub use api::lock::Lock;
 #[cfg(feature = "locks")]
 pub use api::rwlock::ReadWriteLock;

@@ -781,6 +781,7 @@ impl LockClientBuilder {
             config,
             sync,
             holds: Arc::new(Mutex::new(Holds::new(by_slot))),
+            leased: Default::default(),
             ids: Ids::default(),
             renewal_con,
             jobs,

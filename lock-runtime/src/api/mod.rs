@@ -6,7 +6,8 @@
 //! - `guard.rs`: [`LockGuard`](crate::LockGuard), one hold;
 //! - `inspect.rs`: reading a lock without touching it;
 //! - `identity.rs`: holder identity (opt-in);
-//! - `semaphore.rs`, `latch.rs`: semaphores and count-down latches;
+//! - `semaphore.rs`, `leased.rs`, `latch.rs`: semaphores (plain and with
+//!   leased permits) and count-down latches;
 //! - `blocking/`: the API for sync code, run on a thread of the client's.
 
 pub mod blocking;
@@ -16,6 +17,7 @@ pub(crate) mod guard;
 pub mod identity;
 pub(crate) mod inspect;
 pub(crate) mod latch;
+pub(crate) mod leased;
 pub(crate) mod lock;
 pub(crate) mod rwlock;
 pub(crate) mod semaphore;

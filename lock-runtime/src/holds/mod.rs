@@ -13,7 +13,8 @@
 //!   held, noticed at once;
 //! - `release.rs`: where holds are released; `background.rs`: the worker;
 //! - `permits.rs`: a semaphore's permits taken and undone exactly, and the
-//!   changes of semaphores and count-down latches made exactly once.
+//!   changes of semaphores and count-down latches made exactly once;
+//!   `leased.rs`: leased permits, their acquire and their renewal.
 
 pub(crate) mod acquire;
 pub(crate) mod background;
@@ -21,6 +22,7 @@ pub(crate) mod job;
 pub(crate) mod kind_scripts;
 pub(crate) mod latches;
 pub(crate) mod lease_clock;
+pub(crate) mod leased;
 pub(crate) mod loss_watch;
 pub(crate) mod permits;
 pub(crate) mod registry;

@@ -27,11 +27,13 @@ use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
 use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Failure, Result, classify, connection_was_closed};
 use crate::holds::acquire::Wait;
-use crate::holds::job::{Job, PermitUndo};
+use crate::holds::job::{Job, PermitJob};
 use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE};
 use crate::holds::shared::Shared;
 use crate::observability::targets;
-use crate::protocol::counted_scripts::{Changed, TakePermits, Taken, UndoPermits};
+use crate::protocol::counted_scripts::{
+    Changed, ReleaseLeased, TakePermits, Taken, UndoLeased, UndoPermits,
+};
 use crate::protocol::replies::millis;
 use crate::script::ScriptCall;
 use crate::transport::pubsub::Subscription;
@@ -43,67 +45,116 @@ use std::time::Duration;
 /// often a waiter without a subscription tries to subscribe again.
 const RESUBSCRIBE_EVERY: Duration = Duration::from_secs(1);
 
-/// An acquire of permits.
-pub(crate) struct PermitRequest<'a> {
-    pub shared: &'a Arc<Shared>,
-    pub names: &'a Arc<CountedNames>,
-    pub permits: u64,
+/// One try of an acquire, as a kind of semaphore makes it.
+pub(crate) enum Try<T> {
+    /// The attempt holds its permits (`value`: what the kind hands on);
+    /// `available` are left.
+    Took { value: T, available: i64 },
+    /// Too few permits; a permit taken may come back within `wait`.
+    Busy { wait: Option<Duration> },
+    /// The attempt was abandoned before this copy of it ran.
+    Abandoned,
 }
 
-impl PermitRequest<'_> {
-    /// Takes the permits, waiting as `wait` allows: `false` when they could
-    /// not be had in time.
-    pub(crate) async fn take(&self, wait: Wait) -> Result<bool> {
-        let shared = self.shared;
-        let attempt = self.names.attempt(&shared.id, shared.ids.next());
-        let attempt_ttl_ms = millis(shared.config.latch_ttl);
-        let mut undo = Undo {
-            shared,
-            undo: Some(PermitUndo {
-                names: self.names.clone(),
-                attempt: attempt.clone(),
-                permits: self.permits,
-            }),
-            in_flight: false,
-            uncertain: false,
-        };
-        let mut subscription: Option<Subscription> = None;
-        let mut next_subscribe: Option<tokio::time::Instant> = None;
-        let mut error_pause = FIRST_PAUSE;
-        let mut resent_on_new_connection = false;
-        loop {
-            let call = TakePermits {
-                semaphore: &self.names.key,
-                attempt: &attempt,
-                permits: self.permits,
-                attempt_ttl_ms,
-            }
-            .call();
-            let mut con = shared.con.clone();
-            undo.in_flight = true;
-            let reply: redis::RedisResult<Synced<Taken>> =
-                shared.sync.run(&mut con, &call, &self.names.key).await;
-            undo.in_flight = false;
-            match reply {
-                Ok(Synced {
-                    reply: Taken::Yes { .. },
-                    acked: Acked::Short { acked, wanted },
-                }) => {
-                    // Fail closed: a failover now could lose the decrement.
+/// What an acquire of a kind of semaphore sends: its try, and the undo of
+/// the attempt.
+pub(crate) trait Attempt {
+    /// The script's reply.
+    type Reply: redis::FromRedisValue;
+    /// What a try that took its permits hands on.
+    type Value;
+    /// The try (the same attempt every time).
+    fn call(&self) -> ScriptCall;
+    /// What the reply says.
+    fn read(reply: Self::Reply) -> Try<Self::Value>;
+    /// The undo of the attempt, for the background worker.
+    fn undo(&self) -> PermitJob;
+}
+
+/// An acquire of permits of a plain semaphore.
+pub(crate) struct PermitRequest<'a> {
+    pub names: &'a CountedNames,
+    pub attempt: String,
+    pub permits: u64,
+    pub attempt_ttl_ms: u64,
+}
+
+impl Attempt for PermitRequest<'_> {
+    type Reply = Taken;
+    type Value = ();
+
+    fn call(&self) -> ScriptCall {
+        TakePermits {
+            semaphore: &self.names.key,
+            attempt: &self.attempt,
+            permits: self.permits,
+            attempt_ttl_ms: self.attempt_ttl_ms,
+        }
+        .call()
+    }
+
+    fn read(reply: Taken) -> Try<()> {
+        match reply {
+            Taken::Yes { available } => Try::Took {
+                value: (),
+                available,
+            },
+            Taken::No { .. } => Try::Busy { wait: None },
+            Taken::Abandoned => Try::Abandoned,
+        }
+    }
+
+    fn undo(&self) -> PermitJob {
+        PermitJob::Undo {
+            names: Arc::new(self.names.clone()),
+            attempt: self.attempt.clone(),
+            permits: self.permits,
+        }
+    }
+}
+
+/// Takes the permits of `attempt`, waiting as `wait` allows: `None` when
+/// they could not be had in time. `attempt_key` is deleted once the call
+/// has its permits (it only serves retries and late copies).
+pub(crate) async fn take<A: Attempt>(
+    shared: &Arc<Shared>,
+    names: &CountedNames,
+    attempt: &A,
+    attempt_key: &str,
+    wait: Wait,
+) -> Result<Option<A::Value>> {
+    let mut undo = Undo {
+        shared,
+        job: Some(attempt.undo()),
+        in_flight: false,
+        uncertain: false,
+    };
+    let call = attempt.call();
+    let mut subscription: Option<Subscription> = None;
+    let mut next_subscribe: Option<tokio::time::Instant> = None;
+    let mut error_pause = FIRST_PAUSE;
+    let mut resent_on_new_connection = false;
+    loop {
+        let mut con = shared.con.clone();
+        undo.in_flight = true;
+        let reply: redis::RedisResult<Synced<A::Reply>> =
+            shared.sync.run(&mut con, &call, &names.key).await;
+        undo.in_flight = false;
+        let busy_wait = match reply {
+            Ok(Synced { reply, acked }) => match (A::read(reply), acked) {
+                (Try::Took { .. }, Acked::Short { acked, wanted }) => {
+                    // Fail closed: a failover now could lose the acquire.
                     undo.now().await;
-                    tracing::warn!(target: targets::ACQUIRE, lock = %self.names.key, acked, wanted, "too few replicas acknowledged the acquire; undone");
+                    tracing::warn!(target: targets::ACQUIRE, lock = %names.key, acked, wanted, "too few replicas acknowledged the acquire; undone");
                     return Err(Error::NotReplicated {
-                        name: self.names.key.clone(),
+                        name: names.key.clone(),
                         acked,
                         wanted,
                     });
                 }
-                Ok(Synced {
-                    reply: Taken::Yes { available },
-                    ..
-                }) => {
-                    undo.undo = None;
-                    shared.delete_latch(attempt);
+                (Try::Took { value, available }, _) => {
+                    undo.job = None;
+                    shared.delete_latch(attempt_key.to_string());
                     if let Some(sub) = &mut subscription
                         && available <= 0
                     {
@@ -112,77 +163,73 @@ impl PermitRequest<'_> {
                     }
                     // Dropped with a wake-up it did not need (permits are
                     // left), the subscription passes it on.
-                    return Ok(true);
+                    return Ok(Some(value));
                 }
-                Ok(Synced {
-                    reply: Taken::No { .. },
-                    ..
-                }) => {
+                (Try::Busy { wait }, _) => {
                     if let Some(sub) = &mut subscription {
                         sub.settled();
                     }
+                    wait
                 }
-                Ok(Synced {
-                    reply: Taken::Abandoned,
-                    ..
-                }) => {
+                (Try::Abandoned, _) => {
                     return Err(Error::Redis(redis::RedisError::from((
                         redis::ErrorKind::UnexpectedReturnType,
                         "redlua: the semaphore acquire script refused a live attempt",
                     ))));
                 }
-                Err(error) => match classify(&error) {
-                    Failure::Unknown => {
-                        // It may have taken effect: the next try (same
-                        // attempt) finds out; an abandoned call undoes it.
-                        undo.uncertain = true;
-                        if matches!(wait, Wait::No)
-                            && !resent_on_new_connection
-                            && connection_was_closed(&error)
-                        {
-                            resent_on_new_connection = true;
-                            continue;
-                        }
-                        if matches!(wait, Wait::No) || past(wait) {
-                            return Err(Error::Redis(error));
-                        }
-                        tracing::debug!(target: targets::ACQUIRE, lock = %self.names.key, %error, "acquire failed; trying again");
-                        let pause = cap(error_pause, wait);
-                        error_pause = (error_pause * 2).min(MAX_PAUSE);
-                        tokio::time::sleep(pause).await;
+            },
+            Err(error) => match classify(&error) {
+                Failure::Unknown => {
+                    // It may have taken effect: the next try (same
+                    // attempt) finds out; an abandoned call undoes it.
+                    undo.uncertain = true;
+                    if matches!(wait, Wait::No)
+                        && !resent_on_new_connection
+                        && connection_was_closed(&error)
+                    {
+                        resent_on_new_connection = true;
                         continue;
                     }
-                    _ => return Err(Error::from_redis(&self.names.key, error)),
-                },
-            }
-            error_pause = FIRST_PAUSE;
-            if matches!(wait, Wait::No) || past(wait) {
-                return Ok(false);
-            }
-            let Some(sub) = &mut subscription else {
-                // Not subscribed: subscribe (the first time at once, later
-                // at most every second), then try again; poll meanwhile.
-                if let Some(at) = next_subscribe {
-                    let now = tokio::time::Instant::now();
-                    if now < at {
-                        tokio::time::sleep(cap(POLL_WITHOUT_SUBSCRIPTION.min(at - now), wait))
-                            .await;
-                        continue;
+                    if matches!(wait, Wait::No) || past(wait) {
+                        return Err(Error::Redis(error));
                     }
+                    tracing::debug!(target: targets::ACQUIRE, lock = %names.key, %error, "acquire failed; trying again");
+                    let pause = cap(error_pause, wait);
+                    error_pause = (error_pause * 2).min(MAX_PAUSE);
+                    tokio::time::sleep(pause).await;
+                    continue;
                 }
-                next_subscribe = Some(tokio::time::Instant::now() + RESUBSCRIBE_EVERY);
-                subscription = subscribe(shared, &self.names.channel, wait).await;
-                continue;
-            };
-            let pause = if sub.is_live() {
-                MAX_WAIT_BETWEEN_TRIES
-            } else {
-                POLL_WITHOUT_SUBSCRIPTION
-            };
-            tokio::select! {
-                _ = sub.wake() => {}
-                _ = tokio::time::sleep(cap(pause, wait)) => {}
+                _ => return Err(Error::from_redis(&names.key, error)),
+            },
+        };
+        error_pause = FIRST_PAUSE;
+        if matches!(wait, Wait::No) || past(wait) {
+            return Ok(None);
+        }
+        let Some(sub) = &mut subscription else {
+            // Not subscribed: subscribe (the first time at once, later at
+            // most every second), then try again; poll meanwhile.
+            if let Some(at) = next_subscribe {
+                let now = tokio::time::Instant::now();
+                if now < at {
+                    tokio::time::sleep(cap(POLL_WITHOUT_SUBSCRIPTION.min(at - now), wait)).await;
+                    continue;
+                }
             }
+            next_subscribe = Some(tokio::time::Instant::now() + RESUBSCRIBE_EVERY);
+            subscription = subscribe(shared, &names.channel, wait).await;
+            continue;
+        };
+        // Until a message, a permit taken expires, or the next poll.
+        let mut pause = busy_wait
+            .unwrap_or(MAX_WAIT_BETWEEN_TRIES)
+            .min(MAX_WAIT_BETWEEN_TRIES);
+        if !sub.is_live() {
+            pause = pause.min(POLL_WITHOUT_SUBSCRIPTION);
+        }
+        tokio::select! {
+            _ = sub.wake() => {}
+            _ = tokio::time::sleep(cap(pause, wait)) => {}
         }
     }
 }
@@ -224,7 +271,7 @@ pub(crate) fn cap(pause: Duration, wait: Wait) -> Duration {
 struct Undo<'a> {
     shared: &'a Arc<Shared>,
     /// `None` once the call got its permits, or the undo was done.
-    undo: Option<PermitUndo>,
+    job: Option<PermitJob>,
     in_flight: bool,
     uncertain: bool,
 }
@@ -234,49 +281,94 @@ impl Undo<'_> {
     /// (or the call is dropped meanwhile).
     async fn now(&mut self) {
         self.in_flight = true;
-        if let Some(undo) = &self.undo
-            && undo_once(self.shared, undo).await.is_ok()
+        if let Some(job) = &self.job
+            && run_once(self.shared, job).await.is_ok()
         {
-            self.undo = None;
+            self.job = None;
         }
     }
 }
 
 impl Drop for Undo<'_> {
     fn drop(&mut self) {
-        if let Some(undo) = self.undo.take()
+        if let Some(job) = self.job.take()
             && (self.in_flight || self.uncertain)
         {
-            self.shared.submit(Job::UndoPermits(undo));
+            self.shared.submit(Job::Permits(job));
         }
     }
 }
 
-/// Runs the undo script once: whether permits were given back.
-async fn undo_once(shared: &Shared, undo: &PermitUndo) -> redis::RedisResult<bool> {
+/// Runs a permit job's script once: how many permits came back.
+pub(crate) async fn run_once(shared: &Shared, job: &PermitJob) -> redis::RedisResult<i64> {
     let mut con = shared.con.clone();
-    let gave_back: i64 = UndoPermits {
-        semaphore: &undo.names.key,
-        channel: &undo.names.channel,
-        attempt: &undo.attempt,
-        permits: undo.permits,
-        attempt_ttl_ms: millis(shared.config.latch_ttl),
-        publish: shared.config.publish,
+    let attempt_ttl_ms = millis(shared.config.latch_ttl);
+    let publish = shared.config.publish;
+    match job {
+        PermitJob::Undo {
+            names,
+            attempt,
+            permits,
+        } => {
+            let gave_back: i64 = UndoPermits {
+                semaphore: &names.key,
+                channel: &names.channel,
+                attempt,
+                permits: *permits,
+                attempt_ttl_ms,
+                publish,
+            }
+            .invoke(&mut con)
+            .await?;
+            Ok(gave_back * i64::try_from(*permits).unwrap_or(i64::MAX))
+        }
+        PermitJob::UndoLeased {
+            names,
+            attempt,
+            ids,
+        } => {
+            UndoLeased {
+                semaphore: &names.key,
+                timeouts: &names.timeouts,
+                channel: &names.channel,
+                attempt,
+                attempt_ttl_ms,
+                publish,
+                ids: ids.iter().map(|id| &id[..]).collect(),
+            }
+            .invoke(&mut con)
+            .await
+        }
+        PermitJob::ReleaseLeased { names, ids } => {
+            let (released, _expired): (i64, i64) = ReleaseLeased {
+                semaphore: &names.key,
+                timeouts: &names.timeouts,
+                channel: &names.channel,
+                publish,
+                ids: ids.iter().map(|id| &id[..]).collect(),
+            }
+            .invoke(&mut con)
+            .await?;
+            Ok(released)
+        }
     }
-    .invoke(&mut con)
-    .await?;
-    Ok(gave_back == 1)
 }
 
-/// The background undo of an abandoned acquire: retried until Redis
-/// answers, while the attempt's key can still tell what the attempt did.
-pub(crate) async fn undo_in_background(shared: &Shared, undo: &PermitUndo) {
+/// A permit job in the background: retried until Redis answers, while the
+/// attempt's key can still tell what the attempt did (a leased permit that
+/// cannot be given back comes back when its lease ends).
+pub(crate) async fn in_background(shared: &Shared, job: &PermitJob) {
+    let names = match job {
+        PermitJob::Undo { names, .. }
+        | PermitJob::UndoLeased { names, .. }
+        | PermitJob::ReleaseLeased { names, .. } => names,
+    };
     let give_up = tokio::time::Instant::now() + shared.config.latch_ttl;
     let mut pause = FIRST_PAUSE;
     loop {
-        match undo_once(shared, undo).await {
+        match run_once(shared, job).await {
             Ok(gave_back) => {
-                tracing::debug!(target: targets::RELEASE, semaphore = %undo.names.key, gave_back, "undid an abandoned acquire of permits");
+                tracing::debug!(target: targets::RELEASE, semaphore = %names.key, gave_back, "permits given back in the background");
                 return;
             }
             Err(error)
@@ -287,7 +379,7 @@ pub(crate) async fn undo_in_background(shared: &Shared, undo: &PermitUndo) {
                 pause = (pause * 2).min(MAX_PAUSE);
             }
             Err(error) => {
-                tracing::error!(target: targets::RELEASE, semaphore = %undo.names.key, %error, "could not undo an abandoned acquire of permits");
+                tracing::error!(target: targets::RELEASE, semaphore = %names.key, %error, "could not give permits back in the background");
                 return;
             }
         }
