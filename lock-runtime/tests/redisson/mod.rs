@@ -271,3 +271,66 @@ pub async fn java_latch_try_set_count(redis: &Redis, name: &str, count: u64) -> 
         .expect("EVAL Redisson trySetCount");
     set == 1
 }
+
+/// Redisson's `RPermitExpirableSemaphore` acquire script.
+pub const LEASED_TRY_ACQUIRE: &str = include_str!("leased_try_acquire.lua");
+/// Redisson's `RPermitExpirableSemaphore` release script (one permit).
+pub const LEASED_TRY_RELEASE: &str = include_str!("leased_try_release.lua");
+
+/// The sorted set of a permit-expirable semaphore's permits taken.
+pub fn leased_timeouts(name: &str) -> String {
+    format!("{{{name}}}:timeout")
+}
+
+/// Milliseconds since the epoch, as a Java client reads its clock.
+pub fn java_now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// A Java service's `RPermitExpirableSemaphore#tryAcquire(leaseTime)`: the
+/// new permit's id (hex) if it took one.
+pub async fn java_leased_try_acquire(redis: &Redis, name: &str, lease_ms: u64) -> Option<String> {
+    let id = *uuid::Uuid::new_v4().as_bytes();
+    let now = java_now_ms();
+    let reply: Option<String> = redis::cmd("EVAL")
+        .arg(LEASED_TRY_ACQUIRE)
+        .arg(3)
+        .arg(name)
+        .arg(leased_timeouts(name))
+        .arg(semaphore_channel(name))
+        .arg(1)
+        .arg(now + lease_ms)
+        .arg(now)
+        .arg(922_337_203_685_477u64)
+        .arg("PUBLISH")
+        .arg(&id[..])
+        .query_async(&mut redis.raw())
+        .await
+        .expect("EVAL Redisson permit-expirable acquire");
+    (reply.as_deref() == Some("OK")).then(|| id.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// A Java service's `RPermitExpirableSemaphore#tryRelease(permitId)`.
+pub async fn java_leased_try_release(redis: &Redis, name: &str, id_hex: &str) -> bool {
+    let id: Vec<u8> = (0..id_hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&id_hex[i..i + 2], 16).unwrap())
+        .collect();
+    let released: i64 = redis::cmd("EVAL")
+        .arg(LEASED_TRY_RELEASE)
+        .arg(3)
+        .arg(name)
+        .arg(semaphore_channel(name))
+        .arg(leased_timeouts(name))
+        .arg(&id[..])
+        .arg(1)
+        .arg(java_now_ms())
+        .arg("PUBLISH")
+        .query_async(&mut redis.raw())
+        .await
+        .expect("EVAL Redisson permit-expirable release");
+    released == 1
+}
