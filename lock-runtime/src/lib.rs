@@ -225,6 +225,19 @@ mod tests {
         send_sync_static(&latch);
         send(latch.wait());
         send(latch.count_down());
+        let leased = client.leased_semaphore("p");
+        send_sync_static(&leased);
+        send(leased.acquire(1));
+        send(leased.try_acquire_for(1, std::time::Duration::from_secs(1), None));
+        send(leased.holders());
+    }
+
+    /// A permit guard moves between tasks.
+    #[allow(dead_code)]
+    fn permit_guards_are_send_and_static(guard: PermitGuard) {
+        send(guard.lost());
+        send_sync_static(&guard);
+        send(guard.release());
     }
 
     /// The blocking API's handles move between threads.
@@ -241,6 +254,7 @@ mod tests {
         send_sync_static(&rw);
         send_sync_static(&client.semaphore("s"));
         send_sync_static(&client.count_down_latch("l"));
+        send_sync_static(&client.leased_semaphore("p"));
         send_sync_static(&guard);
         send(builder);
     }

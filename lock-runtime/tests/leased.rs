@@ -497,3 +497,29 @@ async fn under_random_cancellation_client_kill_and_sigstop_no_permit_is_lost_or_
         "permits lost or made up (seed {seed})"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_blocking_face_holds_renews_and_gives_back() {
+    let redis = Redis::start().await;
+    let url = redis.url();
+    tokio::task::spawn_blocking(move || {
+        let client = redlua_runtime::blocking::LockClient::builder(url)
+            .watchdog_timeout(ms(300))
+            .connect()
+            .unwrap();
+        let sem = client.leased_semaphore("threads");
+        assert!(sem.try_set_permits(1).unwrap());
+        let permit = sem.acquire(1).unwrap();
+        // Blocking work past the lease: the client's thread renews it.
+        std::thread::sleep(ms(700));
+        assert!(!permit.is_lost());
+        assert!(sem.try_acquire(1).unwrap().is_none());
+        assert_eq!(sem.holders().unwrap().len(), 1);
+        drop(permit); // given back before the drop returns
+        assert_eq!(sem.available().unwrap(), 1);
+        let permit = sem.try_acquire_for(1, ms(100), None).unwrap().unwrap();
+        permit.release().unwrap();
+    })
+    .await
+    .unwrap();
+}

@@ -355,7 +355,7 @@ impl LeasedSemaphore {
     pub async fn holders(&self) -> Result<Vec<PermitInfo>> {
         let names = self.names()?;
         let mut con = self.shared.con.clone();
-        let (time, taken): ((u64, u64), Vec<(Vec<u8>, f64)>) = redis::pipe()
+        let (time, taken): (ServerTime, Vec<(Vec<u8>, f64)>) = redis::pipe()
             .cmd("TIME")
             .cmd("ZRANGE")
             .arg(&names.timeouts)
@@ -394,6 +394,9 @@ impl LeasedSemaphore {
         Ok(release_ids(&self.shared, names, &[&raw]).await?.0 == 1)
     }
 }
+
+/// `TIME`'s reply: seconds and microseconds.
+type ServerTime = (u64, u64);
 
 /// The most permits one guard takes (one renewal call carries them all).
 pub const BATCH_PERMITS: u64 = crate::holds::watchdog::BATCH as u64;

@@ -231,11 +231,11 @@ async fn renew(shared: &Arc<Shared>, batch: &[&Arc<Held>], lease: Duration) -> b
         Ok(Synced { reply, acked }) => {
             let mut flags = reply.into_iter();
             for held in batch {
-                let renewed = held
-                    .ids
-                    .iter()
-                    .map(|_| flags.next() == Some(1))
-                    .fold(true, |all, one| all && one);
+                // Every id's flag is read, so that the next guard's follow.
+                let mut renewed = true;
+                for _ in &held.ids {
+                    renewed &= flags.next() == Some(1);
+                }
                 if !renewed {
                     tracing::warn!(target: targets::WATCHDOG, semaphore = %names.key, "permit lost: the watchdog found it gone (expired, released or taken away)");
                     held.clock.mark_lost();

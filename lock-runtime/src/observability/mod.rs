@@ -53,6 +53,9 @@
 //! | `redlua::watchdog` | warn | `lock lost: it was taken away (force unlocked, deleted or overwritten)` | `lock`, `owner` (found by the loss watch, at once) |
 //! | `redlua::watchdog` | warn | `the server refuses key tracking; ...` | `error` (the loss watch is off for this client) |
 //! | `redlua::watchdog` | debug | `watching held locks failed; trying again` | `error` |
+//! | `redlua::watchdog` | warn | `permit lost: the watchdog found it gone (expired, released or taken away)` | `semaphore` (a leased semaphore's permit guard says lost) |
+//! | `redlua::watchdog` | warn | `permit renewal failed; retrying soon` | `semaphore`, `error` |
+//! | `redlua::watchdog` | warn | `permit renewal refused` | `semaphore`, `error` (the keys hold something else; retried soon, the guards' clocks do not move) |
 //! | `redlua::connection` | info | `command connection failed; the next command opens a new one` | `error` |
 //! | `redlua::connection` | info | `command connection opened again` | `connection` (how many were opened before) |
 //! | `redlua::connection` | warn | `waiting for the replicas failed` | `error` (the `WAIT` after a state change) |

@@ -118,6 +118,13 @@ impl LockClient {
         super::Semaphore::new(self.inner.semaphore(name), self.thread.clone())
     }
 
+    /// A handle to the leased semaphore `name` (Redisson's
+    /// `RPermitExpirableSemaphore`): permits with an id and a lease each.
+    /// See [`LeasedSemaphore`](crate::LeasedSemaphore).
+    pub fn leased_semaphore(&self, name: &str) -> super::LeasedSemaphore {
+        super::LeasedSemaphore::new(self.inner.leased_semaphore(name), self.thread.clone())
+    }
+
     /// A handle to the count-down latch `name` (Redisson's
     /// `RCountDownLatch`). See [`CountDownLatch`](crate::CountDownLatch).
     pub fn count_down_latch(&self, name: &str) -> super::CountDownLatch {

@@ -87,10 +87,12 @@
 mod client;
 mod counted;
 mod guard;
+mod leased;
 mod lock;
 mod thread;
 
 pub use client::{LockClient, LockClientBuilder};
 pub use counted::{CountDownLatch, Semaphore};
 pub use guard::LockGuard;
+pub use leased::{LeasedSemaphore, PermitGuard};
 pub use lock::{Lock, ReadWriteLock};
