@@ -117,7 +117,10 @@ impl Failure {
         use redlua_runtime::Error;
         let code = match &error {
             Error::WrongType { .. } => NOT_A_LOCK,
-            Error::InvalidName { .. } | Error::Config(_) | Error::InvalidUrl { .. } => USAGE,
+            Error::InvalidName { .. }
+            | Error::InvalidPermits { .. }
+            | Error::Config(_)
+            | Error::InvalidUrl { .. } => USAGE,
             Error::Timeout { .. } => TIMEOUT,
             Error::LockLost { .. } => LOST,
             _ => FAILED,
