@@ -29,6 +29,7 @@ mod processes;
 mod report;
 mod rwlock;
 mod scenarios;
+mod semaphores;
 mod watchdog;
 
 use std::path::PathBuf;
@@ -58,7 +59,7 @@ pub struct Settings {
 }
 
 /// The groups of scenarios `--only` picks from.
-pub const GROUPS: [&str; 8] = [
+pub const GROUPS: [&str; 9] = [
     "uncontended",
     "independent",
     "contended",
@@ -67,6 +68,7 @@ pub const GROUPS: [&str; 8] = [
     "cancelled",
     "rwlock",
     "expansion",
+    "semaphores",
 ];
 
 impl Settings {
@@ -181,7 +183,9 @@ async fn bench(args: Vec<String>) {
 
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     // The peers and the counting pass are about throughput only.
-    let peers = settings.wants("uncontended") || settings.wants("contended");
+    let peers = settings.wants("uncontended")
+        || settings.wants("contended")
+        || settings.wants("semaphores");
     let throughput = peers || settings.wants("independent") || settings.wants("processes");
     let env = (settings.peers && peers)
         .then(|| peers::Environment::prepare(&root.join("../target/bench-env")));
