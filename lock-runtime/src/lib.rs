@@ -22,7 +22,9 @@
 //! woken through pub/sub when the lock is released. Keys, fields, channels
 //! and messages are Redisson's, so a Java service holding a Redisson `RLock`
 //! and a Rust service holding a redlua lock of the same name exclude each
-//! other.
+//! other. The same client hands out semaphores ([`Semaphore`], and
+//! [`LeasedSemaphore`] whose permits are [`PermitGuard`]s) and
+//! [`CountDownLatch`]es, stored as Redisson stores them too.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), redlua::Error> {
@@ -43,7 +45,8 @@
 //!   functions, the whole of a build without the `locks` feature;
 //! - `protocol/`: the lock scripts (`scripts/*.lua`) as typed calls
 //!   (`lock_scripts.rs`), their arguments and replies (`replies.rs`), a fair
-//!   lock's handoff (`handoff.rs`): every state change is one of them;
+//!   lock's handoff (`handoff.rs`), the scripts of semaphores and latches
+//!   (`counted_scripts.rs`): every state change is one of them;
 //! - `base/`: settings and limits (`config.rs`), errors and the one
 //!   classifier of Redis errors (`error.rs`), Redisson's key names
 //!   (`names.rs`), owners, the kinds of lock (`kind.rs`), a hold's key;
@@ -58,10 +61,14 @@
 //!   (`release.rs`), the background worker (`background.rs`), the registry
 //!   of holds (`registry.rs`), what a client's parts share (`shared.rs`),
 //!   and holds taken away, noticed at once (`loss_watch.rs`, with its
-//!   key-tracking connections in `tracking.rs`);
+//!   key-tracking connections in `tracking.rs`); a semaphore's permits
+//!   taken and undone exactly (`permits.rs`), leased permits and their
+//!   renewal (`leased.rs`);
 //! - `api/`: the public API (`client.rs`, `lock.rs`, `fair.rs`, `rwlock.rs`,
-//!   `guard.rs`, `inspect.rs`, `identity.rs`), and `blocking/`, the same
-//!   API for sync code, run on a thread of the client's own.
+//!   `guard.rs`, `inspect.rs`, `identity.rs`; semaphores and count-down
+//!   latches in `semaphore.rs`, `leased.rs` and `latch.rs`), and
+//!   `blocking/`, the same API for sync code, run on a thread of the
+//!   client's own.
 //!
 //! On Redis Cluster, [`LockClient::cluster`] (or
 //! [`LockClient::cluster_builder`]) makes the client: scripts go to the node
