@@ -11,6 +11,7 @@ use crate::Settings;
 use crate::metrics::{Figure, Measured, Outcome, percentile};
 use crate::monitor::counted;
 use redlua::LockClient;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -41,23 +42,41 @@ enum Kind {
 /// Runs the semaphore scenarios.
 pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
     let mut outcomes = Vec::new();
-    for (library, scenario, kind) in [
-        ("raw EVALSHA", "semaphore uncontended", Kind::Raw),
-        ("redlua", "semaphore uncontended", Kind::Semaphore),
+    let pairs = [
+        ("semaphore uncontended", Kind::Raw, Kind::Semaphore),
         (
-            "raw EVALSHA",
             "leased semaphore uncontended",
             Kind::RawLeased,
+            Kind::Leased,
         ),
-        ("redlua", "leased semaphore uncontended", Kind::Leased),
-    ] {
-        let label = format!("{library}, {scenario}");
-        let result = counted(settings, &label, uncontended(url, settings, kind)).await;
-        outcomes.push(Outcome {
-            library: library.to_string(),
-            scenario: scenario.to_string(),
-            result,
-        });
+    ];
+    for (scenario, raw, redlua) in pairs {
+        let [raw_result, redlua_result] = if settings.counting() {
+            // The MONITOR pass: each alone, once.
+            [
+                counted(
+                    settings,
+                    &format!("raw EVALSHA, {scenario}"),
+                    uncontended(url, settings.iterations, raw),
+                )
+                .await,
+                counted(
+                    settings,
+                    &format!("redlua, {scenario}"),
+                    uncontended(url, settings.iterations, redlua),
+                )
+                .await,
+            ]
+        } else {
+            side_by_side(url, settings, raw, redlua).await
+        };
+        for (library, result) in [("raw EVALSHA", raw_result), ("redlua", redlua_result)] {
+            outcomes.push(Outcome {
+                library: library.to_string(),
+                scenario: scenario.to_string(),
+                result,
+            });
+        }
     }
     if settings.counting() {
         return outcomes;
@@ -75,8 +94,37 @@ pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
     outcomes
 }
 
+/// The raw scripts and redlua in turns, 7 rounds each: each one's median
+/// round (the machine's drift hits both alike).
+async fn side_by_side(
+    url: &str,
+    settings: &Settings,
+    raw: Kind,
+    redlua: Kind,
+) -> [Result<Measured, String>; 2] {
+    const ROUNDS: usize = 7;
+    let per_round = (settings.iterations / ROUNDS).max(100);
+    let mut rates = [Vec::new(), Vec::new()];
+    for _ in 0..ROUNDS {
+        for (i, kind) in [raw, redlua].into_iter().enumerate() {
+            match uncontended(url, per_round, kind).await {
+                Ok(measured) => rates[i].push(measured.per_second),
+                Err(error) => return [Err(error.clone()), Err(error)],
+            }
+        }
+    }
+    rates.map(|mut rates| {
+        rates.sort_by(f64::total_cmp);
+        Ok(Measured {
+            per_second: rates[rates.len() / 2],
+            acquisitions: per_round * ROUNDS,
+            ..Measured::default()
+        })
+    })
+}
+
 /// Acquire + release pairs on one pool of plenty, one contender.
-async fn uncontended(url: &str, settings: &Settings, kind: Kind) -> Result<Measured, String> {
+async fn uncontended(url: &str, iterations: usize, kind: Kind) -> Result<Measured, String> {
     let client = LockClient::connect(url).await.map_err(|e| e.to_string())?;
     let mut con = redis::Client::open(url)
         .map_err(|e| e.to_string())?
@@ -165,17 +213,21 @@ async fn uncontended(url: &str, settings: &Settings, kind: Kind) -> Result<Measu
         }
         Ok(())
     };
-    for n in 0..50 {
-        pair(n).await?;
+    // Attempt keys, request latches and ids never repeat (a repeated
+    // attempt key would find its earlier attempt, and do nothing).
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let next = || NEXT.fetch_add(1, Ordering::Relaxed);
+    for _ in 0..50 {
+        pair(next()).await?;
     }
     let started = Instant::now();
-    for n in 0..settings.iterations {
-        pair(50 + n).await?;
+    for _ in 0..iterations {
+        pair(next()).await?;
     }
     let seconds = started.elapsed().as_secs_f64();
     Ok(Measured {
-        per_second: settings.iterations as f64 / seconds,
-        acquisitions: settings.iterations + 50,
+        per_second: iterations as f64 / seconds,
+        acquisitions: iterations + 50,
         ..Measured::default()
     })
 }

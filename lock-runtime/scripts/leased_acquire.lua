@@ -19,7 +19,8 @@
 -- ARGV[5..] the ids of the permits to take, one per permit
 --
 -- Returns {code, a, b}:
---   {1, token, available}  the attempt holds its permits (taken now, or by
+--   {1, token, available}  the attempt holds its permits, each with a lease
+--                          of at least ARGV[1] from now (taken now, or by
 --                          an earlier copy whose reply was lost)
 --   {0, wait, available}   too few permits; `wait`: ms until the first
 --                          permit taken expires (-1: none)
@@ -52,15 +53,42 @@ if value and not string.match(value, '^-?%d+$') then
   return redis.error_reply('WRONGTYPE the key holds a string that is not a number of permits')
 end
 local available = tonumber(value) or 0
-if attempt then
-  return {1, tonumber(attempt) or 0, available}
-end
-if value and permits > available + redis.call('zcard', KEYS[2]) then
+if not attempt and value and permits > available + redis.call('zcard', KEYS[2]) then
   return redis.error_reply('ERR redlua: more permits than the pool')
 end
 
 local now = redis.call('time')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local expiry = now_ms + lease
+
+if attempt then
+  -- An earlier copy of this attempt took its permits (its reply was lost).
+  local held = 0
+  for i = 5, #ARGV do
+    if redis.call('zscore', KEYS[2], ARGV[i]) then
+      held = held + 1
+    end
+  end
+  if held == permits then
+    -- Their leases run at least `lease` from now, as this copy's caller
+    -- counts them.
+    for i = 5, #ARGV do
+      if (tonumber(redis.call('zscore', KEYS[2], ARGV[i])) or 0) < expiry then
+        redis.call('zadd', KEYS[2], expiry, ARGV[i])
+      end
+    end
+    return {1, tonumber(attempt) or 0, available}
+  end
+  -- Some expired since and came back: the rest come back too, and the
+  -- attempt takes its permits anew.
+  local back = 0
+  for i = 5, #ARGV do
+    back = back + redis.call('zrem', KEYS[2], ARGV[i])
+  end
+  if back > 0 then
+    available = redis.call('incrby', KEYS[1], back)
+  end
+end
 
 -- Expired permits come back, each once.
 local expired = redis.call('zrangebyscore', KEYS[2], '-inf', now_ms, 'limit', 0, 1000)
@@ -91,7 +119,6 @@ end
 redis.call('set', KEYS[5], string.format('%.0f', token), 'px', ARGV[3])
 
 available = redis.call('decrby', KEYS[1], permits)
-local expiry = now_ms + lease
 for i = 5, #ARGV do
   redis.call('zadd', KEYS[2], expiry, ARGV[i])
 end

@@ -523,3 +523,85 @@ async fn the_blocking_face_holds_renews_and_gives_back() {
     .await
     .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permit_had_after_waiting_has_its_whole_lease() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let sem = client.leased_semaphore("waited");
+    sem.set_permits(1).await.unwrap();
+    let holder = sem.acquire(1).await.unwrap();
+    let waiter = tokio::spawn({
+        let sem = sem.clone();
+        async move { sem.acquire_with_lease(1, ms(500)).await.unwrap() }
+    });
+    tokio::time::sleep(ms(800)).await;
+    holder.release().await.unwrap();
+    let permit = within(ms(3000), "the waiter", waiter).await.unwrap();
+    // Its lease runs from the try that took it, not from the first try.
+    assert!(!permit.is_lost());
+    let left = permit.valid_until() - std::time::Instant::now();
+    assert!(left > ms(300), "{left:?} left of a 500 ms lease");
+    permit.release().await.unwrap();
+}
+
+/// A try whose reply was lost took the permits; the next try of the same
+/// attempt finds them, and renews their leases from its own time (its
+/// caller's lease clock starts then).
+#[tokio::test]
+async fn a_retried_acquire_renews_the_lease_its_caller_counts_from() {
+    let redis = Redis::start().await;
+    let script = redis::Script::new(include_str!("../scripts/leased_acquire.lua"));
+    let _: () = redis.raw().set("retried", 1).await.unwrap();
+    let try_once = async || -> (i64, i64, i64) {
+        script
+            .key("retried")
+            .key(leased_timeouts("retried"))
+            .key("redisson_sc:{retried}")
+            .key("{retried}:redlua_permits:c:1")
+            .key("{retried}:redlua_token")
+            .arg(1000)
+            .arg(30_000)
+            .arg(3_600_000)
+            .arg("publish")
+            .arg(&[7u8; 16][..])
+            .invoke_async(&mut redis.raw())
+            .await
+            .unwrap()
+    };
+    let first = try_once().await;
+    assert_eq!(first.0, 1);
+    let score = async || -> f64 {
+        redis
+            .raw()
+            .zscore(leased_timeouts("retried"), &[7u8; 16][..])
+            .await
+            .unwrap()
+    };
+    let expiry = score().await;
+    tokio::time::sleep(ms(300)).await;
+    let again = try_once().await;
+    assert_eq!(
+        (again.0, again.1),
+        (1, first.1),
+        "the same attempt, the same token"
+    );
+    assert!(score().await >= expiry + 250.0, "the lease was not renewed");
+    assert_eq!(available(&redis, "retried").await, 0, "taken once");
+    // Expired and brought back before the retry: the retry takes anew.
+    tokio::time::sleep(ms(1100)).await;
+    let _: () = redis
+        .raw()
+        .zrem(leased_timeouts("retried"), &[7u8; 16][..])
+        .await
+        .unwrap();
+    let _: () = redis.raw().incr("retried", 1).await.unwrap();
+    let anew = try_once().await;
+    assert_eq!(anew.0, 1);
+    assert_eq!(
+        available(&redis, "retried").await,
+        0,
+        "taken once more, not twice"
+    );
+    assert_eq!(taken(&redis, "retried").await, 1);
+}

@@ -157,9 +157,8 @@ impl LeasedSemaphore {
             token_ttl_ms: millis(token_ttl(lease)),
             publish: shared.config.publish,
         };
-        let sent = Instant::now();
-        let token = match take(shared, names, &request, &request.attempt, wait).await {
-            Ok(Some(token)) => token,
+        let (token, sent) = match take(shared, names, &request, &request.attempt, wait).await {
+            Ok(Some(took)) => took,
             Ok(None) => return Ok(None),
             Err(Error::Redis(error))
                 if error.to_string().contains("more permits than the pool") =>
@@ -170,8 +169,8 @@ impl LeasedSemaphore {
             }
             Err(error) => return Err(error),
         };
-        // The clock runs from the last try's send at the latest; `sent`
-        // (the first) is earlier, so never later than Redis's expiry.
+        // The clock runs from when the try that reported the permits held
+        // was sent: Redis's expiry is at least that plus the lease.
         let held = Arc::new(Held {
             names: names.clone(),
             ids: request.ids,

@@ -39,7 +39,7 @@ use crate::script::ScriptCall;
 use crate::transport::pubsub::Subscription;
 use crate::transport::replication::{Acked, Synced};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long a subscribe may take before the waiter polls instead, and how
 /// often a waiter without a subscription tries to subscribe again.
@@ -114,15 +114,18 @@ impl Attempt for PermitRequest<'_> {
 }
 
 /// Takes the permits of `attempt`, waiting as `wait` allows: `None` when
-/// they could not be had in time. `attempt_key` is deleted once the call
-/// has its permits (it only serves retries and late copies).
+/// they could not be had in time; else what the kind hands on, and when
+/// the try that reported them held was sent (a lease counts from then: an
+/// earlier copy that took them had their lease renewed by this one).
+/// `attempt_key` is deleted once the call has its permits (it only serves
+/// retries and late copies).
 pub(crate) async fn take<A: Attempt>(
     shared: &Arc<Shared>,
     names: &CountedNames,
     attempt: &A,
     attempt_key: &str,
     wait: Wait,
-) -> Result<Option<A::Value>> {
+) -> Result<Option<(A::Value, Instant)>> {
     let mut undo = Undo {
         shared,
         job: Some(attempt.undo()),
@@ -137,6 +140,7 @@ pub(crate) async fn take<A: Attempt>(
     loop {
         let mut con = shared.con.clone();
         undo.in_flight = true;
+        let sent = Instant::now();
         let reply: redis::RedisResult<Synced<A::Reply>> =
             shared.sync.run(&mut con, &call, &names.key).await;
         undo.in_flight = false;
@@ -163,7 +167,7 @@ pub(crate) async fn take<A: Attempt>(
                     }
                     // Dropped with a wake-up it did not need (permits are
                     // left), the subscription passes it on.
-                    return Ok(Some(value));
+                    return Ok(Some((value, sent)));
                 }
                 (Try::Busy { wait }, _) => {
                     if let Some(sub) = &mut subscription {
