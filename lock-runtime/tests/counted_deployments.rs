@@ -122,6 +122,34 @@ async fn in_synced_mode_an_acquire_the_replica_did_not_acknowledge_is_given_back
     assert_eq!(left, "1");
     assert!(sem.try_acquire(1).await.unwrap());
     assert_eq!(sem.available().await.unwrap(), 0);
+
+    // A leased permit: the same, its id gone from the set too.
+    let leased = client.leased_semaphore("leased-replicated");
+    leased.set_permits(1).await.unwrap();
+    replica.pause();
+    let result = within(ms(5000), "leased try_acquire", leased.try_acquire(1)).await;
+    replica.resume();
+    assert!(
+        matches!(&result, Err(Error::NotReplicated { .. })),
+        "{result:?}"
+    );
+    let taken: i64 = con(&primary)
+        .await
+        .zcard("{leased-replicated}:timeout")
+        .await
+        .unwrap();
+    assert_eq!(taken, 0);
+    let permit = leased.try_acquire(1).await.unwrap().expect("the permit");
+    let on_replica: i64 = con(&replica)
+        .await
+        .zcard("{leased-replicated}:timeout")
+        .await
+        .unwrap();
+    assert_eq!(
+        on_replica, 1,
+        "on the replica by the time the call returned"
+    );
+    permit.release().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -15,6 +15,7 @@ use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE};
 use crate::holds::shared::Shared;
 use crate::protocol::counted_scripts::{ChangeSemaphore, ReleaseLeased, SemaphoreChange};
 use crate::protocol::replies::millis;
+use crate::transport::replication::{Acked, Synced};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -401,23 +402,36 @@ type ServerTime = (u64, u64);
 pub const BATCH_PERMITS: u64 = crate::holds::watchdog::BATCH as u64;
 
 /// Runs the release script for `ids`, retried while Redis does not answer
-/// (it is idempotent): (released, of which expired).
+/// (it is idempotent): (released, of which expired). In replica-synced
+/// mode a release too few replicas acknowledged is
+/// [`Error::ReleaseNotReplicated`] (it took effect on the primary).
 async fn release_ids(shared: &Shared, names: &CountedNames, ids: &[&[u8]]) -> Result<(i64, i64)> {
     let give_up = tokio::time::Instant::now() + shared.config.latch_ttl / 2;
     let mut pause = FIRST_PAUSE;
+    let call = ReleaseLeased {
+        semaphore: &names.key,
+        timeouts: &names.timeouts,
+        channel: &names.channel,
+        publish: shared.config.publish,
+        ids: ids.to_vec(),
+    }
+    .call();
     loop {
         let mut con = shared.con.clone();
-        let result = ReleaseLeased {
-            semaphore: &names.key,
-            timeouts: &names.timeouts,
-            channel: &names.channel,
-            publish: shared.config.publish,
-            ids: ids.to_vec(),
-        }
-        .invoke(&mut con)
-        .await;
+        let result: redis::RedisResult<Synced<(i64, i64)>> =
+            shared.sync.run(&mut con, &call, &names.key).await;
         match result {
-            Ok(counts) => return Ok(counts),
+            Ok(Synced {
+                acked: Acked::Short { acked, wanted },
+                ..
+            }) => {
+                return Err(Error::ReleaseNotReplicated {
+                    name: names.key.clone(),
+                    acked,
+                    wanted,
+                });
+            }
+            Ok(Synced { reply, .. }) => return Ok(reply),
             Err(error)
                 if classify(&error) == Failure::Unknown
                     && tokio::time::Instant::now() + pause < give_up =>
@@ -503,7 +517,9 @@ impl PermitGuard {
     /// Gives the permits back and wakes waiters. [`Error::LockLost`] when a
     /// permit had expired or been taken away before (it came back once,
     /// then; someone else may have held it meanwhile). A reply lost is
-    /// retried; each permit comes back once.
+    /// retried; each permit comes back once. In replica-synced mode a
+    /// release too few replicas acknowledged is
+    /// [`Error::ReleaseNotReplicated`] (given back on the primary).
     ///
     /// # Cancellation
     ///
@@ -521,6 +537,10 @@ impl PermitGuard {
                     });
                 }
                 Ok(())
+            }
+            Err(error @ Error::ReleaseNotReplicated { .. }) => {
+                self.done = true;
+                Err(error)
             }
             // Drop hands the release to the background worker.
             Err(error) => Err(error),
