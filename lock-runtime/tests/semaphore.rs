@@ -525,3 +525,73 @@ async fn the_blocking_face_takes_waits_and_gives_back() {
     .unwrap();
     assert!(waited < ms(1000), "woken after {waited:?}");
 }
+
+/// A waiter woken by a release and cancelled before (or while) it tries
+/// passes the wake-up on: the other waiter of its client gets the permits
+/// within a round trip or so, not at its next poll (5 s). The waiters'
+/// client is behind a link with 20 ms each way, and the cancellation comes
+/// 0 to 90 ms after the release's message reached Redis's other
+/// subscribers: before the waiter is woken, between its wake-up and its
+/// try, while its try is under way, and after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_woken_waiter_that_is_cancelled_passes_its_wake_up_on() {
+    let redis = Redis::start().await;
+    let proxy = FaultProxy::start(redis.server.port());
+    let waiters = LockClient::builder(proxy.url())
+        .sync_replicas(SyncReplicas::Off)
+        .connect()
+        .await
+        .unwrap();
+    proxy.set_delay(ms(20));
+    let releaser = redis.client().await;
+    let mut listener = redis.listen(&semaphore_channel("handover")).await;
+    let sem = waiters.semaphore("handover");
+    let other = releaser.semaphore("handover");
+    sem.set_permits(0).await.unwrap();
+    let mut cancelled_first = 0;
+    for trial in 0..30u64 {
+        let first = tokio::spawn({
+            let sem = sem.clone();
+            async move { sem.acquire(2).await.unwrap() }
+        });
+        // The first waiter waits longest: it is the one a message wakes.
+        tokio::time::sleep(ms(150)).await;
+        let second = tokio::spawn({
+            let sem = sem.clone();
+            async move {
+                sem.acquire(2).await.unwrap();
+                Instant::now()
+            }
+        });
+        tokio::time::sleep(ms(150)).await;
+        listener.drain();
+        let released = Instant::now();
+        other.release(2).await.unwrap();
+        listener
+            .next_within(ms(2000))
+            .await
+            .expect("the release's message");
+        tokio::time::sleep(ms(trial * 3)).await;
+        first.abort();
+        let first_won = matches!(first.await, Ok(()));
+        if first_won {
+            // Its try came first: it holds the permits; give them back.
+            other.release(2).await.unwrap();
+        } else {
+            cancelled_first += 1;
+        }
+        let got = within(ms(4000), "the second waiter", second).await.unwrap();
+        assert!(
+            got - released < ms(1500),
+            "trial {trial}: the second waiter got the permits after {:?}",
+            got - released
+        );
+        // Whatever the cancelled try took came back: the pool is whole
+        // once the second waiter gives its permits back.
+        other.release(2).await.unwrap();
+        assert!(sem.try_acquire(2).await.unwrap(), "trial {trial}");
+        assert!(!sem.try_acquire(1).await.unwrap(), "trial {trial}: made up");
+    }
+    println!("{cancelled_first} of 30 trials cancelled the first waiter before it won");
+    assert!(cancelled_first > 0, "no trial cancelled the woken waiter");
+}
