@@ -526,13 +526,16 @@ async fn the_blocking_face_takes_waits_and_gives_back() {
     assert!(waited < ms(1000), "woken after {waited:?}");
 }
 
-/// A waiter woken by a release and cancelled before (or while) it tries
-/// passes the wake-up on: the other waiter of its client gets the permits
-/// within a round trip or so, not at its next poll (5 s). The waiters'
-/// client is behind a link with 20 ms each way, and the cancellation comes
-/// 0 to 90 ms after the release's message reached Redis's other
-/// subscribers: before the waiter is woken, between its wake-up and its
-/// try, while its try is under way, and after.
+/// A waiter woken by a release and cancelled around its try never strands
+/// the other waiter of its client: that one gets the permits within a round
+/// trip or so, not at its next poll (5 s), and the pool stays whole. The
+/// waiters' client is behind a link with 20 ms each way, and the
+/// cancellation comes 0 to 90 ms after the release's message reached
+/// Redis's other subscribers: before the waiter is woken (the message wakes
+/// the other one), and while its try is under way (the try's undo gives
+/// the permits back, and its message wakes the other one). (The hub's
+/// passing on of a wake-up its waiter dropped before trying is the locks'
+/// mechanism, tested with them.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_woken_waiter_that_is_cancelled_passes_its_wake_up_on() {
     let redis = Redis::start().await;
