@@ -24,7 +24,8 @@
 --                          an earlier copy whose reply was lost)
 --   {0, wait, available}   too few permits; `wait`: ms until the first
 --                          permit taken expires (-1: none)
---   {3, 0, 0}              the attempt was abandoned before this copy ran
+--   {3, 0, 0}              the attempt was abandoned before this copy ran,
+--                          or its permits are gone since (a late copy)
 -- Errors, before anything is written: WRONGTYPE for keys that are not such
 -- a semaphore; 'ERR redlua: more permits than the pool' when the pool
 -- (available plus taken) is smaller than the permits asked for.
@@ -69,25 +70,19 @@ if attempt then
       held = held + 1
     end
   end
-  if held == permits then
-    -- Their leases run at least `lease` from now, as this copy's caller
-    -- counts them.
-    for i = 5, #ARGV do
-      if (tonumber(redis.call('zscore', KEYS[2], ARGV[i])) or 0) < expiry then
-        redis.call('zadd', KEYS[2], expiry, ARGV[i])
-      end
-    end
-    return {1, tonumber(attempt) or 0, available}
+  if held < permits then
+    -- They are gone (released, expired, taken away): this copy comes
+    -- late, and takes nothing.
+    return {3, 0, 0}
   end
-  -- Some expired since and came back: the rest come back too, and the
-  -- attempt takes its permits anew.
-  local back = 0
+  -- Their leases run at least `lease` from now, as this copy's caller
+  -- counts them.
   for i = 5, #ARGV do
-    back = back + redis.call('zrem', KEYS[2], ARGV[i])
+    if (tonumber(redis.call('zscore', KEYS[2], ARGV[i])) or 0) < expiry then
+      redis.call('zadd', KEYS[2], expiry, ARGV[i])
+    end
   end
-  if back > 0 then
-    available = redis.call('incrby', KEYS[1], back)
-  end
+  return {1, tonumber(attempt) or 0, available}
 end
 
 -- Expired permits come back, each once.

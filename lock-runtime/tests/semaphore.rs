@@ -324,6 +324,53 @@ async fn a_late_copy_of_an_abandoned_acquire_takes_nothing() {
     assert!(sem.try_acquire(1).await.unwrap());
 }
 
+/// A try whose reply was lost, then a retry that took the permits: the
+/// call returns, and the first copy reaching Redis later takes nothing
+/// (its attempt key is kept for it, not deleted with the answered ones).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_copy_of_an_answered_acquire_takes_nothing() {
+    let redis = Redis::start().await;
+    let proxy = FaultProxy::start(redis.server.port());
+    let client = LockClient::builder(proxy.url())
+        .response_timeout(ms(300))
+        .sync_replicas(SyncReplicas::Off)
+        .connect()
+        .await
+        .unwrap();
+    let sem = client.semaphore("answered");
+    sem.set_permits(3).await.unwrap();
+    assert!(sem.try_acquire(1).await.unwrap());
+    proxy.set_delay(ms(1500));
+    proxy.refuse(true);
+    let sent = Instant::now();
+    let acquire = tokio::spawn({
+        let sem = sem.clone();
+        async move { sem.acquire(1).await }
+    });
+    // The first try's reply is lost (300 ms); the retries go on a new
+    // connection once the link is healthy again.
+    tokio::time::sleep(ms(450)).await;
+    proxy.set_delay(Duration::ZERO);
+    proxy.refuse(false);
+    within(ms(3000), "the retried acquire", acquire)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        sent.elapsed() < ms(1400),
+        "answered after {:?}",
+        sent.elapsed()
+    );
+    assert_eq!(available(&redis, "answered").await, Some(1));
+    // The first copy arrives 1.5 s after it was sent.
+    tokio::time::sleep(ms(2200).saturating_sub(sent.elapsed())).await;
+    assert_eq!(
+        available(&redis, "answered").await,
+        Some(1),
+        "the late copy took permits a second time"
+    );
+}
+
 /// The fault test: 12 tasks on a 3-permit pool, cancelled at random, while
 /// Redis kills every client connection every 300 ms and is stopped
 /// (SIGSTOP) now and then. An observer outside Redis counts holders: never
@@ -537,7 +584,7 @@ async fn the_blocking_face_takes_waits_and_gives_back() {
 /// passing on of a wake-up its waiter dropped before trying is the locks'
 /// mechanism, tested with them.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_woken_waiter_that_is_cancelled_passes_its_wake_up_on() {
+async fn a_woken_waiter_cancelled_around_its_try_never_strands_the_other() {
     let redis = Redis::start().await;
     let proxy = FaultProxy::start(redis.server.port());
     let waiters = LockClient::builder(proxy.url())

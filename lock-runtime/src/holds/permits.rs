@@ -117,8 +117,9 @@ impl Attempt for PermitRequest<'_> {
 /// they could not be had in time; else what the kind hands on, and when
 /// the try that reported them held was sent (a lease counts from then: an
 /// earlier copy that took them had their lease renewed by this one).
-/// `attempt_key` is deleted once the call has its permits (it only serves
-/// retries and late copies).
+/// `attempt_key` is deleted once the call has its permits, unless a try's
+/// reply was lost (then a late copy of that try may still come, and the
+/// key, until it expires, makes it do nothing).
 pub(crate) async fn take<A: Attempt>(
     shared: &Arc<Shared>,
     names: &CountedNames,
@@ -158,7 +159,13 @@ pub(crate) async fn take<A: Attempt>(
                 }
                 (Try::Took { value, available }, _) => {
                     undo.job = None;
-                    shared.delete_latch(attempt_key.to_string());
+                    if !undo.uncertain {
+                        // Every try was answered: no copy of one is still
+                        // on its way, the attempt key has served. (Else it
+                        // stays until it expires, so that a late copy finds
+                        // the attempt done and takes nothing.)
+                        shared.delete_latch(attempt_key.to_string());
+                    }
                     if let Some(sub) = &mut subscription
                         && available <= 0
                     {
@@ -178,7 +185,7 @@ pub(crate) async fn take<A: Attempt>(
                 (Try::Abandoned, _) => {
                     return Err(Error::Redis(redis::RedisError::from((
                         redis::ErrorKind::UnexpectedReturnType,
-                        "redlua: the semaphore acquire script refused a live attempt",
+                        "redlua: the acquire found its attempt closed, or the permits an earlier try of it took gone (they expired while Redis could not be reached)",
                     ))));
                 }
             },
