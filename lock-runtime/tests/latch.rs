@@ -152,9 +152,10 @@ async fn a_count_down_whose_reply_was_lost_counts_once() {
         .unwrap();
     let latch = client.count_down_latch("once");
     latch.try_set_count(5).await.unwrap();
-    // The first copy takes 600 ms each way; the retry, on a new connection
-    // after the delay is gone, is answered first.
-    proxy.set_delay(ms(600));
+    // The first copy takes 1.2 s each way; the retry, after the delay is
+    // gone, is answered first, and the first copy reaches Redis well after
+    // answered requests' latches are swept (250 ms).
+    proxy.set_delay(ms(1200));
     let slow = tokio::spawn({
         let latch = latch.clone();
         async move { latch.count_down().await }
@@ -167,7 +168,7 @@ async fn a_count_down_whose_reply_was_lost_counts_once() {
         .unwrap();
     assert_eq!(after, 4);
     // Let the first copy arrive too.
-    tokio::time::sleep(ms(1500)).await;
+    tokio::time::sleep(ms(2500)).await;
     let count: String = redis.raw().get("once").await.unwrap();
     assert_eq!(count, "4", "the count-down counted twice");
 }

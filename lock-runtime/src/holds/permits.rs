@@ -399,7 +399,9 @@ pub(crate) async fn in_background(shared: &Shared, job: &PermitJob) {
 
 /// Runs a change script (made by `call` for a request latch) once: a reply
 /// lost is retried with the same latch while it lives, so that the change
-/// happens exactly once; the latch is deleted once answered.
+/// happens exactly once; the latch is deleted once answered, unless a
+/// reply was lost (then it stays until it expires, so that a late copy of
+/// that send finds the change done).
 pub(crate) async fn change_once(
     shared: &Arc<Shared>,
     names: &CountedNames,
@@ -409,13 +411,17 @@ pub(crate) async fn change_once(
     let give_up = tokio::time::Instant::now() + shared.config.latch_ttl / 2;
     let mut pause = FIRST_PAUSE;
     let call = call(&latch);
+    // A send whose reply was lost: a copy of it may still reach Redis.
+    let mut uncertain = false;
     loop {
         let mut con = shared.con.clone();
         let reply: redis::RedisResult<Synced<Changed>> =
             shared.sync.run(&mut con, &call, &names.key).await;
         match reply {
             Ok(Synced { reply, acked }) => {
-                shared.delete_latch(latch);
+                if !uncertain {
+                    shared.delete_latch(latch);
+                }
                 if let Acked::Short { acked, wanted } = acked {
                     return Err(Error::ReleaseNotReplicated {
                         name: names.key.clone(),
@@ -429,6 +435,7 @@ pub(crate) async fn change_once(
                 if classify(&error) == Failure::Unknown
                     && tokio::time::Instant::now() + pause < give_up =>
             {
+                uncertain = true;
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(MAX_PAUSE);
             }
