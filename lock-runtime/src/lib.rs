@@ -66,7 +66,7 @@
 //!   renewal (`leased.rs`);
 //! - `api/`: the public API (`client.rs`, `lock.rs`, `fair.rs`, `rwlock.rs`,
 //!   `guard.rs`, `inspect.rs`, `identity.rs`; semaphores and count-down
-//!   latches in `semaphore.rs`, `leased.rs` and `latch.rs`), and
+//!   latches in `semaphore.rs`, `leased.rs` and `count_down_latch.rs`), and
 //!   `blocking/`, the same API for sync code, run on a thread of the
 //!   client's own.
 //!
@@ -131,13 +131,13 @@ mod transport;
 #[cfg(feature = "locks")]
 pub use api::client::{LockClient, LockClientBuilder};
 #[cfg(feature = "locks")]
+pub use api::count_down_latch::CountDownLatch;
+#[cfg(feature = "locks")]
 pub use api::fair::FairLock;
 #[cfg(feature = "locks")]
 pub use api::guard::LockGuard;
 #[cfg(feature = "locks")]
 pub use api::inspect::{Holder, LockInfo, LockKind, Mode, Side};
-#[cfg(feature = "locks")]
-pub use api::latch::CountDownLatch;
 #[cfg(feature = "locks")]
 pub use api::leased::{BATCH_PERMITS, LeasedSemaphore, PermitGuard, PermitInfo};
 #[cfg(feature = "locks")]

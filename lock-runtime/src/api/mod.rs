@@ -6,17 +6,17 @@
 //! - `guard.rs`: [`LockGuard`](crate::LockGuard), one hold;
 //! - `inspect.rs`: reading a lock without touching it;
 //! - `identity.rs`: holder identity (opt-in);
-//! - `semaphore.rs`, `leased.rs`, `latch.rs`: semaphores (plain and with
+//! - `semaphore.rs`, `leased.rs`, `count_down_latch.rs`: semaphores (plain and with
 //!   leased permits) and count-down latches;
 //! - `blocking/`: the API for sync code, run on a thread of the client's.
 
 pub mod blocking;
 pub(crate) mod client;
+pub(crate) mod count_down_latch;
 pub(crate) mod fair;
 pub(crate) mod guard;
 pub mod identity;
 pub(crate) mod inspect;
-pub(crate) mod latch;
 pub(crate) mod leased;
 pub(crate) mod lock;
 pub(crate) mod rwlock;

@@ -1,5 +1,5 @@
 //! The scripts of the counted primitives (`scripts/semaphore_*.lua`,
-//! `scripts/latch_change.lua`) as typed calls, with their arguments and
+//! `scripts/count_down_latch_change.lua`) as typed calls, with their arguments and
 //! replies.
 //!
 //! A semaphore is Redisson's `RSemaphore`: a string at its name, the number
@@ -95,7 +95,7 @@ impl ToRedisArgs for SemaphoreChange {
     }
 }
 
-/// How a count-down latch is changed (`latch_change.lua`'s `ARGV[1]`).
+/// How a count-down latch is changed (`count_down_latch_change.lua`'s `ARGV[1]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LatchChange {
     /// Count down by one.
@@ -291,7 +291,7 @@ pub(crate) struct UndoLeased<'a> {
 }
 
 /// Counts a latch down, sets its count, or deletes it, once per request.
-#[redis_script("scripts/latch_change.lua", returns = Changed, crate = crate)]
+#[redis_script("scripts/count_down_latch_change.lua", returns = Changed, crate = crate)]
 pub(crate) struct ChangeLatch<'a> {
     #[key]
     pub latch: &'a str,
