@@ -645,3 +645,41 @@ async fn a_woken_waiter_cancelled_around_its_try_never_strands_the_other() {
     println!("{cancelled_first} of 15 trials cancelled the first waiter before it won");
     assert!(cancelled_first > 0, "no trial cancelled the woken waiter");
 }
+
+/// A waiter that takes permits and leaves some passes its wake-up on: three
+/// waiters of one client, permits set with no message of their own, then
+/// one message announcing one permit. Each taker wakes the next; none waits
+/// for its 5 s poll.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_that_leaves_permits_passes_its_wake_up_on() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let sem = client.semaphore("chain");
+    sem.set_permits(0).await.unwrap();
+    let waiters: Vec<_> = (0..3)
+        .map(|_| {
+            let sem = sem.clone();
+            tokio::spawn(async move {
+                sem.acquire(1).await.unwrap();
+                Instant::now()
+            })
+        })
+        .collect();
+    tokio::time::sleep(ms(400)).await;
+    let _: () = redis.raw().set("chain", 3).await.unwrap();
+    let announced = Instant::now();
+    let _: i64 = redis
+        .raw()
+        .publish(semaphore_channel("chain"), "1")
+        .await
+        .unwrap();
+    for waiter in waiters {
+        let got = within(ms(4000), "a waiter", waiter).await.unwrap();
+        assert!(
+            got - announced < ms(1000),
+            "woken after {:?}",
+            got - announced
+        );
+    }
+    assert_eq!(sem.available().await.unwrap(), 0);
+}

@@ -20,6 +20,7 @@
 
 use crate::base::error::Error;
 use crate::base::names::{MAX_NAME_LEN, hash_tag, prefixed, suffixed};
+use crate::protocol::counted_scripts::SEMAPHORE_CHANNEL_PREFIX;
 
 /// The keys of one semaphore or count-down latch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +42,7 @@ pub(crate) struct CountedNames {
 impl CountedNames {
     /// Validates `name` and derives the keys of a semaphore.
     pub(crate) fn semaphore(name: &str) -> Result<CountedNames, Error> {
-        CountedNames::with_channel(name, prefixed("redisson_sc", name))
+        CountedNames::with_channel(name, prefixed(SEMAPHORE_CHANNEL_PREFIX, name))
     }
 
     /// Validates `name` and derives the keys of a count-down latch.

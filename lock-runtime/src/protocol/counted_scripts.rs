@@ -116,9 +116,20 @@ impl ToRedisArgs for LatchChange {
     }
 }
 
-/// The payload of a semaphore's channel message: the permits available
-/// (Redisson's `SemaphorePubSub` reads it as a number), if it is one.
-pub(crate) fn permits_message(payload: &[u8]) -> Option<i64> {
+/// What a semaphore's channel is named after (Redisson's `prefixName`:
+/// `redisson_sc:{name}`).
+pub(crate) const SEMAPHORE_CHANNEL_PREFIX: &str = "redisson_sc";
+
+/// The permits available that a message on a semaphore's channel announces
+/// (Redisson's `SemaphorePubSub` reads it as a number); `None` for any
+/// other channel or payload.
+pub(crate) fn permits_message(channel: &str, payload: &[u8]) -> Option<i64> {
+    let semaphore = channel
+        .strip_prefix(SEMAPHORE_CHANNEL_PREFIX)
+        .is_some_and(|rest| rest.starts_with(':'));
+    if !semaphore {
+        return None;
+    }
     std::str::from_utf8(payload).ok()?.parse().ok()
 }
 
@@ -337,9 +348,12 @@ mod tests {
                 value: 7
             }
         );
-        assert_eq!(permits_message(b"12"), Some(12));
-        assert_eq!(permits_message(b"-1"), Some(-1));
-        assert_eq!(permits_message(b"redlua:handoff:1:2"), None);
+        assert_eq!(permits_message("redisson_sc:{s}", b"12"), Some(12));
+        assert_eq!(permits_message("redisson_sc:{s}", b"1"), Some(1));
+        assert_eq!(permits_message("redisson_sc:{s}", b"-1"), Some(-1));
+        assert_eq!(permits_message("redisson_sc:{s}", b"x"), None);
+        // A lock's `1` wakes every waiter: not a count.
+        assert_eq!(permits_message("redisson_rwlock:{s}", b"1"), None);
         assert_eq!(
             SemaphoreChange::TrySet.to_redis_args(),
             vec![b"try_set".to_vec()]

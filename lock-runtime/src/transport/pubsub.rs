@@ -117,6 +117,11 @@ use crate::transport::sentinel::Sentinels;
 /// most one ping interval more: idle patterns are swept once per interval).
 pub(crate) const PATTERN_LINGER: Duration = Duration::from_secs(1);
 
+/// The most waiters of one client a semaphore's message wakes at once (the
+/// permits it announces, up to this; each that takes permits and leaves
+/// some wakes one more).
+const PERMITS_WOKEN_AT_MOST: i64 = 64;
+
 /// How many connections a subscribe tries before it reports the loss.
 const SUBSCRIBE_ATTEMPTS: usize = 3;
 
@@ -1335,8 +1340,9 @@ impl Driver {
         self.mark_dead();
     }
 
-    /// Wakes waiters of the message's channel: one for `0` (or for a
-    /// semaphore's permits available), all for `1`.
+    /// Wakes waiters of the message's channel: one for `0`, all for `1`,
+    /// and as many as a semaphore's message announces permits (up to
+    /// [`PERMITS_WOKEN_AT_MOST`]).
     fn dispatch(&self, message: &Msg) {
         let Some(shared) = self.shared.upgrade() else {
             return;
@@ -1360,16 +1366,21 @@ impl Driver {
             }
         };
         let payload = message.get_payload_bytes();
+        if let Some(available) = permits_message(message.get_channel_name(), payload) {
+            // A semaphore's permits available: up to that many waiters try
+            // (as Redisson's waiters do); a waiter that takes permits and
+            // leaves some passes its wake-up on.
+            for _ in 0..available.clamp(0, PERMITS_WOKEN_AT_MOST) {
+                signals.notify.notify_one();
+            }
+            return;
+        }
         match WakeMessage::parse(payload) {
             Some(WakeMessage::One) => signals.notify.notify_one(),
             Some(WakeMessage::All) => signals.broadcast(),
             None => {
                 if let Some(handoff) = handoff::parse(payload) {
                     *signals.handoff.lock().unwrap_or_else(|e| e.into_inner()) = Some(handoff);
-                    signals.notify.notify_one();
-                } else if permits_message(payload).is_some_and(|available| available > 0) {
-                    // A semaphore's permits available: one waiter tries, and
-                    // passes the wake-up on if it leaves some.
                     signals.notify.notify_one();
                 }
             }
