@@ -781,7 +781,6 @@ impl LockClientBuilder {
             config,
             sync,
             holds: Arc::new(Mutex::new(Holds::new(by_slot))),
-            leased: Default::default(),
             ids: Ids::default(),
             renewal_con,
             jobs,

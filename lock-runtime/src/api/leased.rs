@@ -6,10 +6,11 @@ use crate::api::semaphore::{MAX_PERMITS, checked_names, names_of};
 use crate::base::config::{check_lease, token_ttl};
 use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Failure, Result, classify};
-use crate::holds::acquire::Wait;
+use crate::base::hold_key::HoldKey;
+use crate::holds::acquire::{Wait, enter};
 use crate::holds::job::{Job, PermitJob};
 use crate::holds::lease_clock::LeaseClock;
-use crate::holds::leased::{Held, LeasedHolds, LeasedRequest, from_hex, hex, new_id};
+use crate::holds::leased::{LeasedRequest, from_hex, hex, new_hold, new_id};
 use crate::holds::permits::{change_once, take};
 use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE};
 use crate::holds::shared::Shared;
@@ -42,9 +43,12 @@ use std::time::{Duration, Instant};
 ///   this client's or Java's), never twice, so the count does not drift;
 /// - **a crashed holder's permits come back** when their lease ends;
 /// - **the holder knows first**: [`PermitGuard::is_lost`] turns true no
-///   later than the instant Redis may hand the permit to someone else, and
-///   the watchdog marks a permit found gone (released by someone else,
-///   taken away) lost at its next round;
+///   later than the instant Redis may hand the permit to someone else;
+/// - **a permit taken away is noticed at once**: given back by someone
+///   else ([`force_release`](Self::force_release), `lockctl unlock --force
+///   --permit`) or removed from the permits taken, its guard says lost
+///   within a round trip or so, as a lock's guard does (on servers that
+///   allow `CLIENT TRACKING`; otherwise at the watchdog's next round);
 /// - **exact acquires**: a dropped or failed acquire holds nothing; what a
 ///   try took is given back in the background;
 /// - **bad input fails first**: zero permits, more than the pool (the
@@ -172,17 +176,19 @@ impl LeasedSemaphore {
         };
         // The clock runs from when the try that reported the permits held
         // was sent: Redis's expiry is at least that plus the lease.
-        let held = Arc::new(Held {
-            names: names.clone(),
-            ids: request.ids,
-            clock: Arc::new(LeaseClock::new(sent, lease)),
-        });
-        let watch = watched.then(|| LeasedHolds::watch(shared, held.clone()));
+        let ids: Arc<[[u8; 16]]> = request.ids.into();
+        let hold = new_hold(names, ids.clone(), watched, sent, lease);
+        let key = hold.key.clone();
+        let clock = enter(shared, hold);
         Ok(Some(PermitGuard {
             shared: shared.clone(),
-            held,
+            names: names.clone(),
+            ids,
+            key,
+            clock,
             token,
-            watch,
+            watched,
+            releasing: false,
             done: false,
         }))
     }
@@ -380,8 +386,9 @@ impl LeasedSemaphore {
 
     /// Gives back the permit `id` (32 hex digits, from
     /// [`holders`](Self::holders)) whoever holds it, and wakes waiters:
-    /// whether it was taken. Its guard says lost at the watchdog's next
-    /// round. An id that is not hex is [`Error::InvalidPermits`].
+    /// whether it was taken. Its guard says lost within a round trip or so
+    /// (see [`LeasedSemaphore`]). An id that is not hex is
+    /// [`Error::InvalidPermits`].
     ///
     /// # Cancellation
     ///
@@ -450,10 +457,16 @@ async fn release_ids(shared: &Shared, names: &CountedNames, ids: &[&[u8]]) -> Re
 #[must_use = "dropping the guard gives its permits back at once"]
 pub struct PermitGuard {
     shared: Arc<Shared>,
-    held: Arc<Held>,
+    names: Arc<CountedNames>,
+    ids: Arc<[[u8; 16]]>,
+    /// Its hold's key in the client's registry.
+    key: HoldKey,
+    clock: Arc<LeaseClock>,
     token: u64,
-    /// Its key in the watchdog's register (`None`: a fixed lease).
-    watch: Option<u64>,
+    /// Renewed by the watchdog (not a fixed lease).
+    watched: bool,
+    /// Its release is counted in the registry as under way.
+    releasing: bool,
     /// Released (or handed to the background worker).
     done: bool,
 }
@@ -461,7 +474,7 @@ pub struct PermitGuard {
 impl std::fmt::Debug for PermitGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PermitGuard")
-            .field("semaphore", &self.held.names.key)
+            .field("semaphore", &self.names.key)
             .field("ids", &self.ids())
             .field("token", &self.token)
             .finish_non_exhaustive()
@@ -471,12 +484,12 @@ impl std::fmt::Debug for PermitGuard {
 impl PermitGuard {
     /// The permits' ids, 32 hex digits each (as Redisson prints them).
     pub fn ids(&self) -> Vec<String> {
-        self.held.ids.iter().map(|id| hex(id)).collect()
+        self.ids.iter().map(|id| hex(id)).collect()
     }
 
     /// How many permits the guard holds.
     pub fn permits(&self) -> usize {
-        self.held.ids.len()
+        self.ids.len()
     }
 
     /// The fencing token of this acquire: greater than every token of an
@@ -490,13 +503,14 @@ impl PermitGuard {
     /// this client knows without asking: the last confirmed acquire or
     /// renewal, when it was sent, plus the lease, minus a drift margin.
     pub fn valid_until(&self) -> Instant {
-        self.held.clock.valid_until()
+        self.clock.valid_until()
     }
 
-    /// Whether the permits may be gone: the lease clock passed, or the
-    /// watchdog found them gone. Right even when no task could run.
+    /// Whether the permits may be gone: the lease clock passed, or they
+    /// were found gone (taken away, expired). Right even when no task
+    /// could run.
     pub fn is_lost(&self) -> bool {
-        self.held.clock.is_lost()
+        self.clock.is_lost()
     }
 
     /// Completes once [`is_lost`](Self::is_lost) is true.
@@ -505,13 +519,24 @@ impl PermitGuard {
     ///
     /// Only waits: dropping the future changes nothing.
     pub async fn lost(&self) {
-        self.held.clock.lost().await
+        self.clock.lost().await
     }
 
-    fn stop_renewing(&mut self) {
-        if let Some(key) = self.watch.take() {
-            self.shared.leased.forget(key);
+    /// Counts the release as under way in the registry (once): the
+    /// watchdog and the loss watch then take the permits found gone for
+    /// released, not lost.
+    fn begin_release(&mut self) {
+        if !std::mem::replace(&mut self.releasing, true) {
+            self.shared.holds().releasing(&self.key);
         }
+    }
+
+    /// The release ended: the hold leaves the registry.
+    fn end_release(&mut self) {
+        self.done = true;
+        self.shared
+            .holds()
+            .released(&self.key, self.watched, Some(false));
     }
 
     /// Gives the permits back and wakes waiters. [`Error::LockLost`] when a
@@ -525,21 +550,22 @@ impl PermitGuard {
     ///
     /// If the future is dropped, the permits come back in the background.
     pub async fn release(mut self) -> Result<()> {
-        self.stop_renewing();
-        let ids: Vec<&[u8]> = self.held.ids.iter().map(|id| &id[..]).collect();
-        let released = release_ids(&self.shared, &self.held.names, &ids).await;
+        self.begin_release();
+        let all = self.ids.clone();
+        let ids: Vec<&[u8]> = all.iter().map(|id| &id[..]).collect();
+        let released = release_ids(&self.shared, &self.names, &ids).await;
         match released {
             Ok((released, expired)) => {
-                self.done = true;
+                self.end_release();
                 if released < i64::try_from(ids.len()).unwrap_or(i64::MAX) || expired > 0 {
                     return Err(Error::LockLost {
-                        name: self.held.names.key.clone(),
+                        name: self.names.key.clone(),
                     });
                 }
                 Ok(())
             }
             Err(error @ Error::ReleaseNotReplicated { .. }) => {
-                self.done = true;
+                self.end_release();
                 Err(error)
             }
             // Drop hands the release to the background worker.
@@ -550,11 +576,14 @@ impl PermitGuard {
 
 impl Drop for PermitGuard {
     fn drop(&mut self) {
-        self.stop_renewing();
         if !self.done {
+            // The worker records the release's end in the registry.
+            self.begin_release();
             self.shared.submit(Job::Permits(PermitJob::ReleaseLeased {
-                names: self.held.names.clone(),
-                ids: self.held.ids.clone(),
+                names: self.names.clone(),
+                ids: self.ids.clone(),
+                key: self.key.clone(),
+                watched: self.watched,
             }));
         }
     }

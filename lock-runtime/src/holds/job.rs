@@ -56,10 +56,13 @@ pub(crate) enum PermitJob {
         ids: Vec<[u8; 16]>,
     },
     /// Give back leased permits (a guard dropped, a release whose reply
-    /// was lost).
+    /// was lost), then record the release of their hold `key` in the
+    /// registry (counted as releasing until then).
     ReleaseLeased {
         names: Arc<CountedNames>,
-        ids: Vec<[u8; 16]>,
+        ids: Arc<[[u8; 16]]>,
+        key: HoldKey,
+        watched: bool,
     },
 }
 

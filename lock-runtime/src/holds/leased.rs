@@ -1,36 +1,27 @@
 //! Leased permits: the acquire of a leased semaphore (Redisson's
-//! `RPermitExpirableSemaphore` layout, see `leased_acquire.lua`), and the
-//! client's register of the leased permits it holds, renewed by one
-//! watchdog task a batch at a time.
+//! `RPermitExpirableSemaphore` layout, see `leased_acquire.lua`), and a
+//! guard's permits as a hold of the client's registry.
 //!
 //! Invariants:
 //! - **Each permit has an id and an expiry in Redis**, and comes back to
 //!   the pool exactly once: released, undone, or expired (whichever script
 //!   removes it from the set of permits taken counts it back, in the same
 //!   step).
-//! - **The holder knows first.** A guard's lease clock runs from when its
-//!   acquire, or the last renewal Redis confirmed, was *sent*, minus the
-//!   drift margin (`lease_clock.rs`); Redis's expiry is at least that late.
-//!   A renewal that finds a permit gone marks the guard lost.
-//! - **Renewals are batched.** One task per client renews every watched
-//!   permit every third of the watchdog timeout: one script call per
-//!   semaphore and up to [`BATCH`](crate::holds::watchdog::BATCH) ids, on
-//!   the watchdog's own connection. The task ends when nothing is watched.
+//! - **A guard's permits are one hold** of the registry
+//!   ([`HoldShape::Permits`]), with everything a lock's hold has: its lease
+//!   clock, renewal by the watchdog's rounds, the loss watch (a permit
+//!   removed from the permits taken marks the guard lost within a round
+//!   trip), and the registry's release bookkeeping.
 
 use crate::base::counted_names::CountedNames;
-use crate::base::error::{Failure, classify};
+use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::holds::job::PermitJob;
-use crate::holds::lease_clock::LeaseClock;
 use crate::holds::permits::{Attempt, Try};
-use crate::holds::shared::Shared;
-use crate::holds::watchdog::BATCH;
-use crate::observability::targets;
-use crate::protocol::counted_scripts::{LeasedTaken, RenewLeased, TakeLeased};
+use crate::holds::registry::NewHold;
+use crate::protocol::counted_scripts::{LeasedTaken, TakeLeased};
 use crate::protocol::replies::millis;
 use crate::script::ScriptCall;
-use crate::transport::replication::{Acked, Synced};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A new permit id: 16 random bytes (Redisson's ids are 16 bytes too).
@@ -105,154 +96,29 @@ impl Attempt for LeasedRequest<'_> {
     }
 }
 
-/// The permits of one guard.
-#[derive(Debug)]
-pub(crate) struct Held {
-    pub names: Arc<CountedNames>,
-    pub ids: Vec<[u8; 16]>,
-    pub clock: Arc<LeaseClock>,
-}
-
-/// The leased permits a client holds that its watchdog renews.
-#[derive(Debug, Default)]
-pub(crate) struct LeasedHolds {
-    state: Mutex<State>,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    next: u64,
-    watched: HashMap<u64, Arc<Held>>,
-    running: bool,
-}
-
-impl LeasedHolds {
-    fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Registers a guard's permits for renewal, starting the watchdog if it
-    /// is not running: the key to [`forget`](Self::forget) them by.
-    pub(crate) fn watch(shared: &Arc<Shared>, held: Arc<Held>) -> u64 {
-        let mut state = shared.leased.state();
-        let key = state.next;
-        state.next += 1;
-        state.watched.insert(key, held);
-        if !std::mem::replace(&mut state.running, true) {
-            tokio::spawn(renew_while_watched(Arc::downgrade(shared)));
-        }
-        key
-    }
-
-    /// Stops renewing a guard's permits.
-    pub(crate) fn forget(&self, key: u64) {
-        self.state().watched.remove(&key);
-    }
-}
-
-/// The watchdog of leased permits: a round every third of the watchdog
-/// timeout while any permit is watched (50 ms after a round that failed).
-async fn renew_while_watched(shared: Weak<Shared>) {
-    loop {
-        let Some(strong) = shared.upgrade() else {
-            return;
-        };
-        let period = strong.config.watchdog_timeout / 3;
-        let held: Vec<Arc<Held>> = {
-            let mut state = strong.leased.state();
-            if state.watched.is_empty() {
-                state.running = false;
-                return;
-            }
-            state.watched.values().cloned().collect()
-        };
-        let failed = round(&strong, &held).await;
-        drop(strong);
-        tokio::time::sleep(if failed {
-            Duration::from_millis(50).min(period)
-        } else {
-            period
-        })
-        .await;
-    }
-}
-
-/// Renews `held`: one script call per semaphore and batch. Whether a call
-/// failed (its permits' clocks did not move: the next round is soon).
-async fn round(shared: &Arc<Shared>, held: &[Arc<Held>]) -> bool {
-    let lease = shared.config.watchdog_timeout;
-    let mut by_semaphore: HashMap<&str, Vec<&Arc<Held>>> = HashMap::new();
-    for h in held {
-        by_semaphore.entry(&h.names.key).or_default().push(h);
-    }
-    let mut failed = false;
-    for guards in by_semaphore.values() {
-        // Batches of whole guards, up to BATCH ids each (a guard with more
-        // goes alone).
-        let mut batch: Vec<&Arc<Held>> = Vec::new();
-        let mut ids = 0;
-        for guard in guards.iter().copied() {
-            if !batch.is_empty() && ids + guard.ids.len() > BATCH {
-                failed |= renew(shared, &batch, lease).await;
-                batch.clear();
-                ids = 0;
-            }
-            ids += guard.ids.len();
-            batch.push(guard);
-        }
-        if !batch.is_empty() {
-            failed |= renew(shared, &batch, lease).await;
-        }
-    }
-    failed
-}
-
-/// One renewal call for guards of one semaphore: whether it failed.
-async fn renew(shared: &Arc<Shared>, batch: &[&Arc<Held>], lease: Duration) -> bool {
-    let names = &batch[0].names;
-    let ids: Vec<&[u8]> = batch
-        .iter()
-        .flat_map(|h| h.ids.iter().map(|id| &id[..]))
-        .collect();
-    let call = RenewLeased {
-        semaphore: &names.key,
-        timeouts: &names.timeouts,
-        channel: &names.channel,
-        lease_ms: millis(lease),
-        publish: shared.config.publish,
-        ids,
-    }
-    .call();
-    let mut con = shared.renewal_con.clone();
-    let sent = Instant::now();
-    let reply: redis::RedisResult<Synced<Vec<i64>>> =
-        shared.sync.run(&mut con, &call, &names.key).await;
-    match reply {
-        Ok(Synced { reply, acked }) => {
-            let mut flags = reply.into_iter();
-            for held in batch {
-                // Every id's flag is read, so that the next guard's follow.
-                let mut renewed = true;
-                for _ in &held.ids {
-                    renewed &= flags.next() == Some(1);
-                }
-                if !renewed {
-                    tracing::warn!(target: targets::WATCHDOG, semaphore = %names.key, "permit lost: the watchdog found it gone (expired, released or taken away)");
-                    held.clock.mark_lost();
-                } else if !matches!(acked, Acked::Short { .. }) {
-                    held.clock.confirm(sent, lease);
-                }
-            }
-            matches!(acked, Acked::Short { .. })
-        }
-        Err(error) => {
-            if classify(&error) != Failure::Unknown {
-                tracing::warn!(target: targets::WATCHDOG, semaphore = %names.key, %error, "permit renewal refused");
-            } else {
-                tracing::warn!(target: targets::WATCHDOG, semaphore = %names.key, %error, "permit renewal failed; retrying soon");
-            }
-            true
-        }
+/// A guard's permits as a new hold: keyed by the semaphore's permits
+/// taken and the first permit's id (unique: each guard is a hold of its
+/// own), renewed by the watchdog if `watched`.
+pub(crate) fn new_hold(
+    names: &Arc<CountedNames>,
+    ids: Arc<[[u8; 16]]>,
+    watched: bool,
+    sent: Instant,
+    lease: Duration,
+) -> NewHold {
+    let key = HoldKey::new(
+        names.timeouts.as_str().into(),
+        ids.first().map_or_else(String::new, |id| hex(id)).into(),
+    );
+    NewHold {
+        key,
+        watched,
+        shape: HoldShape::Permits {
+            names: names.clone(),
+            ids,
+        },
+        sent,
+        lease,
     }
 }
 

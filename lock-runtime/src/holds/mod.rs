@@ -14,7 +14,8 @@
 //! - `release.rs`: where holds are released; `background.rs`: the worker;
 //! - `permits.rs`: a semaphore's permits taken and undone exactly, and the
 //!   changes of semaphores and count-down latches made exactly once;
-//!   `leased.rs`: leased permits, their acquire and their renewal.
+//!   `leased.rs`: leased permits, their acquire, and a guard's permits as
+//!   a hold of the registry.
 
 pub(crate) mod acquire;
 pub(crate) mod background;

@@ -350,7 +350,7 @@ pub(crate) async fn run_once(shared: &Shared, job: &PermitJob) -> redis::RedisRe
             .invoke(&mut con)
             .await
         }
-        PermitJob::ReleaseLeased { names, ids } => {
+        PermitJob::ReleaseLeased { names, ids, .. } => {
             let (released, _expired): (i64, i64) = ReleaseLeased {
                 semaphore: &names.key,
                 timeouts: &names.timeouts,
@@ -380,6 +380,7 @@ pub(crate) async fn in_background(shared: &Shared, job: &PermitJob) {
         match run_once(shared, job).await {
             Ok(gave_back) => {
                 tracing::debug!(target: targets::RELEASE, semaphore = %names.key, gave_back, "permits given back in the background");
+                released(shared, job, Some(false));
                 return;
             }
             Err(error)
@@ -391,9 +392,18 @@ pub(crate) async fn in_background(shared: &Shared, job: &PermitJob) {
             }
             Err(error) => {
                 tracing::error!(target: targets::RELEASE, semaphore = %names.key, %error, "could not give permits back in the background");
+                released(shared, job, None);
                 return;
             }
         }
+    }
+}
+
+/// A leased permits' release ended: recorded in the registry, as a
+/// lock's is (`still_held`: see [`Holds::released`](crate::holds::registry::Holds::released)).
+fn released(shared: &Shared, job: &PermitJob, still_held: Option<bool>) {
+    if let PermitJob::ReleaseLeased { key, watched, .. } = job {
+        shared.holds().released(key, *watched, still_held);
     }
 }
 

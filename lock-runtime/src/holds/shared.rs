@@ -7,7 +7,6 @@ use crate::base::names::slot;
 use crate::base::owner::{Ids, Owner};
 use crate::holds::job::Job;
 use crate::holds::latches::{Latch, Latches};
-use crate::holds::leased::LeasedHolds;
 use crate::holds::loss_watch::LossWatch;
 use crate::holds::registry::Holds;
 use crate::transport::connection::Connection;
@@ -32,8 +31,6 @@ pub(crate) struct Shared {
     pub sync: Replication,
     /// The registry of holds (shared with the loss watch's task).
     pub holds: Arc<Mutex<Holds>>,
-    /// The leased semaphore permits the watchdog renews.
-    pub leased: LeasedHolds,
     pub ids: Ids,
     /// The background worker's queue. Each job carries the state it needs,
     /// so that it still runs when the last client handle was dropped with
