@@ -49,13 +49,10 @@
 //! | `redlua::watchdog` | debug | `renewal round` | `locks`, `renewed`, `lost`, `failed_batches`, `elapsed_ms` |
 //! | `redlua::watchdog` | warn | `lease renewal failed; retrying soon` | `locks`, `error` |
 //! | `redlua::watchdog` | warn | `too few replicas acknowledged a renewal; the lease clocks stay, retrying soon` | `locks`, `acked`, `wanted` |
-//! | `redlua::watchdog` | warn | `lock lost: the watchdog found it gone ...` | `lock`, `owner` |
-//! | `redlua::watchdog` | warn | `lock lost: it was taken away (force unlocked, deleted or overwritten)` | `lock`, `owner` (found by the loss watch, at once) |
+//! | `redlua::watchdog` | warn | `lock lost: the watchdog found it gone ...` | `lock`, `owner` (for a leased permit guard: `{semaphore}:timeout` and its first permit's id) |
+//! | `redlua::watchdog` | warn | `lock lost: it was taken away (force unlocked, deleted or overwritten)` | `lock`, `owner` (found by the loss watch, at once; a permit guard's as above) |
 //! | `redlua::watchdog` | warn | `the server refuses key tracking; ...` | `error` (the loss watch is off for this client) |
 //! | `redlua::watchdog` | debug | `watching held locks failed; trying again` | `error` |
-//! | `redlua::watchdog` | warn | `permit lost: the watchdog found it gone (expired, released or taken away)` | `semaphore` (a leased semaphore's permit guard says lost) |
-//! | `redlua::watchdog` | warn | `permit renewal failed; retrying soon` | `semaphore`, `error` |
-//! | `redlua::watchdog` | warn | `permit renewal refused` | `semaphore`, `error` (the keys hold something else; retried soon, the guards' clocks do not move) |
 //! | `redlua::connection` | info | `command connection failed; the next command opens a new one` | `error` |
 //! | `redlua::connection` | info | `command connection opened again` | `connection` (how many were opened before) |
 //! | `redlua::connection` | warn | `waiting for the replicas failed` | `error` (the `WAIT` after a state change) |
@@ -88,11 +85,11 @@
 //! | name | type | labels | what |
 //! |---|---|---|---|
 //! | `redlua_acquire_wait_seconds` | histogram | `kind`, `outcome` | how long each acquire call took, to its outcome (as the `redlua::acquire` events; `outcome` is `acquired`, `busy`, `timed_out`, `failed` or `cancelled`) |
-//! | `redlua_holds` | gauge | | holds held now by this process's clients (re-entries count one each) |
+//! | `redlua_holds` | gauge | | holds held now by this process's clients (re-entries count one each; a leased permit guard counts one) |
 //! | `redlua_releases_total` | counter | `kind`, `outcome` | releases of holds, by what Redis said (`freed`, `still_held`, `not_held`, `unknown`) |
-//! | `redlua_renewals_total` | counter | | holds' leases renewed by the watchdog |
+//! | `redlua_renewals_total` | counter | | holds' leases renewed by the watchdog (a permit guard's: one) |
 //! | `redlua_renewal_failures_total` | counter | | renewal calls that failed (Redis error; the round is retried) |
-//! | `redlua_locks_lost_total` | counter | | holds found gone while held (expired, deleted, taken over), by the watchdog or the loss watch |
+//! | `redlua_locks_lost_total` | counter | | holds found gone while held (expired, deleted, taken over; a leased permit taken away), by the watchdog or the loss watch |
 //! | `redlua_wakeups_total` | counter | | waiters woken by a release message |
 //! | `redlua_reconnects_total` | counter | `connection` (`command`, `pubsub`) | connections opened again after a failure (`pubsub`: every pub/sub connection after the client's first) |
 //!
