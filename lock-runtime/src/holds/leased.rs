@@ -18,6 +18,7 @@ use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::holds::job::PermitJob;
 use crate::holds::permits::{Attempt, Try};
 use crate::holds::registry::NewHold;
+use crate::observability::telemetry;
 use crate::protocol::counted_scripts::{LeasedTaken, TakeLeased};
 use crate::protocol::replies::millis;
 use crate::script::ScriptCall;
@@ -59,6 +60,11 @@ pub(crate) struct LeasedRequest<'a> {
 impl Attempt for LeasedRequest<'_> {
     type Reply = LeasedTaken;
     type Value = u64;
+    const KIND: &'static str = telemetry::LEASED_SEMAPHORE;
+
+    fn permits(&self) -> u64 {
+        self.ids.len() as u64
+    }
 
     fn call(&self) -> ScriptCall {
         TakeLeased {

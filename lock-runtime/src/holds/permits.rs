@@ -31,6 +31,7 @@ use crate::holds::job::{Job, PermitJob};
 use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE};
 use crate::holds::shared::Shared;
 use crate::observability::targets;
+use crate::observability::telemetry::{self, AcquireRecord, NotAcquired};
 use crate::protocol::counted_scripts::{
     Changed, ReleaseLeased, TakePermits, Taken, UndoLeased, UndoPermits,
 };
@@ -40,6 +41,7 @@ use crate::transport::pubsub::Subscription;
 use crate::transport::replication::{Acked, Synced};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tracing::Instrument;
 
 /// How long a subscribe may take before the waiter polls instead, and how
 /// often a waiter without a subscription tries to subscribe again.
@@ -69,6 +71,10 @@ pub(crate) trait Attempt {
     fn read(reply: Self::Reply) -> Try<Self::Value>;
     /// The undo of the attempt, for the background worker.
     fn undo(&self) -> PermitJob;
+    /// What it is in events and metrics (the `kind` label).
+    const KIND: &'static str;
+    /// How many permits it takes.
+    fn permits(&self) -> u64;
 }
 
 /// An acquire of permits of a plain semaphore.
@@ -82,6 +88,11 @@ pub(crate) struct PermitRequest<'a> {
 impl Attempt for PermitRequest<'_> {
     type Reply = Taken;
     type Value = ();
+    const KIND: &'static str = telemetry::SEMAPHORE;
+
+    fn permits(&self) -> u64 {
+        self.permits
+    }
 
     fn call(&self) -> ScriptCall {
         TakePermits {
@@ -127,6 +138,32 @@ pub(crate) async fn take<A: Attempt>(
     attempt_key: &str,
     wait: Wait,
 ) -> Result<Option<(A::Value, Instant)>> {
+    // Reported as a lock's acquire is, in its span (dropped: `cancelled`).
+    let span = telemetry::permits_span(&names.key, A::KIND, attempt.permits());
+    async {
+        let mut record = AcquireRecord::permits(&names.key, A::KIND, attempt.permits());
+        let taken = trying(shared, names, attempt, attempt_key, wait, &mut record).await;
+        match &taken {
+            Ok(Some(_)) => record.permits_acquired(),
+            Ok(None) if matches!(wait, Wait::No) => record.not_acquired(NotAcquired::Busy, None),
+            Ok(None) => record.not_acquired(NotAcquired::TimedOut, None),
+            Err(error) => record.not_acquired(NotAcquired::Failed, Some(error)),
+        }
+        taken
+    }
+    .instrument(span)
+    .await
+}
+
+/// [`take`]'s tries, counted in `record`.
+async fn trying<A: Attempt>(
+    shared: &Arc<Shared>,
+    names: &CountedNames,
+    attempt: &A,
+    attempt_key: &str,
+    wait: Wait,
+    record: &mut AcquireRecord<'_>,
+) -> Result<Option<(A::Value, Instant)>> {
     let mut undo = Undo {
         shared,
         job: Some(attempt.undo()),
@@ -141,6 +178,7 @@ pub(crate) async fn take<A: Attempt>(
     loop {
         let mut con = shared.con.clone();
         undo.in_flight = true;
+        record.attempt();
         let sent = Instant::now();
         let reply: redis::RedisResult<Synced<A::Reply>> =
             shared.sync.run(&mut con, &call, &names.key).await;
@@ -239,7 +277,7 @@ pub(crate) async fn take<A: Attempt>(
             pause = pause.min(POLL_WITHOUT_SUBSCRIPTION);
         }
         tokio::select! {
-            _ = sub.wake() => {}
+            _ = sub.wake() => record.woken(),
             _ = tokio::time::sleep(cap(pause, wait)) => {}
         }
     }

@@ -18,6 +18,7 @@
 //! | target | span | fields | around |
 //! |---|---|---|---|
 //! | `redlua::acquire` | `acquire` | `lock`, `kind`, `reentry` | an acquire or re-entry call: its tries, its wake-ups, the connection's events while it runs, its outcome |
+//! | `redlua::acquire` | `acquire_permits` | `semaphore`, `kind`, `permits` | an acquire call of a semaphore's permits (plain or leased): its tries, its wake-ups, its outcome |
 //! | `redlua::release` | `release` | `lock`, `owner` | an `unlock`, or a release or undo done in the background |
 //! | `redlua::watchdog` | `renewal_round` | | one renewal round of a client |
 //!
@@ -27,6 +28,8 @@
 //! |---|---|---|---|
 //! | `redlua::acquire` | debug | `lock acquired` | `lock`, `kind`, `reentry`, `owner`, `token`, `waited_ms`, `attempts`, `wakeups`, `handed_over` (a fair lock's release handed it the lock: no attempt after the wake-up) |
 //! | `redlua::acquire` | debug | `lock not acquired` | `lock`, `kind`, `reentry`, `outcome` (`busy`, `timed_out`, `failed`, `cancelled`), `waited_ms`, `attempts`, `wakeups`, `error` (for `failed`) |
+//! | `redlua::acquire` | debug | `permits acquired` | `semaphore`, `kind`, `permits`, `waited_ms`, `attempts`, `wakeups` |
+//! | `redlua::acquire` | debug | `permits not acquired` | `semaphore`, `kind`, `permits`, `outcome` (as for a lock), `waited_ms`, `attempts`, `wakeups`, `error` (for `failed`) |
 //! | `redlua::acquire` | debug | `acquire failed; trying again` | `lock`, `error` (a reply was lost; the waiter retries) |
 //! | `redlua::acquire` | warn | `cannot subscribe; polling for the lock instead` | `lock`, `channel`, `error` |
 //! | `redlua::acquire` | debug | `pattern subscription refused; subscribing to the waiter's channel` | `lock`, `error` (a fair lock's waiter, once per client) |
@@ -69,7 +72,8 @@
 //! | `redlua::pubsub` | warn | `the node dropped a subscription; ...` | `channel`, `node` |
 //! | `redlua::pubsub` | warn | `the sentinels name a new master; subscribing there` | |
 //!
-//! Field values: `kind` is `reentrant`, `fair`, `read` or `write`; `reentry` is
+//! Field values: `kind` is `reentrant`, `fair`, `read` or `write` for a
+//! lock, `semaphore` or `leased_semaphore` for permits; `reentry` is
 //! `true` for a re-entry (one more hold of an owner); `waited_ms` is the
 //! time from the call to its outcome; `attempts` counts the acquire scripts
 //! sent; `wakeups` the pub/sub wake-ups while waiting.
@@ -84,7 +88,7 @@
 //!
 //! | name | type | labels | what |
 //! |---|---|---|---|
-//! | `redlua_acquire_wait_seconds` | histogram | `kind`, `outcome` | how long each acquire call took, to its outcome (as the `redlua::acquire` events; `outcome` is `acquired`, `busy`, `timed_out`, `failed` or `cancelled`) |
+//! | `redlua_acquire_wait_seconds` | histogram | `kind`, `outcome` | how long each acquire call took, to its outcome (as the `redlua::acquire` events; `outcome` is `acquired`, `busy`, `timed_out`, `failed` or `cancelled`), a semaphore's permits' too |
 //! | `redlua_holds` | gauge | | holds held now by this process's clients (re-entries count one each; a leased permit guard counts one) |
 //! | `redlua_releases_total` | counter | `kind`, `outcome` | releases of holds, by what Redis said (`freed`, `still_held`, `not_held`, `unknown`) |
 //! | `redlua_renewals_total` | counter | | holds' leases renewed by the watchdog (a permit guard's: one) |
@@ -172,7 +176,9 @@ pub mod metric_names {
 
 /// The labels of the metrics, and the fields of the events that share them.
 pub mod labels {
-    /// The kind of lock: `reentrant`, `fair`, `read` or `write`.
+    /// The kind of lock: `reentrant`, `fair`, `read` or `write`; for the
+    /// acquire-wait histogram also `semaphore` or `leased_semaphore` (a
+    /// semaphore's permits).
     pub const KIND: &str = "kind";
     /// How an operation ended (see the module's tables).
     pub const OUTCOME: &str = "outcome";
