@@ -1417,7 +1417,8 @@ async fn the_blocking_client_locks_and_wakes_on_a_cluster() {
 /// Semaphores and count-down latches on the cluster: every key and channel
 /// of one primitive in its name's slot, waiters woken through sharded
 /// pub/sub on the node that owns it (a waiter polls every 5 s: each wake-up
-/// here comes within a second).
+/// here comes within a second), and a leased permit taken away noticed by
+/// its holder at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn semaphores_and_latches_live_in_their_slot_and_wake_their_waiters_there() {
     let _topology = TOPOLOGY.read().await;
@@ -1451,6 +1452,21 @@ async fn semaphores_and_latches_live_in_their_slot_and_wake_their_waiters_there(
         let permit = leased.acquire(1).await.unwrap();
         assert!(leased.try_acquire(1).await.unwrap().is_none());
         permit.release().await.unwrap();
+        // A permit given back by another client is noticed by its holder
+        // at once, on the node that owns the slot (a renewal round is 10 s
+        // away with the default watchdog).
+        let permit = leased.acquire(1).await.unwrap();
+        tokio::time::sleep(ms(200)).await;
+        assert!(!permit.is_lost(), "{name}");
+        let id = permit.ids().remove(0);
+        assert!(
+            b.leased_semaphore(&format!("leased-{name}"))
+                .force_release(&id)
+                .await
+                .unwrap()
+        );
+        within(ms(1000), "a permit taken away said lost", permit.lost()).await;
+        assert!(permit.release().await.is_err(), "{name}");
     }
     for name in ["latch-a", "latch-b", "latch-c"] {
         let latch = a.count_down_latch(name);
