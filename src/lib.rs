@@ -190,10 +190,12 @@ pub use redlua_runtime::function;
 pub use redlua_runtime::script;
 #[cfg(feature = "locks")]
 pub use redlua_runtime::{
-    Connection, DEFAULT_CONNECT_TIMEOUT, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT,
-    DEFAULT_SYNC_TIMEOUT, DEFAULT_WATCHDOG_TIMEOUT, Error, FairLock, Holder, Lock, LockClient,
-    LockClientBuilder, LockGuard, LockInfo, LockKind, MAX_LEASE, MAX_NAME_LEN, MIN_LEASE, Mode,
-    Owner, ReadLock, ReadWriteLock, Result, Side, SyncReplicas, WriteLock, flavor,
+    BATCH_PERMITS, Connection, CountDownLatch, DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT, DEFAULT_SYNC_TIMEOUT,
+    DEFAULT_WATCHDOG_TIMEOUT, Error, FairLock, Holder, LeasedSemaphore, Lock, LockClient,
+    LockClientBuilder, LockGuard, LockInfo, LockKind, MAX_LEASE, MAX_NAME_LEN, MAX_PERMITS,
+    MIN_LEASE, Mode, Owner, PermitGuard, PermitInfo, ReadLock, ReadWriteLock, Result, Semaphore,
+    Side, SyncReplicas, WriteLock, flavor,
 };
 
 pub mod fencing;
@@ -226,6 +228,9 @@ pub use redlua_runtime::identity;
            `#[redis_function]` check, every lint, the options and the Redis targets;\n\
            - [`locks`](crate::guide::locks): the lock API at a glance, blocking code, \
            read/write and fair locks;\n\
+           - [`semaphores`](crate::guide::semaphores): semaphores (plain and with \
+           leased permits) and count-down latches: what each promises, and what it \
+           cannot;\n\
            - [`deployments`](crate::guide::deployments): Redis Cluster, replicas and \
            failover, Sentinel;\n\
            - [`tls`](crate::guide::tls): `rediss://` URLs;\n\
@@ -240,6 +245,10 @@ pub mod guide {
     #[cfg(feature = "locks")]
     #[doc = include_str!("../docs/locks.md")]
     pub mod locks {}
+
+    #[cfg(feature = "locks")]
+    #[doc = include_str!("../docs/semaphores.md")]
+    pub mod semaphores {}
 
     #[cfg(feature = "locks")]
     #[doc = include_str!("../docs/deployments.md")]

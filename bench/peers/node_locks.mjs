@@ -10,7 +10,7 @@ import { performance } from "node:perf_hooks";
 
 const require = createRequire(process.env.REDLUA_BENCH_NODE_MODULES + "/");
 const Redis = require("ioredis");
-const { Mutex } = require("redis-semaphore");
+const { Mutex, Semaphore } = require("redis-semaphore");
 
 const LEASE_MS = 30000;
 const now = () => performance.now() / 1000;
@@ -31,6 +31,27 @@ async function uncontended(url, params) {
   for (let i = 0; i < params.iterations; i++) {
     await lock.acquire();
     await lock.release();
+  }
+  const seconds = now() - start;
+  client.disconnect();
+  return { seconds };
+}
+
+// redis-semaphore's Semaphore (a sorted set of holders), 1000 permits.
+async function semaphore_uncontended(url, params) {
+  const client = new Redis(url);
+  const semaphore = new Semaphore(client, "bench:semaphore", 1000, {
+    lockTimeout: LEASE_MS,
+    acquireTimeout: 600000,
+  });
+  for (let i = 0; i < 50; i++) {
+    await semaphore.acquire();
+    await semaphore.release();
+  }
+  const start = now();
+  for (let i = 0; i < params.iterations; i++) {
+    await semaphore.acquire();
+    await semaphore.release();
   }
   const seconds = now() - start;
   client.disconnect();
@@ -62,5 +83,5 @@ async function contended(url, params) {
 
 const [url, scenario, paramsJson] = process.argv.slice(2);
 const params = JSON.parse(paramsJson);
-const run = { uncontended, contended }[scenario];
+const run = { uncontended, contended, semaphore_uncontended }[scenario];
 console.log(JSON.stringify(await run(url, params)));

@@ -30,6 +30,7 @@ mod processes;
 mod report;
 mod rwlock;
 mod scenarios;
+mod semaphores;
 mod watchdog;
 
 use std::path::PathBuf;
@@ -59,7 +60,7 @@ pub struct Settings {
 }
 
 /// The groups of scenarios `--only` picks from.
-pub const GROUPS: [&str; 9] = [
+pub const GROUPS: [&str; 10] = [
     "uncontended",
     "independent",
     "contended",
@@ -69,6 +70,7 @@ pub const GROUPS: [&str; 9] = [
     "rwlock",
     "expansion",
     "editor",
+    "semaphores",
 ];
 
 impl Settings {
@@ -183,7 +185,9 @@ async fn bench(args: Vec<String>) {
 
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     // The peers and the counting pass are about throughput only.
-    let peers = settings.wants("uncontended") || settings.wants("contended");
+    let peers = settings.wants("uncontended")
+        || settings.wants("contended")
+        || settings.wants("semaphores");
     let throughput = peers || settings.wants("independent") || settings.wants("processes");
     let env = (settings.peers && peers)
         .then(|| peers::Environment::prepare(&root.join("../target/bench-env")));

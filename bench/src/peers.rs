@@ -122,6 +122,21 @@ pub async fn run_all(
             "seconds": settings.seconds,
             "critical_ms": settings.critical_ms,
         });
+        if peer.library == "redis-semaphore" && settings.wants("semaphores") {
+            outcomes.push(Outcome {
+                library: "redis-semaphore".to_string(),
+                scenario: "semaphore uncontended".to_string(),
+                result: counted(
+                    settings,
+                    "redis-semaphore, semaphore uncontended",
+                    measure(peer, url, "semaphore_uncontended", &uncontended, settings),
+                )
+                .await,
+            });
+        }
+        if !(settings.wants("uncontended") || settings.wants("contended")) {
+            continue;
+        }
         outcomes.push(Outcome {
             library: peer.library.to_string(),
             scenario: "uncontended".to_string(),
@@ -174,7 +189,7 @@ async fn measure(
     }
     let reply: serde_json::Value =
         serde_json::from_slice(&output.stdout).map_err(|e| format!("bad output: {e}"))?;
-    if scenario == "uncontended" {
+    if scenario.ends_with("uncontended") {
         let seconds = reply["seconds"]
             .as_f64()
             .ok_or("no `seconds` in the output")?;

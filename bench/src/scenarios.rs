@@ -88,6 +88,9 @@ pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
             ));
         }
     }
+    if settings.wants("semaphores") {
+        outcomes.extend(crate::semaphores::run_all(url, settings).await);
+    }
     if settings.counting() {
         return outcomes;
     }

@@ -81,3 +81,48 @@ fn the_editor_group_measures_the_language_servers_diagnostics_latency() {
         assert!(ms > 0.0, "{row:?}");
     }
 }
+
+#[test]
+fn the_semaphores_group_takes_one_round_trip_per_acquire_and_per_release() {
+    let output = Command::new(env!("CARGO_BIN_EXE_redlua-bench"))
+        .args(["--quick", "--no-peers", "--only", "semaphores"])
+        .output()
+        .expect("running redlua-bench");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "redlua-bench failed ({}):\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for scenario in ["semaphore uncontended", "leased semaphore uncontended"] {
+        for library in ["raw EVALSHA", "redlua"] {
+            let rows = rows(&stdout, library, scenario);
+            assert_eq!(rows.len(), 1, "{library}, {scenario}:\n{stdout}");
+            let per_second: f64 = rows[0][3].parse().expect("ops/s");
+            assert!(per_second > 0.0, "{library}, {scenario}: {per_second}");
+            // Client commands per acquire + release pair, counted with
+            // MONITOR: one script each, and a few hundredths of batched
+            // latch deletions and periodic reads.
+            let client: f64 = rows[0][4].parse().expect("client cmds/acq");
+            assert!(
+                (2.0..2.1).contains(&client),
+                "{library}, {scenario}: {client} client commands per pair"
+            );
+        }
+    }
+    for library in ["redlua Semaphore", "redlua LeasedSemaphore"] {
+        let rows = rows(&stdout, library, "16 contenders, 4 permits");
+        // One throughput row, and the figures' rows.
+        assert_eq!(rows.len(), 4, "{library}:\n{stdout}");
+        let utilization = rows
+            .iter()
+            .find(|r| r[3].starts_with("utilization"))
+            .expect("a utilization row");
+        let percent: f64 = utilization[4]
+            .trim_end_matches(" %")
+            .parse()
+            .expect("a percentage");
+        assert!(percent > 30.0, "{library}: utilization {percent} %");
+    }
+}

@@ -23,7 +23,9 @@
 //! woken through pub/sub when the lock is released. Keys, fields, channels
 //! and messages are Redisson's, so a Java service holding a Redisson `RLock`
 //! and a Rust service holding a redlua lock of the same name exclude each
-//! other.
+//! other. The same client hands out semaphores ([`Semaphore`], and
+//! [`LeasedSemaphore`] whose permits are [`PermitGuard`]s) and
+//! [`CountDownLatch`]es, stored as Redisson stores them too.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), redlua::Error> {
@@ -46,8 +48,8 @@
 //! - `protocol/`: the lock scripts (`scripts/*.lua`) as typed calls
 //!   (`lock_scripts.rs`), their arguments and replies (`replies.rs`: each
 //!   reply's codes declared once, checked against the scripts at compile
-//!   time), a fair
-//!   lock's handoff (`handoff.rs`): every state change is one of them;
+//!   time), a fair lock's handoff (`handoff.rs`), the scripts of semaphores
+//!   and latches (`counted_scripts.rs`): every state change is one of them;
 //! - `base/`: settings and limits (`config.rs`), errors and the one
 //!   classifier of Redis errors (`error.rs`), Redisson's key names
 //!   (`names.rs`), owners, the kinds of lock (`kind.rs`), a hold's key;
@@ -62,11 +64,15 @@
 //!   (`release.rs`), the background worker (`background.rs`), the registry
 //!   of holds (`registry.rs`), what a client's parts share (`shared.rs`),
 //!   and holds taken away, noticed at once (`loss_watch.rs`, with its
-//!   key-tracking connections in `tracking.rs`);
+//!   key-tracking connections in `tracking.rs`); a semaphore's permits
+//!   taken and undone exactly (`permits.rs`), leased permits and their
+//!   renewal (`leased.rs`);
 //! - `api/`: the public API: the client (`client/`), one lock handle
 //!   written once for every flavor (`lock.rs`, the flavors in `flavor.rs`),
-//!   `rwlock.rs`, `guard.rs`, `inspect.rs`, `identity.rs`, and `blocking/`,
-//!   the same handle for sync code, run on a thread of the client's own.
+//!   `rwlock.rs`, `guard.rs`, `inspect.rs`, `identity.rs`; semaphores and
+//!   count-down latches (`semaphore.rs`, `leased.rs`,
+//!   `count_down_latch.rs`); and `blocking/`, the same handles for sync
+//!   code, run on a thread of the client's own.
 //!
 //! On Redis Cluster, [`LockClient::cluster`] (or
 //! [`LockClient::cluster_builder`]) makes the client: scripts go to the node
@@ -130,13 +136,19 @@ mod transport;
 #[cfg(feature = "locks")]
 pub use api::client::{LockClient, LockClientBuilder};
 #[cfg(feature = "locks")]
+pub use api::count_down_latch::CountDownLatch;
+#[cfg(feature = "locks")]
 pub use api::guard::LockGuard;
 #[cfg(feature = "locks")]
 pub use api::inspect::{Holder, LockInfo, LockKind, Mode, Side};
 #[cfg(feature = "locks")]
+pub use api::leased::{BATCH_PERMITS, LeasedSemaphore, PermitGuard, PermitInfo};
+#[cfg(feature = "locks")]
 pub use api::lock::{FairLock, Lock, ReadLock, WriteLock};
 #[cfg(feature = "locks")]
 pub use api::rwlock::ReadWriteLock;
+#[cfg(feature = "locks")]
+pub use api::semaphore::{MAX_PERMITS, Semaphore};
 #[cfg(feature = "locks")]
 pub use api::{blocking, flavor, identity};
 #[cfg(feature = "locks")]
@@ -215,6 +227,28 @@ mod tests {
         send(guard.lost());
         send(guard.reenter());
         send(guard.unlock());
+        let sem = client.semaphore("s");
+        send_sync_static(&sem);
+        send(sem.acquire(1));
+        send(sem.try_acquire_for(1, std::time::Duration::from_secs(1)));
+        send(sem.release(1));
+        let latch = client.count_down_latch("l");
+        send_sync_static(&latch);
+        send(latch.wait());
+        send(latch.count_down());
+        let leased = client.leased_semaphore("p");
+        send_sync_static(&leased);
+        send(leased.acquire(1));
+        send(leased.try_acquire_for(1, std::time::Duration::from_secs(1), None));
+        send(leased.holders());
+    }
+
+    /// A permit guard moves between tasks.
+    #[allow(dead_code)]
+    fn permit_guards_are_send_and_static(guard: PermitGuard) {
+        send(guard.lost());
+        send_sync_static(&guard);
+        send(guard.release());
     }
 
     /// Every flavor of handle has the whole API, its futures `Send`, and
@@ -248,6 +282,9 @@ mod tests {
         send_sync_static(&client);
         send_sync_static(&lock);
         send_sync_static(&rw);
+        send_sync_static(&client.semaphore("s"));
+        send_sync_static(&client.count_down_latch("l"));
+        send_sync_static(&client.leased_semaphore("p"));
         send_sync_static(&guard);
         send(builder);
     }

@@ -1413,3 +1413,79 @@ async fn the_blocking_client_locks_and_wakes_on_a_cluster() {
     distinct.dedup();
     assert!(distinct.len() > 1, "{owners:?}");
 }
+
+/// Semaphores and count-down latches on the cluster: every key and channel
+/// of one primitive in its name's slot, waiters woken through sharded
+/// pub/sub on the node that owns it (a waiter polls every 5 s: each wake-up
+/// here comes within a second), and a leased permit taken away noticed by
+/// its holder at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semaphores_and_latches_live_in_their_slot_and_wake_their_waiters_there() {
+    let _topology = TOPOLOGY.read().await;
+    let a = client().await;
+    let b = client().await;
+    for name in ["sem-a", "sem-b", "sem-c", "tenant{7}:sem"] {
+        let sem = a.semaphore(name);
+        assert!(sem.try_set_permits(1).await.unwrap());
+        assert!(sem.try_acquire(1).await.unwrap());
+        let waiter = tokio::spawn({
+            let sem = sem.clone();
+            async move {
+                sem.acquire(1).await.unwrap();
+                Instant::now()
+            }
+        });
+        tokio::time::sleep(ms(400)).await;
+        assert!(!waiter.is_finished());
+        let released = Instant::now();
+        b.semaphore(name).release(1).await.unwrap();
+        let got = within(ms(4000), "a semaphore waiter", waiter)
+            .await
+            .unwrap();
+        assert!(
+            got - released < ms(1000),
+            "{name}: woken after {:?}",
+            got - released
+        );
+        let leased = a.leased_semaphore(&format!("leased-{name}"));
+        leased.set_permits(1).await.unwrap();
+        let permit = leased.acquire(1).await.unwrap();
+        assert!(leased.try_acquire(1).await.unwrap().is_none());
+        permit.release().await.unwrap();
+        // A permit given back by another client is noticed by its holder
+        // at once, on the node that owns the slot (a renewal round is 10 s
+        // away with the default watchdog).
+        let permit = leased.acquire(1).await.unwrap();
+        tokio::time::sleep(ms(200)).await;
+        assert!(!permit.is_lost(), "{name}");
+        let id = permit.ids().remove(0);
+        assert!(
+            b.leased_semaphore(&format!("leased-{name}"))
+                .force_release(&id)
+                .await
+                .unwrap()
+        );
+        within(ms(1000), "a permit taken away said lost", permit.lost()).await;
+        assert!(permit.release().await.is_err(), "{name}");
+    }
+    for name in ["latch-a", "latch-b", "latch-c"] {
+        let latch = a.count_down_latch(name);
+        assert!(latch.try_set_count(1).await.unwrap());
+        let waiter = tokio::spawn({
+            let latch = latch.clone();
+            async move {
+                latch.wait().await.unwrap();
+                Instant::now()
+            }
+        });
+        tokio::time::sleep(ms(400)).await;
+        let opened = Instant::now();
+        b.count_down_latch(name).count_down().await.unwrap();
+        let woke = within(ms(4000), "a latch waiter", waiter).await.unwrap();
+        assert!(
+            woke - opened < ms(1000),
+            "{name}: woken after {:?}",
+            woke - opened
+        );
+    }
+}

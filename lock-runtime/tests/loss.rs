@@ -13,7 +13,7 @@ mod common;
 
 use common::within;
 use redis::aio::MultiplexedConnection;
-use redlua_runtime::{LockClient, LockGuard};
+use redlua_runtime::{LockClient, LockGuard, PermitGuard};
 use redlua_test_support::RedisServer;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -443,4 +443,87 @@ async fn a_lease_that_runs_out_is_lost_at_valid_until() {
         "lost after {:?}",
         lost_at - started
     );
+}
+
+/// Whether `permit`'s `lost()` is still pending.
+async fn permit_held(permit: &PermitGuard) -> bool {
+    let pending = tokio::time::timeout(Duration::ZERO, permit.lost())
+        .await
+        .is_err();
+    pending && !permit.is_lost()
+}
+
+/// How long `permit` took to say lost; fails after [`NOTICED`].
+async fn permit_lost_after(permit: &PermitGuard, what: &str) -> Duration {
+    let started = Instant::now();
+    within(NOTICED, what, permit.lost()).await;
+    assert!(permit.is_lost(), "{what}");
+    started.elapsed()
+}
+
+/// A permit id's bytes, from its hex form.
+fn id_bytes(hex: &str) -> Vec<u8> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+/// A leased permit is a hold too: given back by someone else (as
+/// `lockctl unlock --force --permit` does), or its id taken out of the
+/// permits taken by a plain `ZREM`, its guard says lost at once — one
+/// renewal round is 10 s here — and only that guard: the holder's other
+/// permits, its own release and renewals are not losses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leased_permit_taken_away_is_noticed_at_once() {
+    let (holder, breaker) = (client().await, client().await);
+    let mut other = raw().await;
+    let name = "loss-permits";
+    let pool = holder.leased_semaphore(name);
+    assert!(pool.try_set_permits(5).await.unwrap());
+    let forced = pool.acquire(1).await.unwrap();
+    let kept = pool.acquire(1).await.unwrap();
+    let removed = pool.acquire(2).await.unwrap();
+    let fixed = pool
+        .acquire_with_lease(1, Duration::from_secs(30))
+        .await
+        .unwrap();
+    tokio::time::sleep(SETTLED).await;
+    for permit in [&forced, &kept, &removed, &fixed] {
+        assert!(permit_held(permit).await, "{permit:?} said lost");
+    }
+
+    let breaking = breaker.leased_semaphore(name);
+    assert!(breaking.force_release(&forced.ids()[0]).await.unwrap());
+    let took = permit_lost_after(&forced, "a permit force-released").await;
+    eprintln!("lost {took:?} after a force release");
+
+    let zrem: i64 = redis::cmd("ZREM")
+        .arg(format!("{{{name}}}:timeout"))
+        .arg(id_bytes(&removed.ids()[1]))
+        .query_async(&mut other)
+        .await
+        .unwrap();
+    assert_eq!(zrem, 1);
+    let took = permit_lost_after(&removed, "one of two permits ZREMed").await;
+    eprintln!("lost {took:?} after a ZREM of one of its permits");
+
+    // A fixed lease is watched too, before its first read as well.
+    assert!(breaking.force_release(&fixed.ids()[0]).await.unwrap());
+    permit_lost_after(&fixed, "a fixed-lease permit force-released").await;
+    let early = pool.acquire(1).await.unwrap();
+    assert!(breaking.force_release(&early.ids()[0]).await.unwrap());
+    permit_lost_after(&early, "a permit force-released at once").await;
+
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(permit_held(&kept).await, "the permit left alone said lost");
+    assert!(forced.release().await.is_err());
+    assert!(removed.release().await.is_err());
+    assert!(fixed.release().await.is_err());
+    assert!(early.release().await.is_err());
+    kept.release().await.unwrap();
+    // Everything came back once, but the permit the plain `ZREM` took
+    // out (it counts nothing back): 4 available, nothing taken.
+    assert_eq!(pool.available().await.unwrap(), 4);
+    assert!(pool.holders().await.unwrap().is_empty());
 }

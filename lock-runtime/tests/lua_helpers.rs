@@ -44,6 +44,7 @@ const HELPERS: &[Helper] = &[
             "fair_acquire.lua",
             "fair_force_release.lua",
             "fair_release.lua",
+            "leased_acquire.lua",
             "lock_acquire.lua",
             "lock_force_release.lua",
             "rwlock_force_release.lua",

@@ -524,3 +524,81 @@ async fn a_killed_connection_is_reported_and_opened_again() {
     assert_eq!(opened[0].level, Level::INFO);
     assert_eq!(opened[0].number("connection"), 1);
 }
+
+/// A semaphore's permits are acquired as a lock is, and reported alike:
+/// in an `acquire_permits` span, each call's outcome once, with its
+/// `kind` (`semaphore`, `leased_semaphore`), its permits, tries and
+/// wake-ups.
+#[tokio::test]
+async fn permit_acquires_are_reported_as_lock_acquires_are() {
+    let capture = Capture::default();
+    let _default = capture.install();
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let of = |message: &str, semaphore: &str| -> Vec<Captured> {
+        capture
+            .events(targets::ACQUIRE, message)
+            .into_iter()
+            .filter(|e| e.fields.get("semaphore").map(String::as_str) == Some(semaphore))
+            .collect()
+    };
+
+    let leased = client.leased_semaphore("obs:leased");
+    assert!(leased.try_set_permits(2).await.unwrap());
+    let permit = leased.acquire(2).await.unwrap();
+    let acquired = of("permits acquired", "obs:leased");
+    assert_eq!(acquired.len(), 1, "{acquired:#?}");
+    assert_eq!(acquired[0].level, Level::DEBUG);
+    assert_eq!(acquired[0].field("kind"), "leased_semaphore");
+    assert_eq!(acquired[0].number("permits"), 2);
+    assert_eq!(acquired[0].number("attempts"), 1);
+    assert_eq!(acquired[0].number("wakeups"), 0);
+    assert_eq!(acquired[0].span.as_deref(), Some("acquire_permits"));
+
+    // Busy, timed out, cancelled; then a waiter woken by the release.
+    assert!(leased.try_acquire(1).await.unwrap().is_none());
+    assert!(
+        leased
+            .try_acquire_for(1, ms(200), None)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        tokio::time::timeout(ms(100), leased.acquire(1))
+            .await
+            .is_err()
+    );
+    let outcomes: Vec<String> = of("permits not acquired", "obs:leased")
+        .iter()
+        .map(|e| e.field("outcome").to_string())
+        .collect();
+    assert_eq!(outcomes, ["busy", "timed_out", "cancelled"]);
+    let waiting = {
+        let leased = leased.clone();
+        tokio::spawn(async move { leased.acquire(1).await })
+    };
+    tokio::time::sleep(ms(300)).await;
+    permit.release().await.unwrap();
+    let second = within(ms(5_000), "the waiter", waiting)
+        .await
+        .unwrap()
+        .unwrap();
+    let acquired = of("permits acquired", "obs:leased");
+    assert_eq!(acquired.len(), 2, "{acquired:#?}");
+    assert!(acquired[1].number("waited_ms") >= 250, "{:?}", acquired[1]);
+    assert!(acquired[1].number("attempts") >= 2, "{:?}", acquired[1]);
+    assert!(acquired[1].number("wakeups") >= 1, "{:?}", acquired[1]);
+    second.release().await.unwrap();
+
+    // A plain semaphore's, and a failure (more permits than the pool).
+    let plain = client.semaphore("obs:plain");
+    assert!(plain.try_set_permits(1).await.unwrap());
+    assert!(plain.try_acquire(1).await.unwrap());
+    let acquired = of("permits acquired", "obs:plain");
+    assert_eq!(acquired.len(), 1, "{acquired:#?}");
+    assert_eq!(acquired[0].field("kind"), "semaphore");
+    assert!(leased.try_acquire(3).await.is_err());
+    let failed = of("permits not acquired", "obs:leased");
+    assert_eq!(failed.last().unwrap().field("outcome"), "failed");
+}

@@ -768,3 +768,58 @@ async fn clients_sharing_a_count_of_a_primary_that_became_a_replica_are_refused_
     assert!(!exists(replica, "shared:lock").await);
     assert!(!exists(&primary, "shared:lock").await);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_semaphore_acquire_a_replica_did_not_acknowledge_is_given_back() {
+    let (primary, replicas) = deployment(1).await;
+    let client = synced_client(&primary, ms(300)).await;
+    let sem = client.semaphore("replicated");
+    sem.set_permits(2).await.unwrap();
+    assert!(sem.try_acquire(1).await.unwrap());
+    // On the replica by the time the call returned.
+    let on_replica: String = con(&replicas[0]).await.get("replicated").await.unwrap();
+    assert_eq!(on_replica, "1");
+
+    let paused = Paused::new(&replicas[0]);
+    let result = within(ms(5000), "try_acquire", sem.try_acquire(1)).await;
+    assert!(
+        matches!(&result, Err(Error::NotReplicated { name, acked: 0, wanted: 1 }) if name == "replicated"),
+        "{result:?}"
+    );
+    // Given back before the error was returned.
+    let left: String = con(&primary).await.get("replicated").await.unwrap();
+    assert_eq!(left, "1");
+    // A leased permit: the same, its id gone from the set too.
+    let leased = client.leased_semaphore("leased-replicated");
+    let set = within(ms(5000), "set_permits", leased.set_permits(1)).await;
+    assert!(
+        matches!(set, Err(Error::ReleaseNotReplicated { .. })),
+        "{set:?}"
+    );
+    let result = within(ms(5000), "leased try_acquire", leased.try_acquire(1)).await;
+    assert!(
+        matches!(&result, Err(Error::NotReplicated { .. })),
+        "{result:?}"
+    );
+    let taken: i64 = con(&primary)
+        .await
+        .zcard("{leased-replicated}:timeout")
+        .await
+        .unwrap();
+    assert_eq!(taken, 0);
+    drop(paused);
+
+    assert!(sem.try_acquire(1).await.unwrap());
+    assert_eq!(sem.available().await.unwrap(), 0);
+    let permit = leased.try_acquire(1).await.unwrap().expect("the permit");
+    let on_replica: i64 = con(&replicas[0])
+        .await
+        .zcard("{leased-replicated}:timeout")
+        .await
+        .unwrap();
+    assert_eq!(
+        on_replica, 1,
+        "on the replica by the time the call returned"
+    );
+    permit.release().await.unwrap();
+}

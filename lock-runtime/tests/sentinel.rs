@@ -787,3 +787,46 @@ async fn a_synced_acquire_after_a_failover_the_client_has_not_seen_is_never_gran
     assert_eq!(on_replica, [guard.owner().to_string()]);
     guard.unlock().await.unwrap();
 }
+
+/// Semaphores and latches through the sentinels: a waiter woken through
+/// the master's pub/sub, a leased permit renewed, a latch opened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semaphores_and_latches_work_through_the_sentinels() {
+    let _serial = SERIAL.lock().await;
+    let a = client(Duration::from_millis(900)).await;
+    let b = client(Duration::from_secs(30)).await;
+    let sem = a.semaphore("sentinel-pool");
+    sem.set_permits(1).await.unwrap();
+    assert!(sem.try_acquire(1).await.unwrap());
+    let waiter = tokio::spawn({
+        let sem = sem.clone();
+        async move {
+            sem.acquire(1).await.unwrap();
+            Instant::now()
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let released = Instant::now();
+    b.semaphore("sentinel-pool").release(1).await.unwrap();
+    let got = within(Duration::from_secs(4), "the waiter", waiter)
+        .await
+        .unwrap();
+    assert!(
+        got - released < Duration::from_secs(1),
+        "woken after {:?}",
+        got - released
+    );
+    let leased = a.leased_semaphore("sentinel-leased");
+    leased.set_permits(1).await.unwrap();
+    let permit = leased.acquire(1).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(!permit.is_lost(), "renewed past its lease");
+    permit.release().await.unwrap();
+    let latch = a.count_down_latch("sentinel-latch");
+    latch.try_set_count(1).await.unwrap();
+    b.count_down_latch("sentinel-latch")
+        .count_down()
+        .await
+        .unwrap();
+    assert!(latch.wait_for(Duration::from_secs(2)).await.unwrap());
+}

@@ -376,3 +376,53 @@ async fn locks_follow_a_sentinel_failover_over_tls() {
         .await
         .expect("the deployment settles");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semaphores_and_latches_work_over_tls() {
+    let tls = tls_server("no").await;
+    let client = client(&tls, Duration::from_millis(600)).await;
+    let other = client_of(&tls).await;
+    // A plain semaphore: a waiter woken through pub/sub over TLS.
+    let sem = client.semaphore("tls-pool");
+    assert!(sem.try_set_permits(1).await.unwrap());
+    assert!(sem.try_acquire(1).await.unwrap());
+    let waiter = tokio::spawn({
+        let sem = sem.clone();
+        async move {
+            sem.acquire(1).await.unwrap();
+            Instant::now()
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let released = Instant::now();
+    other.semaphore("tls-pool").release(1).await.unwrap();
+    let got = within(Duration::from_secs(4), "the waiter", waiter)
+        .await
+        .unwrap();
+    assert!(
+        got - released < Duration::from_secs(1),
+        "{:?}",
+        got - released
+    );
+    // A leased permit, renewed past its lease over TLS.
+    let leased = client.leased_semaphore("tls-leased");
+    leased.set_permits(1).await.unwrap();
+    let permit = leased.acquire(1).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert!(!permit.is_lost());
+    permit.release().await.unwrap();
+    // A latch.
+    let latch = client.count_down_latch("tls-latch");
+    assert!(latch.try_set_count(1).await.unwrap());
+    other
+        .count_down_latch("tls-latch")
+        .count_down()
+        .await
+        .unwrap();
+    assert!(latch.wait_for(Duration::from_secs(2)).await.unwrap());
+}
+
+/// A second client of `tls`'s server with the default watchdog.
+async fn client_of(tls: &Tls) -> LockClient {
+    client(tls, Duration::from_secs(30)).await
+}

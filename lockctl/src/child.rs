@@ -14,7 +14,7 @@
 //!   while the group has a process; after the reaping only the group is
 //!   signalled, and only while it still has one.
 
-use redlua_runtime::LockGuard;
+use crate::holding::Holding;
 use std::ffi::OsString;
 
 use crate::signals;
@@ -29,14 +29,22 @@ pub const TOKEN_VAR: &str = "REDLUA_LOCK_TOKEN";
 /// The end of `lockctl run --help`.
 pub const HELP: &str = "\
 CMD's environment:
-  REDLUA_LOCK_NAME   the lock's name
-  REDLUA_LOCK_OWNER  the hold's owner, as Redis stores it (<client-uuid>:<id>)
+  REDLUA_LOCK_NAME   the lock's name (with --permits: the semaphore's)
+  REDLUA_LOCK_OWNER  the hold's owner, as Redis stores it (<client-uuid>:<id>;
+                     with --permits: the permit's id, 32 hex digits)
   REDLUA_LOCK_TOKEN  the hold's fencing token: greater than every earlier
                      holder's; hand it to what CMD writes, and let that
                      refuse a token lower than one it has seen
 
-When the lock is lost while CMD runs (its lease ended, or it was deleted or
-broken), CMD is stopped as --on-lost says (by default SIGTERM, then SIGKILL
+With --permits N, CMD runs under one leased permit of the N-permit
+semaphore NAME (Redisson's RPermitExpirableSemaphore layout): at most N
+commands run at once across every machine, like `sem` or `parallel -j N`.
+The first run sizes the pool; a pool of another size is an error. A permit
+whose lease ends (its holder died, or was stopped too long) comes back by
+itself, once.
+
+When the lock (or permit) is lost while CMD runs (its lease ended, or it
+was deleted or broken), CMD is stopped as --on-lost says (by default SIGTERM, then SIGKILL
 after --grace, 10s), and lockctl exits with 123 once CMD has ended.
 
 Signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to lockctl are passed on
@@ -50,14 +58,14 @@ lockctl exits with CMD's exit code, or 128 + N when signal N killed it;
 `lockctl --help` lists lockctl's own exit codes.";
 
 /// The command to start, with the lock's variables set.
-pub fn command(program: &OsString, args: &[OsString], guard: &LockGuard) -> Command {
+pub fn command(program: &OsString, args: &[OsString], held: &Holding) -> Command {
     let own_group = !signals::in_terminal_foreground();
     let mut command = tokio::process::Command::new(program);
     command
         .args(args)
-        .env(NAME_VAR, guard.name())
-        .env(OWNER_VAR, guard.owner().to_string())
-        .env(TOKEN_VAR, guard.token().to_string())
+        .env(NAME_VAR, held.name())
+        .env(OWNER_VAR, held.owner())
+        .env(TOKEN_VAR, held.token().to_string())
         .kill_on_drop(false);
     if own_group {
         // 0: a new group, whose id is CMD's pid.

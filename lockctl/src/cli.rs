@@ -202,6 +202,13 @@ pub struct LsArgs {
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub count: u32,
 
+    /// Also list every key holding an integer as a count: a plain
+    /// semaphore's permits or a count-down latch's count (Redisson stores
+    /// both as a bare integer, which nothing tells apart from other
+    /// integers). Leased semaphores are always listed.
+    #[arg(long)]
+    pub counters: bool,
+
     /// Write one JSON object per lock found, one per line, on stdout.
     /// Errors are one JSON object on stderr, with a hint.
     #[arg(long)]
@@ -257,6 +264,15 @@ pub struct RunArgs {
     /// Which lock, and how long to wait for it.
     #[command(flatten)]
     pub acquire: AcquireArgs,
+
+    /// Run CMD under one leased permit of the semaphore NAME, a pool of N
+    /// permits across every machine (Redisson's RPermitExpirableSemaphore
+    /// layout), instead of under the lock NAME: at most N such commands at
+    /// once. The first run sizes the pool; a pool of another size is an
+    /// error.
+    #[arg(long, value_name = "N", conflicts_with_all = ["read", "write", "fair", "prefer_writers"],
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub permits: Option<u64>,
 
     /// Hold the lock at most this long: Redis frees it then, and CMD is
     /// stopped as --on-lost says. Without it the watchdog keeps the lock
@@ -346,8 +362,16 @@ pub struct UnlockArgs {
     #[arg(long, required = true)]
     pub force: bool,
 
-    /// The lock's name (its Redis key).
+    /// The lock's name (its Redis key); with --permit, the leased
+    /// semaphore's.
     pub name: String,
+
+    /// Give back this one permit of the leased semaphore NAME (its id, 32
+    /// hex digits, as `lockctl status NAME` lists it) instead of breaking a
+    /// lock: its holder's guard says lost at its next renewal, and a
+    /// `lockctl run --permits` holding it stops its command.
+    #[arg(long, value_name = "ID")]
+    pub permit: Option<String>,
 
     /// Write the outcome (what was broken) as one JSON document on stdout.
     /// Errors are one JSON object on stderr, with a hint.

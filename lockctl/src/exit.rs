@@ -37,13 +37,14 @@ pub const SIGNAL_BASE: u8 = 128;
 /// The exit-code table shown at the end of `lockctl --help`.
 pub const HELP: &str = "\
 Exit codes:
-  0    success; status: the lock is held; ls: locks were found;
-       unlock: a lock was broken
+  0    success; status: the lock is held (or a semaphore or count);
+       ls: locks or semaphores were found; unlock: a lock was broken,
+       or a permit given back
   1    lint: errors found, or a file unreadable; status: free;
-       ls: no lock matches; unlock: nothing to break
+       ls: nothing matches; unlock: nothing to break
   2    usage error (bad option or duration, no Redis URL, invalid name)
   3    the key holds something that is not a lock (left alone)
-  123  run, hold: the lock was lost while held (run: CMD was stopped
+  123  run, hold: the lock (or permit) was lost while held (run: CMD was stopped
        as --on-lost says: SIGTERM, then SIGKILL after --grace)
   124  run, hold: the lock was not acquired within --wait
   125  lockctl failed (Redis unreachable or failing)
@@ -117,7 +118,10 @@ impl Failure {
         use redlua_runtime::Error;
         let code = match &error {
             Error::WrongType { .. } => NOT_A_LOCK,
-            Error::InvalidName { .. } | Error::Config(_) | Error::InvalidUrl { .. } => USAGE,
+            Error::InvalidName { .. }
+            | Error::InvalidPermits { .. }
+            | Error::Config(_)
+            | Error::InvalidUrl { .. } => USAGE,
             Error::Timeout { .. } => TIMEOUT,
             Error::LockLost { .. } => LOST,
             _ => FAILED,

@@ -9,9 +9,16 @@
 //! and read/write layouts; other hashes and names that are not valid lock
 //! names are skipped. A key that changes during the walk may be missed or
 //! listed twice, as SCAN guarantees no more.
+//!
+//! Then the leased semaphores whose names match (found by their sets of
+//! permits taken, see [`counted`]), and with `--counters` every key holding
+//! an integer: a plain semaphore or a count-down latch (or any counter).
+//! These walks keep the names they find in memory (one per semaphore, not
+//! per key examined).
 
 use crate::cli::LsArgs;
 use crate::connect;
+use crate::counted;
 use crate::duration;
 use crate::exit::{self, Failure};
 use crate::main_args::Globals;
@@ -71,10 +78,91 @@ pub async fn run(globals: &Globals, args: &LsArgs) -> Result<u8, Failure> {
             break;
         }
     }
+    let mut counted = 0u64;
+    // Leased semaphores, by their sets of permits taken: `{NAME}:timeout`,
+    // and `NAME:timeout` for names with braces of their own.
+    for (pattern, braced) in [
+        (format!("{{{}}}:timeout", args.pattern), true),
+        (format!("{}:timeout", args.pattern), false),
+    ] {
+        for key in scan(&mut scan_con, &pattern, args.count, "zset").await? {
+            let Some(name) = counted::name_of_timeouts(&key, braced) else {
+                continue;
+            };
+            if let Some(state) = counted::read(&client, &mut con, name).await? {
+                counted += 1;
+                print_counted(globals.format, name, &state);
+            }
+        }
+    }
+    if args.counters {
+        for name in scan(&mut scan_con, &args.pattern, args.count, "string").await? {
+            // redlua's and Redisson's own keys (token counters, attempts,
+            // latches), not anyone's semaphore.
+            if name.contains(":redlua_") || name.starts_with("redisson_") {
+                continue;
+            }
+            if let Some(state @ counted::Counted::Count { .. }) =
+                counted::read(&client, &mut con, &name).await?
+            {
+                counted += 1;
+                print_counted(globals.format, &name, &state);
+            }
+        }
+    }
     if globals.format == Format::Human {
         output::err(&summary(&args.pattern, counts));
+        if counted > 0 {
+            output::err(&format!(
+                "{counted} semaphore{} or count{} matching `{}`",
+                if counted == 1 { "" } else { "s" },
+                if counted == 1 { "" } else { "s" },
+                args.pattern
+            ));
+        }
     }
-    Ok(if counts.locks > 0 { exit::OK } else { exit::NO })
+    Ok(if counts.locks + counted > 0 {
+        exit::OK
+    } else {
+        exit::NO
+    })
+}
+
+/// Every key of `kind` matching `pattern`, walked with SCAN.
+async fn scan(
+    con: &mut redis::aio::MultiplexedConnection,
+    pattern: &str,
+    count: u32,
+    kind: &str,
+) -> Result<Vec<String>, Failure> {
+    let mut found = Vec::new();
+    let mut cursor: u64 = 0;
+    loop {
+        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(pattern)
+            .arg("COUNT")
+            .arg(count)
+            .arg("TYPE")
+            .arg(kind)
+            .query_async(con)
+            .await
+            .map_err(|e| Failure::failed(format!("SCAN failed: {e}")))?;
+        found.extend(keys);
+        cursor = next;
+        if cursor == 0 {
+            return Ok(found);
+        }
+    }
+}
+
+/// Prints one semaphore or count.
+fn print_counted(format: Format, name: &str, state: &counted::Counted) {
+    match format {
+        Format::Human => output::out(&counted::line(name, state)),
+        Format::Json => output::json(&counted::json(name, state)),
+    }
 }
 
 /// Prints one lock: a line with its name, kind, TTL and token, then a line

@@ -13,9 +13,11 @@
 mod child;
 mod cli;
 mod connect;
+mod counted;
 mod duration;
 mod exit;
 mod hold;
+mod holding;
 mod identity;
 mod lint;
 mod locks;
@@ -66,7 +68,11 @@ fn main() -> ExitCode {
             &globals(&args.server, Some(&args.watchdog)),
             args,
         )),
-        Command::Unlock(args) => on_runtime(unlock::run(&globals(&args.server, None), &args.name)),
+        Command::Unlock(args) => on_runtime(unlock::run(
+            &globals(&args.server, None),
+            &args.name,
+            args.permit.as_deref(),
+        )),
     };
     ExitCode::from(outcome.unwrap_or_else(|failure| report(format, &failure)))
 }

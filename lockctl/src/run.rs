@@ -19,13 +19,15 @@
 use crate::child;
 use crate::cli::{OnLost, RunArgs};
 use crate::connect;
+use crate::counted;
 use crate::duration;
 use crate::exit::{self, Failure};
+use crate::holding::Holding;
 use crate::locks::{self, Acquired, Kind};
 use crate::main_args::Globals;
 use crate::output;
 use crate::signals::{self, Signals};
-use redlua_runtime::{Error, LockGuard};
+use redlua_runtime::Error;
 use serde_json::json;
 use std::io::ErrorKind;
 use std::time::{Duration, Instant};
@@ -43,23 +45,48 @@ pub async fn run(globals: &Globals, args: &RunArgs) -> Result<u8, Failure> {
     let mut signals = Signals::listen()?;
     let client = connect::lock_client(url, globals.watchdog_timeout).await?;
     let con = connect::redis_connection(url).await?;
+    let interrupted = |signal: i32| {
+        note(
+            globals,
+            "interrupted",
+            &format!(
+                "{} while waiting for `{}`; nothing is held, `{shown}` was not run",
+                signals::name(signal),
+                args.name
+            ),
+            json!({ "name": args.name, "signal": signals::name(signal) }),
+        );
+        Ok(exit::of_signal(signal))
+    };
+    if let Some(permits) = args.permits {
+        let guard = match counted::acquire_permit(
+            &client,
+            &mut con.clone(),
+            &args.name,
+            permits,
+            args.acquire,
+            args.lease,
+            &mut signals,
+        )
+        .await?
+        {
+            counted::Acquired::Held(guard) => guard,
+            counted::Acquired::TimedOut(wait) => {
+                return Err(counted::timed_out(&args.name, wait));
+            }
+            counted::Acquired::Interrupted(signal) => return interrupted(signal),
+        };
+        let holding = Holding::Permit {
+            name: args.name.clone(),
+            guard,
+        };
+        return held(globals, args, holding, &mut signals).await;
+    }
     let lock = locks::handle(&client, &args.name, kind, args.acquire.prefer_writers)?;
     let guard = match locks::acquire(&lock, args.acquire, args.lease, &mut signals).await? {
         Acquired::Held(guard) => guard,
         Acquired::TimedOut(wait) => return Err(locks::timed_out(&args.name, kind, wait)),
-        Acquired::Interrupted(signal) => {
-            note(
-                globals,
-                "interrupted",
-                &format!(
-                    "{} while waiting for `{}`; nothing is held, `{shown}` was not run",
-                    signals::name(signal),
-                    args.name
-                ),
-                json!({ "name": args.name, "signal": signals::name(signal) }),
-            );
-            return Ok(exit::of_signal(signal));
-        }
+        Acquired::Interrupted(signal) => return interrupted(signal),
     };
     let described: Vec<String> = args
         .command
@@ -73,7 +100,7 @@ pub async fn run(globals: &Globals, args: &RunArgs) -> Result<u8, Failure> {
         &format!("lockctl run -- {}", described.join(" ")),
     )
     .await;
-    let outcome = held(globals, args, guard, &mut signals).await;
+    let outcome = held(globals, args, Holding::Lock(guard), &mut signals).await;
     announcer.stop().await;
     outcome
 }
@@ -82,7 +109,7 @@ pub async fn run(globals: &Globals, args: &RunArgs) -> Result<u8, Failure> {
 async fn held(
     globals: &Globals,
     args: &RunArgs,
-    guard: LockGuard,
+    guard: Holding,
     signals: &mut Signals,
 ) -> Result<u8, Failure> {
     let (program, program_args) = args
@@ -98,7 +125,7 @@ async fn held(
                 ErrorKind::NotFound => exit::NOT_FOUND,
                 _ => exit::CANNOT_EXECUTE,
             };
-            if let Err(release) = guard.unlock().await {
+            if let Err(release) = guard.release().await {
                 note(
                     globals,
                     "release_failed",
@@ -140,13 +167,14 @@ async fn held(
                     globals,
                     "lost",
                     &format!(
-                        "lock `{}` was lost while `{shown}` ran (lease expired, or the lock \
+                        "{} `{}` was lost while `{shown}` ran (lease expired, or it \
                          was deleted or broken); {action}",
+                        guard.what(),
                         args.name
                     ),
                     json!({
                         "name": args.name,
-                        "owner": guard.owner().to_string(),
+                        "owner": guard.owner(),
                         "on_lost": on_lost_name(args.on_lost),
                     }),
                 );
@@ -170,7 +198,8 @@ async fn held(
     }
     let status = status.map_err(|e| Failure::failed(format!("cannot wait for `{shown}`: {e}")));
 
-    let released = guard.unlock().await;
+    let what = guard.what();
+    let released = guard.release().await;
     let status = status?;
     if lost {
         let code = exit::of_status(status);
@@ -178,7 +207,7 @@ async fn held(
             globals,
             "ended",
             &format!(
-                "`{shown}` ended with exit code {code} after lock `{}` was lost",
+                "`{shown}` ended with exit code {code} after {what} `{}` was lost",
                 args.name
             ),
             json!({ "name": args.name, "exit_code": code }),
@@ -192,7 +221,7 @@ async fn held(
                 globals,
                 "lost",
                 &format!(
-                    "lock `{}` was lost before `{shown}` ended (lease expired, or the lock \
+                    "{what} `{}` was lost before `{shown}` ended (lease expired, or it \
                      was deleted or broken)",
                     args.name
                 ),

@@ -5,9 +5,14 @@
 //! - reentrant lock: a hash `<owner>` → hold count;
 //! - read/write lock: a hash with `mode` = `read` | `write`, readers as
 //!   `<owner>` → count, the writer as `<owner>:write` → count;
-//! - the fencing token counter `redisson_lock_token:{NAME}`.
+//! - the fencing token counter `redisson_lock_token:{NAME}`;
+//!
+//! and, for a key holding an integer, a semaphore or a count-down latch
+//! ([`counted`]): a leased semaphore with its permits taken and their
+//! expiry, or a bare count.
 
 use crate::connect;
+use crate::counted;
 use crate::duration;
 use crate::exit::{self, Failure};
 use crate::identity::{self, Identity};
@@ -98,6 +103,16 @@ pub async fn run(globals: &Globals, name: &str) -> Result<u8, Failure> {
     let client = connect::lock_client(url, None).await?;
     let mut con = connect::redis_connection(url).await?;
     let state = read(&client, &mut con, name).await?;
+    if let State::NotALock { redis_type, .. } = &state
+        && redis_type == "string"
+        && let Some(counted) = counted::read(&client, &mut con, name).await?
+    {
+        match format {
+            Format::Human => output::out(&counted::describe(name, &counted)),
+            Format::Json => output::json(&counted::json(name, &counted)),
+        }
+        return Ok(exit::OK);
+    }
     match format {
         Format::Human => output::out(&describe(name, &state)),
         Format::Json => output::json(&state_json(name, &state)),

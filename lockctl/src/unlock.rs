@@ -1,7 +1,9 @@
 //! `lockctl unlock --force NAME`: breaks a lock whoever holds it, waking
-//! its waiters, and says what was broken.
+//! its waiters, and says what was broken. With `--permit ID`, gives back
+//! one permit of the leased semaphore NAME instead.
 
 use crate::connect;
+use crate::counted;
 use crate::exit::{self, Failure};
 use crate::main_args::Globals;
 use crate::output::{self, Format};
@@ -10,9 +12,28 @@ use serde_json::json;
 
 /// Breaks lock `name`; exit code 0 when a lock was broken, 1 when there
 /// was none.
-pub async fn run(globals: &Globals, name: &str) -> Result<u8, Failure> {
+pub async fn run(globals: &Globals, name: &str, permit: Option<&str>) -> Result<u8, Failure> {
     let url = connect::url(globals.url.as_deref())?;
     let client = connect::lock_client(url, globals.watchdog_timeout).await?;
+    if let Some(id) = permit {
+        let released = counted::force_release(&client, name, id).await?;
+        match globals.format {
+            Format::Human => output::out(&if released {
+                format!(
+                    "gave back permit {id} of semaphore `{name}`; its holder finds it gone \
+                     at its next renewal, and waiters were woken"
+                )
+            } else {
+                format!("permit {id} of semaphore `{name}` is not taken; nothing to give back")
+            }),
+            Format::Json => output::json(&json!({
+                "name": name,
+                "permit": id,
+                "broken": released,
+            })),
+        }
+        return Ok(if released { exit::OK } else { exit::NO });
+    }
     let mut con = connect::redis_connection(url).await?;
     let held = match status::read(&client, &mut con, name).await? {
         State::Free => {

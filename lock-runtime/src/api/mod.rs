@@ -10,13 +10,18 @@
 //! - `guard.rs`: [`LockGuard`](crate::LockGuard), one hold;
 //! - `inspect.rs`: reading a lock without touching it;
 //! - `identity.rs`: holder identity (opt-in);
+//! - `semaphore.rs`, `leased.rs`, `count_down_latch.rs`: semaphores (plain and with
+//!   leased permits) and count-down latches;
 //! - `blocking/`: the API for sync code, run on a thread of the client's.
 
 pub mod blocking;
 pub(crate) mod client;
+pub(crate) mod count_down_latch;
 pub mod flavor;
 pub(crate) mod guard;
 pub mod identity;
 pub(crate) mod inspect;
+pub(crate) mod leased;
 pub(crate) mod lock;
 pub(crate) mod rwlock;
+pub(crate) mod semaphore;

@@ -162,6 +162,17 @@ pub enum Error {
     /// hold it had is freed by its lease.
     #[error("the lock client's thread {0}")]
     ClientThread(String),
+    /// A number of permits (or a latch's count) that the call cannot take:
+    /// zero or negative permits to acquire or release, a negative number
+    /// of permits to set, a count of zero. Refused before anything was
+    /// sent to Redis.
+    #[error("`{name}`: {reason}")]
+    InvalidPermits {
+        /// The semaphore's (or latch's) name.
+        name: String,
+        /// Why not.
+        reason: String,
+    },
     /// A `rediss://` URL, in a build without TLS: enable the `tls-rustls`
     /// feature of `redlua` (or of `redlua-runtime`).
     #[error(

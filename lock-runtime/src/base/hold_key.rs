@@ -1,14 +1,18 @@
 //! The key of a hold in a client's registry: the lock and the hash field
-//! of its owner, hashed once.
+//! of its owner, hashed once; and what the hold is in Redis
+//! ([`HoldShape`]): the watchdog renews and the loss watch reads each
+//! shape its own way.
 
+use crate::base::counted_names::CountedNames;
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::{Arc, OnceLock};
 
 /// The identity of a hold: the lock's key and the hash field that counts
-/// the owner's holds (`<owner>`, or `<owner>:write`). Hashed once, when
-/// made: the registry's lookups (every acquire and release makes some)
-/// use that hash.
+/// the owner's holds (`<owner>`, or `<owner>:write`); for leased permits,
+/// the semaphore's sorted set of permits taken and the guard's first
+/// permit id (hex). Hashed once, when made: the registry's lookups (every
+/// acquire and release makes some) use that hash.
 #[derive(Debug, Clone)]
 pub(crate) struct HoldKey {
     /// The lock's key.
@@ -27,6 +31,41 @@ impl HoldKey {
             .get_or_init(RandomState::new)
             .hash_one((&*lock, &*field));
         HoldKey { lock, field, hash }
+    }
+}
+
+/// What a hold is in Redis.
+#[derive(Debug, Clone)]
+pub(crate) enum HoldShape {
+    /// A lock's hold: its field in the hash at [`HoldKey::lock`].
+    /// `timeouts`: a read hold's timeouts, renewed with it, or "".
+    Lock { timeouts: String },
+    /// Leased permits: members of the sorted set at [`HoldKey::lock`] (the
+    /// permits taken of the semaphore `names`), scored by their expiry.
+    /// The hold is there while every one of them is.
+    Permits {
+        names: Arc<CountedNames>,
+        ids: Arc<[[u8; 16]]>,
+    },
+}
+
+impl HoldShape {
+    /// How many members say the hold is there (one flag each in a
+    /// renewal's reply, one value each in the loss watch's read).
+    pub(crate) fn parts(&self) -> usize {
+        match self {
+            HoldShape::Lock { .. } => 1,
+            HoldShape::Permits { ids, .. } => ids.len(),
+        }
+    }
+
+    /// The members whose presence says the hold is there: the hash field,
+    /// or the permits' ids.
+    pub(crate) fn members(&self, key: &HoldKey) -> Vec<Vec<u8>> {
+        match self {
+            HoldShape::Lock { .. } => vec![key.field.as_bytes().to_vec()],
+            HoldShape::Permits { ids, .. } => ids.iter().map(|id| id.to_vec()).collect(),
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 //! contract ([`protocol`](crate::protocol)) only.
 
 pub(crate) mod config;
+pub(crate) mod counted_names;
 pub(crate) mod error;
 pub(crate) mod hold_key;
 pub(crate) mod kind;

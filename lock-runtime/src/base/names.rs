@@ -33,7 +33,7 @@ pub const MAX_NAME_LEN: usize = 1024;
 
 /// Redisson's `prefixName`: `prefix:{name}`, or `prefix:name` when the name
 /// has braces of its own.
-fn prefixed(prefix: &str, name: &str) -> String {
+pub(crate) fn prefixed(prefix: &str, name: &str) -> String {
     if name.contains('{') {
         format!("{prefix}:{name}")
     } else {
@@ -43,7 +43,7 @@ fn prefixed(prefix: &str, name: &str) -> String {
 
 /// Redisson's `suffixName`: `{name}:suffix`, or `name:suffix` when the name
 /// has braces of its own.
-fn suffixed(name: &str, suffix: &str) -> String {
+pub(crate) fn suffixed(name: &str, suffix: &str) -> String {
     if name.contains('{') {
         format!("{name}:{suffix}")
     } else {

@@ -27,7 +27,7 @@
 
 use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
 use crate::base::error::{Error, Failure, Result, classify, connection_was_closed};
-use crate::base::hold_key::HoldKey;
+use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::base::kind::Kind;
 use crate::base::names::LockNames;
 use crate::base::owner::Owner;
@@ -99,6 +99,19 @@ pub(crate) struct Request<'a> {
     pub lease: Option<Duration>,
 }
 
+/// Records a new hold of any shape (a lock's, leased permits'): in the
+/// registry, renewed by the watchdog if it is `watched` (starting it if
+/// none runs), and read by the loss watch. Its lease clock.
+pub(crate) fn enter(shared: &Arc<Shared>, new: NewHold) -> Arc<LeaseClock> {
+    let key = new.key.clone();
+    let (clock, start_watchdog) = shared.holds().acquired(new);
+    if start_watchdog {
+        watchdog::start(shared);
+    }
+    shared.losses.watch(&shared.holds, key);
+    clock
+}
+
 impl Request<'_> {
     fn lease(&self) -> Duration {
         self.lease.unwrap_or(self.shared.config.watchdog_timeout)
@@ -116,17 +129,18 @@ impl Request<'_> {
     ) -> Hold {
         let watched = self.lease.is_none();
         let key = kind.hold_key(self.names, owner.field());
-        let (clock, start_watchdog) = self.shared.holds().acquired(NewHold {
-            key: key.clone(),
-            watched,
-            timeouts: kind.renewed_timeouts(self.names, owner.field()),
-            sent: clock.sent,
-            lease: clock.lease,
-        });
-        if start_watchdog {
-            watchdog::start(self.shared);
-        }
-        self.shared.losses.watch(&self.shared.holds, key.clone());
+        let clock = enter(
+            self.shared,
+            NewHold {
+                key: key.clone(),
+                watched,
+                shape: HoldShape::Lock {
+                    timeouts: kind.renewed_timeouts(self.names, owner.field()),
+                },
+                sent: clock.sent,
+                lease: clock.lease,
+            },
+        );
         Hold {
             kind,
             names: self.names.clone(),

@@ -9,6 +9,7 @@ use crate::base::kind::Kind;
 use crate::base::names::LockNames;
 use crate::holds::job::{Job, ReleaseRequest};
 use crate::holds::latches::LATCH_SWEEP_DELAY;
+use crate::holds::permits;
 use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE, record, release_retrying};
 use crate::holds::shared::Shared;
 use crate::observability::targets;
@@ -100,6 +101,7 @@ async fn run(shared: Arc<Shared>, job: Job) {
         }
         Job::SweepLatches => sweep_latches(&shared).await,
         Job::LeaveQueue { names, owner } => leave_queue(&shared, &names, &owner).await,
+        Job::Permits(job) => permits::in_background(&shared, &job).await,
         Job::ClearWriterMark { names, field } => {
             let mut con = shared.con.clone();
             let clear = ClearWriterMark {

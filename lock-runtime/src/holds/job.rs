@@ -1,6 +1,7 @@
 //! Work handed to the client's background worker: plain data, so that the
 //! shared state can hold the queue without knowing how jobs run.
 
+use crate::base::counted_names::CountedNames;
 use crate::base::hold_key::HoldKey;
 use crate::base::kind::Kind;
 use crate::base::names::LockNames;
@@ -36,6 +37,35 @@ pub(crate) struct ReleaseRequest {
     pub resent: bool,
 }
 
+/// Background work of a semaphore's permits, retried until Redis answers.
+#[derive(Debug)]
+pub(crate) enum PermitJob {
+    /// Give back the permits of an abandoned acquire of a semaphore, if it
+    /// took them, and close the attempt.
+    Undo {
+        names: Arc<CountedNames>,
+        /// The attempt's key.
+        attempt: String,
+        /// The permits it asked for.
+        permits: u64,
+    },
+    /// The same for an abandoned acquire of leased permits.
+    UndoLeased {
+        names: Arc<CountedNames>,
+        attempt: String,
+        ids: Vec<[u8; 16]>,
+    },
+    /// Give back leased permits (a guard dropped, a release whose reply
+    /// was lost), then record the release of their hold `key` in the
+    /// registry (counted as releasing until then).
+    ReleaseLeased {
+        names: Arc<CountedNames>,
+        ids: Arc<[[u8; 16]]>,
+        key: HoldKey,
+        watched: bool,
+    },
+}
+
 /// Work for the background worker.
 #[derive(Debug)]
 pub(crate) enum Job {
@@ -57,4 +87,7 @@ pub(crate) enum Job {
         names: Arc<LockNames>,
         field: String,
     },
+    /// Undo an abandoned acquire of a semaphore's permits, or give back
+    /// leased permits.
+    Permits(PermitJob),
 }

@@ -2,20 +2,28 @@
 //! release or undo, leaving a fair lock's queue, force-release), and how
 //! it is sent: through the replica sync where the lock's state changes.
 //! What the kinds are is in `base/kind.rs`; everything else (waiting,
-//! guards, the watchdog) is the same for all of them.
+//! guards, the watchdog) is the same for all of them. The renewal script
+//! of each shape of hold ([`renewal`]: locks, leased permits) is the one
+//! thing the watchdog's rounds need to know about them.
 
 use crate::base::config::{Config, token_ttl};
+use crate::base::hold_key::HoldShape;
 use crate::base::kind::Kind;
 use crate::base::names::LockNames;
 use crate::holds::job::ReleaseRequest;
 use crate::holds::latches::Latch;
+use crate::holds::registry::Watched;
 use crate::holds::shared::Shared;
+use crate::protocol::counted_scripts::RenewLeased;
 use crate::protocol::handoff::Offer;
 use crate::protocol::lock_scripts::{
     Acquire, FairAcquire, FairForceRelease, FairLeave, FairRelease, ForceRelease, ReadAcquire,
-    ReadRelease, Release, RwForceRelease, WriteAcquire, WriteRelease,
+    ReadRelease, Release, Renew, RwForceRelease, WriteAcquire, WriteRelease,
 };
-use crate::protocol::replies::{Acquired, Flag, ReleaseMode, Released, Side, WakeMessage, millis};
+use crate::protocol::replies::{
+    Acquired, Flag, Publish, ReleaseMode, Released, Side, WakeMessage, millis,
+};
+use crate::script::ScriptCall;
 use crate::transport::connection::Connection;
 use crate::transport::replication::{Synced, unsynced};
 use redis::RedisResult;
@@ -39,6 +47,47 @@ pub(crate) struct AcquireArgs<'a> {
     /// Whether a release may hand a fair lock's waiter the lock directly
     /// (see `handoff.rs`).
     pub handoff: Offer,
+}
+
+/// The renewal call of one watchdog batch: holds of one shape (a batch of
+/// leased permits: of one semaphore), each lease made to run at least
+/// `lease` from now. Its reply has [`HoldShape::parts`] flags per hold, in
+/// order: 1 renewed, 0 gone.
+pub(crate) fn renewal(batch: &[Watched], lease: Duration, publish: Publish) -> ScriptCall {
+    let lease_ms = millis(lease);
+    if let Some(HoldShape::Permits { names, .. }) = batch.first().map(|w| &w.shape) {
+        return RenewLeased {
+            semaphore: &names.key,
+            timeouts: &names.timeouts,
+            channel: &names.channel,
+            lease_ms,
+            publish,
+            ids: batch
+                .iter()
+                .flat_map(|w| match &w.shape {
+                    HoldShape::Permits { ids, .. } => &ids[..],
+                    HoldShape::Lock { .. } => &[],
+                })
+                .map(|id| &id[..])
+                .collect(),
+        }
+        .call();
+    }
+    Renew {
+        locks: batch.iter().map(|w| &*w.key.lock).collect(),
+        lease_ms,
+        fields: batch
+            .iter()
+            .flat_map(|w| {
+                let timeouts = match &w.shape {
+                    HoldShape::Lock { timeouts } => timeouts.as_str(),
+                    HoldShape::Permits { .. } => "",
+                };
+                [&*w.key.field, timeouts]
+            })
+            .collect(),
+    }
+    .call()
 }
 
 impl Kind {

@@ -1,6 +1,8 @@
 //! Holds taken away, noticed at once: a hold removed or replaced while held
-//! (force unlocked by anyone, the key deleted or overwritten) makes its
-//! guards lost within a round trip of the change, not at the next renewal.
+//! (force unlocked by anyone, the key deleted or overwritten; a leased
+//! permit given back by someone else or removed from the permits taken)
+//! makes its guards lost within a round trip of the change, not at the next
+//! renewal.
 //!
 //! How: Redis's own key tracking (client-side caching). One task per client
 //! keeps a RESP3 connection per node (the server, the Sentinel master, or
@@ -10,7 +12,9 @@
 //! anyone modifies it (a `DEL`, a `SET`, a script, a renewal), on any
 //! connection, with or without a pub/sub message. (An expiry is the lease
 //! clock's to tell.) A held lock is read
-//! there once (`HMGET` of this client's fields), which arms its tracking;
+//! there once (`HMGET` of this client's fields; for leased permits, the
+//! `ZSCORE` of each id in the semaphore's permits taken), which arms its
+//! tracking;
 //! each invalidation makes the task read it again, which both checks the
 //! holds and arms the next invalidation. A field gone (or the key holding
 //! something else) marks that hold's guards lost; a field present is a hold
@@ -44,7 +48,7 @@
 
 use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT};
 use crate::base::error::{Failure, classify};
-use crate::base::hold_key::HoldKey;
+use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::base::names::slot;
 use crate::holds::registry::Holds;
 use crate::observability::telemetry;
@@ -313,7 +317,7 @@ impl Watcher {
             let Some(watched) = self.locks.get_mut(&lock) else {
                 continue;
             };
-            let holds: Vec<(HoldKey, u64)> = {
+            let holds: Vec<(HoldKey, u64, HoldShape)> = {
                 let registry = holds.lock().unwrap_or_else(PoisonError::into_inner);
                 watched
                     .holds
@@ -332,7 +336,10 @@ impl Watcher {
                 watched
                     .holds
                     .iter()
-                    .filter_map(|key| Some((key.clone(), registry.generation(key)?)))
+                    .filter_map(|key| {
+                        let (generation, shape) = registry.reading(key)?;
+                        Some((key.clone(), generation, shape))
+                    })
                     .collect()
             };
             if holds.is_empty() {
@@ -566,7 +573,7 @@ impl Watcher {
     fn read(
         &mut self,
         lock: &Arc<str>,
-        holds: &[(HoldKey, u64)],
+        holds: &[(HoldKey, u64, HoldShape)],
         conn: u64,
         reply: RedisResult<Value>,
     ) {
@@ -578,16 +585,22 @@ impl Watcher {
             // Changed again while it was read: read again.
             self.queue.push(Reverse((due, lock.clone())));
         }
-        let gone: Vec<&(HoldKey, u64)> = match reply {
+        let gone: Vec<&(HoldKey, u64, HoldShape)> = match reply {
             Ok(Value::Array(fields)) => {
                 self.pause = RETRY_MIN;
                 watched.armed_on = Some(conn);
-                holds
-                    .iter()
-                    .zip(fields)
-                    .filter(|(_, field)| matches!(field, Value::Nil))
-                    .map(|(hold, _)| hold)
-                    .collect()
+                // Each hold's values (one per permit of a guard): gone if
+                // any is nil.
+                let mut fields = fields.into_iter();
+                let mut gone = Vec::new();
+                for hold in holds {
+                    let parts = hold.2.parts();
+                    let own: Vec<Value> = fields.by_ref().take(parts).collect();
+                    if own.len() == parts && own.iter().any(|v| matches!(v, Value::Nil)) {
+                        gone.push(hold);
+                    }
+                }
+                gone
             }
             // Not a hash any more: overwritten.
             Err(error) if classify(&error) == Failure::WrongType => holds.iter().collect(),
@@ -625,7 +638,7 @@ impl Watcher {
             return;
         };
         let mut registry = holds.lock().unwrap_or_else(PoisonError::into_inner);
-        for (hold, generation) in &gone {
+        for (hold, generation, _) in &gone {
             // Not a loss if released meanwhile, or under release.
             if registry.renewal_failed(hold, *generation) {
                 telemetry::lock_taken_away(hold);

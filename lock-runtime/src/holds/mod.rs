@@ -11,7 +11,11 @@
 //! - `lease_clock.rs`: how long a hold is surely valid;
 //! - `watchdog.rs`: lease renewal; `loss_watch.rs`: holds taken away while
 //!   held, noticed at once;
-//! - `release.rs`: where holds are released; `background.rs`: the worker.
+//! - `release.rs`: where holds are released; `background.rs`: the worker;
+//! - `permits.rs`: a semaphore's permits taken and undone exactly, and the
+//!   changes of semaphores and count-down latches made exactly once;
+//!   `leased.rs`: leased permits, their acquire, and a guard's permits as
+//!   a hold of the registry.
 
 pub(crate) mod acquire;
 pub(crate) mod background;
@@ -19,7 +23,9 @@ pub(crate) mod job;
 pub(crate) mod kind_scripts;
 pub(crate) mod latches;
 pub(crate) mod lease_clock;
+pub(crate) mod leased;
 pub(crate) mod loss_watch;
+pub(crate) mod permits;
 pub(crate) mod registry;
 pub(crate) mod release;
 pub(crate) mod shared;

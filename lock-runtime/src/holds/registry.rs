@@ -1,5 +1,7 @@
-//! What this client holds: per lock and owner, the number of holds, how many
-//! of them the watchdog keeps alive, and their shared lease clock.
+//! What this client holds: per lock and owner (or per guard of leased
+//! permits), the number of holds, how many of them the watchdog keeps
+//! alive, their shared lease clock, and what they are in Redis
+//! ([`HoldShape`]: what the watchdog renews, what the loss watch reads).
 //!
 //! The holds the watchdog renews are also kept in round order, so that a
 //! renewal round walks them a chunk at a time ([`Holds::watched_after`]):
@@ -12,7 +14,7 @@
 //! come together, as one script call needs them; a hold taken behind a
 //! round's progress then waits for the next round.
 
-use crate::base::hold_key::HoldKey;
+use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::base::names::slot;
 use crate::holds::lease_clock::LeaseClock;
 use crate::observability::telemetry::holds_changed;
@@ -58,9 +60,8 @@ struct Hold {
     clock: Arc<LeaseClock>,
     /// Told apart from an entry made later for the same key.
     generation: u64,
-    /// What the watchdog renews besides the lock (a read hold's timeouts),
-    /// or "".
-    timeouts: String,
+    /// What the hold is in Redis.
+    shape: HoldShape,
     /// The cluster slot of the lock's key on a cluster, else 0 (its place
     /// in the round order).
     slot: u16,
@@ -80,7 +81,7 @@ pub(crate) struct RoundPlace {
 pub(crate) struct Watched {
     pub key: HoldKey,
     pub generation: u64,
-    pub timeouts: String,
+    pub shape: HoldShape,
     pub clock: Arc<LeaseClock>,
 }
 
@@ -102,7 +103,7 @@ pub(crate) struct Holds {
 pub(crate) struct NewHold {
     pub key: HoldKey,
     pub watched: bool,
-    pub timeouts: String,
+    pub shape: HoldShape,
     /// When its acquire script was sent, and the lease it set.
     pub sent: Instant,
     pub lease: Duration,
@@ -128,7 +129,7 @@ impl Holds {
             releasing: 0,
             clock: Arc::new(LeaseClock::new(new.sent, new.lease)),
             generation,
-            timeouts: new.timeouts,
+            shape: new.shape,
             slot: if by_slot { slot(&new.key.lock) } else { 0 },
         });
         if hold.generation == generation {
@@ -204,7 +205,7 @@ impl Holds {
         self.holds.get(key).map(|hold| Watched {
             key: key.clone(),
             generation: hold.generation,
-            timeouts: hold.timeouts.clone(),
+            shape: hold.shape.clone(),
             clock: hold.clock.clone(),
         })
     }
@@ -212,6 +213,13 @@ impl Holds {
     /// The generation of `key`'s entry, if it is held.
     pub(crate) fn generation(&self, key: &HoldKey) -> Option<u64> {
         self.holds.get(key).map(|hold| hold.generation)
+    }
+
+    /// The generation and shape of `key`'s entry, if it is held.
+    pub(crate) fn reading(&self, key: &HoldKey) -> Option<(u64, HoldShape)> {
+        self.holds
+            .get(key)
+            .map(|hold| (hold.generation, hold.shape.clone()))
     }
 
     /// Whether every hold of `key` is being released (none would be left
@@ -273,7 +281,7 @@ impl Holds {
                 Some(Watched {
                     key: key.clone(),
                     generation: hold.generation,
-                    timeouts: hold.timeouts.clone(),
+                    shape: hold.shape.clone(),
                     clock: hold.clock.clone(),
                 })
             })
@@ -321,7 +329,9 @@ mod tests {
         NewHold {
             key: key(name),
             watched,
-            timeouts: String::new(),
+            shape: HoldShape::Lock {
+                timeouts: String::new(),
+            },
             sent: Instant::now(),
             lease: Duration::from_secs(30),
         }

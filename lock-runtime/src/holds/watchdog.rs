@@ -1,5 +1,7 @@
 //! Lease renewal: one task per client renews the leases of all of the
-//! client's holds that were taken without an explicit lease.
+//! client's holds that were taken without an explicit lease: locks' holds
+//! and leased permits alike, each shape by its own script
+//! ([`renewal`](crate::holds::kind_scripts::renewal)) in the same rounds.
 //!
 //! Rounds start every third of the watchdog timeout, counted from when
 //! each round *started* (a fixed period, not a pause after the previous
@@ -9,7 +11,8 @@
 //! [`BATCH`] at a time ([`Holds::watched_after`](crate::holds::registry::Holds::watched_after)),
 //! so the registry's mutex is never held for work that grows with the
 //! number of holds, and yields to the runtime between chunks. Each chunk
-//! becomes script calls of at most [`BATCH`] locks (`scripts/lock_renew.lua`),
+//! becomes script calls of at most [`BATCH`] locks (`scripts/lock_renew.lua`)
+//! or permit ids of one semaphore (`scripts/leased_renew.lua`),
 //! with up to [`IN_FLIGHT`] calls under way at once (pipelined on the
 //! multiplexed connections), on the watchdog's own connection
 //! ([`Shared::renewal_con`]): renewals never queue behind the client's other
@@ -29,14 +32,13 @@
 //! holds nothing that needs renewing, and starts again with the next such
 //! hold.
 
-use crate::base::hold_key::HoldKey;
+use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::base::names::slot;
+use crate::holds::kind_scripts::renewal;
 use crate::holds::registry::Watched;
 use crate::holds::shared::Shared;
 use crate::observability::targets;
 use crate::observability::telemetry;
-use crate::protocol::lock_scripts::Renew;
-use crate::protocol::replies::millis;
 use crate::transport::replication::{Acked, Synced};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
@@ -46,7 +48,7 @@ use std::time::{Duration, Instant};
 use tokio::time::MissedTickBehavior;
 use tracing::Instrument;
 
-/// The most locks renewed by one script call.
+/// The most locks (or permit ids) renewed by one script call.
 pub(crate) const BATCH: usize = 100;
 
 /// The most renewal calls of a round under way at once.
@@ -157,8 +159,37 @@ async fn round(weak: &Weak<Shared>) -> Round {
 }
 
 /// Splits the watched holds into script calls: at most [`BATCH`] locks
-/// each, and on a cluster the locks of one slot only.
-fn batches(mut watched: Vec<Watched>, by_slot: bool) -> Vec<Vec<Watched>> {
+/// each, and on a cluster the locks of one slot only; the leased permits
+/// of one semaphore, at most [`BATCH`] ids each (a guard's permits in one
+/// call).
+fn batches(watched: Vec<Watched>, by_slot: bool) -> Vec<Vec<Watched>> {
+    let (locks, mut permits): (Vec<Watched>, Vec<Watched>) = watched
+        .into_iter()
+        .partition(|w| matches!(w.shape, HoldShape::Lock { .. }));
+    let mut batches = if locks.is_empty() {
+        Vec::new()
+    } else {
+        lock_batches(locks, by_slot)
+    };
+    permits.sort_by(|a, b| a.key.lock.cmp(&b.key.lock));
+    for semaphore in permits.chunk_by(|a, b| a.key.lock == b.key.lock) {
+        let mut batch: Vec<Watched> = Vec::new();
+        let mut ids = 0;
+        for guard in semaphore {
+            if !batch.is_empty() && ids + guard.shape.parts() > BATCH {
+                batches.push(std::mem::take(&mut batch));
+                ids = 0;
+            }
+            ids += guard.shape.parts();
+            batch.push(guard.clone());
+        }
+        batches.push(batch);
+    }
+    batches
+}
+
+/// [`batches`] of locks' holds.
+fn lock_batches(mut watched: Vec<Watched>, by_slot: bool) -> Vec<Vec<Watched>> {
     if !by_slot {
         // Moved, not cloned (a round's chunk is one batch).
         let mut batches = Vec::new();
@@ -207,17 +238,9 @@ pub(crate) fn extend(shared: &Arc<Shared>, key: HoldKey, lease: Duration) {
 /// (the round is then retried soon).
 async fn renew(shared: &Arc<Shared>, batch: &[Watched], lease: Duration) -> Option<(usize, usize)> {
     let mut con = shared.renewal_con.clone();
-    let renew = Renew {
-        locks: batch.iter().map(|w| &*w.key.lock).collect(),
-        lease_ms: millis(lease),
-        fields: batch
-            .iter()
-            .flat_map(|w| [&*w.key.field, w.timeouts.as_str()])
-            .collect(),
-    };
     let sent = Instant::now();
     let first = batch.first().map_or("", |w| &*w.key.lock);
-    let call = renew.call();
+    let call = renewal(batch, lease, shared.config.publish);
     match shared.sync.run::<Vec<i64>>(&mut con, &call, first).await {
         Ok(Synced { reply, acked }) => {
             // Too few replicas have the new leases: a failover could go
@@ -227,8 +250,16 @@ async fn renew(shared: &Arc<Shared>, batch: &[Watched], lease: Duration) -> Opti
                 tracing::warn!(target: targets::WATCHDOG, acked, wanted, locks = batch.len(), "too few replicas acknowledged a renewal; the lease clocks stay, retrying soon");
             }
             let (mut renewed, mut lost) = (0, 0);
-            for (watched, result) in batch.iter().zip(reply) {
-                if result == 1 {
+            let mut flags = reply.into_iter();
+            for watched in batch {
+                // A hold's flags (one per permit of a guard): renewed if
+                // all are 1.
+                let parts = watched.shape.parts();
+                let own: Vec<i64> = flags.by_ref().take(parts).collect();
+                if own.len() < parts {
+                    break;
+                }
+                if own.iter().all(|&flag| flag == 1) {
                     if synced {
                         watched.clock.confirm(sent, lease);
                         renewed += 1;
@@ -261,7 +292,9 @@ mod tests {
         Watched {
             key: HoldKey::new(lock.into(), "c:1".into()),
             generation: 0,
-            timeouts: String::new(),
+            shape: HoldShape::Lock {
+                timeouts: String::new(),
+            },
             clock: Arc::new(LeaseClock::new(Instant::now(), Duration::from_secs(30))),
         }
     }

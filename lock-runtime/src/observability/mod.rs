@@ -18,6 +18,7 @@
 //! | target | span | fields | around |
 //! |---|---|---|---|
 //! | `redlua::acquire` | `acquire` | `lock`, `kind`, `reentry` | an acquire or re-entry call: its tries, its wake-ups, the connection's events while it runs, its outcome |
+//! | `redlua::acquire` | `acquire_permits` | `semaphore`, `kind`, `permits` | an acquire call of a semaphore's permits (plain or leased): its tries, its wake-ups, its outcome |
 //! | `redlua::release` | `release` | `lock`, `owner` | an `unlock`, or a release or undo done in the background |
 //! | `redlua::watchdog` | `renewal_round` | | one renewal round of a client |
 //!
@@ -27,6 +28,8 @@
 //! |---|---|---|---|
 //! | `redlua::acquire` | debug | `lock acquired` | `lock`, `kind`, `reentry`, `owner`, `token`, `waited_ms`, `attempts`, `wakeups`, `handed_over` (a fair lock's release handed it the lock: no attempt after the wake-up) |
 //! | `redlua::acquire` | debug | `lock not acquired` | `lock`, `kind`, `reentry`, `outcome` (`busy`, `timed_out`, `failed`, `cancelled`), `waited_ms`, `attempts`, `wakeups`, `error` (for `failed`) |
+//! | `redlua::acquire` | debug | `permits acquired` | `semaphore`, `kind`, `permits`, `waited_ms`, `attempts`, `wakeups` |
+//! | `redlua::acquire` | debug | `permits not acquired` | `semaphore`, `kind`, `permits`, `outcome` (as for a lock), `waited_ms`, `attempts`, `wakeups`, `error` (for `failed`) |
 //! | `redlua::acquire` | debug | `acquire failed; trying again` | `lock`, `error` (a reply was lost; the waiter retries) |
 //! | `redlua::acquire` | warn | `cannot subscribe; polling for the lock instead` | `lock`, `channel`, `error` |
 //! | `redlua::acquire` | debug | `pattern subscription refused; subscribing to the waiter's channel` | `lock`, `error` (a fair lock's waiter, once per client) |
@@ -43,11 +46,14 @@
 //! | `redlua::release` | warn | `could not clear a waiting writer's mark; it expires by itself` | `lock`, `error` |
 //! | `redlua::release` | warn | `could not leave a fair lock's queue; the waiter's deadline ends its place` | `lock`, `error` |
 //! | `redlua::release` | warn | `the background worker is gone ...` | (the tokio runtime shut down) |
+//! | `redlua::acquire` | warn | `cannot subscribe; polling instead` | `channel`, `error` (a semaphore's or count-down latch's waiter) |
+//! | `redlua::release` | debug | `permits given back in the background` | `semaphore`, `gave_back` (how many: an abandoned acquire undone, a dropped permit guard released) |
+//! | `redlua::release` | error | `could not give permits back in the background` | `semaphore`, `error` (Redis refused, or did not answer for 30 s: an abandoned plain acquire's permits may stay taken; leased ones come back when their lease ends) |
 //! | `redlua::watchdog` | debug | `renewal round` | `locks`, `renewed`, `lost`, `failed_batches`, `elapsed_ms` |
 //! | `redlua::watchdog` | warn | `lease renewal failed; retrying soon` | `locks`, `error` |
 //! | `redlua::watchdog` | warn | `too few replicas acknowledged a renewal; the lease clocks stay, retrying soon` | `locks`, `acked`, `wanted` |
-//! | `redlua::watchdog` | warn | `lock lost: the watchdog found it gone ...` | `lock`, `owner` |
-//! | `redlua::watchdog` | warn | `lock lost: it was taken away (force unlocked, deleted or overwritten)` | `lock`, `owner` (found by the loss watch, at once) |
+//! | `redlua::watchdog` | warn | `lock lost: the watchdog found it gone ...` | `lock`, `owner` (for a leased permit guard: `{semaphore}:timeout` and its first permit's id) |
+//! | `redlua::watchdog` | warn | `lock lost: it was taken away (force unlocked, deleted or overwritten)` | `lock`, `owner` (found by the loss watch, at once; a permit guard's as above) |
 //! | `redlua::watchdog` | warn | `the server refuses key tracking; ...` | `error` (the loss watch is off for this client) |
 //! | `redlua::watchdog` | debug | `watching held locks failed; trying again` | `error` |
 //! | `redlua::connection` | info | `command connection failed; the next command opens a new one` | `error` |
@@ -66,7 +72,8 @@
 //! | `redlua::pubsub` | warn | `the node dropped a subscription; ...` | `channel`, `node` |
 //! | `redlua::pubsub` | warn | `the sentinels name a new master; subscribing there` | |
 //!
-//! Field values: `kind` is `reentrant`, `fair`, `read` or `write`; `reentry` is
+//! Field values: `kind` is `reentrant`, `fair`, `read` or `write` for a
+//! lock, `semaphore` or `leased_semaphore` for permits; `reentry` is
 //! `true` for a re-entry (one more hold of an owner); `waited_ms` is the
 //! time from the call to its outcome; `attempts` counts the acquire scripts
 //! sent; `wakeups` the pub/sub wake-ups while waiting.
@@ -81,12 +88,12 @@
 //!
 //! | name | type | labels | what |
 //! |---|---|---|---|
-//! | `redlua_acquire_wait_seconds` | histogram | `kind`, `outcome` | how long each acquire call took, to its outcome (as the `redlua::acquire` events; `outcome` is `acquired`, `busy`, `timed_out`, `failed` or `cancelled`) |
-//! | `redlua_holds` | gauge | | holds held now by this process's clients (re-entries count one each) |
+//! | `redlua_acquire_wait_seconds` | histogram | `kind`, `outcome` | how long each acquire call took, to its outcome (as the `redlua::acquire` events; `outcome` is `acquired`, `busy`, `timed_out`, `failed` or `cancelled`), a semaphore's permits' too |
+//! | `redlua_holds` | gauge | | holds held now by this process's clients (re-entries count one each; a leased permit guard counts one) |
 //! | `redlua_releases_total` | counter | `kind`, `outcome` | releases of holds, by what Redis said (`freed`, `still_held`, `not_held`, `unknown`) |
-//! | `redlua_renewals_total` | counter | | holds' leases renewed by the watchdog |
+//! | `redlua_renewals_total` | counter | | holds' leases renewed by the watchdog (a permit guard's: one) |
 //! | `redlua_renewal_failures_total` | counter | | renewal calls that failed (Redis error; the round is retried) |
-//! | `redlua_locks_lost_total` | counter | | holds found gone while held (expired, deleted, taken over), by the watchdog or the loss watch |
+//! | `redlua_locks_lost_total` | counter | | holds found gone while held (expired, deleted, taken over; a leased permit taken away), by the watchdog or the loss watch |
 //! | `redlua_wakeups_total` | counter | | waiters woken by a release message |
 //! | `redlua_reconnects_total` | counter | `connection` (`command`, `pubsub`) | connections opened again after a failure (`pubsub`: every pub/sub connection after the client's first) |
 //!
@@ -169,7 +176,9 @@ pub mod metric_names {
 
 /// The labels of the metrics, and the fields of the events that share them.
 pub mod labels {
-    /// The kind of lock: `reentrant`, `fair`, `read` or `write`.
+    /// The kind of lock: `reentrant`, `fair`, `read` or `write`; for the
+    /// acquire-wait histogram also `semaphore` or `leased_semaphore` (a
+    /// semaphore's permits).
     pub const KIND: &str = "kind";
     /// How an operation ended (see the module's tables).
     pub const OUTCOME: &str = "outcome";

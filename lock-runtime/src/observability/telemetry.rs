@@ -34,6 +34,17 @@ pub(crate) fn acquire_span(lock: &str, kind: Kind, reentry: bool) -> tracing::Sp
     tracing::debug_span!(target: targets::ACQUIRE, "acquire", lock = %lock, kind = kind_label(kind), reentry)
 }
 
+/// The span of an acquire call of a semaphore's permits (`kind`:
+/// [`SEMAPHORE`] or [`LEASED_SEMAPHORE`]).
+pub(crate) fn permits_span(semaphore: &str, kind: &'static str, permits: u64) -> tracing::Span {
+    tracing::debug_span!(target: targets::ACQUIRE, "acquire_permits", semaphore = %semaphore, kind, permits)
+}
+
+/// The `kind` of a plain semaphore's permits.
+pub(crate) const SEMAPHORE: &str = "semaphore";
+/// The `kind` of a leased semaphore's permits.
+pub(crate) const LEASED_SEMAPHORE: &str = "leased_semaphore";
+
 /// The span of one release (by `unlock`, or in the background).
 pub(crate) fn release_span(lock: &str, owner: &Owner) -> tracing::Span {
     tracing::debug_span!(target: targets::RELEASE, "release", lock = %lock, owner = %owner)
@@ -71,7 +82,10 @@ impl NotAcquired {
 /// One acquire call, reported once when it ends (also when it is dropped).
 pub(crate) struct AcquireRecord<'a> {
     lock: &'a str,
-    kind: Kind,
+    /// The `kind` label.
+    kind: &'static str,
+    /// How many permits the call takes (`None`: a lock's acquire).
+    permits: Option<u64>,
     reentry: bool,
     started: Instant,
     attempts: u32,
@@ -85,7 +99,8 @@ impl<'a> AcquireRecord<'a> {
     pub(crate) fn new(lock: &'a str, kind: Kind, reentry: bool) -> Self {
         AcquireRecord {
             lock,
-            kind,
+            kind: kind_label(kind),
+            permits: None,
             reentry,
             started: Instant::now(),
             attempts: 0,
@@ -93,6 +108,38 @@ impl<'a> AcquireRecord<'a> {
             handed_over: false,
             done: false,
         }
+    }
+
+    /// An acquire call of `permits` permits of `semaphore` (`kind`:
+    /// [`SEMAPHORE`] or [`LEASED_SEMAPHORE`]).
+    pub(crate) fn permits(semaphore: &'a str, kind: &'static str, permits: u64) -> Self {
+        AcquireRecord {
+            lock: semaphore,
+            kind,
+            permits: Some(permits),
+            reentry: false,
+            started: Instant::now(),
+            attempts: 0,
+            wakeups: 0,
+            handed_over: false,
+            done: false,
+        }
+    }
+
+    /// The call got its permits.
+    pub(crate) fn permits_acquired(&mut self) {
+        self.done = true;
+        let waited = self.wait_time("acquired");
+        tracing::debug!(
+            target: targets::ACQUIRE,
+            semaphore = %self.lock,
+            kind = self.kind,
+            permits = self.permits,
+            waited_ms = millis(waited),
+            attempts = self.attempts,
+            wakeups = self.wakeups,
+            "permits acquired"
+        );
     }
 
     /// An acquire script is sent.
@@ -119,7 +166,7 @@ impl<'a> AcquireRecord<'a> {
         #[cfg(feature = "metrics")]
         metrics::histogram!(
             metric_names::ACQUIRE_WAIT_SECONDS,
-            labels::KIND => kind_label(self.kind),
+            labels::KIND => self.kind,
             labels::OUTCOME => outcome,
         )
         .record(waited.as_secs_f64());
@@ -135,7 +182,7 @@ impl<'a> AcquireRecord<'a> {
         tracing::debug!(
             target: targets::ACQUIRE,
             lock = %self.lock,
-            kind = kind_label(self.kind),
+            kind = self.kind,
             reentry = self.reentry,
             owner = %owner,
             token = owner.token(),
@@ -151,10 +198,25 @@ impl<'a> AcquireRecord<'a> {
     pub(crate) fn not_acquired(&mut self, outcome: NotAcquired, error: Option<&dyn Display>) {
         self.done = true;
         let waited = self.wait_time(outcome.label());
+        if let Some(permits) = self.permits {
+            tracing::debug!(
+                target: targets::ACQUIRE,
+                semaphore = %self.lock,
+                kind = self.kind,
+                permits,
+                outcome = outcome.label(),
+                waited_ms = millis(waited),
+                attempts = self.attempts,
+                wakeups = self.wakeups,
+                error = error.map(tracing::field::display),
+                "permits not acquired"
+            );
+            return;
+        }
         tracing::debug!(
             target: targets::ACQUIRE,
             lock = %self.lock,
-            kind = kind_label(self.kind),
+            kind = self.kind,
             reentry = self.reentry,
             outcome = outcome.label(),
             waited_ms = millis(waited),

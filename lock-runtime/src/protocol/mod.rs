@@ -8,8 +8,11 @@
 //! - `replies.rs`: the scripts' arguments (flags, modes, durations in
 //!   milliseconds) and replies, decoded in one place;
 //! - `handoff.rs`: a fair lock's direct handoff, as the scripts offer and
-//!   announce it.
+//!   announce it;
+//! - `counted_scripts.rs`: the scripts of semaphores and count-down
+//!   latches, with their arguments and replies.
 
+pub(crate) mod counted_scripts;
 pub(crate) mod handoff;
 pub(crate) mod lock_scripts;
 pub(crate) mod replies;

@@ -2,13 +2,14 @@
 //! one is opened (RESP3, `CLIENT TRACKING ON`: Redis then pushes an
 //! invalidation on it for each key it read, when anyone changes the key),
 //! and how a batch of held locks is read on one (an `HMGET` of each lock's
-//! held fields, pipelined), which arms their tracking.
+//! held fields; for leased permits a `ZSCORE` of each id in the
+//! semaphore's permits taken; pipelined), which arms their tracking.
 //!
 //! A refusal that will not pass (an unknown command, an ACL) is told apart
 //! from one that may (unreachable, loading, timed out): the first turns the
 //! watch off, the second is tried again.
 
-use crate::base::hold_key::HoldKey;
+use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::transport::cluster_nodes::node_info;
 use crate::transport::connection::Connection;
 use crate::transport::sentinel::Sentinels;
@@ -40,9 +41,10 @@ pub(crate) struct NodeConn {
     pub con: MultiplexedConnection,
 }
 
-/// The holds of one lock as read: each with the generation of its
-/// registry entry when the read was sent.
-pub(crate) type Reading = (Arc<str>, Vec<(HoldKey, u64)>);
+/// The holds of one lock (or one semaphore's permits taken) as read: each
+/// with the generation and shape of its registry entry when the read was
+/// sent.
+pub(crate) type Reading = (Arc<str>, Vec<(HoldKey, u64, HoldShape)>);
 
 /// Each lock's reply; or the error that kept a batch from being sent,
 /// with the batch.
@@ -118,7 +120,10 @@ pub(crate) fn open(target: WatchTarget, node: String, config: AsyncConnectionCon
 }
 
 /// Reads a batch of locks on one node (opening the connection first if
-/// `opener` is given): `HMGET` of each lock's fields, pipelined.
+/// `opener` is given): `HMGET` of each lock's fields (`ZSCORE` of each
+/// permit id), pipelined. Each key's reply is an array of one value per
+/// member ([`HoldShape::members`]), in the holds' order: nil where it is
+/// gone.
 pub(crate) async fn read_batch(node: String, via: Via, batch: Vec<Reading>) -> BatchDone {
     let (conn, con, opened) = match via {
         Via::Open(id, con) => (id, con, false),
@@ -136,12 +141,37 @@ pub(crate) async fn read_batch(node: String, via: Via, batch: Vec<Reading>) -> B
     };
     let reads = batch.iter().map(|(lock, holds)| {
         let mut con = con.clone();
+        let fields = holds
+            .iter()
+            .all(|(_, _, shape)| matches!(shape, HoldShape::Lock { .. }));
         let mut hmget = redis::cmd("HMGET");
-        hmget.arg(&**lock);
-        for (hold, _) in holds {
-            hmget.arg(&*hold.field);
+        let mut scores = redis::pipe();
+        if fields {
+            hmget.arg(&**lock);
+            for (hold, _, _) in holds {
+                hmget.arg(&*hold.field);
+            }
+        } else {
+            for (hold, _, shape) in holds {
+                let read = match shape {
+                    HoldShape::Lock { .. } => "HGET",
+                    HoldShape::Permits { .. } => "ZSCORE",
+                };
+                for member in shape.members(hold) {
+                    scores.cmd(read).arg(&**lock).arg(member);
+                }
+            }
         }
-        async move { hmget.query_async::<Value>(&mut con).await }
+        async move {
+            if fields {
+                hmget.query_async::<Value>(&mut con).await
+            } else {
+                scores
+                    .query_async::<Vec<Value>>(&mut con)
+                    .await
+                    .map(Value::Array)
+            }
+        }
     });
     let replies = join_all(reads).await;
     BatchDone {

@@ -176,3 +176,161 @@ pub async fn java_write_release(redis: &Redis, name: &str, owner: &str) -> Optio
         .await
         .expect("EVAL Redisson write release")
 }
+
+// Semaphores and count-down latches.
+
+/// Redisson's `RSemaphore` acquire script.
+pub const SEMAPHORE_TRY_ACQUIRE: &str = include_str!("semaphore_try_acquire.lua");
+/// Redisson's `RSemaphore` release script.
+pub const SEMAPHORE_RELEASE: &str = include_str!("semaphore_release.lua");
+/// Redisson's `RSemaphore` trySetPermits script.
+pub const SEMAPHORE_TRY_SET_PERMITS: &str = include_str!("semaphore_try_set_permits.lua");
+/// Redisson's `RCountDownLatch` countDown script.
+pub const LATCH_COUNT_DOWN: &str = include_str!("latch_count_down.lua");
+/// Redisson's `RCountDownLatch` trySetCount script.
+pub const LATCH_TRY_SET_COUNT: &str = include_str!("latch_try_set_count.lua");
+
+/// The channel of a semaphore (`RedissonSemaphore#getChannelName`).
+pub fn semaphore_channel(name: &str) -> String {
+    format!("redisson_sc:{{{name}}}")
+}
+
+/// The channel of a count-down latch (`RedissonCountDownLatch#getChannelName`).
+pub fn latch_channel(name: &str) -> String {
+    format!("redisson_countdownlatch__channel__{{{name}}}")
+}
+
+/// A Java service's `RSemaphore#tryAcquire(permits)`.
+pub async fn java_semaphore_try_acquire(redis: &Redis, name: &str, permits: u64) -> bool {
+    let taken: i64 = redis::cmd("EVAL")
+        .arg(SEMAPHORE_TRY_ACQUIRE)
+        .arg(1)
+        .arg(name)
+        .arg(permits)
+        .query_async(&mut redis.raw())
+        .await
+        .expect("EVAL Redisson semaphore acquire");
+    taken == 1
+}
+
+/// A Java service's `RSemaphore#release(permits)`.
+pub async fn java_semaphore_release(redis: &Redis, name: &str, permits: u64) {
+    let _: () = redis::cmd("EVAL")
+        .arg(SEMAPHORE_RELEASE)
+        .arg(2)
+        .arg(name)
+        .arg(semaphore_channel(name))
+        .arg(permits)
+        .arg("PUBLISH")
+        .query_async(&mut redis.raw())
+        .await
+        .expect("EVAL Redisson semaphore release");
+}
+
+/// A Java service's `RSemaphore#trySetPermits(permits)`.
+pub async fn java_semaphore_try_set_permits(redis: &Redis, name: &str, permits: u64) -> bool {
+    let set: i64 = redis::cmd("EVAL")
+        .arg(SEMAPHORE_TRY_SET_PERMITS)
+        .arg(2)
+        .arg(name)
+        .arg(semaphore_channel(name))
+        .arg(permits)
+        .arg("PUBLISH")
+        .query_async(&mut redis.raw())
+        .await
+        .expect("EVAL Redisson trySetPermits");
+    set == 1
+}
+
+/// A Java service's `RCountDownLatch#countDown()`.
+pub async fn java_latch_count_down(redis: &Redis, name: &str) {
+    let _: () = redis::cmd("EVAL")
+        .arg(LATCH_COUNT_DOWN)
+        .arg(2)
+        .arg(name)
+        .arg(latch_channel(name))
+        .arg(0)
+        .arg("PUBLISH")
+        .query_async(&mut redis.raw())
+        .await
+        .expect("EVAL Redisson countDown");
+}
+
+/// A Java service's `RCountDownLatch#trySetCount(count)`.
+pub async fn java_latch_try_set_count(redis: &Redis, name: &str, count: u64) -> bool {
+    let set: i64 = redis::cmd("EVAL")
+        .arg(LATCH_TRY_SET_COUNT)
+        .arg(2)
+        .arg(name)
+        .arg(latch_channel(name))
+        .arg(1)
+        .arg(count)
+        .arg("PUBLISH")
+        .query_async(&mut redis.raw())
+        .await
+        .expect("EVAL Redisson trySetCount");
+    set == 1
+}
+
+/// Redisson's `RPermitExpirableSemaphore` acquire script.
+pub const LEASED_TRY_ACQUIRE: &str = include_str!("leased_try_acquire.lua");
+/// Redisson's `RPermitExpirableSemaphore` release script (one permit).
+pub const LEASED_TRY_RELEASE: &str = include_str!("leased_try_release.lua");
+
+/// The sorted set of a permit-expirable semaphore's permits taken.
+pub fn leased_timeouts(name: &str) -> String {
+    format!("{{{name}}}:timeout")
+}
+
+/// Milliseconds since the epoch, as a Java client reads its clock.
+pub fn java_now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// A Java service's `RPermitExpirableSemaphore#tryAcquire(leaseTime)`: the
+/// new permit's id (hex) if it took one.
+pub async fn java_leased_try_acquire(redis: &Redis, name: &str, lease_ms: u64) -> Option<String> {
+    let id = *uuid::Uuid::new_v4().as_bytes();
+    let now = java_now_ms();
+    let reply: Option<String> = redis::cmd("EVAL")
+        .arg(LEASED_TRY_ACQUIRE)
+        .arg(3)
+        .arg(name)
+        .arg(leased_timeouts(name))
+        .arg(semaphore_channel(name))
+        .arg(1)
+        .arg(now + lease_ms)
+        .arg(now)
+        .arg(922_337_203_685_477u64)
+        .arg("PUBLISH")
+        .arg(&id[..])
+        .query_async(&mut redis.raw())
+        .await
+        .expect("EVAL Redisson permit-expirable acquire");
+    (reply.as_deref() == Some("OK")).then(|| id.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// A Java service's `RPermitExpirableSemaphore#tryRelease(permitId)`.
+pub async fn java_leased_try_release(redis: &Redis, name: &str, id_hex: &str) -> bool {
+    let id: Vec<u8> = (0..id_hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&id_hex[i..i + 2], 16).unwrap())
+        .collect();
+    let released: i64 = redis::cmd("EVAL")
+        .arg(LEASED_TRY_RELEASE)
+        .arg(3)
+        .arg(name)
+        .arg(semaphore_channel(name))
+        .arg(leased_timeouts(name))
+        .arg(&id[..])
+        .arg(1)
+        .arg(java_now_ms())
+        .arg("PUBLISH")
+        .query_async(&mut redis.raw())
+        .await
+        .expect("EVAL Redisson permit-expirable release");
+    released == 1
+}

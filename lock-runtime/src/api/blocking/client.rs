@@ -112,6 +112,25 @@ impl LockClient {
         Lock::new(self.inner.fair_lock(name), self.thread.clone())
     }
 
+    /// A handle to the semaphore `name` (Redisson's `RSemaphore`): permits
+    /// owned by no one. See [`Semaphore`](crate::Semaphore).
+    pub fn semaphore(&self, name: &str) -> super::Semaphore {
+        super::Semaphore::new(self.inner.semaphore(name), self.thread.clone())
+    }
+
+    /// A handle to the leased semaphore `name` (Redisson's
+    /// `RPermitExpirableSemaphore`): permits with an id and a lease each.
+    /// See [`LeasedSemaphore`](crate::LeasedSemaphore).
+    pub fn leased_semaphore(&self, name: &str) -> super::LeasedSemaphore {
+        super::LeasedSemaphore::new(self.inner.leased_semaphore(name), self.thread.clone())
+    }
+
+    /// A handle to the count-down latch `name` (Redisson's
+    /// `RCountDownLatch`). See [`CountDownLatch`](crate::CountDownLatch).
+    pub fn count_down_latch(&self, name: &str) -> super::CountDownLatch {
+        super::CountDownLatch::new(self.inner.count_down_latch(name), self.thread.clone())
+    }
+
     /// A handle to the read/write lock `name`: many readers or one writer.
     /// See [`ReadWriteLock`](crate::ReadWriteLock).
     pub fn read_write_lock(&self, name: &str) -> ReadWriteLock {

@@ -85,10 +85,14 @@
 //! must block should do so in `spawn_blocking` or on a multi-thread runtime.
 
 mod client;
+mod counted;
 mod guard;
+mod leased;
 mod lock;
 mod thread;
 
 pub use client::{LockClient, LockClientBuilder};
+pub use counted::{CountDownLatch, Semaphore};
 pub use guard::LockGuard;
+pub use leased::{LeasedSemaphore, PermitGuard};
 pub use lock::{FairLock, Lock, ReadLock, ReadWriteLock, WriteLock};

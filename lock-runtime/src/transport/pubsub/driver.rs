@@ -26,8 +26,14 @@ use super::link::{Connect, Incoming, Link};
 use super::state::{Command, RunningCommand, Shared, Signals, Status, Target};
 use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT};
 use crate::observability::targets;
+use crate::protocol::counted_scripts::permits_message;
 use crate::protocol::handoff::{self};
 use crate::protocol::replies::WakeMessage;
+
+/// The most waiters of one client a semaphore's message wakes at once (the
+/// permits it announces, up to this; each that takes permits and leaves
+/// some wakes one more).
+const PERMITS_WOKEN_AT_MOST: i64 = 64;
 
 /// The task that owns one pub/sub connection.
 ///
@@ -269,7 +275,9 @@ impl Driver {
         self.mark_dead();
     }
 
-    /// Wakes waiters of the message's channel: one for `0`, all for `1`.
+    /// Wakes waiters of the message's channel: one for `0`, all for `1`,
+    /// and as many as a semaphore's message announces permits (up to
+    /// [`PERMITS_WOKEN_AT_MOST`]).
     pub(super) fn dispatch(&self, message: &Msg) {
         let Some(shared) = self.shared.upgrade() else {
             return;
@@ -293,6 +301,15 @@ impl Driver {
             }
         };
         let payload = message.get_payload_bytes();
+        if let Some(available) = permits_message(message.get_channel_name(), payload) {
+            // A semaphore's permits available: up to that many waiters try
+            // (as Redisson's waiters do); a waiter that takes permits and
+            // leaves some passes its wake-up on.
+            for _ in 0..available.clamp(0, PERMITS_WOKEN_AT_MOST) {
+                signals.notify.notify_one();
+            }
+            return;
+        }
         match WakeMessage::parse(payload) {
             Some(WakeMessage::One) => signals.notify.notify_one(),
             Some(WakeMessage::All) => signals.broadcast(),

@@ -33,7 +33,9 @@
 //!   `wake()` calls return, and every other subscription of the channel notices
 //!   the new epoch on its next `wake()`. A fair lock's direct handoff
 //!   (`redlua:handoff:<token>:<try>`, see `handoff.rs`) is kept on the
-//!   channel for [`Subscription::take_handoff`] and wakes as a `0` does.
+//!   channel for [`Subscription::take_handoff`] and wakes as a `0` does. A
+//!   semaphore's message (`redisson_sc:{name}`: the permits available, see
+//!   `counted_scripts.rs`) calls `notify_one` once per permit announced.
 //! - When the connection is lost, the driver marks it dead and broadcasts on
 //!   every channel subscribed through it. Re-subscribing is left to the
 //!   waiters: a `wake()` that finds its channel not subscribed on a live

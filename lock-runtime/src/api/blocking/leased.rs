@@ -1,0 +1,216 @@
+//! [`LeasedSemaphore`] and [`PermitGuard`] for blocking code: the async
+//! handle and guard, each call run on the client's thread.
+
+use super::thread::ClientThread;
+use crate::base::error::Result;
+use std::time::{Duration, Instant};
+
+/// A handle to a leased semaphore for blocking code, made by
+/// [`LockClient::leased_semaphore`](super::LockClient::leased_semaphore).
+/// The async [`LeasedSemaphore`](crate::LeasedSemaphore) documents it;
+/// each method here is the async method of the same name, run on the
+/// client's thread, which also renews the permits' leases whatever the
+/// caller's thread does.
+///
+/// ```no_run
+/// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
+/// let encoders = client.leased_semaphore("gpu-encoders");
+/// encoders.try_set_permits(4)?;
+/// let permit = encoders.acquire(1)?;
+/// // ... blocking work, while !permit.is_lost() ...
+/// permit.release()?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct LeasedSemaphore {
+    inner: crate::LeasedSemaphore,
+    thread: ClientThread,
+}
+
+impl std::fmt::Debug for LeasedSemaphore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("blocking::LeasedSemaphore")
+            .field(&self.inner)
+            .finish()
+    }
+}
+
+impl LeasedSemaphore {
+    pub(crate) fn new(inner: crate::LeasedSemaphore, thread: ClientThread) -> LeasedSemaphore {
+        LeasedSemaphore { inner, thread }
+    }
+
+    /// The semaphore's name (its Redis key).
+    pub fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn guard(&self, guard: crate::PermitGuard) -> PermitGuard {
+        PermitGuard {
+            inner: Some(guard),
+            thread: self.thread.clone(),
+        }
+    }
+
+    /// [`LeasedSemaphore::try_acquire`](crate::LeasedSemaphore::try_acquire),
+    /// blocking.
+    pub fn try_acquire(&self, permits: u64) -> Result<Option<PermitGuard>> {
+        let inner = self.inner.clone();
+        let guard = self
+            .thread
+            .call(async move { inner.try_acquire(permits).await })?;
+        Ok(guard.map(|g| self.guard(g)))
+    }
+
+    /// [`LeasedSemaphore::acquire`](crate::LeasedSemaphore::acquire),
+    /// blocking as long as it takes.
+    pub fn acquire(&self, permits: u64) -> Result<PermitGuard> {
+        let inner = self.inner.clone();
+        let guard = self
+            .thread
+            .call(async move { inner.acquire(permits).await })?;
+        Ok(self.guard(guard))
+    }
+
+    /// [`LeasedSemaphore::acquire_with_lease`](crate::LeasedSemaphore::acquire_with_lease),
+    /// blocking as long as it takes.
+    pub fn acquire_with_lease(&self, permits: u64, lease: Duration) -> Result<PermitGuard> {
+        let inner = self.inner.clone();
+        let guard = self
+            .thread
+            .call(async move { inner.acquire_with_lease(permits, lease).await })?;
+        Ok(self.guard(guard))
+    }
+
+    /// [`LeasedSemaphore::try_acquire_for`](crate::LeasedSemaphore::try_acquire_for),
+    /// blocking at most `wait` (plus one round trip).
+    pub fn try_acquire_for(
+        &self,
+        permits: u64,
+        wait: Duration,
+        lease: Option<Duration>,
+    ) -> Result<Option<PermitGuard>> {
+        let inner = self.inner.clone();
+        let guard = self
+            .thread
+            .call(async move { inner.try_acquire_for(permits, wait, lease).await })?;
+        Ok(guard.map(|g| self.guard(g)))
+    }
+
+    /// [`LeasedSemaphore::set_permits`](crate::LeasedSemaphore::set_permits),
+    /// blocking.
+    pub fn set_permits(&self, permits: u64) -> Result<()> {
+        let inner = self.inner.clone();
+        self.thread
+            .call(async move { inner.set_permits(permits).await })
+    }
+
+    /// [`LeasedSemaphore::try_set_permits`](crate::LeasedSemaphore::try_set_permits),
+    /// blocking.
+    pub fn try_set_permits(&self, permits: u64) -> Result<bool> {
+        let inner = self.inner.clone();
+        self.thread
+            .call(async move { inner.try_set_permits(permits).await })
+    }
+
+    /// [`LeasedSemaphore::add_permits`](crate::LeasedSemaphore::add_permits),
+    /// blocking.
+    pub fn add_permits(&self, permits: i64) -> Result<i64> {
+        let inner = self.inner.clone();
+        self.thread
+            .call(async move { inner.add_permits(permits).await })
+    }
+
+    /// [`LeasedSemaphore::available`](crate::LeasedSemaphore::available),
+    /// blocking.
+    pub fn available(&self) -> Result<i64> {
+        let inner = self.inner.clone();
+        self.thread.call(async move { inner.available().await })
+    }
+
+    /// [`LeasedSemaphore::holders`](crate::LeasedSemaphore::holders),
+    /// blocking.
+    pub fn holders(&self) -> Result<Vec<crate::PermitInfo>> {
+        let inner = self.inner.clone();
+        self.thread.call(async move { inner.holders().await })
+    }
+
+    /// [`LeasedSemaphore::force_release`](crate::LeasedSemaphore::force_release),
+    /// blocking.
+    pub fn force_release(&self, id: &str) -> Result<bool> {
+        let inner = self.inner.clone();
+        let id = id.to_string();
+        self.thread
+            .call(async move { inner.force_release(&id).await })
+    }
+}
+
+/// Permits of a leased semaphore, for blocking code: the async
+/// [`PermitGuard`](crate::PermitGuard) (its lease clock, token, ids),
+/// released by [`release`](Self::release), or when dropped: the drop gives
+/// the permits back on the client's thread and waits for Redis's answer, at
+/// most the response timeout (then it goes on in the background; failing
+/// that, the permits come back when their lease ends).
+#[must_use = "dropping the guard gives its permits back at once"]
+pub struct PermitGuard {
+    inner: Option<crate::PermitGuard>,
+    thread: ClientThread,
+}
+
+impl std::fmt::Debug for PermitGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("blocking::PermitGuard")
+            .field(&self.inner)
+            .finish()
+    }
+}
+
+impl PermitGuard {
+    fn inner(&self) -> &crate::PermitGuard {
+        self.inner
+            .as_ref()
+            .expect("a guard holds its permits until release or drop")
+    }
+
+    /// The permits' ids, 32 hex digits each.
+    pub fn ids(&self) -> Vec<String> {
+        self.inner().ids()
+    }
+
+    /// How many permits the guard holds.
+    pub fn permits(&self) -> usize {
+        self.inner().permits()
+    }
+
+    /// The fencing token of this acquire.
+    pub fn token(&self) -> u64 {
+        self.inner().token()
+    }
+
+    /// The latest instant at which the permits are surely still held.
+    pub fn valid_until(&self) -> Instant {
+        self.inner().valid_until()
+    }
+
+    /// Whether the permits may be gone (see
+    /// [`PermitGuard::is_lost`](crate::PermitGuard::is_lost)).
+    pub fn is_lost(&self) -> bool {
+        self.inner().is_lost()
+    }
+
+    /// [`PermitGuard::release`](crate::PermitGuard::release), blocking.
+    pub fn release(mut self) -> Result<()> {
+        let inner = self.inner.take().expect("not yet released");
+        self.thread.call(async move { inner.release().await })
+    }
+}
+
+impl Drop for PermitGuard {
+    fn drop(&mut self) {
+        if let Some(inner) = self.inner.take() {
+            self.thread.run_for_drop(async move {
+                let _ = inner.release().await;
+            });
+        }
+    }
+}

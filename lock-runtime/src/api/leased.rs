@@ -1,0 +1,590 @@
+//! [`LeasedSemaphore`]: permits with an id and a lease each, stored as
+//! Redisson's `RPermitExpirableSemaphore`, handed out as [`PermitGuard`]s.
+
+use crate::api::client::LockClient;
+use crate::api::semaphore::{MAX_PERMITS, checked_names, names_of};
+use crate::base::config::{check_lease, token_ttl};
+use crate::base::counted_names::CountedNames;
+use crate::base::error::{Error, Failure, Result, classify};
+use crate::base::hold_key::HoldKey;
+use crate::holds::acquire::{Wait, enter};
+use crate::holds::job::{Job, PermitJob};
+use crate::holds::lease_clock::LeaseClock;
+use crate::holds::leased::{LeasedRequest, from_hex, hex, new_hold, new_id};
+use crate::holds::permits::{change_once, take};
+use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE};
+use crate::holds::shared::Shared;
+use crate::protocol::counted_scripts::{ChangeSemaphore, ReleaseLeased, SemaphoreChange};
+use crate::protocol::replies::millis;
+use crate::transport::replication::{Acked, Synced};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A handle to the leased semaphore of one name, made by
+/// [`LockClient::leased_semaphore`]. Cheap to clone; holds nothing by
+/// itself.
+///
+/// # What it is
+///
+/// A pool of permits stored as Redisson's `RPermitExpirableSemaphore`
+/// stores it: a string at the name, the permits available; a sorted set
+/// `{name}:timeout` of the permits taken, each a 16-byte id scored by when
+/// its lease ends; the channel `redisson_sc:{name}`. Java services using
+/// Redisson's permit-expirable semaphore of the same name share the pool.
+///
+/// Each acquire hands out a [`PermitGuard`]: its permits' ids, a lease
+/// kept alive by the client's watchdog (or a fixed lease), a lease clock
+/// that says how long the permits are surely held, a fencing token, and a
+/// release when it is dropped.
+///
+/// It promises:
+/// - **A permit comes back exactly once**: released, dropped, undone, or
+///   expired (brought back by the next script that touches the semaphore,
+///   this client's or Java's), never twice, so the count does not drift;
+/// - **a crashed holder's permits come back** when their lease ends;
+/// - **the holder knows first**: [`PermitGuard::is_lost`] turns true no
+///   later than the instant Redis may hand the permit to someone else;
+/// - **a permit taken away is noticed at once**: given back by someone
+///   else ([`force_release`](Self::force_release), `lockctl unlock --force
+///   --permit`) or removed from the permits taken, its guard says lost
+///   within a round trip or so, as a lock's guard does (on servers that
+///   allow `CLIENT TRACKING`; otherwise at the watchdog's next round);
+/// - **exact acquires**: a dropped or failed acquire holds nothing; what a
+///   try took is given back in the background;
+/// - **bad input fails first**: zero permits, more than the pool (the
+///   permits available plus those taken), an out-of-range lease, or keys
+///   of another type, before anything is written.
+///
+/// It cannot stop a paused process (GC, `SIGSTOP`) from acting after its
+/// lease ended: the fencing token lets the protected resource refuse it.
+/// Expiry is Redis's clock for redlua's scripts and the caller's clock for
+/// Redisson's: a Java client whose clock runs ahead may bring permits back
+/// early.
+///
+/// Changing the pool while permits are held follows Redisson:
+/// [`set_permits`](Self::set_permits) sets the total (available plus
+/// taken), which may leave fewer than zero available until enough come
+/// back; [`add_permits`](Self::add_permits) adds to what is available.
+///
+/// ```no_run
+/// # async fn demo(client: redlua::LockClient) -> Result<(), redlua::Error> {
+/// let encoders = client.leased_semaphore("gpu-encoders");
+/// encoders.try_set_permits(4).await?;
+/// let permit = encoders.acquire(1).await?; // renewed until released
+/// // ... work, while !permit.is_lost(); pass permit.token() along ...
+/// permit.release().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct LeasedSemaphore {
+    shared: Arc<Shared>,
+    names: std::result::Result<Arc<CountedNames>, (String, String)>,
+}
+
+impl std::fmt::Debug for LeasedSemaphore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeasedSemaphore")
+            .field("name", &self.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl LockClient {
+    /// A handle to the leased semaphore `name` (Redisson's
+    /// `RPermitExpirableSemaphore`): permits with an id and a lease each.
+    /// See [`LeasedSemaphore`]. Nothing is sent to Redis until it is used;
+    /// an invalid name makes every operation fail with
+    /// [`Error::InvalidName`].
+    pub fn leased_semaphore(&self, name: &str) -> LeasedSemaphore {
+        LeasedSemaphore {
+            shared: self.shared.clone(),
+            names: checked_names(CountedNames::semaphore(name), name),
+        }
+    }
+}
+
+/// One permit taken from a leased semaphore, as [`LeasedSemaphore::holders`]
+/// reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PermitInfo {
+    /// The permit's id, 32 hex digits (as Redisson prints it).
+    pub id: String,
+    /// How long its lease has left (`None`: already expired, not yet
+    /// brought back).
+    pub expires_in: Option<Duration>,
+}
+
+impl LeasedSemaphore {
+    /// The semaphore's name (its Redis key).
+    pub fn name(&self) -> &str {
+        match &self.names {
+            Ok(names) => &names.key,
+            Err((name, _)) => name,
+        }
+    }
+
+    fn names(&self) -> Result<&Arc<CountedNames>> {
+        names_of(&self.names)
+    }
+
+    fn invalid(&self, reason: String) -> Error {
+        Error::InvalidPermits {
+            name: self.name().to_string(),
+            reason,
+        }
+    }
+
+    async fn take(
+        &self,
+        permits: u64,
+        lease: Option<Duration>,
+        wait: Wait,
+    ) -> Result<Option<PermitGuard>> {
+        if permits == 0 || permits > BATCH_PERMITS {
+            return Err(self.invalid(format!(
+                "{permits} permits: take 1 to {BATCH_PERMITS} at once"
+            )));
+        }
+        if let Some(lease) = lease {
+            check_lease("a lease", lease)?;
+        }
+        let names = self.names()?;
+        let shared = &self.shared;
+        let watched = lease.is_none();
+        let lease = lease.unwrap_or(shared.config.watchdog_timeout);
+        let request = LeasedRequest {
+            names,
+            attempt: names.attempt(&shared.id, shared.ids.next()),
+            ids: (0..permits).map(|_| new_id()).collect(),
+            lease,
+            attempt_ttl_ms: millis(shared.config.attempt_ttl(lease)),
+            token_ttl_ms: millis(token_ttl(lease)),
+            publish: shared.config.publish,
+        };
+        let (token, sent) = match take(shared, names, &request, &request.attempt, wait).await {
+            Ok(Some(took)) => took,
+            Ok(None) => return Ok(None),
+            Err(Error::Redis(error))
+                if error.to_string().contains("more permits than the pool") =>
+            {
+                return Err(self.invalid(format!(
+                    "{permits} permits: more than the pool has (available plus taken)"
+                )));
+            }
+            Err(error) => return Err(error),
+        };
+        // The clock runs from when the try that reported the permits held
+        // was sent: Redis's expiry is at least that plus the lease.
+        let ids: Arc<[[u8; 16]]> = request.ids.into();
+        let hold = new_hold(names, ids.clone(), watched, sent, lease);
+        let key = hold.key.clone();
+        let clock = enter(shared, hold);
+        Ok(Some(PermitGuard {
+            shared: shared.clone(),
+            names: names.clone(),
+            ids,
+            key,
+            clock,
+            token,
+            watched,
+            releasing: false,
+            done: false,
+        }))
+    }
+
+    /// Takes `permits` if that many are available, without waiting:
+    /// `None` when they are not. The lease is the watchdog timeout,
+    /// renewed until the guard is released. More permits than the pool
+    /// (available plus taken) is [`Error::InvalidPermits`], before
+    /// anything is written. In replica-synced mode an acquire too few
+    /// replicas acknowledged is given back: [`Error::NotReplicated`].
+    ///
+    /// # Cancellation
+    ///
+    /// Dropping the future holds nothing: if a try was under way, the
+    /// client gives back exactly what that try took, in the background.
+    pub async fn try_acquire(&self, permits: u64) -> Result<Option<PermitGuard>> {
+        self.take(permits, None, Wait::No).await
+    }
+
+    /// Takes `permits`, waiting as long as it takes: woken when permits
+    /// are given back, and at the latest when the first permit taken
+    /// expires (or every 5 s). Watchdog lease.
+    ///
+    /// # Cancellation
+    ///
+    /// Dropping the future holds nothing, as for
+    /// [`try_acquire`](Self::try_acquire); a waiter woken and dropped
+    /// before it tried passes the wake-up on.
+    pub async fn acquire(&self, permits: u64) -> Result<PermitGuard> {
+        let started = Instant::now();
+        self.take(permits, None, Wait::Forever)
+            .await?
+            .ok_or_else(|| Error::Timeout {
+                name: self.name().to_string(),
+                waited: started.elapsed(),
+            })
+    }
+
+    /// Takes `permits` with a fixed lease, waiting as long as it takes. No
+    /// watchdog: the permits come back when the lease ends, released or
+    /// not, and the guard then says lost.
+    ///
+    /// # Cancellation
+    ///
+    /// As for [`acquire`](Self::acquire).
+    pub async fn acquire_with_lease(&self, permits: u64, lease: Duration) -> Result<PermitGuard> {
+        let started = Instant::now();
+        self.take(permits, Some(lease), Wait::Forever)
+            .await?
+            .ok_or_else(|| Error::Timeout {
+                name: self.name().to_string(),
+                waited: started.elapsed(),
+            })
+    }
+
+    /// Takes `permits`, waiting at most `wait` (plus one round trip):
+    /// `None` when they could not be had in time. `lease: None` is the
+    /// watchdog's lease, renewed; `Some` a fixed one.
+    ///
+    /// # Cancellation
+    ///
+    /// As for [`acquire`](Self::acquire).
+    pub async fn try_acquire_for(
+        &self,
+        permits: u64,
+        wait: Duration,
+        lease: Option<Duration>,
+    ) -> Result<Option<PermitGuard>> {
+        let deadline = tokio::time::Instant::now()
+            .checked_add(wait)
+            .map_or(Wait::Forever, Wait::Until);
+        self.take(permits, lease, deadline).await
+    }
+
+    async fn change(&self, change: SemaphoreChange, permits: i64) -> Result<(bool, i64)> {
+        let names = self.names()?;
+        let config = &self.shared.config;
+        let changed = change_once(&self.shared, names, |latch| {
+            ChangeSemaphore {
+                semaphore: &names.key,
+                channel: &names.channel,
+                latch,
+                timeouts: &names.timeouts,
+                change,
+                permits,
+                latch_ttl_ms: millis(config.latch_ttl),
+                publish: config.publish,
+            }
+            .call()
+        })
+        .await?;
+        Ok((changed.changed, changed.value))
+    }
+
+    /// Sets the pool to `permits` in all, permits taken included (Redisson's
+    /// `setPermits`): the permits available become `permits` minus those
+    /// taken, fewer than zero if more are taken; acquires then wait until
+    /// enough come back. Wakes waiters when some are available. Takes
+    /// effect once.
+    ///
+    /// # Cancellation
+    ///
+    /// If the future is dropped, the pool may or may not have been set.
+    pub async fn set_permits(&self, permits: u64) -> Result<()> {
+        if permits > MAX_PERMITS {
+            return Err(self.invalid(format!("{permits} permits: set 0 to {MAX_PERMITS}")));
+        }
+        self.change(
+            SemaphoreChange::SetTotal,
+            i64::try_from(permits).unwrap_or(i64::MAX),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Sets the permits available to `permits` if the semaphore does not
+    /// exist yet: whether it set them.
+    ///
+    /// # Cancellation
+    ///
+    /// If the future is dropped, the permits may or may not have been set.
+    pub async fn try_set_permits(&self, permits: u64) -> Result<bool> {
+        if permits > MAX_PERMITS {
+            return Err(self.invalid(format!("{permits} permits: set 0 to {MAX_PERMITS}")));
+        }
+        Ok(self
+            .change(
+                SemaphoreChange::TrySet,
+                i64::try_from(permits).unwrap_or(i64::MAX),
+            )
+            .await?
+            .0)
+    }
+
+    /// Adds `permits` to those available (negative: removes them), and
+    /// returns the permits available after. Takes effect once.
+    ///
+    /// # Cancellation
+    ///
+    /// If the future is dropped, the permits may or may not have been
+    /// added (at most once).
+    pub async fn add_permits(&self, permits: i64) -> Result<i64> {
+        if permits == 0 || permits.unsigned_abs() > MAX_PERMITS {
+            return Err(self.invalid(format!(
+                "{permits} permits: add or remove 1 to {MAX_PERMITS}"
+            )));
+        }
+        Ok(self.change(SemaphoreChange::Add, permits).await?.1)
+    }
+
+    /// Brings expired permits back, then reads the permits available (as
+    /// Redisson's `availablePermits` does).
+    ///
+    /// # Cancellation
+    ///
+    /// If the future is dropped, expired permits may or may not have been
+    /// brought back (each once).
+    pub async fn available(&self) -> Result<i64> {
+        let names = self.names()?;
+        release_ids(&self.shared, names, &[]).await?;
+        crate::api::semaphore::read_number(&self.shared, &names.key).await
+    }
+
+    /// The permits taken, with how long each has left, in one round trip
+    /// (changing nothing).
+    ///
+    /// # Cancellation
+    ///
+    /// Only reads: dropping the future changes nothing.
+    pub async fn holders(&self) -> Result<Vec<PermitInfo>> {
+        let names = self.names()?;
+        let mut con = self.shared.con.clone();
+        let (time, taken): (ServerTime, Vec<(Vec<u8>, f64)>) = redis::pipe()
+            .cmd("TIME")
+            .cmd("ZRANGE")
+            .arg(&names.timeouts)
+            .arg(0)
+            .arg(-1)
+            .arg("WITHSCORES")
+            .query_async(&mut con)
+            .await
+            .map_err(|e| Error::from_redis(&names.key, e))?;
+        let now_ms = time.0 * 1000 + time.1 / 1000;
+        Ok(taken
+            .into_iter()
+            .map(|(id, expiry)| {
+                let expiry = expiry as u64;
+                PermitInfo {
+                    id: hex(&id),
+                    expires_in: (expiry > now_ms).then(|| Duration::from_millis(expiry - now_ms)),
+                }
+            })
+            .collect())
+    }
+
+    /// Gives back the permit `id` (32 hex digits, from
+    /// [`holders`](Self::holders)) whoever holds it, and wakes waiters:
+    /// whether it was taken. Its guard says lost within a round trip or so
+    /// (see [`LeasedSemaphore`]). An id that is not hex is
+    /// [`Error::InvalidPermits`].
+    ///
+    /// # Cancellation
+    ///
+    /// If the future is dropped, the permit may or may not have come back
+    /// (at most once).
+    pub async fn force_release(&self, id: &str) -> Result<bool> {
+        let raw = from_hex(id)
+            .ok_or_else(|| self.invalid(format!("`{id}` is not a permit id (hex digits)")))?;
+        let names = self.names()?;
+        Ok(release_ids(&self.shared, names, &[&raw]).await?.0 == 1)
+    }
+}
+
+/// `TIME`'s reply: seconds and microseconds.
+type ServerTime = (u64, u64);
+
+/// The most permits one guard takes (one renewal call carries them all).
+pub const BATCH_PERMITS: u64 = crate::holds::watchdog::BATCH as u64;
+
+/// Runs the release script for `ids`, retried while Redis does not answer
+/// (it is idempotent): (released, of which expired). In replica-synced
+/// mode a release too few replicas acknowledged is
+/// [`Error::ReleaseNotReplicated`] (it took effect on the primary).
+async fn release_ids(shared: &Shared, names: &CountedNames, ids: &[&[u8]]) -> Result<(i64, i64)> {
+    let give_up = tokio::time::Instant::now() + shared.config.latch_ttl / 2;
+    let mut pause = FIRST_PAUSE;
+    let call = ReleaseLeased {
+        semaphore: &names.key,
+        timeouts: &names.timeouts,
+        channel: &names.channel,
+        publish: shared.config.publish,
+        ids: ids.to_vec(),
+    }
+    .call();
+    loop {
+        let mut con = shared.con.clone();
+        let result: redis::RedisResult<Synced<(i64, i64)>> =
+            shared.sync.run(&mut con, &call, &names.key).await;
+        match result {
+            Ok(Synced {
+                acked: Acked::Short { acked, wanted },
+                ..
+            }) => {
+                return Err(Error::ReleaseNotReplicated {
+                    name: names.key.clone(),
+                    acked,
+                    wanted,
+                });
+            }
+            Ok(Synced { reply, .. }) => return Ok(reply),
+            Err(error)
+                if classify(&error) == Failure::Unknown
+                    && tokio::time::Instant::now() + pause < give_up =>
+            {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(MAX_PAUSE);
+            }
+            Err(error) => return Err(Error::from_redis(&names.key, error)),
+        }
+    }
+}
+
+/// Permits taken from a [`LeasedSemaphore`]: their ids, their lease clock,
+/// a fencing token; released by [`release`](Self::release), or in the
+/// background when dropped.
+#[must_use = "dropping the guard gives its permits back at once"]
+pub struct PermitGuard {
+    shared: Arc<Shared>,
+    names: Arc<CountedNames>,
+    ids: Arc<[[u8; 16]]>,
+    /// Its hold's key in the client's registry.
+    key: HoldKey,
+    clock: Arc<LeaseClock>,
+    token: u64,
+    /// Renewed by the watchdog (not a fixed lease).
+    watched: bool,
+    /// Its release is counted in the registry as under way.
+    releasing: bool,
+    /// Released (or handed to the background worker).
+    done: bool,
+}
+
+impl std::fmt::Debug for PermitGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PermitGuard")
+            .field("semaphore", &self.names.key)
+            .field("ids", &self.ids())
+            .field("token", &self.token)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PermitGuard {
+    /// The permits' ids, 32 hex digits each (as Redisson prints them).
+    pub fn ids(&self) -> Vec<String> {
+        self.ids.iter().map(|id| hex(id)).collect()
+    }
+
+    /// How many permits the guard holds.
+    pub fn permits(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// The fencing token of this acquire: greater than every token of an
+    /// earlier acquire of this semaphore. Hand it to the resource the
+    /// permits protect, so that it can refuse a holder whose lease ended.
+    pub fn token(&self) -> u64 {
+        self.token
+    }
+
+    /// The latest instant at which the permits are surely still held, as
+    /// this client knows without asking: the last confirmed acquire or
+    /// renewal, when it was sent, plus the lease, minus a drift margin.
+    pub fn valid_until(&self) -> Instant {
+        self.clock.valid_until()
+    }
+
+    /// Whether the permits may be gone: the lease clock passed, or they
+    /// were found gone (taken away, expired). Right even when no task
+    /// could run.
+    pub fn is_lost(&self) -> bool {
+        self.clock.is_lost()
+    }
+
+    /// Completes once [`is_lost`](Self::is_lost) is true.
+    ///
+    /// # Cancellation
+    ///
+    /// Only waits: dropping the future changes nothing.
+    pub async fn lost(&self) {
+        self.clock.lost().await
+    }
+
+    /// Counts the release as under way in the registry (once): the
+    /// watchdog and the loss watch then take the permits found gone for
+    /// released, not lost.
+    fn begin_release(&mut self) {
+        if !std::mem::replace(&mut self.releasing, true) {
+            self.shared.holds().releasing(&self.key);
+        }
+    }
+
+    /// The release ended: the hold leaves the registry.
+    fn end_release(&mut self) {
+        self.done = true;
+        self.shared
+            .holds()
+            .released(&self.key, self.watched, Some(false));
+    }
+
+    /// Gives the permits back and wakes waiters. [`Error::LockLost`] when a
+    /// permit had expired or been taken away before (it came back once,
+    /// then; someone else may have held it meanwhile). A reply lost is
+    /// retried; each permit comes back once. In replica-synced mode a
+    /// release too few replicas acknowledged is
+    /// [`Error::ReleaseNotReplicated`] (given back on the primary).
+    ///
+    /// # Cancellation
+    ///
+    /// If the future is dropped, the permits come back in the background.
+    pub async fn release(mut self) -> Result<()> {
+        self.begin_release();
+        let all = self.ids.clone();
+        let ids: Vec<&[u8]> = all.iter().map(|id| &id[..]).collect();
+        let released = release_ids(&self.shared, &self.names, &ids).await;
+        match released {
+            Ok((released, expired)) => {
+                self.end_release();
+                if released < i64::try_from(ids.len()).unwrap_or(i64::MAX) || expired > 0 {
+                    return Err(Error::LockLost {
+                        name: self.names.key.clone(),
+                    });
+                }
+                Ok(())
+            }
+            Err(error @ Error::ReleaseNotReplicated { .. }) => {
+                self.end_release();
+                Err(error)
+            }
+            // Drop hands the release to the background worker.
+            Err(error) => Err(error),
+        }
+    }
+}
+
+impl Drop for PermitGuard {
+    fn drop(&mut self) {
+        if !self.done {
+            // The worker records the release's end in the registry.
+            self.begin_release();
+            self.shared.submit(Job::Permits(PermitJob::ReleaseLeased {
+                names: self.names.clone(),
+                ids: self.ids.clone(),
+                key: self.key.clone(),
+                watched: self.watched,
+            }));
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! [`Semaphore`]: a handle to one semaphore of permits owned by no one,
+//! stored as Redisson's `RSemaphore` (`permits.rs` takes and changes them).
+
+use crate::api::client::LockClient;
+use crate::base::counted_names::CountedNames;
+use crate::base::error::{Error, Result};
+use crate::holds::acquire::Wait;
+use crate::holds::permits::{PermitRequest, change_once, take};
+use crate::holds::shared::Shared;
+use crate::protocol::counted_scripts::{ChangeSemaphore, SemaphoreChange};
+use crate::protocol::replies::millis;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The most permits one call takes, gives or sets: 2^53 - 1, the largest
+/// integer Redis's Lua numbers hold exactly.
+pub const MAX_PERMITS: u64 = (1 << 53) - 1;
+
+/// A handle to the semaphore of one name, made by
+/// [`LockClient::semaphore`]. Cheap to clone; holds nothing by itself.
+///
+/// # What it is
+///
+/// A counter of permits in Redis, stored as Redisson's `RSemaphore` stores
+/// it: a string at the name, the number of permits available, and the
+/// channel `redisson_sc:{name}`, on which every change that leaves permits
+/// publishes how many there are. Java services using Redisson's
+/// `RSemaphore` of the same name share the permits with Rust services
+/// using this handle, and each wakes the other's waiters.
+///
+/// The permits are owned by no one. An acquire takes them from the counter,
+/// a [`release`](Semaphore::release) puts permits back, whoever calls it:
+/// nothing ties a release to an acquire, and nothing gives back the permits
+/// of a process that died holding them. The counter has no expiry (it is
+/// the pool itself, as in Redisson); the count is exactly what callers
+/// made it. For permits that are given back when their holder dies, use a
+/// leased semaphore.
+///
+/// What redlua adds to Redisson's semantics, without changing its layout:
+/// - **Exact acquires.** A dropped or failed acquire never takes permits:
+///   if its try may have taken effect, the client gives back exactly what
+///   that try took, in the background (see `Cancellation` on each method).
+/// - **Exact changes.** A release, `add_permits` or `set_permits` whose
+///   reply was lost is retried, and takes effect once.
+/// - **Bad input fails first.** Zero permits to take or give, or more than
+///   [`MAX_PERMITS`], is [`Error::InvalidPermits`] before anything is sent;
+///   a key that is not a semaphore is [`Error::WrongType`] and left alone.
+///
+/// It cannot refuse an acquire of more permits than the pool ever had: the
+/// pool's size is not stored (Redisson's layout keeps only the count), so
+/// such an acquire waits until someone adds permits.
+///
+/// ```no_run
+/// # async fn demo(client: redlua::LockClient) -> Result<(), redlua::Error> {
+/// let api_calls = client.semaphore("partner-api");
+/// api_calls.try_set_permits(4).await?; // once, by whoever comes first
+/// api_calls.acquire(1).await?;
+/// // ... at most 4 of these at once, across every process ...
+/// api_calls.release(1).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Semaphore {
+    shared: Arc<Shared>,
+    names: std::result::Result<Arc<CountedNames>, (String, String)>,
+}
+
+impl std::fmt::Debug for Semaphore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Semaphore")
+            .field("name", &self.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl LockClient {
+    /// A handle to the semaphore `name` (Redisson's `RSemaphore`): permits
+    /// owned by no one. See [`Semaphore`]. Nothing is sent to Redis until
+    /// it is used; an invalid name makes every operation fail with
+    /// [`Error::InvalidName`].
+    pub fn semaphore(&self, name: &str) -> Semaphore {
+        Semaphore {
+            shared: self.shared.clone(),
+            names: checked_names(CountedNames::semaphore(name), name),
+        }
+    }
+}
+
+/// The names, or the reason they were refused (kept to be returned by
+/// every operation).
+pub(crate) fn checked_names(
+    names: Result<CountedNames>,
+    name: &str,
+) -> std::result::Result<Arc<CountedNames>, (String, String)> {
+    names.map(Arc::new).map_err(|e| match e {
+        Error::InvalidName { name, reason } => (name, reason),
+        other => (name.to_string(), other.to_string()),
+    })
+}
+
+/// The names of a handle, or its name's error.
+pub(crate) fn names_of(
+    names: &std::result::Result<Arc<CountedNames>, (String, String)>,
+) -> Result<&Arc<CountedNames>> {
+    names.as_ref().map_err(|(name, reason)| Error::InvalidName {
+        name: name.clone(),
+        reason: reason.clone(),
+    })
+}
+
+impl Semaphore {
+    /// The semaphore's name (its Redis key).
+    pub fn name(&self) -> &str {
+        match &self.names {
+            Ok(names) => &names.key,
+            Err((name, _)) => name,
+        }
+    }
+
+    fn names(&self) -> Result<&Arc<CountedNames>> {
+        names_of(&self.names)
+    }
+
+    /// Checks a number of permits to take or give: 1 to [`MAX_PERMITS`].
+    fn checked(&self, permits: u64) -> Result<u64> {
+        if permits == 0 || permits > MAX_PERMITS {
+            return Err(Error::InvalidPermits {
+                name: self.name().to_string(),
+                reason: format!("{permits} permits: take or give 1 to {MAX_PERMITS}"),
+            });
+        }
+        Ok(permits)
+    }
+
+    async fn take(&self, permits: u64, wait: Wait) -> Result<bool> {
+        let permits = self.checked(permits)?;
+        let names = self.names()?;
+        let shared = &self.shared;
+        let attempt = PermitRequest {
+            names,
+            attempt: names.attempt(&shared.id, shared.ids.next()),
+            permits,
+            attempt_ttl_ms: millis(shared.config.latch_ttl),
+        };
+        Ok(take(shared, names, &attempt, &attempt.attempt, wait)
+            .await?
+            .is_some())
+    }
+
+    /// Takes `permits` if that many are available, without waiting: whether
+    /// it took them. A connection found closed is replaced and the try sent
+    /// once more at once. In replica-synced mode (see
+    /// [`SyncReplicas`](crate::SyncReplicas)) an acquire that too few
+    /// replicas acknowledged is given back and returned as
+    /// [`Error::NotReplicated`].
+    ///
+    /// # Cancellation
+    ///
+    /// Dropping the future takes nothing: if a try was under way, the
+    /// client gives back exactly what that try took, in the background, as
+    /// soon as Redis answers (within 30 s: the attempt's record lives that
+    /// long).
+    pub async fn try_acquire(&self, permits: u64) -> Result<bool> {
+        self.take(permits, Wait::No).await
+    }
+
+    /// Takes `permits`, waiting as long as it takes. Waiters are woken
+    /// through the semaphore's channel when permits are added or given
+    /// back, and try again at least every 5 s whatever happens to pub/sub.
+    /// Failures that leave the outcome unknown are retried while waiting.
+    ///
+    /// # Cancellation
+    ///
+    /// Dropping the future takes nothing, as for
+    /// [`try_acquire`](Semaphore::try_acquire). A waiter that was woken and
+    /// dropped before it tried passes the wake-up on to another waiter of
+    /// this client.
+    pub async fn acquire(&self, permits: u64) -> Result<()> {
+        let started = std::time::Instant::now();
+        if self.take(permits, Wait::Forever).await? {
+            Ok(())
+        } else {
+            Err(Error::Timeout {
+                name: self.name().to_string(),
+                waited: started.elapsed(),
+            })
+        }
+    }
+
+    /// Takes `permits`, waiting at most `wait` (plus one round trip):
+    /// whether it took them.
+    ///
+    /// # Cancellation
+    ///
+    /// Dropping the future takes nothing, as for
+    /// [`acquire`](Semaphore::acquire).
+    pub async fn try_acquire_for(&self, permits: u64, wait: Duration) -> Result<bool> {
+        let deadline = tokio::time::Instant::now()
+            .checked_add(wait)
+            .map_or(Wait::Forever, Wait::Until);
+        self.take(permits, deadline).await
+    }
+
+    async fn change(&self, change: SemaphoreChange, permits: i64) -> Result<(bool, i64)> {
+        let names = self.names()?;
+        let config = &self.shared.config;
+        let changed = change_once(&self.shared, names, |latch| {
+            ChangeSemaphore {
+                semaphore: &names.key,
+                channel: &names.channel,
+                latch,
+                timeouts: &names.timeouts,
+                change,
+                permits,
+                latch_ttl_ms: millis(config.latch_ttl),
+                publish: config.publish,
+            }
+            .call()
+        })
+        .await?;
+        Ok((changed.changed, changed.value))
+    }
+
+    /// Gives `permits` back (whoever took them: they are nobody's), wakes
+    /// waiters, and returns the permits available after. A reply lost is
+    /// retried; the release takes effect once. In replica-synced mode, a
+    /// release that too few replicas acknowledged is
+    /// [`Error::ReleaseNotReplicated`] (it took effect on the primary).
+    ///
+    /// # Cancellation
+    ///
+    /// If the future is dropped, the permits may or may not have been given
+    /// back (at most once).
+    pub async fn release(&self, permits: u64) -> Result<i64> {
+        let permits = self.checked(permits)?;
+        let permits = i64::try_from(permits).unwrap_or(i64::MAX);
+        Ok(self.change(SemaphoreChange::Release, permits).await?.1)
+    }
+
+    /// Adds `permits` to the pool (a negative number takes them away,
+    /// which may leave fewer than zero available: acquires then wait until
+    /// enough are given back). Returns the permits available after; wakes
+    /// waiters when some are available. Takes effect once.
+    ///
+    /// # Cancellation
+    ///
+    /// If the future is dropped, the permits may or may not have been added
+    /// (at most once).
+    pub async fn add_permits(&self, permits: i64) -> Result<i64> {
+        if permits == 0 || permits.unsigned_abs() > MAX_PERMITS {
+            return Err(Error::InvalidPermits {
+                name: self.name().to_string(),
+                reason: format!("{permits} permits: add or remove 1 to {MAX_PERMITS}"),
+            });
+        }
+        Ok(self.change(SemaphoreChange::Add, permits).await?.1)
+    }
+
+    /// Sets the permits available to `permits`, whatever they were, and
+    /// wakes waiters. Permits taken before and released after count on top
+    /// of it: the pool has no owner list to adjust (Redisson's semantics).
+    /// Takes effect once.
+    ///
+    /// # Cancellation
+    ///
+    /// If the future is dropped, the permits may or may not have been set.
+    pub async fn set_permits(&self, permits: u64) -> Result<()> {
+        let permits = self.settable(permits)?;
+        self.change(SemaphoreChange::Set, permits).await?;
+        Ok(())
+    }
+
+    /// Sets the permits available to `permits` if the semaphore does not
+    /// exist yet (Redisson's `trySetPermits`): whether it set them. The way
+    /// to size a pool once, from whichever process starts first.
+    ///
+    /// # Cancellation
+    ///
+    /// If the future is dropped, the permits may or may not have been set.
+    pub async fn try_set_permits(&self, permits: u64) -> Result<bool> {
+        let permits = self.settable(permits)?;
+        Ok(self.change(SemaphoreChange::TrySet, permits).await?.0)
+    }
+
+    fn settable(&self, permits: u64) -> Result<i64> {
+        if permits > MAX_PERMITS {
+            return Err(Error::InvalidPermits {
+                name: self.name().to_string(),
+                reason: format!("{permits} permits: set 0 to {MAX_PERMITS}"),
+            });
+        }
+        Ok(i64::try_from(permits).unwrap_or(i64::MAX))
+    }
+
+    /// The permits available now (0 when the semaphore does not exist;
+    /// negative after permits were removed while taken). A key that is not
+    /// a semaphore is [`Error::WrongType`].
+    ///
+    /// # Cancellation
+    ///
+    /// Only reads: dropping the future changes nothing.
+    pub async fn available(&self) -> Result<i64> {
+        let names = self.names()?;
+        read_number(&self.shared, &names.key).await
+    }
+}
+
+/// Reads the integer at `key` (0 when absent): [`Error::WrongType`] for a
+/// key of another type, or a string that is not an integer.
+pub(crate) async fn read_number(shared: &Shared, key: &str) -> Result<i64> {
+    let mut con = shared.con.clone();
+    let value: Option<String> = redis::cmd("GET")
+        .arg(key)
+        .query_async(&mut con)
+        .await
+        .map_err(|e| Error::from_redis(key, e))?;
+    match value {
+        None => Ok(0),
+        Some(value) => value.parse().map_err(|_| Error::WrongType {
+            name: key.to_string(),
+        }),
+    }
+}

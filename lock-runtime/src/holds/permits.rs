@@ -1,0 +1,493 @@
+//! Taking a semaphore's permits, and changing a semaphore or a count-down
+//! latch exactly once.
+//!
+//! Invariants:
+//! - **One attempt per call.** An acquire call is one attempt, with a key of
+//!   its own (`{name}:redlua_permits:<client>:<n>`). The acquire script
+//!   takes the permits and marks the attempt in one step, so a try whose
+//!   reply was lost and a later try of the same call take the permits once.
+//! - **Exact undo.** A call that ends without its permits (dropped, failed,
+//!   gave up) while a try may have taken effect hands the undo of that
+//!   attempt to the background worker: it gives the permits back if and only
+//!   if the attempt took them, and closes the attempt, so that a copy of it
+//!   still on its way to Redis does nothing when it arrives. It is retried
+//!   until Redis answers, for as long as the attempt's key lives.
+//! - **Waiters get in.** A waiter subscribes to the semaphore's channel and
+//!   tries again after subscribing; it then sleeps until a message, at most
+//!   [`MAX_WAIT_BETWEEN_TRIES`], and polls every
+//!   [`POLL_WITHOUT_SUBSCRIPTION`] while it has no working subscription. A
+//!   waiter woken by a message that took its permits and left some, or that
+//!   was dropped before it tried, passes the wake-up on to another waiter of
+//!   its client.
+//! - **Changes happen once.** A release, a change of the permits or of a
+//!   latch's count carries a request latch: a retry after a lost reply
+//!   returns the first result and changes nothing more.
+
+use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
+use crate::base::counted_names::CountedNames;
+use crate::base::error::{Error, Failure, Result, classify, connection_was_closed};
+use crate::holds::acquire::Wait;
+use crate::holds::job::{Job, PermitJob};
+use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE};
+use crate::holds::shared::Shared;
+use crate::observability::targets;
+use crate::observability::telemetry::{self, AcquireRecord, NotAcquired};
+use crate::protocol::counted_scripts::{
+    Changed, ReleaseLeased, TakePermits, Taken, UndoLeased, UndoPermits,
+};
+use crate::protocol::replies::millis;
+use crate::script::ScriptCall;
+use crate::transport::pubsub::Subscription;
+use crate::transport::replication::{Acked, Synced};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tracing::Instrument;
+
+/// How long a subscribe may take before the waiter polls instead, and how
+/// often a waiter without a subscription tries to subscribe again.
+const RESUBSCRIBE_EVERY: Duration = Duration::from_secs(1);
+
+/// One try of an acquire, as a kind of semaphore makes it.
+pub(crate) enum Try<T> {
+    /// The attempt holds its permits (`value`: what the kind hands on);
+    /// `available` are left.
+    Took { value: T, available: i64 },
+    /// Too few permits; a permit taken may come back within `wait`.
+    Busy { wait: Option<Duration> },
+    /// The attempt was abandoned before this copy of it ran.
+    Abandoned,
+}
+
+/// What an acquire of a kind of semaphore sends: its try, and the undo of
+/// the attempt.
+pub(crate) trait Attempt {
+    /// The script's reply.
+    type Reply: redis::FromRedisValue;
+    /// What a try that took its permits hands on.
+    type Value;
+    /// The try (the same attempt every time).
+    fn call(&self) -> ScriptCall;
+    /// What the reply says.
+    fn read(reply: Self::Reply) -> Try<Self::Value>;
+    /// The undo of the attempt, for the background worker.
+    fn undo(&self) -> PermitJob;
+    /// What it is in events and metrics (the `kind` label).
+    const KIND: &'static str;
+    /// How many permits it takes.
+    fn permits(&self) -> u64;
+}
+
+/// An acquire of permits of a plain semaphore.
+pub(crate) struct PermitRequest<'a> {
+    pub names: &'a CountedNames,
+    pub attempt: String,
+    pub permits: u64,
+    pub attempt_ttl_ms: u64,
+}
+
+impl Attempt for PermitRequest<'_> {
+    type Reply = Taken;
+    type Value = ();
+    const KIND: &'static str = telemetry::SEMAPHORE;
+
+    fn permits(&self) -> u64 {
+        self.permits
+    }
+
+    fn call(&self) -> ScriptCall {
+        TakePermits {
+            semaphore: &self.names.key,
+            attempt: &self.attempt,
+            permits: self.permits,
+            attempt_ttl_ms: self.attempt_ttl_ms,
+        }
+        .call()
+    }
+
+    fn read(reply: Taken) -> Try<()> {
+        match reply {
+            Taken::Yes { available } => Try::Took {
+                value: (),
+                available,
+            },
+            Taken::No { .. } => Try::Busy { wait: None },
+            Taken::Abandoned => Try::Abandoned,
+        }
+    }
+
+    fn undo(&self) -> PermitJob {
+        PermitJob::Undo {
+            names: Arc::new(self.names.clone()),
+            attempt: self.attempt.clone(),
+            permits: self.permits,
+        }
+    }
+}
+
+/// Takes the permits of `attempt`, waiting as `wait` allows: `None` when
+/// they could not be had in time; else what the kind hands on, and when
+/// the try that reported them held was sent (a lease counts from then: an
+/// earlier copy that took them had their lease renewed by this one).
+/// `attempt_key` is deleted once the call has its permits, unless a try's
+/// reply was lost (then a late copy of that try may still come, and the
+/// key, until it expires, makes it do nothing).
+pub(crate) async fn take<A: Attempt>(
+    shared: &Arc<Shared>,
+    names: &CountedNames,
+    attempt: &A,
+    attempt_key: &str,
+    wait: Wait,
+) -> Result<Option<(A::Value, Instant)>> {
+    // Reported as a lock's acquire is, in its span (dropped: `cancelled`).
+    let span = telemetry::permits_span(&names.key, A::KIND, attempt.permits());
+    async {
+        let mut record = AcquireRecord::permits(&names.key, A::KIND, attempt.permits());
+        let taken = trying(shared, names, attempt, attempt_key, wait, &mut record).await;
+        match &taken {
+            Ok(Some(_)) => record.permits_acquired(),
+            Ok(None) if matches!(wait, Wait::No) => record.not_acquired(NotAcquired::Busy, None),
+            Ok(None) => record.not_acquired(NotAcquired::TimedOut, None),
+            Err(error) => record.not_acquired(NotAcquired::Failed, Some(error)),
+        }
+        taken
+    }
+    .instrument(span)
+    .await
+}
+
+/// [`take`]'s tries, counted in `record`.
+async fn trying<A: Attempt>(
+    shared: &Arc<Shared>,
+    names: &CountedNames,
+    attempt: &A,
+    attempt_key: &str,
+    wait: Wait,
+    record: &mut AcquireRecord<'_>,
+) -> Result<Option<(A::Value, Instant)>> {
+    let mut undo = Undo {
+        shared,
+        job: Some(attempt.undo()),
+        in_flight: false,
+        uncertain: false,
+    };
+    let call = attempt.call();
+    let mut subscription: Option<Subscription> = None;
+    let mut next_subscribe: Option<tokio::time::Instant> = None;
+    let mut error_pause = FIRST_PAUSE;
+    let mut resent_on_new_connection = false;
+    loop {
+        let mut con = shared.con.clone();
+        undo.in_flight = true;
+        record.attempt();
+        let sent = Instant::now();
+        let reply: redis::RedisResult<Synced<A::Reply>> =
+            shared.sync.run(&mut con, &call, &names.key).await;
+        undo.in_flight = false;
+        let busy_wait = match reply {
+            Ok(Synced { reply, acked }) => match (A::read(reply), acked) {
+                (Try::Took { .. }, Acked::Short { acked, wanted }) => {
+                    // Fail closed: a failover now could lose the acquire.
+                    undo.now().await;
+                    tracing::warn!(target: targets::ACQUIRE, lock = %names.key, acked, wanted, "too few replicas acknowledged the acquire; undone");
+                    return Err(Error::NotReplicated {
+                        name: names.key.clone(),
+                        acked,
+                        wanted,
+                    });
+                }
+                (Try::Took { value, available }, _) => {
+                    undo.job = None;
+                    if !undo.uncertain {
+                        // Every try was answered: no copy of one is still
+                        // on its way, the attempt key has served. (Else it
+                        // stays until it expires, so that a late copy finds
+                        // the attempt done and takes nothing.)
+                        shared.delete_latch(attempt_key.to_string());
+                    }
+                    if let Some(sub) = &mut subscription
+                        && available <= 0
+                    {
+                        // Nothing left for the others: the wake-up is used.
+                        sub.settled();
+                    }
+                    // Dropped with a wake-up it did not need (permits are
+                    // left), the subscription passes it on.
+                    return Ok(Some((value, sent)));
+                }
+                (Try::Busy { wait }, _) => {
+                    if let Some(sub) = &mut subscription {
+                        sub.settled();
+                    }
+                    wait
+                }
+                (Try::Abandoned, _) => {
+                    return Err(Error::Redis(redis::RedisError::from((
+                        redis::ErrorKind::UnexpectedReturnType,
+                        "redlua: the acquire found its attempt closed, or the permits an earlier try of it took gone (they expired while Redis could not be reached)",
+                    ))));
+                }
+            },
+            Err(error) => match classify(&error) {
+                Failure::Unknown => {
+                    // It may have taken effect: the next try (same
+                    // attempt) finds out; an abandoned call undoes it.
+                    undo.uncertain = true;
+                    if matches!(wait, Wait::No)
+                        && !resent_on_new_connection
+                        && connection_was_closed(&error)
+                    {
+                        resent_on_new_connection = true;
+                        continue;
+                    }
+                    if matches!(wait, Wait::No) || past(wait) {
+                        return Err(Error::Redis(error));
+                    }
+                    tracing::debug!(target: targets::ACQUIRE, lock = %names.key, %error, "acquire failed; trying again");
+                    let pause = cap(error_pause, wait);
+                    error_pause = (error_pause * 2).min(MAX_PAUSE);
+                    tokio::time::sleep(pause).await;
+                    continue;
+                }
+                _ => return Err(Error::from_redis(&names.key, error)),
+            },
+        };
+        error_pause = FIRST_PAUSE;
+        if matches!(wait, Wait::No) || past(wait) {
+            return Ok(None);
+        }
+        let Some(sub) = &mut subscription else {
+            // Not subscribed: subscribe (the first time at once, later at
+            // most every second), then try again; poll meanwhile.
+            if let Some(at) = next_subscribe {
+                let now = tokio::time::Instant::now();
+                if now < at {
+                    tokio::time::sleep(cap(POLL_WITHOUT_SUBSCRIPTION.min(at - now), wait)).await;
+                    continue;
+                }
+            }
+            next_subscribe = Some(tokio::time::Instant::now() + RESUBSCRIBE_EVERY);
+            subscription = subscribe(shared, &names.channel, wait).await;
+            continue;
+        };
+        // Until a message, a permit taken expires, or the next poll.
+        let mut pause = busy_wait
+            .unwrap_or(MAX_WAIT_BETWEEN_TRIES)
+            .min(MAX_WAIT_BETWEEN_TRIES);
+        if !sub.is_live() {
+            pause = pause.min(POLL_WITHOUT_SUBSCRIPTION);
+        }
+        tokio::select! {
+            _ = sub.wake() => record.woken(),
+            _ = tokio::time::sleep(cap(pause, wait)) => {}
+        }
+    }
+}
+
+/// Subscribes to `channel`, giving up at the deadline; `None` (poll
+/// instead) when pub/sub fails.
+pub(crate) async fn subscribe(shared: &Shared, channel: &str, wait: Wait) -> Option<Subscription> {
+    let subscribe = shared.hub.subscribe(channel);
+    let result = tokio::time::timeout(cap(RESUBSCRIBE_EVERY, wait), subscribe)
+        .await
+        .ok()?;
+    match result {
+        Ok(subscription) => Some(subscription),
+        Err(error) => {
+            tracing::warn!(target: targets::ACQUIRE, %error, %channel, "cannot subscribe; polling instead");
+            None
+        }
+    }
+}
+
+/// Whether the deadline has passed.
+pub(crate) fn past(wait: Wait) -> bool {
+    matches!(wait, Wait::Until(deadline) if tokio::time::Instant::now() >= deadline)
+}
+
+/// `pause`, cut to what is left before the deadline.
+pub(crate) fn cap(pause: Duration, wait: Wait) -> Duration {
+    match wait {
+        Wait::Until(deadline) => {
+            pause.min(deadline.saturating_duration_since(tokio::time::Instant::now()))
+        }
+        Wait::No | Wait::Forever => pause,
+    }
+}
+
+/// An acquire call's undo: armed while a try is in flight or after a try
+/// whose reply was lost, it hands the undo of the attempt to the background
+/// worker when the call ends without its permits.
+struct Undo<'a> {
+    shared: &'a Arc<Shared>,
+    /// `None` once the call got its permits, or the undo was done.
+    job: Option<PermitJob>,
+    in_flight: bool,
+    uncertain: bool,
+}
+
+impl Undo<'_> {
+    /// Undoes the attempt now; in the background if Redis does not answer
+    /// (or the call is dropped meanwhile).
+    async fn now(&mut self) {
+        self.in_flight = true;
+        if let Some(job) = &self.job
+            && run_once(self.shared, job).await.is_ok()
+        {
+            self.job = None;
+        }
+    }
+}
+
+impl Drop for Undo<'_> {
+    fn drop(&mut self) {
+        if let Some(job) = self.job.take()
+            && (self.in_flight || self.uncertain)
+        {
+            self.shared.submit(Job::Permits(job));
+        }
+    }
+}
+
+/// Runs a permit job's script once: how many permits came back.
+pub(crate) async fn run_once(shared: &Shared, job: &PermitJob) -> redis::RedisResult<i64> {
+    let mut con = shared.con.clone();
+    let attempt_ttl_ms = millis(shared.config.latch_ttl);
+    let publish = shared.config.publish;
+    match job {
+        PermitJob::Undo {
+            names,
+            attempt,
+            permits,
+        } => {
+            let gave_back: i64 = UndoPermits {
+                semaphore: &names.key,
+                channel: &names.channel,
+                attempt,
+                permits: *permits,
+                attempt_ttl_ms,
+                publish,
+            }
+            .invoke(&mut con)
+            .await?;
+            Ok(gave_back * i64::try_from(*permits).unwrap_or(i64::MAX))
+        }
+        PermitJob::UndoLeased {
+            names,
+            attempt,
+            ids,
+        } => {
+            UndoLeased {
+                semaphore: &names.key,
+                timeouts: &names.timeouts,
+                channel: &names.channel,
+                attempt,
+                attempt_ttl_ms,
+                publish,
+                ids: ids.iter().map(|id| &id[..]).collect(),
+            }
+            .invoke(&mut con)
+            .await
+        }
+        PermitJob::ReleaseLeased { names, ids, .. } => {
+            let (released, _expired): (i64, i64) = ReleaseLeased {
+                semaphore: &names.key,
+                timeouts: &names.timeouts,
+                channel: &names.channel,
+                publish,
+                ids: ids.iter().map(|id| &id[..]).collect(),
+            }
+            .invoke(&mut con)
+            .await?;
+            Ok(released)
+        }
+    }
+}
+
+/// A permit job in the background: retried until Redis answers, while the
+/// attempt's key can still tell what the attempt did (a leased permit that
+/// cannot be given back comes back when its lease ends).
+pub(crate) async fn in_background(shared: &Shared, job: &PermitJob) {
+    let names = match job {
+        PermitJob::Undo { names, .. }
+        | PermitJob::UndoLeased { names, .. }
+        | PermitJob::ReleaseLeased { names, .. } => names,
+    };
+    let give_up = tokio::time::Instant::now() + shared.config.latch_ttl;
+    let mut pause = FIRST_PAUSE;
+    loop {
+        match run_once(shared, job).await {
+            Ok(gave_back) => {
+                tracing::debug!(target: targets::RELEASE, semaphore = %names.key, gave_back, "permits given back in the background");
+                released(shared, job, Some(false));
+                return;
+            }
+            Err(error)
+                if classify(&error) == Failure::Unknown
+                    && tokio::time::Instant::now() + pause < give_up =>
+            {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(MAX_PAUSE);
+            }
+            Err(error) => {
+                tracing::error!(target: targets::RELEASE, semaphore = %names.key, %error, "could not give permits back in the background");
+                released(shared, job, None);
+                return;
+            }
+        }
+    }
+}
+
+/// A leased permits' release ended: recorded in the registry, as a
+/// lock's is (`still_held`: see [`Holds::released`](crate::holds::registry::Holds::released)).
+fn released(shared: &Shared, job: &PermitJob, still_held: Option<bool>) {
+    if let PermitJob::ReleaseLeased { key, watched, .. } = job {
+        shared.holds().released(key, *watched, still_held);
+    }
+}
+
+/// Runs a change script (made by `call` for a request latch) once: a reply
+/// lost is retried with the same latch while it lives, so that the change
+/// happens exactly once; the latch is deleted once answered, unless a
+/// reply was lost (then it stays until it expires, so that a late copy of
+/// that send finds the change done).
+pub(crate) async fn change_once(
+    shared: &Arc<Shared>,
+    names: &CountedNames,
+    call: impl Fn(&str) -> ScriptCall,
+) -> Result<Changed> {
+    let latch = names.request_latch(&shared.id, shared.ids.next());
+    let give_up = tokio::time::Instant::now() + shared.config.latch_ttl / 2;
+    let mut pause = FIRST_PAUSE;
+    let call = call(&latch);
+    // A send whose reply was lost: a copy of it may still reach Redis.
+    let mut uncertain = false;
+    loop {
+        let mut con = shared.con.clone();
+        let reply: redis::RedisResult<Synced<Changed>> =
+            shared.sync.run(&mut con, &call, &names.key).await;
+        match reply {
+            Ok(Synced { reply, acked }) => {
+                if !uncertain {
+                    shared.delete_latch(latch);
+                }
+                if let Acked::Short { acked, wanted } = acked {
+                    return Err(Error::ReleaseNotReplicated {
+                        name: names.key.clone(),
+                        acked,
+                        wanted,
+                    });
+                }
+                return Ok(reply);
+            }
+            Err(error)
+                if classify(&error) == Failure::Unknown
+                    && tokio::time::Instant::now() + pause < give_up =>
+            {
+                uncertain = true;
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(MAX_PAUSE);
+            }
+            Err(error) => return Err(Error::from_redis(&names.key, error)),
+        }
+    }
+}

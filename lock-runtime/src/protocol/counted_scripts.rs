@@ -1,0 +1,366 @@
+//! The scripts of the counted primitives (`scripts/semaphore_*.lua`,
+//! `scripts/count_down_latch_change.lua`) as typed calls, with their arguments and
+//! replies.
+//!
+//! A semaphore is Redisson's `RSemaphore`: a string at its name, the number
+//! of permits available; its channel `redisson_sc:{name}` carries that
+//! number after each change that leaves permits. A count-down latch is
+//! Redisson's `RCountDownLatch`: a string at its name, the count, deleted
+//! once it reaches zero; its channel
+//! `redisson_countdownlatch__channel__{name}` carries `0` when it opens and
+//! `1` when a new count is set.
+//!
+//! Every write but an acquire carries a request latch, so that a retry
+//! after a lost reply returns the first result and changes nothing more;
+//! an acquire carries its attempt key instead (see `permits.rs`).
+
+// The generated items these calls do not use (pipelines, `load`, ...).
+#![allow(dead_code)]
+
+use crate::protocol::replies::Publish;
+use redis::{FromRedisValue, ParsingError, RedisWrite, ToRedisArgs, Value};
+use redlua_macros::redis_script;
+
+/// What a semaphore acquire answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Taken {
+    /// The attempt holds its permits; `available` are left.
+    Yes { available: i64 },
+    /// Too few permits: `available` there are.
+    No { available: i64 },
+    /// The attempt was abandoned (undone) before this copy of it ran.
+    Abandoned,
+}
+
+/// The reply codes of `semaphore_acquire.lua`.
+const TAKEN_YES: i64 = 1;
+const TAKEN_NO: i64 = 0;
+const TAKEN_ABANDONED: i64 = 3;
+
+impl FromRedisValue for Taken {
+    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        let (code, available): (i64, i64) = FromRedisValue::from_redis_value(v)?;
+        match code {
+            TAKEN_YES => Ok(Taken::Yes { available }),
+            TAKEN_NO => Ok(Taken::No { available }),
+            TAKEN_ABANDONED => Ok(Taken::Abandoned),
+            other => Err(format!("unknown semaphore acquire reply code {other}").into()),
+        }
+    }
+}
+
+/// What a change script answered: whether it changed anything, and the
+/// value (permits available, or a latch's count) after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Changed {
+    pub changed: bool,
+    pub value: i64,
+}
+
+impl FromRedisValue for Changed {
+    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        let (changed, value): (i64, i64) = FromRedisValue::from_redis_value(v)?;
+        Ok(Changed {
+            changed: changed == 1,
+            value,
+        })
+    }
+}
+
+/// How a semaphore is changed (`semaphore_change.lua`'s `ARGV[1]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SemaphoreChange {
+    /// Give back permits (at least 1).
+    Release,
+    /// Add permits (negative: take them away).
+    Add,
+    /// Set the permits available.
+    Set,
+    /// Set them if the semaphore does not exist.
+    TrySet,
+    /// A leased semaphore: make the permits available plus those taken
+    /// this many.
+    SetTotal,
+}
+
+impl ToRedisArgs for SemaphoreChange {
+    fn write_redis_args<W: ?Sized + RedisWrite>(&self, out: &mut W) {
+        out.write_arg(match self {
+            SemaphoreChange::Release => b"release",
+            SemaphoreChange::Add => b"add",
+            SemaphoreChange::Set => b"set",
+            SemaphoreChange::TrySet => b"try_set",
+            SemaphoreChange::SetTotal => b"set_total",
+        });
+    }
+}
+
+/// How a count-down latch is changed (`count_down_latch_change.lua`'s `ARGV[1]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LatchChange {
+    /// Count down by one.
+    CountDown,
+    /// Set the count if there is none.
+    TrySet,
+    /// Delete the latch (it opens).
+    Delete,
+}
+
+impl ToRedisArgs for LatchChange {
+    fn write_redis_args<W: ?Sized + RedisWrite>(&self, out: &mut W) {
+        out.write_arg(match self {
+            LatchChange::CountDown => b"count_down",
+            LatchChange::TrySet => b"try_set",
+            LatchChange::Delete => b"delete",
+        });
+    }
+}
+
+/// What a semaphore's channel is named after (Redisson's `prefixName`:
+/// `redisson_sc:{name}`).
+pub(crate) const SEMAPHORE_CHANNEL_PREFIX: &str = "redisson_sc";
+
+/// The permits available that a message on a semaphore's channel announces
+/// (Redisson's `SemaphorePubSub` reads it as a number); `None` for any
+/// other channel or payload.
+pub(crate) fn permits_message(channel: &str, payload: &[u8]) -> Option<i64> {
+    let semaphore = channel
+        .strip_prefix(SEMAPHORE_CHANNEL_PREFIX)
+        .is_some_and(|rest| rest.starts_with(':'));
+    if !semaphore {
+        return None;
+    }
+    std::str::from_utf8(payload).ok()?.parse().ok()
+}
+
+/// Takes permits of a semaphore, once per attempt.
+#[redis_script("scripts/semaphore_acquire.lua", returns = Taken, crate = crate)]
+pub(crate) struct TakePermits<'a> {
+    #[key]
+    pub semaphore: &'a str,
+    #[key]
+    pub attempt: &'a str,
+    #[arg]
+    pub permits: u64,
+    #[arg]
+    pub attempt_ttl_ms: u64,
+}
+
+/// Gives an abandoned acquire's permits back if it took them, and closes
+/// the attempt: 1 when permits were given back.
+#[redis_script("scripts/semaphore_undo.lua", returns = i64, crate = crate)]
+pub(crate) struct UndoPermits<'a> {
+    #[key]
+    pub semaphore: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[key]
+    pub attempt: &'a str,
+    #[arg]
+    pub permits: u64,
+    #[arg]
+    pub attempt_ttl_ms: u64,
+    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
+    #[arg]
+    pub publish: Publish,
+}
+
+/// Releases, adds or sets a semaphore's permits, once per request.
+#[redis_script("scripts/semaphore_change.lua", returns = Changed, crate = crate)]
+pub(crate) struct ChangeSemaphore<'a> {
+    #[key]
+    pub semaphore: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[key]
+    pub latch: &'a str,
+    #[key]
+    pub timeouts: &'a str,
+    #[arg]
+    pub change: SemaphoreChange,
+    #[arg]
+    pub permits: i64,
+    #[arg]
+    pub latch_ttl_ms: u64,
+    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
+    #[arg]
+    pub publish: Publish,
+}
+
+/// What a leased acquire answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LeasedTaken {
+    /// The attempt holds its permits, with this fencing token; `available`
+    /// are left.
+    Yes { token: u64, available: i64 },
+    /// Too few permits; the first permit taken expires in `wait` (`None`:
+    /// none is taken).
+    No {
+        wait: Option<std::time::Duration>,
+        available: i64,
+    },
+    /// The attempt was abandoned (undone) before this copy of it ran.
+    Abandoned,
+}
+
+impl FromRedisValue for LeasedTaken {
+    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        let (code, a, available): (i64, i64, i64) = FromRedisValue::from_redis_value(v)?;
+        match code {
+            TAKEN_YES => Ok(LeasedTaken::Yes {
+                token: u64::try_from(a).unwrap_or(0),
+                available,
+            }),
+            TAKEN_NO => Ok(LeasedTaken::No {
+                wait: u64::try_from(a).ok().map(std::time::Duration::from_millis),
+                available,
+            }),
+            TAKEN_ABANDONED => Ok(LeasedTaken::Abandoned),
+            other => Err(format!("unknown leased acquire reply code {other}").into()),
+        }
+    }
+}
+
+/// Takes leased permits (`scripts/leased_acquire.lua`), once per attempt.
+#[redis_script("scripts/leased_acquire.lua", returns = LeasedTaken, crate = crate)]
+pub(crate) struct TakeLeased<'a> {
+    #[key]
+    pub semaphore: &'a str,
+    #[key]
+    pub timeouts: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[key]
+    pub attempt: &'a str,
+    #[key]
+    pub token: &'a str,
+    #[arg]
+    pub lease_ms: u64,
+    #[arg]
+    pub attempt_ttl_ms: u64,
+    #[arg]
+    pub token_ttl_ms: u64,
+    #[arg]
+    pub publish: Publish,
+    /// The permits' ids (16 bytes each).
+    #[arg(variadic)]
+    pub ids: Vec<&'a [u8]>,
+}
+
+/// Gives leased permits back (`scripts/leased_release.lua`): how many of
+/// the ids were still taken, and how many of those had expired.
+#[redis_script("scripts/leased_release.lua", returns = (i64, i64), crate = crate)]
+pub(crate) struct ReleaseLeased<'a> {
+    #[key]
+    pub semaphore: &'a str,
+    #[key]
+    pub timeouts: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[arg]
+    pub publish: Publish,
+    #[arg(variadic)]
+    pub ids: Vec<&'a [u8]>,
+}
+
+/// Renews leased permits (`scripts/leased_renew.lua`): 1 per id renewed,
+/// 0 per id gone.
+#[redis_script("scripts/leased_renew.lua", returns = Vec<i64>, crate = crate)]
+pub(crate) struct RenewLeased<'a> {
+    #[key]
+    pub semaphore: &'a str,
+    #[key]
+    pub timeouts: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[arg]
+    pub lease_ms: u64,
+    #[arg]
+    pub publish: Publish,
+    #[arg(variadic)]
+    pub ids: Vec<&'a [u8]>,
+}
+
+/// Undoes an abandoned leased acquire (`scripts/leased_undo.lua`): how
+/// many permits came back.
+#[redis_script("scripts/leased_undo.lua", returns = i64, crate = crate)]
+pub(crate) struct UndoLeased<'a> {
+    #[key]
+    pub semaphore: &'a str,
+    #[key]
+    pub timeouts: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[key]
+    pub attempt: &'a str,
+    #[arg]
+    pub attempt_ttl_ms: u64,
+    #[arg]
+    pub publish: Publish,
+    #[arg(variadic)]
+    pub ids: Vec<&'a [u8]>,
+}
+
+/// Counts a latch down, sets its count, or deletes it, once per request.
+#[redis_script("scripts/count_down_latch_change.lua", returns = Changed, crate = crate)]
+pub(crate) struct ChangeLatch<'a> {
+    #[key]
+    pub latch: &'a str,
+    #[key]
+    pub channel: &'a str,
+    #[key]
+    pub request: &'a str,
+    #[arg]
+    pub change: LatchChange,
+    #[arg]
+    pub count: u64,
+    #[arg]
+    pub latch_ttl_ms: u64,
+    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
+    #[arg]
+    pub publish: Publish,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_and_messages_decode() {
+        let pair = |a, b| Value::Array(vec![Value::Int(a), Value::Int(b)]);
+        assert_eq!(
+            Taken::from_redis_value(pair(1, 3)).unwrap(),
+            Taken::Yes { available: 3 }
+        );
+        assert_eq!(
+            Taken::from_redis_value(pair(0, -2)).unwrap(),
+            Taken::No { available: -2 }
+        );
+        assert_eq!(
+            Taken::from_redis_value(pair(3, 0)).unwrap(),
+            Taken::Abandoned
+        );
+        assert!(Taken::from_redis_value(pair(2, 0)).is_err());
+        assert_eq!(
+            Changed::from_redis_value(pair(0, 7)).unwrap(),
+            Changed {
+                changed: false,
+                value: 7
+            }
+        );
+        assert_eq!(permits_message("redisson_sc:{s}", b"12"), Some(12));
+        assert_eq!(permits_message("redisson_sc:{s}", b"1"), Some(1));
+        assert_eq!(permits_message("redisson_sc:{s}", b"-1"), Some(-1));
+        assert_eq!(permits_message("redisson_sc:{s}", b"x"), None);
+        // A lock's `1` wakes every waiter: not a count.
+        assert_eq!(permits_message("redisson_rwlock:{s}", b"1"), None);
+        assert_eq!(
+            SemaphoreChange::TrySet.to_redis_args(),
+            vec![b"try_set".to_vec()]
+        );
+        assert_eq!(
+            LatchChange::CountDown.to_redis_args(),
+            vec![b"count_down".to_vec()]
+        );
+    }
+}

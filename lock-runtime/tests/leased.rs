@@ -1,0 +1,608 @@
+//! The leased semaphore (Redisson's `RPermitExpirableSemaphore` layout)
+//! against real redis-server processes: permits with ids, leases and
+//! fencing tokens; the watchdog; expiry bringing a permit back exactly
+//! once and the guard saying lost first; a permit taken away; pool changes
+//! while permits are held; exact cancellation; faults watched by an
+//! observer outside Redis; interoperability with Redisson's own scripts.
+
+mod common;
+mod redisson;
+
+use common::{Redis, ms, within};
+use redis::AsyncCommands;
+use redisson::{java_leased_try_acquire, java_leased_try_release, leased_timeouts};
+use redlua_runtime::{BATCH_PERMITS, Error, LockClient, SyncReplicas};
+use redlua_test_support::FaultProxy;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio::time::Instant;
+
+async fn fresh(redis: &Redis) -> redis::aio::MultiplexedConnection {
+    redis
+        .server
+        .client()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap()
+}
+
+/// The permits available, read directly.
+async fn available(redis: &Redis, name: &str) -> i64 {
+    let value: Option<String> = fresh(redis).await.get(name).await.unwrap();
+    value.map_or(0, |v| v.parse().unwrap())
+}
+
+/// The permits taken, read directly.
+async fn taken(redis: &Redis, name: &str) -> usize {
+    let n: usize = fresh(redis)
+        .await
+        .zcard(leased_timeouts(name))
+        .await
+        .unwrap();
+    n
+}
+
+/// Waits until `available` and `taken` are as expected: what they are then.
+async fn pool_becomes(
+    redis: &Redis,
+    name: &str,
+    expected: (i64, usize),
+    limit: Duration,
+) -> (i64, usize) {
+    let deadline = Instant::now() + limit;
+    loop {
+        let now = (available(redis, name).await, taken(redis, name).await);
+        if now == expected || Instant::now() >= deadline {
+            return now;
+        }
+        tokio::time::sleep(ms(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn permits_have_ids_leases_and_increasing_tokens_in_redissons_layout() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let sem = client.leased_semaphore("encoders");
+    assert!(sem.try_set_permits(2).await.unwrap());
+    let first = sem.acquire(1).await.unwrap();
+    let second = sem.try_acquire(1).await.unwrap().expect("a second permit");
+    assert!(sem.try_acquire(1).await.unwrap().is_none());
+    assert!(second.token() > first.token(), "tokens increase");
+    assert_eq!(first.permits(), 1);
+    assert_eq!(first.ids()[0].len(), 32);
+    // Redisson's layout: the count, and the ids (16 raw bytes) scored by
+    // their expiry in ms since the epoch.
+    assert_eq!(available(&redis, "encoders").await, 0);
+    let members: Vec<(Vec<u8>, f64)> = fresh(&redis)
+        .await
+        .zrange_withscores(leased_timeouts("encoders"), 0, -1)
+        .await
+        .unwrap();
+    assert_eq!(members.len(), 2);
+    let now_ms = redisson::java_now_ms() as f64;
+    for (id, expiry) in &members {
+        assert_eq!(id.len(), 16);
+        let left = expiry - now_ms;
+        assert!((25_000.0..=31_000.0).contains(&left), "{left} ms left");
+    }
+    let mut holders: Vec<String> = sem
+        .holders()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|h| h.id)
+        .collect();
+    holders.sort();
+    let mut ids = vec![first.ids()[0].clone(), second.ids()[0].clone()];
+    ids.sort();
+    assert_eq!(holders, ids);
+    // The lease clock is a little short of Redis's expiry.
+    let left = first.valid_until() - std::time::Instant::now();
+    assert!(
+        left > Duration::from_secs(25) && left < Duration::from_secs(30),
+        "{left:?}"
+    );
+    first.release().await.unwrap();
+    assert_eq!(available(&redis, "encoders").await, 1);
+    drop(second); // given back in the background
+    assert_eq!(
+        pool_becomes(&redis, "encoders", (2, 0), ms(2000)).await,
+        (2, 0)
+    );
+}
+
+#[tokio::test]
+async fn bad_input_fails_before_anything_is_written() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let sem = client.leased_semaphore("small");
+    sem.set_permits(2).await.unwrap();
+    let held = sem.acquire(1).await.unwrap();
+    let before = redis.keys().await;
+    for permits in [0, 3, BATCH_PERMITS + 1] {
+        let result = sem.try_acquire(permits).await;
+        assert!(
+            matches!(result, Err(Error::InvalidPermits { .. })),
+            "{permits}: {result:?}"
+        );
+    }
+    // More than the pool (available plus taken) is refused even while it
+    // would otherwise wait.
+    let result = within(ms(2000), "acquire(3)", sem.acquire(3)).await;
+    assert!(
+        matches!(result, Err(Error::InvalidPermits { .. })),
+        "{result:?}"
+    );
+    assert!(matches!(
+        sem.acquire_with_lease(1, Duration::ZERO).await,
+        Err(Error::Config(_))
+    ));
+    assert!(matches!(
+        sem.force_release("not-hex").await,
+        Err(Error::InvalidPermits { .. })
+    ));
+    assert_eq!(redis.keys().await, before);
+    assert_eq!(
+        (
+            available(&redis, "small").await,
+            taken(&redis, "small").await
+        ),
+        (1, 1)
+    );
+    held.release().await.unwrap();
+
+    let _: () = redis.raw().hset("a-hash", "f", "1").await.unwrap();
+    let _: () = redis.raw().set("{b}:timeout", "x").await.unwrap();
+    for name in ["a-hash", "b"] {
+        let sem = client.leased_semaphore(name);
+        let result = sem.try_acquire(1).await;
+        assert!(
+            matches!(result, Err(Error::WrongType { .. })),
+            "{name}: {result:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_permit_comes_back_exactly_once_and_its_guard_said_lost_first() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let sem = client.leased_semaphore("short");
+    sem.set_permits(1).await.unwrap();
+    let sent = std::time::Instant::now();
+    let guard = sem.acquire_with_lease(1, ms(400)).await.unwrap();
+    assert!(guard.valid_until() <= sent + ms(400));
+    // A waiter sleeps until the permit's expiry, not until a poll.
+    let waiter = tokio::spawn({
+        let sem = sem.clone();
+        async move {
+            let guard = sem.acquire(1).await.unwrap();
+            (guard, std::time::Instant::now())
+        }
+    });
+    within(ms(2000), "lost()", guard.lost()).await;
+    assert!(guard.is_lost());
+    let (next, got_at) = within(ms(3000), "the waiter", waiter).await.unwrap();
+    // The waiter got it only once the guard's clock had passed, and soon
+    // after the permit expired (it slept until then, not until a poll).
+    assert!(got_at >= guard.valid_until());
+    assert!(got_at - sent < ms(1500), "{:?}", got_at - sent);
+    assert!(next.token() > guard.token());
+    // The late release of the expired permit gives nothing back twice.
+    assert!(matches!(guard.release().await, Err(Error::LockLost { .. })));
+    assert_eq!(
+        (
+            available(&redis, "short").await,
+            taken(&redis, "short").await
+        ),
+        (0, 1)
+    );
+    next.release().await.unwrap();
+    assert_eq!(
+        pool_becomes(&redis, "short", (1, 0), ms(1000)).await,
+        (1, 0)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watchdog_keeps_permits_past_their_lease_and_notices_one_taken_away() {
+    let redis = Redis::start().await;
+    let client = redis.client_with_watchdog(ms(1500)).await;
+    let sem = client.leased_semaphore("renewed");
+    sem.set_permits(3).await.unwrap();
+    let kept = sem.acquire(1).await.unwrap();
+    let taken_away = sem.acquire(2).await.unwrap();
+    tokio::time::sleep(ms(2000)).await;
+    assert!(!kept.is_lost() && !taken_away.is_lost(), "renewed");
+    assert_eq!(taken(&redis, "renewed").await, 3);
+    // An operator gives one of the two-permit guard's permits back.
+    let id = taken_away.ids()[1].clone();
+    let forced = std::time::Instant::now();
+    let clock_said = taken_away.valid_until();
+    assert!(clock_said > forced + ms(900), "{:?}", clock_said - forced);
+    assert!(sem.force_release(&id).await.unwrap());
+    assert!(!sem.force_release(&id).await.unwrap(), "once");
+    // Found at the next renewal (every 500 ms), long before its clock
+    // would have passed.
+    within(ms(2000), "the taken-away guard's lost()", taken_away.lost()).await;
+    assert!(
+        forced.elapsed() < ms(800),
+        "noticed after {:?}",
+        forced.elapsed()
+    );
+    assert!(!kept.is_lost());
+    assert!(matches!(
+        taken_away.release().await,
+        Err(Error::LockLost { .. })
+    ));
+    kept.release().await.unwrap();
+    assert_eq!(
+        pool_becomes(&redis, "renewed", (3, 0), ms(1000)).await,
+        (3, 0)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changing_the_pool_while_permits_are_held_follows_redisson() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let sem = client.leased_semaphore("resized");
+    sem.set_permits(3).await.unwrap();
+    let a = sem.acquire(1).await.unwrap();
+    let b = sem.acquire(1).await.unwrap();
+    // The pool is the total: 2 taken, a pool of 1 leaves -1 available.
+    sem.set_permits(1).await.unwrap();
+    assert_eq!(available(&redis, "resized").await, -1);
+    assert!(sem.try_acquire(1).await.unwrap().is_none());
+    a.release().await.unwrap();
+    b.release().await.unwrap();
+    assert_eq!(available(&redis, "resized").await, 1);
+    let c = sem.acquire(1).await.unwrap();
+    sem.set_permits(4).await.unwrap();
+    assert_eq!(available(&redis, "resized").await, 3);
+    assert_eq!(sem.add_permits(-1).await.unwrap(), 2);
+    c.release().await.unwrap();
+    assert_eq!(sem.available().await.unwrap(), 3);
+}
+
+/// Dropped after its script took the permits, before the reply came back:
+/// the permits come back, and a late copy takes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_acquire_holds_nothing() {
+    let redis = Redis::start().await;
+    let direct = redis.unsynced_client().await;
+    direct
+        .leased_semaphore("cancel")
+        .set_permits(2)
+        .await
+        .unwrap();
+    let proxy = FaultProxy::start(redis.server.port());
+    let slow = LockClient::builder(proxy.url())
+        .sync_replicas(SyncReplicas::Off)
+        .connect()
+        .await
+        .unwrap();
+    let sem = slow.leased_semaphore("cancel");
+    // The script is known to Redis (a late copy of a first EVALSHA would
+    // find NOSCRIPT and do nothing anyway).
+    sem.acquire(1).await.unwrap().release().await.unwrap();
+    proxy.set_delay(ms(200));
+    let mut acquire = Box::pin(sem.try_acquire(2));
+    tokio::select! {
+        result = &mut acquire => panic!("finished before its permits were seen taken: {result:?}"),
+        _ = async {
+            while taken(&redis, "cancel").await != 2 {
+                tokio::time::sleep(ms(5)).await;
+            }
+        } => {}
+    }
+    drop(acquire);
+    assert_eq!(
+        pool_becomes(&redis, "cancel", (2, 0), ms(3000)).await,
+        (2, 0)
+    );
+
+    // A dropped guard gives its permits back too.
+    proxy.set_delay(Duration::ZERO);
+    let guard = sem.acquire(2).await.unwrap();
+    drop(guard);
+    assert_eq!(
+        pool_becomes(&redis, "cancel", (2, 0), ms(3000)).await,
+        (2, 0)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn java_and_rust_share_one_leased_pool_and_expired_permits_come_back_once() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let sem = client.leased_semaphore("mixed");
+    sem.set_permits(2).await.unwrap();
+    // Java takes a permit with a 300 ms lease; Rust takes the other.
+    let java = java_leased_try_acquire(&redis, "mixed", 300)
+        .await
+        .expect("Java's permit");
+    let rust = sem.acquire(1).await.unwrap();
+    assert!(
+        java_leased_try_acquire(&redis, "mixed", 300)
+            .await
+            .is_none()
+    );
+    let mut holders: Vec<String> = sem
+        .holders()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|h| h.id)
+        .collect();
+    holders.sort();
+    let mut expected = vec![java.clone(), rust.ids()[0].clone()];
+    expected.sort();
+    assert_eq!(holders, expected);
+    // A Rust waiter gets Java's permit when its lease ends.
+    let started = Instant::now();
+    let next = within(ms(3000), "a waiter", sem.acquire(1)).await.unwrap();
+    assert!(started.elapsed() < ms(1500), "{:?}", started.elapsed());
+    // Java's late release of its expired permit gives nothing back.
+    assert!(!java_leased_try_release(&redis, "mixed", &java).await);
+    assert_eq!(
+        (
+            available(&redis, "mixed").await,
+            taken(&redis, "mixed").await
+        ),
+        (0, 2)
+    );
+    // Java releases a Rust permit by its id (as an operator would): once.
+    assert!(java_leased_try_release(&redis, "mixed", &next.ids()[0]).await);
+    assert!(matches!(next.release().await, Err(Error::LockLost { .. })));
+    rust.release().await.unwrap();
+    assert_eq!(
+        (
+            available(&redis, "mixed").await,
+            taken(&redis, "mixed").await
+        ),
+        (2, 0)
+    );
+}
+
+/// The fault test: 10 tasks on a 3-permit leased pool, cancelled at random,
+/// while Redis kills every client connection every 300 ms and is stopped
+/// (SIGSTOP) now and then. An observer outside Redis counts holders (from
+/// the acquire's return until the release starts, a guard that says lost
+/// counting as gone): never more than 3; in the end every permit is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_random_cancellation_client_kill_and_sigstop_no_permit_is_lost_or_doubled() {
+    const PERMITS: i64 = 3;
+    let redis = Redis::start().await;
+    let client = LockClient::builder(redis.url())
+        .response_timeout(ms(400))
+        .watchdog_timeout(ms(3000))
+        .sync_replicas(SyncReplicas::Off)
+        .connect()
+        .await
+        .unwrap();
+    let sem = client.leased_semaphore("faults");
+    sem.set_permits(PERMITS as u64).await.unwrap();
+    let holders = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let acquired = Arc::new(AtomicUsize::new(0));
+    let seed: u64 = std::env::var("SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+    println!("seed {seed}");
+    let stop_at = Instant::now() + ms(6000);
+    let killer = tokio::spawn({
+        let client = redis.server.client();
+        async move {
+            let mut round = 0u32;
+            while Instant::now() < stop_at {
+                tokio::time::sleep(ms(300)).await;
+                round += 1;
+                if let Ok(mut con) = client.get_multiplexed_async_connection().await {
+                    let _: redis::RedisResult<i64> = redis::cmd("CLIENT")
+                        .arg("KILL")
+                        .arg("TYPE")
+                        .arg(if round.is_multiple_of(2) {
+                            "normal"
+                        } else {
+                            "pubsub"
+                        })
+                        .query_async(&mut con)
+                        .await;
+                }
+            }
+        }
+    });
+    let pid = redis.server.pid();
+    let stopper = tokio::spawn(async move {
+        while Instant::now() + ms(1500) < stop_at {
+            tokio::time::sleep(ms(1000)).await;
+            let _ = std::process::Command::new("kill")
+                .arg("-STOP")
+                .arg(pid.to_string())
+                .status();
+            tokio::time::sleep(ms(500)).await;
+            let _ = std::process::Command::new("kill")
+                .arg("-CONT")
+                .arg(pid.to_string())
+                .status();
+        }
+    });
+    let tasks: Vec<_> = (0..10u64)
+        .map(|i| {
+            let sem = sem.clone();
+            let holders = holders.clone();
+            let most = most.clone();
+            let acquired = acquired.clone();
+            let mut rng = seed.wrapping_add(i).wrapping_mul(0x2545_f491_4f6c_dd1d) | 1;
+            let mut next = move || {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng
+            };
+            tokio::spawn(async move {
+                while Instant::now() < stop_at {
+                    let limit = ms(next() % 400);
+                    if let Ok(Ok(guard)) = tokio::time::timeout(limit, sem.acquire(1)).await {
+                        let now = holders.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        acquired.fetch_add(1, Ordering::SeqCst);
+                        tokio::select! {
+                            _ = tokio::time::sleep(ms(next() % 30)) => {}
+                            _ = guard.lost() => {}
+                        }
+                        holders.fetch_sub(1, Ordering::SeqCst);
+                        if next() % 2 == 0 {
+                            let _ = guard.release().await;
+                        } else {
+                            drop(guard);
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        within(ms(30_000), "a contender", task).await.unwrap();
+    }
+    killer.await.unwrap();
+    stopper.await.unwrap();
+    let _ = std::process::Command::new("kill")
+        .arg("-CONT")
+        .arg(pid.to_string())
+        .status();
+    let most = most.load(Ordering::SeqCst);
+    let acquired = acquired.load(Ordering::SeqCst);
+    println!("acquired {acquired} times, at most {most} holders at once");
+    assert!(
+        most <= PERMITS as usize,
+        "{most} holders at once (seed {seed})"
+    );
+    assert!(
+        acquired > 20,
+        "only {acquired} acquires: the test did not test"
+    );
+    assert_eq!(
+        pool_becomes(&redis, "faults", (PERMITS, 0), ms(10_000)).await,
+        (PERMITS, 0),
+        "permits lost or made up (seed {seed})"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_blocking_face_holds_renews_and_gives_back() {
+    let redis = Redis::start().await;
+    let url = redis.url();
+    tokio::task::spawn_blocking(move || {
+        let client = redlua_runtime::blocking::LockClient::builder(url)
+            .watchdog_timeout(ms(300))
+            .connect()
+            .unwrap();
+        let sem = client.leased_semaphore("threads");
+        assert!(sem.try_set_permits(1).unwrap());
+        let permit = sem.acquire(1).unwrap();
+        // Blocking work past the lease: the client's thread renews it.
+        std::thread::sleep(ms(700));
+        assert!(!permit.is_lost());
+        assert!(sem.try_acquire(1).unwrap().is_none());
+        assert_eq!(sem.holders().unwrap().len(), 1);
+        drop(permit); // given back before the drop returns
+        assert_eq!(sem.available().unwrap(), 1);
+        let permit = sem.try_acquire_for(1, ms(100), None).unwrap().unwrap();
+        permit.release().unwrap();
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permit_had_after_waiting_has_its_whole_lease() {
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let sem = client.leased_semaphore("waited");
+    sem.set_permits(1).await.unwrap();
+    let holder = sem.acquire(1).await.unwrap();
+    let waiter = tokio::spawn({
+        let sem = sem.clone();
+        async move { sem.acquire_with_lease(1, ms(500)).await.unwrap() }
+    });
+    tokio::time::sleep(ms(800)).await;
+    holder.release().await.unwrap();
+    let permit = within(ms(3000), "the waiter", waiter).await.unwrap();
+    // Its lease runs from the try that took it, not from the first try.
+    assert!(!permit.is_lost());
+    let left = permit.valid_until() - std::time::Instant::now();
+    assert!(left > ms(300), "{left:?} left of a 500 ms lease");
+    permit.release().await.unwrap();
+}
+
+/// A try whose reply was lost took the permits; the next try of the same
+/// attempt finds them, and renews their leases from its own time (its
+/// caller's lease clock starts then). A copy that arrives once they are
+/// gone (released, expired) takes nothing.
+#[tokio::test]
+async fn a_retried_acquire_renews_the_lease_its_caller_counts_from() {
+    let redis = Redis::start().await;
+    let script = redis::Script::new(include_str!("../scripts/leased_acquire.lua"));
+    let _: () = redis.raw().set("retried", 1).await.unwrap();
+    let try_once = async || -> (i64, i64, i64) {
+        script
+            .key("retried")
+            .key(leased_timeouts("retried"))
+            .key("redisson_sc:{retried}")
+            .key("{retried}:redlua_permits:c:1")
+            .key("{retried}:redlua_token")
+            .arg(1000)
+            .arg(30_000)
+            .arg(3_600_000)
+            .arg("publish")
+            .arg(&[7u8; 16][..])
+            .invoke_async(&mut redis.raw())
+            .await
+            .unwrap()
+    };
+    let first = try_once().await;
+    assert_eq!(first.0, 1);
+    let score = async || -> f64 {
+        redis
+            .raw()
+            .zscore(leased_timeouts("retried"), &[7u8; 16][..])
+            .await
+            .unwrap()
+    };
+    let expiry = score().await;
+    tokio::time::sleep(ms(300)).await;
+    let again = try_once().await;
+    assert_eq!(
+        (again.0, again.1),
+        (1, first.1),
+        "the same attempt, the same token"
+    );
+    assert!(score().await >= expiry + 250.0, "the lease was not renewed");
+    assert_eq!(available(&redis, "retried").await, 0, "taken once");
+    // Released (or expired and brought back) since: a copy that comes now
+    // is late, and takes nothing.
+    let _: () = redis
+        .raw()
+        .zrem(leased_timeouts("retried"), &[7u8; 16][..])
+        .await
+        .unwrap();
+    let _: () = redis.raw().incr("retried", 1).await.unwrap();
+    let late = try_once().await;
+    assert_eq!(late.0, 3, "{late:?}");
+    assert_eq!(
+        available(&redis, "retried").await,
+        1,
+        "taken by a late copy"
+    );
+    assert_eq!(taken(&redis, "retried").await, 0);
+}
