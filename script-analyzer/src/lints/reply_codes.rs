@@ -16,7 +16,7 @@
 //! [`CodedReply::Error`], not a code.
 
 use super::Context;
-use super::chunk_returns::main_chunk_returns;
+use super::chunk_returns::{main_chunk_return_statements, main_chunk_returns};
 use crate::facts::{Ty, number, unparenthesized};
 use full_moon::ast::{
     Call, Expression, Field, FunctionArgs, LastStmt, Prefix, Stmt, Suffix, UnOp, Var,
@@ -63,11 +63,17 @@ pub enum CodedReply {
 
 /// The reply code of every `return` of the main chunk, in source order.
 pub(crate) fn returned_codes(cx: &Context<'_>) -> Vec<ReturnedCode> {
-    main_chunk_returns(cx.ast.nodes())
+    main_chunk_return_statements(cx.ast.nodes())
         .into_iter()
-        .map(|expr| ReturnedCode {
-            line: cx.span_of(expr).start.line,
-            reply: coded(cx, expr),
+        .filter_map(|ret| {
+            // Redis uses the first returned value only. The line is the
+            // `return` keyword's: a node's own position is worked out from
+            // its children, which takes long on deeply nested expressions.
+            let first = ret.returns().iter().next()?;
+            Some(ReturnedCode {
+                line: ret.token().token().start_position().line(),
+                reply: coded(cx, first),
+            })
         })
         .collect()
 }
@@ -92,9 +98,9 @@ fn coded(cx: &Context<'_>, expr: &Expression) -> CodedReply {
                     hi,
                     len: elements.len(),
                 },
-                None => unknown(cx, expr),
+                None => unknown(expr),
             },
-            _ => unknown(cx, expr),
+            _ => unknown(expr),
         };
     }
     let value = cx.types.of(expr);
@@ -103,7 +109,7 @@ fn coded(cx: &Context<'_>, expr: &Expression) -> CodedReply {
     }
     match integers(cx, expr) {
         Some((lo, hi)) => CodedReply::Integer { lo, hi },
-        None => unknown(cx, expr),
+        None => unknown(expr),
     }
 }
 
@@ -180,10 +186,8 @@ fn literal(expr: &Expression) -> Option<i64> {
 }
 
 /// `expr` as written, for messages.
-fn unknown(cx: &Context<'_>, expr: &Expression) -> CodedReply {
-    let span = cx.span_of(expr);
-    let text = cx.source.get(span.start.offset..span.end.offset);
-    CodedReply::Unknown(text.unwrap_or_default().trim().to_owned())
+fn unknown(expr: &Expression) -> CodedReply {
+    CodedReply::Unknown(expr.to_string().trim().to_owned())
 }
 
 #[cfg(test)]
