@@ -96,6 +96,8 @@ fn after_last_statement(source: &str, ast: &Ast) -> Option<(Diagnostic, usize)> 
     {
         return None;
     }
+    #[cfg(test)]
+    tests::LEXED_AGAIN.set(tests::LEXED_AGAIN.get() + 1);
     let tokens = match Lexer::new(source, LuaVersion::lua51()).collect() {
         LexerResult::Ok(tokens) | LexerResult::Recovered(tokens, _) => tokens,
         LexerResult::Fatal(_) => return None,
@@ -602,7 +604,37 @@ pub(crate) fn shebang_flags(source: &str) -> Option<Vec<String>> {
 
 #[cfg(test)]
 mod tests {
-    use crate::{Lint, Options, analyze};
+    use crate::{Lint, Options, analyze, analyze_here};
+    use std::cell::Cell;
+
+    thread_local! {
+        /// How many times a script was lexed again to find what follows a
+        /// block's last statement.
+        pub(super) static LEXED_AGAIN: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// How many times `source` is lexed again when analyzed here.
+    fn lexed_again(source: &str) -> usize {
+        LEXED_AGAIN.set(0);
+        analyze_here(source, &Options::default());
+        LEXED_AGAIN.get()
+    }
+
+    #[test]
+    fn a_script_whose_blocks_visibly_close_is_lexed_once() {
+        let mut source = String::new();
+        for i in 0..200 {
+            source.push_str(&format!(
+                "local function f{i}(n)\n  if n then return n -- early\n  end\n  \
+                 for _ = 1, 2 do break end\n  return {i}\nend\n"
+            ));
+        }
+        source.push_str("return f1(1) --[[ the end ]]\n");
+        assert_eq!(lexed_again(&source), 0);
+        // What the text does not show is left to the lexer.
+        assert_eq!(lexed_again("return 1 return 2"), 1);
+        assert_eq!(lexed_again("do return 1 end return 2\x0b"), 1);
+    }
 
     fn first_error(source: &str) -> String {
         let report = analyze(source, &Options::default());

@@ -108,6 +108,8 @@ fn apart(
                     .ok()
             })
             .collect();
+        #[cfg(test)]
+        tests::HELPERS.set(helpers.len());
         let mut all = work();
         for helper in helpers {
             match helper.join() {
@@ -135,6 +137,22 @@ pub(super) mod tests {
     thread_local! {
         /// Every check runs on this thread, in order (the reference).
         pub(in crate::lints) static IN_ORDER: Cell<bool> = const { Cell::new(false) };
+        /// How many threads the last checks run here started.
+        pub(in crate::lints) static HELPERS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    #[test]
+    fn the_checks_get_a_thread_for_each_further_core() {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        HELPERS.set(usize::MAX);
+        analyze_here(&corpus()[0], &Options::default());
+        let helpers = HELPERS.get();
+        if cores < 2 {
+            // One core: the checks run on this thread, none started.
+            assert_eq!(helpers, usize::MAX);
+        } else {
+            assert_eq!(helpers, cores.min(super::MAX_THREADS) - 1);
+        }
     }
 
     /// The scripts of the analyzer's corpus and of the lock runtime.
