@@ -1,6 +1,7 @@
 //! The server driven in-process through its handler: the protocol's
 //! lifecycle and errors, diagnostics, hover, completion and quick fixes,
-//! and random edits that must never bring it down.
+//! random edits that must never bring it down, and random edits of real
+//! scripts whose diagnostics must be those of the edited text opened afresh.
 
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::{
@@ -752,5 +753,87 @@ proptest! {
                 prop_assert!(actions.error.is_none(), "{actions:?}");
             }
         }
+    }
+}
+
+/// The scripts of the analyzer's corpus and of the lock runtime.
+fn corpus() -> &'static [String] {
+    fn add(dir: &std::path::Path, out: &mut Vec<String>) {
+        let mut paths: Vec<_> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("no corpus at {}: {e}", dir.display()))
+            .map(|e| e.unwrap().path())
+            .collect();
+        paths.sort();
+        for path in paths {
+            if path.is_dir() {
+                add(&path, out);
+            } else if path.extension().is_some_and(|e| e == "lua") {
+                out.push(std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    static SCRIPTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    SCRIPTS.get_or_init(|| {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut scripts = Vec::new();
+        add(&root.join("script-analyzer/tests/corpus"), &mut scripts);
+        add(&root.join("lock-runtime/scripts"), &mut scripts);
+        assert!(scripts.len() > 100, "{} scripts", scripts.len());
+        scripts
+    })
+}
+
+/// Pieces of scripts an edit of a real script may insert.
+fn script_piece() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "",
+        "\n",
+        "end\n",
+        "local v = redis.call('GET', KEYS[1])\n",
+        "if v == nil then return 0 end\n",
+        "redis.call('SET', 'literal', ARGV[2])",
+        "return redis.call('HGETALL', KEYS[3])",
+        "tonumber(ARGV[1])",
+        "KEYS[#KEYS]",
+        " == 1",
+        "redis.call('GETT', KEYS[1])",
+        "-- redlua: keys=1 args=1 returns=integer\n",
+        "'",
+        "(",
+    ])
+    .prop_map(str::to_string)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn after_random_edits_of_real_scripts_the_diagnostics_are_those_of_the_text_opened_afresh(
+        script in any::<prop::sample::Index>(),
+        edits in prop::collection::vec(
+            ((0u32..80, 0u32..60), (0u32..3, 0u32..60), script_piece()),
+            1..6,
+        ),
+    ) {
+        let mut text = script.get(corpus()).clone();
+        let mut session = Session::new();
+        session.open(&text);
+        let mut last = Vec::new();
+        for (version, ((line, character), (lines, end_character), new)) in edits.into_iter().enumerate() {
+            let a = Position::new(line, character);
+            let b = Position::new(line + lines, end_character);
+            session.notify(
+                "textDocument/didChange",
+                json!({ "textDocument": { "uri": URI, "version": version + 2 }, "contentChanges": [
+                    { "range": { "start": a, "end": b }, "text": new } ] }),
+            );
+            let (x, y) = (offset(&text, a), offset(&text, b));
+            text.replace_range(x.min(y)..x.max(y), &new);
+            let mut published = session.published();
+            prop_assert_eq!(published.len(), 1);
+            last = published.remove(0).diagnostics;
+        }
+        let afresh = Session::new().open(&text);
+        prop_assert_eq!(last, afresh, "{}", text);
     }
 }

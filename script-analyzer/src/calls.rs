@@ -178,16 +178,10 @@ struct Scan {
 }
 
 fn scan(cx: &Tree<'_>) -> Scan {
-    let mut aliases = AliasFinder {
-        cx,
-        aliases: HashMap::new(),
-        initializers: HashSet::new(),
-    };
-    aliases.visit_ast(cx.ast);
     let mut finder = CallFinder {
         cx,
-        aliases: aliases.aliases,
-        followed: aliases.initializers,
+        aliases: HashMap::new(),
+        followed: HashSet::new(),
         calls: Vec::new(),
         escapes: false,
     };
@@ -342,37 +336,13 @@ fn redis_function_value(cx: &Tree<'_>, expr: &Expression) -> Option<bool> {
     suffixes.next().is_none().then_some(pcall)
 }
 
-/// Finds `local f = redis.call` aliases that are never assigned again.
-struct AliasFinder<'c, 'a> {
-    cx: &'c Tree<'a>,
-    /// Byte offset of the alias's declaring name -> pcall.
-    aliases: HashMap<usize, bool>,
-    /// Byte offsets of the `redis.call` expressions that initialize them.
-    initializers: HashSet<usize>,
-}
-
-impl Visitor for AliasFinder<'_, '_> {
-    fn visit_local_assignment(&mut self, node: &LocalAssignment) {
-        for (name, expr) in node.names().iter().zip(node.expressions().iter()) {
-            let Some(pcall) = redis_function_value(self.cx, expr) else {
-                continue;
-            };
-            let Some(variable) = self.cx.model.local(name) else {
-                continue;
-            };
-            if variable.reassigned {
-                continue;
-            }
-            self.aliases.insert(variable.declared_at, pcall);
-            if let Some((start, _)) = expr.range() {
-                self.initializers.insert(start.bytes());
-            }
-        }
-    }
-}
-
+/// Finds the calls in one walk of the tree, in source order. An alias
+/// (`local f = redis.call`, never assigned again) is recorded where it is
+/// declared, before any use of it: a name resolves to a local declared
+/// before it in the text.
 struct CallFinder<'c, 'a> {
     cx: &'c Tree<'a>,
+    /// Byte offset of an alias's declaring name -> pcall.
     aliases: HashMap<usize, bool>,
     /// Offsets of `redis.call` values whose uses are followed.
     followed: HashSet<usize>,
@@ -542,6 +512,26 @@ fn key_index(cx: &Tree<'_>, var: &VarExpression) -> Option<u32> {
 }
 
 impl Visitor for CallFinder<'_, '_> {
+    fn visit_local_assignment(&mut self, node: &LocalAssignment) {
+        // Before the initializers are visited: a `redis.call` initializing
+        // an alias is followed, not an escape.
+        for (name, expr) in node.names().iter().zip(node.expressions().iter()) {
+            let Some(pcall) = redis_function_value(self.cx, expr) else {
+                continue;
+            };
+            let Some(variable) = self.cx.model.local(name) else {
+                continue;
+            };
+            if variable.reassigned {
+                continue;
+            }
+            self.aliases.insert(variable.declared_at, pcall);
+            if let Some((start, _)) = expr.range() {
+                self.followed.insert(start.bytes());
+            }
+        }
+    }
+
     fn visit_function_call(&mut self, node: &FunctionCall) {
         self.chain(node, node.prefix(), node.suffixes());
     }
@@ -575,6 +565,68 @@ mod tests {
             ast: &ast,
             model: &model,
         })
+    }
+
+    /// The calls and escapes found with every alias known before the
+    /// walk (a first walk collects them): what one walk must find.
+    fn with_aliases_first(source: &str) -> (Vec<RedisCall>, bool) {
+        let ast = parse::parse(source).expect("parses");
+        let model = scope::Model::build(&ast);
+        let cx = Tree {
+            source,
+            ast: &ast,
+            model: &model,
+        };
+        let mut first = CallFinder {
+            cx: &cx,
+            aliases: HashMap::new(),
+            followed: HashSet::new(),
+            calls: Vec::new(),
+            escapes: false,
+        };
+        first.visit_ast(&ast);
+        let mut second = CallFinder {
+            cx: &cx,
+            aliases: first.aliases,
+            followed: first.followed,
+            calls: Vec::new(),
+            escapes: false,
+        };
+        second.visit_ast(&ast);
+        second.calls.sort_by_key(|c| c.span.start.offset);
+        (second.calls, second.escapes)
+    }
+
+    proptest::proptest! {
+        /// Aliases declared, used, reassigned and shadowed in any order:
+        /// one walk finds what it finds knowing every alias beforehand.
+        #[test]
+        fn one_walk_finds_the_calls_that_knowing_the_aliases_first_finds(
+            parts in proptest::collection::vec(proptest::sample::select(vec![
+                "local c = redis.call\n",
+                "local p, q = redis.pcall, redis.call\n",
+                "c = nil\n",
+                "c('GET', KEYS[1])\n",
+                "p('SET', KEYS[1], 'v')\n",
+                "q('DEL', KEYS[2])\n",
+                "local function f() return c('INCR', KEYS[1]) end\n",
+                "do local c = redis.call c('HGET', KEYS[1], 'f') end\n",
+                "local r = { redis.call }\n",
+                "pcall(redis.call, 'GET', KEYS[1])\n",
+                "redis.call('EXISTS', KEYS[1])\n",
+                "local c = c\n",
+            ]), 0..10),
+        ) {
+            let source = parts.concat();
+            let ast = parse::parse(&source).expect("parses");
+            let model = scope::Model::build(&ast);
+            let one = redis_calls_escaping(&Tree {
+                source: &source,
+                ast: &ast,
+                model: &model,
+            });
+            proptest::prop_assert_eq!(one, with_aliases_first(&source), "{}", source);
+        }
     }
 
     fn args(call: &RedisCall) -> Vec<String> {

@@ -87,9 +87,17 @@ fn after_last_statement(source: &str, ast: &Ast) -> Option<(Diagnostic, usize)> 
     };
     blocks.record(ast.nodes(), None);
     blocks.visit_ast(ast);
-    if blocks.found.is_empty() {
+    // Most blocks visibly end after their last statement: the text alone
+    // tells, without lexing the whole script again.
+    if blocks
+        .found
+        .iter()
+        .all(|last| surely_closes_block(source, last.end))
+    {
         return None;
     }
+    #[cfg(test)]
+    tests::LEXED_AGAIN.set(tests::LEXED_AGAIN.get() + 1);
     let tokens = match Lexer::new(source, LuaVersion::lua51()).collect() {
         LexerResult::Ok(tokens) | LexerResult::Recovered(tokens, _) => tokens,
         LexerResult::Fatal(_) => return None,
@@ -114,6 +122,45 @@ fn after_last_statement(source: &str, ast: &Ast) -> Option<(Diagnostic, usize)> 
         };
         (!ends_block).then(|| (last.diagnostic(source, next), last.start))
     })
+}
+
+/// Whether the first token at or after byte `from` of `source` closes a
+/// block (`end`, `else`, `elseif`, `until`) or is the end of the input, as
+/// the text shows with only spaces, line breaks and comments skipped.
+/// `false` when that is not sure (any other token, another character, an
+/// unclosed comment): the lexer decides then.
+fn surely_closes_block(source: &str, from: usize) -> bool {
+    let bytes = source.as_bytes();
+    let mut at = from;
+    loop {
+        match bytes.get(at) {
+            None => return true,
+            Some(b' ' | b'\t' | b'\r' | b'\n') => at += 1,
+            Some(b'-') if bytes.get(at + 1) == Some(&b'-') => {
+                let body = at + 2;
+                let comment_end = match long_bracket_level(&bytes[body..]) {
+                    Some(level) => {
+                        let close = format!("]{}]", "=".repeat(level));
+                        source[body + level + 2..]
+                            .find(&close)
+                            .map(|i| body + level + 2 + i + close.len())
+                    }
+                    None => Some(source[body..].find('\n').map_or(source.len(), |i| body + i)),
+                };
+                match comment_end {
+                    Some(end) => at = end,
+                    None => return false,
+                }
+            }
+            Some(_) => break,
+        }
+    }
+    let word_end = bytes[at..]
+        .iter()
+        .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+        .map_or(bytes.len(), |n| at + n);
+    matches!(&source[at..word_end], "end" | "else" | "elseif" | "until")
+        && bytes.get(word_end).is_none_or(u8::is_ascii)
 }
 
 /// A `return` or `break` ending a block, and what closes that block.
@@ -557,7 +604,37 @@ pub(crate) fn shebang_flags(source: &str) -> Option<Vec<String>> {
 
 #[cfg(test)]
 mod tests {
-    use crate::{Lint, Options, analyze};
+    use crate::{Lint, Options, analyze, analyze_here};
+    use std::cell::Cell;
+
+    thread_local! {
+        /// How many times a script was lexed again to find what follows a
+        /// block's last statement.
+        pub(super) static LEXED_AGAIN: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// How many times `source` is lexed again when analyzed here.
+    fn lexed_again(source: &str) -> usize {
+        LEXED_AGAIN.set(0);
+        analyze_here(source, &Options::default());
+        LEXED_AGAIN.get()
+    }
+
+    #[test]
+    fn a_script_whose_blocks_visibly_close_is_lexed_once() {
+        let mut source = String::new();
+        for i in 0..200 {
+            source.push_str(&format!(
+                "local function f{i}(n)\n  if n then return n -- early\n  end\n  \
+                 for _ = 1, 2 do break end\n  return {i}\nend\n"
+            ));
+        }
+        source.push_str("return f1(1) --[[ the end ]]\n");
+        assert_eq!(lexed_again(&source), 0);
+        // What the text does not show is left to the lexer.
+        assert_eq!(lexed_again("return 1 return 2"), 1);
+        assert_eq!(lexed_again("do return 1 end return 2\x0b"), 1);
+    }
 
     fn first_error(source: &str) -> String {
         let report = analyze(source, &Options::default());
@@ -734,6 +811,63 @@ mod tests {
         );
         let report = analyze("#!lua flags=no-writes `\nreturn 1", &Options::default());
         assert!(report.is_ok(), "{:?}", report.diagnostics);
+    }
+
+    /// The next token at or after byte `from`, as the lexer reads the
+    /// whole text: `None` for the end of the input.
+    fn lexed_next(source: &str, from: usize) -> Option<String> {
+        use full_moon::tokenizer::{Lexer, LexerResult, TokenType};
+        let tokens = match Lexer::new(source, full_moon::LuaVersion::lua51()).collect() {
+            LexerResult::Ok(tokens) | LexerResult::Recovered(tokens, _) => tokens,
+            LexerResult::Fatal(_) => return Some("<fatal>".into()),
+        };
+        tokens
+            .iter()
+            .filter(|t| !t.token_type().is_trivia())
+            .find(|t| t.start_position().bytes() >= from)
+            .filter(|t| !matches!(t.token_type(), TokenType::Eof))
+            .map(ToString::to_string)
+    }
+
+    #[test]
+    fn a_block_seen_to_close_is_one_the_lexer_sees_closing() {
+        for (source, closes) in [
+            ("return 1 end", true),
+            ("return 1 -- done\n  else", true),
+            ("return 1 --[==[ ]] end ]==] until x", true),
+            ("return 1", true),
+            ("return 1 -- trailing", true),
+            ("return 1 ending()", false),
+            ("return 1 end\u{e9}", false),
+            ("return 1 --[[ unclosed end", false),
+            ("return 1\x0bend", false),
+            ("return 1 return 2", false),
+        ] {
+            assert_eq!(super::surely_closes_block(source, 8), closes, "{source:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever follows a token, a block the text shows closing there
+        /// is one the lexer reads closing.
+        #[test]
+        fn the_text_never_claims_a_close_the_lexer_does_not_read(
+            parts in proptest::collection::vec(proptest::sample::select(vec![
+                " ", "\n", "\t", "\r", "\x0b", "--", "[[", "]]", "[=[", "]=]", "=", "end",
+                "else", "elseif", "until", "endx", "_", "x", "1", "'", "\"", ";", "-",
+                "\u{e9}", "(", ")",
+            ]), 0..12),
+        ) {
+            // `from` is where a token ends, as for a last statement.
+            let source = format!("return (1){}", parts.concat());
+            if super::surely_closes_block(&source, 10) {
+                let next = lexed_next(&source, 10);
+                proptest::prop_assert!(
+                    matches!(next.as_deref(), None | Some("end" | "else" | "elseif" | "until")),
+                    "{source:?}: {next:?}"
+                );
+            }
+        }
     }
 
     #[test]

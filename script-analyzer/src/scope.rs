@@ -12,7 +12,8 @@ use full_moon::ast::{
     Ast, Block, Call, Expression, Field, FunctionArgs, FunctionBody, Index, LastStmt, Parameter,
     Prefix, Stmt, Suffix, Var,
 };
-use full_moon::tokenizer::TokenReference;
+use full_moon::tokenizer::{TokenReference, TokenType};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// What a name refers to.
@@ -107,6 +108,15 @@ impl Model {
     }
 }
 
+/// The text of a name token (as its `Display` writes it), borrowed from
+/// the token when it is an identifier.
+fn name_text(token: &TokenReference) -> Cow<'_, str> {
+    match token.token_type() {
+        TokenType::Identifier { identifier } => Cow::Borrowed(identifier.as_str()),
+        _ => Cow::Owned(token.token().to_string()),
+    }
+}
+
 /// Byte offset of a token's first character.
 pub(crate) fn offset(token: &TokenReference) -> usize {
     token.token().start_position().bytes()
@@ -145,7 +155,7 @@ impl Builder {
 
     /// A name read (`write` false) or assigned (`write` true).
     fn use_name(&mut self, token: &TokenReference, write: bool) {
-        let name = token.token().to_string();
+        let name = name_text(token);
         let resolution = match self.lookup(&name) {
             Some(index) => {
                 if write {
@@ -156,7 +166,11 @@ impl Builder {
             None => {
                 let start = offset(token);
                 let end = token.token().end_position().bytes();
-                let global = GlobalUse { name, start, end };
+                let global = GlobalUse {
+                    name: name.into_owned(),
+                    start,
+                    end,
+                };
                 if write {
                     self.model.global_writes.push(global);
                 } else {

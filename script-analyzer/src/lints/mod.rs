@@ -2,6 +2,9 @@
 //! [`Context`] and pushes its diagnostics into the [`Report`]; the
 //! registry ([`Lint`]) declares each lint's name, level and
 //! documentation, and an exhaustive `match` here maps it to its check.
+//! The checks run on several threads, with the result of one running them
+//! in order (see `schedule.rs`): a check appends to the report's diagnostics
+//! and never reads them.
 
 use crate::facts::Types;
 pub use crate::lint::{Level, Lint};
@@ -38,6 +41,7 @@ pub(crate) mod reply_codes;
 mod return_shape;
 mod return_type;
 mod scan_cursor;
+mod schedule;
 mod shebang_flag;
 mod sparse_stores;
 mod status_comparison;
@@ -144,16 +148,11 @@ pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
     crate::calls::record_info(&calls, escapes, report);
     report.info.returns = chunk_returns::reply_kinds(cx);
     report.info.reply_codes = reply_codes::returned_codes(cx);
-    for &lint in Lint::ALL {
-        let Some(check) = check_of(lint) else {
-            continue;
-        };
-        let before = report.diagnostics.len();
-        check(cx, &calls, report);
-        if cx.allowed(lint) {
-            report.diagnostics.truncate(before);
-        }
-    }
+    let checks: Vec<(Lint, Check)> = Lint::ALL
+        .iter()
+        .filter_map(|&lint| Some((lint, check_of(lint)?)))
+        .collect();
+    schedule::run(cx, &calls, &checks, report);
 }
 
 #[cfg(test)]
