@@ -780,3 +780,50 @@ async fn a_restart_that_loses_the_permits_marks_their_guards_lost_and_gives_noth
         (2, 0)
     );
 }
+
+/// A release that took effect, then Redis restarted (append-only file
+/// kept) before its reply came back: the retry on the restarted server
+/// gives nothing back twice, and the release succeeds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_whose_reply_was_lost_in_a_restart_gives_back_once() {
+    let redis = Redis::start_persistent().await;
+    let proxy = FaultProxy::start(redis.server.port());
+    let client = LockClient::builder(proxy.url())
+        .response_timeout(ms(1000))
+        .sync_replicas(SyncReplicas::Off)
+        .connect()
+        .await
+        .unwrap();
+    let sem = client.leased_semaphore("replied");
+    sem.set_permits(3).await.unwrap();
+    let kept = sem.acquire(1).await.unwrap();
+    let given = sem.acquire(1).await.unwrap();
+    proxy.set_delay(ms(300));
+    let release = tokio::spawn(given.release());
+    // Given back in Redis; the reply is still on its way: it never comes.
+    assert_eq!(
+        pool_becomes(&redis, "replied", (2, 1), ms(3000)).await,
+        (2, 1)
+    );
+    proxy.stall();
+    let redis = redis.restart().await;
+    proxy.resume_dropping();
+    proxy.set_delay(Duration::ZERO);
+    let result = within(ms(10_000), "the release", release).await.unwrap();
+    assert!(result.is_ok(), "{result:?}");
+    tokio::time::sleep(ms(300)).await;
+    assert_eq!(
+        (
+            available(&redis, "replied").await,
+            taken(&redis, "replied").await
+        ),
+        (2, 1),
+        "given back once"
+    );
+    assert!(!kept.is_lost());
+    kept.release().await.unwrap();
+    assert_eq!(
+        pool_becomes(&redis, "replied", (3, 0), ms(1000)).await,
+        (3, 0)
+    );
+}

@@ -760,3 +760,42 @@ async fn a_restart_while_permits_are_held_and_acquirers_wait_keeps_the_count_exa
     sem.release(2).await.unwrap();
     assert_eq!(available(&redis, "restarted").await, Some(PERMITS));
 }
+
+/// A release that took effect, then Redis restarted (append-only file
+/// kept) before its reply came back: the retry on the restarted server
+/// gives nothing back twice and returns the first result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_whose_reply_was_lost_in_a_restart_gives_back_once() {
+    let redis = Redis::start_persistent().await;
+    let proxy = FaultProxy::start(redis.server.port());
+    let client = LockClient::builder(proxy.url())
+        .response_timeout(ms(1000))
+        .sync_replicas(SyncReplicas::Off)
+        .connect()
+        .await
+        .unwrap();
+    let sem = client.semaphore("replied");
+    sem.set_permits(3).await.unwrap();
+    assert!(sem.try_acquire(2).await.unwrap());
+    proxy.set_delay(ms(300));
+    let release = tokio::spawn({
+        let sem = sem.clone();
+        async move { sem.release(1).await }
+    });
+    // Given back in Redis; the reply is still on its way: it never comes.
+    assert_eq!(available_becomes(&redis, "replied", 2, ms(3000)).await, 2);
+    proxy.stall();
+    let redis = redis.restart().await;
+    proxy.resume_dropping();
+    proxy.set_delay(Duration::ZERO);
+    let result = within(ms(10_000), "the release", release).await.unwrap();
+    assert_eq!(result.unwrap(), 2, "the first result");
+    tokio::time::sleep(ms(300)).await;
+    assert_eq!(
+        available(&redis, "replied").await,
+        Some(2),
+        "given back once"
+    );
+    assert_eq!(sem.release(1).await.unwrap(), 3);
+    assert_eq!(available(&redis, "replied").await, Some(3));
+}
