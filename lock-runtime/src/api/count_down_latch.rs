@@ -9,7 +9,7 @@ use crate::base::error::{Error, Result};
 use crate::holds::acquire::Wait;
 use crate::holds::permits::{cap, change_once, past, subscribe};
 use crate::holds::shared::Shared;
-use crate::protocol::counted_scripts::{ChangeLatch, LatchChange};
+use crate::protocol::counted_scripts::{ChangeLatch, Changed, LatchChange};
 use crate::protocol::replies::millis;
 use crate::transport::pubsub::Subscription;
 use std::sync::Arc;
@@ -93,7 +93,7 @@ impl CountDownLatch {
     async fn change(&self, change: LatchChange, count: u64) -> Result<(bool, u64)> {
         let names = self.names()?;
         let config = &self.shared.config;
-        let changed = change_once(&self.shared, names, |request| {
+        let changed: Changed = change_once(&self.shared, names, |request| {
             ChangeLatch {
                 latch: &names.key,
                 channel: &names.channel,

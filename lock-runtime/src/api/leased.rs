@@ -5,18 +5,16 @@ use crate::api::client::LockClient;
 use crate::api::semaphore::{MAX_PERMITS, checked_names, names_of};
 use crate::base::config::{check_lease, token_ttl};
 use crate::base::counted_names::CountedNames;
-use crate::base::error::{Error, Failure, Result, classify};
+use crate::base::error::{Error, Result};
 use crate::base::hold_key::HoldKey;
 use crate::holds::acquire::{Wait, enter};
 use crate::holds::job::{Job, PermitJob};
 use crate::holds::lease_clock::LeaseClock;
 use crate::holds::leased::{LeasedRequest, from_hex, hex, new_hold, new_id};
 use crate::holds::permits::{change_once, take};
-use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE};
 use crate::holds::shared::Shared;
-use crate::protocol::counted_scripts::{ChangeSemaphore, ReleaseLeased, SemaphoreChange};
+use crate::protocol::counted_scripts::{ChangeSemaphore, Changed, ReleaseLeased, SemaphoreChange};
 use crate::protocol::replies::millis;
-use crate::transport::replication::{Acked, Synced};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -266,7 +264,7 @@ impl LeasedSemaphore {
     async fn change(&self, change: SemaphoreChange, permits: i64) -> Result<(bool, i64)> {
         let names = self.names()?;
         let config = &self.shared.config;
-        let changed = change_once(&self.shared, names, |latch| {
+        let changed: Changed = change_once(&self.shared, names, |latch| {
             ChangeSemaphore {
                 semaphore: &names.key,
                 channel: &names.channel,
@@ -408,47 +406,29 @@ type ServerTime = (u64, u64);
 /// The most permits one guard takes (one renewal call carries them all).
 pub const BATCH_PERMITS: u64 = crate::holds::watchdog::BATCH as u64;
 
-/// Runs the release script for `ids`, retried while Redis does not answer
-/// (it is idempotent): (released, of which expired). In replica-synced
-/// mode a release too few replicas acknowledged is
-/// [`Error::ReleaseNotReplicated`] (it took effect on the primary).
-async fn release_ids(shared: &Shared, names: &CountedNames, ids: &[&[u8]]) -> Result<(i64, i64)> {
-    let give_up = tokio::time::Instant::now() + shared.config.latch_ttl / 2;
-    let mut pause = FIRST_PAUSE;
-    let call = ReleaseLeased {
-        semaphore: &names.key,
-        timeouts: &names.timeouts,
-        channel: &names.channel,
-        publish: shared.config.publish,
-        ids: ids.to_vec(),
-    }
-    .call();
-    loop {
-        let mut con = shared.con.clone();
-        let result: redis::RedisResult<Synced<(i64, i64)>> =
-            shared.sync.run(&mut con, &call, &names.key).await;
-        match result {
-            Ok(Synced {
-                acked: Acked::Short { acked, wanted },
-                ..
-            }) => {
-                return Err(Error::ReleaseNotReplicated {
-                    name: names.key.clone(),
-                    acked,
-                    wanted,
-                });
-            }
-            Ok(Synced { reply, .. }) => return Ok(reply),
-            Err(error)
-                if classify(&error) == Failure::Unknown
-                    && tokio::time::Instant::now() + pause < give_up =>
-            {
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(MAX_PAUSE);
-            }
-            Err(error) => return Err(Error::from_redis(&names.key, error)),
+/// Runs the release script for `ids` once per request (a reply lost is
+/// retried with the same request latch, which returns the first result):
+/// (released, of which expired). In replica-synced mode a release too few
+/// replicas acknowledged is [`Error::ReleaseNotReplicated`] (it took
+/// effect on the primary).
+async fn release_ids(
+    shared: &Arc<Shared>,
+    names: &CountedNames,
+    ids: &[&[u8]],
+) -> Result<(i64, i64)> {
+    change_once(shared, names, |latch| {
+        ReleaseLeased {
+            semaphore: &names.key,
+            timeouts: &names.timeouts,
+            channel: &names.channel,
+            latch,
+            latch_ttl_ms: millis(shared.config.latch_ttl),
+            publish: shared.config.publish,
+            ids: ids.to_vec(),
         }
-    }
+        .call()
+    })
+    .await
 }
 
 /// Permits taken from a [`LeasedSemaphore`]: their ids, their lease clock,
@@ -579,9 +559,13 @@ impl Drop for PermitGuard {
         if !self.done {
             // The worker records the release's end in the registry.
             self.begin_release();
+            let latch = self
+                .names
+                .request_latch(&self.shared.id, self.shared.ids.next());
             self.shared.submit(Job::Permits(PermitJob::ReleaseLeased {
                 names: self.names.clone(),
                 ids: self.ids.clone(),
+                latch,
                 key: self.key.clone(),
                 watched: self.watched,
             }));

@@ -7,7 +7,7 @@ use crate::base::error::{Error, Result};
 use crate::holds::acquire::Wait;
 use crate::holds::permits::{PermitRequest, change_once, take};
 use crate::holds::shared::Shared;
-use crate::protocol::counted_scripts::{ChangeSemaphore, SemaphoreChange};
+use crate::protocol::counted_scripts::{ChangeSemaphore, Changed, SemaphoreChange};
 use crate::protocol::replies::millis;
 use std::sync::Arc;
 use std::time::Duration;
@@ -204,7 +204,7 @@ impl Semaphore {
     async fn change(&self, change: SemaphoreChange, permits: i64) -> Result<(bool, i64)> {
         let names = self.names()?;
         let config = &self.shared.config;
-        let changed = change_once(&self.shared, names, |latch| {
+        let changed: Changed = change_once(&self.shared, names, |latch| {
             ChangeSemaphore {
                 semaphore: &names.key,
                 channel: &names.channel,

@@ -61,6 +61,8 @@ pub(crate) enum PermitJob {
     ReleaseLeased {
         names: Arc<CountedNames>,
         ids: Arc<[[u8; 16]]>,
+        /// The release's request latch, the same for every retry.
+        latch: String,
         key: HoldKey,
         watched: bool,
     },

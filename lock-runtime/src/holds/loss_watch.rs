@@ -248,7 +248,10 @@ impl Watcher {
 
     /// A new hold: read its lock [`WATCH_DELAY`] from now, unless its lock
     /// is watched already (a change of the key made the hold, and brings
-    /// an invalidation that reads it).
+    /// an invalidation that reads it) and no read of it is under way (one
+    /// under way reads the holds it started with, and arms the key only
+    /// when it runs: a change before that brings no invalidation, so the
+    /// lock is read again after it).
     fn add(&mut self, key: HoldKey) {
         if self.off {
             return;
@@ -266,6 +269,9 @@ impl Watcher {
             self.queue.push(Reverse((at, lock)));
         }
         if !watched.holds.contains(&key) {
+            if watched.checking && watched.due.is_none() {
+                watched.due = Some(Instant::now() + WATCH_DELAY);
+            }
             watched.holds.push(key);
         }
     }

@@ -33,7 +33,7 @@ use crate::holds::shared::Shared;
 use crate::observability::targets;
 use crate::observability::telemetry::{self, AcquireRecord, NotAcquired};
 use crate::protocol::counted_scripts::{
-    Changed, ReleaseLeased, TakePermits, Taken, UndoLeased, UndoPermits,
+    ReleaseLeased, TakePermits, Taken, UndoLeased, UndoPermits,
 };
 use crate::protocol::replies::millis;
 use crate::script::ScriptCall;
@@ -388,11 +388,15 @@ pub(crate) async fn run_once(shared: &Shared, job: &PermitJob) -> redis::RedisRe
             .invoke(&mut con)
             .await
         }
-        PermitJob::ReleaseLeased { names, ids, .. } => {
+        PermitJob::ReleaseLeased {
+            names, ids, latch, ..
+        } => {
             let (released, _expired): (i64, i64) = ReleaseLeased {
                 semaphore: &names.key,
                 timeouts: &names.timeouts,
                 channel: &names.channel,
+                latch,
+                latch_ttl_ms: attempt_ttl_ms,
                 publish,
                 ids: ids.iter().map(|id| &id[..]).collect(),
             }
@@ -406,7 +410,7 @@ pub(crate) async fn run_once(shared: &Shared, job: &PermitJob) -> redis::RedisRe
 /// A permit job in the background: retried until Redis answers, while the
 /// attempt's key can still tell what the attempt did (a leased permit that
 /// cannot be given back comes back when its lease ends).
-pub(crate) async fn in_background(shared: &Shared, job: &PermitJob) {
+pub(crate) async fn in_background(shared: &Arc<Shared>, job: &PermitJob) {
     let names = match job {
         PermitJob::Undo { names, .. }
         | PermitJob::UndoLeased { names, .. }
@@ -414,9 +418,16 @@ pub(crate) async fn in_background(shared: &Shared, job: &PermitJob) {
     };
     let give_up = tokio::time::Instant::now() + shared.config.latch_ttl;
     let mut pause = FIRST_PAUSE;
+    // A send whose reply was lost: a copy of it may still reach Redis.
+    let mut uncertain = false;
     loop {
         match run_once(shared, job).await {
             Ok(gave_back) => {
+                if let (PermitJob::ReleaseLeased { latch, .. }, false) = (job, uncertain) {
+                    // Only copies of this release read its latch: none is
+                    // on its way.
+                    shared.delete_latch(latch.clone());
+                }
                 tracing::debug!(target: targets::RELEASE, semaphore = %names.key, gave_back, "permits given back in the background");
                 released(shared, job, Some(false));
                 return;
@@ -425,6 +436,7 @@ pub(crate) async fn in_background(shared: &Shared, job: &PermitJob) {
                 if classify(&error) == Failure::Unknown
                     && tokio::time::Instant::now() + pause < give_up =>
             {
+                uncertain = true;
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(MAX_PAUSE);
             }
@@ -450,11 +462,11 @@ fn released(shared: &Shared, job: &PermitJob, still_held: Option<bool>) {
 /// happens exactly once; the latch is deleted once answered, unless a
 /// reply was lost (then it stays until it expires, so that a late copy of
 /// that send finds the change done).
-pub(crate) async fn change_once(
+pub(crate) async fn change_once<T: redis::FromRedisValue>(
     shared: &Arc<Shared>,
     names: &CountedNames,
     call: impl Fn(&str) -> ScriptCall,
-) -> Result<Changed> {
+) -> Result<T> {
     let latch = names.request_latch(&shared.id, shared.ids.next());
     let give_up = tokio::time::Instant::now() + shared.config.latch_ttl / 2;
     let mut pause = FIRST_PAUSE;
@@ -463,7 +475,7 @@ pub(crate) async fn change_once(
     let mut uncertain = false;
     loop {
         let mut con = shared.con.clone();
-        let reply: redis::RedisResult<Synced<Changed>> =
+        let reply: redis::RedisResult<Synced<T>> =
             shared.sync.run(&mut con, &call, &names.key).await;
         match reply {
             Ok(Synced { reply, acked }) => {

@@ -247,8 +247,9 @@ pub(crate) struct TakeLeased<'a> {
     pub ids: Vec<&'a [u8]>,
 }
 
-/// Gives leased permits back (`scripts/leased_release.lua`): how many of
-/// the ids were still taken, and how many of those had expired.
+/// Gives leased permits back (`scripts/leased_release.lua`), once per
+/// request: how many of the ids were still taken, and how many of those
+/// had expired.
 #[redis_script("scripts/leased_release.lua", returns = (i64, i64), crate = crate)]
 pub(crate) struct ReleaseLeased<'a> {
     #[key]
@@ -257,6 +258,10 @@ pub(crate) struct ReleaseLeased<'a> {
     pub timeouts: &'a str,
     #[key]
     pub channel: &'a str,
+    #[key]
+    pub latch: &'a str,
+    #[arg]
+    pub latch_ttl_ms: u64,
     #[arg]
     pub publish: Publish,
     #[arg(variadic)]

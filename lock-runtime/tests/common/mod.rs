@@ -36,6 +36,72 @@ impl Redis {
         Redis { server, con }
     }
 
+    /// Starts a server that keeps every write it acknowledged across a
+    /// [`restart`](Self::restart): an append-only file, written out before
+    /// each reply.
+    pub async fn start_persistent() -> Redis {
+        let server = tokio::task::spawn_blocking(|| {
+            RedisServer::start_with(["--appendonly", "yes", "--appendfsync", "always"])
+        })
+        .await
+        .expect("starting redis-server");
+        let con = server
+            .client()
+            .get_multiplexed_async_connection()
+            .await
+            .expect("raw connection");
+        Redis { server, con }
+    }
+
+    /// Kills the server (`SIGKILL`) and starts it again on the same port
+    /// (see [`RedisServer::restart`]); the raw connection is a new one.
+    pub async fn restart(self) -> Redis {
+        let Redis { mut server, .. } = self;
+        let server = tokio::task::spawn_blocking(move || {
+            server.restart();
+            server
+        })
+        .await
+        .expect("restarting redis-server");
+        let con = server
+            .client()
+            .get_multiplexed_async_connection()
+            .await
+            .expect("raw connection");
+        Redis { server, con }
+    }
+
+    /// How many clients are subscribed to `channel` (`PUBSUB NUMSUB`), asked
+    /// on a fresh connection.
+    pub async fn subscribers(&self, channel: &str) -> i64 {
+        let mut con = self
+            .server
+            .client()
+            .get_multiplexed_async_connection()
+            .await
+            .expect("raw connection");
+        let reply: (String, i64) = redis::cmd("PUBSUB")
+            .arg("NUMSUB")
+            .arg(channel)
+            .query_async(&mut con)
+            .await
+            .expect("PUBSUB NUMSUB");
+        reply.1
+    }
+
+    /// Waits until at least `n` clients are subscribed to `channel`: how
+    /// many are then.
+    pub async fn subscribers_become(&self, channel: &str, n: i64, limit: Duration) -> i64 {
+        let deadline = Instant::now() + limit;
+        loop {
+            let now = self.subscribers(channel).await;
+            if now >= n || Instant::now() >= deadline {
+                return now;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     pub fn url(&self) -> String {
         self.server.url()
     }
