@@ -192,10 +192,13 @@ async fn uncontended(url: &str, iterations: usize, kind: Kind) -> Result<Measure
                     .invoke_async(&mut con)
                     .await
                     .map_err(e)?;
+                let latch = format!("{{{name}}}:redlua_change:raw:{n}");
                 let _: (i64, i64) = leased_release
                     .key(&name)
                     .key(&timeouts)
                     .key(&channel)
+                    .key(&latch)
+                    .arg(30_000)
                     .arg("publish")
                     .arg(&id[..])
                     .invoke_async(&mut con)
