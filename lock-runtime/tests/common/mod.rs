@@ -126,6 +126,16 @@ impl Redis {
             .expect("connect")
     }
 
+    /// Closes every normal client connection but the raw one's (as a
+    /// server's idle timeout, a proxy or a load balancer would): how many.
+    pub async fn close_client_connections(&self) -> i64 {
+        redis::cmd("CLIENT")
+            .arg(&["KILL", "TYPE", "normal", "SKIPME", "yes"])
+            .query_async(&mut self.raw())
+            .await
+            .expect("CLIENT KILL")
+    }
+
     /// A fault proxy in front of the server (delays, refused connections)
     /// and an unsynced lock client through it, with `response_timeout` if
     /// one is given.
