@@ -8,7 +8,7 @@
 mod common;
 mod redisson;
 
-use common::chaos::{self, Chaos};
+use common::chaos::{self, Chaos, Holders};
 use common::{Redis, ms, within};
 use redis::AsyncCommands;
 use redisson::{java_leased_try_acquire, java_leased_try_release, leased_timeouts};
@@ -361,9 +361,7 @@ async fn under_random_cancellation_client_kill_and_sigstop_no_permit_is_lost_or_
         .unwrap();
     let sem = client.leased_semaphore("faults");
     sem.set_permits(PERMITS as u64).await.unwrap();
-    let holders = Arc::new(AtomicUsize::new(0));
-    let most = Arc::new(AtomicUsize::new(0));
-    let acquired = Arc::new(AtomicUsize::new(0));
+    let holders = Holders::default();
     let seed = chaos::seed();
     let stop_at = Instant::now() + ms(6000);
     let faults = Chaos::start(&redis, stop_at);
@@ -371,21 +369,17 @@ async fn under_random_cancellation_client_kill_and_sigstop_no_permit_is_lost_or_
         .map(|i| {
             let sem = sem.clone();
             let holders = holders.clone();
-            let most = most.clone();
-            let acquired = acquired.clone();
             let mut next = chaos::rng(seed, i);
             tokio::spawn(async move {
                 while Instant::now() < stop_at {
                     let limit = ms(next() % 400);
                     if let Ok(Ok(guard)) = tokio::time::timeout(limit, sem.acquire(1)).await {
-                        let now = holders.fetch_add(1, Ordering::SeqCst) + 1;
-                        most.fetch_max(now, Ordering::SeqCst);
-                        acquired.fetch_add(1, Ordering::SeqCst);
+                        holders.enter();
                         tokio::select! {
                             _ = tokio::time::sleep(ms(next() % 30)) => {}
                             _ = guard.lost() => {}
                         }
-                        holders.fetch_sub(1, Ordering::SeqCst);
+                        holders.leave();
                         if next().is_multiple_of(2) {
                             let _ = guard.release().await;
                         } else {
@@ -400,8 +394,7 @@ async fn under_random_cancellation_client_kill_and_sigstop_no_permit_is_lost_or_
         within(ms(30_000), "a contender", task).await.unwrap();
     }
     faults.finish().await;
-    let most = most.load(Ordering::SeqCst);
-    let acquired = acquired.load(Ordering::SeqCst);
+    let (most, acquired) = (holders.most(), holders.acquired());
     println!("acquired {acquired} times, at most {most} holders at once");
     assert!(
         most <= PERMITS as usize,

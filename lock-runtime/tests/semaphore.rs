@@ -8,7 +8,7 @@
 mod common;
 mod redisson;
 
-use common::chaos::{self, Chaos};
+use common::chaos::{self, Chaos, Holders};
 use common::{Redis, ms, within};
 use redis::AsyncCommands;
 use redisson::{
@@ -370,9 +370,7 @@ async fn under_random_cancellation_client_kill_and_sigstop_the_count_stays_exact
         .unwrap();
     let sem = client.semaphore("faults");
     sem.set_permits(PERMITS as u64).await.unwrap();
-    let holders = Arc::new(AtomicUsize::new(0));
-    let most = Arc::new(AtomicUsize::new(0));
-    let acquired = Arc::new(AtomicUsize::new(0));
+    let holders = Holders::default();
     let seed = chaos::seed();
     let stop_at = Instant::now() + ms(6000);
     let faults = Chaos::start(&redis, stop_at);
@@ -380,18 +378,14 @@ async fn under_random_cancellation_client_kill_and_sigstop_the_count_stays_exact
         .map(|i| {
             let sem = sem.clone();
             let holders = holders.clone();
-            let most = most.clone();
-            let acquired = acquired.clone();
             let mut next = chaos::rng(seed, i);
             tokio::spawn(async move {
                 while Instant::now() < stop_at {
                     let limit = ms(next() % 400);
                     if let Ok(Ok(())) = tokio::time::timeout(limit, sem.acquire(1)).await {
-                        let now = holders.fetch_add(1, Ordering::SeqCst) + 1;
-                        most.fetch_max(now, Ordering::SeqCst);
-                        acquired.fetch_add(1, Ordering::SeqCst);
+                        holders.enter();
                         tokio::time::sleep(ms(next() % 30)).await;
-                        holders.fetch_sub(1, Ordering::SeqCst);
+                        holders.leave();
                         // A release that fails is retried until it
                         // counts (exactly once).
                         while sem.release(1).await.is_err() {
@@ -406,8 +400,7 @@ async fn under_random_cancellation_client_kill_and_sigstop_the_count_stays_exact
         within(ms(30_000), "a contender", task).await.unwrap();
     }
     faults.finish().await;
-    let most = most.load(Ordering::SeqCst);
-    let acquired = acquired.load(Ordering::SeqCst);
+    let (most, acquired) = (holders.most(), holders.acquired());
     println!("acquired {acquired} times, at most {most} holders at once");
     assert!(
         most <= PERMITS as usize,

@@ -1,12 +1,15 @@
 //! Faults injected into a private redis-server for a while, from the test's
 //! own tasks: every client connection killed now and then (`CLIENT KILL`,
-//! normal and pub/sub in turn), the server stopped (`SIGSTOP`) now and then.
+//! normal and pub/sub in turn), the server stopped (`SIGSTOP`) now and then;
+//! the run's seed, and an observer outside Redis counting holders.
 //!
 //! Invariants: nothing is injected after the deadline; [`Chaos::finish`]
 //! joins both tasks and leaves the server running (`SIGCONT`), so the
 //! test's final checks meet a working server.
 
 use super::Redis;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -108,4 +111,41 @@ fn signal(pid: u32, which: &str) {
         .arg(which)
         .arg(pid.to_string())
         .status();
+}
+
+/// An observer outside Redis: how many tasks hold at once (each says when
+/// it starts and stops holding), the most ever at once, and how many
+/// acquires there were. Clones count together.
+#[derive(Clone, Default)]
+pub struct Holders(Arc<Counts>);
+
+#[derive(Default)]
+struct Counts {
+    now: AtomicUsize,
+    most: AtomicUsize,
+    acquired: AtomicUsize,
+}
+
+impl Holders {
+    /// A task starts holding (its acquire returned).
+    pub fn enter(&self) {
+        let now = self.0.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.0.most.fetch_max(now, Ordering::SeqCst);
+        self.0.acquired.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A task stops holding.
+    pub fn leave(&self) {
+        self.0.now.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// The most holders there were at once.
+    pub fn most(&self) -> usize {
+        self.0.most.load(Ordering::SeqCst)
+    }
+
+    /// How many acquires there were in all.
+    pub fn acquired(&self) -> usize {
+        self.0.acquired.load(Ordering::SeqCst)
+    }
 }
