@@ -9,8 +9,7 @@ mod redisson;
 use common::{Redis, ms, within};
 use redis::AsyncCommands;
 use redisson::{java_latch_count_down, java_latch_try_set_count, latch_channel};
-use redlua_runtime::{Error, LockClient, SyncReplicas};
-use redlua_test_support::FaultProxy;
+use redlua_runtime::Error;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -143,13 +142,7 @@ async fn a_count_set_again_before_a_waiter_looked_keeps_it_waiting() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_count_down_whose_reply_was_lost_counts_once() {
     let redis = Redis::start().await;
-    let proxy = FaultProxy::start(redis.server.port());
-    let client = LockClient::builder(proxy.url())
-        .response_timeout(ms(300))
-        .sync_replicas(SyncReplicas::Off)
-        .connect()
-        .await
-        .unwrap();
+    let (proxy, client) = redis.behind_proxy(Some(ms(300))).await;
     let latch = client.count_down_latch("once");
     latch.try_set_count(5).await.unwrap();
     // The first copy takes 1.2 s each way; the retry, after the delay is

@@ -8,11 +8,11 @@
 mod common;
 mod redisson;
 
+use common::chaos::{self, Chaos, Holders};
 use common::{Redis, ms, within};
 use redis::AsyncCommands;
 use redisson::{java_leased_try_acquire, java_leased_try_release, leased_timeouts};
 use redlua_runtime::{BATCH_PERMITS, Error, LockClient, SyncReplicas};
-use redlua_test_support::FaultProxy;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -43,6 +43,11 @@ async fn taken(redis: &Redis, name: &str) -> usize {
     n
 }
 
+/// The permits available and taken, read directly.
+async fn pool(redis: &Redis, name: &str) -> (i64, usize) {
+    (available(redis, name).await, taken(redis, name).await)
+}
+
 /// Waits until `available` and `taken` are as expected: what they are then.
 async fn pool_becomes(
     redis: &Redis,
@@ -52,7 +57,7 @@ async fn pool_becomes(
 ) -> (i64, usize) {
     let deadline = Instant::now() + limit;
     loop {
-        let now = (available(redis, name).await, taken(redis, name).await);
+        let now = pool(redis, name).await;
         if now == expected || Instant::now() >= deadline {
             return now;
         }
@@ -144,13 +149,7 @@ async fn bad_input_fails_before_anything_is_written() {
         Err(Error::InvalidPermits { .. })
     ));
     assert_eq!(redis.keys().await, before);
-    assert_eq!(
-        (
-            available(&redis, "small").await,
-            taken(&redis, "small").await
-        ),
-        (1, 1)
-    );
+    assert_eq!(pool(&redis, "small").await, (1, 1));
     held.release().await.unwrap();
 
     let _: () = redis.raw().hset("a-hash", "f", "1").await.unwrap();
@@ -192,13 +191,7 @@ async fn an_expired_permit_comes_back_exactly_once_and_its_guard_said_lost_first
     assert!(next.token() > guard.token());
     // The late release of the expired permit gives nothing back twice.
     assert!(matches!(guard.release().await, Err(Error::LockLost { .. })));
-    assert_eq!(
-        (
-            available(&redis, "short").await,
-            taken(&redis, "short").await
-        ),
-        (0, 1)
-    );
+    assert_eq!(pool(&redis, "short").await, (0, 1));
     next.release().await.unwrap();
     assert_eq!(
         pool_becomes(&redis, "short", (1, 0), ms(1000)).await,
@@ -278,12 +271,7 @@ async fn a_dropped_acquire_holds_nothing() {
         .set_permits(2)
         .await
         .unwrap();
-    let proxy = FaultProxy::start(redis.server.port());
-    let slow = LockClient::builder(proxy.url())
-        .sync_replicas(SyncReplicas::Off)
-        .connect()
-        .await
-        .unwrap();
+    let (proxy, slow) = redis.behind_proxy(None).await;
     let sem = slow.leased_semaphore("cancel");
     // The script is known to Redis (a late copy of a first EVALSHA would
     // find NOSCRIPT and do nothing anyway).
@@ -347,24 +335,12 @@ async fn java_and_rust_share_one_leased_pool_and_expired_permits_come_back_once(
     assert!(started.elapsed() < ms(1500), "{:?}", started.elapsed());
     // Java's late release of its expired permit gives nothing back.
     assert!(!java_leased_try_release(&redis, "mixed", &java).await);
-    assert_eq!(
-        (
-            available(&redis, "mixed").await,
-            taken(&redis, "mixed").await
-        ),
-        (0, 2)
-    );
+    assert_eq!(pool(&redis, "mixed").await, (0, 2));
     // Java releases a Rust permit by its id (as an operator would): once.
     assert!(java_leased_try_release(&redis, "mixed", &next.ids()[0]).await);
     assert!(matches!(next.release().await, Err(Error::LockLost { .. })));
     rust.release().await.unwrap();
-    assert_eq!(
-        (
-            available(&redis, "mixed").await,
-            taken(&redis, "mixed").await
-        ),
-        (2, 0)
-    );
+    assert_eq!(pool(&redis, "mixed").await, (2, 0));
 }
 
 /// The fault test: 10 tasks on a 3-permit leased pool, cancelled at random,
@@ -385,83 +361,26 @@ async fn under_random_cancellation_client_kill_and_sigstop_no_permit_is_lost_or_
         .unwrap();
     let sem = client.leased_semaphore("faults");
     sem.set_permits(PERMITS as u64).await.unwrap();
-    let holders = Arc::new(AtomicUsize::new(0));
-    let most = Arc::new(AtomicUsize::new(0));
-    let acquired = Arc::new(AtomicUsize::new(0));
-    let seed: u64 = std::env::var("SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    println!("seed {seed}");
+    let holders = Holders::default();
+    let seed = chaos::seed();
     let stop_at = Instant::now() + ms(6000);
-    let killer = tokio::spawn({
-        let client = redis.server.client();
-        async move {
-            let mut round = 0u32;
-            while Instant::now() < stop_at {
-                tokio::time::sleep(ms(300)).await;
-                round += 1;
-                if let Ok(mut con) = client.get_multiplexed_async_connection().await {
-                    let _: redis::RedisResult<i64> = redis::cmd("CLIENT")
-                        .arg("KILL")
-                        .arg("TYPE")
-                        .arg(if round.is_multiple_of(2) {
-                            "normal"
-                        } else {
-                            "pubsub"
-                        })
-                        .query_async(&mut con)
-                        .await;
-                }
-            }
-        }
-    });
-    let pid = redis.server.pid();
-    let stopper = tokio::spawn(async move {
-        while Instant::now() + ms(1500) < stop_at {
-            tokio::time::sleep(ms(1000)).await;
-            let _ = std::process::Command::new("kill")
-                .arg("-STOP")
-                .arg(pid.to_string())
-                .status();
-            tokio::time::sleep(ms(500)).await;
-            let _ = std::process::Command::new("kill")
-                .arg("-CONT")
-                .arg(pid.to_string())
-                .status();
-        }
-    });
+    let faults = Chaos::start(&redis, stop_at);
     let tasks: Vec<_> = (0..10u64)
         .map(|i| {
             let sem = sem.clone();
             let holders = holders.clone();
-            let most = most.clone();
-            let acquired = acquired.clone();
-            let mut rng = seed.wrapping_add(i).wrapping_mul(0x2545_f491_4f6c_dd1d) | 1;
-            let mut next = move || {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                rng
-            };
+            let mut next = chaos::rng(seed, i);
             tokio::spawn(async move {
                 while Instant::now() < stop_at {
                     let limit = ms(next() % 400);
                     if let Ok(Ok(guard)) = tokio::time::timeout(limit, sem.acquire(1)).await {
-                        let now = holders.fetch_add(1, Ordering::SeqCst) + 1;
-                        most.fetch_max(now, Ordering::SeqCst);
-                        acquired.fetch_add(1, Ordering::SeqCst);
+                        holders.enter();
                         tokio::select! {
                             _ = tokio::time::sleep(ms(next() % 30)) => {}
                             _ = guard.lost() => {}
                         }
-                        holders.fetch_sub(1, Ordering::SeqCst);
-                        if next() % 2 == 0 {
+                        holders.leave();
+                        if next().is_multiple_of(2) {
                             let _ = guard.release().await;
                         } else {
                             drop(guard);
@@ -474,14 +393,8 @@ async fn under_random_cancellation_client_kill_and_sigstop_no_permit_is_lost_or_
     for task in tasks {
         within(ms(30_000), "a contender", task).await.unwrap();
     }
-    killer.await.unwrap();
-    stopper.await.unwrap();
-    let _ = std::process::Command::new("kill")
-        .arg("-CONT")
-        .arg(pid.to_string())
-        .status();
-    let most = most.load(Ordering::SeqCst);
-    let acquired = acquired.load(Ordering::SeqCst);
+    faults.finish().await;
+    let (most, acquired) = (holders.most(), holders.acquired());
     println!("acquired {acquired} times, at most {most} holders at once");
     assert!(
         most <= PERMITS as usize,
@@ -644,14 +557,7 @@ async fn a_restart_keeps_held_permits_renewed_waiters_served_and_the_count_exact
     assert!(waiters.iter().all(|w| !w.is_finished()));
 
     let redis = redis.restart().await;
-    assert_eq!(
-        (
-            available(&redis, "restarted").await,
-            taken(&redis, "restarted").await
-        ),
-        (0, 3),
-        "kept"
-    );
+    assert_eq!(pool(&redis, "restarted").await, (0, 3), "kept");
     assert!(
         redis.subscribers_become(&channel, 1, ms(5000)).await >= 1,
         "no waiter subscribed again"
@@ -692,13 +598,7 @@ async fn a_restart_keeps_held_permits_renewed_waiters_served_and_the_count_exact
         got - released
     );
     assert!(!other.is_finished(), "one permit, one waiter");
-    assert_eq!(
-        (
-            available(&redis, "restarted").await,
-            taken(&redis, "restarted").await
-        ),
-        (0, 3)
-    );
+    assert_eq!(pool(&redis, "restarted").await, (0, 3));
     held.fetch_sub(2, Ordering::SeqCst);
     two.release().await.unwrap();
     let (fourth, _) = within(ms(3000), "the second waiter", other).await.unwrap();
@@ -751,10 +651,7 @@ async fn a_restart_that_loses_the_permits_marks_their_guards_lost_and_gives_noth
     drop(b);
     tokio::time::sleep(ms(300)).await;
     assert_eq!(
-        (
-            available(&redis, "emptied").await,
-            taken(&redis, "emptied").await
-        ),
+        pool(&redis, "emptied").await,
         (0, 0),
         "a lost permit's release made one up"
     );
@@ -767,13 +664,7 @@ async fn a_restart_that_loses_the_permits_marks_their_guards_lost_and_gives_noth
     sem.set_permits(2).await.unwrap();
     let guard = within(ms(3000), "the waiter", waiter).await.unwrap();
     assert!(!guard.is_lost());
-    assert_eq!(
-        (
-            available(&redis, "emptied").await,
-            taken(&redis, "emptied").await
-        ),
-        (1, 1)
-    );
+    assert_eq!(pool(&redis, "emptied").await, (1, 1));
     guard.release().await.unwrap();
     assert_eq!(
         pool_becomes(&redis, "emptied", (2, 0), ms(1000)).await,
@@ -787,13 +678,7 @@ async fn a_restart_that_loses_the_permits_marks_their_guards_lost_and_gives_noth
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_release_whose_reply_was_lost_in_a_restart_gives_back_once() {
     let redis = Redis::start_persistent().await;
-    let proxy = FaultProxy::start(redis.server.port());
-    let client = LockClient::builder(proxy.url())
-        .response_timeout(ms(1000))
-        .sync_replicas(SyncReplicas::Off)
-        .connect()
-        .await
-        .unwrap();
+    let (proxy, client) = redis.behind_proxy(Some(ms(1000))).await;
     let sem = client.leased_semaphore("replied");
     sem.set_permits(3).await.unwrap();
     let kept = sem.acquire(1).await.unwrap();
@@ -812,14 +697,7 @@ async fn a_release_whose_reply_was_lost_in_a_restart_gives_back_once() {
     let result = within(ms(10_000), "the release", release).await.unwrap();
     assert!(result.is_ok(), "{result:?}");
     tokio::time::sleep(ms(300)).await;
-    assert_eq!(
-        (
-            available(&redis, "replied").await,
-            taken(&redis, "replied").await
-        ),
-        (2, 1),
-        "given back once"
-    );
+    assert_eq!(pool(&redis, "replied").await, (2, 1), "given back once");
     assert!(!kept.is_lost());
     kept.release().await.unwrap();
     assert_eq!(

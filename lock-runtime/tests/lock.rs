@@ -1749,16 +1749,6 @@ async fn redlua_holder_excludes_redisson_and_its_release_wakes_redisson() {
     assert!(info.token.is_some_and(|t| t > token), "{info:?}");
 }
 
-/// Closes every client connection but the test's own (as a server's idle
-/// timeout, a proxy or a load balancer would): how many.
-async fn close_client_connections(redis: &Redis) -> i64 {
-    redis::cmd("CLIENT")
-        .arg(&["KILL", "TYPE", "normal", "SKIPME", "yes"])
-        .query_async(&mut redis.raw())
-        .await
-        .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_uncontended_lock_and_unlock_send_one_script_each_and_nothing_else() {
     let redis = Redis::start().await;
@@ -1794,12 +1784,12 @@ async fn a_connection_closed_while_idle_costs_no_error() {
     let lock = client.lock("idle");
     let guard = lock.try_lock().await.unwrap().unwrap();
     tokio::time::sleep(ms(50)).await;
-    assert!(close_client_connections(&redis).await >= 1);
+    assert!(redis.close_client_connections().await >= 1);
     tokio::time::sleep(ms(50)).await;
     // Found closed: sent again at once, on a new connection.
     guard.unlock().await.unwrap();
     assert!(!redis.exists("idle").await);
-    assert!(close_client_connections(&redis).await >= 1);
+    assert!(redis.close_client_connections().await >= 1);
     tokio::time::sleep(ms(50)).await;
     let guard = lock.try_lock().await.unwrap().expect("the lock is free");
     assert_eq!(

@@ -8,6 +8,7 @@
 mod common;
 mod redisson;
 
+use common::chaos::{self, Chaos, Holders};
 use common::{Redis, ms, within};
 use redis::AsyncCommands;
 use redisson::{
@@ -15,7 +16,6 @@ use redisson::{
     semaphore_channel,
 };
 use redlua_runtime::{Error, LockClient, MAX_PERMITS, SyncReplicas};
-use redlua_test_support::FaultProxy;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -266,12 +266,7 @@ async fn dropped_acquires_never_take_or_leak_a_permit() {
 
     // Dropped after its script took the permit, before the reply came
     // back (a link with 200 ms each way).
-    let proxy = FaultProxy::start(redis.server.port());
-    let slow = LockClient::builder(proxy.url())
-        .sync_replicas(SyncReplicas::Off)
-        .connect()
-        .await
-        .unwrap();
+    let (proxy, slow) = redis.behind_proxy(None).await;
     let slow_sem = slow.semaphore("cancel");
     proxy.set_delay(ms(200));
     let mut acquire = Box::pin(slow_sem.try_acquire(1));
@@ -293,13 +288,7 @@ async fn dropped_acquires_never_take_or_leak_a_permit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_late_copy_of_an_abandoned_acquire_takes_nothing() {
     let redis = Redis::start().await;
-    let proxy = FaultProxy::start(redis.server.port());
-    let client = LockClient::builder(proxy.url())
-        .response_timeout(ms(300))
-        .sync_replicas(SyncReplicas::Off)
-        .connect()
-        .await
-        .unwrap();
+    let (proxy, client) = redis.behind_proxy(Some(ms(300))).await;
     let sem = client.semaphore("slow");
     sem.set_permits(1).await.unwrap();
     // Redis knows the script (a first EVALSHA of it would find NOSCRIPT,
@@ -330,13 +319,7 @@ async fn a_late_copy_of_an_abandoned_acquire_takes_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_late_copy_of_an_answered_acquire_takes_nothing() {
     let redis = Redis::start().await;
-    let proxy = FaultProxy::start(redis.server.port());
-    let client = LockClient::builder(proxy.url())
-        .response_timeout(ms(300))
-        .sync_replicas(SyncReplicas::Off)
-        .connect()
-        .await
-        .unwrap();
+    let (proxy, client) = redis.behind_proxy(Some(ms(300))).await;
     let sem = client.semaphore("answered");
     sem.set_permits(3).await.unwrap();
     assert!(sem.try_acquire(1).await.unwrap());
@@ -387,82 +370,22 @@ async fn under_random_cancellation_client_kill_and_sigstop_the_count_stays_exact
         .unwrap();
     let sem = client.semaphore("faults");
     sem.set_permits(PERMITS as u64).await.unwrap();
-    let holders = Arc::new(AtomicUsize::new(0));
-    let most = Arc::new(AtomicUsize::new(0));
-    let acquired = Arc::new(AtomicUsize::new(0));
-    let seed: u64 = std::env::var("SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    println!("seed {seed}");
+    let holders = Holders::default();
+    let seed = chaos::seed();
     let stop_at = Instant::now() + ms(6000);
-
-    let killer = tokio::spawn({
-        let client = redis.server.client();
-        async move {
-            let mut round = 0u32;
-            while Instant::now() < stop_at {
-                tokio::time::sleep(ms(300)).await;
-                round += 1;
-                if let Ok(mut con) = client.get_multiplexed_async_connection().await {
-                    let _: redis::RedisResult<i64> = redis::cmd("CLIENT")
-                        .arg("KILL")
-                        .arg("TYPE")
-                        .arg(if round.is_multiple_of(2) {
-                            "normal"
-                        } else {
-                            "pubsub"
-                        })
-                        .query_async(&mut con)
-                        .await;
-                }
-            }
-        }
-    });
-    let stopper = tokio::spawn({
-        let pid = redis.server.pid();
-        async move {
-            while Instant::now() + ms(1500) < stop_at {
-                tokio::time::sleep(ms(1000)).await;
-                let _ = std::process::Command::new("kill")
-                    .arg("-STOP")
-                    .arg(pid.to_string())
-                    .status();
-                tokio::time::sleep(ms(500)).await;
-                let _ = std::process::Command::new("kill")
-                    .arg("-CONT")
-                    .arg(pid.to_string())
-                    .status();
-            }
-        }
-    });
+    let faults = Chaos::start(&redis, stop_at);
     let tasks: Vec<_> = (0..12u64)
         .map(|i| {
             let sem = sem.clone();
             let holders = holders.clone();
-            let most = most.clone();
-            let acquired = acquired.clone();
-            let mut rng = seed.wrapping_add(i).wrapping_mul(0x2545_f491_4f6c_dd1d) | 1;
-            let mut next = move || {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                rng
-            };
+            let mut next = chaos::rng(seed, i);
             tokio::spawn(async move {
                 while Instant::now() < stop_at {
                     let limit = ms(next() % 400);
                     if let Ok(Ok(())) = tokio::time::timeout(limit, sem.acquire(1)).await {
-                        let now = holders.fetch_add(1, Ordering::SeqCst) + 1;
-                        most.fetch_max(now, Ordering::SeqCst);
-                        acquired.fetch_add(1, Ordering::SeqCst);
+                        holders.enter();
                         tokio::time::sleep(ms(next() % 30)).await;
-                        holders.fetch_sub(1, Ordering::SeqCst);
+                        holders.leave();
                         // A release that fails is retried until it
                         // counts (exactly once).
                         while sem.release(1).await.is_err() {
@@ -476,14 +399,8 @@ async fn under_random_cancellation_client_kill_and_sigstop_the_count_stays_exact
     for task in tasks {
         within(ms(30_000), "a contender", task).await.unwrap();
     }
-    killer.await.unwrap();
-    stopper.await.unwrap();
-    let _ = std::process::Command::new("kill")
-        .arg("-CONT")
-        .arg(redis.server.pid().to_string())
-        .status();
-    let most = most.load(Ordering::SeqCst);
-    let acquired = acquired.load(Ordering::SeqCst);
+    faults.finish().await;
+    let (most, acquired) = (holders.most(), holders.acquired());
     println!("acquired {acquired} times, at most {most} holders at once");
     assert!(
         most <= PERMITS as usize,
@@ -586,12 +503,7 @@ async fn the_blocking_face_takes_waits_and_gives_back() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_woken_waiter_cancelled_around_its_try_never_strands_the_other() {
     let redis = Redis::start().await;
-    let proxy = FaultProxy::start(redis.server.port());
-    let waiters = LockClient::builder(proxy.url())
-        .sync_replicas(SyncReplicas::Off)
-        .connect()
-        .await
-        .unwrap();
+    let (proxy, waiters) = redis.behind_proxy(None).await;
     proxy.set_delay(ms(20));
     let releaser = redis.client().await;
     let mut listener = redis.listen(&semaphore_channel("handover")).await;
@@ -767,13 +679,7 @@ async fn a_restart_while_permits_are_held_and_acquirers_wait_keeps_the_count_exa
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_release_whose_reply_was_lost_in_a_restart_gives_back_once() {
     let redis = Redis::start_persistent().await;
-    let proxy = FaultProxy::start(redis.server.port());
-    let client = LockClient::builder(proxy.url())
-        .response_timeout(ms(1000))
-        .sync_replicas(SyncReplicas::Off)
-        .connect()
-        .await
-        .unwrap();
+    let (proxy, client) = redis.behind_proxy(Some(ms(1000))).await;
     let sem = client.semaphore("replied");
     sem.set_permits(3).await.unwrap();
     assert!(sem.try_acquire(2).await.unwrap());

@@ -95,12 +95,7 @@ async fn renewal_goes_on_after_redis_errors() {
     // round renews.
     let mut killed = 0;
     for _ in 0..4 {
-        let n: i64 = redis::cmd("CLIENT")
-            .arg(&["KILL", "TYPE", "normal", "SKIPME", "yes"])
-            .query_async(&mut redis.raw())
-            .await
-            .unwrap();
-        killed += n;
+        killed += redis.close_client_connections().await;
         tokio::time::sleep(Duration::from_millis(600)).await;
     }
     assert!(

@@ -1,13 +1,16 @@
 //! Helpers of the lock tests: a private redis-server with a raw connection
 //! for looking at (and tampering with) what the locks store, a listener on a
-//! pub/sub channel, and time limits that turn hangs into failures.
+//! pub/sub channel, time limits that turn hangs into failures, and faults
+//! injected for a while ([`chaos`]).
 
 #![allow(dead_code)]
+
+pub mod chaos;
 
 use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
 use redlua_runtime::LockClient;
-use redlua_test_support::RedisServer;
+use redlua_test_support::{FaultProxy, RedisServer};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
@@ -121,6 +124,33 @@ impl Redis {
             .connect()
             .await
             .expect("connect")
+    }
+
+    /// Closes every normal client connection but the raw one's (as a
+    /// server's idle timeout, a proxy or a load balancer would): how many.
+    pub async fn close_client_connections(&self) -> i64 {
+        redis::cmd("CLIENT")
+            .arg(&["KILL", "TYPE", "normal", "SKIPME", "yes"])
+            .query_async(&mut self.raw())
+            .await
+            .expect("CLIENT KILL")
+    }
+
+    /// A fault proxy in front of the server (delays, refused connections)
+    /// and an unsynced lock client through it, with `response_timeout` if
+    /// one is given.
+    pub async fn behind_proxy(
+        &self,
+        response_timeout: Option<Duration>,
+    ) -> (FaultProxy, LockClient) {
+        let proxy = FaultProxy::start(self.server.port());
+        let mut builder =
+            LockClient::builder(proxy.url()).sync_replicas(redlua_runtime::SyncReplicas::Off);
+        if let Some(limit) = response_timeout {
+            builder = builder.response_timeout(limit);
+        }
+        let client = builder.connect().await.expect("connect");
+        (proxy, client)
     }
 
     /// A lock client with a short watchdog timeout.
