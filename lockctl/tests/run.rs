@@ -99,18 +99,28 @@ fn files<const N: usize>(server: &RedisServer, names: [&str; N]) -> [PathBuf; N]
 
 /// A command whose shell starts a second shell in the background; both
 /// write down the SIGTERM they get, in the files `outer` and `inner`. The
-/// command writes `ready` once it runs, and exits with 7 on SIGTERM.
+/// command writes `ready` once both traps are set, and exits with 7 on
+/// SIGTERM.
 fn two_shells(server: &RedisServer) -> (String, [PathBuf; 3]) {
-    let [ready, outer, inner, second] = files(server, ["ready", "outer", "inner", "second.sh"]);
+    let [ready, outer, inner, second, second_ready] = files(
+        server,
+        ["ready", "outer", "inner", "second.sh", "second-ready"],
+    );
+    // Each shell says it is ready only once its trap is set, and the first
+    // only once the second is: a signal sent after `ready` finds both traps.
     let second_script = format!(
-        "trap 'echo TERM > {inner}; exit 0' TERM; {LOOP} sleep 0.05; done",
+        "trap 'echo TERM > {inner}; exit 0' TERM; touch {second_ready}; {LOOP} sleep 0.05; done",
         inner = inner.display(),
+        second_ready = second_ready.display(),
     );
     std::fs::write(&second, second_script).expect("second.sh");
     let script = format!(
         "sh {second} {QUIET} & \
-         trap 'echo TERM > {outer}; exit 7' TERM; touch {ready}; {LOOP} sleep 0.05; done",
+         trap 'echo TERM > {outer}; exit 7' TERM; \
+         while [ ! -e {second_ready} ]; do sleep 0.01; done; \
+         touch {ready}; {LOOP} sleep 0.05; done",
         second = second.display(),
+        second_ready = second_ready.display(),
         outer = outer.display(),
         ready = ready.display(),
     );
