@@ -2,7 +2,7 @@
 //! Redisson's `RPermitExpirableSemaphore`, handed out as [`PermitGuard`]s.
 
 use crate::api::client::LockClient;
-use crate::api::semaphore::{MAX_PERMITS, checked_names, names_of};
+use crate::api::semaphore::{addable, change_pool, checked_names, names_of, settable};
 use crate::base::config::{check_lease, token_ttl};
 use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Result};
@@ -13,7 +13,7 @@ use crate::holds::lease_clock::LeaseClock;
 use crate::holds::leased::{LeasedRequest, from_hex, hex, new_hold, new_id};
 use crate::holds::permits::{change_once, take};
 use crate::holds::shared::Shared;
-use crate::protocol::counted_scripts::{ChangeSemaphore, Changed, ReleaseLeased, SemaphoreChange};
+use crate::protocol::counted_scripts::{ReleaseLeased, SemaphoreChange};
 use crate::protocol::replies::millis;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -262,23 +262,7 @@ impl LeasedSemaphore {
     }
 
     async fn change(&self, change: SemaphoreChange, permits: i64) -> Result<(bool, i64)> {
-        let names = self.names()?;
-        let config = &self.shared.config;
-        let changed: Changed = change_once(&self.shared, names, |latch| {
-            ChangeSemaphore {
-                semaphore: &names.key,
-                channel: &names.channel,
-                latch,
-                timeouts: &names.timeouts,
-                change,
-                permits,
-                latch_ttl_ms: millis(config.latch_ttl),
-                publish: config.publish,
-            }
-            .call()
-        })
-        .await?;
-        Ok((changed.changed, changed.value))
+        change_pool(&self.shared, self.names()?, change, permits).await
     }
 
     /// Sets the pool to `permits` in all, permits taken included (Redisson's
@@ -291,14 +275,8 @@ impl LeasedSemaphore {
     ///
     /// If the future is dropped, the pool may or may not have been set.
     pub async fn set_permits(&self, permits: u64) -> Result<()> {
-        if permits > MAX_PERMITS {
-            return Err(self.invalid(format!("{permits} permits: set 0 to {MAX_PERMITS}")));
-        }
-        self.change(
-            SemaphoreChange::SetTotal,
-            i64::try_from(permits).unwrap_or(i64::MAX),
-        )
-        .await?;
+        let permits = settable(self.name(), permits)?;
+        self.change(SemaphoreChange::SetTotal, permits).await?;
         Ok(())
     }
 
@@ -309,16 +287,8 @@ impl LeasedSemaphore {
     ///
     /// If the future is dropped, the permits may or may not have been set.
     pub async fn try_set_permits(&self, permits: u64) -> Result<bool> {
-        if permits > MAX_PERMITS {
-            return Err(self.invalid(format!("{permits} permits: set 0 to {MAX_PERMITS}")));
-        }
-        Ok(self
-            .change(
-                SemaphoreChange::TrySet,
-                i64::try_from(permits).unwrap_or(i64::MAX),
-            )
-            .await?
-            .0)
+        let permits = settable(self.name(), permits)?;
+        Ok(self.change(SemaphoreChange::TrySet, permits).await?.0)
     }
 
     /// Adds `permits` to those available (negative: removes them), and
@@ -329,11 +299,7 @@ impl LeasedSemaphore {
     /// If the future is dropped, the permits may or may not have been
     /// added (at most once).
     pub async fn add_permits(&self, permits: i64) -> Result<i64> {
-        if permits == 0 || permits.unsigned_abs() > MAX_PERMITS {
-            return Err(self.invalid(format!(
-                "{permits} permits: add or remove 1 to {MAX_PERMITS}"
-            )));
-        }
+        let permits = addable(self.name(), permits)?;
         Ok(self.change(SemaphoreChange::Add, permits).await?.1)
     }
 

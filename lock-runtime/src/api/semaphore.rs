@@ -202,23 +202,7 @@ impl Semaphore {
     }
 
     async fn change(&self, change: SemaphoreChange, permits: i64) -> Result<(bool, i64)> {
-        let names = self.names()?;
-        let config = &self.shared.config;
-        let changed: Changed = change_once(&self.shared, names, |latch| {
-            ChangeSemaphore {
-                semaphore: &names.key,
-                channel: &names.channel,
-                latch,
-                timeouts: &names.timeouts,
-                change,
-                permits,
-                latch_ttl_ms: millis(config.latch_ttl),
-                publish: config.publish,
-            }
-            .call()
-        })
-        .await?;
-        Ok((changed.changed, changed.value))
+        change_pool(&self.shared, self.names()?, change, permits).await
     }
 
     /// Gives `permits` back (whoever took them: they are nobody's), wakes
@@ -247,12 +231,7 @@ impl Semaphore {
     /// If the future is dropped, the permits may or may not have been added
     /// (at most once).
     pub async fn add_permits(&self, permits: i64) -> Result<i64> {
-        if permits == 0 || permits.unsigned_abs() > MAX_PERMITS {
-            return Err(Error::InvalidPermits {
-                name: self.name().to_string(),
-                reason: format!("{permits} permits: add or remove 1 to {MAX_PERMITS}"),
-            });
-        }
+        let permits = addable(self.name(), permits)?;
         Ok(self.change(SemaphoreChange::Add, permits).await?.1)
     }
 
@@ -265,7 +244,7 @@ impl Semaphore {
     ///
     /// If the future is dropped, the permits may or may not have been set.
     pub async fn set_permits(&self, permits: u64) -> Result<()> {
-        let permits = self.settable(permits)?;
+        let permits = settable(self.name(), permits)?;
         self.change(SemaphoreChange::Set, permits).await?;
         Ok(())
     }
@@ -278,18 +257,8 @@ impl Semaphore {
     ///
     /// If the future is dropped, the permits may or may not have been set.
     pub async fn try_set_permits(&self, permits: u64) -> Result<bool> {
-        let permits = self.settable(permits)?;
+        let permits = settable(self.name(), permits)?;
         Ok(self.change(SemaphoreChange::TrySet, permits).await?.0)
-    }
-
-    fn settable(&self, permits: u64) -> Result<i64> {
-        if permits > MAX_PERMITS {
-            return Err(Error::InvalidPermits {
-                name: self.name().to_string(),
-                reason: format!("{permits} permits: set 0 to {MAX_PERMITS}"),
-            });
-        }
-        Ok(i64::try_from(permits).unwrap_or(i64::MAX))
     }
 
     /// The permits available now (0 when the semaphore does not exist;
@@ -307,6 +276,55 @@ impl Semaphore {
 
 /// Reads the integer at `key` (0 when absent): [`Error::WrongType`] for a
 /// key of another type, or a string that is not an integer.
+/// Changes a semaphore's pool (a release, an addition, setting it) once,
+/// through a request latch: `(whether it changed, the number after)`.
+pub(crate) async fn change_pool(
+    shared: &Arc<Shared>,
+    names: &CountedNames,
+    change: SemaphoreChange,
+    permits: i64,
+) -> Result<(bool, i64)> {
+    let config = &shared.config;
+    let changed: Changed = change_once(shared, names, |latch| {
+        ChangeSemaphore {
+            semaphore: &names.key,
+            channel: &names.channel,
+            latch,
+            timeouts: &names.timeouts,
+            change,
+            permits,
+            latch_ttl_ms: millis(config.latch_ttl),
+            publish: config.publish,
+        }
+        .call()
+    })
+    .await?;
+    Ok((changed.changed, changed.value))
+}
+
+/// Checks the size a pool is set to: 0 to [`MAX_PERMITS`].
+pub(crate) fn settable(name: &str, permits: u64) -> Result<i64> {
+    if permits > MAX_PERMITS {
+        return Err(Error::InvalidPermits {
+            name: name.to_string(),
+            reason: format!("{permits} permits: set 0 to {MAX_PERMITS}"),
+        });
+    }
+    Ok(i64::try_from(permits).unwrap_or(i64::MAX))
+}
+
+/// Checks a number of permits added to (or, negative, removed from) a pool:
+/// 1 to [`MAX_PERMITS`] either way.
+pub(crate) fn addable(name: &str, permits: i64) -> Result<i64> {
+    if permits == 0 || permits.unsigned_abs() > MAX_PERMITS {
+        return Err(Error::InvalidPermits {
+            name: name.to_string(),
+            reason: format!("{permits} permits: add or remove 1 to {MAX_PERMITS}"),
+        });
+    }
+    Ok(permits)
+}
+
 pub(crate) async fn read_number(shared: &Shared, key: &str) -> Result<i64> {
     let mut con = shared.con.clone();
     let value: Option<String> = redis::cmd("GET")
