@@ -6,7 +6,7 @@
 //! lint was written against, so these tests never fail on a low score: they
 //! check that the corpus is well formed (every entry loads, cites its
 //! source and licence, parses as its manifest says, and sits in the half its
-//! group hashes to), then print the recall of each half. A bug counts as
+//! group hashes to or says why it does not), then print the recall of each half. A bug counts as
 //! caught when the analyzer reports a warning or an error on a line of the
 //! entry's `lines` range.
 //!
@@ -20,6 +20,19 @@ use std::path::{Path, PathBuf};
 const DEVELOPMENT: &str = "development";
 const HELD_OUT: &str = "held_out";
 
+/// The optional field that says why an entry sits in the half its group
+/// does not hash to.
+const PLACED: &str = "placed";
+
+/// The optional field that says why a held-out entry cites the same report
+/// as another held-out entry.
+const SHARED_REPORT: &str = "shared_report";
+
+/// The optional field naming the corrected script, and the one giving the
+/// lines of the correction in it.
+const FIXED: &str = "fixed";
+const FIXED_LINES: &str = "fixed_lines";
+
 /// The fields every entry must have, each a non-empty string.
 const TEXT_FIELDS: &[&str] = &[
     "id", "group", "file", "class", "summary", "project", "source", "licence", "form",
@@ -31,13 +44,48 @@ struct Entry {
     group: String,
     /// The report it comes from.
     source: String,
+    /// Why the entry shares its report with another entry of its half.
+    shared_report: Option<String>,
     class: String,
     source_text: String,
     /// First and last line (1-based) where a finding counts as catching it.
     lines: (usize, usize),
     parses: bool,
+    /// The corrected script, where the report has one.
+    fixed: Option<Fixed>,
     declared: Option<Declared>,
     target: ServerTarget,
+}
+
+/// The corrected version of a bug's script.
+struct Fixed {
+    source_text: String,
+    /// First and last line (1-based) of the correction: a finding there is
+    /// a false alarm.
+    lines: (usize, usize),
+}
+
+/// `key` = [first, last]: 1-based lines of `source_text`.
+fn line_range(bug: &toml::Table, key: &str, source_text: &str, at: &str) -> (usize, usize) {
+    let lines: Vec<usize> = bug
+        .get(key)
+        .and_then(toml::Value::as_array)
+        .unwrap_or_else(|| panic!("{at}: `{key}` = [first, last] is missing"))
+        .iter()
+        .map(|l| {
+            l.as_integer()
+                .and_then(|l| usize::try_from(l).ok())
+                .unwrap_or_else(|| panic!("{at}: `{key}` holds line numbers"))
+        })
+        .collect();
+    let [first, last] = lines[..] else {
+        panic!("{at}: `{key}` = [first, last]");
+    };
+    assert!(
+        1 <= first && first <= last && last <= source_text.lines().count(),
+        "{at}: `{key}` {first}..={last} are not lines of its script"
+    );
+    (first, last)
 }
 
 fn root() -> PathBuf {
@@ -96,11 +144,16 @@ fn load(half: &str) -> Vec<Entry> {
         let id = text(bug, "id", &at).to_owned();
         let at = format!("{half}/{id}");
         let group = text(bug, "group", &at).to_owned();
-        assert_eq!(
-            half_of(&group),
-            half,
-            "{at}: group `{group}` hashes to the other half"
-        );
+        if half_of(&group) != half {
+            assert!(
+                bug.get(PLACED).is_some(),
+                "{at}: group `{group}` hashes to the other half, and `{PLACED}` does not say why it sits here"
+            );
+            text(bug, PLACED, &at);
+        }
+        let shared_report = bug
+            .get(SHARED_REPORT)
+            .map(|_| text(bug, SHARED_REPORT, &at).to_owned());
         let source = text(bug, "source", &at);
         assert!(
             source.starts_with("https://"),
@@ -114,24 +167,17 @@ fn load(half: &str) -> Vec<Entry> {
         let file = text(bug, "file", &at);
         let source_text = std::fs::read_to_string(dir.join(file))
             .unwrap_or_else(|e| panic!("{at}: cannot read {file}: {e}"));
-        let lines: Vec<usize> = bug
-            .get("lines")
-            .and_then(toml::Value::as_array)
-            .unwrap_or_else(|| panic!("{at}: `lines` = [first, last] is missing"))
-            .iter()
-            .map(|l| {
-                l.as_integer()
-                    .and_then(|l| usize::try_from(l).ok())
-                    .unwrap_or_else(|| panic!("{at}: `lines` holds line numbers"))
-            })
-            .collect();
-        let [first, last] = lines[..] else {
-            panic!("{at}: `lines` = [first, last]");
-        };
-        assert!(
-            1 <= first && first <= last && last <= source_text.lines().count(),
-            "{at}: lines {first}..={last} are not lines of {file}"
-        );
+        let (first, last) = line_range(bug, "lines", &source_text, &at);
+        let fixed = bug.get(FIXED).map(|_| {
+            let fixed_file = text(bug, FIXED, &at);
+            let fixed_text = std::fs::read_to_string(dir.join(fixed_file))
+                .unwrap_or_else(|e| panic!("{at}: cannot read {fixed_file}: {e}"));
+            let lines = line_range(bug, FIXED_LINES, &fixed_text, &at);
+            Fixed {
+                source_text: fixed_text,
+                lines,
+            }
+        });
         let parses = bug
             .get("parses")
             .and_then(toml::Value::as_bool)
@@ -156,9 +202,11 @@ fn load(half: &str) -> Vec<Entry> {
             id,
             group,
             source: source.to_owned(),
+            shared_report,
             class: text(bug, "class", &at).to_owned(),
             source_text,
             lines: (first, last),
+            fixed,
             parses,
             declared,
             target,
@@ -179,10 +227,21 @@ fn options(entry: &Entry) -> Options {
 
 /// Whether the analyzer reports something on the bug's lines.
 fn caught(entry: &Entry) -> bool {
-    let report = analyze(&entry.source_text, &options(entry));
+    reports_on(&entry.source_text, entry.lines, entry)
+}
+
+/// Whether the analyzer reports something on the correction's lines of the
+/// entry's corrected script (`None`: the entry has none).
+fn false_alarm_on_fix(entry: &Entry) -> Option<bool> {
+    let fixed = entry.fixed.as_ref()?;
+    Some(reports_on(&fixed.source_text, fixed.lines, entry))
+}
+
+fn reports_on(source_text: &str, lines: (usize, usize), entry: &Entry) -> bool {
+    let report = analyze(source_text, &options(entry));
     report.diagnostics.iter().any(|d| {
         d.primary_span()
-            .is_some_and(|s| (entry.lines.0..=entry.lines.1).contains(&s.start.line))
+            .is_some_and(|s| (lines.0..=lines.1).contains(&s.start.line))
     })
 }
 
@@ -226,6 +285,27 @@ fn no_report_is_cited_in_both_halves() {
 }
 
 #[test]
+fn no_report_is_cited_twice_in_the_held_out_half_unless_its_entries_say_why() {
+    let mut by_source: std::collections::BTreeMap<String, Vec<Entry>> = Default::default();
+    for entry in load(HELD_OUT) {
+        by_source
+            .entry(entry.source.clone())
+            .or_default()
+            .push(entry);
+    }
+    for (source, entries) in by_source.iter().filter(|(_, e)| e.len() > 1) {
+        for entry in entries {
+            assert!(
+                entry.shared_report.is_some(),
+                "{}: {source} is cited by {} held-out entries, and `{SHARED_REPORT}` does not say why",
+                entry.id,
+                entries.len()
+            );
+        }
+    }
+}
+
+#[test]
 fn no_bug_is_recorded_twice() {
     let mut seen = std::collections::BTreeSet::new();
     for entry in load(DEVELOPMENT).into_iter().chain(load(HELD_OUT)) {
@@ -255,6 +335,14 @@ fn every_entry_parses_as_its_manifest_says() {
                 "parses it"
             }
         );
+        if let Some(fixed) = &entry.fixed {
+            let report = analyze(&fixed.source_text, &options(entry));
+            assert!(
+                !report.diagnostics.iter().any(|d| d.lint == Lint::Syntax),
+                "{}: its corrected script does not parse",
+                entry.id
+            );
+        }
     }
 }
 
@@ -294,12 +382,25 @@ fn recall_of_each_half_is_printed() {
     for id in &missed {
         eprintln!("  missed: {id}");
     }
+    print_fixes("development", &development);
     let held_out = load(HELD_OUT);
     let held_hits = held_out.iter().filter(|e| caught(e)).count();
     eprintln!(
         "real-world bugs, held-out half: caught {held_hits} of {} ({:.0}%)",
         held_out.len(),
         percent(held_hits, held_out.len())
+    );
+    print_fixes("held-out", &held_out);
+}
+
+/// Prints how many corrected scripts of a half draw a finding on their
+/// corrected lines (a count only).
+fn print_fixes(half: &str, entries: &[Entry]) {
+    let checked: Vec<bool> = entries.iter().filter_map(false_alarm_on_fix).collect();
+    let alarms = checked.iter().filter(|alarm| **alarm).count();
+    eprintln!(
+        "corrected versions, {half} half: a finding on the corrected lines of {alarms} of {}",
+        checked.len()
     );
 }
 

@@ -1,7 +1,0 @@
--- Real-world bug fixture `go-redis-false-returned`: see manifest.toml beside this file.
-local arg = KEYS[1]
-if arg == "false" then
-  return false
-else
-  return true
-end
