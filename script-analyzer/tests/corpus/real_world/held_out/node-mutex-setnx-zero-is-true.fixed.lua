@@ -1,0 +1,4 @@
+-- Real-world bug fixture `node-mutex-setnx-zero-is-true`, corrected as its report corrects it: see manifest.toml beside this file.
+local locked = redis.call('SETNX', KEYS[1], ARGV[1]);
+if locked == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end;
+return locked
