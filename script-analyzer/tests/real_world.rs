@@ -11,7 +11,9 @@
 //! entry's `lines` range.
 //!
 //! `cargo test -p redlua-analyzer --test real_world -- --nocapture` prints
-//! the scores. The held-out half is scored as a count only.
+//! the scores. The held-out half is scored as a count only. The README and
+//! the scripts guide state these figures; a test checks that they state
+//! what is measured.
 
 use redlua_analyzer::{Declared, Lint, Options, ServerTarget, analyze};
 use std::path::{Path, PathBuf};
@@ -409,4 +411,84 @@ fn percent(part: usize, whole: usize) -> f64 {
         return 0.0;
     }
     100.0 * part as f64 / whole as f64
+}
+
+/// The figures the README and the scripts guide state.
+struct Scores {
+    development: usize,
+    development_hits: usize,
+    held_out: usize,
+    held_out_hits: usize,
+    /// Held-out corrected scripts, and those with a finding on their
+    /// corrected lines.
+    held_out_fixes: usize,
+    held_out_fix_alarms: usize,
+}
+
+fn scores() -> Scores {
+    let development = load(DEVELOPMENT);
+    let held_out = load(HELD_OUT);
+    let fixes: Vec<bool> = held_out.iter().filter_map(false_alarm_on_fix).collect();
+    Scores {
+        development: development.len(),
+        development_hits: development.iter().filter(|e| caught(e)).count(),
+        held_out: held_out.len(),
+        held_out_hits: held_out.iter().filter(|e| caught(e)).count(),
+        held_out_fixes: fixes.len(),
+        held_out_fix_alarms: fixes.iter().filter(|alarm| **alarm).count(),
+    }
+}
+
+/// A document's text with every run of whitespace made one space, so that
+/// a sentence matches wherever its lines break.
+fn flattened(relative: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn the_readme_and_the_scripts_guide_state_the_measured_scores() {
+    let s = scores();
+    let stated = [
+        (
+            "../README.md",
+            format!(
+                "they find {} of {} at their line",
+                s.held_out_hits, s.held_out
+            ),
+        ),
+        (
+            "../docs/scripts.md",
+            format!("holds {} Redis Lua bugs", s.development + s.held_out),
+        ),
+        (
+            "../docs/scripts.md",
+            format!(
+                "a development half ({}) and a held-out half ({})",
+                s.development, s.held_out
+            ),
+        ),
+        (
+            "../docs/scripts.md",
+            format!(
+                "for {} of the {} held-out bugs and {} of the {} others",
+                s.held_out_hits, s.held_out, s.development_hits, s.development
+            ),
+        ),
+        (
+            "../docs/scripts.md",
+            format!(
+                "flags the corrected lines of {} of the {} corrected scripts",
+                s.held_out_fix_alarms, s.held_out_fixes
+            ),
+        ),
+    ];
+    for (document, sentence) in stated {
+        assert!(
+            flattened(document).contains(&sentence),
+            "{document} does not say \"{sentence}\": its figures must be the measured ones \
+             (`cargo test -p redlua-analyzer --test real_world -- --nocapture` prints them)"
+        );
+    }
 }
