@@ -479,7 +479,7 @@ fn the_readme_and_the_scripts_guide_state_the_measured_scores() {
         (
             "../docs/scripts.md",
             format!(
-                "flags the corrected lines of {} of the {} corrected scripts",
+                "a finding on the corrected lines of {} of the {} corrected scripts",
                 s.held_out_fix_alarms, s.held_out_fixes
             ),
         ),
