@@ -670,13 +670,7 @@ return redis.call('SET', KEYS[1], string.format('%.0f', id))",
         name: "return: a table with string keys",
         lint: Lint::ReturnShape,
         headers: &["-- redlua: returns=array"],
-        // not claimed: a join of a table with names and an array keeps no
-        // field facts (a field set on one path only is not known there).
-        not_claimed: &[(
-            "branch",
-            false,
-            "a join of a named-field table and an array keeps no fields",
-        )],
+        not_claimed: &[],
         cells: [
             (
                 "local info = {owner = ARGV[1], ttl = redis.call('PTTL', KEYS[1])}

@@ -4,7 +4,10 @@
 //! Invariants:
 //! - A [`State`] holds, for the locals of the function being walked, a
 //!   superset of the values they may have at that point; a local it does
-//!   not hold has its summary value. A field it does not hold is unknown.
+//!   not hold has its summary value. A field it does not hold is unknown,
+//!   but for a table whose names are all held ([`FieldKey::NamesKnown`]):
+//!   a name it does not hold is nil there, and a join keeps a name set on
+//!   one path only, as maybe nil.
 //! - Branches are joined; a branch that ends in `return`, `error(...)` or
 //!   `break` adds nothing to what follows it (`break` adds to the loop's
 //!   exit).
@@ -195,7 +198,7 @@ impl Places for Flow<'_, '_> {
         let key = match key {
             FieldKey::Name(name) => Key::Name(name.clone()),
             FieldKey::Index(i) => Key::Number(*i as f64),
-            FieldKey::Len | FieldKey::Elements => return None,
+            FieldKey::Len | FieldKey::Elements | FieldKey::NamesKnown => return None,
         };
         let value = Flow::local(self, state, var);
         Some(self.types.index(&value, Some(&key)))
@@ -391,7 +394,14 @@ impl Flow<'_, '_> {
             return;
         }
         if let Some(Expression::TableConstructor(table)) = expr.map(unparenthesized) {
-            for (key, value) in self.constructor_fields(table) {
+            let fields = self.constructor_fields(table);
+            // No computed key: every name of the table is held.
+            if !fields.is_empty() {
+                state
+                    .fields
+                    .insert((var, FieldKey::NamesKnown), Inferred::of(Ty::TRUE));
+            }
+            for (key, value) in fields {
                 state.fields.insert((var, key), value);
             }
         } else if empty {
@@ -791,7 +801,9 @@ impl Flow<'_, '_> {
                         .is_some_and(|k| k.ty.within(Ty::STRING)),
                     _ => false,
                 };
-                // Any field (the elements too, unless the key is a name).
+                // Any field (the elements too, unless the key is a name),
+                // or a new name.
+                state.fields.remove(&(table, FieldKey::NamesKnown));
                 for ((t, key), field) in state.fields.iter_mut() {
                     let skip = *key == FieldKey::Len || (name && *key == FieldKey::Elements);
                     if *t == table && !skip {

@@ -101,7 +101,8 @@ pub struct Types<'a> {
     /// Locals that a function other than their own assigns.
     escaping: HashSet<usize>,
     /// Local tables whose fields the flow walk follows: made by a
-    /// constructor or returned by a call (a reply, a decoded document),
+    /// constructor or returned by a call (a reply, a decoded document), or
+    /// declared without a value and set so later,
     /// and only read, written and passed to library functions, in their
     /// own function.
     tracked: HashSet<usize>,
@@ -129,7 +130,8 @@ pub struct Types<'a> {
 /// What is known of a local table where it is read ([`Types::table_fields`]).
 #[derive(Clone, Debug, Default)]
 pub struct TableFields {
-    /// The named fields set on every path (`t.count = n`), sorted.
+    /// The named fields set on some path (`t.count = n`), sorted. A name
+    /// set on some paths only has a value that may be nil.
     pub names: Vec<String>,
     /// The same, with their values.
     pub names_with_values: Vec<(String, Inferred)>,
@@ -154,6 +156,12 @@ pub(crate) enum FieldKey {
     /// Every value stored at a position (`t[i]`, `table.insert(t, v)`,
     /// a constructor's list), joined: what `ipairs(t)` and `t[i]` give.
     Elements,
+    /// A marker: the table's named fields are all held (it was made by a
+    /// constructor with literal keys, and stored into at literal names
+    /// only since), so a name not held is nil. Where paths join, a name
+    /// set on one path only is kept, as maybe nil, when the other path
+    /// holds this marker.
+    NamesKnown,
 }
 
 impl FieldKey {
@@ -284,11 +292,13 @@ impl<'a> Types<'a> {
             .chain(defs.keys().filter(|v| !uses.contains_key(v)).copied())
             .filter(|var| {
                 defs.get(var).is_some_and(|defs| {
-                    defs.iter().all(|d| {
-                        matches!(d, Def::Expr(e) if matches!(
+                    defs.iter().all(|d| match d {
+                        Def::Expr(e) => matches!(
                             unparenthesized(e),
                             Expression::TableConstructor(_) | Expression::FunctionCall(_)
-                        ))
+                        ),
+                        // `local t`, set on the paths that follow.
+                        Def::Value(ty) => *ty == Ty::NIL,
                     })
                 })
             })
@@ -389,7 +399,7 @@ impl<'a> Types<'a> {
                     table.len = Some(value.range);
                     table.filled_from = value.origin.clone();
                 }
-                FieldKey::Elements => {}
+                FieldKey::Elements | FieldKey::NamesKnown => {}
             }
         }
         table.names.sort();
