@@ -895,13 +895,7 @@ return 1",
         name: "cjson.encode of a table that may be empty",
         lint: Lint::CjsonEmptyTable,
         headers: &[],
-        // not claimed: a table held in a field (`page.items`) is not
-        // followed as a table, so its length is not known there.
-        not_claimed: &[(
-            "field",
-            false,
-            "the length of a table held in a field is not followed",
-        )],
+        not_claimed: &[],
         cells: [
             (
                 "local members = redis.call('SMEMBERS', KEYS[1])

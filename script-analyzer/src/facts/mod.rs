@@ -125,6 +125,9 @@ pub struct Types<'a> {
     /// What the parameters of a function whose every call is seen
     /// receive, by body ([`params`]).
     params: HashMap<usize, Vec<Inferred>>,
+    /// Tables held in a named field of a local that may change where the
+    /// walk does not see it (their length is not followed).
+    nested_changed: HashSet<(usize, String)>,
 }
 
 /// What is known of a local table where it is read ([`Types::table_fields`]).
@@ -142,6 +145,9 @@ pub struct TableFields {
     /// The command reply the table was filled from, one element per round
     /// of a loop over it: the table may be as long as that reply.
     pub filled_from: Option<Origin>,
+    /// The lengths of the command list replies held in named fields
+    /// (`t.items = redis.call('LRANGE', ...)`), by name.
+    pub list_lengths: Vec<(String, Range)>,
 }
 
 /// A field of a local table, as the flow walk follows it.
@@ -156,6 +162,9 @@ pub(crate) enum FieldKey {
     /// Every value stored at a position (`t[i]`, `table.insert(t, v)`,
     /// a constructor's list), joined: what `ipairs(t)` and `t[i]` give.
     Elements,
+    /// The length of the list held at `t.name` (a command's list reply
+    /// stored there), when nothing but a store changes that list.
+    LenOf(String),
     /// A marker: the table's named fields are all held (it was made by a
     /// constructor with literal keys, and stored into at literal names
     /// only since), so a name not held is nil. Where paths join, a name
@@ -251,6 +260,8 @@ impl<'a> Types<'a> {
             functions: Vec::new(),
             bodies: HashMap::new(),
             parameter_counts: HashMap::new(),
+            nested_changed: HashSet::new(),
+            storing: false,
         };
         walker.block(ast.nodes());
         let Walker {
@@ -262,8 +273,10 @@ impl<'a> Types<'a> {
             foreign,
             bodies,
             parameter_counts,
+            nested_changed,
             ..
         } = walker;
+        types.nested_changed = nested_changed;
         types.inputs_assigned = inputs_assigned;
         types.vars = summary_values(&types, &defs);
         types.defs_count = defs.iter().map(|(var, d)| (*var, d.len())).collect();
@@ -399,6 +412,7 @@ impl<'a> Types<'a> {
                     table.len = Some(value.range);
                     table.filled_from = value.origin.clone();
                 }
+                FieldKey::LenOf(name) => table.list_lengths.push((name.clone(), value.range)),
                 FieldKey::Elements | FieldKey::NamesKnown => {}
             }
         }
@@ -406,6 +420,50 @@ impl<'a> Types<'a> {
         table.names_with_values.sort_by(|a, b| a.0.cmp(&b.0));
         table.elements.sort_by_key(|(i, _)| *i);
         Some(table)
+    }
+
+    /// The length of the command list reply held in the field `expr`
+    /// names (`t.items`, of a followed local table), where it is read.
+    /// `None` when it is not followed.
+    pub fn list_length(&self, expr: &Expression) -> Option<Range> {
+        let Expression::Var(full_moon::ast::Var::Expression(var)) = unparenthesized(expr) else {
+            return None;
+        };
+        let Prefix::Name(token) = var.prefix() else {
+            return None;
+        };
+        let suffixes: Vec<&Suffix> = var.suffixes().collect();
+        let [Suffix::Index(index)] = suffixes.as_slice() else {
+            return None;
+        };
+        let Some(Key::Name(name)) = index_key(index) else {
+            return None;
+        };
+        self.fields_at
+            .get(&eval::token_key(token))?
+            .get(&FieldKey::LenOf(name))
+            .map(|len| len.range)
+    }
+
+    /// The command whose list reply `expr` is, written in place
+    /// (`redis.call('LRANGE', ...)`), when that reply may be empty.
+    pub fn inline_list_reply(&self, expr: &Expression) -> Option<String> {
+        let expr = unparenthesized(expr);
+        if !matches!(expr, Expression::FunctionCall(_)) {
+            return None;
+        }
+        let value = self.of(expr);
+        match &value.origin {
+            Some(Origin::Reply { command, span, .. })
+                if (span.start.offset, span.end.offset) == {
+                    let at = self.span(expr);
+                    (at.start.offset, at.end.offset)
+                } && flow::may_be_empty_reply(&value) =>
+            {
+                Some(command.clone())
+            }
+            _ => None,
+        }
     }
 
     /// The protocol of the script's replies, if the engine follows it.
