@@ -818,28 +818,7 @@ return score",
         name: "return: false, which arrives as nil",
         lint: Lint::NilReturn,
         headers: &["-- redlua: returns=integer"],
-        // not claimed: without a declared type, only a `false` that is always
-        // false is reported. A boolean (`true` or `false`) may be meant by a
-        // caller that reads nil as false; production scripts do so on purpose
-        // (`return isQueueMaxed(...)` in bullmq), so it is reported only
-        // against a declared type that cannot hold nil.
-        not_claimed: &[
-            (
-                "local",
-                true,
-                "a returned boolean is reported only against a declared type",
-            ),
-            (
-                "field",
-                true,
-                "a returned boolean is reported only against a declared type",
-            ),
-            (
-                "loop",
-                true,
-                "a returned boolean is reported only against a declared type",
-            ),
-        ],
+        not_claimed: &[],
         cells: [
             (
                 "local acquired = redis.call('EXISTS', KEYS[1]) == 0
