@@ -6,7 +6,10 @@
 //! list gets an object. Fires on an empty literal, and on a local table
 //! built as an array (elements appended in a loop or a branch: filtered),
 //! or holding a command's list reply (LRANGE, SMEMBERS), that may still be
-//! empty where it is encoded (no `#t == 0` test on the path), whole or as a member of a
+//! empty where it is encoded (no `#t == 0` test on the path); on such a
+//! reply held in a field of a local table (`t.items`, tested by
+//! `#t.items == 0`) or written in place
+//! (`cjson.encode(redis.call('LRANGE', ...))`). Whole or as a member of a
 //! table written in the call (`cjson.encode({items = out})`, nested
 //! tables too). A warning: `{}` may be meant.
 
