@@ -261,6 +261,44 @@ mod tests {
     }
 
     #[test]
+    fn every_form_the_registry_describes_is_reported() {
+        let documentation = Lint::CjsonEmptyTable.documentation();
+        for (named, source) in [
+            ("cjson.encode({})", "return cjson.encode({})"),
+            (
+                "filled in a loop",
+                "local out = {}\nfor _, k in ipairs(KEYS) do\n  if redis.call('EXISTS', k) == 1 then out[#out + 1] = k end\nend\nreturn cjson.encode(out)",
+            ),
+            (
+                "or a branch",
+                "local out = {}\nif redis.call('EXISTS', KEYS[1]) == 1 then out[1] = KEYS[1] end\nreturn cjson.encode(out)",
+            ),
+            (
+                "written in place",
+                "return cjson.encode(redis.call('LRANGE', KEYS[1], 0, -1))",
+            ),
+            (
+                "held in a local",
+                "local m = redis.call('SMEMBERS', KEYS[1])\nreturn cjson.encode(m)",
+            ),
+            (
+                "a table's field",
+                "local p = {}\np.items = redis.call('LRANGE', KEYS[1], 0, -1)\nreturn cjson.encode(p.items)",
+            ),
+            (
+                "as a member",
+                "local m = redis.call('SMEMBERS', KEYS[1])\nreturn cjson.encode({items = m})",
+            ),
+        ] {
+            assert!(
+                documentation.contains(named),
+                "the registry does not name `{named}`: {documentation}"
+            );
+            assert_eq!(warnings(source).len(), 1, "{named}: {source}");
+        }
+    }
+
+    #[test]
     fn members_surely_filled_unknown_or_empty_objects_pass() {
         for source in [
             "local out = {KEYS[1]}\nfor _, v in ipairs(ARGV) do table.insert(out, v) end\nreturn cjson.encode({items = out})",
