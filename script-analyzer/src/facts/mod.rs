@@ -14,7 +14,10 @@
 //! - The flow walk follows the statements in order: locals and
 //!   their reassignments, the fields of local tables that never escape
 //!   (`t.x = redis.call(...)`, `t[1]`, and every value stored at a
-//!   position, which `ipairs(t)` and `t[i]` give back), `if` branches and
+//!   position, which `ipairs(t)` and `t[i]` give back; a name set on one
+//!   path only of a table whose names are all known is kept where paths
+//!   join, as maybe nil; the length of a command's list reply held in a
+//!   field, `#t.items`), `if` branches and
 //!   `and` / `or`
 //!   with narrowing (`if v then` removes `false` and nil from `v`, and
 //!   nothing else: a string stays a string), early exits (`return`,
@@ -47,6 +50,9 @@
 //! - `KEYS[n]` and `ARGV[n]` are strings, or nil past the declared counts
 //!   (when the caller declares them and the script does not assign into
 //!   `KEYS` / `ARGV`).
+//! - A boolean made by a comparison, `not` or a literal carries that as
+//!   its origin ([`Origin::Boolean`]) through locals, fields, loops and
+//!   branches; a call of the script's own function does not pass it on.
 //! - Elements of array replies have the type Redis gives them under RESP2:
 //!   `redis.call('TIME')[1]` is a string of the seconds, each element of
 //!   HGETALL, WITHSCORES or LRANGE is a string, and MGET's may be `false`.

@@ -51,6 +51,15 @@ impl State {
             return self;
         }
         let vars = self.vars.join(other.vars);
+        // A field held on one side only is kept when the other side holds
+        // a marker of its table: nothing is, when a side holds nothing.
+        if self.fields.is_empty() || other.fields.is_empty() {
+            return State {
+                live: true,
+                vars,
+                fields: HashMap::new(),
+            };
+        }
         let mut fields = HashMap::with_capacity(self.fields.len());
         let known = |fields: &HashMap<(usize, FieldKey), Inferred>| -> Vec<usize> {
             fields
