@@ -118,7 +118,9 @@ lints! {
     /// (`redis.call('SET', k, v) == 'OK'`): it is a table `{ok = 'OK'}`.
     StatusComparison => "status_comparison", Error,
     /// A number compared with a string (`redis.call('INCR', k) == '1'`,
-    /// `tonumber(x) > ARGV[1]`): never equal, and `<` raises.
+    /// `tonumber(x) > ARGV[1]`): never equal, and `<` raises; so does a
+    /// reply with a number in place of its nil (`(redis.call('GET', k) or
+    /// 0) > n`), a string whenever the reply is there.
     NumberStringComparison => "number_string_comparison", Error,
     /// A SCAN cursor compared with a number (`until cursor == 0`): the
     /// cursor is a string. Or a scan loop whose cursor advances only inside

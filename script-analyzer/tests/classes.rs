@@ -277,6 +277,80 @@ return 1",
         ],
     },
     Class {
+        name: "a number in place of a nil reply (`or 0`)",
+        lint: Lint::NumberStringComparison,
+        headers: &[],
+        not_claimed: &[],
+        cells: [
+            (
+                "local count = redis.call('GET', KEYS[1]) or 0
+if count >= tonumber(ARGV[1]) then --<
+  return 0
+end
+redis.call('INCR', KEYS[1])
+return 1",
+                "local count = tonumber(redis.call('GET', KEYS[1])) or 0
+if count >= tonumber(ARGV[1]) then
+  return 0
+end
+redis.call('INCR', KEYS[1])
+return 1",
+            ),
+            (
+                "local s = {}
+s.used = redis.call('HGET', KEYS[1], 'used') or 0
+if s.used > tonumber(ARGV[1]) then --<
+  return 0
+end
+return 1",
+                "local s = {}
+s.used = tonumber(redis.call('HGET', KEYS[1], 'used')) or 0
+if s.used > tonumber(ARGV[1]) then
+  return 0
+end
+return 1",
+            ),
+            (
+                "local over = 0
+for _, k in ipairs(KEYS) do
+  local n = redis.call('GET', k) or 0
+  if n > 10 then --<
+    over = over + 1
+  end
+end
+return over",
+                "local over = 0
+for _, k in ipairs(KEYS) do
+  local n = tonumber(redis.call('GET', k)) or 0
+  if n > 10 then
+    over = over + 1
+  end
+end
+return over",
+            ),
+            (
+                "local v = redis.call('HGET', KEYS[1], 'tokens')
+if not v then
+  v = 0
+end
+if v < tonumber(ARGV[1]) then --<
+  return 0
+end
+return 1",
+                "local v = redis.call('HGET', KEYS[1], 'tokens')
+if not v then
+  v = 0
+else
+  v = tonumber(v)
+end
+if v < tonumber(ARGV[1]) then
+  return 0
+end
+return 1",
+            ),
+        ],
+    },
+    Class {
         name: "concatenation of a reply that may be false",
         lint: Lint::MaybeFalse,
         headers: &[],

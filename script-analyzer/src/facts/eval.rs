@@ -273,27 +273,41 @@ impl Types<'_> {
                     Some(narrowed) => self.eval(rhs, &*narrowed),
                     None => self.eval(rhs, env),
                 };
-                if !l.ty.intersects(Ty::FALSY) {
-                    return l;
-                }
-                let kept = Inferred {
-                    ty: l.ty.minus(Ty::FALSY),
-                    ..l
-                };
-                if kept.ty == Ty::EMPTY {
-                    return r;
-                }
-                let mut merged = kept.merge(r);
-                if !matches!(merged.origin, Some(Origin::Fraction { .. })) {
-                    merged.origin = None;
-                }
-                merged
+                self.or_values(l, r)
             }
             _ => {
                 let (l, r) = (self.eval(lhs, env), self.eval(rhs, env));
                 self.arithmetic(binop, l, r, fraction)
             }
         }
+    }
+
+    /// `l or r`, once both are evaluated. (Apart from [`Types::binary`],
+    /// whose frame long `or` chains stack.)
+    #[inline(never)]
+    fn or_values(&self, l: Inferred, r: Inferred) -> Inferred {
+        if !l.ty.intersects(Ty::FALSY) {
+            return l;
+        }
+        let kept = Inferred {
+            ty: l.ty.minus(Ty::FALSY),
+            ..l
+        };
+        if kept.ty == Ty::EMPTY {
+            return r;
+        }
+        // A reply with a default (`redis.call('GET', k) or 0`) is
+        // still that reply where it is not the default: its
+        // string stays a string. It is no longer `false` (nor nil,
+        // unless the default is).
+        let origin = kept.origin.clone().filter(|_| !r.ty.intersects(Ty::FALSY));
+        let mut merged = kept.merge(r);
+        merged.origin = match (merged.origin, origin) {
+            (Some(o @ Origin::Fraction { .. }), _) => Some(o),
+            (_, Some(o @ (Origin::Reply { .. } | Origin::Element { .. }))) => Some(o),
+            _ => None,
+        };
+        merged
     }
 
     fn arithmetic(
