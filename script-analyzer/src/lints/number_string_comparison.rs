@@ -88,7 +88,7 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
                 if let Some((expr, value)) = defaulted {
                     report
                         .diagnostics
-                        .push(reply_or_number(cx, &cmp, expr, value));
+                        .push(reply_or_number(cx, cmp, expr, value));
                 }
             }
             return;
