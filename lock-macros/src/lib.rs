@@ -234,7 +234,7 @@ use proc_macro::TokenStream;
 /// | `literal_key` | a key passed as a string literal instead of through `KEYS` (an error here, since generated calls may run on a cluster; a warning from `lockctl lint`) |
 /// | `non_integer_return` | the script returning a non-integer number (Redis truncates it) |
 /// | `return_type` | a `return` the `returns` type cannot hold |
-/// | `nil_return` | a nil reply (`return false`, `return nil`, a bare `return`) the `returns` type cannot hold (`i64`, not `Option<i64>`); (warning) a reply that may be nil (`return redis.call('GET', k)` with `returns = String`), or a returned `false` without a declared type (nil, not 0) |
+/// | `nil_return` | a nil reply (`return false`, `return nil`, a bare `return`) the `returns` type cannot hold (`i64`, not `Option<i64>`); (warning) a reply that may be nil (`return redis.call('GET', k)` with `returns = String`), or a returned `false` or boolean (`return redis.call('EXISTS', k) == 1`) without a declared type (nil, not 0) |
 /// | `integer_condition` | a command's integer reply used as a condition (`if redis.call('EXISTS', k) then`: 0 is true in Lua) |
 /// | `nil_comparison` | a reply compared with `nil` (`redis.call('GET', k) == nil`: a nil reply arrives as `false`) |
 /// | `status_comparison` | a status reply compared with a string (`redis.call('SET', k, v) == 'OK'`: it is a table `{ok = 'OK'}`) |
@@ -247,7 +247,7 @@ use proc_macro::TokenStream;
 /// | `pcall_unchecked` | (warning) a `redis.pcall` result used without checking `err` |
 /// | `fractional_argument` | (warning) a number that may be fractional where an integer is needed (`EXPIRE k ARGV[1] / 1000`) |
 /// | `return_shape` | a returned table Redis converts otherwise: `{a, nil, b}` is cut at the nil, `{count = n}` arrives empty |
-/// | `cjson_empty_table` | (warning) `cjson.encode({})` gives `{}`, not `[]` |
+/// | `cjson_empty_table` | (warning) `cjson.encode({})` gives `{}`, not `[]`; so does a list that may be empty where it is encoded (filled in a loop, a command's list reply) |
 /// | `cjson_null_condition` | `cjson.null` as a condition (always true); (warning) a `cjson.decode` field tested as a condition or compared with `nil` (a JSON null is `cjson.null`) |
 /// | `argv_pattern` | (warning) `KEYS[n]` / `ARGV[n]` used as a Lua pattern (`string.find(s, ARGV[1])`) |
 /// | `unpack_reply` | (warning) `unpack` of a command's array reply, which may be empty or too long |

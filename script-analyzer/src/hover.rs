@@ -397,6 +397,10 @@ fn origin_words(origin: &Origin, ty: Ty) -> String {
         Origin::Rounded { .. } => "a rounded division, 0 for small inputs".to_string(),
         Origin::Difference { .. } => "a difference, which may be 0 or negative".to_string(),
         Origin::Fraction { why, .. } => why.clone(),
+        Origin::Boolean { .. } => {
+            "a comparison, `not` or a boolean literal: Redis replies 1 for `true`, nil for `false`"
+                .to_string()
+        }
     }
 }
 

@@ -103,8 +103,9 @@ lints! {
     /// A reply of nil (`return false`, `return nil`, a bare `return`, no
     /// `return` at all, a GET reply that may be `false`) where the declared
     /// `returns` type cannot hold nil (`i64`, not `Option<i64>`); without a
-    /// declared type, a returned `false` (it arrives as nil, not 0; a
-    /// warning).
+    /// declared type, a returned `false`, or a boolean the main chunk makes
+    /// (`return redis.call('EXISTS', k) == 1`, through a local, a field, a
+    /// loop's flag), as its `false` arrives as nil, not 0 (a warning).
     NilReturn => "nil_return", ErrorOrWarning,
     /// A command's integer reply used as a condition (`if redis.call('EXISTS',
     /// k) then`): 0 is true in Lua; or compared with `true` / `false`.
@@ -117,7 +118,9 @@ lints! {
     /// (`redis.call('SET', k, v) == 'OK'`): it is a table `{ok = 'OK'}`.
     StatusComparison => "status_comparison", Error,
     /// A number compared with a string (`redis.call('INCR', k) == '1'`,
-    /// `tonumber(x) > ARGV[1]`): never equal, and `<` raises.
+    /// `tonumber(x) > ARGV[1]`): never equal, and `<` raises; so does a
+    /// reply with a number in place of its nil (`(redis.call('GET', k) or
+    /// 0) > n`), a string whenever the reply is there.
     NumberStringComparison => "number_string_comparison", Error,
     /// A SCAN cursor compared with a number (`until cursor == 0`): the
     /// cursor is a string. Or a scan loop whose cursor advances only inside
@@ -150,11 +153,16 @@ lints! {
     /// (`EXPIRE k ARGV[1]/1000`, `string.format('%d', x / 2)`; a warning).
     FractionalArgument => "fractional_argument", Warning,
     /// A returned table Redis converts into something else: a `nil` element
-    /// cuts the array, string keys are dropped (`return {count = n}` is `[]`),
+    /// cuts the array, string keys are dropped (`return {count = n}` is `[]`,
+    /// and so is a table given string keys and no element on some path),
     /// a table stored at a loop's index on some rounds only has holes.
     ReturnShape => "return_shape", ErrorOrWarning,
-    /// `cjson.encode({})`: an empty table encodes as the object `{}`, not
-    /// the array `[]` (a warning).
+    /// `cjson.encode` of a list that may be empty, which encodes as the
+    /// object `{}`, not the array `[]` (a warning): an empty literal
+    /// (`cjson.encode({})`), a table filled in a loop or a branch, or a
+    /// command's list reply (LRANGE, SMEMBERS) written in place or held in
+    /// a local or a table's field, with no `#t == 0` test on the path;
+    /// whole, or as a member of a table written in the call.
     CjsonEmptyTable => "cjson_empty_table", Warning,
     /// `cjson.null` used as a condition (always true), or a field of a
     /// `cjson.decode` result tested as a condition or compared with `nil`,

@@ -277,6 +277,80 @@ return 1",
         ],
     },
     Class {
+        name: "a number in place of a nil reply (`or 0`)",
+        lint: Lint::NumberStringComparison,
+        headers: &[],
+        not_claimed: &[],
+        cells: [
+            (
+                "local count = redis.call('GET', KEYS[1]) or 0
+if count >= tonumber(ARGV[1]) then --<
+  return 0
+end
+redis.call('INCR', KEYS[1])
+return 1",
+                "local count = tonumber(redis.call('GET', KEYS[1])) or 0
+if count >= tonumber(ARGV[1]) then
+  return 0
+end
+redis.call('INCR', KEYS[1])
+return 1",
+            ),
+            (
+                "local s = {}
+s.used = redis.call('HGET', KEYS[1], 'used') or 0
+if s.used > tonumber(ARGV[1]) then --<
+  return 0
+end
+return 1",
+                "local s = {}
+s.used = tonumber(redis.call('HGET', KEYS[1], 'used')) or 0
+if s.used > tonumber(ARGV[1]) then
+  return 0
+end
+return 1",
+            ),
+            (
+                "local over = 0
+for _, k in ipairs(KEYS) do
+  local n = redis.call('GET', k) or 0
+  if n > 10 then --<
+    over = over + 1
+  end
+end
+return over",
+                "local over = 0
+for _, k in ipairs(KEYS) do
+  local n = tonumber(redis.call('GET', k)) or 0
+  if n > 10 then
+    over = over + 1
+  end
+end
+return over",
+            ),
+            (
+                "local v = redis.call('HGET', KEYS[1], 'tokens')
+if not v then
+  v = 0
+end
+if v < tonumber(ARGV[1]) then --<
+  return 0
+end
+return 1",
+                "local v = redis.call('HGET', KEYS[1], 'tokens')
+if not v then
+  v = 0
+else
+  v = tonumber(v)
+end
+if v < tonumber(ARGV[1]) then
+  return 0
+end
+return 1",
+            ),
+        ],
+    },
+    Class {
         name: "concatenation of a reply that may be false",
         lint: Lint::MaybeFalse,
         headers: &[],
@@ -670,13 +744,7 @@ return redis.call('SET', KEYS[1], string.format('%.0f', id))",
         name: "return: a table with string keys",
         lint: Lint::ReturnShape,
         headers: &["-- redlua: returns=array"],
-        // not claimed: a join of a table with names and an array keeps no
-        // field facts (a field set on one path only is not known there).
-        not_claimed: &[(
-            "branch",
-            false,
-            "a join of a named-field table and an array keeps no fields",
-        )],
+        not_claimed: &[],
         cells: [
             (
                 "local info = {owner = ARGV[1], ttl = redis.call('PTTL', KEYS[1])}
@@ -824,28 +892,7 @@ return score",
         name: "return: false, which arrives as nil",
         lint: Lint::NilReturn,
         headers: &["-- redlua: returns=integer"],
-        // not claimed: without a declared type, only a `false` that is always
-        // false is reported. A boolean (`true` or `false`) may be meant by a
-        // caller that reads nil as false; production scripts do so on purpose
-        // (`return isQueueMaxed(...)` in bullmq), so it is reported only
-        // against a declared type that cannot hold nil.
-        not_claimed: &[
-            (
-                "local",
-                true,
-                "a returned boolean is reported only against a declared type",
-            ),
-            (
-                "field",
-                true,
-                "a returned boolean is reported only against a declared type",
-            ),
-            (
-                "loop",
-                true,
-                "a returned boolean is reported only against a declared type",
-            ),
-        ],
+        not_claimed: &[],
         cells: [
             (
                 "local acquired = redis.call('EXISTS', KEYS[1]) == 0
@@ -901,13 +948,7 @@ return 1",
         name: "cjson.encode of a table that may be empty",
         lint: Lint::CjsonEmptyTable,
         headers: &[],
-        // not claimed: a table held in a field (`page.items`) is not
-        // followed as a table, so its length is not known there.
-        not_claimed: &[(
-            "field",
-            false,
-            "the length of a table held in a field is not followed",
-        )],
+        not_claimed: &[],
         cells: [
             (
                 "local members = redis.call('SMEMBERS', KEYS[1])

@@ -125,14 +125,29 @@ impl Types<'_> {
         value
     }
 
+    /// `nil`, `true`, `false`, `...`. (Apart from [`Types::eval_here`],
+    /// whose frame deep nesting stacks.)
+    #[inline(never)]
+    fn symbol(&self, token: &TokenReference) -> Inferred {
+        match token.token().to_string().as_str() {
+            "nil" => Inferred::of(Ty::NIL),
+            "true" => self.boolean(Ty::TRUE, token),
+            "false" => self.boolean(Ty::FALSE, token),
+            _ => Inferred::any(),
+        }
+    }
+
+    /// A boolean `ty` made at `token`.
+    #[inline(never)]
+    fn boolean(&self, ty: Ty, token: &TokenReference) -> Inferred {
+        Inferred::of(ty).with_origin(Origin::Boolean {
+            span: self.span(token),
+        })
+    }
+
     fn eval_here(&self, expr: &Expression, env: &dyn Env) -> Inferred {
         match expr {
-            Expression::Symbol(token) => Inferred::of(match token.token().to_string().as_str() {
-                "nil" => Ty::NIL,
-                "true" => Ty::TRUE,
-                "false" => Ty::FALSE,
-                _ => Ty::ANY,
-            }),
+            Expression::Symbol(token) => self.symbol(token),
             Expression::Number(token) => match number(token) {
                 Some(n) if n.fract() != 0.0 => Inferred::of(Ty::FLOAT)
                     .within(Range::exact(n))
@@ -166,7 +181,7 @@ impl Types<'_> {
             Expression::UnaryOperator { unop, expression } => {
                 let inner = self.eval(expression, env);
                 match unop {
-                    UnOp::Not(_) => Inferred::of(Ty::BOOL),
+                    UnOp::Not(_) => self.boolean(Ty::BOOL, unop.token()),
                     UnOp::Hash(_) => Inferred::of(Ty::INT).within(Range::new(0.0, f64::INFINITY)),
                     UnOp::Minus(_) => {
                         let ty = if inner.ty.subset(Ty::INT) {
@@ -258,27 +273,41 @@ impl Types<'_> {
                     Some(narrowed) => self.eval(rhs, &*narrowed),
                     None => self.eval(rhs, env),
                 };
-                if !l.ty.intersects(Ty::FALSY) {
-                    return l;
-                }
-                let kept = Inferred {
-                    ty: l.ty.minus(Ty::FALSY),
-                    ..l
-                };
-                if kept.ty == Ty::EMPTY {
-                    return r;
-                }
-                let mut merged = kept.merge(r);
-                if !matches!(merged.origin, Some(Origin::Fraction { .. })) {
-                    merged.origin = None;
-                }
-                merged
+                self.or_values(l, r)
             }
             _ => {
                 let (l, r) = (self.eval(lhs, env), self.eval(rhs, env));
                 self.arithmetic(binop, l, r, fraction)
             }
         }
+    }
+
+    /// `l or r`, once both are evaluated. (Apart from [`Types::binary`],
+    /// whose frame long `or` chains stack.)
+    #[inline(never)]
+    fn or_values(&self, l: Inferred, r: Inferred) -> Inferred {
+        if !l.ty.intersects(Ty::FALSY) {
+            return l;
+        }
+        let kept = Inferred {
+            ty: l.ty.minus(Ty::FALSY),
+            ..l
+        };
+        if kept.ty == Ty::EMPTY {
+            return r;
+        }
+        // A reply with a default (`redis.call('GET', k) or 0`) is
+        // still that reply where it is not the default: its
+        // string stays a string. It is no longer `false` (nor nil,
+        // unless the default is).
+        let origin = kept.origin.clone().filter(|_| !r.ty.intersects(Ty::FALSY));
+        let mut merged = kept.merge(r);
+        merged.origin = match (merged.origin, origin) {
+            (Some(o @ Origin::Fraction { .. }), _) => Some(o),
+            (_, Some(o @ (Origin::Reply { .. } | Origin::Element { .. }))) => Some(o),
+            _ => None,
+        };
+        merged
     }
 
     fn arithmetic(
@@ -363,7 +392,7 @@ impl Types<'_> {
             | BinOp::LessThan(_)
             | BinOp::LessThanEqual(_)
             | BinOp::GreaterThan(_)
-            | BinOp::GreaterThanEqual(_) => Inferred::of(Ty::BOOL),
+            | BinOp::GreaterThanEqual(_) => self.boolean(Ty::BOOL, binop.token()),
             #[allow(unreachable_patterns)]
             _ => Inferred::any(),
         }
@@ -540,14 +569,16 @@ impl Types<'_> {
                     // the reason it may be `false` or nil: the script is
                     // taken to reason about what its function gives (a
                     // test of one call, `if held() == nil then`, covers
-                    // the next).
+                    // the next), and a boolean it gives is meant as one.
                     let falsy = value.ty.intersects(Ty::FALSY);
                     let origin = value.origin.filter(|o| {
+                        // A boolean it makes is its meant reply.
                         let hazard = matches!(
                             o,
                             Origin::Fraction { .. }
                                 | Origin::Rounded { .. }
                                 | Origin::Difference { .. }
+                                | Origin::Boolean { .. }
                         );
                         let why_false = falsy && o.explains_false();
                         !(hazard || why_false)

@@ -4,7 +4,10 @@
 //! Invariants:
 //! - A [`State`] holds, for the locals of the function being walked, a
 //!   superset of the values they may have at that point; a local it does
-//!   not hold has its summary value. A field it does not hold is unknown.
+//!   not hold has its summary value. A field it does not hold is unknown,
+//!   but for a table whose names are all held ([`FieldKey::NamesKnown`]):
+//!   a name it does not hold is nil there, and a join keeps a name set on
+//!   one path only, as maybe nil.
 //! - Branches are joined; a branch that ends in `return`, `error(...)` or
 //!   `break` adds nothing to what follows it (`break` adds to the loop's
 //!   exit).
@@ -195,7 +198,9 @@ impl Places for Flow<'_, '_> {
         let key = match key {
             FieldKey::Name(name) => Key::Name(name.clone()),
             FieldKey::Index(i) => Key::Number(*i as f64),
-            FieldKey::Len | FieldKey::Elements => return None,
+            FieldKey::Len | FieldKey::Elements | FieldKey::NamesKnown | FieldKey::LenOf(_) => {
+                return None;
+            }
         };
         let value = Flow::local(self, state, var);
         Some(self.types.index(&value, Some(&key)))
@@ -391,8 +396,24 @@ impl Flow<'_, '_> {
             return;
         }
         if let Some(Expression::TableConstructor(table)) = expr.map(unparenthesized) {
-            for (key, value) in self.constructor_fields(table) {
+            let fields = self.constructor_fields(table);
+            // No computed key: every name of the table is held.
+            if !fields.is_empty() {
+                state
+                    .fields
+                    .insert((var, FieldKey::NamesKnown), Inferred::of(Ty::TRUE));
+            }
+            for (key, value) in fields {
                 state.fields.insert((var, key), value);
+            }
+            for field in table.fields() {
+                if let Field::NameKey { key, value, .. } = field {
+                    let name = key.token().to_string();
+                    let inferred = self.at.borrow().get(&expr_key(value)).cloned();
+                    if let Some(inferred) = inferred {
+                        self.set_list_length(state, var, &name, &inferred, Some(value));
+                    }
+                }
             }
         } else if empty {
             // A list reply: its length, which a test (`#t == 0`) narrows.
@@ -511,7 +532,9 @@ impl Flow<'_, '_> {
                         Var::Name(token) => {
                             self.assign(&mut state, token, value, exprs.get(i).copied())
                         }
-                        Var::Expression(var) => self.store(&mut state, var, value),
+                        Var::Expression(var) => {
+                            self.store(&mut state, var, value, exprs.get(i).copied())
+                        }
                         #[allow(unreachable_patterns)]
                         _ => {}
                     }
@@ -751,7 +774,13 @@ impl Flow<'_, '_> {
     }
 
     /// `var = value` for a target with suffixes (`t.x`, `t[i]`).
-    fn store(&self, state: &mut State, var: &full_moon::ast::VarExpression, value: Inferred) {
+    fn store(
+        &self,
+        state: &mut State,
+        var: &full_moon::ast::VarExpression,
+        value: Inferred,
+        expr: Option<&Expression>,
+    ) {
         let Prefix::Name(name) = var.prefix() else {
             return;
         };
@@ -768,9 +797,13 @@ impl Flow<'_, '_> {
         let may_be_nil = value.ty.intersects(Ty::NIL);
         match index_key(index).as_ref().and_then(FieldKey::of) {
             Some(key) => {
-                if let FieldKey::Index(_) = key {
-                    self.grow(state, table, may_be_nil, false);
-                    self.add_element(state, table, &value);
+                match &key {
+                    FieldKey::Index(_) => {
+                        self.grow(state, table, may_be_nil, false);
+                        self.add_element(state, table, &value);
+                    }
+                    FieldKey::Name(name) => self.set_list_length(state, table, name, &value, expr),
+                    _ => {}
                 }
                 state.fields.insert((table, key), value);
             }
@@ -791,7 +824,11 @@ impl Flow<'_, '_> {
                         .is_some_and(|k| k.ty.within(Ty::STRING)),
                     _ => false,
                 };
-                // Any field (the elements too, unless the key is a name).
+                // Any field (the elements too, unless the key is a name),
+                // or a new name.
+                state.fields.retain(|(t, key), _| {
+                    *t != table || !matches!(key, FieldKey::NamesKnown | FieldKey::LenOf(_))
+                });
                 for ((t, key), field) in state.fields.iter_mut() {
                     let skip = *key == FieldKey::Len || (name && *key == FieldKey::Elements);
                     if *t == table && !skip {
@@ -801,6 +838,46 @@ impl Flow<'_, '_> {
                 if !name {
                     self.grow(state, table, may_be_nil, append);
                 }
+            }
+        }
+    }
+
+    /// `value` is stored at `table.name`: the length of the list there is
+    /// followed when it is a command's list reply that may be empty and
+    /// nothing else changes it.
+    fn set_list_length(
+        &self,
+        state: &mut State,
+        table: usize,
+        name: &str,
+        value: &Inferred,
+        expr: Option<&Expression>,
+    ) {
+        let key = (table, FieldKey::LenOf(name.to_string()));
+        let len = if self
+            .types
+            .nested_changed
+            .contains(&(table, name.to_string()))
+        {
+            None
+        } else if may_be_empty_reply(value) {
+            let mut len = Inferred::of(Ty::INT).within(Range::new(0.0, f64::INFINITY));
+            len.origin = value.origin.clone();
+            Some(len)
+        } else if let Some(Expression::TableConstructor(list)) = expr.map(unparenthesized) {
+            // A list written in place: its length, when known.
+            self.constructor_fields(list)
+                .into_iter()
+                .find_map(|(key, len)| (key == FieldKey::Len).then_some(len))
+        } else {
+            None
+        };
+        match len {
+            Some(len) => {
+                state.fields.insert(key, len);
+            }
+            None => {
+                state.fields.remove(&key);
             }
         }
     }
@@ -1025,7 +1102,7 @@ const NEVER_EMPTY: &[&str] = &[
 
 /// Whether `value` is a command's list reply (an array, or a flat list of
 /// pairs) that may be empty: a range, a set's members, a search.
-fn may_be_empty_reply(value: &Inferred) -> bool {
+pub(crate) fn may_be_empty_reply(value: &Inferred) -> bool {
     matches!(
         &value.origin,
         Some(Origin::Reply { command, pcall: false, .. }) if !NEVER_EMPTY.contains(&command.as_str())

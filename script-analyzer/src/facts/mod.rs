@@ -14,7 +14,10 @@
 //! - The flow walk follows the statements in order: locals and
 //!   their reassignments, the fields of local tables that never escape
 //!   (`t.x = redis.call(...)`, `t[1]`, and every value stored at a
-//!   position, which `ipairs(t)` and `t[i]` give back), `if` branches and
+//!   position, which `ipairs(t)` and `t[i]` give back; a name set on one
+//!   path only of a table whose names are all known is kept where paths
+//!   join, as maybe nil; the length of a command's list reply held in a
+//!   field, `#t.items`), `if` branches and
 //!   `and` / `or`
 //!   with narrowing (`if v then` removes `false` and nil from `v`, and
 //!   nothing else: a string stays a string), early exits (`return`,
@@ -47,6 +50,9 @@
 //! - `KEYS[n]` and `ARGV[n]` are strings, or nil past the declared counts
 //!   (when the caller declares them and the script does not assign into
 //!   `KEYS` / `ARGV`).
+//! - A boolean made by a comparison, `not` or a literal carries that as
+//!   its origin ([`Origin::Boolean`]) through locals, fields, loops and
+//!   branches; a call of the script's own function does not pass it on.
 //! - Elements of array replies have the type Redis gives them under RESP2:
 //!   `redis.call('TIME')[1]` is a string of the seconds, each element of
 //!   HGETALL, WITHSCORES or LRANGE is a string, and MGET's may be `false`.
@@ -101,7 +107,8 @@ pub struct Types<'a> {
     /// Locals that a function other than their own assigns.
     escaping: HashSet<usize>,
     /// Local tables whose fields the flow walk follows: made by a
-    /// constructor or returned by a call (a reply, a decoded document),
+    /// constructor or returned by a call (a reply, a decoded document), or
+    /// declared without a value and set so later,
     /// and only read, written and passed to library functions, in their
     /// own function.
     tracked: HashSet<usize>,
@@ -124,12 +131,16 @@ pub struct Types<'a> {
     /// What the parameters of a function whose every call is seen
     /// receive, by body ([`params`]).
     params: HashMap<usize, Vec<Inferred>>,
+    /// Tables held in a named field of a local that may change where the
+    /// walk does not see it (their length is not followed).
+    nested_changed: HashSet<(usize, String)>,
 }
 
 /// What is known of a local table where it is read ([`Types::table_fields`]).
 #[derive(Clone, Debug, Default)]
 pub struct TableFields {
-    /// The named fields set on every path (`t.count = n`), sorted.
+    /// The named fields set on some path (`t.count = n`), sorted. A name
+    /// set on some paths only has a value that may be nil.
     pub names: Vec<String>,
     /// The same, with their values.
     pub names_with_values: Vec<(String, Inferred)>,
@@ -140,6 +151,9 @@ pub struct TableFields {
     /// The command reply the table was filled from, one element per round
     /// of a loop over it: the table may be as long as that reply.
     pub filled_from: Option<Origin>,
+    /// The lengths of the command list replies held in named fields
+    /// (`t.items = redis.call('LRANGE', ...)`), by name.
+    pub list_lengths: Vec<(String, Range)>,
 }
 
 /// A field of a local table, as the flow walk follows it.
@@ -154,6 +168,15 @@ pub(crate) enum FieldKey {
     /// Every value stored at a position (`t[i]`, `table.insert(t, v)`,
     /// a constructor's list), joined: what `ipairs(t)` and `t[i]` give.
     Elements,
+    /// The length of the list held at `t.name` (a command's list reply
+    /// stored there), when nothing but a store changes that list.
+    LenOf(String),
+    /// A marker: the table's named fields are all held (it was made by a
+    /// constructor with literal keys, and stored into at literal names
+    /// only since), so a name not held is nil. Where paths join, a name
+    /// set on one path only is kept, as maybe nil, when the other path
+    /// holds this marker.
+    NamesKnown,
 }
 
 impl FieldKey {
@@ -243,6 +266,8 @@ impl<'a> Types<'a> {
             functions: Vec::new(),
             bodies: HashMap::new(),
             parameter_counts: HashMap::new(),
+            nested_changed: HashSet::new(),
+            storing: false,
         };
         walker.block(ast.nodes());
         let Walker {
@@ -254,8 +279,10 @@ impl<'a> Types<'a> {
             foreign,
             bodies,
             parameter_counts,
+            nested_changed,
             ..
         } = walker;
+        types.nested_changed = nested_changed;
         types.inputs_assigned = inputs_assigned;
         types.vars = summary_values(&types, &defs);
         types.defs_count = defs.iter().map(|(var, d)| (*var, d.len())).collect();
@@ -284,11 +311,13 @@ impl<'a> Types<'a> {
             .chain(defs.keys().filter(|v| !uses.contains_key(v)).copied())
             .filter(|var| {
                 defs.get(var).is_some_and(|defs| {
-                    defs.iter().all(|d| {
-                        matches!(d, Def::Expr(e) if matches!(
+                    defs.iter().all(|d| match d {
+                        Def::Expr(e) => matches!(
                             unparenthesized(e),
                             Expression::TableConstructor(_) | Expression::FunctionCall(_)
-                        ))
+                        ),
+                        // `local t`, set on the paths that follow.
+                        Def::Value(ty) => *ty == Ty::NIL,
                     })
                 })
             })
@@ -389,13 +418,58 @@ impl<'a> Types<'a> {
                     table.len = Some(value.range);
                     table.filled_from = value.origin.clone();
                 }
-                FieldKey::Elements => {}
+                FieldKey::LenOf(name) => table.list_lengths.push((name.clone(), value.range)),
+                FieldKey::Elements | FieldKey::NamesKnown => {}
             }
         }
         table.names.sort();
         table.names_with_values.sort_by(|a, b| a.0.cmp(&b.0));
         table.elements.sort_by_key(|(i, _)| *i);
         Some(table)
+    }
+
+    /// The length of the command list reply held in the field `expr`
+    /// names (`t.items`, of a followed local table), where it is read.
+    /// `None` when it is not followed.
+    pub fn list_length(&self, expr: &Expression) -> Option<Range> {
+        let Expression::Var(full_moon::ast::Var::Expression(var)) = unparenthesized(expr) else {
+            return None;
+        };
+        let Prefix::Name(token) = var.prefix() else {
+            return None;
+        };
+        let suffixes: Vec<&Suffix> = var.suffixes().collect();
+        let [Suffix::Index(index)] = suffixes.as_slice() else {
+            return None;
+        };
+        let Some(Key::Name(name)) = index_key(index) else {
+            return None;
+        };
+        self.fields_at
+            .get(&eval::token_key(token))?
+            .get(&FieldKey::LenOf(name))
+            .map(|len| len.range)
+    }
+
+    /// The command whose list reply `expr` is, written in place
+    /// (`redis.call('LRANGE', ...)`), when that reply may be empty.
+    pub fn inline_list_reply(&self, expr: &Expression) -> Option<String> {
+        let expr = unparenthesized(expr);
+        if !matches!(expr, Expression::FunctionCall(_)) {
+            return None;
+        }
+        let value = self.of(expr);
+        match &value.origin {
+            Some(Origin::Reply { command, span, .. })
+                if (span.start.offset, span.end.offset) == {
+                    let at = self.span(expr);
+                    (at.start.offset, at.end.offset)
+                } && flow::may_be_empty_reply(&value) =>
+            {
+                Some(command.clone())
+            }
+            _ => None,
+        }
     }
 
     /// The protocol of the script's replies, if the engine follows it.

@@ -325,18 +325,34 @@ fn place(flow: &dyn Places, expr: &Expression) -> Option<Place> {
             flow.follows_fields(table)
                 .then_some(Place::Field(table, key))
         }
-        // `#t`: the length of a followed table.
+        // `#t`: the length of a followed table; `#t.name`, of the list
+        // held in its field.
         Expression::UnaryOperator {
             unop: UnOp::Hash(_),
             expression,
-        } => {
-            let Expression::Var(Var::Name(token)) = unparenthesized(expression) else {
-                return None;
-            };
-            let table = flow.resolve(token)?;
-            flow.follows_fields(table)
-                .then_some(Place::Field(table, FieldKey::Len))
-        }
+        } => match unparenthesized(expression) {
+            Expression::Var(Var::Name(token)) => {
+                let table = flow.resolve(token)?;
+                flow.follows_fields(table)
+                    .then_some(Place::Field(table, FieldKey::Len))
+            }
+            Expression::Var(Var::Expression(var)) => {
+                let Prefix::Name(name) = var.prefix() else {
+                    return None;
+                };
+                let suffixes: Vec<&Suffix> = var.suffixes().collect();
+                let [Suffix::Index(index)] = suffixes.as_slice() else {
+                    return None;
+                };
+                let Some(super::Key::Name(field)) = index_key(index) else {
+                    return None;
+                };
+                let table = flow.resolve(name)?;
+                flow.follows_fields(table)
+                    .then_some(Place::Field(table, FieldKey::LenOf(field)))
+            }
+            _ => None,
+        },
         _ => None,
     }
 }

@@ -5,7 +5,8 @@
 //! a superset of the values they may have at that point (a local it does
 //! not hold has its summary value), and for the followed fields of local
 //! tables the fields known at that point (a field it does not hold is
-//! unknown). A state that is not `live` is a point no run reaches.
+//! unknown, unless [`FieldKey::NamesKnown`] says the table's names are all
+//! held). A state that is not `live` is a point no run reaches.
 //!
 //! The walk copies a state at every branch, and a long function has many
 //! locals: the locals are a [`Vars`], a shared map and the few values set
@@ -50,11 +51,44 @@ impl State {
             return self;
         }
         let vars = self.vars.join(other.vars);
-        let mut fields = HashMap::new();
+        // A field held on one side only is kept when the other side holds
+        // a marker of its table: nothing is, when a side holds nothing.
+        if self.fields.is_empty() || other.fields.is_empty() {
+            return State {
+                live: true,
+                vars,
+                fields: HashMap::new(),
+            };
+        }
+        let mut fields = HashMap::with_capacity(self.fields.len());
+        let known = |fields: &HashMap<(usize, FieldKey), Inferred>| -> Vec<usize> {
+            fields
+                .keys()
+                .filter(|(_, key)| *key == FieldKey::NamesKnown)
+                .map(|(table, _)| *table)
+                .collect()
+        };
+        let (mine_known, theirs_known) = (known(&self.fields), known(&other.fields));
+        // A name held on one side only is nil on the other when that side
+        // knows every name of the table.
+        let one_sided = |(table, key): &(usize, FieldKey), other_known: &[usize]| {
+            matches!(key, FieldKey::Name(_)) && other_known.contains(table)
+        };
         let mut theirs = other.fields;
         for (key, value) in self.fields {
-            if let Some(other) = theirs.remove(&key) {
-                fields.insert(key, value.merge(other));
+            match theirs.remove(&key) {
+                Some(other) => {
+                    fields.insert(key, value.merge(other));
+                }
+                None if one_sided(&key, &theirs_known) => {
+                    fields.insert(key, value.merge(Inferred::of(Ty::NIL)));
+                }
+                None => {}
+            }
+        }
+        for (key, value) in theirs {
+            if one_sided(&key, &mine_known) {
+                fields.insert(key, value.merge(Inferred::of(Ty::NIL)));
             }
         }
         State {

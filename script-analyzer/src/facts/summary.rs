@@ -78,6 +78,13 @@ pub(super) struct Walker<'t, 'a> {
     pub bodies: HashMap<usize, usize>,
     /// The number of named parameters of each function, by body.
     pub parameter_counts: HashMap<usize, usize>,
+    /// The tables held in a named field of a local (`t.items`) that may
+    /// change where the walk does not see it: stored into
+    /// (`t.items[i] = v`), passed to `table.insert` or to a function,
+    /// kept elsewhere (`local l = t.items`), called.
+    pub nested_changed: HashSet<(usize, String)>,
+    /// The chain being walked is an assignment's target.
+    pub storing: bool,
 }
 
 impl<'a> Walker<'_, 'a> {
@@ -191,7 +198,9 @@ impl<'a> Walker<'_, 'a> {
                                 self.inputs_assigned = true;
                             }
                             let suffixes: Vec<&Suffix> = var.suffixes().collect();
+                            self.storing = true;
                             self.chain(var.prefix(), &suffixes, UseKind::Other);
+                            self.storing = false;
                             names.push(None);
                         }
                         #[allow(unreachable_patterns)]
@@ -342,6 +351,8 @@ impl<'a> Walker<'_, 'a> {
     }
 
     fn chain(&mut self, prefix: &'a Prefix, suffixes: &[&'a Suffix], kind: UseKind) {
+        let storing = std::mem::take(&mut self.storing);
+        self.nested(prefix, suffixes, &kind, storing);
         let start = prefix.start_position().map_or(usize::MAX, |p| p.bytes());
         let mut global = None;
         match prefix {
@@ -398,6 +409,38 @@ impl<'a> Walker<'_, 'a> {
             } else if let FunctionArgs::TableConstructor(table) = args {
                 self.table(table, kind);
             }
+        }
+    }
+}
+
+impl Walker<'_, '_> {
+    /// Notes a table held in the named field of a local (`t.items`) that
+    /// the chain may change: see [`Walker::nested_changed`]. `kind` is the
+    /// use of the whole chain; `storing`: the chain is a target.
+    fn nested(&mut self, prefix: &Prefix, suffixes: &[&Suffix], kind: &UseKind, storing: bool) {
+        let (Prefix::Name(token), Some(Suffix::Index(index))) = (prefix, suffixes.first()) else {
+            return;
+        };
+        let (Some(var), Some(Key::Name(name))) = (self.local(token), index_key(index)) else {
+            return;
+        };
+        let changed = match suffixes.get(1) {
+            // `t.items` itself: replaced when stored (the walk sees it).
+            None => {
+                !storing
+                    && matches!(
+                        kind,
+                        UseKind::Other
+                            | UseKind::Library("table.insert" | "table.remove" | "table.sort")
+                    )
+            }
+            // `t.items[i] = v`; read, `t.items[i]` changes nothing.
+            Some(Suffix::Index(_)) => storing,
+            // `t.items(...)`, `t.items:m(...)`.
+            Some(_) => true,
+        };
+        if changed {
+            self.nested_changed.insert((var, name));
         }
     }
 }

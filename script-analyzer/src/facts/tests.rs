@@ -455,6 +455,69 @@ fn a_table_filled_in_a_loop_over_a_reply_is_as_long_as_the_reply() {
     assert_eq!(fields.filled_from, None);
 }
 
+/// The followed fields of the table the main chunk's last `return` gives.
+fn returned_fields(source: &str) -> Option<TableFields> {
+    let ast = parse::parse(source).expect("parses");
+    let model = scope::Model::build(&ast);
+    let calls = redis_calls(&Tree {
+        source,
+        ast: &ast,
+        model: &model,
+    });
+    let types = Types::build(source, &ast, &model, &calls, None);
+    let Some(LastStmt::Return(ret)) = ast.nodes().last_stmt() else {
+        panic!("no return in {source}");
+    };
+    types.table_fields(ret.returns().iter().next().expect("a value"))
+}
+
+#[test]
+fn a_name_set_on_one_path_survives_the_join_as_maybe_nil() {
+    for source in [
+        // Two constructors.
+        "local r
+if ARGV[1] == 'a' then r = {ok = 1} else r = {0} end
+return r",
+        // A store on one path.
+        "local r = {}
+if ARGV[1] == 'a' then r.owner = ARGV[2] end
+return r",
+        // A store on some rounds of a loop.
+        "local r = {}
+for _, k in ipairs(KEYS) do
+  if redis.call('EXISTS', k) == 1 then r.found = k end
+end
+return r",
+    ] {
+        let fields = returned_fields(source).expect("followed");
+        let [(name, value)] = fields.names_with_values.as_slice() else {
+            panic!("{source}: {:?}", fields.names_with_values);
+        };
+        assert!(
+            value.ty.intersects(Ty::NIL) && !value.ty.within(Ty::NIL),
+            "{source}: {name} is {:?}",
+            value.ty
+        );
+    }
+    // Set on every path: not nil.
+    let fields = returned_fields(
+        "local r = {}
+if ARGV[1] == 'a' then r.n = 1 else r.n = 2 end
+return r",
+    )
+    .expect("followed");
+    assert_eq!(fields.names_with_values[0].1.ty, Ty::INT);
+    // A store at a computed key may add any name: the other path's names
+    // are not all known, so a name of one path only is dropped.
+    let fields = returned_fields(
+        "local r = {}
+if ARGV[1] == 'a' then r.n = 1 else r[ARGV[2]] = 2 end
+return r",
+    )
+    .expect("followed");
+    assert!(fields.names.is_empty(), "{:?}", fields.names);
+}
+
 #[test]
 fn a_join_keeps_the_origin_that_may_be_false() {
     let command = |v: &Inferred| match &v.origin {

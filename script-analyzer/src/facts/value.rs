@@ -185,6 +185,13 @@ pub enum Origin {
         /// Where.
         span: Span,
     },
+    /// `true` or `false`, made where it is by the code being walked: a
+    /// comparison, `not`, a literal. (What the script's own functions
+    /// return is not: a boolean one gives is meant as one.)
+    Boolean {
+        /// The operator or literal.
+        span: Span,
+    },
     /// A computation that may give a fraction.
     Fraction {
         /// Why: "a division gives a fractional number".
@@ -217,8 +224,9 @@ impl Origin {
     /// What two origins that explain no `false` say of their join: the
     /// replies of two calls Lua sees alike (both `redis.pcall` or neither,
     /// the same reply shape) stay a reply, the first; a rounding or a
-    /// difference on either side, which may be 0, makes the join so; else
-    /// nothing.
+    /// difference on either side, which may be 0, makes the join so; a
+    /// boolean made on one side gives way to the other side's origin;
+    /// else nothing.
     fn joined(a: Origin, b: Origin) -> Option<Origin> {
         match (&a, &b) {
             (
@@ -235,6 +243,10 @@ impl Origin {
             ) => (sa == sb && pa == pb).then_some(a),
             (Origin::Rounded { .. } | Origin::Difference { .. }, _) => Some(a),
             (_, Origin::Rounded { .. } | Origin::Difference { .. }) => Some(b),
+            // A boolean made on either side says the join may be one; any
+            // other origin says more.
+            (Origin::Boolean { .. }, _) => Some(b),
+            (_, Origin::Boolean { .. }) => Some(a),
             _ => None,
         }
     }

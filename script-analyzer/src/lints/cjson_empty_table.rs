@@ -6,27 +6,51 @@
 //! list gets an object. Fires on an empty literal, and on a local table
 //! built as an array (elements appended in a loop or a branch: filtered),
 //! or holding a command's list reply (LRANGE, SMEMBERS), that may still be
-//! empty where it is encoded (no `#t == 0` test on the path), whole or as a member of a
+//! empty where it is encoded (no `#t == 0` test on the path); on such a
+//! reply held in a field of a local table (`t.items`, tested by
+//! `#t.items == 0`) or written in place
+//! (`cjson.encode(redis.call('LRANGE', ...))`). Whole or as a member of a
 //! table written in the call (`cjson.encode({items = out})`, nested
 //! tables too). A warning: `{}` may be meant.
 
 use super::library_calls::each_library_call;
 use super::{Context, RedisCall};
-use crate::facts::{Origin, unparenthesized};
+use crate::facts::{Origin, Range, unparenthesized};
 use crate::{Diagnostic, Lint, Report, Span};
 use full_moon::ast::{Expression, Field, TableConstructor};
 
-/// Whether `expr` is a local table built as an array that may still be
-/// empty where it is read.
+/// Whether `expr` is a list that may still be empty where it is read: a
+/// local table built as an array, a command's list reply held in a local,
+/// in a field of one (`t.items`), or written in place, with no test of its
+/// length on the path that rules out the empty case.
 fn may_be_empty_array(cx: &Context<'_>, expr: &Expression) -> bool {
-    cx.types.table_fields(expr).is_some_and(|fields| {
-        fields.names.is_empty() && fields.len.is_some_and(|len| len.lo <= 0.0 && len.hi > 0.0)
-    })
+    let may_be_empty = |len: Range| len.lo <= 0.0 && len.hi > 0.0;
+    if let Some(fields) = cx.types.table_fields(expr) {
+        return fields.names.is_empty() && fields.len.is_some_and(may_be_empty);
+    }
+    if let Some(len) = cx.types.list_length(expr) {
+        return may_be_empty(len);
+    }
+    cx.types.inline_list_reply(expr).is_some()
+}
+
+/// Why the list `expr` may be empty.
+fn label(cx: &Context<'_>, expr: &Expression) -> String {
+    match cx.types.of(expr).origin {
+        Some(Origin::Reply { command, .. }) => {
+            format!("{command}'s list reply, empty when there is nothing to list")
+        }
+        _ => "the elements are added on some paths only".to_string(),
+    }
 }
 
 /// The members of a table constructor given to `cjson.encode` (nested
 /// constructors too) that are arrays that may be empty, by name or place.
-fn empty_members(cx: &Context<'_>, table: &TableConstructor, found: &mut Vec<(String, Span)>) {
+fn empty_members(
+    cx: &Context<'_>,
+    table: &TableConstructor,
+    found: &mut Vec<(String, Span, String)>,
+) {
     let mut place = 0;
     for field in table.fields() {
         let (name, value): (String, &Expression) = match field {
@@ -47,6 +71,7 @@ fn empty_members(cx: &Context<'_>, table: &TableConstructor, found: &mut Vec<(St
                 found.push((
                     format!("`{name}` (`{}`)", value.to_string().trim()),
                     cx.span_of(value),
+                    label(cx, value),
                 ));
             }
             _ => {}
@@ -62,15 +87,13 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         let Some(arg) = call.args.first().map(|a| unparenthesized(a)) else {
             return;
         };
-        if cx.types.table_fields(arg).is_some() {
+        let followed = cx.types.table_fields(arg).is_some()
+            || cx.types.list_length(arg).is_some()
+            || cx.types.inline_list_reply(arg).is_some();
+        if followed {
             // Built as an array, and may still be empty.
             if may_be_empty_array(cx, arg) {
-                let label = match cx.types.of(arg).origin {
-                    Some(Origin::Reply { command, .. }) => {
-                        format!("{command}'s list reply, empty when there is nothing to list")
-                    }
-                    _ => "the elements are added on some paths only".to_string(),
-                };
+                let label = label(cx, arg);
                 report.diagnostics.push(
                     Diagnostic::warning(
                         Lint::CjsonEmptyTable,
@@ -89,14 +112,14 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         if !table.fields().is_empty() {
             let mut members = Vec::new();
             empty_members(cx, table, &mut members);
-            for (member, span) in members {
+            for (member, span, label) in members {
                 report.diagnostics.push(
                     Diagnostic::warning(
                         Lint::CjsonEmptyTable,
                         span,
                         format!("the member {member} is a list that may be empty here, and `cjson.encode` gives the object \"{{}}\" for an empty table, not the array \"[]\""),
                     )
-                    .with_label("the elements are added on some paths only")
+                    .with_label(label)
                     .with_help("encode the list yourself when it is empty (`#t == 0`), or have the reader accept `{}`"),
                 );
             }
@@ -195,10 +218,90 @@ mod tests {
     }
 
     #[test]
+    fn list_replies_written_in_place_or_held_in_a_field_may_be_empty() {
+        for source in [
+            // In place, whole or as a member.
+            "return cjson.encode(redis.call('LRANGE', KEYS[1], 0, -1))",
+            "return cjson.encode({items = redis.call('SMEMBERS', KEYS[1])})",
+            "return cjson.encode((redis.call('ZRANGE', KEYS[1], 0, -1)))",
+            // In place, in a loop over the keys.
+            "local out = {}\nfor i, k in ipairs(KEYS) do\n  out[i] = cjson.encode(redis.call('SMEMBERS', k))\nend\nreturn out",
+            // In a field.
+            "local page = {}\npage.items = redis.call('LRANGE', KEYS[1], 0, 9)\nreturn cjson.encode(page.items)",
+            "local page = {items = redis.call('LRANGE', KEYS[1], 0, 9)}\nreturn cjson.encode(page.items)",
+            // In a field, set on one branch: a reply on that path.
+            "local page = {items = {'none'}}\nif ARGV[1] == 'all' then page.items = redis.call('SMEMBERS', KEYS[1]) end\nreturn cjson.encode(page.items)",
+            // Tested on another path only.
+            "local page = {}\npage.items = redis.call('LRANGE', KEYS[1], 0, 9)\nif KEYS[1] == 'x' and #page.items == 0 then return '[]' end\nreturn cjson.encode(page.items)",
+        ] {
+            let found = warnings(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+        }
+        for source in [
+            // Tested on the path.
+            "local page = {}\npage.items = redis.call('LRANGE', KEYS[1], 0, 9)\nif #page.items == 0 then return '[]' end\nreturn cjson.encode(page.items)",
+            // Never empty, or not a list.
+            "return cjson.encode(redis.call('TIME'))",
+            "return cjson.encode(redis.call('MGET', KEYS[1], ARGV[1]))",
+            "return cjson.encode(redis.call('HGET', KEYS[1], ARGV[1]))",
+            "local page = {}\npage.items = redis.call('TIME')\nreturn cjson.encode(page.items)",
+            // Filled since, where the walk does not follow it.
+            "local page = {}\npage.items = redis.call('LRANGE', KEYS[1], 0, 9)\ntable.insert(page.items, KEYS[1])\nreturn cjson.encode(page.items)",
+            "local page = {}\npage.items = redis.call('LRANGE', KEYS[1], 0, 9)\npage.items[#page.items + 1] = KEYS[1]\nreturn cjson.encode(page.items)",
+            "local page = {}\npage.items = redis.call('LRANGE', KEYS[1], 0, 9)\nlocal l = page.items\nl[#l + 1] = KEYS[1]\nreturn cjson.encode(page.items)",
+            // Replaced by a list surely filled.
+            "local page = {}\npage.items = redis.call('LRANGE', KEYS[1], 0, 9)\npage.items = {KEYS[1]}\nreturn cjson.encode(page.items)",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
+    }
+
+    #[test]
+    fn every_form_the_registry_describes_is_reported() {
+        let documentation = Lint::CjsonEmptyTable.documentation();
+        for (named, source) in [
+            ("cjson.encode({})", "return cjson.encode({})"),
+            (
+                "filled in a loop",
+                "local out = {}\nfor _, k in ipairs(KEYS) do\n  if redis.call('EXISTS', k) == 1 then out[#out + 1] = k end\nend\nreturn cjson.encode(out)",
+            ),
+            (
+                "or a branch",
+                "local out = {}\nif redis.call('EXISTS', KEYS[1]) == 1 then out[1] = KEYS[1] end\nreturn cjson.encode(out)",
+            ),
+            (
+                "written in place",
+                "return cjson.encode(redis.call('LRANGE', KEYS[1], 0, -1))",
+            ),
+            (
+                "held in a local",
+                "local m = redis.call('SMEMBERS', KEYS[1])\nreturn cjson.encode(m)",
+            ),
+            (
+                "a table's field",
+                "local p = {}\np.items = redis.call('LRANGE', KEYS[1], 0, -1)\nreturn cjson.encode(p.items)",
+            ),
+            (
+                "as a member",
+                "local m = redis.call('SMEMBERS', KEYS[1])\nreturn cjson.encode({items = m})",
+            ),
+        ] {
+            assert!(
+                documentation.contains(named),
+                "the registry does not name `{named}`: {documentation}"
+            );
+            assert_eq!(warnings(source).len(), 1, "{named}: {source}");
+        }
+    }
+
+    #[test]
     fn members_surely_filled_unknown_or_empty_objects_pass() {
         for source in [
             "local out = {KEYS[1]}\nfor _, v in ipairs(ARGV) do table.insert(out, v) end\nreturn cjson.encode({items = out})",
-            "return cjson.encode({items = redis.call('LRANGE', KEYS[1], 0, -1)})",
             "return cjson.encode({meta = {}, n = 1})",
             "local out = {}\nfor _, v in ipairs(ARGV) do table.insert(out, v) end\nif #out == 0 then return '{\"items\":[]}' end\nreturn cjson.encode({items = out})",
         ] {

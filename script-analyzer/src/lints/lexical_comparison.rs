@@ -102,8 +102,8 @@ mod tests {
         );
         assert_eq!(
             warnings("local v = redis.call('GET', KEYS[1]) or '0'\nif v >= '10' then return ARGV[1] end return 0").len(),
-            0,
-            "`or` drops the origin: not a reply any more"
+            1,
+            "a default leaves the reply a string where it is not the default"
         );
         assert_eq!(
             warnings("local v = redis.call('HGET', KEYS[1], 'n')\nif v and v < '10' then return ARGV[1] end return 0").len(),

@@ -16,8 +16,13 @@
 //!   return 0 end`), is a warning.
 //!
 //! Without a declared type, a returned `false` (a literal, or a local that
-//! is `false` on every path there) is a warning: it arrives as nil, not 0. A declared type the analyzer does not check
-//! ([`ReturnKind::Any`]) is left alone.
+//! is `false` on every path there) is a warning: it arrives as nil, not 0.
+//! So is a boolean the main chunk makes (a comparison, `not`, a flag set
+//! from `true` and `false`), returned in place or through a local, a field,
+//! a loop or a branch. A boolean one of the script's own functions returns
+//! is taken as meant (a caller that reads nil as false), as the value facts
+//! take what those functions give. A declared type the analyzer does not
+//! check ([`ReturnKind::Any`]) is left alone.
 
 use super::chunk_returns::{main_chunk_return_statements, unparenthesized};
 use super::typed::{describe, local_of, text};
@@ -206,18 +211,39 @@ fn comparison(binop: &BinOp) -> bool {
     )
 }
 
-/// Without a declared type: a returned `false` literal outside a table.
-/// A value that is `true` or `false` is left alone: a caller that reads a
-/// nil reply as false may mean it.
+/// Without a declared type: a returned `false` literal outside a table,
+/// or a boolean the main chunk makes (see the module's documentation).
 fn undeclared(cx: &Context<'_>, report: &mut Report) {
     for ret in main_chunk_return_statements(cx.ast.nodes()) {
         let Some(first) = ret.returns().iter().next() else {
             continue;
         };
         let expr = unparenthesized(first);
+        let value = cx.types.of(expr);
         let is_false = matches!(expr, Expression::Symbol(t) if t.token().to_string() == "false")
-            || local_of(cx, expr).is_some() && cx.types.of(expr).ty == Ty::FALSE;
+            || local_of(cx, expr).is_some() && value.ty == Ty::FALSE;
         if !is_false {
+            // A boolean the main chunk makes (a comparison, `not`, a flag
+            // set from literals), held in a local, a field or returned in
+            // place: its `false` is nil for the caller.
+            if value.ty.within(Ty::BOOL)
+                && value.ty.intersects(Ty::FALSE)
+                && let Some(Origin::Boolean { span }) = value.origin
+            {
+                report.diagnostics.push(
+                    Diagnostic::warning(
+                        Lint::NilReturn,
+                        cx.span_of(expr),
+                        format!(
+                            "the script returns `{}`, `true` or `false`: Redis replies 1 for `true` and nil for `false`, not 0",
+                            text(cx, expr)
+                        ),
+                    )
+                    .with_label("`false` arrives as nil")
+                    .with_secondary(span, "a boolean made here")
+                    .with_help("return `v and 1 or 0` for an integer, or declare the caller's type (`Option<T>`) to read nil as false"),
+                );
+            }
             continue;
         }
         report.diagnostics.push(
@@ -362,14 +388,50 @@ mod tests {
                 "`held` is `true` or `false`; it arrives as nil, which `returns = i64` cannot hold: declare `Option<i64>`"
             ]
         );
-        // Without a declared type, a boolean may be meant.
-        assert!(
+    }
+
+    #[test]
+    fn booleans_the_main_chunk_makes_are_warnings_without_a_declared_type() {
+        assert_eq!(
             warnings(
                 "local held = redis.call('GET', KEYS[1]) == ARGV[1]\nreturn held",
                 None
-            )
-            .is_empty()
+            ),
+            [
+                "the script returns `held`, `true` or `false`: Redis replies 1 for `true` and nil for `false`, not 0"
+            ]
         );
+        for source in [
+            // In place.
+            "return redis.call('EXISTS', KEYS[1]) == 1",
+            "return not redis.call('GET', KEYS[1])",
+            // Through a field, then a local.
+            "local s = {}\ns.ok = redis.call('TTL', KEYS[1]) > 0\nlocal ok = s.ok\nreturn ok",
+            // A flag set in a `while` loop.
+            "local seen = false\nlocal i = 1\nwhile i <= #KEYS do\n  if redis.call('EXISTS', KEYS[i]) == 1 then seen = true end\n  i = i + 1\nend\nreturn seen",
+            // A flag set on one branch of an `elseif` chain.
+            "local ok = true\nif ARGV[1] == 'a' then ok = 1 == 1 elseif ARGV[1] == 'b' then ok = false end\nreturn ok",
+        ] {
+            assert_eq!(warnings(source, None).len(), 1, "{source}");
+        }
+        for source in [
+            // What the script's own function returns is meant.
+            "local function maxed(k)\n  if redis.call('LLEN', k) > 10 then return true end\n  return false\nend\nreturn maxed(KEYS[1])",
+            "local function maxed(k) return redis.call('LLEN', k) > 10 end\nlocal m = maxed(KEYS[1])\nreturn m",
+            // Turned into an integer, or never `false`.
+            "local ok = redis.call('EXISTS', KEYS[1]) == 1\nreturn ok and 1 or 0",
+            "return true",
+            // Inside a table, `false` keeps its place.
+            "return {redis.call('EXISTS', KEYS[1]) == 1}",
+            // Not only a boolean.
+            "local v = redis.call('EXISTS', KEYS[1]) == 1 or ARGV[1]\nreturn v",
+        ] {
+            assert!(
+                warnings(source, None).is_empty(),
+                "{source}: {:?}",
+                warnings(source, None)
+            );
+        }
     }
 
     #[test]

@@ -5,13 +5,17 @@
 //! raises "attempt to compare number with string". Fires when one operand is
 //! surely a number (or nil) and the other surely a string (or false/nil),
 //! as far as the inference knows: a reply, `tonumber`, arithmetic, `#`, a
-//! literal, `KEYS[n]` / `ARGV[n]`, `tostring`, a concatenation.
+//! literal, `KEYS[n]` / `ARGV[n]`, `tostring`, a concatenation. A reply
+//! with a number in place of its nil (`redis.call('GET', k) or 0`, or set
+//! to 0 on the branch where it is `false`) is still a string whenever the
+//! reply is there: ordered against a number (`<`, `>`), it raises.
 //! A SCAN cursor is left to `scan_cursor`.
 
-use super::typed::{describe, each_comparison};
+use super::typed::{Comparison, describe, each_comparison, text};
 use super::{Context, RedisCall};
 use crate::facts::{Inferred, Origin, Ty};
 use crate::{Diagnostic, Lint, Report};
+use full_moon::ast::Expression;
 
 fn numeric(value: &Inferred) -> bool {
     value.ty.intersects(Ty::NUMBER) && value.ty.within(Ty::NUMBER.union(Ty::NIL))
@@ -19,6 +23,46 @@ fn numeric(value: &Inferred) -> bool {
 
 fn textual(value: &Inferred) -> bool {
     value.ty.intersects(Ty::STRING) && value.ty.within(Ty::STRING.union(Ty::FALSY))
+}
+
+/// A string Redis gave, or a number in its place (`redis.call('GET', k)
+/// or 0`, a branch that sets 0 when the reply is `false`): a string
+/// whenever the reply is there.
+fn defaulted(value: &Inferred) -> bool {
+    let from_redis =
+        value.reply().is_some() || matches!(value.origin, Some(Origin::Element { .. }));
+    from_redis
+        && value.ty.intersects(Ty::STRING)
+        && value.ty.intersects(Ty::NUMBER)
+        && value
+            .ty
+            .within(Ty::STRING.union(Ty::NUMBER).union(Ty::FALSY))
+}
+
+/// The error for an ordering of a number and a reply that is a string
+/// unless a number took its place.
+fn reply_or_number(
+    cx: &Context<'_>,
+    cmp: &Comparison<'_>,
+    expr: &Expression,
+    value: &Inferred,
+) -> Diagnostic {
+    let source = match &value.origin {
+        Some(Origin::Reply { command, .. }) => format!("{command}'s reply"),
+        Some(Origin::Element { command }) => format!("an element of the {command} reply"),
+        _ => "a reply".to_string(),
+    };
+    Diagnostic::error(
+        Lint::NumberStringComparison,
+        cx.span_of(cmp.whole),
+        format!(
+            "`{}` is {source}, a string, or a number in its place; compared with a number, `{}` raises \"attempt to compare number with string\" whenever the reply is there",
+            text(cx, expr),
+            cmp.op
+        ),
+    )
+    .with_label("a number in place of a nil reply does not make the reply a number")
+    .with_help("convert the reply: `tonumber(redis.call(...)) or 0`")
 }
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
@@ -33,6 +77,20 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         } else if textual(&l) && numeric(&r) {
             ((cmp.rhs, &r), (cmp.lhs, &l))
         } else {
+            if !cmp.is_equality() {
+                let defaulted = if defaulted(&l) && numeric(&r) {
+                    Some((cmp.lhs, &l))
+                } else if numeric(&l) && defaulted(&r) {
+                    Some((cmp.rhs, &r))
+                } else {
+                    None
+                };
+                if let Some((expr, value)) = defaulted {
+                    report
+                        .diagnostics
+                        .push(reply_or_number(cx, cmp, expr, value));
+                }
+            }
             return;
         };
         // Name the side that says most: a reply or tonumber over a literal.
@@ -88,6 +146,34 @@ mod tests {
             errors("local s, us = unpack(redis.call('TIME'))\nif tonumber(s) > 1700000000 then return 1 end\nreturn 0")
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn replies_with_a_number_in_place_of_nil_ordered_against_numbers() {
+        assert_eq!(
+            errors(
+                "local n = redis.call('GET', KEYS[1]) or 0\nif n > 5 then return 1 end\nreturn 0"
+            ),
+            [
+                "`n` is GET's reply, a string, or a number in its place; compared with a number, `>` raises \"attempt to compare number with string\" whenever the reply is there"
+            ]
+        );
+        // An element of an array reply, with its default.
+        assert_eq!(
+            errors("local r = redis.call('HMGET', KEYS[1], 'a')\nlocal a = r[1] or 0\nif 10 <= a then return 1 end\nreturn 0").len(),
+            1
+        );
+        for source in [
+            // Converted, or made a number by arithmetic first.
+            "local n = tonumber(redis.call('GET', KEYS[1])) or 0\nif n > 5 then return 1 end\nreturn 0",
+            "local n = (redis.call('GET', KEYS[1]) or 0) + 0\nif n > 5 then return 1 end\nreturn 0",
+            // A default that is a string: compared as text (another lint).
+            "local n = redis.call('GET', KEYS[1]) or '0'\nif n > ARGV[1] then return 1 end\nreturn 0",
+            // Equality is left alone.
+            "local n = redis.call('GET', KEYS[1]) or 0\nif n == 0 then return 1 end\nreturn 0",
+        ] {
+            assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
+        }
     }
 
     #[test]

@@ -146,6 +146,18 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
     }
 }
 
+/// What a special key's value must be for Redis to make its kind of
+/// reply of the table (`{ok = 'OK'}` is a status, `{ok = 1}` an empty
+/// array).
+fn special_kind(name: &str) -> Option<Ty> {
+    match name {
+        "ok" | "err" | "big_number" => Some(Ty::STRING),
+        "double" => Some(Ty::NUMBER.union(Ty::STRING)),
+        "map" | "set" | "verbatim_string" => Some(Ty::TABLES),
+        _ => None,
+    }
+}
+
 /// A warning for an element that may be nil (and is not always).
 fn maybe_nil_element(span: crate::Span, value: &Inferred) -> Option<Diagnostic> {
     if !value.ty.intersects(Ty::NIL) || value.ty.is_any() || value.ty.within(Ty::NIL) {
@@ -249,21 +261,58 @@ fn returned_local(cx: &Context<'_>, expr: &Expression, report: &mut Report) {
     let Some(table) = cx.types.table_fields(expr) else {
         return;
     };
-    let no_elements = table.len.is_some_and(|len| len.hi <= 0.0);
-    if no_elements && !table.names.is_empty() {
-        report.diagnostics.push(
-            Diagnostic::error(
-                Lint::ReturnShape,
-                cx.span_of(expr),
-                format!(
-                    "the script returns a table with string keys only (`{}`): Redis replies with an empty array",
-                    table.names.join("`, `")
-                ),
-            )
-            .with_label("only the elements 1, 2, 3... reach the caller")
-            .with_help("return a flat array (`{'count', n}`), or `cjson.encode(t)`"),
-        );
-        return;
+    // The names that may hold a value where the table is returned (set on
+    // some path, to something else than nil). A special key that may be
+    // its reply's kind (`{ok = 'OK'}`, `{err = msg}`) is taken as meant.
+    let mut meant = false;
+    let named: Vec<&str> = table
+        .names_with_values
+        .iter()
+        .filter(|(name, value)| {
+            meant |= special_kind(name).is_some_and(|kind| value.ty.intersects(kind));
+            !value.ty.within(Ty::NIL)
+        })
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if !named.is_empty() && !meant {
+        let no_elements = table.len.is_some_and(|len| len.hi <= 0.0);
+        // Elements on some paths only: on another, only the names.
+        // (`t[1]` set, never nil: there is an element.)
+        let first = table
+            .elements
+            .iter()
+            .any(|(i, v)| *i == 1 && !v.ty.intersects(Ty::NIL));
+        let maybe_no_elements = !first && table.len.is_some_and(|len| len.lo <= 0.0);
+        if no_elements {
+            report.diagnostics.push(
+                Diagnostic::error(
+                    Lint::ReturnShape,
+                    cx.span_of(expr),
+                    format!(
+                        "the script returns a table with string keys only (`{}`): Redis replies with an empty array",
+                        named.join("`, `")
+                    ),
+                )
+                .with_label("only the elements 1, 2, 3... reach the caller")
+                .with_help("return a flat array (`{'count', n}`), or `cjson.encode(t)`"),
+            );
+            return;
+        }
+        if maybe_no_elements {
+            report.diagnostics.push(
+                Diagnostic::warning(
+                    Lint::ReturnShape,
+                    cx.span_of(expr),
+                    format!(
+                        "the script may return a table with string keys (`{}`) and no element: Redis replies with an empty array, and drops those fields on every path",
+                        named.join("`, `")
+                    ),
+                )
+                .with_label("only the elements 1, 2, 3... reach the caller")
+                .with_help("return a flat array on every path (`{'count', n}`), or `cjson.encode(t)`"),
+            );
+            return;
+        }
     }
     for (_, value) in &table.elements {
         if let Some(found) = maybe_nil_element(cx.span_of(expr), value) {
@@ -413,6 +462,43 @@ mod tests {
             "local out = {}\nlocal n = 0\nfor _, v in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do\n  if v ~= ARGV[1] then n = n + 1 out[n] = v end\nend\nreturn out",
             // A function written in the loop stores later, not in the loop.
             "local out = {}\nfor i = 1, 2 do\n  out[i] = KEYS[1]\n  local f = function() if ARGV[1] == 'x' then out[i] = ARGV[1] end end\n  f()\nend\nreturn out",
+        ] {
+            assert!(found(source).is_empty(), "{source}: {:?}", found(source));
+        }
+    }
+
+    #[test]
+    fn string_keys_set_on_some_paths_of_a_returned_table() {
+        for source in [
+            // A record on one branch, an array on the other.
+            "local res\nif redis.call('EXISTS', KEYS[1]) == 1 then\n  res = {ok = 1}\nelse\n  res = {0}\nend\nreturn res",
+            // A name stored on one branch of an empty table.
+            "local r = {}\nif ARGV[1] == 'x' then\n  r.owner = KEYS[1]\nelse\n  r[1] = 0\nend\nreturn r",
+            // A name stored on some rounds of a loop.
+            "local r = {}\nfor _, k in ipairs(KEYS) do\n  if redis.call('EXISTS', k) == 1 then r[k] = 1 r.last = k end\nend\nreturn r",
+            // An `elseif` chain, the record in the middle.
+            "local r = {0}\nif ARGV[1] == 'a' then r = {1}\nelseif ARGV[1] == 'b' then r = {err_code = 2}\nend\nreturn r",
+        ] {
+            let found = found(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+        }
+        // Names only on every path that sets one: an error.
+        assert_eq!(
+            found("local r = {}\nif ARGV[1] == 'x' then r.a = 1 end\nreturn r"),
+            [(Severity::Error, "the script returns a table with string keys only (`a`): Redis replies with an empty array".to_string())]
+        );
+    }
+
+    #[test]
+    fn reply_kinds_and_arrays_on_every_path_pass() {
+        for source in [
+            // A status reply on one path, an array on the other.
+            "local res\nif redis.call('EXISTS', KEYS[1]) == 1 then\n  res = {ok = 'OK'}\nelse\n  res = {0}\nend\nreturn res",
+            "local res = {0}\nif ARGV[1] == '' then res = {err = 'empty'} end\nreturn res",
+            // Arrays on every path.
+            "local res\nif ARGV[1] == 'a' then res = {1} else res = {0, 1} end\nreturn res",
+            // A name set to nil on the other path only.
+            "local r = {1}\nif ARGV[1] == 'a' then r = {2, n = nil} end\nreturn r",
         ] {
             assert!(found(source).is_empty(), "{source}: {:?}", found(source));
         }
