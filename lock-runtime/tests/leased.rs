@@ -11,7 +11,9 @@ mod redisson;
 use common::chaos::{self, Chaos, Holders};
 use common::{Redis, ms, within};
 use redis::AsyncCommands;
-use redisson::{java_leased_try_acquire, java_leased_try_release, leased_timeouts};
+use redisson::{
+    java_leased_try_acquire, java_leased_try_release, leased_timeouts, semaphore_channel,
+};
 use redlua_runtime::{BATCH_PERMITS, Error, LockClient, SyncReplicas};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -704,4 +706,114 @@ async fn a_release_whose_reply_was_lost_in_a_restart_gives_back_once() {
         pool_becomes(&redis, "replied", (3, 0), ms(1000)).await,
         (3, 0)
     );
+}
+
+/// A release that took effect, then its connection was killed before the
+/// reply came back: the retry, on a new connection, is answered by the
+/// release's latch with the first result, so the release succeeds and
+/// gives back once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_whose_connection_is_killed_before_its_reply_succeeds_and_gives_back_once() {
+    let redis = Redis::start().await;
+    let (proxy, client) = redis.behind_proxy(Some(ms(2000))).await;
+    let sem = client.leased_semaphore("killed");
+    sem.set_permits(3).await.unwrap();
+    let kept = sem.acquire(1).await.unwrap();
+    let given = sem.acquire(1).await.unwrap();
+    proxy.set_delay(ms(400));
+    let release = tokio::spawn(given.release());
+    // Given back in Redis; the reply is still on its way.
+    assert_eq!(
+        pool_becomes(&redis, "killed", (2, 1), ms(3000)).await,
+        (2, 1)
+    );
+    proxy.cut();
+    proxy.set_delay(Duration::ZERO);
+    let result = within(ms(5000), "the release", release).await.unwrap();
+    assert!(result.is_ok(), "the latch answers the retry: {result:?}");
+    assert_eq!(pool(&redis, "killed").await, (2, 1), "given back once");
+    assert!(!kept.is_lost());
+    kept.release().await.unwrap();
+    assert_eq!(pool(&redis, "killed").await, (3, 0));
+}
+
+/// Two waiters of one client for two leased permits each, behind a link
+/// with 20 ms each way. Two permits appear without a message, then one
+/// message announces one permit: it wakes one waiter of the client, the
+/// first (it waits longest). That waiter is cancelled 0 to 114 ms after
+/// Redis published: before its wake-up reaches it, once it is woken, while
+/// its try is under way, after. What it was given is passed on: a wake-up
+/// it did not use, or, through the undo of its try, the permits and a
+/// message. The other waiter gets the permits within a round trip or so,
+/// not at its next poll (5 s), and the pool stays whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_woken_waiter_cancelled_around_its_try_passes_its_wake_up_on() {
+    let redis = Redis::start().await;
+    let (proxy, waiters) = redis.behind_proxy(None).await;
+    proxy.set_delay(ms(20));
+    let mut listener = redis.listen(&semaphore_channel("handover")).await;
+    let sem = waiters.leased_semaphore("handover");
+    let mut cancelled_first = 0;
+    for trial in 0..20u64 {
+        // Two permits taken (by a holder that is not a client here).
+        let far = redisson::java_now_ms() + 600_000;
+        let _: () = redis::pipe()
+            .atomic()
+            .set("handover", 0)
+            .zadd(leased_timeouts("handover"), [1u8; 16].to_vec(), far)
+            .zadd(leased_timeouts("handover"), [2u8; 16].to_vec(), far)
+            .query_async(&mut redis.raw())
+            .await
+            .unwrap();
+        let first = tokio::spawn({
+            let sem = sem.clone();
+            async move { sem.acquire(2).await.unwrap() }
+        });
+        // The first waiter waits longest: it is the one the message wakes.
+        tokio::time::sleep(ms(150)).await;
+        let second = tokio::spawn({
+            let sem = sem.clone();
+            async move { (sem.acquire(2).await.unwrap(), Instant::now()) }
+        });
+        tokio::time::sleep(ms(150)).await;
+        // Given back without a message.
+        let _: () = redis::pipe()
+            .atomic()
+            .del(leased_timeouts("handover"))
+            .set("handover", 2)
+            .query_async(&mut redis.raw())
+            .await
+            .unwrap();
+        let published = Instant::now();
+        let _: i64 = redis
+            .raw()
+            .publish(semaphore_channel("handover"), "1")
+            .await
+            .unwrap();
+        tokio::time::sleep(ms(trial * 6)).await;
+        first.abort();
+        if let Ok(guard) = first.await {
+            // Its try came first: it holds the permits; give them back.
+            guard.release().await.unwrap();
+        } else {
+            cancelled_first += 1;
+        }
+        let (guard, got) = within(ms(4000), "the second waiter", second).await.unwrap();
+        assert!(
+            got - published < ms(1500),
+            "trial {trial}: the second waiter got the permits after {:?}",
+            got - published
+        );
+        guard.release().await.unwrap();
+        // Whatever the cancelled try took came back, once.
+        assert_eq!(
+            pool_becomes(&redis, "handover", (2, 0), ms(2000)).await,
+            (2, 0),
+            "trial {trial}"
+        );
+        listener.drain();
+    }
+    println!("{cancelled_first} of 20 trials cancelled the first waiter before it won");
+    assert!(cancelled_first > 0, "no trial cancelled the woken waiter");
+    assert!(cancelled_first < 20, "no trial let the woken waiter win");
 }

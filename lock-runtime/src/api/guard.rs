@@ -5,7 +5,7 @@ use crate::api::inspect::inspect;
 use crate::base::error::{Error, Failure, Result, classify, connection_was_closed};
 use crate::base::owner::Owner;
 use crate::holds::acquire::{Hold, Request};
-use crate::holds::job::{Job, ReleaseRequest};
+use crate::holds::job::{Job, LockTarget, ReleaseRequest, Target};
 use crate::holds::release::{record, release_once};
 use crate::holds::shared::Shared;
 use crate::protocol::replies::{ReleaseMode, Released};
@@ -204,17 +204,19 @@ impl LockGuard {
                 .latch(request_id().encode_lower(&mut uuid::Uuid::encode_buffer()))
         });
         ReleaseRequest {
-            kind: hold.kind,
-            names: hold.names.clone(),
-            owner: hold.owner.clone(),
+            target: Target::Lock(LockTarget {
+                kind: hold.kind,
+                names: hold.names.clone(),
+                owner: hold.owner.clone(),
+                reentry: hold.reentry,
+                close_attempts: hold.close_attempts,
+            }),
             key: hold.key.clone(),
-            reentry: hold.reentry,
             // The watchdog's timeout for a watched hold.
             lease: hold.lease,
             watched: hold.watched,
             latch: latch.clone(),
             mode: ReleaseMode::Release,
-            close_attempts: hold.close_attempts,
             resent: false,
         }
     }

@@ -10,10 +10,9 @@ use crate::base::names::LockNames;
 use crate::holds::job::{Job, ReleaseRequest};
 use crate::holds::latches::LATCH_SWEEP_DELAY;
 use crate::holds::permits;
-use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE, record, release_retrying};
+use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE, record, release_retrying, span};
 use crate::holds::shared::Shared;
 use crate::observability::targets;
-use crate::observability::telemetry;
 use crate::protocol::lock_scripts::ClearWriterMark;
 use crate::protocol::replies::{ReleaseMode, Released};
 use redis::AsyncCommands;
@@ -96,12 +95,12 @@ async fn leave_queue(shared: &Shared, names: &LockNames, owner: &str) {
 async fn run(shared: Arc<Shared>, job: Job) {
     match job {
         Job::Release(request) => {
-            let span = telemetry::release_span(&request.names.lock, &request.owner);
+            let span = span(&request.target);
             release(&shared, &request).instrument(span).await;
         }
         Job::SweepLatches => sweep_latches(&shared).await,
         Job::LeaveQueue { names, owner } => leave_queue(&shared, &names, &owner).await,
-        Job::Permits(job) => permits::in_background(&shared, &job).await,
+        Job::UndoPermits(undo) => permits::in_background(&shared, &undo).await,
         Job::ClearWriterMark { names, field } => {
             let mut con = shared.con.clone();
             let clear = ClearWriterMark {
@@ -120,7 +119,7 @@ async fn release(shared: &Arc<Shared>, request: &ReleaseRequest) {
     let outcome = release_retrying(shared, request).await;
     if request.mode == ReleaseMode::Undo {
         if let Some(Released::Freed | Released::StillHeld) = outcome {
-            tracing::debug!(target: targets::RELEASE, lock = %request.names.lock, "undid an abandoned acquire");
+            tracing::debug!(target: targets::RELEASE, lock = %request.target.name(), "undid an abandoned acquire");
         }
     } else {
         record(shared, request, outcome, true);
