@@ -5,18 +5,17 @@ use crate::api::client::LockClient;
 use crate::api::semaphore::{addable, change_pool, checked_names, names_of, settable};
 use crate::base::config::{check_lease, token_ttl};
 use crate::base::counted_names::CountedNames;
-use crate::base::error::{Error, Failure, Result, classify};
+use crate::base::error::{Error, Result};
 use crate::base::hold_key::HoldKey;
 use crate::holds::acquire::{Wait, enter};
-use crate::holds::job::{Job, PermitsTarget, ReleaseRequest, Target};
+use crate::holds::job::{PermitsTarget, ReleaseRequest, Target};
 use crate::holds::lease_clock::LeaseClock;
 use crate::holds::leased::{LeasedRequest, from_hex, hex, new_hold, new_id};
 use crate::holds::permits::{change_once, take};
-use crate::holds::release::{record, retrying, span};
+use crate::holds::release::{dropped, replicated, retrying, settle, span};
 use crate::holds::shared::Shared;
 use crate::protocol::counted_scripts::{ReleaseLeased, SemaphoreChange};
 use crate::protocol::replies::{ReleaseMode, Released, millis};
-use crate::transport::replication::{Acked, Synced};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::Instrument;
@@ -502,42 +501,17 @@ impl PermitGuard {
     /// If the future is dropped, the permits come back in the background,
     /// with the same request id: each once.
     pub async fn release(mut self) -> Result<()> {
-        let mut request = self.release_request();
+        let request = self.release_request();
         let span = span(&request.target);
         async move {
             self.shared.holds().releasing(&request.key);
-            let reply = retrying(&self.shared, &mut request).await;
+            let reply = retrying(&self.shared, &request).await;
             self.done = true;
             let name = &self.permits.names.key;
-            match reply {
-                Ok(Synced {
-                    reply: released @ (Released::Freed | Released::StillHeld),
-                    acked,
-                }) => {
-                    record(&self.shared, &request, Some(released), false);
-                    match acked {
-                        Acked::Short { acked, wanted } => Err(Error::ReleaseNotReplicated {
-                            name: name.clone(),
-                            acked,
-                            wanted,
-                        }),
-                        Acked::Enough | Acked::NotAsked => Ok(()),
-                    }
-                }
-                Ok(Synced { reply, .. }) => {
-                    record(&self.shared, &request, Some(reply), false);
-                    Err(Error::LockLost { name: name.clone() })
-                }
-                Err(error) => {
-                    if classify(&error) == Failure::WrongType {
-                        record(&self.shared, &request, Some(Released::NotHeld), false);
-                    } else {
-                        // `releasing` stays counted until the worker is done.
-                        request.resent = true;
-                        self.shared.submit(Job::Release(request));
-                    }
-                    Err(Error::from_redis(name, error))
-                }
+            match settle(&self.shared, request, reply) {
+                Ok((Released::Freed | Released::StillHeld, acked)) => replicated(name, acked),
+                Ok(_) => Err(Error::LockLost { name: name.clone() }),
+                Err(error) => Err(Error::from_redis(name, error)),
             }
         }
         .instrument(span)
@@ -547,18 +521,10 @@ impl PermitGuard {
 
 impl Drop for PermitGuard {
     fn drop(&mut self) {
-        if self.done {
-            return;
+        if !self.done {
+            let started = self.latch.is_some();
+            let request = self.release_request();
+            dropped(&self.shared, request, started);
         }
-        let started = self.latch.is_some();
-        let request = self.release_request();
-        if !started {
-            self.shared.holds().releasing(&request.key);
-        }
-        // A release dropped while on its way: that copy may still arrive.
-        self.shared.submit(Job::Release(ReleaseRequest {
-            resent: started,
-            ..request
-        }));
     }
 }

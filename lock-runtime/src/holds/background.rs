@@ -4,13 +4,12 @@
 //! lock's waiter that stopped waiting), each
 //! job in a task of its own, retried until Redis answers.
 
-use crate::base::error::{Failure, classify};
 use crate::base::kind::Kind;
 use crate::base::names::LockNames;
 use crate::holds::job::{Job, ReleaseRequest};
 use crate::holds::latches::LATCH_SWEEP_DELAY;
 use crate::holds::permits;
-use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE, record, release_retrying, span};
+use crate::holds::release::{record, release_retrying, span, until_answered};
 use crate::holds::shared::Shared;
 use crate::observability::targets;
 use crate::protocol::lock_scripts::ClearWriterMark;
@@ -71,24 +70,12 @@ async fn sweep_latches(shared: &Shared) {
 /// retried (as releases are) while it may help: past the wait time, the
 /// deadline has taken the waiter out anyway.
 async fn leave_queue(shared: &Shared, names: &LockNames, owner: &str) {
-    let give_up = tokio::time::Instant::now() + shared.config.fair_wait;
-    let mut pause = FIRST_PAUSE;
-    loop {
+    let send = |_| {
         let mut con = shared.con.clone();
-        match Kind::leave(&mut con, &shared.config, names, owner).await {
-            Ok(()) => return,
-            Err(error)
-                if classify(&error) == Failure::Unknown
-                    && tokio::time::Instant::now() + pause < give_up =>
-            {
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(MAX_PAUSE);
-            }
-            Err(error) => {
-                tracing::warn!(target: targets::RELEASE, lock = %names.lock, %error, "could not leave a fair lock's queue; the waiter's deadline ends its place");
-                return;
-            }
-        }
+        async move { Kind::leave(&mut con, &shared.config, names, owner).await }
+    };
+    if let Err(error) = until_answered(shared.config.fair_wait, send, |_| {}).await {
+        tracing::warn!(target: targets::RELEASE, lock = %names.lock, %error, "could not leave a fair lock's queue; the waiter's deadline ends its place");
     }
 }
 

@@ -123,8 +123,7 @@ impl PermitsTarget {
         shared: &Shared,
         request: &ReleaseRequest,
     ) -> redis::RedisResult<Synced<Released>> {
-        let config = &shared.config;
-        let names = &self.names;
+        let (config, names) = (&shared.config, &self.names);
         let ids = self.ids.iter().map(|id| &id[..]).collect();
         if request.mode == ReleaseMode::Undo {
             let call = UndoLeased {
@@ -135,18 +134,17 @@ impl PermitsTarget {
                 attempt_ttl_ms: millis(config.latch_ttl),
                 publish: config.publish,
                 ids,
-            }
-            .call();
+            };
             // Nothing relies on an undo: it need not wait for replicas.
-            let synced: Synced<i64> = unsynced(con, &call).await?;
-            let reply = if synced.reply > 0 {
+            let back: Synced<i64> = unsynced(con, &call.call()).await?;
+            let reply = if back.reply > 0 {
                 Released::Freed
             } else {
                 Released::NeverTook
             };
             return Ok(Synced {
                 reply,
-                acked: synced.acked,
+                acked: back.acked,
             });
         }
         let call = ReleaseLeased {
@@ -157,21 +155,20 @@ impl PermitsTarget {
             latch_ttl_ms: millis(config.latch_ttl),
             publish: config.publish,
             ids,
-        }
-        .call();
-        let synced: Synced<(i64, i64)> = shared.sync.run(con, &call, &names.key).await?;
-        let (released, expired) = synced.reply;
-        let all = i64::try_from(self.ids.len()).unwrap_or(i64::MAX);
-        let reply = if released == all && expired == 0 {
+        };
+        let synced: Synced<(i64, i64)> = shared.sync.run(con, &call.call(), &names.key).await?;
+        // (given back, of which expired): all of them, none expired.
+        let all_back = synced.reply == (i64::try_from(self.ids.len()).unwrap_or(0), 0);
+        let reply = if all_back {
             Released::Freed
         } else {
             Released::NotHeld
         };
-        let acked = shared
-            .sync
-            .recount_release(con, &names.key, synced.acked)
-            .await;
-        Ok(Synced { reply, acked })
+        let acked = shared.sync.recount_release(con, &names.key, synced.acked);
+        Ok(Synced {
+            reply,
+            acked: acked.await,
+        })
     }
 }
 

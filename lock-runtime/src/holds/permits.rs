@@ -28,7 +28,7 @@ use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Failure, Result, classify, connection_was_closed};
 use crate::holds::acquire::Wait;
 use crate::holds::job::{Job, PermitUndo};
-use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE, release_once};
+use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE, release_once, replicated, until_answered};
 use crate::holds::shared::Shared;
 use crate::observability::targets;
 use crate::observability::telemetry::{self, AcquireRecord, NotAcquired};
@@ -368,25 +368,13 @@ async fn undo_once(shared: &Shared, undo: &PermitUndo) -> redis::RedisResult<i64
 /// A plain acquire's undo in the background: retried until Redis answers,
 /// while the attempt's key can still tell what the attempt did.
 pub(crate) async fn in_background(shared: &Arc<Shared>, undo: &PermitUndo) {
-    let give_up = tokio::time::Instant::now() + shared.config.latch_ttl;
-    let mut pause = FIRST_PAUSE;
-    loop {
-        match undo_once(shared, undo).await {
-            Ok(gave_back) => {
-                tracing::debug!(target: targets::RELEASE, semaphore = %undo.names.key, gave_back, "permits given back in the background");
-                return;
-            }
-            Err(error)
-                if classify(&error) == Failure::Unknown
-                    && tokio::time::Instant::now() + pause < give_up =>
-            {
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(MAX_PAUSE);
-            }
-            Err(error) => {
-                tracing::error!(target: targets::RELEASE, semaphore = %undo.names.key, %error, "could not give permits back in the background");
-                return;
-            }
+    let give_up = shared.config.latch_ttl;
+    match until_answered(give_up, |_| undo_once(shared, undo), |_| {}).await {
+        Ok(gave_back) => {
+            tracing::debug!(target: targets::RELEASE, semaphore = %undo.names.key, gave_back, "permits given back in the background");
+        }
+        Err(error) => {
+            tracing::error!(target: targets::RELEASE, semaphore = %undo.names.key, %error, "could not give permits back in the background");
         }
     }
 }
@@ -402,38 +390,20 @@ pub(crate) async fn change_once<T: redis::FromRedisValue>(
     call: impl Fn(&str) -> ScriptCall,
 ) -> Result<T> {
     let latch = names.request_latch(&shared.id, shared.ids.next());
-    let give_up = tokio::time::Instant::now() + shared.config.latch_ttl / 2;
-    let mut pause = FIRST_PAUSE;
     let call = call(&latch);
     // A send whose reply was lost: a copy of it may still reach Redis.
     let mut uncertain = false;
-    loop {
-        let mut con = shared.con.clone();
-        let reply: redis::RedisResult<Synced<T>> =
-            shared.sync.run(&mut con, &call, &names.key).await;
-        match reply {
-            Ok(Synced { reply, acked }) => {
-                if !uncertain {
-                    shared.delete_latch(latch);
-                }
-                if let Acked::Short { acked, wanted } = acked {
-                    return Err(Error::ReleaseNotReplicated {
-                        name: names.key.clone(),
-                        acked,
-                        wanted,
-                    });
-                }
-                return Ok(reply);
-            }
-            Err(error)
-                if classify(&error) == Failure::Unknown
-                    && tokio::time::Instant::now() + pause < give_up =>
-            {
-                uncertain = true;
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(MAX_PAUSE);
-            }
-            Err(error) => return Err(Error::from_redis(&names.key, error)),
-        }
+    let send = |resent: bool| {
+        uncertain |= resent;
+        let (mut con, call) = (shared.con.clone(), &call);
+        async move { shared.sync.run(&mut con, call, &names.key).await }
+    };
+    let give_up = shared.config.latch_ttl / 2;
+    let reply: redis::RedisResult<Synced<T>> = until_answered(give_up, send, |_| {}).await;
+    let Synced { reply, acked } = reply.map_err(|error| Error::from_redis(&names.key, error))?;
+    if !uncertain {
+        shared.delete_latch(latch);
     }
+    replicated(&names.key, acked)?;
+    Ok(reply)
 }

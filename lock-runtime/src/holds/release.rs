@@ -11,8 +11,8 @@
 //! own attempt if, and only if, that attempt took effect, and closes the
 //! attempt so that a late copy of it does nothing.
 
-use crate::base::error::{Failure, classify};
-use crate::holds::job::{ReleaseRequest, Target};
+use crate::base::error::{Error, Failure, classify};
+use crate::holds::job::{Job, ReleaseRequest, Target};
 use crate::holds::shared::Shared;
 use crate::observability::targets;
 use crate::observability::telemetry;
@@ -76,27 +76,53 @@ pub(crate) async fn release_once(
 }
 
 /// Sends the release (or undo) until Redis answers, with the same request
-/// id (`request.resent` says whether a copy's reply was lost): the last
-/// error when it kept failing until retrying was no longer safe (a
+/// id: the last error when it kept failing until retrying was no longer safe (a
 /// release's latch could have expired) or useful (the hold an undo would
 /// remove has ended with its lease).
 pub(crate) async fn retrying(
     shared: &Arc<Shared>,
-    request: &mut ReleaseRequest,
+    request: &ReleaseRequest,
 ) -> redis::RedisResult<Synced<Released>> {
     let give_up = match request.mode {
         ReleaseMode::Release => shared.config.latch_ttl / 2,
         ReleaseMode::Undo => shared.config.attempt_ttl(request.lease),
     };
+    let name = request.target.name();
+    let send = |resent: bool| {
+        let request = ReleaseRequest {
+            resent: request.resent || resent,
+            ..request.clone()
+        };
+        async move { release_once(shared, &request).await }
+    };
+    until_answered(give_up, send, |error| {
+        tracing::debug!(target: targets::RELEASE, lock = %name, %error, "release failed; retrying");
+    })
+    .await
+}
+
+/// Sends a request (made by `send`, told whether an earlier copy's reply
+/// was lost) until Redis answers it, or fails otherwise than by a lost
+/// reply, or `give_up` has passed, pausing [`FIRST_PAUSE`] and doubling
+/// (`retried` hears of each lost reply).
+pub(crate) async fn until_answered<T, F>(
+    give_up: Duration,
+    mut send: impl FnMut(bool) -> F,
+    retried: impl Fn(&redis::RedisError),
+) -> redis::RedisResult<T>
+where
+    F: std::future::Future<Output = redis::RedisResult<T>>,
+{
     let deadline = Instant::now() + give_up;
     let mut pause = FIRST_PAUSE;
+    let mut resent = false;
     loop {
-        match release_once(shared, request).await {
+        match send(resent).await {
             Err(error)
                 if classify(&error) == Failure::Unknown && Instant::now() + pause < deadline =>
             {
-                request.resent = true;
-                tracing::debug!(target: targets::RELEASE, lock = %request.target.name(), %error, "release failed; retrying");
+                resent = true;
+                retried(&error);
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(MAX_PAUSE);
             }
@@ -111,9 +137,8 @@ pub(crate) async fn release_retrying(
     shared: &Arc<Shared>,
     request: &ReleaseRequest,
 ) -> Option<Released> {
-    let mut request = request.clone();
-    let name = request.target.name().to_string();
-    match retrying(shared, &mut request).await {
+    let name = request.target.name();
+    match retrying(shared, request).await {
         Ok(synced) => {
             if let (Acked::Short { acked, wanted }, ReleaseMode::Release) =
                 (synced.acked, request.mode)
@@ -130,6 +155,59 @@ pub(crate) async fn release_retrying(
             tracing::warn!(target: targets::RELEASE, lock = %name, %error, "release failed; the lock will be freed by its lease");
             None
         }
+    }
+}
+
+/// Ends a guard's release with Redis's `reply`: recorded in the registry;
+/// a release whose outcome is unknown goes on in the background, with the
+/// same request id (and is recorded there). A release that found nothing
+/// held says [`Released::NotHeld`].
+pub(crate) fn settle(
+    shared: &Arc<Shared>,
+    request: ReleaseRequest,
+    reply: redis::RedisResult<Synced<Released>>,
+) -> redis::RedisResult<(Released, Acked)> {
+    let reply = reply.map(|synced| match synced.reply {
+        Released::NeverTook => (Released::NotHeld, synced.acked),
+        released => (released, synced.acked),
+    });
+    match &reply {
+        Ok((released, _)) => record(shared, &request, Some(*released), false),
+        Err(error) if classify(error) == Failure::WrongType => {
+            record(shared, &request, Some(Released::NotHeld), false);
+        }
+        // `releasing` stays counted until the worker is done.
+        Err(_) => shared.submit(Job::Release(ReleaseRequest {
+            resent: true,
+            ..request
+        })),
+    }
+    reply
+}
+
+/// A guard dropped before its release ended: the background worker
+/// releases it (`started`: a release of it was under way, whose copy may
+/// still arrive; it was counted as releasing then).
+pub(crate) fn dropped(shared: &Arc<Shared>, request: ReleaseRequest, started: bool) {
+    if !started {
+        shared.holds().releasing(&request.key);
+    }
+    shared.submit(Job::Release(ReleaseRequest {
+        resent: started,
+        ..request
+    }));
+}
+
+/// A release that took effect: an error when too few replicas acknowledged
+/// it (replica-synced mode).
+pub(crate) fn replicated(name: &str, acked: Acked) -> crate::base::error::Result<()> {
+    match acked {
+        Acked::Short { acked, wanted } => Err(Error::ReleaseNotReplicated {
+            name: name.to_string(),
+            acked,
+            wanted,
+        }),
+        Acked::Enough | Acked::NotAsked => Ok(()),
     }
 }
 

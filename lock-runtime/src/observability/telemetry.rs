@@ -315,20 +315,12 @@ pub(crate) fn permits_released(
     outcome: Option<Released>,
     background: bool,
 ) {
-    let label = match outcome {
+    let outcome = match outcome {
         Some(Released::Freed | Released::StillHeld) => "freed",
         Some(Released::NotHeld | Released::NeverTook) => "not_held",
         None => "unknown",
     };
-    tracing::debug!(
-        target: targets::RELEASE,
-        semaphore = %semaphore,
-        kind = LEASED_SEMAPHORE,
-        permits,
-        outcome = label,
-        background,
-        "permits released"
-    );
+    tracing::debug!(target: targets::RELEASE, semaphore = %semaphore, kind = LEASED_SEMAPHORE, permits, outcome, background, "permits released");
 }
 
 /// A client started: every metric is described (its help text and unit)
