@@ -817,3 +817,74 @@ async fn a_woken_waiter_cancelled_around_its_try_passes_its_wake_up_on() {
     assert!(cancelled_first > 0, "no trial cancelled the woken waiter");
     assert!(cancelled_first < 20, "no trial let the woken waiter win");
 }
+
+/// The `calls=` of `cmdstat_<command>` in INFO commandstats (0 if absent).
+async fn calls(redis: &Redis, command: &str) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut redis.raw())
+        .await
+        .unwrap();
+    let prefix = format!("cmdstat_{command}:calls=");
+    info.lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+/// Permit guards are renewed in the watchdog's rounds with the locks, one
+/// call per semaphore a round: 30 guards of one semaphore, 10 of another
+/// and 20 locks make 3 calls a round, not 60.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permits_are_renewed_in_the_locks_rounds_one_call_per_semaphore() {
+    let redis = Redis::start().await;
+    // Rounds every 200 ms.
+    let client = redis.client_with_watchdog(ms(600)).await;
+    let (big, small) = (
+        client.leased_semaphore("big"),
+        client.leased_semaphore("small"),
+    );
+    big.set_permits(30).await.unwrap();
+    small.set_permits(10).await.unwrap();
+    let mut permits = Vec::new();
+    for _ in 0..30 {
+        permits.push(big.acquire(1).await.unwrap());
+    }
+    for _ in 0..10 {
+        permits.push(small.acquire(1).await.unwrap());
+    }
+    let mut locks = Vec::new();
+    for i in 0..20 {
+        locks.push(client.lock(&format!("lock:{i}")).lock().await.unwrap());
+    }
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query_async(&mut redis.raw())
+        .await
+        .unwrap();
+    tokio::time::sleep(ms(1000)).await;
+    let renewals = calls(&redis, "evalsha").await;
+    // About 5 rounds of 3 calls; a call per guard would be 60 a round.
+    assert!(
+        (6..=24).contains(&renewals),
+        "{renewals} renewal calls in 1 s for 40 permit guards and 20 locks"
+    );
+    assert!(permits.iter().all(|p| !p.is_lost()));
+    assert!(locks.iter().all(|l| !l.is_lost()));
+    // Each permit's lease in Redis was renewed past its 600 ms.
+    let now_ms = redisson::java_now_ms() as f64;
+    for name in ["big", "small"] {
+        let expiries: Vec<(Vec<u8>, f64)> = fresh(&redis)
+            .await
+            .zrange_withscores(leased_timeouts(name), 0, -1)
+            .await
+            .unwrap();
+        assert!(expiries.iter().all(|(_, at)| *at > now_ms), "{name}");
+    }
+    for permit in permits {
+        permit.release().await.unwrap();
+    }
+    for lock in locks {
+        lock.unlock().await.unwrap();
+    }
+}

@@ -14,7 +14,7 @@ use crate::holds::leased::{LeasedRequest, from_hex, hex, new_hold, new_id};
 use crate::holds::permits::{change_once, take};
 use crate::holds::release::{dropped, replicated, retrying, settle, span};
 use crate::holds::shared::Shared;
-use crate::protocol::counted_scripts::{ReleaseLeased, SemaphoreChange};
+use crate::protocol::counted_scripts::{POOL_TOO_SMALL, ReleaseLeased, SemaphoreChange};
 use crate::protocol::replies::{ReleaseMode, Released, millis};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -168,9 +168,7 @@ impl LeasedSemaphore {
         let (token, sent) = match take(shared, names, &request, attempt, wait).await {
             Ok(Some(took)) => took,
             Ok(None) => return Ok(None),
-            Err(Error::Redis(error))
-                if error.to_string().contains("more permits than the pool") =>
-            {
+            Err(Error::Redis(error)) if error.to_string().contains(POOL_TOO_SMALL) => {
                 return Err(self.invalid(format!(
                     "{permits} permits: more than the pool has (available plus taken)"
                 )));

@@ -79,7 +79,9 @@
 //! lock, `semaphore` or `leased_semaphore` for permits; `reentry` is
 //! `true` for a re-entry (one more hold of an owner); `waited_ms` is the
 //! time from the call to its outcome; `attempts` counts the acquire scripts
-//! sent; `wakeups` the pub/sub wake-ups while waiting.
+//! sent; `wakeups` the pub/sub wake-ups while waiting. In the
+//! `redlua::release` events of a leased permit guard's release or of a
+//! leased acquire's undo, `lock` is the semaphore's name.
 //!
 //! # Metrics
 //!
