@@ -2,8 +2,10 @@
 //! against real redis-server processes: permits with ids, leases and
 //! fencing tokens; the watchdog; expiry bringing a permit back exactly
 //! once and the guard saying lost first; a permit taken away; pool changes
-//! while permits are held; exact cancellation; faults watched by an
-//! observer outside Redis; interoperability with Redisson's own scripts.
+//! while permits are held; exact cancellation, and a woken waiter's
+//! wake-up passed on; a release's latch answering its retry after a lost
+//! reply; renewal in the watchdog's batches; faults watched by an observer
+//! outside Redis; interoperability with Redisson's own scripts.
 
 mod common;
 mod redisson;
@@ -886,5 +888,58 @@ async fn permits_are_renewed_in_the_locks_rounds_one_call_per_semaphore() {
     }
     for lock in locks {
         lock.unlock().await.unwrap();
+    }
+}
+
+/// A waiter woken by a release and cancelled before its try reached Redis
+/// passes the wake-up on: the other waiter of its client gets the permit at
+/// once, not at its next poll (5 s). The waiters' tries go through a link
+/// that is stalled while the first one is cancelled (that try never runs,
+/// and the undo of its attempt gives nothing back, so sends no message);
+/// their wake-ups come directly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_woken_waiter_cancelled_before_its_try_arrives_passes_its_wake_up_on() {
+    let redis = Redis::start().await;
+    let proxy = redlua_test_support::FaultProxy::start(redis.server.port());
+    let tries = proxy.client().get_connection_manager().await.unwrap();
+    let waiters = LockClient::from_client(redis.server.client())
+        .connection(tries)
+        .connect()
+        .await
+        .unwrap();
+    let holder = redis.client().await;
+    for round in 0..3 {
+        let name = format!("pass-on:{round}");
+        let other = holder.leased_semaphore(&name);
+        other.set_permits(1).await.unwrap();
+        let held = other.acquire(1).await.unwrap();
+        let spawn_waiter = || {
+            let sem = waiters.leased_semaphore(&name);
+            tokio::spawn(async move { (sem.acquire(1).await.unwrap(), Instant::now()) })
+        };
+        let first = spawn_waiter();
+        tokio::time::sleep(ms(300)).await;
+        let second = spawn_waiter();
+        tokio::time::sleep(ms(300)).await;
+        // The release's message wakes the first waiter (the longest
+        // waiting); its try is held on the link, and it is cancelled before
+        // the try arrives.
+        proxy.stall();
+        let released = Instant::now();
+        held.release().await.unwrap();
+        tokio::time::sleep(ms(50)).await;
+        first.abort();
+        tokio::time::sleep(ms(50)).await;
+        proxy.resume_dropping();
+        let (got, at) = within(ms(10_000), "the second waiter", second)
+            .await
+            .unwrap();
+        assert!(
+            at - released < ms(1000),
+            "round {round}: the free permit waited {:?} for the second waiter",
+            at - released
+        );
+        got.release().await.unwrap();
+        assert_eq!(pool_becomes(&redis, &name, (1, 0), ms(2000)).await, (1, 0));
     }
 }

@@ -772,3 +772,55 @@ async fn the_one_waiter_a_message_wakes_passes_its_wake_up_on_when_cancelled() {
     assert!(cancelled_first > 0, "no trial cancelled the woken waiter");
     assert!(cancelled_first < 20, "no trial let the woken waiter win");
 }
+
+/// A waiter woken by a release and cancelled before its try reached Redis
+/// passes the wake-up on: the other waiter of its client gets the permit at
+/// once, not at its next poll (5 s). The waiters' tries go through a link
+/// that is stalled while the first one is cancelled (that try never runs,
+/// and the undo of its attempt gives nothing back, so sends no message);
+/// their wake-ups come directly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_woken_waiter_cancelled_before_its_try_arrives_passes_its_wake_up_on() {
+    let redis = Redis::start().await;
+    let proxy = redlua_test_support::FaultProxy::start(redis.server.port());
+    let tries = proxy.client().get_connection_manager().await.unwrap();
+    let waiters = LockClient::from_client(redis.server.client())
+        .connection(tries)
+        .connect()
+        .await
+        .unwrap();
+    let other = redis.client().await.semaphore("pass-on");
+    other.set_permits(0).await.unwrap();
+    for round in 0..3 {
+        let spawn_waiter = || {
+            let sem = waiters.semaphore("pass-on");
+            tokio::spawn(async move {
+                sem.acquire(1).await.unwrap();
+                Instant::now()
+            })
+        };
+        let first = spawn_waiter();
+        tokio::time::sleep(ms(300)).await;
+        let second = spawn_waiter();
+        tokio::time::sleep(ms(300)).await;
+        // The release's message (one permit) wakes the first waiter (the
+        // longest waiting); its try is held on the link, and it is
+        // cancelled before the try arrives.
+        proxy.stall();
+        let released = Instant::now();
+        other.release(1).await.unwrap();
+        tokio::time::sleep(ms(50)).await;
+        first.abort();
+        tokio::time::sleep(ms(50)).await;
+        proxy.resume_dropping();
+        let at = within(ms(10_000), "the second waiter", second)
+            .await
+            .unwrap();
+        assert!(
+            at - released < ms(1000),
+            "round {round}: the free permit waited {:?} for the second waiter",
+            at - released
+        );
+        assert_eq!(available_becomes(&redis, "pass-on", 0, ms(2000)).await, 0);
+    }
+}

@@ -76,9 +76,9 @@ pub(crate) async fn release_once(
 }
 
 /// Sends the release (or undo) until Redis answers, with the same request
-/// id: the last error when it kept failing until retrying was no longer safe (a
-/// release's latch could have expired) or useful (the hold an undo would
-/// remove has ended with its lease).
+/// id: the last error when it kept failing until retrying was no longer
+/// safe (a release's latch could have expired) or useful (the hold an undo
+/// would remove has ended with its lease).
 pub(crate) async fn retrying(
     shared: &Arc<Shared>,
     request: &ReleaseRequest,
