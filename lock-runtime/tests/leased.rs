@@ -2,8 +2,10 @@
 //! against real redis-server processes: permits with ids, leases and
 //! fencing tokens; the watchdog; expiry bringing a permit back exactly
 //! once and the guard saying lost first; a permit taken away; pool changes
-//! while permits are held; exact cancellation; faults watched by an
-//! observer outside Redis; interoperability with Redisson's own scripts.
+//! while permits are held; exact cancellation, and a woken waiter's
+//! wake-up passed on; a release's latch answering its retry after a lost
+//! reply; renewal in the watchdog's batches; faults watched by an observer
+//! outside Redis; interoperability with Redisson's own scripts.
 
 mod common;
 mod redisson;
@@ -11,7 +13,9 @@ mod redisson;
 use common::chaos::{self, Chaos, Holders};
 use common::{Redis, ms, within};
 use redis::AsyncCommands;
-use redisson::{java_leased_try_acquire, java_leased_try_release, leased_timeouts};
+use redisson::{
+    java_leased_try_acquire, java_leased_try_release, leased_timeouts, semaphore_channel,
+};
 use redlua_runtime::{BATCH_PERMITS, Error, LockClient, SyncReplicas};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -704,4 +708,237 @@ async fn a_release_whose_reply_was_lost_in_a_restart_gives_back_once() {
         pool_becomes(&redis, "replied", (3, 0), ms(1000)).await,
         (3, 0)
     );
+}
+
+/// A release that took effect, then its connection was killed before the
+/// reply came back: the retry, on a new connection, is answered by the
+/// release's latch with the first result, so the release succeeds and
+/// gives back once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_whose_connection_is_killed_before_its_reply_succeeds_and_gives_back_once() {
+    let redis = Redis::start().await;
+    let (proxy, client) = redis.behind_proxy(Some(ms(2000))).await;
+    let sem = client.leased_semaphore("killed");
+    sem.set_permits(3).await.unwrap();
+    let kept = sem.acquire(1).await.unwrap();
+    let given = sem.acquire(1).await.unwrap();
+    proxy.set_delay(ms(400));
+    let release = tokio::spawn(given.release());
+    // Given back in Redis; the reply is still on its way.
+    assert_eq!(
+        pool_becomes(&redis, "killed", (2, 1), ms(3000)).await,
+        (2, 1)
+    );
+    proxy.cut();
+    proxy.set_delay(Duration::ZERO);
+    let result = within(ms(5000), "the release", release).await.unwrap();
+    assert!(result.is_ok(), "the latch answers the retry: {result:?}");
+    assert_eq!(pool(&redis, "killed").await, (2, 1), "given back once");
+    assert!(!kept.is_lost());
+    kept.release().await.unwrap();
+    assert_eq!(pool(&redis, "killed").await, (3, 0));
+}
+
+/// Two waiters of one client for two leased permits each, behind a link
+/// with 20 ms each way. Two permits appear without a message, then one
+/// message announces one permit: it wakes one waiter of the client, the
+/// first (it waits longest). That waiter is cancelled 0 to 108 ms after
+/// Redis published: before its wake-up reaches it, once it is woken, while
+/// its try is under way, after. What it was given is passed on: a wake-up
+/// it did not use, or, through the undo of its try, the permits and a
+/// message. The other waiter gets the permits within a round trip or so,
+/// not at its next poll (5 s), and the pool stays whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_woken_waiter_cancelled_around_its_try_passes_its_wake_up_on() {
+    let redis = Redis::start().await;
+    let (proxy, waiters) = redis.behind_proxy(None).await;
+    proxy.set_delay(ms(20));
+    let mut listener = redis.listen(&semaphore_channel("handover")).await;
+    let sem = waiters.leased_semaphore("handover");
+    let mut cancelled_first = 0;
+    for trial in 0..10u64 {
+        // Two permits taken (by a holder that is not a client here).
+        let far = redisson::java_now_ms() + 600_000;
+        let _: () = redis::pipe()
+            .atomic()
+            .set("handover", 0)
+            .zadd(leased_timeouts("handover"), [1u8; 16].to_vec(), far)
+            .zadd(leased_timeouts("handover"), [2u8; 16].to_vec(), far)
+            .query_async(&mut redis.raw())
+            .await
+            .unwrap();
+        let first = tokio::spawn({
+            let sem = sem.clone();
+            async move { sem.acquire(2).await.unwrap() }
+        });
+        // The first waiter waits longest: it is the one the message wakes.
+        tokio::time::sleep(ms(150)).await;
+        let second = tokio::spawn({
+            let sem = sem.clone();
+            async move { (sem.acquire(2).await.unwrap(), Instant::now()) }
+        });
+        tokio::time::sleep(ms(150)).await;
+        // Given back without a message.
+        let _: () = redis::pipe()
+            .atomic()
+            .del(leased_timeouts("handover"))
+            .set("handover", 2)
+            .query_async(&mut redis.raw())
+            .await
+            .unwrap();
+        let published = Instant::now();
+        let _: i64 = redis
+            .raw()
+            .publish(semaphore_channel("handover"), "1")
+            .await
+            .unwrap();
+        tokio::time::sleep(ms(trial * 12)).await;
+        first.abort();
+        if let Ok(guard) = first.await {
+            // Its try came first: it holds the permits; give them back.
+            guard.release().await.unwrap();
+        } else {
+            cancelled_first += 1;
+        }
+        let (guard, got) = within(ms(4000), "the second waiter", second).await.unwrap();
+        assert!(
+            got - published < ms(1500),
+            "trial {trial}: the second waiter got the permits after {:?}",
+            got - published
+        );
+        guard.release().await.unwrap();
+        // Whatever the cancelled try took came back, once.
+        assert_eq!(
+            pool_becomes(&redis, "handover", (2, 0), ms(2000)).await,
+            (2, 0),
+            "trial {trial}"
+        );
+        listener.drain();
+    }
+    println!("{cancelled_first} of 10 trials cancelled the first waiter before it won");
+    assert!(cancelled_first > 0, "no trial cancelled the woken waiter");
+}
+
+/// The `calls=` of `cmdstat_<command>` in INFO commandstats (0 if absent).
+async fn calls(redis: &Redis, command: &str) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut redis.raw())
+        .await
+        .unwrap();
+    let prefix = format!("cmdstat_{command}:calls=");
+    info.lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+/// Permit guards are renewed in the watchdog's rounds with the locks, one
+/// call per semaphore a round: 30 guards of one semaphore, 10 of another
+/// and 20 locks make 3 calls a round, not 60.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permits_are_renewed_in_the_locks_rounds_one_call_per_semaphore() {
+    let redis = Redis::start().await;
+    // Rounds every 200 ms.
+    let client = redis.client_with_watchdog(ms(600)).await;
+    let (big, small) = (
+        client.leased_semaphore("big"),
+        client.leased_semaphore("small"),
+    );
+    big.set_permits(30).await.unwrap();
+    small.set_permits(10).await.unwrap();
+    let mut permits = Vec::new();
+    for _ in 0..30 {
+        permits.push(big.acquire(1).await.unwrap());
+    }
+    for _ in 0..10 {
+        permits.push(small.acquire(1).await.unwrap());
+    }
+    let mut locks = Vec::new();
+    for i in 0..20 {
+        locks.push(client.lock(&format!("lock:{i}")).lock().await.unwrap());
+    }
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query_async(&mut redis.raw())
+        .await
+        .unwrap();
+    tokio::time::sleep(ms(1000)).await;
+    let renewals = calls(&redis, "evalsha").await;
+    // About 5 rounds of 3 calls; a call per guard would be 60 a round.
+    assert!(
+        (6..=24).contains(&renewals),
+        "{renewals} renewal calls in 1 s for 40 permit guards and 20 locks"
+    );
+    assert!(permits.iter().all(|p| !p.is_lost()));
+    assert!(locks.iter().all(|l| !l.is_lost()));
+    // Each permit's lease in Redis was renewed past its 600 ms.
+    let now_ms = redisson::java_now_ms() as f64;
+    for name in ["big", "small"] {
+        let expiries: Vec<(Vec<u8>, f64)> = fresh(&redis)
+            .await
+            .zrange_withscores(leased_timeouts(name), 0, -1)
+            .await
+            .unwrap();
+        assert!(expiries.iter().all(|(_, at)| *at > now_ms), "{name}");
+    }
+    for permit in permits {
+        permit.release().await.unwrap();
+    }
+    for lock in locks {
+        lock.unlock().await.unwrap();
+    }
+}
+
+/// A waiter woken by a release and cancelled before its try reached Redis
+/// passes the wake-up on: the other waiter of its client gets the permit at
+/// once, not at its next poll (5 s). The waiters' tries go through a link
+/// that is stalled while the first one is cancelled (that try never runs,
+/// and the undo of its attempt gives nothing back, so sends no message);
+/// their wake-ups come directly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_woken_waiter_cancelled_before_its_try_arrives_passes_its_wake_up_on() {
+    let redis = Redis::start().await;
+    let proxy = redlua_test_support::FaultProxy::start(redis.server.port());
+    let tries = proxy.client().get_connection_manager().await.unwrap();
+    let waiters = LockClient::from_client(redis.server.client())
+        .connection(tries)
+        .connect()
+        .await
+        .unwrap();
+    let holder = redis.client().await;
+    for round in 0..3 {
+        let name = format!("pass-on:{round}");
+        let other = holder.leased_semaphore(&name);
+        other.set_permits(1).await.unwrap();
+        let held = other.acquire(1).await.unwrap();
+        let spawn_waiter = || {
+            let sem = waiters.leased_semaphore(&name);
+            tokio::spawn(async move { (sem.acquire(1).await.unwrap(), Instant::now()) })
+        };
+        let first = spawn_waiter();
+        tokio::time::sleep(ms(300)).await;
+        let second = spawn_waiter();
+        tokio::time::sleep(ms(300)).await;
+        // The release's message wakes the first waiter (the longest
+        // waiting); its try is held on the link, and it is cancelled before
+        // the try arrives.
+        proxy.stall();
+        let released = Instant::now();
+        held.release().await.unwrap();
+        tokio::time::sleep(ms(50)).await;
+        first.abort();
+        tokio::time::sleep(ms(50)).await;
+        proxy.resume_dropping();
+        let (got, at) = within(ms(10_000), "the second waiter", second)
+            .await
+            .unwrap();
+        assert!(
+            at - released < ms(1000),
+            "round {round}: the free permit waited {:?} for the second waiter",
+            at - released
+        );
+        got.release().await.unwrap();
+        assert_eq!(pool_becomes(&redis, &name, (1, 0), ms(2000)).await, (1, 0));
+    }
 }

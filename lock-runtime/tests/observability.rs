@@ -57,11 +57,26 @@ impl Visit for Fields {
     }
 }
 
-/// A layer that keeps every event.
+/// A layer that keeps every event, and every span opened (its name and
+/// fields).
 #[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<Captured>>>);
+struct Capture(Arc<Mutex<Vec<Captured>>>, Spans);
+
+type Spans = Arc<Mutex<Vec<(String, BTreeMap<String, String>)>>>;
 
 impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
+    fn on_new_span(
+        &self,
+        attrs: &tracing::span::Attributes<'_>,
+        _: &tracing::span::Id,
+        _: Context<'_, S>,
+    ) {
+        let mut fields = Fields::default();
+        attrs.record(&mut fields);
+        let name = attrs.metadata().name().to_string();
+        self.1.lock().unwrap().push((name, fields.0));
+    }
+
     fn on_event(&self, event: &Event<'_>, context: Context<'_, S>) {
         let mut fields = Fields::default();
         event.record(&mut fields);
@@ -81,6 +96,16 @@ impl Capture {
     /// Makes this the current thread's subscriber until the guard drops.
     fn install(&self) -> tracing::subscriber::DefaultGuard {
         tracing::subscriber::set_default(tracing_subscriber::registry().with(self.clone()))
+    }
+
+    /// The fields of the spans named `name` opened so far.
+    fn spans(&self, name: &str) -> Vec<BTreeMap<String, String>> {
+        let spans = self.1.lock().unwrap();
+        spans
+            .iter()
+            .filter(|(opened, _)| opened == name)
+            .map(|(_, fields)| fields.clone())
+            .collect()
     }
 
     /// The events so far with this target and message.
@@ -601,4 +626,97 @@ async fn permit_acquires_are_reported_as_lock_acquires_are() {
     assert!(leased.try_acquire(3).await.is_err());
     let failed = of("permits not acquired", "obs:leased");
     assert_eq!(failed.last().unwrap().field("outcome"), "failed");
+}
+
+#[tokio::test]
+async fn permit_releases_and_latch_waits_are_reported_in_their_spans() {
+    let capture = Capture::default();
+    let _default = capture.install();
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let released = |semaphore: &str| -> Vec<Captured> {
+        capture
+            .events(targets::RELEASE, "permits released")
+            .into_iter()
+            .filter(|e| e.fields.get("semaphore").map(String::as_str) == Some(semaphore))
+            .collect()
+    };
+
+    // A leased permits' release, by its guard and in the background, in a
+    // span of its own, as a lock's is.
+    let leased = client.leased_semaphore("obs:leased");
+    assert!(leased.try_set_permits(2).await.unwrap());
+    leased.acquire(2).await.unwrap().release().await.unwrap();
+    drop(leased.acquire(1).await.unwrap());
+    capture
+        .wait_for(targets::RELEASE, "permits released", ms(2_000), |e| {
+            e.field("background") == "true"
+        })
+        .await;
+    let events = released("obs:leased");
+    let seen: Vec<(&str, u64, &str)> = events
+        .iter()
+        .map(|e| {
+            (
+                e.field("outcome"),
+                e.number("permits"),
+                e.field("background"),
+            )
+        })
+        .collect();
+    assert_eq!(seen, [("freed", 2, "false"), ("freed", 1, "true")]);
+    assert!(events.iter().all(|e| e.level == Level::DEBUG));
+    assert!(events.iter().all(|e| e.field("kind") == "leased_semaphore"));
+    assert!(
+        events
+            .iter()
+            .all(|e| e.span.as_deref() == Some("release_permits")),
+        "{events:#?}"
+    );
+    // A permit that expired before its release: nothing given back by it.
+    let short = leased.acquire_with_lease(1, ms(100)).await.unwrap();
+    tokio::time::sleep(ms(300)).await;
+    assert!(matches!(
+        short.release().await,
+        Err(redlua_runtime::Error::LockLost { .. })
+    ));
+    let last = released("obs:leased").pop().unwrap();
+    assert_eq!(last.field("outcome"), "not_held");
+
+    // A plain semaphore's release opens the same span, of its kind.
+    let plain = client.semaphore("obs:plain");
+    assert!(plain.try_set_permits(3).await.unwrap());
+    assert!(plain.try_acquire(2).await.unwrap());
+    plain.release(2).await.unwrap();
+    let spans = capture.spans("release_permits");
+    let of = |semaphore: &str| -> Vec<(String, String)> {
+        spans
+            .iter()
+            .filter(|f| f.get("semaphore").map(String::as_str) == Some(semaphore))
+            .map(|f| (f["kind"].clone(), f["permits"].clone()))
+            .collect()
+    };
+    assert_eq!(
+        of("obs:plain"),
+        [("semaphore".to_string(), "2".to_string())]
+    );
+    assert_eq!(of("obs:leased").len(), 3, "{spans:#?}");
+
+    // A latch's wait, each call in a span naming the latch.
+    let latch = client.count_down_latch("obs:latch");
+    assert!(latch.try_set_count(1).await.unwrap());
+    assert!(!latch.wait_for(ms(100)).await.unwrap());
+    let waiting = {
+        let latch = latch.clone();
+        tokio::spawn(async move { latch.wait().await })
+    };
+    tokio::time::sleep(ms(100)).await;
+    latch.count_down().await.unwrap();
+    within(ms(5_000), "the waiter", waiting)
+        .await
+        .unwrap()
+        .unwrap();
+    let waits = capture.spans("latch_wait");
+    assert_eq!(waits.len(), 2, "{waits:#?}");
+    assert!(waits.iter().all(|f| f["latch"] == "obs:latch"));
 }

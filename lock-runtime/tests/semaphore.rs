@@ -705,3 +705,121 @@ async fn a_release_whose_reply_was_lost_in_a_restart_gives_back_once() {
     assert_eq!(sem.release(1).await.unwrap(), 3);
     assert_eq!(available(&redis, "replied").await, Some(3));
 }
+
+/// Two waiters of one client for two permits each, behind a link with
+/// 20 ms each way. Two permits appear without a message, then one message
+/// announces one permit: it wakes one waiter of the client, the first (it
+/// waits longest). That waiter is cancelled 0 to 108 ms after Redis
+/// published: before its wake-up reaches it, once it is woken, while its
+/// try is under way, after. What it was given is passed on: a wake-up it
+/// did not use, or, through the undo of its try, the permits and a
+/// message. The other waiter gets the permits within a round trip or so,
+/// not at its next poll (5 s), and the pool stays whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_one_waiter_a_message_wakes_passes_its_wake_up_on_when_cancelled() {
+    let redis = Redis::start().await;
+    let (proxy, waiters) = redis.behind_proxy(None).await;
+    proxy.set_delay(ms(20));
+    let sem = waiters.semaphore("handover");
+    let mut cancelled_first = 0;
+    for trial in 0..10u64 {
+        let _: () = redis.raw().set("handover", 0).await.unwrap();
+        let first = tokio::spawn({
+            let sem = sem.clone();
+            async move { sem.acquire(2).await.unwrap() }
+        });
+        // The first waiter waits longest: it is the one the message wakes.
+        tokio::time::sleep(ms(150)).await;
+        let second = tokio::spawn({
+            let sem = sem.clone();
+            async move {
+                sem.acquire(2).await.unwrap();
+                Instant::now()
+            }
+        });
+        tokio::time::sleep(ms(150)).await;
+        // Given back without a message, then one announced.
+        let _: () = redis.raw().set("handover", 2).await.unwrap();
+        let published = Instant::now();
+        let _: i64 = redis
+            .raw()
+            .publish(semaphore_channel("handover"), "1")
+            .await
+            .unwrap();
+        tokio::time::sleep(ms(trial * 12)).await;
+        first.abort();
+        if first.await.is_ok() {
+            // Its try came first: it holds the permits; give them back.
+            sem.release(2).await.unwrap();
+        } else {
+            cancelled_first += 1;
+        }
+        let got = within(ms(4000), "the second waiter", second).await.unwrap();
+        assert!(
+            got - published < ms(1500),
+            "trial {trial}: the second waiter got the permits after {:?}",
+            got - published
+        );
+        sem.release(2).await.unwrap();
+        // Whatever the cancelled try took came back, once.
+        assert_eq!(
+            available_becomes(&redis, "handover", 2, ms(2000)).await,
+            2,
+            "trial {trial}"
+        );
+    }
+    println!("{cancelled_first} of 10 trials cancelled the first waiter before it won");
+    assert!(cancelled_first > 0, "no trial cancelled the woken waiter");
+}
+
+/// A waiter woken by a release and cancelled before its try reached Redis
+/// passes the wake-up on: the other waiter of its client gets the permit at
+/// once, not at its next poll (5 s). The waiters' tries go through a link
+/// that is stalled while the first one is cancelled (that try never runs,
+/// and the undo of its attempt gives nothing back, so sends no message);
+/// their wake-ups come directly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_woken_waiter_cancelled_before_its_try_arrives_passes_its_wake_up_on() {
+    let redis = Redis::start().await;
+    let proxy = redlua_test_support::FaultProxy::start(redis.server.port());
+    let tries = proxy.client().get_connection_manager().await.unwrap();
+    let waiters = LockClient::from_client(redis.server.client())
+        .connection(tries)
+        .connect()
+        .await
+        .unwrap();
+    let other = redis.client().await.semaphore("pass-on");
+    other.set_permits(0).await.unwrap();
+    for round in 0..3 {
+        let spawn_waiter = || {
+            let sem = waiters.semaphore("pass-on");
+            tokio::spawn(async move {
+                sem.acquire(1).await.unwrap();
+                Instant::now()
+            })
+        };
+        let first = spawn_waiter();
+        tokio::time::sleep(ms(300)).await;
+        let second = spawn_waiter();
+        tokio::time::sleep(ms(300)).await;
+        // The release's message (one permit) wakes the first waiter (the
+        // longest waiting); its try is held on the link, and it is
+        // cancelled before the try arrives.
+        proxy.stall();
+        let released = Instant::now();
+        other.release(1).await.unwrap();
+        tokio::time::sleep(ms(50)).await;
+        first.abort();
+        tokio::time::sleep(ms(50)).await;
+        proxy.resume_dropping();
+        let at = within(ms(10_000), "the second waiter", second)
+            .await
+            .unwrap();
+        assert!(
+            at - released < ms(1000),
+            "round {round}: the free permit waited {:?} for the second waiter",
+            at - released
+        );
+        assert_eq!(available_becomes(&redis, "pass-on", 0, ms(2000)).await, 0);
+    }
+}

@@ -9,11 +9,13 @@ use crate::base::error::{Error, Result};
 use crate::holds::acquire::Wait;
 use crate::holds::permits::{cap, change_once, past, subscribe};
 use crate::holds::shared::Shared;
+use crate::observability::telemetry;
 use crate::protocol::counted_scripts::{ChangeLatch, Changed, LatchChange};
 use crate::protocol::replies::millis;
 use crate::transport::pubsub::Subscription;
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument;
 
 /// A handle to the count-down latch of one name, made by
 /// [`LockClient::count_down_latch`]. Cheap to clone.
@@ -189,6 +191,12 @@ impl CountDownLatch {
 
     async fn wait_until(&self, wait: Wait) -> Result<bool> {
         let names = self.names()?;
+        let span = telemetry::latch_wait_span(&names.key);
+        self.waiting(names, wait).instrument(span).await
+    }
+
+    /// [`wait_until`](Self::wait_until)'s loop, in its span.
+    async fn waiting(&self, names: &CountedNames, wait: Wait) -> Result<bool> {
         let mut subscription: Option<Subscription> = None;
         loop {
             if self.count().await? == 0 {

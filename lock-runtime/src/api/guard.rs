@@ -2,15 +2,14 @@
 //! re-entry, and its release (by `unlock`, or in the background if dropped).
 
 use crate::api::inspect::inspect;
-use crate::base::error::{Error, Failure, Result, classify, connection_was_closed};
+use crate::base::error::{Error, Result, connection_was_closed};
 use crate::base::owner::Owner;
 use crate::holds::acquire::{Hold, Request};
-use crate::holds::job::{Job, ReleaseRequest};
-use crate::holds::release::{record, release_once};
+use crate::holds::job::{LockTarget, ReleaseRequest, Target};
+use crate::holds::release::{dropped, release_once, replicated, settle};
 use crate::holds::shared::Shared;
 use crate::protocol::replies::{ReleaseMode, Released};
 use crate::transport::pubsub::TURN_WAIT;
-use crate::transport::replication::Acked;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -204,17 +203,19 @@ impl LockGuard {
                 .latch(request_id().encode_lower(&mut uuid::Uuid::encode_buffer()))
         });
         ReleaseRequest {
-            kind: hold.kind,
-            names: hold.names.clone(),
-            owner: hold.owner.clone(),
+            target: Target::Lock(LockTarget {
+                kind: hold.kind,
+                names: hold.names.clone(),
+                owner: hold.owner.clone(),
+                reentry: hold.reentry,
+                close_attempts: hold.close_attempts,
+            }),
             key: hold.key.clone(),
-            reentry: hold.reentry,
             // The watchdog's timeout for a watched hold.
             lease: hold.lease,
             watched: hold.watched,
             latch: latch.clone(),
             mode: ReleaseMode::Release,
-            close_attempts: hold.close_attempts,
             resent: false,
         }
     }
@@ -260,26 +261,17 @@ impl LockGuard {
             reply = release_once(&self.shared, &request).await;
         }
         self.done = true;
-        match reply.map(|synced| (synced.reply, synced.acked)) {
+        let name = self.hold.names.lock.to_string();
+        match settle(&self.shared, request, reply) {
             Ok((released @ (Released::Freed | Released::StillHeld), acked)) => {
                 if released == Released::Freed && self.hold.kind.gives_own_waiters_a_turn() {
                     self.shared
                         .hub
                         .expect_turn(&self.hold.names.channel, TURN_WAIT);
                 }
-                record(&self.shared, &request, Some(released), false);
-                match acked {
-                    Acked::Short { acked, wanted } => Err(Error::ReleaseNotReplicated {
-                        name: self.hold.names.lock.to_string(),
-                        acked,
-                        wanted,
-                    }),
-                    Acked::Enough | Acked::NotAsked => Ok(()),
-                }
+                replicated(&name, acked)
             }
-            Ok((Released::NotHeld | Released::NeverTook, _)) => {
-                record(&self.shared, &request, Some(Released::NotHeld), false);
-                let name = self.hold.names.lock.to_string();
+            Ok(_) => {
                 let held_by_other = inspect(&self.shared, &name)
                     .await
                     .is_ok_and(|info| !info.holders.is_empty());
@@ -292,18 +284,7 @@ impl LockGuard {
                     Error::LockLost { name }
                 })
             }
-            Err(error) => {
-                if classify(&error) == Failure::WrongType {
-                    record(&self.shared, &request, Some(Released::NotHeld), false);
-                } else {
-                    // `releasing` stays counted until the worker is done.
-                    self.shared.submit(Job::Release(ReleaseRequest {
-                        resent: true,
-                        ..request
-                    }));
-                }
-                Err(Error::from_redis(&self.hold.names.lock, error))
-            }
+            Err(error) => Err(Error::from_redis(&name, error)),
         }
     }
 }
@@ -326,15 +307,7 @@ impl Drop for LockGuard {
         }
         let started = self.latch.is_some();
         let request = self.release_request();
-        if !started {
-            self.shared.holds().releasing(&request.key);
-        }
-        // An `unlock` dropped while its release was on the way: that copy may
-        // still arrive.
-        self.shared.submit(Job::Release(ReleaseRequest {
-            resent: started,
-            ..request
-        }));
+        dropped(&self.shared, request, started);
     }
 }
 

@@ -101,6 +101,10 @@ pub fn key(name: &str, owner: &str) -> String {
 
 /// Reads the identities of `owners` of lock `name` in one round trip;
 /// `None` for a holder that wrote none.
+///
+/// # Cancellation
+///
+/// Only reads: dropping the future changes nothing.
 pub async fn read<C: ConnectionLike>(
     con: &mut C,
     name: &str,
@@ -154,6 +158,11 @@ where
     /// Starts announcing `identity` as the holder of `guard` (taken from
     /// `client`), on `con` (a multiplexed connection or connection manager
     /// of the lock's server). Needs a tokio runtime.
+    ///
+    /// # Cancellation
+    ///
+    /// If the future is dropped, the identity may have been written once
+    /// (it ends with the lock's expiry); it is not refreshed.
     pub async fn start(
         con: C,
         client: &LockClient,
@@ -184,6 +193,11 @@ where
 
     /// Stops announcing and deletes the identity (this holder's key only;
     /// waiting at most 1 s). Call it once the guard is released.
+    ///
+    /// # Cancellation
+    ///
+    /// The refreshes stop at once; if the future is dropped, the identity
+    /// may not have been deleted (it ends with the lock's expiry).
     pub async fn stop(mut self) {
         self.task.abort();
         let mut delete = redis::cmd("DEL");

@@ -8,15 +8,17 @@ use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Result};
 use crate::base::hold_key::HoldKey;
 use crate::holds::acquire::{Wait, enter};
-use crate::holds::job::{Job, PermitJob};
+use crate::holds::job::{PermitsTarget, ReleaseRequest, Target};
 use crate::holds::lease_clock::LeaseClock;
 use crate::holds::leased::{LeasedRequest, from_hex, hex, new_hold, new_id};
 use crate::holds::permits::{change_once, take};
+use crate::holds::release::{dropped, replicated, retrying, settle, span};
 use crate::holds::shared::Shared;
-use crate::protocol::counted_scripts::{ReleaseLeased, SemaphoreChange};
-use crate::protocol::replies::millis;
+use crate::protocol::counted_scripts::{POOL_TOO_SMALL, ReleaseLeased, SemaphoreChange};
+use crate::protocol::replies::{ReleaseMode, Released, millis};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tracing::Instrument;
 
 /// A handle to the leased semaphore of one name, made by
 /// [`LockClient::leased_semaphore`]. Cheap to clone; holds nothing by
@@ -152,20 +154,21 @@ impl LeasedSemaphore {
         let watched = lease.is_none();
         let lease = lease.unwrap_or(shared.config.watchdog_timeout);
         let request = LeasedRequest {
-            names,
-            attempt: names.attempt(&shared.id, shared.ids.next()),
-            ids: (0..permits).map(|_| new_id()).collect(),
+            target: PermitsTarget {
+                names: names.clone(),
+                ids: (0..permits).map(|_| new_id()).collect(),
+                attempt: names.attempt(&shared.id, shared.ids.next()).into(),
+            },
             lease,
             attempt_ttl_ms: millis(shared.config.attempt_ttl(lease)),
             token_ttl_ms: millis(token_ttl(lease)),
             publish: shared.config.publish,
         };
-        let (token, sent) = match take(shared, names, &request, &request.attempt, wait).await {
+        let attempt = &request.target.attempt;
+        let (token, sent) = match take(shared, names, &request, attempt, wait).await {
             Ok(Some(took)) => took,
             Ok(None) => return Ok(None),
-            Err(Error::Redis(error))
-                if error.to_string().contains("more permits than the pool") =>
-            {
+            Err(Error::Redis(error)) if error.to_string().contains(POOL_TOO_SMALL) => {
                 return Err(self.invalid(format!(
                     "{permits} permits: more than the pool has (available plus taken)"
                 )));
@@ -174,19 +177,18 @@ impl LeasedSemaphore {
         };
         // The clock runs from when the try that reported the permits held
         // was sent: Redis's expiry is at least that plus the lease.
-        let ids: Arc<[[u8; 16]]> = request.ids.into();
-        let hold = new_hold(names, ids.clone(), watched, sent, lease);
+        let hold = new_hold(&request.target, watched, sent, lease);
         let key = hold.key.clone();
         let clock = enter(shared, hold);
         Ok(Some(PermitGuard {
             shared: shared.clone(),
-            names: names.clone(),
-            ids,
+            permits: request.target,
             key,
             clock,
             token,
+            lease,
             watched,
-            releasing: false,
+            latch: None,
             done: false,
         }))
     }
@@ -403,16 +405,16 @@ async fn release_ids(
 #[must_use = "dropping the guard gives its permits back at once"]
 pub struct PermitGuard {
     shared: Arc<Shared>,
-    names: Arc<CountedNames>,
-    ids: Arc<[[u8; 16]]>,
+    permits: PermitsTarget,
     /// Its hold's key in the client's registry.
     key: HoldKey,
     clock: Arc<LeaseClock>,
     token: u64,
+    lease: Duration,
     /// Renewed by the watchdog (not a fixed lease).
     watched: bool,
-    /// Its release is counted in the registry as under way.
-    releasing: bool,
+    /// The release's latch, named when the release starts.
+    latch: Option<String>,
     /// Released (or handed to the background worker).
     done: bool,
 }
@@ -420,7 +422,7 @@ pub struct PermitGuard {
 impl std::fmt::Debug for PermitGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PermitGuard")
-            .field("semaphore", &self.names.key)
+            .field("semaphore", &self.permits.names.key)
             .field("ids", &self.ids())
             .field("token", &self.token)
             .finish_non_exhaustive()
@@ -430,12 +432,12 @@ impl std::fmt::Debug for PermitGuard {
 impl PermitGuard {
     /// The permits' ids, 32 hex digits each (as Redisson prints them).
     pub fn ids(&self) -> Vec<String> {
-        self.ids.iter().map(|id| hex(id)).collect()
+        self.permits.ids.iter().map(|id| hex(id)).collect()
     }
 
     /// How many permits the guard holds.
     pub fn permits(&self) -> usize {
-        self.ids.len()
+        self.permits.ids.len()
     }
 
     /// The fencing token of this acquire: greater than every token of an
@@ -468,21 +470,21 @@ impl PermitGuard {
         self.clock.lost().await
     }
 
-    /// Counts the release as under way in the registry (once): the
-    /// watchdog and the loss watch then take the permits found gone for
-    /// released, not lost.
-    fn begin_release(&mut self) {
-        if !std::mem::replace(&mut self.releasing, true) {
-            self.shared.holds().releasing(&self.key);
+    /// The release of the permits, its latch named once.
+    fn release_request(&mut self) -> ReleaseRequest {
+        let (shared, names) = (&self.shared, &self.permits.names);
+        let latch = self
+            .latch
+            .get_or_insert_with(|| names.request_latch(&shared.id, shared.ids.next()));
+        ReleaseRequest {
+            target: Target::Permits(self.permits.clone()),
+            key: self.key.clone(),
+            lease: self.lease,
+            watched: self.watched,
+            latch: latch.clone(),
+            mode: ReleaseMode::Release,
+            resent: false,
         }
-    }
-
-    /// The release ended: the hold leaves the registry.
-    fn end_release(&mut self) {
-        self.done = true;
-        self.shared
-            .holds()
-            .released(&self.key, self.watched, Some(false));
     }
 
     /// Gives the permits back and wakes waiters. [`Error::LockLost`] when a
@@ -494,47 +496,33 @@ impl PermitGuard {
     ///
     /// # Cancellation
     ///
-    /// If the future is dropped, the permits come back in the background.
+    /// If the future is dropped, the permits come back in the background,
+    /// with the same request id: each once.
     pub async fn release(mut self) -> Result<()> {
-        self.begin_release();
-        let all = self.ids.clone();
-        let ids: Vec<&[u8]> = all.iter().map(|id| &id[..]).collect();
-        let released = release_ids(&self.shared, &self.names, &ids).await;
-        match released {
-            Ok((released, expired)) => {
-                self.end_release();
-                if released < i64::try_from(ids.len()).unwrap_or(i64::MAX) || expired > 0 {
-                    return Err(Error::LockLost {
-                        name: self.names.key.clone(),
-                    });
-                }
-                Ok(())
+        let request = self.release_request();
+        let span = span(&request.target);
+        async move {
+            self.shared.holds().releasing(&request.key);
+            let reply = retrying(&self.shared, &request).await;
+            self.done = true;
+            let name = &self.permits.names.key;
+            match settle(&self.shared, request, reply) {
+                Ok((Released::Freed | Released::StillHeld, acked)) => replicated(name, acked),
+                Ok(_) => Err(Error::LockLost { name: name.clone() }),
+                Err(error) => Err(Error::from_redis(name, error)),
             }
-            Err(error @ Error::ReleaseNotReplicated { .. }) => {
-                self.end_release();
-                Err(error)
-            }
-            // Drop hands the release to the background worker.
-            Err(error) => Err(error),
         }
+        .instrument(span)
+        .await
     }
 }
 
 impl Drop for PermitGuard {
     fn drop(&mut self) {
         if !self.done {
-            // The worker records the release's end in the registry.
-            self.begin_release();
-            let latch = self
-                .names
-                .request_latch(&self.shared.id, self.shared.ids.next());
-            self.shared.submit(Job::Permits(PermitJob::ReleaseLeased {
-                names: self.names.clone(),
-                ids: self.ids.clone(),
-                latch,
-                key: self.key.clone(),
-                watched: self.watched,
-            }));
+            let started = self.latch.is_some();
+            let request = self.release_request();
+            dropped(&self.shared, request, started);
         }
     }
 }

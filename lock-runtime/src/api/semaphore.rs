@@ -7,10 +7,12 @@ use crate::base::error::{Error, Result};
 use crate::holds::acquire::Wait;
 use crate::holds::permits::{PermitRequest, change_once, take};
 use crate::holds::shared::Shared;
+use crate::observability::telemetry;
 use crate::protocol::counted_scripts::{ChangeSemaphore, Changed, SemaphoreChange};
 use crate::protocol::replies::millis;
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument;
 
 /// The most permits one call takes, gives or sets: 2^53 - 1, the largest
 /// integer Redis's Lua numbers hold exactly.
@@ -217,8 +219,10 @@ impl Semaphore {
     /// back (at most once).
     pub async fn release(&self, permits: u64) -> Result<i64> {
         let permits = self.checked(permits)?;
+        let span = telemetry::release_permits_span(self.name(), telemetry::SEMAPHORE, permits);
         let permits = i64::try_from(permits).unwrap_or(i64::MAX);
-        Ok(self.change(SemaphoreChange::Release, permits).await?.1)
+        let change = self.change(SemaphoreChange::Release, permits);
+        Ok(change.instrument(span).await?.1)
     }
 
     /// Adds `permits` to the pool (a negative number takes them away,

@@ -31,7 +31,7 @@ use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::base::kind::Kind;
 use crate::base::names::LockNames;
 use crate::base::owner::Owner;
-use crate::holds::job::{Job, ReleaseRequest};
+use crate::holds::job::{Job, LockTarget, ReleaseRequest, Target};
 use crate::holds::kind_scripts::{AcquireArgs, WRITER_RETRY};
 use crate::holds::lease_clock::LeaseClock;
 use crate::holds::registry::NewHold;
@@ -623,16 +623,18 @@ impl Undo<'_> {
     /// The release that undoes the attempt.
     fn request(&self) -> ReleaseRequest {
         ReleaseRequest {
-            kind: self.kind,
-            names: self.names.clone(),
-            owner: self.owner.clone(),
+            target: Target::Lock(LockTarget {
+                kind: self.kind,
+                names: self.names.clone(),
+                owner: self.owner.clone(),
+                reentry: self.reentry,
+                close_attempts: true,
+            }),
             key: self.kind.hold_key(self.names, self.owner.field()),
-            reentry: self.reentry,
             lease: self.lease,
             watched: false,
             latch: self.names.latch(""),
             mode: ReleaseMode::Undo,
-            close_attempts: true,
             resent: false,
         }
     }

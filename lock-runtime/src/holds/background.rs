@@ -4,16 +4,14 @@
 //! lock's waiter that stopped waiting), each
 //! job in a task of its own, retried until Redis answers.
 
-use crate::base::error::{Failure, classify};
 use crate::base::kind::Kind;
 use crate::base::names::LockNames;
 use crate::holds::job::{Job, ReleaseRequest};
 use crate::holds::latches::LATCH_SWEEP_DELAY;
 use crate::holds::permits;
-use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE, record, release_retrying};
+use crate::holds::release::{record, release_retrying, span, until_answered};
 use crate::holds::shared::Shared;
 use crate::observability::targets;
-use crate::observability::telemetry;
 use crate::protocol::lock_scripts::ClearWriterMark;
 use crate::protocol::replies::{ReleaseMode, Released};
 use redis::AsyncCommands;
@@ -72,36 +70,24 @@ async fn sweep_latches(shared: &Shared) {
 /// retried (as releases are) while it may help: past the wait time, the
 /// deadline has taken the waiter out anyway.
 async fn leave_queue(shared: &Shared, names: &LockNames, owner: &str) {
-    let give_up = tokio::time::Instant::now() + shared.config.fair_wait;
-    let mut pause = FIRST_PAUSE;
-    loop {
+    let send = |_| {
         let mut con = shared.con.clone();
-        match Kind::leave(&mut con, &shared.config, names, owner).await {
-            Ok(()) => return,
-            Err(error)
-                if classify(&error) == Failure::Unknown
-                    && tokio::time::Instant::now() + pause < give_up =>
-            {
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(MAX_PAUSE);
-            }
-            Err(error) => {
-                tracing::warn!(target: targets::RELEASE, lock = %names.lock, %error, "could not leave a fair lock's queue; the waiter's deadline ends its place");
-                return;
-            }
-        }
+        async move { Kind::leave(&mut con, &shared.config, names, owner).await }
+    };
+    if let Err(error) = until_answered(shared.config.fair_wait, send, |_| {}).await {
+        tracing::warn!(target: targets::RELEASE, lock = %names.lock, %error, "could not leave a fair lock's queue; the waiter's deadline ends its place");
     }
 }
 
 async fn run(shared: Arc<Shared>, job: Job) {
     match job {
         Job::Release(request) => {
-            let span = telemetry::release_span(&request.names.lock, &request.owner);
+            let span = span(&request.target);
             release(&shared, &request).instrument(span).await;
         }
         Job::SweepLatches => sweep_latches(&shared).await,
         Job::LeaveQueue { names, owner } => leave_queue(&shared, &names, &owner).await,
-        Job::Permits(job) => permits::in_background(&shared, &job).await,
+        Job::UndoPermits(undo) => permits::in_background(&shared, &undo).await,
         Job::ClearWriterMark { names, field } => {
             let mut con = shared.con.clone();
             let clear = ClearWriterMark {
@@ -120,7 +106,7 @@ async fn release(shared: &Arc<Shared>, request: &ReleaseRequest) {
     let outcome = release_retrying(shared, request).await;
     if request.mode == ReleaseMode::Undo {
         if let Some(Released::Freed | Released::StillHeld) = outcome {
-            tracing::debug!(target: targets::RELEASE, lock = %request.names.lock, "undid an abandoned acquire");
+            tracing::debug!(target: targets::RELEASE, lock = %request.target.name(), "undid an abandoned acquire");
         }
     } else {
         record(shared, request, outcome, true);

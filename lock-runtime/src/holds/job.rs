@@ -13,66 +13,82 @@ use std::time::Duration;
 /// One release of one hold, or the undo of one acquire attempt.
 #[derive(Debug, Clone)]
 pub(crate) struct ReleaseRequest {
-    pub kind: Kind,
-    pub names: Arc<LockNames>,
-    pub owner: Owner,
+    /// What is released: a lock's hold, or leased permits.
+    pub target: Target,
     /// The hold's key in the client's registry.
     pub key: HoldKey,
-    /// `None` for the hold that made the owner a holder; `Some(n)` for its
-    /// re-entry number `n`.
-    pub reentry: Option<u64>,
-    /// The lease left to the owner's other holds.
+    /// The lease left to the owner's other holds (a lock's), or the
+    /// permits' lease; an undo is retried while its attempt may live.
     pub lease: Duration,
     /// Whether the hold is one the watchdog renews.
     pub watched: bool,
     /// The release's latch: named once, before the first try, by a request
-    /// id of its own, so that a retry returns the first result.
+    /// id of its own, so that a retry returns the first result. (An undo
+    /// writes none: its attempt key tells what it did.)
     pub latch: String,
     pub mode: ReleaseMode,
-    /// Some copy of the acquire may still be on its way to Redis (its reply
-    /// was lost once): close the attempt keys so that it does nothing.
-    pub close_attempts: bool,
     /// A copy of this release was sent before and its reply lost: it may
     /// still reach Redis, so the latch must stay until it expires.
     pub resent: bool,
 }
 
-/// Background work of a semaphore's permits, retried until Redis answers.
+/// What a release gives back.
+#[derive(Debug, Clone)]
+pub(crate) enum Target {
+    Lock(LockTarget),
+    Permits(PermitsTarget),
+}
+
+/// A lock's hold: one hold of `owner`, of the lock of `names`.
+#[derive(Debug, Clone)]
+pub(crate) struct LockTarget {
+    pub kind: Kind,
+    pub names: Arc<LockNames>,
+    pub owner: Owner,
+    /// `None` for the hold that made the owner a holder; `Some(n)` for its
+    /// re-entry number `n`.
+    pub reentry: Option<u64>,
+    /// Some copy of the acquire may still be on its way to Redis (its reply
+    /// was lost once): close the attempt keys so that it does nothing.
+    pub close_attempts: bool,
+}
+
+/// Leased permits: the ids one acquire attempt (key `attempt`) took of the
+/// semaphore of `names`.
+#[derive(Debug, Clone)]
+pub(crate) struct PermitsTarget {
+    pub names: Arc<CountedNames>,
+    pub ids: Arc<[[u8; 16]]>,
+    pub attempt: Arc<str>,
+}
+
+impl Target {
+    /// The lock's or the semaphore's name (its key), for events.
+    pub(crate) fn name(&self) -> &str {
+        match self {
+            Target::Lock(lock) => &lock.names.lock,
+            Target::Permits(permits) => &permits.names.key,
+        }
+    }
+}
+
+/// Gives back the permits of an abandoned acquire of a plain semaphore, if
+/// it took them, and closes the attempt; retried until Redis answers.
 #[derive(Debug)]
-pub(crate) enum PermitJob {
-    /// Give back the permits of an abandoned acquire of a semaphore, if it
-    /// took them, and close the attempt.
-    Undo {
-        names: Arc<CountedNames>,
-        /// The attempt's key.
-        attempt: String,
-        /// The permits it asked for.
-        permits: u64,
-    },
-    /// The same for an abandoned acquire of leased permits.
-    UndoLeased {
-        names: Arc<CountedNames>,
-        attempt: String,
-        ids: Vec<[u8; 16]>,
-    },
-    /// Give back leased permits (a guard dropped, a release whose reply
-    /// was lost), then record the release of their hold `key` in the
-    /// registry (counted as releasing until then).
-    ReleaseLeased {
-        names: Arc<CountedNames>,
-        ids: Arc<[[u8; 16]]>,
-        /// The release's request latch, the same for every retry.
-        latch: String,
-        key: HoldKey,
-        watched: bool,
-    },
+pub(crate) struct PermitUndo {
+    pub names: Arc<CountedNames>,
+    /// The attempt's key.
+    pub attempt: String,
+    /// The permits it asked for.
+    pub permits: u64,
 }
 
 /// Work for the background worker.
 #[derive(Debug)]
 pub(crate) enum Job {
-    /// Release a hold (a guard dropped, an `unlock` whose reply was lost),
-    /// or undo an abandoned acquire; retried until Redis answers.
+    /// Release a hold (a guard dropped, an `unlock` or a permits' release
+    /// whose reply was lost), or undo an abandoned acquire; retried until
+    /// Redis answers.
     Release(ReleaseRequest),
     /// Delete, a little later and all at once, the latches of answered
     /// releases collected in the client's state (a latch only serves
@@ -89,7 +105,6 @@ pub(crate) enum Job {
         names: Arc<LockNames>,
         field: String,
     },
-    /// Undo an abandoned acquire of a semaphore's permits, or give back
-    /// leased permits.
-    Permits(PermitJob),
+    /// Undo an abandoned acquire of a plain semaphore's permits.
+    UndoPermits(PermitUndo),
 }

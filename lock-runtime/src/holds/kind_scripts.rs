@@ -10,7 +10,7 @@ use crate::base::config::{Config, token_ttl};
 use crate::base::hold_key::HoldShape;
 use crate::base::kind::Kind;
 use crate::base::names::LockNames;
-use crate::holds::job::ReleaseRequest;
+use crate::holds::job::{LockTarget, ReleaseRequest};
 use crate::holds::latches::Latch;
 use crate::holds::registry::Watched;
 use crate::holds::shared::Shared;
@@ -202,27 +202,28 @@ impl Kind {
         con: &mut Connection,
         shared: &Shared,
         request: &ReleaseRequest,
+        lock: &LockTarget,
         carried: &[Latch],
     ) -> RedisResult<Synced<Released>> {
         let config = &shared.config;
-        let names = &*request.names;
+        let names = &*lock.names;
         let stale_latches: Vec<&str> = carried.iter().map(|latch| latch.key.as_str()).collect();
-        let owner = request.owner.field();
+        let owner = lock.owner.field();
         let latch = &request.latch;
         let first_attempt = names.attempt(owner, None);
         let reentry_attempt;
-        let attempt = match request.reentry {
+        let attempt = match lock.reentry {
             None => &first_attempt,
             Some(_) => {
-                reentry_attempt = names.attempt(owner, request.reentry);
+                reentry_attempt = names.attempt(owner, lock.reentry);
                 &reentry_attempt
             }
         };
         let latch_ttl_ms = millis(config.latch_ttl);
         let attempt_ttl_ms = millis(config.attempt_ttl(request.lease));
-        let reentry = Flag(request.reentry.is_some());
+        let reentry = Flag(lock.reentry.is_some());
         // An undo always closes its attempt: it may run before the acquire.
-        let close_attempts = Flag(request.close_attempts || request.mode == ReleaseMode::Undo);
+        let close_attempts = Flag(lock.close_attempts || request.mode == ReleaseMode::Undo);
         let call = match self {
             Kind::Reentrant => Release {
                 lock: &names.lock,

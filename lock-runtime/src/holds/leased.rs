@@ -12,17 +12,22 @@
 //!   clock, renewal by the watchdog's rounds, the loss watch (a permit
 //!   removed from the permits taken marks the guard lost within a round
 //!   trip), and the registry's release bookkeeping.
+//! - **They are released as a lock's hold is**: a [`ReleaseRequest`] whose
+//!   target is the permits, sent by `release.rs` (latched by request,
+//!   retried in the background), or, for an abandoned acquire, its undo.
+//!   Only the script differs ([`PermitsTarget::release`]).
 
-use crate::base::counted_names::CountedNames;
 use crate::base::hold_key::{HoldKey, HoldShape};
-use crate::holds::job::PermitJob;
+use crate::holds::job::{Job, PermitsTarget, ReleaseRequest, Target};
 use crate::holds::permits::{Attempt, Try};
 use crate::holds::registry::NewHold;
+use crate::holds::shared::Shared;
 use crate::observability::telemetry;
-use crate::protocol::counted_scripts::{LeasedTaken, TakeLeased};
-use crate::protocol::replies::millis;
+use crate::protocol::counted_scripts::{LeasedTaken, ReleaseLeased, TakeLeased, UndoLeased};
+use crate::protocol::replies::{ReleaseMode, Released, millis};
 use crate::script::ScriptCall;
-use std::sync::Arc;
+use crate::transport::connection::Connection;
+use crate::transport::replication::{Synced, unsynced};
 use std::time::{Duration, Instant};
 
 /// A new permit id: 16 random bytes (Redisson's ids are 16 bytes too).
@@ -47,37 +52,36 @@ pub(crate) fn from_hex(text: &str) -> Option<Vec<u8>> {
 }
 
 /// An acquire of leased permits.
-pub(crate) struct LeasedRequest<'a> {
-    pub names: &'a CountedNames,
-    pub attempt: String,
-    pub ids: Vec<[u8; 16]>,
+pub(crate) struct LeasedRequest {
+    pub target: PermitsTarget,
     pub lease: Duration,
     pub attempt_ttl_ms: u64,
     pub token_ttl_ms: u64,
     pub publish: crate::protocol::replies::Publish,
 }
 
-impl Attempt for LeasedRequest<'_> {
+impl Attempt for LeasedRequest {
     type Reply = LeasedTaken;
     type Value = u64;
     const KIND: &'static str = telemetry::LEASED_SEMAPHORE;
 
     fn permits(&self) -> u64 {
-        self.ids.len() as u64
+        self.target.ids.len() as u64
     }
 
     fn call(&self) -> ScriptCall {
+        let names = &self.target.names;
         TakeLeased {
-            semaphore: &self.names.key,
-            timeouts: &self.names.timeouts,
-            channel: &self.names.channel,
-            attempt: &self.attempt,
-            token: &self.names.token,
+            semaphore: &names.key,
+            timeouts: &names.timeouts,
+            channel: &names.channel,
+            attempt: &self.target.attempt,
+            token: &names.token,
             lease_ms: millis(self.lease),
             attempt_ttl_ms: self.attempt_ttl_ms,
             token_ttl_ms: self.token_ttl_ms,
             publish: self.publish,
-            ids: self.ids.iter().map(|id| &id[..]).collect(),
+            ids: self.target.ids.iter().map(|id| &id[..]).collect(),
         }
         .call()
     }
@@ -93,35 +97,109 @@ impl Attempt for LeasedRequest<'_> {
         }
     }
 
-    fn undo(&self) -> PermitJob {
-        PermitJob::UndoLeased {
-            names: Arc::new(self.names.clone()),
-            attempt: self.attempt.clone(),
-            ids: self.ids.clone(),
-        }
+    fn undo(&self) -> Job {
+        Job::Release(ReleaseRequest {
+            key: hold_key(&self.target),
+            target: Target::Permits(self.target.clone()),
+            lease: self.lease,
+            watched: false,
+            // An undo writes no latch: the attempt's key tells what it did.
+            latch: String::new(),
+            mode: ReleaseMode::Undo,
+            resent: false,
+        })
     }
 }
 
-/// A guard's permits as a new hold: keyed by the semaphore's permits
+impl PermitsTarget {
+    /// Runs the release script of the permits once (or, for an undo, the
+    /// undo of their attempt): [`Released::Freed`] when every permit came
+    /// back; [`Released::NotHeld`] when one had expired or been given back
+    /// before (it came back once, then); [`Released::NeverTook`] for an
+    /// undo whose attempt took nothing.
+    pub(crate) async fn release(
+        &self,
+        con: &mut Connection,
+        shared: &Shared,
+        request: &ReleaseRequest,
+    ) -> redis::RedisResult<Synced<Released>> {
+        let (config, names) = (&shared.config, &self.names);
+        let ids = self.ids.iter().map(|id| &id[..]).collect();
+        if request.mode == ReleaseMode::Undo {
+            let call = UndoLeased {
+                semaphore: &names.key,
+                timeouts: &names.timeouts,
+                channel: &names.channel,
+                attempt: &self.attempt,
+                attempt_ttl_ms: millis(config.latch_ttl),
+                publish: config.publish,
+                ids,
+            };
+            // Nothing relies on an undo: it need not wait for replicas.
+            let back: Synced<i64> = unsynced(con, &call.call()).await?;
+            let reply = if back.reply > 0 {
+                Released::Freed
+            } else {
+                Released::NeverTook
+            };
+            return Ok(Synced {
+                reply,
+                acked: back.acked,
+            });
+        }
+        let call = ReleaseLeased {
+            semaphore: &names.key,
+            timeouts: &names.timeouts,
+            channel: &names.channel,
+            latch: &request.latch,
+            latch_ttl_ms: millis(config.latch_ttl),
+            publish: config.publish,
+            ids,
+        };
+        let synced: Synced<(i64, i64)> = shared.sync.run(con, &call.call(), &names.key).await?;
+        // (given back, of which expired): all of them, none expired.
+        let all_back = synced.reply == (i64::try_from(self.ids.len()).unwrap_or(0), 0);
+        let reply = if all_back {
+            Released::Freed
+        } else {
+            Released::NotHeld
+        };
+        let acked = shared.sync.recount_release(con, &names.key, synced.acked);
+        Ok(Synced {
+            reply,
+            acked: acked.await,
+        })
+    }
+}
+
+/// The registry key of the hold of `permits`: the semaphore's permits
 /// taken and the first permit's id (unique: each guard is a hold of its
-/// own), renewed by the watchdog if `watched`.
+/// own).
+fn hold_key(permits: &PermitsTarget) -> HoldKey {
+    HoldKey::new(
+        permits.names.timeouts.as_str().into(),
+        permits
+            .ids
+            .first()
+            .map_or_else(String::new, |id| hex(id))
+            .into(),
+    )
+}
+
+/// A guard's permits as a new hold, renewed by the watchdog if
+/// `watched`.
 pub(crate) fn new_hold(
-    names: &Arc<CountedNames>,
-    ids: Arc<[[u8; 16]]>,
+    permits: &PermitsTarget,
     watched: bool,
     sent: Instant,
     lease: Duration,
 ) -> NewHold {
-    let key = HoldKey::new(
-        names.timeouts.as_str().into(),
-        ids.first().map_or_else(String::new, |id| hex(id)).into(),
-    );
     NewHold {
-        key,
+        key: hold_key(permits),
         watched,
         shape: HoldShape::Permits {
-            names: names.clone(),
-            ids,
+            names: permits.names.clone(),
+            ids: permits.ids.clone(),
         },
         sent,
         lease,

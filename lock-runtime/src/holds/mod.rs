@@ -11,7 +11,8 @@
 //! - `lease_clock.rs`: how long a hold is surely valid;
 //! - `watchdog.rs`: lease renewal; `loss_watch.rs`: holds taken away while
 //!   held, noticed at once;
-//! - `release.rs`: where holds are released; `background.rs`: the worker;
+//! - `release.rs`: where holds are released (a lock's, or leased
+//!   permits: a request's `Target`); `background.rs`: the worker;
 //! - `permits.rs`: a semaphore's permits taken and undone exactly, and the
 //!   changes of semaphores and count-down latches made exactly once;
 //!   `leased.rs`: leased permits, their acquire, and a guard's permits as

@@ -27,14 +27,12 @@ use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
 use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Failure, Result, classify, connection_was_closed};
 use crate::holds::acquire::Wait;
-use crate::holds::job::{Job, PermitJob};
-use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE};
+use crate::holds::job::{Job, PermitUndo};
+use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE, release_once, replicated, until_answered};
 use crate::holds::shared::Shared;
 use crate::observability::targets;
 use crate::observability::telemetry::{self, AcquireRecord, NotAcquired};
-use crate::protocol::counted_scripts::{
-    ReleaseLeased, TakePermits, Taken, UndoLeased, UndoPermits,
-};
+use crate::protocol::counted_scripts::{TakePermits, Taken, UndoPermits};
 use crate::protocol::replies::millis;
 use crate::script::ScriptCall;
 use crate::transport::pubsub::Subscription;
@@ -70,7 +68,7 @@ pub(crate) trait Attempt {
     /// What the reply says.
     fn read(reply: Self::Reply) -> Try<Self::Value>;
     /// The undo of the attempt, for the background worker.
-    fn undo(&self) -> PermitJob;
+    fn undo(&self) -> Job;
     /// What it is in events and metrics (the `kind` label).
     const KIND: &'static str;
     /// How many permits it takes.
@@ -115,12 +113,12 @@ impl Attempt for PermitRequest<'_> {
         }
     }
 
-    fn undo(&self) -> PermitJob {
-        PermitJob::Undo {
+    fn undo(&self) -> Job {
+        Job::UndoPermits(PermitUndo {
             names: Arc::new(self.names.clone()),
             attempt: self.attempt.clone(),
             permits: self.permits,
-        }
+        })
     }
 }
 
@@ -320,7 +318,7 @@ pub(crate) fn cap(pause: Duration, wait: Wait) -> Duration {
 struct Undo<'a> {
     shared: &'a Arc<Shared>,
     /// `None` once the call got its permits, or the undo was done.
-    job: Option<PermitJob>,
+    job: Option<Job>,
     in_flight: bool,
     uncertain: bool,
 }
@@ -330,9 +328,12 @@ impl Undo<'_> {
     /// (or the call is dropped meanwhile).
     async fn now(&mut self) {
         self.in_flight = true;
-        if let Some(job) = &self.job
-            && run_once(self.shared, job).await.is_ok()
-        {
+        let done = match &self.job {
+            Some(Job::UndoPermits(undo)) => undo_once(self.shared, undo).await.is_ok(),
+            Some(Job::Release(request)) => release_once(self.shared, request).await.is_ok(),
+            _ => false,
+        };
+        if done {
             self.job = None;
         }
     }
@@ -343,117 +344,38 @@ impl Drop for Undo<'_> {
         if let Some(job) = self.job.take()
             && (self.in_flight || self.uncertain)
         {
-            self.shared.submit(Job::Permits(job));
+            self.shared.submit(job);
         }
     }
 }
 
-/// Runs a permit job's script once: how many permits came back.
-pub(crate) async fn run_once(shared: &Shared, job: &PermitJob) -> redis::RedisResult<i64> {
+/// Runs a plain acquire's undo once: how many permits came back.
+async fn undo_once(shared: &Shared, undo: &PermitUndo) -> redis::RedisResult<i64> {
     let mut con = shared.con.clone();
-    let attempt_ttl_ms = millis(shared.config.latch_ttl);
-    let publish = shared.config.publish;
-    match job {
-        PermitJob::Undo {
-            names,
-            attempt,
-            permits,
-        } => {
-            let gave_back: i64 = UndoPermits {
-                semaphore: &names.key,
-                channel: &names.channel,
-                attempt,
-                permits: *permits,
-                attempt_ttl_ms,
-                publish,
-            }
-            .invoke(&mut con)
-            .await?;
-            Ok(gave_back * i64::try_from(*permits).unwrap_or(i64::MAX))
-        }
-        PermitJob::UndoLeased {
-            names,
-            attempt,
-            ids,
-        } => {
-            UndoLeased {
-                semaphore: &names.key,
-                timeouts: &names.timeouts,
-                channel: &names.channel,
-                attempt,
-                attempt_ttl_ms,
-                publish,
-                ids: ids.iter().map(|id| &id[..]).collect(),
-            }
-            .invoke(&mut con)
-            .await
-        }
-        PermitJob::ReleaseLeased {
-            names, ids, latch, ..
-        } => {
-            let (released, _expired): (i64, i64) = ReleaseLeased {
-                semaphore: &names.key,
-                timeouts: &names.timeouts,
-                channel: &names.channel,
-                latch,
-                latch_ttl_ms: attempt_ttl_ms,
-                publish,
-                ids: ids.iter().map(|id| &id[..]).collect(),
-            }
-            .invoke(&mut con)
-            .await?;
-            Ok(released)
-        }
+    let gave_back: i64 = UndoPermits {
+        semaphore: &undo.names.key,
+        channel: &undo.names.channel,
+        attempt: &undo.attempt,
+        permits: undo.permits,
+        attempt_ttl_ms: millis(shared.config.latch_ttl),
+        publish: shared.config.publish,
     }
+    .invoke(&mut con)
+    .await?;
+    Ok(gave_back * i64::try_from(undo.permits).unwrap_or(i64::MAX))
 }
 
-/// A permit job in the background: retried until Redis answers, while the
-/// attempt's key can still tell what the attempt did (a leased permit that
-/// cannot be given back comes back when its lease ends).
-pub(crate) async fn in_background(shared: &Arc<Shared>, job: &PermitJob) {
-    let names = match job {
-        PermitJob::Undo { names, .. }
-        | PermitJob::UndoLeased { names, .. }
-        | PermitJob::ReleaseLeased { names, .. } => names,
-    };
-    let give_up = tokio::time::Instant::now() + shared.config.latch_ttl;
-    let mut pause = FIRST_PAUSE;
-    // A send whose reply was lost: a copy of it may still reach Redis.
-    let mut uncertain = false;
-    loop {
-        match run_once(shared, job).await {
-            Ok(gave_back) => {
-                if let (PermitJob::ReleaseLeased { latch, .. }, false) = (job, uncertain) {
-                    // Only copies of this release read its latch: none is
-                    // on its way.
-                    shared.delete_latch(latch.clone());
-                }
-                tracing::debug!(target: targets::RELEASE, semaphore = %names.key, gave_back, "permits given back in the background");
-                released(shared, job, Some(false));
-                return;
-            }
-            Err(error)
-                if classify(&error) == Failure::Unknown
-                    && tokio::time::Instant::now() + pause < give_up =>
-            {
-                uncertain = true;
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(MAX_PAUSE);
-            }
-            Err(error) => {
-                tracing::error!(target: targets::RELEASE, semaphore = %names.key, %error, "could not give permits back in the background");
-                released(shared, job, None);
-                return;
-            }
+/// A plain acquire's undo in the background: retried until Redis answers,
+/// while the attempt's key can still tell what the attempt did.
+pub(crate) async fn in_background(shared: &Arc<Shared>, undo: &PermitUndo) {
+    let give_up = shared.config.latch_ttl;
+    match until_answered(give_up, |_| undo_once(shared, undo), |_| {}).await {
+        Ok(gave_back) => {
+            tracing::debug!(target: targets::RELEASE, semaphore = %undo.names.key, gave_back, "permits given back in the background");
         }
-    }
-}
-
-/// A leased permits' release ended: recorded in the registry, as a
-/// lock's is (`still_held`: see [`Holds::released`](crate::holds::registry::Holds::released)).
-fn released(shared: &Shared, job: &PermitJob, still_held: Option<bool>) {
-    if let PermitJob::ReleaseLeased { key, watched, .. } = job {
-        shared.holds().released(key, *watched, still_held);
+        Err(error) => {
+            tracing::error!(target: targets::RELEASE, semaphore = %undo.names.key, %error, "could not give permits back in the background");
+        }
     }
 }
 
@@ -468,38 +390,20 @@ pub(crate) async fn change_once<T: redis::FromRedisValue>(
     call: impl Fn(&str) -> ScriptCall,
 ) -> Result<T> {
     let latch = names.request_latch(&shared.id, shared.ids.next());
-    let give_up = tokio::time::Instant::now() + shared.config.latch_ttl / 2;
-    let mut pause = FIRST_PAUSE;
     let call = call(&latch);
     // A send whose reply was lost: a copy of it may still reach Redis.
     let mut uncertain = false;
-    loop {
-        let mut con = shared.con.clone();
-        let reply: redis::RedisResult<Synced<T>> =
-            shared.sync.run(&mut con, &call, &names.key).await;
-        match reply {
-            Ok(Synced { reply, acked }) => {
-                if !uncertain {
-                    shared.delete_latch(latch);
-                }
-                if let Acked::Short { acked, wanted } = acked {
-                    return Err(Error::ReleaseNotReplicated {
-                        name: names.key.clone(),
-                        acked,
-                        wanted,
-                    });
-                }
-                return Ok(reply);
-            }
-            Err(error)
-                if classify(&error) == Failure::Unknown
-                    && tokio::time::Instant::now() + pause < give_up =>
-            {
-                uncertain = true;
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(MAX_PAUSE);
-            }
-            Err(error) => return Err(Error::from_redis(&names.key, error)),
-        }
+    let send = |resent: bool| {
+        uncertain |= resent;
+        let (mut con, call) = (shared.con.clone(), &call);
+        async move { shared.sync.run(&mut con, call, &names.key).await }
+    };
+    let give_up = shared.config.latch_ttl / 2;
+    let reply: redis::RedisResult<Synced<T>> = until_answered(give_up, send, |_| {}).await;
+    let Synced { reply, acked } = reply.map_err(|error| Error::from_redis(&names.key, error))?;
+    if !uncertain {
+        shared.delete_latch(latch);
     }
+    replicated(&names.key, acked)?;
+    Ok(reply)
 }

@@ -19,7 +19,9 @@
 //! |---|---|---|---|
 //! | `redlua::acquire` | `acquire` | `lock`, `kind`, `reentry` | an acquire or re-entry call: its tries, its wake-ups, the connection's events while it runs, its outcome |
 //! | `redlua::acquire` | `acquire_permits` | `semaphore`, `kind`, `permits` | an acquire call of a semaphore's permits (plain or leased): its tries, its wake-ups, its outcome |
+//! | `redlua::acquire` | `latch_wait` | `latch` | a wait for a count-down latch to open: its looks at the count, its wake-ups |
 //! | `redlua::release` | `release` | `lock`, `owner` | an `unlock`, or a release or undo done in the background |
+//! | `redlua::release` | `release_permits` | `semaphore`, `kind`, `permits` | a semaphore's `release`, a leased permit guard's release (by `release`, or in the background when dropped), or the undo of an abandoned leased acquire |
 //! | `redlua::watchdog` | `renewal_round` | | one renewal round of a client |
 //!
 //! The events:
@@ -47,8 +49,9 @@
 //! | `redlua::release` | warn | `could not leave a fair lock's queue; the waiter's deadline ends its place` | `lock`, `error` |
 //! | `redlua::release` | warn | `the background worker is gone ...` | (the tokio runtime shut down) |
 //! | `redlua::acquire` | warn | `cannot subscribe; polling instead` | `channel`, `error` (a semaphore's or count-down latch's waiter) |
-//! | `redlua::release` | debug | `permits given back in the background` | `semaphore`, `gave_back` (how many: an abandoned acquire undone, a dropped permit guard released) |
-//! | `redlua::release` | error | `could not give permits back in the background` | `semaphore`, `error` (Redis refused, or did not answer for 30 s: an abandoned plain acquire's permits may stay taken; leased ones come back when their lease ends) |
+//! | `redlua::release` | debug | `permits released` | `semaphore`, `kind` (`leased_semaphore`), `permits`, `outcome` (`freed`; `not_held`: one had expired or been given back by someone else; `unknown`), `background` |
+//! | `redlua::release` | debug | `permits given back in the background` | `semaphore`, `gave_back` (how many: an abandoned plain acquire undone) |
+//! | `redlua::release` | error | `could not give permits back in the background` | `semaphore`, `error` (Redis refused, or did not answer for 30 s: an abandoned plain acquire's permits may stay taken) |
 //! | `redlua::watchdog` | debug | `renewal round` | `locks`, `renewed`, `lost`, `failed_batches`, `elapsed_ms` |
 //! | `redlua::watchdog` | warn | `lease renewal failed; retrying soon` | `locks`, `error` |
 //! | `redlua::watchdog` | warn | `too few replicas acknowledged a renewal; the lease clocks stay, retrying soon` | `locks`, `acked`, `wanted` |
@@ -76,7 +79,9 @@
 //! lock, `semaphore` or `leased_semaphore` for permits; `reentry` is
 //! `true` for a re-entry (one more hold of an owner); `waited_ms` is the
 //! time from the call to its outcome; `attempts` counts the acquire scripts
-//! sent; `wakeups` the pub/sub wake-ups while waiting.
+//! sent; `wakeups` the pub/sub wake-ups while waiting. In the
+//! `redlua::release` events of a leased permit guard's release or of a
+//! leased acquire's undo, `lock` is the semaphore's name.
 //!
 //! # Metrics
 //!

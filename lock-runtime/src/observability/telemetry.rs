@@ -50,6 +50,22 @@ pub(crate) fn release_span(lock: &str, owner: &Owner) -> tracing::Span {
     tracing::debug_span!(target: targets::RELEASE, "release", lock = %lock, owner = %owner)
 }
 
+/// The span of one release of a semaphore's permits (`kind`:
+/// [`SEMAPHORE`] or [`LEASED_SEMAPHORE`]): a `release`, or a leased
+/// guard's release in the background.
+pub(crate) fn release_permits_span(
+    semaphore: &str,
+    kind: &'static str,
+    permits: u64,
+) -> tracing::Span {
+    tracing::debug_span!(target: targets::RELEASE, "release_permits", semaphore = %semaphore, kind, permits)
+}
+
+/// The span of a wait for a count-down latch to open.
+pub(crate) fn latch_wait_span(latch: &str) -> tracing::Span {
+    tracing::debug_span!(target: targets::ACQUIRE, "latch_wait", latch = %latch)
+}
+
 /// The span of one renewal round.
 pub(crate) fn round_span() -> tracing::Span {
     tracing::debug_span!(target: targets::WATCHDOG, "renewal_round")
@@ -289,6 +305,22 @@ pub(crate) fn released(
         labels::OUTCOME => label,
     )
     .increment(1);
+}
+
+/// A leased permits' release ended (`permits` of them): `outcome` as for
+/// [`released`].
+pub(crate) fn permits_released(
+    semaphore: &str,
+    permits: usize,
+    outcome: Option<Released>,
+    background: bool,
+) {
+    let outcome = match outcome {
+        Some(Released::Freed | Released::StillHeld) => "freed",
+        Some(Released::NotHeld | Released::NeverTook) => "not_held",
+        None => "unknown",
+    };
+    tracing::debug!(target: targets::RELEASE, semaphore = %semaphore, kind = LEASED_SEMAPHORE, permits, outcome, background, "permits released");
 }
 
 /// A client started: every metric is described (its help text and unit)

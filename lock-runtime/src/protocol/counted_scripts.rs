@@ -221,6 +221,10 @@ impl FromRedisValue for LeasedTaken {
     }
 }
 
+/// The error `leased_acquire.lua` answers, before writing anything, when
+/// the pool (available plus taken) is smaller than the permits asked for.
+pub(crate) const POOL_TOO_SMALL: &str = "redlua: more permits than the pool";
+
 /// Takes leased permits (`scripts/leased_acquire.lua`), once per attempt.
 #[redis_script("scripts/leased_acquire.lua", returns = LeasedTaken, crate = crate)]
 pub(crate) struct TakeLeased<'a> {
@@ -329,6 +333,12 @@ pub(crate) struct ChangeLatch<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pool_error_is_the_one_the_script_answers() {
+        let script = include_str!("../../scripts/leased_acquire.lua");
+        assert!(script.contains(&format!("error_reply('ERR {POOL_TOO_SMALL}')")));
+    }
 
     #[test]
     fn replies_and_messages_decode() {

@@ -5,6 +5,20 @@ use super::thread::ClientThread;
 use crate::base::error::Result;
 use std::time::Duration;
 
+/// Methods of a blocking handle (with fields `inner`, the async handle,
+/// and `thread`, the client's thread), each the async method of the same
+/// name run on the client's thread.
+macro_rules! blocking {
+    ($($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {$(
+        $(#[$doc])*
+        pub fn $name(&self, $($arg: $ty),*) -> Result<$ret> {
+            let inner = self.inner.clone();
+            self.thread.call(async move { inner.$name($($arg),*).await })
+        }
+    )*};
+}
+pub(super) use blocking;
+
 /// A handle to a semaphore for blocking code, made by
 /// [`LockClient::semaphore`](super::LockClient::semaphore). The async
 /// [`Semaphore`](crate::Semaphore) documents it: Redisson's `RSemaphore`
@@ -52,62 +66,33 @@ impl Semaphore {
         self.inner.name()
     }
 
-    /// [`Semaphore::try_acquire`](crate::Semaphore::try_acquire), blocking.
-    pub fn try_acquire(&self, permits: u64) -> Result<bool> {
-        let inner = self.inner.clone();
-        self.thread
-            .call(async move { inner.try_acquire(permits).await })
-    }
+    blocking! {
+        /// [`Semaphore::try_acquire`](crate::Semaphore::try_acquire), blocking.
+        fn try_acquire(permits: u64) -> bool;
 
-    /// [`Semaphore::acquire`](crate::Semaphore::acquire), blocking as long
-    /// as it takes.
-    pub fn acquire(&self, permits: u64) -> Result<()> {
-        let inner = self.inner.clone();
-        self.thread
-            .call(async move { inner.acquire(permits).await })
-    }
+        /// [`Semaphore::acquire`](crate::Semaphore::acquire), blocking as long
+        /// as it takes.
+        fn acquire(permits: u64) -> ();
 
-    /// [`Semaphore::try_acquire_for`](crate::Semaphore::try_acquire_for),
-    /// blocking at most `wait` (plus one round trip).
-    pub fn try_acquire_for(&self, permits: u64, wait: Duration) -> Result<bool> {
-        let inner = self.inner.clone();
-        self.thread
-            .call(async move { inner.try_acquire_for(permits, wait).await })
-    }
+        /// [`Semaphore::try_acquire_for`](crate::Semaphore::try_acquire_for),
+        /// blocking at most `wait` (plus one round trip).
+        fn try_acquire_for(permits: u64, wait: Duration) -> bool;
 
-    /// [`Semaphore::release`](crate::Semaphore::release), blocking.
-    pub fn release(&self, permits: u64) -> Result<i64> {
-        let inner = self.inner.clone();
-        self.thread
-            .call(async move { inner.release(permits).await })
-    }
+        /// [`Semaphore::release`](crate::Semaphore::release), blocking.
+        fn release(permits: u64) -> i64;
 
-    /// [`Semaphore::add_permits`](crate::Semaphore::add_permits), blocking.
-    pub fn add_permits(&self, permits: i64) -> Result<i64> {
-        let inner = self.inner.clone();
-        self.thread
-            .call(async move { inner.add_permits(permits).await })
-    }
+        /// [`Semaphore::add_permits`](crate::Semaphore::add_permits), blocking.
+        fn add_permits(permits: i64) -> i64;
 
-    /// [`Semaphore::set_permits`](crate::Semaphore::set_permits), blocking.
-    pub fn set_permits(&self, permits: u64) -> Result<()> {
-        let inner = self.inner.clone();
-        self.thread
-            .call(async move { inner.set_permits(permits).await })
-    }
+        /// [`Semaphore::set_permits`](crate::Semaphore::set_permits), blocking.
+        fn set_permits(permits: u64) -> ();
 
-    /// [`Semaphore::try_set_permits`](crate::Semaphore::try_set_permits),
-    /// blocking.
-    pub fn try_set_permits(&self, permits: u64) -> Result<bool> {
-        let inner = self.inner.clone();
-        self.thread
-            .call(async move { inner.try_set_permits(permits).await })
-    }
+        /// [`Semaphore::try_set_permits`](crate::Semaphore::try_set_permits),
+        /// blocking.
+        fn try_set_permits(permits: u64) -> bool;
 
-    /// [`Semaphore::available`](crate::Semaphore::available), blocking.
-    pub fn available(&self) -> Result<i64> {
-        let inner = self.inner.clone();
-        self.thread.call(async move { inner.available().await })
+        /// [`Semaphore::available`](crate::Semaphore::available), blocking.
+        fn available() -> i64;
     }
 }
 
@@ -150,45 +135,27 @@ impl CountDownLatch {
         self.inner.name()
     }
 
-    /// [`CountDownLatch::try_set_count`](crate::CountDownLatch::try_set_count),
-    /// blocking.
-    pub fn try_set_count(&self, count: u64) -> Result<bool> {
-        let inner = self.inner.clone();
-        self.thread
-            .call(async move { inner.try_set_count(count).await })
-    }
+    blocking! {
+        /// [`CountDownLatch::try_set_count`](crate::CountDownLatch::try_set_count),
+        /// blocking.
+        fn try_set_count(count: u64) -> bool;
 
-    /// [`CountDownLatch::count_down`](crate::CountDownLatch::count_down),
-    /// blocking.
-    pub fn count_down(&self) -> Result<u64> {
-        let inner = self.inner.clone();
-        self.thread.call(async move { inner.count_down().await })
-    }
+        /// [`CountDownLatch::count_down`](crate::CountDownLatch::count_down),
+        /// blocking.
+        fn count_down() -> u64;
 
-    /// [`CountDownLatch::count`](crate::CountDownLatch::count), blocking.
-    pub fn count(&self) -> Result<u64> {
-        let inner = self.inner.clone();
-        self.thread.call(async move { inner.count().await })
-    }
+        /// [`CountDownLatch::count`](crate::CountDownLatch::count), blocking.
+        fn count() -> u64;
 
-    /// [`CountDownLatch::delete`](crate::CountDownLatch::delete), blocking.
-    pub fn delete(&self) -> Result<bool> {
-        let inner = self.inner.clone();
-        self.thread.call(async move { inner.delete().await })
-    }
+        /// [`CountDownLatch::delete`](crate::CountDownLatch::delete), blocking.
+        fn delete() -> bool;
 
-    /// [`CountDownLatch::wait`](crate::CountDownLatch::wait), blocking as
-    /// long as it takes.
-    pub fn wait(&self) -> Result<()> {
-        let inner = self.inner.clone();
-        self.thread.call(async move { inner.wait().await })
-    }
+        /// [`CountDownLatch::wait`](crate::CountDownLatch::wait), blocking as
+        /// long as it takes.
+        fn wait() -> ();
 
-    /// [`CountDownLatch::wait_for`](crate::CountDownLatch::wait_for),
-    /// blocking at most `timeout` (plus one round trip).
-    pub fn wait_for(&self, timeout: Duration) -> Result<bool> {
-        let inner = self.inner.clone();
-        self.thread
-            .call(async move { inner.wait_for(timeout).await })
+        /// [`CountDownLatch::wait_for`](crate::CountDownLatch::wait_for),
+        /// blocking at most `timeout` (plus one round trip).
+        fn wait_for(timeout: Duration) -> bool;
     }
 }

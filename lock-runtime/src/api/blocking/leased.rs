@@ -1,6 +1,7 @@
 //! [`LeasedSemaphore`] and [`PermitGuard`] for blocking code: the async
 //! handle and guard, each call run on the client's thread.
 
+use super::counted::blocking;
 use super::thread::ClientThread;
 use crate::base::error::Result;
 use std::time::{Duration, Instant};
@@ -97,42 +98,26 @@ impl LeasedSemaphore {
         Ok(guard.map(|g| self.guard(g)))
     }
 
-    /// [`LeasedSemaphore::set_permits`](crate::LeasedSemaphore::set_permits),
-    /// blocking.
-    pub fn set_permits(&self, permits: u64) -> Result<()> {
-        let inner = self.inner.clone();
-        self.thread
-            .call(async move { inner.set_permits(permits).await })
-    }
+    blocking! {
+        /// [`LeasedSemaphore::set_permits`](crate::LeasedSemaphore::set_permits),
+        /// blocking.
+        fn set_permits(permits: u64) -> ();
 
-    /// [`LeasedSemaphore::try_set_permits`](crate::LeasedSemaphore::try_set_permits),
-    /// blocking.
-    pub fn try_set_permits(&self, permits: u64) -> Result<bool> {
-        let inner = self.inner.clone();
-        self.thread
-            .call(async move { inner.try_set_permits(permits).await })
-    }
+        /// [`LeasedSemaphore::try_set_permits`](crate::LeasedSemaphore::try_set_permits),
+        /// blocking.
+        fn try_set_permits(permits: u64) -> bool;
 
-    /// [`LeasedSemaphore::add_permits`](crate::LeasedSemaphore::add_permits),
-    /// blocking.
-    pub fn add_permits(&self, permits: i64) -> Result<i64> {
-        let inner = self.inner.clone();
-        self.thread
-            .call(async move { inner.add_permits(permits).await })
-    }
+        /// [`LeasedSemaphore::add_permits`](crate::LeasedSemaphore::add_permits),
+        /// blocking.
+        fn add_permits(permits: i64) -> i64;
 
-    /// [`LeasedSemaphore::available`](crate::LeasedSemaphore::available),
-    /// blocking.
-    pub fn available(&self) -> Result<i64> {
-        let inner = self.inner.clone();
-        self.thread.call(async move { inner.available().await })
-    }
+        /// [`LeasedSemaphore::available`](crate::LeasedSemaphore::available),
+        /// blocking.
+        fn available() -> i64;
 
-    /// [`LeasedSemaphore::holders`](crate::LeasedSemaphore::holders),
-    /// blocking.
-    pub fn holders(&self) -> Result<Vec<crate::PermitInfo>> {
-        let inner = self.inner.clone();
-        self.thread.call(async move { inner.holders().await })
+        /// [`LeasedSemaphore::holders`](crate::LeasedSemaphore::holders),
+        /// blocking.
+        fn holders() -> Vec<crate::PermitInfo>;
     }
 
     /// [`LeasedSemaphore::force_release`](crate::LeasedSemaphore::force_release),
