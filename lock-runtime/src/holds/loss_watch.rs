@@ -46,7 +46,7 @@
 //! entry evicted there arrives as an invalidation, which reads it again);
 //! one `PING` per second per node connection while it watches anything.
 
-use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT};
+use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT, Timeouts};
 use crate::base::error::{Failure, classify};
 use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::base::names::slot;
@@ -57,7 +57,7 @@ use crate::transport::tracking::{BatchDone, NodeConn, Opening, Reading, Via, ope
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use futures_util::stream::FuturesUnordered;
-use redis::{AsyncConnectionConfig, PushInfo, PushKind, RedisResult, Value};
+use redis::{PushInfo, PushKind, RedisResult, Value};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -87,22 +87,16 @@ const SERVER: &str = "";
 /// its task.
 pub(crate) struct LossWatch {
     target: WatchTarget,
-    connect_timeout: Duration,
-    response_timeout: Duration,
+    timeouts: Timeouts,
     /// The running task's queue; `None` before the first hold.
     queue: Mutex<Option<mpsc::UnboundedSender<HoldKey>>>,
 }
 
 impl LossWatch {
-    pub(crate) fn new(
-        target: WatchTarget,
-        connect_timeout: Duration,
-        response_timeout: Duration,
-    ) -> LossWatch {
+    pub(crate) fn new(target: WatchTarget, timeouts: Timeouts) -> LossWatch {
         LossWatch {
             target,
-            connect_timeout,
-            response_timeout,
+            timeouts,
             queue: Mutex::new(None),
         }
     }
@@ -134,8 +128,7 @@ impl LossWatch {
         let task = Watcher {
             registry: Arc::downgrade(holds),
             target: self.target.clone(),
-            connect_timeout: self.connect_timeout,
-            response_timeout: self.response_timeout,
+            timeouts: self.timeouts,
             new_holds: receiver,
             locks: HashMap::new(),
             queue: BinaryHeap::new(),
@@ -168,6 +161,24 @@ struct Watched {
     armed_on: Option<u64>,
 }
 
+/// When each lock is due, earliest first; an entry that no longer matches
+/// its lock's `due` is stale and skipped.
+type Queue = BinaryHeap<Reverse<(Instant, Arc<str>)>>;
+
+impl Watched {
+    /// Reads it at `at`.
+    fn due_at(&mut self, queue: &mut Queue, lock: Arc<str>, at: Instant) {
+        self.due = Some(at);
+        queue.push(Reverse((at, lock)));
+    }
+
+    /// Reads it when it was due, but not before `at`.
+    fn due_no_sooner(&mut self, queue: &mut Queue, lock: Arc<str>, at: Instant) {
+        let due = self.due.map_or(at, |due| due.max(at));
+        self.due_at(queue, lock, due);
+    }
+}
+
 /// What a background step of the task ended with.
 enum Done {
     /// `CLUSTER SLOTS` was read.
@@ -183,13 +194,10 @@ struct Watcher {
     /// The client's registry of holds: the task ends with it.
     registry: Weak<Mutex<Holds>>,
     target: WatchTarget,
-    connect_timeout: Duration,
-    response_timeout: Duration,
+    timeouts: Timeouts,
     new_holds: mpsc::UnboundedReceiver<HoldKey>,
     locks: HashMap<Arc<str>, Watched>,
-    /// When each lock is due, earliest first; an entry that no longer
-    /// matches its lock's `due` is stale and skipped.
-    queue: BinaryHeap<Reverse<(Instant, Arc<str>)>>,
+    queue: Queue,
     /// Due locks whose node was busy (or a cluster's slots unknown): queued
     /// again when a step of the task ends.
     blocked: Vec<Arc<str>>,
@@ -264,9 +272,7 @@ impl Watcher {
             armed_on: None,
         });
         if watched.holds.is_empty() {
-            let at = Instant::now() + WATCH_DELAY;
-            watched.due = Some(at);
-            self.queue.push(Reverse((at, lock)));
+            watched.due_at(&mut self.queue, lock, Instant::now() + WATCH_DELAY);
         }
         if !watched.holds.contains(&key) {
             if watched.checking && watched.due.is_none() {
@@ -335,8 +341,7 @@ impl Watcher {
                     // likely): no loss can be told now; looked at again
                     // once the releases are done, when usually nothing is
                     // left to read.
-                    watched.due = Some(now + RELEASE_SETTLE);
-                    self.queue.push(Reverse((now + RELEASE_SETTLE, lock)));
+                    watched.due_at(&mut self.queue, lock, now + RELEASE_SETTLE);
                     continue;
                 }
                 watched
@@ -368,10 +373,7 @@ impl Watcher {
                     self.next_conn += 1;
                     let pushes = self.pushes_to.clone();
                     let tagged = move |push: PushInfo| pushes.send((id, push));
-                    let config = AsyncConnectionConfig::new()
-                        .set_connection_timeout(Some(self.connect_timeout))
-                        .set_response_timeout(Some(self.response_timeout))
-                        .set_push_sender(tagged);
+                    let config = self.timeouts.config().set_push_sender(tagged);
                     Via::New(id, open(self.target.clone(), node.clone(), config))
                 }
             };
@@ -405,7 +407,7 @@ impl Watcher {
             }
             self.busy.insert(node.clone());
             let (node, id, mut con) = (node.clone(), conn.id, conn.con.clone());
-            let timeout = self.response_timeout.min(PUBSUB_PING_TIMEOUT);
+            let timeout = self.timeouts.response.min(PUBSUB_PING_TIMEOUT);
             self.tasks.push(Box::pin(async move {
                 let ping = redis::cmd("PING");
                 let pong = ping.query_async::<Value>(&mut con);
@@ -431,8 +433,7 @@ impl Watcher {
                             };
                             if let Some(watched) = self.locks.get_mut(&*name) {
                                 watched.armed_on = None;
-                                watched.due = Some(now);
-                                self.queue.push(Reverse((now, Arc::from(&*name))));
+                                watched.due_at(&mut self.queue, Arc::from(&*name), now);
                             }
                         }
                     }
@@ -463,8 +464,7 @@ impl Watcher {
         let now = Instant::now();
         for (lock, watched) in self.locks.iter_mut().filter(|(_, w)| which(w)) {
             watched.armed_on = None;
-            watched.due = Some(now);
-            self.queue.push(Reverse((now, lock.clone())));
+            watched.due_at(&mut self.queue, lock.clone(), now);
         }
     }
 
@@ -516,9 +516,7 @@ impl Watcher {
                         // The locks waiting for the slots try again then.
                         for lock in std::mem::take(&mut self.blocked) {
                             if let Some(watched) = self.locks.get_mut(&lock) {
-                                let due = watched.due.map_or(at, |due| due.max(at));
-                                watched.due = Some(due);
-                                self.queue.push(Reverse((due, lock)));
+                                watched.due_no_sooner(&mut self.queue, lock, at);
                             }
                         }
                     }
@@ -564,9 +562,7 @@ impl Watcher {
                         for (lock, _) in batch {
                             if let Some(watched) = self.locks.get_mut(&lock) {
                                 watched.checking = false;
-                                let due = watched.due.map_or(at, |due| due.max(at));
-                                watched.due = Some(due);
-                                self.queue.push(Reverse((due, lock)));
+                                watched.due_no_sooner(&mut self.queue, lock, at);
                             }
                         }
                     }
@@ -616,16 +612,13 @@ impl Watcher {
                     // slot being migrated, is tried again after a pause,
                     // below: the owner is the same until it is done.)
                     self.slots = None;
-                    let now = Instant::now();
-                    watched.due = Some(now);
-                    self.queue.push(Reverse((now, lock.clone())));
+                    watched.due_at(&mut self.queue, lock.clone(), Instant::now());
                     return;
                 }
                 telemetry::loss_watch_failed(&error);
                 let at = self.backoff();
                 if let Some(watched) = self.locks.get_mut(lock) {
-                    watched.due = Some(at);
-                    self.queue.push(Reverse((at, lock.clone())));
+                    watched.due_at(&mut self.queue, lock.clone(), at);
                 }
                 if classify(&error) == Failure::Unknown {
                     // The connection is in doubt: what it watched is read

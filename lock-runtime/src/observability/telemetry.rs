@@ -97,27 +97,21 @@ pub(crate) struct AcquireRecord<'a> {
 
 impl<'a> AcquireRecord<'a> {
     pub(crate) fn new(lock: &'a str, kind: Kind, reentry: bool) -> Self {
-        AcquireRecord {
-            lock,
-            kind: kind_label(kind),
-            permits: None,
-            reentry,
-            started: Instant::now(),
-            attempts: 0,
-            wakeups: 0,
-            handed_over: false,
-            done: false,
-        }
+        AcquireRecord::start(lock, kind_label(kind), None, reentry)
     }
 
     /// An acquire call of `permits` permits of `semaphore` (`kind`:
     /// [`SEMAPHORE`] or [`LEASED_SEMAPHORE`]).
     pub(crate) fn permits(semaphore: &'a str, kind: &'static str, permits: u64) -> Self {
+        AcquireRecord::start(semaphore, kind, Some(permits), false)
+    }
+
+    fn start(lock: &'a str, kind: &'static str, permits: Option<u64>, reentry: bool) -> Self {
         AcquireRecord {
-            lock: semaphore,
+            lock,
             kind,
-            permits: Some(permits),
-            reentry: false,
+            permits,
+            reentry,
             started: Instant::now(),
             attempts: 0,
             wakeups: 0,
@@ -245,43 +239,29 @@ pub(crate) fn released(
     outcome: Option<Released>,
     background: bool,
 ) {
-    let label = match outcome {
-        Some(Released::Freed) => "freed",
-        Some(Released::StillHeld) => "still_held",
-        Some(Released::NotHeld | Released::NeverTook) => "not_held",
-        None => "unknown",
-    };
     // "lock released" only for a hold that was released; a release that
     // found nothing held, or whose outcome is unknown, says so.
-    match outcome {
-        Some(Released::Freed | Released::StillHeld) => tracing::debug!(
-            target: targets::RELEASE,
-            lock = %lock,
-            kind = kind_label(kind),
-            owner = %owner,
-            outcome = label,
-            background,
-            "lock released"
+    let (label, message) = match outcome {
+        Some(Released::Freed) => ("freed", "lock released"),
+        Some(Released::StillHeld) => ("still_held", "lock released"),
+        Some(Released::NotHeld | Released::NeverTook) => (
+            "not_held",
+            "nothing released: the owner held nothing of the lock",
         ),
-        Some(Released::NotHeld | Released::NeverTook) => tracing::debug!(
-            target: targets::RELEASE,
-            lock = %lock,
-            kind = kind_label(kind),
-            owner = %owner,
-            outcome = label,
-            background,
-            "nothing released: the owner held nothing of the lock"
+        None => (
+            "unknown",
+            "release outcome unknown; the lease frees the lock if it was held",
         ),
-        None => tracing::debug!(
-            target: targets::RELEASE,
-            lock = %lock,
-            kind = kind_label(kind),
-            owner = %owner,
-            outcome = label,
-            background,
-            "release outcome unknown; the lease frees the lock if it was held"
-        ),
-    }
+    };
+    tracing::debug!(
+        target: targets::RELEASE,
+        lock = %lock,
+        kind = kind_label(kind),
+        owner = %owner,
+        outcome = label,
+        background,
+        "{message}"
+    );
     #[cfg(feature = "metrics")]
     metrics::counter!(
         metric_names::RELEASES,
@@ -394,25 +374,23 @@ pub(crate) fn renewal_failed(locks: usize, error: &redis::RedisError) {
 
 /// The watchdog found a hold gone.
 pub(crate) fn lock_lost(key: &HoldKey) {
-    tracing::warn!(
-        target: targets::WATCHDOG,
-        lock = %key.lock,
-        owner = %key.field,
-        "lock lost: the watchdog found it gone (expired, deleted or taken over)"
+    lost(
+        key,
+        "lock lost: the watchdog found it gone (expired, deleted or taken over)",
     );
-    #[cfg(feature = "metrics")]
-    metrics::counter!(metric_names::LOCKS_LOST).increment(1);
 }
 
 /// The loss watch found a hold taken away (deleted, overwritten, force
 /// unlocked) while held.
 pub(crate) fn lock_taken_away(key: &HoldKey) {
-    tracing::warn!(
-        target: targets::WATCHDOG,
-        lock = %key.lock,
-        owner = %key.field,
-        "lock lost: it was taken away (force unlocked, deleted or overwritten)"
+    lost(
+        key,
+        "lock lost: it was taken away (force unlocked, deleted or overwritten)",
     );
+}
+
+fn lost(key: &HoldKey, message: &str) {
+    tracing::warn!(target: targets::WATCHDOG, lock = %key.lock, owner = %key.field, "{message}");
     #[cfg(feature = "metrics")]
     metrics::counter!(metric_names::LOCKS_LOST).increment(1);
 }

@@ -7,6 +7,7 @@
 //! users read it again after any failure, and learn from a `MOVED`.
 
 use crate::transport::connection::Connection;
+use crate::transport::tls::with_addr;
 use redis::{ConnectionAddr, ConnectionInfo, ErrorKind, RedisError, RedisResult, Value};
 
 /// Slots `first..=last` are served by the primary at `addr` (`host:port`).
@@ -92,23 +93,10 @@ pub(crate) fn node_info(template: &ConnectionInfo, addr: &str) -> RedisResult<Co
         .trim_start_matches('[')
         .trim_end_matches(']')
         .to_owned();
-    let node = match template.addr() {
-        ConnectionAddr::TcpTls {
-            insecure,
-            tls_params,
-            ..
-        } => ConnectionAddr::TcpTls {
-            host,
-            port,
-            insecure: *insecure,
-            tls_params: tls_params.clone(),
-        },
-        _ => ConnectionAddr::Tcp(host, port),
-    };
     let redis = template
         .redis_settings()
         .clone()
         .set_protocol(redis::ProtocolVersion::RESP3)
         .set_db(0);
-    Ok(template.clone().set_addr(node).set_redis_settings(redis))
+    Ok(with_addr(template, host, port).set_redis_settings(redis))
 }

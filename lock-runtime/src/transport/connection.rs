@@ -15,14 +15,13 @@
 //! connection is replaced too after a reply that did not come: the new one
 //! reads the topology afresh.
 
+use crate::base::config::Timeouts;
 use crate::base::error::{Failure, classify};
 use crate::transport::sentinel::Sentinels;
 use redis::aio::{ConnectionLike, ConnectionManager, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
 use redis::cluster_routing::{Route, SingleNodeRoutingInfo, SlotAddr};
-use redis::{
-    AsyncConnectionConfig, Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, RedisResult, Value,
-};
+use redis::{Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, RedisResult, Value};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -87,8 +86,7 @@ struct Healing {
     /// For a Sentinel source: the generation of the master the current
     /// connection was opened under.
     generation: AtomicU64,
-    connect_timeout: Duration,
-    response_timeout: Duration,
+    timeouts: Timeouts,
     /// How long a pipeline that ends with a `WAIT` may take: the response
     /// timeout plus the sync timeout (the `WAIT` blocks the connection
     /// that long when too few replicas acknowledge).
@@ -362,8 +360,7 @@ impl Connection {
     /// `sync_timeout` (zero when replica-synced mode is off).
     pub(crate) async fn healing(
         source: Source,
-        connect_timeout: Duration,
-        response_timeout: Duration,
+        timeouts: Timeouts,
         sync_timeout: Duration,
     ) -> RedisResult<Connection> {
         let generation = match &source {
@@ -373,9 +370,8 @@ impl Connection {
         let healing = Arc::new(Healing {
             source,
             generation: AtomicU64::new(generation),
-            connect_timeout,
-            response_timeout,
-            synced_timeout: response_timeout.saturating_add(sync_timeout),
+            timeouts,
+            synced_timeout: timeouts.response.saturating_add(sync_timeout),
             current: Current::new(),
         });
         healing.get().await?;
@@ -393,8 +389,7 @@ impl Connection {
             Inner::Healing(healing) => Connection(Inner::Healing(Arc::new(Healing {
                 source: healing.source.clone(),
                 generation: AtomicU64::new(healing.generation.load(Ordering::SeqCst)),
-                connect_timeout: healing.connect_timeout,
-                response_timeout: healing.response_timeout,
+                timeouts: healing.timeouts,
                 synced_timeout: healing.synced_timeout,
                 current: healing.current.sibling(),
             }))),
@@ -596,19 +591,19 @@ impl Healing {
         }
         self.current
             .get(
-                self.connect_timeout,
+                self.timeouts.connect,
                 "redlua: connecting to Redis timed out",
                 || async {
-                    let config = AsyncConnectionConfig::new()
-                        .set_connection_timeout(Some(self.connect_timeout))
-                        .set_response_timeout(Some(self.response_timeout));
+                    let config = self.timeouts.config();
                     match &self.source {
                         Source::Server(client) => {
                             client
                                 .get_multiplexed_async_connection_with_config(&config)
                                 .await
                         }
-                        Source::Sentinel(sentinels) => sentinels.connect_master(&config).await,
+                        Source::Sentinel(sentinels) => {
+                            Ok(sentinels.connect_master(&config).await?.1)
+                        }
                     }
                 },
             )

@@ -112,6 +112,24 @@ impl TlsSettings {
 }
 
 /// Whether `info` connects with TLS.
+/// `template`'s settings (TLS included) for the server at `host:port`.
+pub(crate) fn with_addr(template: &ConnectionInfo, host: String, port: u16) -> ConnectionInfo {
+    let addr = match template.addr() {
+        ConnectionAddr::TcpTls {
+            insecure,
+            tls_params,
+            ..
+        } => ConnectionAddr::TcpTls {
+            host,
+            port,
+            insecure: *insecure,
+            tls_params: tls_params.clone(),
+        },
+        _ => ConnectionAddr::Tcp(host, port),
+    };
+    template.clone().set_addr(addr)
+}
+
 pub(crate) fn uses_tls(info: &ConnectionInfo) -> bool {
     matches!(info.addr(), ConnectionAddr::TcpTls { .. })
 }

@@ -5,7 +5,7 @@
 //! Invariants: nothing is connected before every setting was checked;
 //! dropping the future drops the half-made connections.
 
-use crate::base::config::{Config, LATCH_TTL, MIN_WATCHDOG_TIMEOUT, check_lease};
+use crate::base::config::{Config, LATCH_TTL, MIN_WATCHDOG_TIMEOUT, Timeouts, check_lease};
 use crate::base::error::{Error, Failure, Result, classify};
 use crate::base::owner::Ids;
 use crate::base::sync_replicas::{DEFAULT_SYNC_TIMEOUT, SyncReplicas};
@@ -69,6 +69,10 @@ impl LockClientBuilder {
             }
         }
         let (connect_timeout, response_timeout) = (self.connect_timeout, self.response_timeout);
+        let timeouts = Timeouts {
+            connect: connect_timeout,
+            response: response_timeout,
+        };
         // A synced pipeline's WAIT may block its connection this long.
         let synced_extra = if self.sync_replicas == SyncReplicas::Off {
             Duration::ZERO
@@ -86,7 +90,7 @@ impl LockClientBuilder {
         let (con, hub, publish, watch) = match (seeds, self.connection) {
             (Seeds::Server(client), Some(con)) if con.is_cluster() => {
                 let template = tls.apply(client.get_connection_info().clone())?;
-                cluster_parts(template, con, connect_timeout, response_timeout).await?
+                cluster_parts(template, con, timeouts).await?
             }
             (Seeds::Server(client), con) => {
                 let client = redis::Client::open(tls.apply(client.get_connection_info().clone())?)
@@ -95,15 +99,14 @@ impl LockClientBuilder {
                     Some(con) => con,
                     None => Connection::healing(
                         Source::Server(Box::new(client.clone())),
-                        connect_timeout,
-                        response_timeout,
+                        timeouts,
                         synced_extra,
                     )
                     .await
                     .map_err(|e| Error::connect(masked(client.get_connection_info()), e))?,
                 };
                 let watch = WatchTarget::Server(client.clone());
-                let hub = PubSubHub::new(client, connect_timeout, response_timeout);
+                let hub = PubSubHub::new(client, timeouts);
                 (con, hub, Publish::Plain, watch)
             }
             (Seeds::Cluster(nodes), Some(con)) => {
@@ -115,7 +118,7 @@ impl LockClientBuilder {
                     ));
                 }
                 let template = tls.apply(nodes[0].clone())?;
-                cluster_parts(template, con, connect_timeout, response_timeout).await?
+                cluster_parts(template, con, timeouts).await?
             }
             (Seeds::Cluster(nodes), None) => {
                 let nodes = nodes
@@ -142,7 +145,7 @@ impl LockClientBuilder {
                 .await
                 .map_err(connect_error)?;
                 let template = nodes[0].clone();
-                cluster_parts(template, con, connect_timeout, response_timeout).await?
+                cluster_parts(template, con, timeouts).await?
             }
             (Seeds::Sentinel { sentinels, service }, con) => {
                 // Sentinels and masters may differ: plain sentinels of
@@ -166,13 +169,7 @@ impl LockClientBuilder {
                     "the master of `{service}` (sentinels {})",
                     sentinels.iter().map(masked).collect::<Vec<_>>().join(", ")
                 );
-                let sentinels = Arc::new(Sentinels::new(
-                    sentinels,
-                    service,
-                    master,
-                    connect_timeout,
-                    response_timeout,
-                ));
+                let sentinels = Arc::new(Sentinels::new(sentinels, service, master, timeouts));
                 let con = match con {
                     Some(con) if con.is_cluster() => {
                         return Err(Error::Config(
@@ -182,8 +179,7 @@ impl LockClientBuilder {
                     Some(con) => con,
                     None => Connection::healing(
                         Source::Sentinel(sentinels.clone()),
-                        connect_timeout,
-                        response_timeout,
+                        timeouts,
                         synced_extra,
                     )
                     .await
@@ -191,7 +187,7 @@ impl LockClientBuilder {
                 };
                 sentinels.watch();
                 let watch = WatchTarget::Sentinel(sentinels.clone());
-                let hub = PubSubHub::sentinel(sentinels, connect_timeout, response_timeout);
+                let hub = PubSubHub::sentinel(sentinels, timeouts);
                 (con, hub, Publish::Plain, watch)
             }
         };
@@ -210,7 +206,7 @@ impl LockClientBuilder {
             id: uuid::Uuid::new_v4().to_string().into(),
             con,
             hub,
-            losses: LossWatch::new(watch, connect_timeout, response_timeout),
+            losses: LossWatch::new(watch, timeouts),
             config,
             sync,
             holds: Arc::new(Mutex::new(Holds::new(by_slot))),
@@ -231,8 +227,7 @@ impl LockClientBuilder {
 async fn cluster_parts(
     template: ConnectionInfo,
     mut con: Connection,
-    connect_timeout: Duration,
-    response_timeout: Duration,
+    timeouts: Timeouts,
 ) -> Result<(Connection, PubSubHub, Publish, WatchTarget)> {
     let probe = redis::cmd("PUBSUB")
         .arg("SHARDNUMSUB")
@@ -253,13 +248,7 @@ async fn cluster_parts(
         template: template.clone(),
         con: con.clone(),
     };
-    let hub = PubSubHub::cluster(
-        template,
-        con.clone(),
-        sharded,
-        connect_timeout,
-        response_timeout,
-    );
+    let hub = PubSubHub::cluster(template, con.clone(), sharded, timeouts);
     let publish = if sharded {
         Publish::Sharded
     } else {

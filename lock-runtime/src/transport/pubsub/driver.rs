@@ -15,7 +15,6 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Weak};
-use std::time::Duration;
 
 use futures_util::StreamExt;
 use redis::{ErrorKind, Msg, RedisError, RedisResult};
@@ -24,7 +23,7 @@ use tokio::sync::{mpsc, watch};
 use super::PATTERN_LINGER;
 use super::link::{Connect, Incoming, Link};
 use super::state::{Command, RunningCommand, Shared, Signals, Status, Target};
-use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT};
+use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT, Timeouts};
 use crate::observability::targets;
 use crate::protocol::counted_scripts::permits_message;
 use crate::protocol::handoff::{self};
@@ -89,26 +88,18 @@ pub(super) enum Event {
 impl Driver {
     /// Connects, then runs commands and dispatches messages until the
     /// connection is closed or the hub is dropped.
-    pub(super) async fn run(
-        mut self,
-        connect: Connect,
-        connect_timeout: Duration,
-        response_timeout: Duration,
-    ) {
+    pub(super) async fn run(mut self, connect: Connect, timeouts: Timeouts) {
         // The `node` of the events: a single server's key is empty.
         let shown = match &connect {
             Connect::Server(client) => client.get_connection_info().addr().to_string(),
             Connect::Sentinel(_) => "master".to_owned(),
             Connect::Node { .. } => self.node.clone(),
         };
-        let connect = tokio::time::timeout(
-            connect_timeout,
-            connect.open(connect_timeout, response_timeout),
-        );
+        let connect = tokio::time::timeout(timeouts.connect, connect.open(timeouts));
         // A pub/sub link answers a ping at once unless it is dead (or the
         // server is stuck in a long script): waiting the full response
         // timeout for it would delay the waiters it wakes.
-        let ping_timeout = response_timeout.min(PUBSUB_PING_TIMEOUT);
+        let ping_timeout = timeouts.response.min(PUBSUB_PING_TIMEOUT);
         let connected = connect.await.unwrap_or_else(|_| {
             Err(RedisError::from((
                 ErrorKind::Io,

@@ -6,13 +6,13 @@
 //! connection; a cluster node a RESP3 one, whose pushes are read for
 //! messages, unsubscribes the node did on its own, and disconnection.
 
+use crate::base::config::Timeouts;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use redis::aio::{MultiplexedConnection, PubSubSink};
-use redis::{AsyncConnectionConfig, ConnectionInfo, Msg, PushInfo, PushKind, RedisResult, Value};
+use redis::{ConnectionInfo, Msg, PushInfo, PushKind, RedisResult, Value};
 use tokio::sync::mpsc;
 
 use super::driver::RunningPing;
@@ -55,8 +55,7 @@ impl Connect {
     /// Opens the connection: its sending half and what it receives.
     pub(super) async fn open(
         self,
-        connect_timeout: Duration,
-        response_timeout: Duration,
+        timeouts: Timeouts,
     ) -> RedisResult<(Link, BoxStream<'static, Incoming>)> {
         match self {
             Connect::Server(client) => {
@@ -70,10 +69,7 @@ impl Connect {
             }
             Connect::Node { info, sharded } => {
                 let (pushes, received) = mpsc::unbounded_channel::<PushInfo>();
-                let config = AsyncConnectionConfig::new()
-                    .set_connection_timeout(Some(connect_timeout))
-                    .set_response_timeout(Some(response_timeout))
-                    .set_push_sender(pushes);
+                let config = timeouts.config().set_push_sender(pushes);
                 let con = redis::Client::open(info)?
                     .get_multiplexed_async_connection_with_config(&config)
                     .await?;

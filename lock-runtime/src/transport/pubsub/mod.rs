@@ -107,6 +107,7 @@ mod subscription;
 #[cfg(test)]
 mod tests;
 
+use crate::base::config::Timeouts;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -160,12 +161,8 @@ impl PubSubHub {
     /// Nothing is connected yet: the connection is opened by the first
     /// [`subscribe`](Self::subscribe), and opened again by the next one after
     /// it was lost.
-    pub(crate) fn new(
-        client: redis::Client,
-        connect_timeout: Duration,
-        response_timeout: Duration,
-    ) -> PubSubHub {
-        PubSubHub::with_target(Target::Server(client), connect_timeout, response_timeout)
+    pub(crate) fn new(client: redis::Client, timeouts: Timeouts) -> PubSubHub {
+        PubSubHub::with_target(Target::Server(client), timeouts)
     }
 
     /// Creates a hub for a cluster: it subscribes each channel on the node
@@ -177,8 +174,7 @@ impl PubSubHub {
         template: ConnectionInfo,
         con: Connection,
         sharded: bool,
-        connect_timeout: Duration,
-        response_timeout: Duration,
+        timeouts: Timeouts,
     ) -> PubSubHub {
         let target = Target::Cluster(ClusterTarget {
             template,
@@ -186,34 +182,21 @@ impl PubSubHub {
             sharded,
             slots: Mutex::new(None),
         });
-        PubSubHub::with_target(target, connect_timeout, response_timeout)
+        PubSubHub::with_target(target, timeouts)
     }
 
     /// Creates a hub for the master of a Sentinel service: each connection
     /// goes to the master the sentinels name when it is opened. Nothing is
     /// connected yet.
-    pub(crate) fn sentinel(
-        sentinels: Arc<Sentinels>,
-        connect_timeout: Duration,
-        response_timeout: Duration,
-    ) -> PubSubHub {
-        PubSubHub::with_target(
-            Target::Sentinel(sentinels),
-            connect_timeout,
-            response_timeout,
-        )
+    pub(crate) fn sentinel(sentinels: Arc<Sentinels>, timeouts: Timeouts) -> PubSubHub {
+        PubSubHub::with_target(Target::Sentinel(sentinels), timeouts)
     }
 
-    fn with_target(
-        target: Target,
-        connect_timeout: Duration,
-        response_timeout: Duration,
-    ) -> PubSubHub {
+    fn with_target(target: Target, timeouts: Timeouts) -> PubSubHub {
         PubSubHub {
             shared: Arc::new(Shared {
                 target,
-                connect_timeout,
-                response_timeout,
+                timeouts,
                 state: Mutex::new(State {
                     conns: HashMap::new(),
                     next_conn_id: 0,

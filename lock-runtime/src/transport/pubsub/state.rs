@@ -12,12 +12,12 @@
 //! - one driver per node at a time: `live_conn` starts a new one only when
 //!   the last is gone.
 
+use crate::base::config::Timeouts;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
 
 use redis::{ErrorKind, RedisError, RedisResult};
 use tokio::sync::{Notify, mpsc, watch};
@@ -50,11 +50,9 @@ pub(super) const SERVER: &str = "";
 pub(super) struct Shared {
     /// Where connections go.
     pub(super) target: Target,
-    /// How long opening a connection may take.
-    pub(super) connect_timeout: Duration,
-    /// How long a ping may go unanswered before the connection counts as
-    /// dead.
-    pub(super) response_timeout: Duration,
+    /// How long opening a connection may take, and a ping may go
+    /// unanswered before the connection counts as dead.
+    pub(super) timeouts: Timeouts,
     /// Everything mutable; never held across an `.await`.
     pub(super) state: Mutex<State>,
     /// The server refused a `PSUBSCRIBE` (an ACL that lists channels
@@ -335,7 +333,7 @@ pub(super) fn live_conn<'a>(
         dead: false,
         unsubscribing: HashMap::new(),
     };
-    runtime.spawn(driver.run(connect, shared.connect_timeout, shared.response_timeout));
+    runtime.spawn(driver.run(connect, shared.timeouts));
     Ok(conns
         .entry(node.to_owned())
         .or_insert(ConnHandle { id, commands }))
