@@ -55,7 +55,7 @@ use crate::observability::telemetry;
 use crate::transport::cluster_nodes::{SlotOwner, owner_of, read_slots};
 use crate::transport::tracking::{BatchDone, NodeConn, Opening, Reading, Via, open, read_batch};
 use futures_util::StreamExt;
-use futures_util::future::BoxFuture;
+use futures_util::future::{BoxFuture, OptionFuture};
 use futures_util::stream::FuturesUnordered;
 use redis::{PushInfo, PushKind, RedisResult, Value};
 use std::cmp::Reverse;
@@ -230,7 +230,8 @@ impl Watcher {
             }
             self.start_due();
             let next = self.next_due();
-            let switches = &mut self.switches;
+            let switched = OptionFuture::from(self.switches.as_mut().map(|s| s.changed()));
+            // A branch whose future is `None` is off (its pattern fails).
             tokio::select! {
                 key = self.new_holds.recv() => match key {
                     Some(key) => self.add(key),
@@ -239,17 +240,9 @@ impl Watcher {
                 },
                 Some((conn, push)) = self.pushes.recv() => self.pushed(conn, push),
                 Some(done) = self.tasks.next(), if !self.tasks.is_empty() => self.finished(done),
-                () = sleep_until(next), if next.is_some() => {}
+                Some(()) = OptionFuture::from(next.map(tokio::time::sleep_until)) => {}
                 _ = pings.tick() => self.ping(),
-                () = async {
-                    let changed = match switches.as_mut() {
-                        Some(switches) => switches.changed().await.is_ok(),
-                        None => false,
-                    };
-                    if !changed {
-                        std::future::pending::<()>().await;
-                    }
-                } => self.reconnect_all(),
+                Some(Ok(())) = switched => self.reconnect_all(),
             }
         }
     }
@@ -649,12 +642,5 @@ impl Watcher {
         if watched.holds.is_empty() {
             self.locks.remove(lock);
         }
-    }
-}
-
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }

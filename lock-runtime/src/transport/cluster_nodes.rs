@@ -11,6 +11,7 @@ use crate::transport::tls::with_addr;
 use redis::{ConnectionAddr, ConnectionInfo, ErrorKind, RedisError, RedisResult, Value};
 
 /// Slots `first..=last` are served by the primary at `addr` (`host:port`).
+#[derive(Clone)]
 pub(crate) struct SlotOwner {
     pub first: u16,
     pub last: u16,

@@ -68,11 +68,7 @@ impl ClusterTarget {
                     last: slot,
                     addr: addr.to_owned(),
                 }];
-                moved.extend(map.iter().map(|owner| SlotOwner {
-                    first: owner.first,
-                    last: owner.last,
-                    addr: owner.addr.clone(),
-                }));
+                moved.extend(map.iter().cloned());
                 *slots = Some(Arc::new(moved));
             }
             _ => *slots = None,

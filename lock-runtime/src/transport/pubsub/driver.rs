@@ -17,6 +17,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Weak};
 
 use futures_util::StreamExt;
+use futures_util::future::OptionFuture;
 use redis::{ErrorKind, Msg, RedisError, RedisResult};
 use tokio::sync::{mpsc, watch};
 
@@ -141,41 +142,19 @@ impl Driver {
             let event = {
                 let running = &mut self.running;
                 let queue = &mut self.queue;
-                let moved = &mut self.moved;
+                let moved = OptionFuture::from(self.moved.as_mut().map(|moved| moved.changed()));
                 let pinging = ping.is_some();
                 let ping_deadline = ping.as_ref().map(|(_, deadline)| *deadline);
+                // A branch whose future is `None` is off (its pattern fails).
                 tokio::select! {
                     _ = ticker.tick() => Event::Sweep,
                     () = &mut ping_timer, if !pinging => Event::Tick,
-                    answer = async {
-                        match ping.as_mut() {
-                            Some((pong, _)) => pong.await,
-                            None => std::future::pending().await,
-                        }
-                    }, if pinging => Event::Pong(answer),
-                    _ = async {
-                        match ping_deadline {
-                            Some(deadline) => tokio::time::sleep_until(deadline).await,
-                            None => std::future::pending().await,
-                        }
-                    }, if pinging => Event::Silent,
+                    Some(answer) = OptionFuture::from(ping.as_mut().map(|(pong, _)| pong)) => Event::Pong(answer),
+                    Some(()) = OptionFuture::from(ping_deadline.map(tokio::time::sleep_until)) => Event::Silent,
                     message = stream.next() => Event::Message(message),
-                    done = async {
-                        match running.as_mut() {
-                            Some(command) => command.await,
-                            None => std::future::pending().await,
-                        }
-                    }, if running.is_some() => Event::Done(done),
+                    Some(done) = OptionFuture::from(running.as_mut()) => Event::Done(done),
                     command = queue.recv(), if running.is_none() => Event::Command(command),
-                    () = async {
-                        let changed = match moved.as_mut() {
-                            Some(moved) => moved.changed().await.is_ok(),
-                            None => false,
-                        };
-                        if !changed {
-                            std::future::pending::<()>().await;
-                        }
-                    } => Event::Moved,
+                    Some(Ok(())) = moved => Event::Moved,
                 }
             };
             if matches!(

@@ -57,31 +57,23 @@ impl Connect {
         self,
         timeouts: Timeouts,
     ) -> RedisResult<(Link, BoxStream<'static, Incoming>)> {
-        match self {
-            Connect::Server(client) => {
-                let (sink, stream) = client.get_async_pubsub().await?.split();
-                Ok((Link::Server(sink), stream.map(Incoming::Message).boxed()))
-            }
-            Connect::Sentinel(sentinels) => {
-                let client = sentinels.master_client().await?;
-                let (sink, stream) = client.get_async_pubsub().await?.split();
-                Ok((Link::Server(sink), stream.map(Incoming::Message).boxed()))
-            }
+        let client = match self {
+            Connect::Server(client) => client,
+            Connect::Sentinel(sentinels) => sentinels.master_client().await?,
             Connect::Node { info, sharded } => {
-                let (pushes, received) = mpsc::unbounded_channel::<PushInfo>();
+                let (pushes, mut received) = mpsc::unbounded_channel::<PushInfo>();
                 let config = timeouts.config().set_push_sender(pushes);
                 let con = redis::Client::open(info)?
                     .get_multiplexed_async_connection_with_config(&config)
                     .await?;
-                let stream = futures_util::stream::unfold(received, |mut received| async move {
-                    let push = received.recv().await?;
-                    Some((incoming(push), received))
-                })
-                .filter_map(std::future::ready)
-                .boxed();
-                Ok((Link::Node { con, sharded }, stream))
+                let stream = futures_util::stream::poll_fn(move |cx| received.poll_recv(cx))
+                    .filter_map(|push| std::future::ready(incoming(push)))
+                    .boxed();
+                return Ok((Link::Node { con, sharded }, stream));
             }
-        }
+        };
+        let (sink, stream) = client.get_async_pubsub().await?.split();
+        Ok((Link::Server(sink), stream.map(Incoming::Message).boxed()))
     }
 }
 
