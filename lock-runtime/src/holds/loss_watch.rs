@@ -52,7 +52,7 @@ use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::base::names::slot;
 use crate::holds::registry::Holds;
 use crate::observability::telemetry;
-use crate::transport::cluster_nodes::{SlotOwner, owner_of, read_slots};
+use crate::transport::cluster_nodes::{SlotOwner, Target, owner_of, read_slots};
 use crate::transport::tracking::{BatchDone, NodeConn, Opening, Reading, Via, open, read_batch};
 use futures_util::StreamExt;
 use futures_util::future::{BoxFuture, OptionFuture};
@@ -64,8 +64,6 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
-
-pub(crate) use crate::transport::tracking::WatchTarget;
 
 /// How long after it was taken a hold is first read (and its key tracked).
 pub(crate) const WATCH_DELAY: Duration = Duration::from_millis(50);
@@ -86,14 +84,14 @@ const SERVER: &str = "";
 /// The loss watch of one client: its queue of new holds, and what starts
 /// its task.
 pub(crate) struct LossWatch {
-    target: WatchTarget,
+    target: Target,
     timeouts: Timeouts,
     /// The running task's queue; `None` before the first hold.
     queue: Mutex<Option<mpsc::UnboundedSender<HoldKey>>>,
 }
 
 impl LossWatch {
-    pub(crate) fn new(target: WatchTarget, timeouts: Timeouts) -> LossWatch {
+    pub(crate) fn new(target: Target, timeouts: Timeouts) -> LossWatch {
         LossWatch {
             target,
             timeouts,
@@ -121,10 +119,6 @@ impl LossWatch {
         let _ = sender.send(key);
         *queue = Some(sender);
         let (pushes_to, pushes) = mpsc::unbounded_channel();
-        let switches = match &self.target {
-            WatchTarget::Sentinel(sentinels) => Some(sentinels.switches()),
-            WatchTarget::Server(_) | WatchTarget::Cluster { .. } => None,
-        };
         let task = Watcher {
             registry: Arc::downgrade(holds),
             target: self.target.clone(),
@@ -141,7 +135,7 @@ impl LossWatch {
             reading_slots: false,
             busy: HashSet::new(),
             pause: RETRY_MIN,
-            switches,
+            switches: self.target.switches(),
             off: false,
             tasks: FuturesUnordered::new(),
         };
@@ -193,7 +187,7 @@ enum Done {
 struct Watcher {
     /// The client's registry of holds: the task ends with it.
     registry: Weak<Mutex<Holds>>,
-    target: WatchTarget,
+    target: Target,
     timeouts: Timeouts,
     new_holds: mpsc::UnboundedReceiver<HoldKey>,
     locks: HashMap<Arc<str>, Watched>,
@@ -279,8 +273,8 @@ impl Watcher {
     /// slots are not known.
     fn node_of(&self, lock: &str) -> Option<String> {
         match &self.target {
-            WatchTarget::Server(_) | WatchTarget::Sentinel(_) => Some(SERVER.to_owned()),
-            WatchTarget::Cluster { .. } => self
+            Target::Server(_) | Target::Sentinel(_) => Some(SERVER.to_owned()),
+            Target::Cluster(_) => self
                 .slots
                 .as_ref()
                 .and_then(|slots| owner_of(slots, slot(lock)).map(str::to_owned)),
@@ -340,10 +334,8 @@ impl Watcher {
                 watched
                     .holds
                     .iter()
-                    .filter_map(|key| {
-                        let (generation, shape) = registry.reading(key)?;
-                        Some((key.clone(), generation, shape))
-                    })
+                    .filter_map(|key| registry.entry(key))
+                    .map(|entry| (entry.key, entry.generation, entry.shape))
                     .collect()
             };
             if holds.is_empty() {
@@ -378,15 +370,15 @@ impl Watcher {
 
     /// Reads a cluster's slot owners, unless a read is under way.
     fn read_slots(&mut self) {
-        let WatchTarget::Cluster { template, con } = &self.target else {
+        let Target::Cluster(cluster) = &self.target else {
             return;
         };
         if std::mem::replace(&mut self.reading_slots, true) {
             return;
         }
-        let (template, con) = (template.clone(), con.clone());
+        let cluster = cluster.clone();
         self.tasks.push(Box::pin(async move {
-            Done::Slots(read_slots(&con, &template).await)
+            Done::Slots(read_slots(&cluster.con, &cluster.template).await)
         }));
     }
 

@@ -1,14 +1,42 @@
-//! The nodes of a Redis Cluster as the client's side connections see them:
-//! which primary owns which slots (read with `CLUSTER SLOTS` through the
-//! command connection), and the settings of a connection of one's own to
-//! one node (the pub/sub hub's, the loss watch's).
+//! Where the client's side connections (the pub/sub hub's, the loss
+//! watch's) go ([`Target`]), and the nodes of a Redis Cluster as they see
+//! them: which primary owns which slots (read with `CLUSTER SLOTS` through
+//! the command connection), and the settings of a connection of one's own
+//! to one node.
 //!
 //! A map read here can be stale at once (a failover, a migration): its
 //! users read it again after any failure, and learn from a `MOVED`.
 
 use crate::transport::connection::Connection;
+use crate::transport::sentinel::Sentinels;
 use crate::transport::tls::with_addr;
 use redis::{ConnectionAddr, ConnectionInfo, ErrorKind, RedisError, RedisResult, Value};
+use std::sync::{Arc, Mutex, PoisonError};
+use tokio::sync::watch;
+
+/// Where a client's side connections go.
+#[derive(Clone)]
+pub(crate) enum Target {
+    /// One server (pub/sub: one RESP2 connection, `SUBSCRIBE`).
+    Server(redis::Client),
+    /// The master of a Sentinel service, asked of the sentinels at each
+    /// connect; otherwise as `Server`.
+    Sentinel(Arc<Sentinels>),
+    /// A cluster: a RESP3 connection to each node that owns the slot of a
+    /// subscribed channel or a watched lock.
+    Cluster(Arc<ClusterTarget>),
+}
+
+impl Target {
+    /// A Sentinel client's changes of master (`None` elsewhere): each
+    /// connection to the old master ends.
+    pub(crate) fn switches(&self) -> Option<watch::Receiver<u64>> {
+        match self {
+            Target::Sentinel(sentinels) => Some(sentinels.switches()),
+            Target::Server(_) | Target::Cluster(_) => None,
+        }
+    }
+}
 
 /// Slots `first..=last` are served by the primary at `addr` (`host:port`).
 #[derive(Clone)]
@@ -100,4 +128,78 @@ pub(crate) fn node_info(template: &ConnectionInfo, addr: &str) -> RedisResult<Co
         .set_protocol(redis::ProtocolVersion::RESP3)
         .set_db(0);
     Ok(with_addr(template, host, port).set_redis_settings(redis))
+}
+
+/// How the side connections find and reach the nodes of a cluster.
+pub(crate) struct ClusterTarget {
+    /// Settings of the node connections (each gets its node's address).
+    pub(crate) template: ConnectionInfo,
+    /// Reads `CLUSTER SLOTS` (the client's command connection).
+    pub(crate) con: Connection,
+    /// `SSUBSCRIBE` (sharded pub/sub) rather than `SUBSCRIBE`.
+    pub(crate) sharded: bool,
+    /// The slot ranges last read and their primaries (`host:port`), first
+    /// match wins; `None` until read, and again after a failure.
+    pub(crate) slots: Mutex<Option<Arc<Vec<SlotOwner>>>>,
+}
+
+impl ClusterTarget {
+    /// The nodes of the cluster `con` is connected to, reached with
+    /// `template`'s settings; the slot map is read when first needed.
+    pub(crate) fn new(template: ConnectionInfo, con: Connection, sharded: bool) -> ClusterTarget {
+        ClusterTarget {
+            template,
+            con,
+            sharded,
+            slots: Mutex::new(None),
+        }
+    }
+
+    /// The `host:port` of the primary that owns `slot`, reading the slot
+    /// map if it is not known.
+    pub(crate) async fn owner(&self, slot: u16) -> RedisResult<String> {
+        let known = self
+            .slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let map = match known {
+            Some(map) => map,
+            None => {
+                let map = Arc::new(read_slots(&self.con, &self.template).await?);
+                *self.slots.lock().unwrap_or_else(PoisonError::into_inner) = Some(map.clone());
+                map
+            }
+        };
+        owner_of(&map, slot).map(str::to_owned).ok_or_else(|| {
+            RedisError::from((
+                ErrorKind::Server(redis::ServerErrorKind::ClusterDown),
+                "redlua: no node serves the slot of a lock's channel",
+                format!("slot {slot}"),
+            ))
+        })
+    }
+
+    /// Forgets the slot map: it is read again before the next subscribe.
+    pub(crate) fn forget_slots(&self) {
+        *self.slots.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    /// Learns from a failed subscribe: a `MOVED` names the slot's new
+    /// owner; anything else makes the map be read again.
+    pub(crate) fn failed(&self, error: &RedisError) {
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        match (error.redirect_node(), slots.as_ref()) {
+            (Some((addr, slot)), Some(map)) if error.code() == Some("MOVED") => {
+                let mut moved = vec![SlotOwner {
+                    first: slot,
+                    last: slot,
+                    addr: addr.to_owned(),
+                }];
+                moved.extend(map.iter().cloned());
+                *slots = Some(Arc::new(moved));
+            }
+            _ => *slots = None,
+        }
+    }
 }

@@ -11,10 +11,11 @@ use crate::base::owner::Ids;
 use crate::base::sync_replicas::{DEFAULT_SYNC_TIMEOUT, SyncReplicas};
 use crate::holds::background;
 use crate::holds::latches::Latches;
-use crate::holds::loss_watch::{LossWatch, WatchTarget};
+use crate::holds::loss_watch::LossWatch;
 use crate::holds::registry::Holds;
 use crate::holds::shared::Shared;
 use crate::protocol::replies::Publish;
+use crate::transport::cluster_nodes::{ClusterTarget, Target};
 use crate::transport::connection::{Connection, Source};
 use crate::transport::pubsub::PubSubHub;
 use crate::transport::replication::Replication;
@@ -87,10 +88,10 @@ impl LockClientBuilder {
                     .to_string(),
             ));
         }
-        let (con, hub, publish, watch) = match (seeds, self.connection) {
+        let (con, target, publish) = match (seeds, self.connection) {
             (Seeds::Server(client), Some(con)) if con.is_cluster() => {
                 let template = tls.apply(client.get_connection_info().clone())?;
-                cluster_parts(template, con, timeouts).await?
+                cluster_parts(template, con).await?
             }
             (Seeds::Server(client), con) => {
                 let client = redis::Client::open(tls.apply(client.get_connection_info().clone())?)
@@ -105,9 +106,7 @@ impl LockClientBuilder {
                     .await
                     .map_err(|e| Error::connect(masked(client.get_connection_info()), e))?,
                 };
-                let watch = WatchTarget::Server(client.clone());
-                let hub = PubSubHub::new(client, timeouts);
-                (con, hub, Publish::Plain, watch)
+                (con, Target::Server(client), Publish::Plain)
             }
             (Seeds::Cluster(nodes), Some(con)) => {
                 if !con.is_cluster() {
@@ -118,7 +117,7 @@ impl LockClientBuilder {
                     ));
                 }
                 let template = tls.apply(nodes[0].clone())?;
-                cluster_parts(template, con, timeouts).await?
+                cluster_parts(template, con).await?
             }
             (Seeds::Cluster(nodes), None) => {
                 let nodes = nodes
@@ -145,7 +144,7 @@ impl LockClientBuilder {
                 .await
                 .map_err(connect_error)?;
                 let template = nodes[0].clone();
-                cluster_parts(template, con, timeouts).await?
+                cluster_parts(template, con).await?
             }
             (Seeds::Sentinel { sentinels, service }, con) => {
                 // Sentinels and masters may differ: plain sentinels of
@@ -186,9 +185,7 @@ impl LockClientBuilder {
                     .map_err(|e| Error::connect(addr, e))?,
                 };
                 sentinels.watch();
-                let watch = WatchTarget::Sentinel(sentinels.clone());
-                let hub = PubSubHub::sentinel(sentinels, timeouts);
-                (con, hub, Publish::Plain, watch)
+                (con, Target::Sentinel(sentinels), Publish::Plain)
             }
         };
         let mut probe_con = con.clone();
@@ -205,8 +202,8 @@ impl LockClientBuilder {
         let shared = Arc::new(Shared {
             id: uuid::Uuid::new_v4().to_string().into(),
             con,
-            hub,
-            losses: LossWatch::new(watch, timeouts),
+            hub: PubSubHub::new(target.clone(), timeouts),
+            losses: LossWatch::new(target, timeouts),
             config,
             sync,
             holds: Arc::new(Mutex::new(Holds::new(by_slot))),
@@ -221,14 +218,14 @@ impl LockClientBuilder {
     }
 }
 
-/// A cluster client's command connection, pub/sub hub, way of
-/// announcing releases (sharded pub/sub if the cluster has it: probed once,
-/// with `PUBSUB SHARDNUMSUB`, as Redisson does) and loss watch target.
+/// A cluster client's command connection, the target of its side
+/// connections (pub/sub, loss watch), and its way of announcing releases
+/// (sharded pub/sub if the cluster has it: probed once, with
+/// `PUBSUB SHARDNUMSUB`, as Redisson does).
 async fn cluster_parts(
     template: ConnectionInfo,
     mut con: Connection,
-    timeouts: Timeouts,
-) -> Result<(Connection, PubSubHub, Publish, WatchTarget)> {
+) -> Result<(Connection, Target, Publish)> {
     let probe = redis::cmd("PUBSUB")
         .arg("SHARDNUMSUB")
         .query_async::<redis::Value>(&mut con)
@@ -244,17 +241,13 @@ async fn cluster_parts(
             });
         }
     };
-    let watch = WatchTarget::Cluster {
-        template: template.clone(),
-        con: con.clone(),
-    };
-    let hub = PubSubHub::cluster(template, con.clone(), sharded, timeouts);
     let publish = if sharded {
         Publish::Sharded
     } else {
         Publish::Plain
     };
-    Ok((con, hub, publish, watch))
+    let cluster = ClusterTarget::new(template, con.clone(), sharded);
+    Ok((con, Target::Cluster(Arc::new(cluster)), publish))
 }
 
 /// A node's address for messages, without its password.

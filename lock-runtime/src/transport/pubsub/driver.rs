@@ -23,12 +23,13 @@ use tokio::sync::{mpsc, watch};
 
 use super::PATTERN_LINGER;
 use super::link::{Connect, Incoming, Link};
-use super::state::{Command, RunningCommand, Shared, Signals, Status, Target};
+use super::state::{Command, RunningCommand, Shared, Signals, Status};
 use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT, Timeouts};
 use crate::observability::targets;
 use crate::protocol::counted_scripts::permits_message;
 use crate::protocol::handoff::{self};
 use crate::protocol::replies::WakeMessage;
+use crate::transport::cluster_nodes::Target;
 
 /// The most waiters of one client a semaphore's message wakes at once (the
 /// permits it announces, up to this; each that takes permits and leaves

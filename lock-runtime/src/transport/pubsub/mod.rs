@@ -96,10 +96,8 @@
 //!   the commands queued for a driver;
 //! - `driver.rs`: the task that owns one connection;
 //! - `link.rs`: opening a connection, sending on it, what arrives on it;
-//! - `cluster.rs`: which node owns a channel's slot;
 //! - `tests.rs`: against real `redis-server` processes.
 
-mod cluster;
 mod driver;
 mod link;
 mod state;
@@ -114,13 +112,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use redis::{ConnectionInfo, RedisResult};
+use redis::RedisResult;
 
-use crate::transport::connection::Connection;
-use crate::transport::sentinel::Sentinels;
-
-use cluster::ClusterTarget;
-use state::{ChannelEntry, Shared, Signals, State, Target};
+use crate::transport::cluster_nodes::Target;
+use state::{ChannelEntry, Shared, Signals, State};
 
 pub(crate) use subscription::Subscription;
 
@@ -156,43 +151,15 @@ pub(crate) struct PubSubHub {
 }
 
 impl PubSubHub {
-    /// Creates a hub that opens its pub/sub connection with `client`.
+    /// Creates a hub whose connections go to `target`: one to the server
+    /// (or the Sentinel master), or on a cluster one to each node that owns
+    /// the slot of a subscribed channel (with `SSUBSCRIBE` where the
+    /// cluster target is sharded).
     ///
-    /// Nothing is connected yet: the connection is opened by the first
-    /// [`subscribe`](Self::subscribe), and opened again by the next one after
-    /// it was lost.
-    pub(crate) fn new(client: redis::Client, timeouts: Timeouts) -> PubSubHub {
-        PubSubHub::with_target(Target::Server(client), timeouts)
-    }
-
-    /// Creates a hub for a cluster: it subscribes each channel on the node
-    /// that owns its slot (asking `con` which one), connecting as
-    /// `template` says (its address is replaced by the node's), with
-    /// `SSUBSCRIBE` if `sharded`, else `SUBSCRIBE`. Nothing is connected
-    /// yet.
-    pub(crate) fn cluster(
-        template: ConnectionInfo,
-        con: Connection,
-        sharded: bool,
-        timeouts: Timeouts,
-    ) -> PubSubHub {
-        let target = Target::Cluster(ClusterTarget {
-            template,
-            con,
-            sharded,
-            slots: Mutex::new(None),
-        });
-        PubSubHub::with_target(target, timeouts)
-    }
-
-    /// Creates a hub for the master of a Sentinel service: each connection
-    /// goes to the master the sentinels name when it is opened. Nothing is
-    /// connected yet.
-    pub(crate) fn sentinel(sentinels: Arc<Sentinels>, timeouts: Timeouts) -> PubSubHub {
-        PubSubHub::with_target(Target::Sentinel(sentinels), timeouts)
-    }
-
-    fn with_target(target: Target, timeouts: Timeouts) -> PubSubHub {
+    /// Nothing is connected yet: a connection is opened by the first
+    /// [`subscribe`](Self::subscribe) that needs it, and opened again by the
+    /// next one after it was lost.
+    pub(crate) fn new(target: Target, timeouts: Timeouts) -> PubSubHub {
         PubSubHub {
             shared: Arc::new(Shared {
                 target,

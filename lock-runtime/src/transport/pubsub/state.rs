@@ -1,4 +1,4 @@
-//! The hub's shared state: where connections go (`Target`), the live
+//! The hub's shared state: where connections go (a `Target`), the live
 //! connection per node (`ConnHandle`), each channel's entry, its `SUBSCRIBE`
 //! attempt and wake-up signals, and the commands queued for a driver.
 //!
@@ -23,25 +23,11 @@ use redis::{ErrorKind, RedisError, RedisResult};
 use tokio::sync::{Notify, mpsc, watch};
 
 use super::SUBSCRIBE_ATTEMPTS;
-use super::cluster::ClusterTarget;
 use super::driver::Driver;
 use super::link::Connect;
 use crate::base::names::slot;
 use crate::protocol::handoff::Handoff;
-use crate::transport::cluster_nodes::node_info;
-use crate::transport::sentinel::Sentinels;
-
-/// Where a hub's connections go.
-pub(super) enum Target {
-    /// One server: one RESP2 pub/sub connection, `SUBSCRIBE`.
-    Server(redis::Client),
-    /// The master of a Sentinel service, asked of the sentinels at each
-    /// connect; otherwise as `Server`.
-    Sentinel(Arc<Sentinels>),
-    /// A cluster: a RESP3 connection to each node that owns the slot of a
-    /// subscribed channel.
-    Cluster(ClusterTarget),
-}
+use crate::transport::cluster_nodes::{Target, node_info};
 
 /// The key of the single server's connection in [`State::conns`].
 pub(super) const SERVER: &str = "";
@@ -319,12 +305,8 @@ pub(super) fn live_conn<'a>(
     let id = *next_conn_id;
     *next_conn_id += 1;
     let (commands, queue) = mpsc::unbounded_channel();
-    let moved = match &shared.target {
-        Target::Sentinel(sentinels) => Some(sentinels.switches()),
-        Target::Server(_) | Target::Cluster(_) => None,
-    };
     let driver = Driver {
-        moved,
+        moved: shared.target.switches(),
         shared: Arc::downgrade(shared),
         node: node.to_owned(),
         id,

@@ -10,7 +10,9 @@ use redlua_test_support::{RedisCluster, RedisServer};
 use super::subscription::Subscription;
 use super::{PATTERN_LINGER, PubSubHub};
 use crate::base::config::Timeouts;
+use crate::transport::cluster_nodes::{ClusterTarget, Target};
 use crate::transport::connection::Connection;
+use std::sync::Arc;
 use tokio::sync::mpsc::{self, UnboundedReceiver};
 use tokio::time::{Instant, sleep, timeout};
 
@@ -42,7 +44,7 @@ struct Env {
 
 async fn env() -> Env {
     let server = RedisServer::start();
-    let hub = PubSubHub::new(server.client(), THREE_SECONDS);
+    let hub = PubSubHub::new(Target::Server(server.client()), THREE_SECONDS);
     let conn = server
         .client()
         .get_multiplexed_async_connection()
@@ -248,7 +250,7 @@ fn types_are_send_and_sync() {
 async fn futures_are_send() {
     fn send<T: Send>(_: &T) {}
     let hub = PubSubHub::new(
-        redis::Client::open("redis://127.0.0.1:1/").unwrap(),
+        Target::Server(redis::Client::open("redis://127.0.0.1:1/").unwrap()),
         THREE_SECONDS,
     );
     let subscribe = hub.subscribe("ch");
@@ -516,7 +518,7 @@ async fn dropping_the_hub_closes_its_connection() {
     } = env;
     drop(hub);
     let mut env = Env {
-        hub: PubSubHub::new(server.client(), THREE_SECONDS),
+        hub: PubSubHub::new(Target::Server(server.client()), THREE_SECONDS),
         server,
         conn: conn.clone(),
     };
@@ -541,7 +543,14 @@ async fn on_a_cluster_each_channel_is_subscribed_on_the_node_of_its_slot() {
         } else {
             ("NUMSUB", "PUBLISH")
         };
-        let hub = PubSubHub::cluster(template.clone(), con.clone(), sharded, THREE_SECONDS);
+        let hub = PubSubHub::new(
+            Target::Cluster(Arc::new(ClusterTarget::new(
+                template.clone(),
+                con.clone(),
+                sharded,
+            ))),
+            THREE_SECONDS,
+        );
         // Slots: "b" 3300 (node 0), "c" 7365 (node 1), "a" 15495 (node 2).
         for (channel, node) in [("ch{b}", 0), ("ch{c}", 1), ("ch{a}", 2)] {
             let mut subscription = hub.subscribe(channel).await.unwrap();
@@ -578,7 +587,7 @@ async fn an_unreachable_server_is_an_error() {
     let server = RedisServer::start();
     let client = server.client();
     drop(server);
-    let hub = PubSubHub::new(client, THREE_SECONDS);
+    let hub = PubSubHub::new(Target::Server(client), THREE_SECONDS);
     let err = timeout(SOON, hub.subscribe("ch"))
         .await
         .expect("fails fast")
