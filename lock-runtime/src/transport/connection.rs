@@ -130,6 +130,16 @@ pub(crate) enum Source {
     Sentinel(Arc<Sentinels>),
 }
 
+impl Source {
+    /// How many times the sentinels named another master (0 for a server).
+    fn generation(&self) -> u64 {
+        match self {
+            Source::Sentinel(sentinels) => sentinels.generation(),
+            Source::Server(_) => 0,
+        }
+    }
+}
+
 /// The current connection of a healing connection, and its number: opened
 /// when first needed, dropped after a failure that leaves it in doubt.
 struct Current<C> {
@@ -160,21 +170,20 @@ struct Opened<C> {
 
 impl<C: Clone> Current<C> {
     fn new() -> Self {
-        Current {
-            slot: std::sync::Mutex::new(None),
-            connecting: Mutex::new(()),
-            opened: AtomicU64::new(0),
-            family: Arc::new(AtomicU64::new(0)),
-        }
+        Current::in_family(Arc::default())
     }
 
     /// A new one, in the same family.
     fn sibling(&self) -> Self {
+        Current::in_family(self.family.clone())
+    }
+
+    fn in_family(family: Arc<AtomicU64>) -> Self {
         Current {
             slot: std::sync::Mutex::new(None),
             connecting: Mutex::new(()),
             opened: AtomicU64::new(0),
-            family: self.family.clone(),
+            family,
         }
     }
 
@@ -363,13 +372,9 @@ impl Connection {
         timeouts: Timeouts,
         sync_timeout: Duration,
     ) -> RedisResult<Connection> {
-        let generation = match &source {
-            Source::Sentinel(sentinels) => sentinels.generation(),
-            Source::Server(_) => 0,
-        };
         let healing = Arc::new(Healing {
+            generation: AtomicU64::new(source.generation()),
             source,
-            generation: AtomicU64::new(generation),
             timeouts,
             synced_timeout: timeouts.response.saturating_add(sync_timeout),
             current: Current::new(),
@@ -454,10 +459,7 @@ impl Connection {
     pub(crate) fn epoch(&self) -> Epoch {
         match &self.0 {
             Inner::Healing(healing) => Epoch {
-                master: match &healing.source {
-                    Source::Sentinel(sentinels) => sentinels.generation(),
-                    Source::Server(_) => 0,
-                },
+                master: healing.source.generation(),
                 failures: healing.current.family.load(Ordering::SeqCst),
             },
             Inner::HealingCluster(healing) => Epoch {
