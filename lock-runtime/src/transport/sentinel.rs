@@ -20,9 +20,9 @@
 //! `error::classify`).
 
 use crate::base::config::{SENTINEL_POLL_INTERVAL, Timeouts};
-use crate::transport::tls::with_addr;
+use crate::transport::tls::{masked, with_addr};
 use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, ConnectionAddr, ConnectionInfo, ErrorKind, RedisError};
+use redis::{AsyncConnectionConfig, ConnectionInfo, ErrorKind, RedisError};
 use redis::{RedisResult, Value};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use tokio::sync::watch;
@@ -173,7 +173,7 @@ impl Sentinels {
                     last_error = Some(RedisError::from((
                         ErrorKind::Io,
                         "redlua: a sentinel did not answer",
-                        format!("{} within {limit:?}", describe(sentinel)),
+                        format!("{} within {limit:?}", masked(sentinel)),
                     )));
                 }
             }
@@ -235,17 +235,7 @@ async fn check_master(con: &mut MultiplexedConnection, client: &redis::Client) -
         Err(RedisError::from((
             ErrorKind::Io,
             "redlua: the node the sentinels named is not a master (a failover is under way)",
-            describe(client.get_connection_info()),
+            masked(client.get_connection_info()),
         )))
-    }
-}
-
-/// `host:port` of a connection, without credentials.
-fn describe(info: &ConnectionInfo) -> String {
-    match info.addr() {
-        ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } => {
-            format!("{host}:{port}")
-        }
-        other => other.to_string(),
     }
 }

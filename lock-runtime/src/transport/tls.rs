@@ -130,6 +130,16 @@ pub(crate) fn with_addr(template: &ConnectionInfo, host: String, port: u16) -> C
     template.clone().set_addr(addr)
 }
 
+/// A server's address for messages (`redis://host:port`), without its
+/// password.
+pub(crate) fn masked(info: &ConnectionInfo) -> String {
+    match info.addr() {
+        ConnectionAddr::Tcp(host, port) => format!("redis://{host}:{port}"),
+        ConnectionAddr::TcpTls { host, port, .. } => format!("rediss://{host}:{port}"),
+        other => other.to_string(),
+    }
+}
+
 pub(crate) fn uses_tls(info: &ConnectionInfo) -> bool {
     matches!(info.addr(), ConnectionAddr::TcpTls { .. })
 }

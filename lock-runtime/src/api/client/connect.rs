@@ -20,6 +20,7 @@ use crate::transport::connection::{Connection, Source};
 use crate::transport::pubsub::PubSubHub;
 use crate::transport::replication::Replication;
 use crate::transport::sentinel::Sentinels;
+use crate::transport::tls::masked;
 use redis::{ConnectionInfo, RedisConnectionInfo};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -248,15 +249,6 @@ async fn cluster_parts(
     };
     let cluster = ClusterTarget::new(template, con.clone(), sharded);
     Ok((con, Target::Cluster(Arc::new(cluster)), publish))
-}
-
-/// A node's address for messages, without its password.
-fn masked(info: &ConnectionInfo) -> String {
-    match info.addr() {
-        redis::ConnectionAddr::Tcp(host, port) => format!("redis://{host}:{port}"),
-        redis::ConnectionAddr::TcpTls { host, port, .. } => format!("rediss://{host}:{port}"),
-        other => other.to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -317,21 +317,12 @@ impl Driver {
             // Idle patterns of this connection are gone with it.
             let id = self.id;
             state.channels.retain(|_, entry| {
-                entry.waiters > 0
-                    || entry
-                        .attempt
-                        .as_ref()
-                        .is_none_or(|attempt| attempt.conn != id)
+                entry.waiters > 0 || !entry.subscribed_on(id)
             });
             state
                 .channels
                 .values()
-                .filter(|entry| {
-                    entry
-                        .attempt
-                        .as_ref()
-                        .is_some_and(|attempt| attempt.conn == self.id)
-                })
+                .filter(|entry| entry.subscribed_on(id))
                 .flat_map(|entry| entry.all_signals().cloned())
                 .collect()
         };
@@ -360,10 +351,7 @@ impl Driver {
                     && entry
                         .idle_since
                         .is_some_and(|since| now.duration_since(since) >= PATTERN_LINGER)
-                    && entry
-                        .attempt
-                        .as_ref()
-                        .is_some_and(|attempt| attempt.conn == id)
+                    && entry.subscribed_on(id)
             })
             .map(|(pattern, _)| pattern.clone())
             .collect();

@@ -151,6 +151,13 @@ impl ChannelEntry {
         }
     }
 
+    /// Whether its last `SUBSCRIBE` went on connection `conn`.
+    pub(super) fn subscribed_on(&self, conn: u64) -> bool {
+        self.attempt
+            .as_ref()
+            .is_some_and(|attempt| attempt.conn == conn)
+    }
+
     /// Every signal of the entry: its own, and its members'.
     pub(super) fn all_signals(&self) -> impl Iterator<Item = &Arc<Signals>> {
         std::iter::once(&self.signals).chain(self.members.values())
