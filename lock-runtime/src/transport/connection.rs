@@ -302,6 +302,20 @@ macro_rules! healed {
     }};
 }
 
+/// One request on whichever connection `inner` is: a healing one's current
+/// connection ([`healed!`]), or the connection given by the user.
+macro_rules! on_connection {
+    ($inner:expr, |$con:ident| $request:expr) => {
+        match $inner {
+            Inner::Healing(healing) => healed!(healing, |$con| $request),
+            Inner::HealingCluster(healing) => healed!(healing, |$con| $request),
+            Inner::Manager($con) => $request,
+            Inner::Multiplexed($con) => $request,
+            Inner::Cluster($con) => $request,
+        }
+    };
+}
+
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.0 {
@@ -628,13 +642,7 @@ impl HealingCluster {
 
 impl ConnectionLike for Connection {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        match &mut self.0 {
-            Inner::Healing(healing) => healed!(healing, |con| con.req_packed_command(cmd)),
-            Inner::Manager(con) => con.req_packed_command(cmd),
-            Inner::Multiplexed(con) => con.req_packed_command(cmd),
-            Inner::Cluster(con) => con.req_packed_command(cmd),
-            Inner::HealingCluster(healing) => healed!(healing, |con| con.req_packed_command(cmd)),
-        }
+        on_connection!(&mut self.0, |con| con.req_packed_command(cmd))
     }
 
     fn req_packed_commands<'a>(
@@ -643,15 +651,8 @@ impl ConnectionLike for Connection {
         offset: usize,
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
-        match &mut self.0 {
-            Inner::Healing(healing) => healed!(healing, |con| con
-                .req_packed_commands(pipeline, offset, count)),
-            Inner::Manager(con) => con.req_packed_commands(pipeline, offset, count),
-            Inner::Multiplexed(con) => con.req_packed_commands(pipeline, offset, count),
-            Inner::Cluster(con) => con.req_packed_commands(pipeline, offset, count),
-            Inner::HealingCluster(healing) => healed!(healing, |con| con
-                .req_packed_commands(pipeline, offset, count)),
-        }
+        on_connection!(&mut self.0, |con| con
+            .req_packed_commands(pipeline, offset, count))
     }
 
     fn get_db(&self) -> i64 {

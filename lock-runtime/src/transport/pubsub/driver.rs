@@ -316,9 +316,9 @@ impl Driver {
             }
             // Idle patterns of this connection are gone with it.
             let id = self.id;
-            state.channels.retain(|_, entry| {
-                entry.waiters > 0 || !entry.subscribed_on(id)
-            });
+            state
+                .channels
+                .retain(|_, entry| entry.waiters > 0 || !entry.subscribed_on(id));
             state
                 .channels
                 .values()
