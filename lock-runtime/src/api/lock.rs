@@ -352,9 +352,8 @@ impl<F: LockFlavor> Lock<F> {
     /// If the future is dropped, the lock may or may not have been broken.
     pub async fn force_unlock(&self) -> Result<bool> {
         let names = self.names()?;
-        let mut con = self.shared.con.clone();
         self.kind
-            .force_release(&mut con, &self.shared.config, names)
+            .force_release(&self.shared, names)
             .await
             .map_err(|e| Error::from_redis(&names.lock, e))
     }

@@ -239,10 +239,10 @@ impl Request<'_> {
             self.shared.hub.await_turn(&channel).await;
         }
         loop {
-            let mut con = self.shared.con.clone();
+            let con = &self.shared.con;
             tries += 1;
             args.handoff = match handoff_expiry {
-                Some(expiry) if self.shared.sync.waits_for_nobody(&con, &self.names.lock) => {
+                Some(expiry) if self.shared.sync.waits_for_nobody(con, &self.names.lock) => {
                     Offer::Take {
                         expiry,
                         try_number: tries,
@@ -253,7 +253,7 @@ impl Request<'_> {
             let sent = Instant::now();
             undo.in_flight = true;
             record.attempt();
-            let reply = kind.acquire(&mut con, self.shared, &args).await;
+            let reply = kind.acquire(self.shared, &args).await;
             undo.in_flight = false;
             if let (Ok(_), Some(sub)) = (&reply, &mut subscription) {
                 // This try used the last wake-up (a cancelled try passes it
@@ -433,10 +433,9 @@ impl Request<'_> {
             lease: self.lease(),
             handoff: Offer::No,
         };
-        let mut con = self.shared.con.clone();
         let sent = Instant::now();
         undo.in_flight = true;
-        let reply = kind.acquire(&mut con, self.shared, &args).await;
+        let reply = kind.acquire(self.shared, &args).await;
         undo.in_flight = false;
         match reply.map(|synced| (synced.reply, synced.acked)) {
             Ok((Acquired::Held { .. }, Acked::Short { acked, wanted })) => {
@@ -610,9 +609,8 @@ impl Undo<'_> {
         if !self.queued || self.uncertain || self.done {
             return;
         }
-        let mut con = self.shared.con.clone();
         let owner = self.owner.field().clone();
-        let left = Kind::leave(&mut con, &self.shared.config, self.names, &owner).await;
+        let left = Kind::leave(self.shared, self.names, &owner).await;
         if left.is_ok() {
             self.done = true;
         }

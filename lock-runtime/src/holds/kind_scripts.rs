@@ -6,7 +6,7 @@
 //! of each shape of hold ([`renewal`]: locks, leased permits) is the one
 //! thing the watchdog's rounds need to know about them.
 
-use crate::base::config::{Config, token_ttl};
+use crate::base::config::token_ttl;
 use crate::base::hold_key::HoldShape;
 use crate::base::kind::Kind;
 use crate::base::names::LockNames;
@@ -93,12 +93,8 @@ pub(crate) fn renewal(batch: &[Watched], lease: Duration, publish: Publish) -> S
 impl Kind {
     /// Takes the fair lock waiter `owner` out of the queue (it stopped
     /// waiting); wakes the next one if it was first and the lock is free.
-    pub(crate) async fn leave(
-        con: &mut Connection,
-        config: &Config,
-        names: &LockNames,
-        owner: &str,
-    ) -> RedisResult<()> {
+    pub(crate) async fn leave(shared: &Shared, names: &LockNames, owner: &str) -> RedisResult<()> {
+        let config = &shared.config;
         let _: i64 = FairLeave {
             lock: &names.lock,
             channel: &names.channel,
@@ -110,7 +106,7 @@ impl Kind {
             message: WakeMessage::One,
             publish: config.publish,
         }
-        .invoke(con)
+        .invoke(&mut shared.con.clone())
         .await?;
         Ok(())
     }
@@ -118,7 +114,6 @@ impl Kind {
     /// Runs the acquire script once.
     pub(crate) async fn acquire(
         self,
-        con: &mut Connection,
         shared: &Shared,
         args: &AcquireArgs<'_>,
     ) -> RedisResult<Synced<Acquired>> {
@@ -172,7 +167,8 @@ impl Kind {
                 mark_ttl_ms: millis(WRITER_MARK_TTL.min(args.lease)),
             }),
         };
-        shared.sync.run(con, &call, &names.lock).await
+        let mut con = shared.con.clone();
+        shared.sync.run(&mut con, &call, &names.lock).await
     }
 
     /// Runs the release script once (a release, or an undo); it deletes
@@ -266,10 +262,10 @@ impl Kind {
     /// Runs the force-release script: whether something was broken.
     pub(crate) async fn force_release(
         self,
-        con: &mut Connection,
-        config: &Config,
+        shared: &Shared,
         names: &LockNames,
     ) -> RedisResult<bool> {
+        let config = &shared.config;
         // The counter outlives the lease a new holder gets by default.
         let token_ttl_ms = millis(token_ttl(config.watchdog_timeout));
         // The arguments every force-release script takes, and `$script`'s own.
@@ -284,7 +280,7 @@ impl Kind {
                     publish: config.publish,
                     $($own)*
                 }
-                .invoke(con)
+                .invoke(&mut shared.con.clone())
                 .await
             };
         }
