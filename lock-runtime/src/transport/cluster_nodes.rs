@@ -18,7 +18,7 @@ use tokio::sync::watch;
 #[derive(Clone)]
 pub(crate) enum Target {
     /// One server (pub/sub: one RESP2 connection, `SUBSCRIBE`).
-    Server(redis::Client),
+    Server(Box<redis::Client>),
     /// The master of a Sentinel service, asked of the sentinels at each
     /// connect; otherwise as `Server`.
     Sentinel(Arc<Sentinels>),

@@ -107,7 +107,7 @@ impl LockClientBuilder {
                     .await
                     .map_err(|e| Error::connect(masked(client.get_connection_info()), e))?,
                 };
-                (con, Target::Server(client), Publish::Plain)
+                (con, Target::Server(Box::new(client)), Publish::Plain)
             }
             (Seeds::Cluster(nodes), Some(con)) => {
                 if !con.is_cluster() {

@@ -296,7 +296,7 @@ pub(super) fn live_conn<'a>(
         return Ok(conns.entry(node.to_owned()).or_insert(current));
     }
     let connect = match &shared.target {
-        Target::Server(client) => Connect::Server(client.clone()),
+        Target::Server(client) => Connect::Server((**client).clone()),
         Target::Sentinel(sentinels) => Connect::Sentinel(sentinels.clone()),
         Target::Cluster(cluster) => Connect::Node {
             info: node_info(&cluster.template, node)?,

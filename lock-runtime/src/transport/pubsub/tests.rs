@@ -44,7 +44,7 @@ struct Env {
 
 async fn env() -> Env {
     let server = RedisServer::start();
-    let hub = PubSubHub::new(Target::Server(server.client()), THREE_SECONDS);
+    let hub = PubSubHub::new(Target::Server(Box::new(server.client())), THREE_SECONDS);
     let conn = server
         .client()
         .get_multiplexed_async_connection()
@@ -250,7 +250,9 @@ fn types_are_send_and_sync() {
 async fn futures_are_send() {
     fn send<T: Send>(_: &T) {}
     let hub = PubSubHub::new(
-        Target::Server(redis::Client::open("redis://127.0.0.1:1/").unwrap()),
+        Target::Server(Box::new(
+            redis::Client::open("redis://127.0.0.1:1/").unwrap(),
+        )),
         THREE_SECONDS,
     );
     let subscribe = hub.subscribe("ch");
@@ -518,7 +520,7 @@ async fn dropping_the_hub_closes_its_connection() {
     } = env;
     drop(hub);
     let mut env = Env {
-        hub: PubSubHub::new(Target::Server(server.client()), THREE_SECONDS),
+        hub: PubSubHub::new(Target::Server(Box::new(server.client())), THREE_SECONDS),
         server,
         conn: conn.clone(),
     };
@@ -587,7 +589,7 @@ async fn an_unreachable_server_is_an_error() {
     let server = RedisServer::start();
     let client = server.client();
     drop(server);
-    let hub = PubSubHub::new(Target::Server(client), THREE_SECONDS);
+    let hub = PubSubHub::new(Target::Server(Box::new(client)), THREE_SECONDS);
     let err = timeout(SOON, hub.subscribe("ch"))
         .await
         .expect("fails fast")
