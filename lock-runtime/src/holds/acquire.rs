@@ -609,8 +609,9 @@ impl Undo<'_> {
         if !self.queued || self.uncertain || self.done {
             return;
         }
+        let mut con = self.shared.con.clone();
         let owner = self.owner.field().clone();
-        let left = Kind::leave(self.shared, self.names, &owner).await;
+        let left = Kind::leave(&mut con, &self.shared.config, self.names, &owner).await;
         if left.is_ok() {
             self.done = true;
         }

@@ -75,7 +75,8 @@ async fn leave_queue(shared: &Shared, names: &LockNames, owner: &str) {
     let give_up = tokio::time::Instant::now() + shared.config.fair_wait;
     let mut pause = FIRST_PAUSE;
     loop {
-        match Kind::leave(shared, names, owner).await {
+        let mut con = shared.con.clone();
+        match Kind::leave(&mut con, &shared.config, names, owner).await {
             Ok(()) => return,
             Err(error)
                 if classify(&error) == Failure::Unknown

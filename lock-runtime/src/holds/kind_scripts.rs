@@ -6,7 +6,7 @@
 //! of each shape of hold ([`renewal`]: locks, leased permits) is the one
 //! thing the watchdog's rounds need to know about them.
 
-use crate::base::config::token_ttl;
+use crate::base::config::{Config, token_ttl};
 use crate::base::hold_key::HoldShape;
 use crate::base::kind::Kind;
 use crate::base::names::LockNames;
@@ -93,8 +93,12 @@ pub(crate) fn renewal(batch: &[Watched], lease: Duration, publish: Publish) -> S
 impl Kind {
     /// Takes the fair lock waiter `owner` out of the queue (it stopped
     /// waiting); wakes the next one if it was first and the lock is free.
-    pub(crate) async fn leave(shared: &Shared, names: &LockNames, owner: &str) -> RedisResult<()> {
-        let config = &shared.config;
+    pub(crate) async fn leave(
+        con: &mut Connection,
+        config: &Config,
+        names: &LockNames,
+        owner: &str,
+    ) -> RedisResult<()> {
         let _: i64 = FairLeave {
             lock: &names.lock,
             channel: &names.channel,
@@ -106,7 +110,7 @@ impl Kind {
             message: WakeMessage::One,
             publish: config.publish,
         }
-        .invoke(&mut shared.con.clone())
+        .invoke(con)
         .await?;
         Ok(())
     }

@@ -52,7 +52,7 @@ use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::base::names::slot;
 use crate::holds::registry::Holds;
 use crate::observability::telemetry;
-use crate::transport::cluster_nodes::{SlotOwner, Target, owner_of, read_slots};
+use crate::transport::cluster_nodes::{Nodes, SlotOwner, owner_of, read_slots};
 use crate::transport::tracking::{BatchDone, NodeConn, Opening, Reading, Via, open, read_batch};
 use futures_util::StreamExt;
 use futures_util::future::{BoxFuture, OptionFuture};
@@ -84,16 +84,16 @@ const SERVER: &str = "";
 /// The loss watch of one client: its queue of new holds, and what starts
 /// its task.
 pub(crate) struct LossWatch {
-    target: Target,
+    nodes: Nodes,
     timeouts: Timeouts,
     /// The running task's queue; `None` before the first hold.
     queue: Mutex<Option<mpsc::UnboundedSender<HoldKey>>>,
 }
 
 impl LossWatch {
-    pub(crate) fn new(target: Target, timeouts: Timeouts) -> LossWatch {
+    pub(crate) fn new(nodes: Nodes, timeouts: Timeouts) -> LossWatch {
         LossWatch {
-            target,
+            nodes,
             timeouts,
             queue: Mutex::new(None),
         }
@@ -121,7 +121,7 @@ impl LossWatch {
         let (pushes_to, pushes) = mpsc::unbounded_channel();
         let task = Watcher {
             registry: Arc::downgrade(holds),
-            target: self.target.clone(),
+            nodes: self.nodes.clone(),
             timeouts: self.timeouts,
             new_holds: receiver,
             locks: HashMap::new(),
@@ -135,7 +135,7 @@ impl LossWatch {
             reading_slots: false,
             busy: HashSet::new(),
             pause: RETRY_MIN,
-            switches: self.target.switches(),
+            switches: self.nodes.switches(),
             off: false,
             tasks: FuturesUnordered::new(),
         };
@@ -187,7 +187,7 @@ enum Done {
 struct Watcher {
     /// The client's registry of holds: the task ends with it.
     registry: Weak<Mutex<Holds>>,
-    target: Target,
+    nodes: Nodes,
     timeouts: Timeouts,
     new_holds: mpsc::UnboundedReceiver<HoldKey>,
     locks: HashMap<Arc<str>, Watched>,
@@ -272,9 +272,9 @@ impl Watcher {
     /// The node whose connection watches `lock`; `None` while a cluster's
     /// slots are not known.
     fn node_of(&self, lock: &str) -> Option<String> {
-        match &self.target {
-            Target::Server(_) | Target::Sentinel(_) => Some(SERVER.to_owned()),
-            Target::Cluster(_) => self
+        match &self.nodes {
+            Nodes::Server(_) | Nodes::Sentinel(_) => Some(SERVER.to_owned()),
+            Nodes::Cluster(_) => self
                 .slots
                 .as_ref()
                 .and_then(|slots| owner_of(slots, slot(lock)).map(str::to_owned)),
@@ -359,7 +359,7 @@ impl Watcher {
                     let pushes = self.pushes_to.clone();
                     let tagged = move |push: PushInfo| pushes.send((id, push));
                     let config = self.timeouts.config().set_push_sender(tagged);
-                    Via::New(id, open(self.target.clone(), node.clone(), config))
+                    Via::New(id, open(self.nodes.clone(), node.clone(), config))
                 }
             };
             self.tasks.push(Box::pin(async move {
@@ -370,7 +370,7 @@ impl Watcher {
 
     /// Reads a cluster's slot owners, unless a read is under way.
     fn read_slots(&mut self) {
-        let Target::Cluster(cluster) = &self.target else {
+        let Nodes::Cluster(cluster) = &self.nodes else {
             return;
         };
         if std::mem::replace(&mut self.reading_slots, true) {

@@ -1,5 +1,5 @@
 //! Where the client's side connections (the pub/sub hub's, the loss
-//! watch's) go ([`Target`]), and the nodes of a Redis Cluster as they see
+//! watch's) go ([`Nodes`]), and the nodes of a Redis Cluster as they see
 //! them: which primary owns which slots (read with `CLUSTER SLOTS` through
 //! the command connection), and the settings of a connection of one's own
 //! to one node.
@@ -16,7 +16,7 @@ use tokio::sync::watch;
 
 /// Where a client's side connections go.
 #[derive(Clone)]
-pub(crate) enum Target {
+pub(crate) enum Nodes {
     /// One server (pub/sub: one RESP2 connection, `SUBSCRIBE`).
     Server(Box<redis::Client>),
     /// The master of a Sentinel service, asked of the sentinels at each
@@ -24,16 +24,16 @@ pub(crate) enum Target {
     Sentinel(Arc<Sentinels>),
     /// A cluster: a RESP3 connection to each node that owns the slot of a
     /// subscribed channel or a watched lock.
-    Cluster(Arc<ClusterTarget>),
+    Cluster(Arc<ClusterNodes>),
 }
 
-impl Target {
+impl Nodes {
     /// A Sentinel client's changes of master (`None` elsewhere): each
     /// connection to the old master ends.
     pub(crate) fn switches(&self) -> Option<watch::Receiver<u64>> {
         match self {
-            Target::Sentinel(sentinels) => Some(sentinels.switches()),
-            Target::Server(_) | Target::Cluster(_) => None,
+            Nodes::Sentinel(sentinels) => Some(sentinels.switches()),
+            Nodes::Server(_) | Nodes::Cluster(_) => None,
         }
     }
 }
@@ -131,7 +131,7 @@ pub(crate) fn node_info(template: &ConnectionInfo, addr: &str) -> RedisResult<Co
 }
 
 /// How the side connections find and reach the nodes of a cluster.
-pub(crate) struct ClusterTarget {
+pub(crate) struct ClusterNodes {
     /// Settings of the node connections (each gets its node's address).
     pub(crate) template: ConnectionInfo,
     /// Reads `CLUSTER SLOTS` (the client's command connection).
@@ -143,11 +143,11 @@ pub(crate) struct ClusterTarget {
     pub(crate) slots: Mutex<Option<Arc<Vec<SlotOwner>>>>,
 }
 
-impl ClusterTarget {
+impl ClusterNodes {
     /// The nodes of the cluster `con` is connected to, reached with
     /// `template`'s settings; the slot map is read when first needed.
-    pub(crate) fn new(template: ConnectionInfo, con: Connection, sharded: bool) -> ClusterTarget {
-        ClusterTarget {
+    pub(crate) fn new(template: ConnectionInfo, con: Connection, sharded: bool) -> ClusterNodes {
+        ClusterNodes {
             template,
             con,
             sharded,

@@ -10,7 +10,7 @@
 //! watch off, the second is tried again.
 
 use crate::base::hold_key::{HoldKey, HoldShape};
-use crate::transport::cluster_nodes::{Target, node_info};
+use crate::transport::cluster_nodes::{Nodes, node_info};
 use futures_util::future::{BoxFuture, join_all};
 use redis::aio::MultiplexedConnection;
 use redis::{
@@ -74,20 +74,20 @@ pub(crate) struct BatchDone {
     pub replies: BatchReplies,
 }
 
-/// Opens a connection to `node` of `target` with `config` (its
+/// Opens a connection to `node` of `nodes` with `config` (its
 /// timeouts, where its pushes go), with tracking on.
-pub(crate) fn open(target: Target, node: String, config: AsyncConnectionConfig) -> Opener {
+pub(crate) fn open(nodes: Nodes, node: String, config: AsyncConnectionConfig) -> Opener {
     Box::pin(async move {
-        let info = match &target {
-            Target::Server(client) => resp3(client.get_connection_info().clone()),
-            Target::Sentinel(sentinels) => resp3(
+        let info = match &nodes {
+            Nodes::Server(client) => resp3(client.get_connection_info().clone()),
+            Nodes::Sentinel(sentinels) => resp3(
                 sentinels
                     .master_client()
                     .await?
                     .get_connection_info()
                     .clone(),
             ),
-            Target::Cluster(cluster) => node_info(&cluster.template, &node)?,
+            Nodes::Cluster(cluster) => node_info(&cluster.template, &node)?,
         };
         let mut con = redis::Client::open(info)?
             .get_multiplexed_async_connection_with_config(&config)

@@ -15,7 +15,7 @@ use crate::holds::loss_watch::LossWatch;
 use crate::holds::registry::Holds;
 use crate::holds::shared::Shared;
 use crate::protocol::replies::Publish;
-use crate::transport::cluster_nodes::{ClusterTarget, Target};
+use crate::transport::cluster_nodes::{ClusterNodes, Nodes};
 use crate::transport::connection::{Connection, Source};
 use crate::transport::pubsub::PubSubHub;
 use crate::transport::replication::Replication;
@@ -89,7 +89,7 @@ impl LockClientBuilder {
                     .to_string(),
             ));
         }
-        let (con, target, publish) = match (seeds, self.connection) {
+        let (con, nodes, publish) = match (seeds, self.connection) {
             (Seeds::Server(client), Some(con)) if con.is_cluster() => {
                 let template = tls.apply(client.get_connection_info().clone())?;
                 cluster_parts(template, con).await?
@@ -107,7 +107,7 @@ impl LockClientBuilder {
                     .await
                     .map_err(|e| Error::connect(masked(client.get_connection_info()), e))?,
                 };
-                (con, Target::Server(Box::new(client)), Publish::Plain)
+                (con, Nodes::Server(Box::new(client)), Publish::Plain)
             }
             (Seeds::Cluster(nodes), Some(con)) => {
                 if !con.is_cluster() {
@@ -186,7 +186,7 @@ impl LockClientBuilder {
                     .map_err(|e| Error::connect(addr, e))?,
                 };
                 sentinels.watch();
-                (con, Target::Sentinel(sentinels), Publish::Plain)
+                (con, Nodes::Sentinel(sentinels), Publish::Plain)
             }
         };
         let mut probe_con = con.clone();
@@ -203,8 +203,8 @@ impl LockClientBuilder {
         let shared = Arc::new(Shared {
             id: uuid::Uuid::new_v4().to_string().into(),
             con,
-            hub: PubSubHub::new(target.clone(), timeouts),
-            losses: LossWatch::new(target, timeouts),
+            hub: PubSubHub::new(nodes.clone(), timeouts),
+            losses: LossWatch::new(nodes, timeouts),
             config,
             sync,
             holds: Arc::new(Mutex::new(Holds::new(by_slot))),
@@ -219,14 +219,14 @@ impl LockClientBuilder {
     }
 }
 
-/// A cluster client's command connection, the target of its side
+/// A cluster client's command connection, the nodes of its side
 /// connections (pub/sub, loss watch), and its way of announcing releases
 /// (sharded pub/sub if the cluster has it: probed once, with
 /// `PUBSUB SHARDNUMSUB`, as Redisson does).
 async fn cluster_parts(
     template: ConnectionInfo,
     mut con: Connection,
-) -> Result<(Connection, Target, Publish)> {
+) -> Result<(Connection, Nodes, Publish)> {
     let probe = redis::cmd("PUBSUB")
         .arg("SHARDNUMSUB")
         .query_async::<redis::Value>(&mut con)
@@ -247,8 +247,8 @@ async fn cluster_parts(
     } else {
         Publish::Plain
     };
-    let cluster = ClusterTarget::new(template, con.clone(), sharded);
-    Ok((con, Target::Cluster(Arc::new(cluster)), publish))
+    let cluster = ClusterNodes::new(template, con.clone(), sharded);
+    Ok((con, Nodes::Cluster(Arc::new(cluster)), publish))
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ use crate::observability::targets;
 use crate::protocol::counted_scripts::permits_message;
 use crate::protocol::handoff::{self};
 use crate::protocol::replies::WakeMessage;
-use crate::transport::cluster_nodes::Target;
+use crate::transport::cluster_nodes::Nodes;
 
 /// The most waiters of one client a semaphore's message wakes at once (the
 /// permits it announces, up to this; each that takes permits and leaves
@@ -303,7 +303,7 @@ impl Driver {
             return;
         };
         let woken: Vec<Arc<Signals>> = {
-            if let Target::Cluster(cluster) = &shared.target {
+            if let Nodes::Cluster(cluster) = &shared.nodes {
                 cluster.forget_slots();
             }
             let mut state = shared.lock();

@@ -114,7 +114,7 @@ use std::time::Duration;
 
 use redis::RedisResult;
 
-use crate::transport::cluster_nodes::Target;
+use crate::transport::cluster_nodes::Nodes;
 use state::{ChannelEntry, Shared, Signals, State};
 
 pub(crate) use subscription::Subscription;
@@ -151,18 +151,18 @@ pub(crate) struct PubSubHub {
 }
 
 impl PubSubHub {
-    /// Creates a hub whose connections go to `target`: one to the server
+    /// Creates a hub whose connections go to `nodes`: one to the server
     /// (or the Sentinel master), or on a cluster one to each node that owns
     /// the slot of a subscribed channel (with `SSUBSCRIBE` where the
-    /// cluster target is sharded).
+    /// cluster is sharded).
     ///
     /// Nothing is connected yet: a connection is opened by the first
     /// [`subscribe`](Self::subscribe) that needs it, and opened again by the
     /// next one after it was lost.
-    pub(crate) fn new(target: Target, timeouts: Timeouts) -> PubSubHub {
+    pub(crate) fn new(nodes: Nodes, timeouts: Timeouts) -> PubSubHub {
         PubSubHub {
             shared: Arc::new(Shared {
-                target,
+                nodes,
                 timeouts,
                 state: Mutex::new(State {
                     conns: HashMap::new(),
@@ -278,7 +278,7 @@ impl PubSubHub {
     /// already, a message published from now on reaches it; otherwise
     /// [`Subscription::confirm`] subscribes the pattern.
     pub(crate) fn member(&self, pattern: &str, channel: &str) -> Option<Subscription> {
-        if matches!(self.shared.target, Target::Cluster(_))
+        if matches!(self.shared.nodes, Nodes::Cluster(_))
             || self.shared.patterns_refused.load(Ordering::Relaxed)
         {
             return None;

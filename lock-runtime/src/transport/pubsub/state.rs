@@ -1,4 +1,4 @@
-//! The hub's shared state: where connections go (a `Target`), the live
+//! The hub's shared state: where connections go (`Nodes`), the live
 //! connection per node (`ConnHandle`), each channel's entry, its `SUBSCRIBE`
 //! attempt and wake-up signals, and the commands queued for a driver.
 //!
@@ -27,7 +27,7 @@ use super::driver::Driver;
 use super::link::Connect;
 use crate::base::names::slot;
 use crate::protocol::handoff::Handoff;
-use crate::transport::cluster_nodes::{Target, node_info};
+use crate::transport::cluster_nodes::{Nodes, node_info};
 
 /// The key of the single server's connection in [`State::conns`].
 pub(super) const SERVER: &str = "";
@@ -35,7 +35,7 @@ pub(super) const SERVER: &str = "";
 /// State shared by the hub, its subscriptions and (weakly) its driver task.
 pub(super) struct Shared {
     /// Where connections go.
-    pub(super) target: Target,
+    pub(super) nodes: Nodes,
     /// How long opening a connection may take, and a ping may go
     /// unanswered before the connection counts as dead.
     pub(super) timeouts: Timeouts,
@@ -206,18 +206,18 @@ impl Shared {
                 .map(|status| status.clone());
             match outcome {
                 Ok(Status::Subscribed) => return Ok(()),
-                Ok(Status::Failed(err)) => match &self.target {
-                    Target::Server(_) | Target::Sentinel(_) => return Err(err),
+                Ok(Status::Failed(err)) => match &self.nodes {
+                    Nodes::Server(_) | Nodes::Sentinel(_) => return Err(err),
                     // The slot may have moved, the node may be down: ask
                     // the cluster again.
-                    Target::Cluster(cluster) => {
+                    Nodes::Cluster(cluster) => {
                         cluster.failed(&err);
                         last_error = Some(err);
                     }
                 },
                 // The connection died before it confirmed: try a new one.
                 Ok(Status::Pending) | Err(_) => {
-                    if let Target::Cluster(cluster) = &self.target {
+                    if let Nodes::Cluster(cluster) = &self.nodes {
                         cluster.forget_slots();
                     }
                 }
@@ -234,9 +234,9 @@ impl Shared {
     /// The node to subscribe `channel` on: the server, or the primary that
     /// owns the channel's slot.
     pub(super) async fn node_of(&self, channel: &str) -> RedisResult<String> {
-        match &self.target {
-            Target::Server(_) | Target::Sentinel(_) => Ok(SERVER.to_owned()),
-            Target::Cluster(cluster) => cluster.owner(slot(channel)).await,
+        match &self.nodes {
+            Nodes::Server(_) | Nodes::Sentinel(_) => Ok(SERVER.to_owned()),
+            Nodes::Cluster(cluster) => cluster.owner(slot(channel)).await,
         }
     }
 
@@ -295,10 +295,10 @@ pub(super) fn live_conn<'a>(
     if let Some(current) = conns.remove(node).filter(ConnHandle::is_alive) {
         return Ok(conns.entry(node.to_owned()).or_insert(current));
     }
-    let connect = match &shared.target {
-        Target::Server(client) => Connect::Server((**client).clone()),
-        Target::Sentinel(sentinels) => Connect::Sentinel(sentinels.clone()),
-        Target::Cluster(cluster) => Connect::Node {
+    let connect = match &shared.nodes {
+        Nodes::Server(client) => Connect::Server((**client).clone()),
+        Nodes::Sentinel(sentinels) => Connect::Sentinel(sentinels.clone()),
+        Nodes::Cluster(cluster) => Connect::Node {
             info: node_info(&cluster.template, node)?,
             sharded: cluster.sharded,
         },
@@ -313,7 +313,7 @@ pub(super) fn live_conn<'a>(
     *next_conn_id += 1;
     let (commands, queue) = mpsc::unbounded_channel();
     let driver = Driver {
-        moved: shared.target.switches(),
+        moved: shared.nodes.switches(),
         shared: Arc::downgrade(shared),
         node: node.to_owned(),
         id,

@@ -10,7 +10,7 @@ use redlua_test_support::{RedisCluster, RedisServer};
 use super::subscription::Subscription;
 use super::{PATTERN_LINGER, PubSubHub};
 use crate::base::config::Timeouts;
-use crate::transport::cluster_nodes::{ClusterTarget, Target};
+use crate::transport::cluster_nodes::{ClusterNodes, Nodes};
 use crate::transport::connection::Connection;
 use std::sync::Arc;
 use tokio::sync::mpsc::{self, UnboundedReceiver};
@@ -44,7 +44,7 @@ struct Env {
 
 async fn env() -> Env {
     let server = RedisServer::start();
-    let hub = PubSubHub::new(Target::Server(Box::new(server.client())), THREE_SECONDS);
+    let hub = PubSubHub::new(Nodes::Server(Box::new(server.client())), THREE_SECONDS);
     let conn = server
         .client()
         .get_multiplexed_async_connection()
@@ -250,7 +250,7 @@ fn types_are_send_and_sync() {
 async fn futures_are_send() {
     fn send<T: Send>(_: &T) {}
     let hub = PubSubHub::new(
-        Target::Server(Box::new(
+        Nodes::Server(Box::new(
             redis::Client::open("redis://127.0.0.1:1/").unwrap(),
         )),
         THREE_SECONDS,
@@ -520,7 +520,7 @@ async fn dropping_the_hub_closes_its_connection() {
     } = env;
     drop(hub);
     let mut env = Env {
-        hub: PubSubHub::new(Target::Server(Box::new(server.client())), THREE_SECONDS),
+        hub: PubSubHub::new(Nodes::Server(Box::new(server.client())), THREE_SECONDS),
         server,
         conn: conn.clone(),
     };
@@ -546,7 +546,7 @@ async fn on_a_cluster_each_channel_is_subscribed_on_the_node_of_its_slot() {
             ("NUMSUB", "PUBLISH")
         };
         let hub = PubSubHub::new(
-            Target::Cluster(Arc::new(ClusterTarget::new(
+            Nodes::Cluster(Arc::new(ClusterNodes::new(
                 template.clone(),
                 con.clone(),
                 sharded,
@@ -589,7 +589,7 @@ async fn an_unreachable_server_is_an_error() {
     let server = RedisServer::start();
     let client = server.client();
     drop(server);
-    let hub = PubSubHub::new(Target::Server(Box::new(client)), THREE_SECONDS);
+    let hub = PubSubHub::new(Nodes::Server(Box::new(client)), THREE_SECONDS);
     let err = timeout(SOON, hub.subscribe("ch"))
         .await
         .expect("fails fast")
