@@ -239,29 +239,43 @@ pub(crate) fn released(
     outcome: Option<Released>,
     background: bool,
 ) {
+    let label = match outcome {
+        Some(Released::Freed) => "freed",
+        Some(Released::StillHeld) => "still_held",
+        Some(Released::NotHeld | Released::NeverTook) => "not_held",
+        None => "unknown",
+    };
     // "lock released" only for a hold that was released; a release that
     // found nothing held, or whose outcome is unknown, says so.
-    let (label, message) = match outcome {
-        Some(Released::Freed) => ("freed", "lock released"),
-        Some(Released::StillHeld) => ("still_held", "lock released"),
-        Some(Released::NotHeld | Released::NeverTook) => (
-            "not_held",
-            "nothing released: the owner held nothing of the lock",
+    match outcome {
+        Some(Released::Freed | Released::StillHeld) => tracing::debug!(
+            target: targets::RELEASE,
+            lock = %lock,
+            kind = kind_label(kind),
+            owner = %owner,
+            outcome = label,
+            background,
+            "lock released"
         ),
-        None => (
-            "unknown",
-            "release outcome unknown; the lease frees the lock if it was held",
+        Some(Released::NotHeld | Released::NeverTook) => tracing::debug!(
+            target: targets::RELEASE,
+            lock = %lock,
+            kind = kind_label(kind),
+            owner = %owner,
+            outcome = label,
+            background,
+            "nothing released: the owner held nothing of the lock"
         ),
-    };
-    tracing::debug!(
-        target: targets::RELEASE,
-        lock = %lock,
-        kind = kind_label(kind),
-        owner = %owner,
-        outcome = label,
-        background,
-        "{message}"
-    );
+        None => tracing::debug!(
+            target: targets::RELEASE,
+            lock = %lock,
+            kind = kind_label(kind),
+            owner = %owner,
+            outcome = label,
+            background,
+            "release outcome unknown; the lease frees the lock if it was held"
+        ),
+    }
     #[cfg(feature = "metrics")]
     metrics::counter!(
         metric_names::RELEASES,
@@ -374,23 +388,25 @@ pub(crate) fn renewal_failed(locks: usize, error: &redis::RedisError) {
 
 /// The watchdog found a hold gone.
 pub(crate) fn lock_lost(key: &HoldKey) {
-    lost(
-        key,
-        "lock lost: the watchdog found it gone (expired, deleted or taken over)",
+    tracing::warn!(
+        target: targets::WATCHDOG,
+        lock = %key.lock,
+        owner = %key.field,
+        "lock lost: the watchdog found it gone (expired, deleted or taken over)"
     );
+    #[cfg(feature = "metrics")]
+    metrics::counter!(metric_names::LOCKS_LOST).increment(1);
 }
 
 /// The loss watch found a hold taken away (deleted, overwritten, force
 /// unlocked) while held.
 pub(crate) fn lock_taken_away(key: &HoldKey) {
-    lost(
-        key,
-        "lock lost: it was taken away (force unlocked, deleted or overwritten)",
+    tracing::warn!(
+        target: targets::WATCHDOG,
+        lock = %key.lock,
+        owner = %key.field,
+        "lock lost: it was taken away (force unlocked, deleted or overwritten)"
     );
-}
-
-fn lost(key: &HoldKey, message: &str) {
-    tracing::warn!(target: targets::WATCHDOG, lock = %key.lock, owner = %key.field, "{message}");
     #[cfg(feature = "metrics")]
     metrics::counter!(metric_names::LOCKS_LOST).increment(1);
 }
