@@ -22,7 +22,7 @@ use redis::{ErrorKind, Msg, RedisError, RedisResult};
 use tokio::sync::{mpsc, watch};
 
 use super::PATTERN_LINGER;
-use super::link::{Connect, Incoming, Link};
+use super::link::{Incoming, Link, open};
 use super::state::{Command, RunningCommand, Shared, Signals, Status};
 use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT, Timeouts};
 use crate::observability::targets;
@@ -90,14 +90,14 @@ pub(super) enum Event {
 impl Driver {
     /// Connects, then runs commands and dispatches messages until the
     /// connection is closed or the hub is dropped.
-    pub(super) async fn run(mut self, connect: Connect, timeouts: Timeouts) {
+    pub(super) async fn run(mut self, nodes: Nodes, timeouts: Timeouts) {
         // The `node` of the events: a single server's key is empty.
-        let shown = match &connect {
-            Connect::Server(client) => client.get_connection_info().addr().to_string(),
-            Connect::Sentinel(_) => "master".to_owned(),
-            Connect::Node { .. } => self.node.clone(),
+        let shown = match &nodes {
+            Nodes::Server(client) => client.get_connection_info().addr().to_string(),
+            Nodes::Sentinel(_) => "master".to_owned(),
+            Nodes::Cluster(_) => self.node.clone(),
         };
-        let connect = tokio::time::timeout(timeouts.connect, connect.open(timeouts));
+        let connect = tokio::time::timeout(timeouts.connect, open(&nodes, &self.node, timeouts));
         // A pub/sub link answers a ping at once unless it is dead (or the
         // server is stuck in a long script): waiting the full response
         // timeout for it would delay the waiters it wakes.

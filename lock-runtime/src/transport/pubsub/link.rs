@@ -1,4 +1,4 @@
-//! Opening a driver's connection (`Connect`), its sending half (`Link`:
+//! Opening a driver's connection (`open`), its sending half (`Link`:
 //! `SUBSCRIBE`, `SSUBSCRIBE`, `PSUBSCRIBE` and their opposites, and pings)
 //! and what arrives on it (`Incoming`).
 //!
@@ -7,26 +7,15 @@
 //! messages, unsubscribes the node did on its own, and disconnection.
 
 use crate::base::config::Timeouts;
-use std::sync::Arc;
 
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use redis::aio::{MultiplexedConnection, PubSubSink};
-use redis::{ConnectionInfo, Msg, PushInfo, PushKind, RedisResult, Value};
+use redis::{Msg, PushInfo, PushKind, RedisResult, Value};
 use tokio::sync::mpsc;
 
 use super::driver::RunningPing;
-use crate::transport::sentinel::Sentinels;
-
-/// How a driver connects.
-pub(super) enum Connect {
-    /// A RESP2 pub/sub connection to the server.
-    Server(redis::Client),
-    /// A RESP2 pub/sub connection to the master the sentinels name.
-    Sentinel(Arc<Sentinels>),
-    /// A RESP3 connection to a cluster node.
-    Node { info: ConnectionInfo, sharded: bool },
-}
+use crate::transport::cluster_nodes::{Nodes, node_info};
 
 /// The sending half of a driver's connection.
 #[derive(Clone)]
@@ -51,30 +40,32 @@ pub(super) enum Incoming {
     Closed,
 }
 
-impl Connect {
-    /// Opens the connection: its sending half and what it receives.
-    pub(super) async fn open(
-        self,
-        timeouts: Timeouts,
-    ) -> RedisResult<(Link, BoxStream<'static, Incoming>)> {
-        let client = match self {
-            Connect::Server(client) => client,
-            Connect::Sentinel(sentinels) => sentinels.master_client().await?,
-            Connect::Node { info, sharded } => {
-                let (pushes, mut received) = mpsc::unbounded_channel::<PushInfo>();
-                let config = timeouts.config().set_push_sender(pushes);
-                let con = redis::Client::open(info)?
-                    .get_multiplexed_async_connection_with_config(&config)
-                    .await?;
-                let stream = futures_util::stream::poll_fn(move |cx| received.poll_recv(cx))
-                    .filter_map(|push| std::future::ready(incoming(push)))
-                    .boxed();
-                return Ok((Link::Node { con, sharded }, stream));
-            }
-        };
-        let (sink, stream) = client.get_async_pubsub().await?.split();
-        Ok((Link::Server(sink), stream.map(Incoming::Message).boxed()))
-    }
+/// Opens a driver's connection to `node` of `nodes`: its sending half and
+/// what it receives. A single server or Sentinel master gets a RESP2
+/// pub/sub connection, a cluster node a RESP3 one.
+pub(super) async fn open(
+    nodes: &Nodes,
+    node: &str,
+    timeouts: Timeouts,
+) -> RedisResult<(Link, BoxStream<'static, Incoming>)> {
+    let client = match nodes {
+        Nodes::Server(client) => (**client).clone(),
+        Nodes::Sentinel(sentinels) => sentinels.master_client().await?,
+        Nodes::Cluster(cluster) => {
+            let (pushes, mut received) = mpsc::unbounded_channel::<PushInfo>();
+            let config = timeouts.config().set_push_sender(pushes);
+            let con = redis::Client::open(node_info(&cluster.template, node)?)?
+                .get_multiplexed_async_connection_with_config(&config)
+                .await?;
+            let stream = futures_util::stream::poll_fn(move |cx| received.poll_recv(cx))
+                .filter_map(|push| std::future::ready(incoming(push)))
+                .boxed();
+            let sharded = cluster.sharded;
+            return Ok((Link::Node { con, sharded }, stream));
+        }
+    };
+    let (sink, stream) = client.get_async_pubsub().await?.split();
+    Ok((Link::Server(sink), stream.map(Incoming::Message).boxed()))
 }
 
 /// What a RESP3 push means to a driver, if anything.

@@ -24,10 +24,9 @@ use tokio::sync::{Notify, mpsc, watch};
 
 use super::SUBSCRIBE_ATTEMPTS;
 use super::driver::Driver;
-use super::link::Connect;
 use crate::base::names::slot;
 use crate::protocol::handoff::Handoff;
-use crate::transport::cluster_nodes::{Nodes, node_info};
+use crate::transport::cluster_nodes::Nodes;
 
 /// The key of the single server's connection in [`State::conns`].
 pub(super) const SERVER: &str = "";
@@ -295,14 +294,6 @@ pub(super) fn live_conn<'a>(
     if let Some(current) = conns.remove(node).filter(ConnHandle::is_alive) {
         return Ok(conns.entry(node.to_owned()).or_insert(current));
     }
-    let connect = match &shared.nodes {
-        Nodes::Server(client) => Connect::Server((**client).clone()),
-        Nodes::Sentinel(sentinels) => Connect::Sentinel(sentinels.clone()),
-        Nodes::Cluster(cluster) => Connect::Node {
-            info: node_info(&cluster.template, node)?,
-            sharded: cluster.sharded,
-        },
-    };
     let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
         RedisError::from((
             ErrorKind::Client,
@@ -322,7 +313,7 @@ pub(super) fn live_conn<'a>(
         dead: false,
         unsubscribing: HashMap::new(),
     };
-    runtime.spawn(driver.run(connect, shared.timeouts));
+    runtime.spawn(driver.run(shared.nodes.clone(), shared.timeouts));
     Ok(conns
         .entry(node.to_owned())
         .or_insert(ConnHandle { id, commands }))
