@@ -10,7 +10,9 @@
 use crate::transport::connection::Connection;
 use crate::transport::sentinel::Sentinels;
 use crate::transport::tls::with_addr;
-use redis::{ConnectionAddr, ConnectionInfo, ErrorKind, RedisError, RedisResult, Value};
+use redis::aio::MultiplexedConnection;
+use redis::{AsyncConnectionConfig, ConnectionAddr, ConnectionInfo, ErrorKind, ProtocolVersion};
+use redis::{RedisError, RedisResult, Value};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::watch;
 
@@ -35,6 +37,32 @@ impl Nodes {
             Nodes::Sentinel(sentinels) => Some(sentinels.switches()),
             Nodes::Server(_) | Nodes::Cluster(_) => None,
         }
+    }
+
+    /// A RESP3 connection (made with `config`) to `node`: the server, the
+    /// master the sentinels name, or the cluster node at `node`
+    /// (`host:port`, database 0).
+    pub(crate) async fn connect_resp3(
+        &self,
+        node: &str,
+        config: &AsyncConnectionConfig,
+    ) -> RedisResult<MultiplexedConnection> {
+        let info = match self {
+            Nodes::Server(client) => client.get_connection_info().clone(),
+            Nodes::Sentinel(sentinels) => sentinels
+                .master_client()
+                .await?
+                .get_connection_info()
+                .clone(),
+            Nodes::Cluster(cluster) => node_info(&cluster.template, node)?,
+        };
+        let resp3 = info
+            .redis_settings()
+            .clone()
+            .set_protocol(ProtocolVersion::RESP3);
+        redis::Client::open(info.set_redis_settings(resp3))?
+            .get_multiplexed_async_connection_with_config(config)
+            .await
     }
 }
 
@@ -106,9 +134,9 @@ pub(crate) async fn read_slots(
     Ok(owners)
 }
 
-/// The settings of a RESP3 connection to the node at `addr` (`host:port`),
+/// The settings of a connection to the node at `addr` (`host:port`),
 /// database 0: `template`'s, its address aside.
-pub(crate) fn node_info(template: &ConnectionInfo, addr: &str) -> RedisResult<ConnectionInfo> {
+fn node_info(template: &ConnectionInfo, addr: &str) -> RedisResult<ConnectionInfo> {
     let bad = || {
         RedisError::from((
             ErrorKind::Client,
@@ -122,12 +150,8 @@ pub(crate) fn node_info(template: &ConnectionInfo, addr: &str) -> RedisResult<Co
         .trim_start_matches('[')
         .trim_end_matches(']')
         .to_owned();
-    let redis = template
-        .redis_settings()
-        .clone()
-        .set_protocol(redis::ProtocolVersion::RESP3)
-        .set_db(0);
-    Ok(with_addr(template, host, port).set_redis_settings(redis))
+    let db0 = template.redis_settings().clone().set_db(0);
+    Ok(with_addr(template, host, port).set_redis_settings(db0))
 }
 
 /// How the side connections find and reach the nodes of a cluster.

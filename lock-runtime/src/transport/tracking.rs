@@ -10,12 +10,10 @@
 //! watch off, the second is tried again.
 
 use crate::base::hold_key::{HoldKey, HoldShape};
-use crate::transport::cluster_nodes::{Nodes, node_info};
+use crate::transport::cluster_nodes::Nodes;
 use futures_util::future::{BoxFuture, join_all};
 use redis::aio::MultiplexedConnection;
-use redis::{
-    AsyncConnectionConfig, ConnectionInfo, ProtocolVersion, RedisError, RedisResult, Value,
-};
+use redis::{AsyncConnectionConfig, RedisError, RedisResult, Value};
 use std::sync::Arc;
 
 /// A tracking connection to one node.
@@ -78,20 +76,7 @@ pub(crate) struct BatchDone {
 /// timeouts, where its pushes go), with tracking on.
 pub(crate) fn open(nodes: Nodes, node: String, config: AsyncConnectionConfig) -> Opener {
     Box::pin(async move {
-        let info = match &nodes {
-            Nodes::Server(client) => resp3(client.get_connection_info().clone()),
-            Nodes::Sentinel(sentinels) => resp3(
-                sentinels
-                    .master_client()
-                    .await?
-                    .get_connection_info()
-                    .clone(),
-            ),
-            Nodes::Cluster(cluster) => node_info(&cluster.template, &node)?,
-        };
-        let mut con = redis::Client::open(info)?
-            .get_multiplexed_async_connection_with_config(&config)
-            .await?;
+        let mut con = nodes.connect_resp3(&node, &config).await?;
         redis::cmd("CLIENT")
             .arg("TRACKING")
             .arg("ON")
@@ -163,13 +148,4 @@ pub(crate) async fn read_batch(node: String, via: Via, batch: Vec<Reading>) -> B
         conn,
         replies: Ok(batch.into_iter().zip(replies).collect()),
     }
-}
-
-/// `info` for a RESP3 connection (pushes on the connection itself).
-fn resp3(info: ConnectionInfo) -> ConnectionInfo {
-    let settings = info
-        .redis_settings()
-        .clone()
-        .set_protocol(ProtocolVersion::RESP3);
-    info.set_redis_settings(settings)
 }

@@ -15,7 +15,7 @@ use redis::{Msg, PushInfo, PushKind, RedisResult, Value};
 use tokio::sync::mpsc;
 
 use super::driver::RunningPing;
-use crate::transport::cluster_nodes::{Nodes, node_info};
+use crate::transport::cluster_nodes::Nodes;
 
 /// The sending half of a driver's connection.
 #[derive(Clone)]
@@ -54,9 +54,7 @@ pub(super) async fn open(
         Nodes::Cluster(cluster) => {
             let (pushes, mut received) = mpsc::unbounded_channel::<PushInfo>();
             let config = timeouts.config().set_push_sender(pushes);
-            let con = redis::Client::open(node_info(&cluster.template, node)?)?
-                .get_multiplexed_async_connection_with_config(&config)
-                .await?;
+            let con = nodes.connect_resp3(node, &config).await?;
             let stream = futures_util::stream::poll_fn(move |cx| received.poll_recv(cx))
                 .filter_map(|push| std::future::ready(incoming(push)))
                 .boxed();
