@@ -10,8 +10,6 @@
 //! - the trait is sealed: a flavor is a protocol of this crate, never a
 //!   user's type.
 
-use crate::base::kind::Kind;
-
 // `Kind` is the crate's own; the sealed trait that mentions it cannot be
 // named outside the crate, so nothing of it is reachable there.
 #[allow(private_interfaces)]
@@ -27,39 +25,26 @@ mod sealed {
         fn admits(kind: Kind) -> bool;
     }
 
-    impl Sealed for super::Reentrant {
-        const NAME: &'static str = "Lock";
-        fn admits(kind: Kind) -> bool {
-            matches!(kind, Kind::Reentrant)
-        }
+    /// Each flavor's name and the kinds it admits; each is a `LockFlavor`.
+    macro_rules! flavors {
+        ($($flavor:ident: $name:literal, $kinds:pat),* $(,)?) => {$(
+            impl Sealed for super::$flavor {
+                const NAME: &'static str = $name;
+                fn admits(kind: Kind) -> bool {
+                    matches!(kind, $kinds)
+                }
+            }
+
+            impl super::LockFlavor for super::$flavor {}
+        )*};
     }
 
-    impl Sealed for super::Fair {
-        const NAME: &'static str = "FairLock";
-        fn admits(kind: Kind) -> bool {
-            matches!(kind, Kind::Fair { .. })
-        }
-    }
-
-    impl Sealed for super::Read {
-        const NAME: &'static str = "ReadLock";
-        fn admits(kind: Kind) -> bool {
-            matches!(kind, Kind::Read { .. })
-        }
-    }
-
-    impl Sealed for super::Write {
-        const NAME: &'static str = "WriteLock";
-        fn admits(kind: Kind) -> bool {
-            matches!(kind, Kind::Write { .. })
-        }
-    }
-
-    impl Sealed for super::Any {
-        const NAME: &'static str = "Lock<Any>";
-        fn admits(_: Kind) -> bool {
-            true
-        }
+    flavors! {
+        Reentrant: "Lock", Kind::Reentrant,
+        Fair: "FairLock", Kind::Fair { .. },
+        Read: "ReadLock", Kind::Read { .. },
+        Write: "WriteLock", Kind::Write { .. },
+        Any: "Lock<Any>", _,
     }
 }
 
@@ -123,20 +108,3 @@ pub enum Write {}
 /// for the flavor the handle was made with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Any {}
-
-impl LockFlavor for Reentrant {}
-impl LockFlavor for Fair {}
-impl LockFlavor for Read {}
-impl LockFlavor for Write {}
-impl LockFlavor for Any {}
-
-/// `F::admits(kind)`, for the handle's constructor (the sealed trait's
-/// methods are not callable outside this module's parent).
-pub(crate) fn admits<F: LockFlavor>(kind: Kind) -> bool {
-    F::admits(kind)
-}
-
-/// How `Debug` names a handle of flavor `F`.
-pub(crate) fn name<F: LockFlavor>() -> &'static str {
-    F::NAME
-}

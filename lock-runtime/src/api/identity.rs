@@ -31,7 +31,7 @@ use crate::api::guard::LockGuard;
 use redis::aio::ConnectionLike;
 use redlua_macros::redis_script;
 use std::collections::HashMap;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 /// Writes, refreshes or removes one holder's identity.
 #[redis_script("scripts/holder_identity.lua", returns = i64, crate = crate)]
@@ -84,7 +84,7 @@ impl HolderIdentity {
             host: host_name(),
             pid: std::process::id().to_string(),
             program: truncated(program, MAX_PROGRAM),
-            since: rfc3339(SystemTime::now()),
+            since: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
         }
     }
 }
@@ -256,28 +256,6 @@ fn truncated(text: &str, max: usize) -> String {
     format!("{}…", &text[..end])
 }
 
-/// `time` as RFC 3339 in UTC, to the second: `2026-11-23T10:21:03Z`.
-fn rfc3339(time: SystemTime) -> String {
-    let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,11 +273,12 @@ mod tests {
 
     #[test]
     fn dates_are_rfc3339_utc() {
-        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
-        let at = UNIX_EPOCH + Duration::from_secs(1_795_429_692);
-        assert_eq!(rfc3339(at), "2026-11-23T10:28:12Z");
-        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
-        assert_eq!(rfc3339(leap), "2000-02-29T00:00:00Z");
+        let since = |secs| {
+            humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(secs))
+        };
+        assert_eq!(since(0).to_string(), "1970-01-01T00:00:00Z");
+        assert_eq!(since(1_795_429_692).to_string(), "2026-11-23T10:28:12Z");
+        assert_eq!(since(951_782_400).to_string(), "2000-02-29T00:00:00Z");
     }
 
     #[test]

@@ -146,7 +146,7 @@ impl<F: LockFlavor> Clone for Lock<F> {
 
 impl<F: LockFlavor> std::fmt::Debug for Lock<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct(flavor::name::<F>())
+        f.debug_struct(F::NAME)
             .field("name", &self.name())
             .field("kind", &self.kind)
             .finish_non_exhaustive()
@@ -169,11 +169,7 @@ impl<F: LockFlavor> Lock<F> {
     /// The handle of `kind` for the lock `name`: where every handle is
     /// made, and its kind chosen.
     pub(crate) fn new(shared: Arc<Shared>, name: &str, kind: Kind) -> Lock<F> {
-        debug_assert!(
-            flavor::admits::<F>(kind),
-            "a {} handle made with {kind:?}",
-            flavor::name::<F>()
-        );
+        debug_assert!(F::admits(kind), "a {} handle made with {kind:?}", F::NAME);
         let names = match kind {
             Kind::Reentrant | Kind::Fair { .. } => LockNames::new(name),
             Kind::Read { .. } | Kind::Write { .. } => LockNames::read_write(name),
@@ -356,9 +352,8 @@ impl<F: LockFlavor> Lock<F> {
     /// If the future is dropped, the lock may or may not have been broken.
     pub async fn force_unlock(&self) -> Result<bool> {
         let names = self.names()?;
-        let mut con = self.shared.con.clone();
         self.kind
-            .force_release(&mut con, &self.shared.config, names)
+            .force_release(&self.shared, names)
             .await
             .map_err(|e| Error::from_redis(&names.lock, e))
     }

@@ -71,6 +71,23 @@ pub(crate) const MAX_WAIT_BETWEEN_TRIES: Duration = Duration::from_secs(5);
 pub(crate) const POLL_WITHOUT_SUBSCRIPTION: Duration = Duration::from_millis(100);
 
 /// Settings of a client.
+/// How long opening a connection, and a reply on it, may take: the
+/// client's settings, for every connection it opens.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timeouts {
+    pub connect: Duration,
+    pub response: Duration,
+}
+
+impl Timeouts {
+    /// The settings of a connection with these timeouts.
+    pub(crate) fn config(self) -> redis::AsyncConnectionConfig {
+        redis::AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(self.connect))
+            .set_response_timeout(Some(self.response))
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
     /// The lease of watched holds; renewed every third of it.

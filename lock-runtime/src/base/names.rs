@@ -69,18 +69,7 @@ pub(crate) const SLOTS: u16 = 16384;
 /// The Redis Cluster hash slot of `key`: CRC16 (XMODEM) of its hash tag,
 /// modulo 16384, as the Redis Cluster specification defines it.
 pub(crate) fn slot(key: &str) -> u16 {
-    let mut crc: u16 = 0;
-    for &byte in hash_tag(key).as_bytes() {
-        crc ^= u16::from(byte) << 8;
-        for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            };
-        }
-    }
-    crc % SLOTS
+    crc16::State::<crc16::XMODEM>::calculate(hash_tag(key).as_bytes()) % SLOTS
 }
 
 /// The keys of one lock. Those that every acquire or release sends are

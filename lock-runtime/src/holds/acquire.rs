@@ -159,19 +159,21 @@ impl Request<'_> {
     /// [`observability`](crate::observability)).
     pub(crate) async fn acquire(&self, wait: Wait) -> Result<Option<Hold>> {
         let span = telemetry::acquire_span(&self.names.lock, self.kind, false);
-        self.acquire_recorded(wait).instrument(span).await
-    }
-
-    async fn acquire_recorded(&self, wait: Wait) -> Result<Option<Hold>> {
-        let mut record = AcquireRecord::new(&self.names.lock, self.kind, false);
-        let result = self.try_until(wait, &mut record).await;
-        match &result {
-            Ok(Some(hold)) => record.acquired(&hold.owner),
-            Ok(None) if matches!(wait, Wait::No) => record.not_acquired(NotAcquired::Busy, None),
-            Ok(None) => record.not_acquired(NotAcquired::TimedOut, None),
-            Err(error) => record.not_acquired(NotAcquired::Failed, Some(error)),
+        async {
+            let mut record = AcquireRecord::new(&self.names.lock, self.kind, false);
+            let result = self.try_until(wait, &mut record).await;
+            match &result {
+                Ok(Some(hold)) => record.acquired(&hold.owner),
+                Ok(None) if matches!(wait, Wait::No) => {
+                    record.not_acquired(NotAcquired::Busy, None);
+                }
+                Ok(None) => record.not_acquired(NotAcquired::TimedOut, None),
+                Err(error) => record.not_acquired(NotAcquired::Failed, Some(error)),
+            }
+            result
         }
-        result
+        .instrument(span)
+        .await
     }
 
     /// Tries until the lock is had or `wait` runs out.
@@ -185,18 +187,7 @@ impl Request<'_> {
         // The token is known once the acquire succeeds.
         let owner = self.shared.owner(id, 0);
         let owner_name = owner.field().clone();
-        let mut undo = Undo {
-            shared: self.shared,
-            kind,
-            names: self.names,
-            owner,
-            reentry: None,
-            lease: self.lease(),
-            in_flight: false,
-            uncertain: false,
-            queued: kind.queues(),
-            done: false,
-        };
+        let mut undo = self.undo(kind, owner, None);
         // A waiting writer that prefers writers leaves a mark; whenever it
         // stops waiting without the lock, this takes the mark away.
         let mut mark = kind.marks_while_waiting().then(|| WriterMark {
@@ -248,10 +239,10 @@ impl Request<'_> {
             self.shared.hub.await_turn(&channel).await;
         }
         loop {
-            let mut con = self.shared.con.clone();
+            let con = &self.shared.con;
             tries += 1;
             args.handoff = match handoff_expiry {
-                Some(expiry) if self.shared.sync.waits_for_nobody(&con, &self.names.lock) => {
+                Some(expiry) if self.shared.sync.waits_for_nobody(con, &self.names.lock) => {
                     Offer::Take {
                         expiry,
                         try_number: tries,
@@ -262,7 +253,7 @@ impl Request<'_> {
             let sent = Instant::now();
             undo.in_flight = true;
             record.attempt();
-            let reply = kind.acquire(&mut con, self.shared, &args).await;
+            let reply = kind.acquire(self.shared, &args).await;
             undo.in_flight = false;
             if let (Ok(_), Some(sub)) = (&reply, &mut subscription) {
                 // This try used the last wake-up (a cancelled try passes it
@@ -416,36 +407,25 @@ impl Request<'_> {
     /// this kind, or the write side for a read re-entry). Never waits.
     pub(crate) async fn reenter(&self, owner: &Owner) -> Result<Hold> {
         let span = telemetry::acquire_span(&self.names.lock, self.kind, true);
-        self.reenter_recorded(owner).instrument(span).await
-    }
-
-    async fn reenter_recorded(&self, owner: &Owner) -> Result<Hold> {
-        let mut record = AcquireRecord::new(&self.names.lock, self.kind, true);
-        record.attempt();
-        let result = self.reenter_once(owner).await;
-        match &result {
-            Ok(hold) => record.acquired(&hold.owner),
-            Err(error) => record.not_acquired(NotAcquired::Failed, Some(error)),
+        async {
+            let mut record = AcquireRecord::new(&self.names.lock, self.kind, true);
+            record.attempt();
+            let result = self.reenter_once(owner).await;
+            match &result {
+                Ok(hold) => record.acquired(&hold.owner),
+                Err(error) => record.not_acquired(NotAcquired::Failed, Some(error)),
+            }
+            result
         }
-        result
+        .instrument(span)
+        .await
     }
 
     async fn reenter_once(&self, owner: &Owner) -> Result<Hold> {
         let kind = self.kind.not_waiting();
         let reentry = self.shared.ids.next();
         let owner_name = owner.field().clone();
-        let mut undo = Undo {
-            shared: self.shared,
-            kind,
-            names: self.names,
-            owner: owner.clone(),
-            reentry: Some(reentry),
-            lease: self.lease(),
-            in_flight: true,
-            uncertain: false,
-            queued: false,
-            done: false,
-        };
+        let mut undo = self.undo(kind, owner.clone(), Some(reentry));
         let args = AcquireArgs {
             names: self.names,
             owner: &owner_name,
@@ -453,9 +433,9 @@ impl Request<'_> {
             lease: self.lease(),
             handoff: Offer::No,
         };
-        let mut con = self.shared.con.clone();
         let sent = Instant::now();
-        let reply = kind.acquire(&mut con, self.shared, &args).await;
+        undo.in_flight = true;
+        let reply = kind.acquire(self.shared, &args).await;
         undo.in_flight = false;
         match reply.map(|synced| (synced.reply, synced.acked)) {
             Ok((Acquired::Held { .. }, Acked::Short { acked, wanted })) => {
@@ -482,6 +462,23 @@ impl Request<'_> {
                 }
                 Err(Error::from_redis(&self.names.lock, error))
             }
+        }
+    }
+
+    /// The undo of an attempt of `owner` (re-entry `reentry`), not armed
+    /// yet; a fair lock's waiter's (`kind` queues) leaves the queue too.
+    fn undo(&self, kind: Kind, owner: Owner, reentry: Option<u64>) -> Undo<'_> {
+        Undo {
+            shared: self.shared,
+            kind,
+            names: self.names,
+            owner,
+            reentry,
+            lease: self.lease(),
+            in_flight: false,
+            uncertain: false,
+            queued: kind.queues(),
+            done: false,
         }
     }
 

@@ -118,7 +118,6 @@ impl Kind {
     /// Runs the acquire script once.
     pub(crate) async fn acquire(
         self,
-        con: &mut Connection,
         shared: &Shared,
         args: &AcquireArgs<'_>,
     ) -> RedisResult<Synced<Acquired>> {
@@ -129,70 +128,51 @@ impl Kind {
         let attempt_ttl_ms = millis(config.attempt_ttl(args.lease));
         let token_ttl_ms = millis(token_ttl(args.lease));
         let reenter = Flag(args.reentry.is_some());
+        // The arguments every acquire script takes, and `$script`'s own.
+        macro_rules! acquire {
+            ($script:ident { $($own:tt)* }) => {
+                $script {
+                    lock: &names.lock,
+                    token: names.token(),
+                    attempt: &attempt,
+                    lease_ms,
+                    owner: args.owner,
+                    reenter,
+                    attempt_ttl_ms,
+                    token_ttl_ms,
+                    $($own)*
+                }
+                .call()
+            };
+        }
         let call = match self {
-            Kind::Reentrant => Acquire {
-                lock: &names.lock,
-                token: names.token(),
-                attempt: &attempt,
-                lease_ms,
-                owner: args.owner,
-                reenter,
-                attempt_ttl_ms,
-                token_ttl_ms,
-            }
-            .call(),
-            Kind::Fair { enqueue } => FairAcquire {
-                lock: &names.lock,
-                token: names.token(),
-                attempt: &attempt,
+            Kind::Reentrant => acquire!(Acquire {}),
+            Kind::Fair { enqueue } => acquire!(FairAcquire {
                 queue: &names.queue(),
                 deadlines: &names.deadlines(),
                 channel: &names.channel,
-                lease_ms,
-                owner: args.owner,
-                reenter,
-                attempt_ttl_ms,
-                token_ttl_ms,
                 wait_ms: millis(config.fair_wait),
                 enqueue: Flag(enqueue),
                 message: self.message(),
                 handoffs: &names.handoffs(),
                 handoff: args.handoff,
                 publish: config.publish,
-            }
-            .call(),
-            Kind::Read { prefer_writers } => ReadAcquire {
-                lock: &names.lock,
+            }),
+            Kind::Read { prefer_writers } => acquire!(ReadAcquire {
                 timeouts: &names.timeouts(args.owner),
                 writer_mark: &names.writer_mark(),
-                token: names.token(),
-                attempt: &attempt,
-                lease_ms,
-                owner: args.owner,
                 writer_field: &Kind::Write { prefer_writers }.field(args.owner),
                 prefer_writers: Flag(prefer_writers),
-                reenter,
-                attempt_ttl_ms,
-                token_ttl_ms,
-            }
-            .call(),
-            Kind::Write { prefer_writers } => WriteAcquire {
-                lock: &names.lock,
+            }),
+            Kind::Write { prefer_writers } => acquire!(WriteAcquire {
                 writer_mark: &names.writer_mark(),
-                token: names.token(),
-                attempt: &attempt,
-                lease_ms,
                 writer_field: &self.field(args.owner),
-                owner: args.owner,
                 prefer_writers: Flag(prefer_writers),
                 mark_ttl_ms: millis(WRITER_MARK_TTL.min(args.lease)),
-                reenter,
-                attempt_ttl_ms,
-                token_ttl_ms,
-            }
-            .call(),
+            }),
         };
-        shared.sync.run(con, &call, &names.lock).await
+        let mut con = shared.con.clone();
+        shared.sync.run(&mut con, &call, &names.lock).await
     }
 
     /// Runs the release script once (a release, or an undo); it deletes
@@ -224,84 +204,53 @@ impl Kind {
         let reentry = Flag(lock.reentry.is_some());
         // An undo always closes its attempt: it may run before the acquire.
         let close_attempts = Flag(lock.close_attempts || request.mode == ReleaseMode::Undo);
+        // The arguments every release script takes, and `$script`'s own.
+        macro_rules! release {
+            ($script:ident { $($own:tt)* }) => {
+                $script {
+                    lock: &names.lock,
+                    channel: &names.channel,
+                    latch,
+                    first_attempt: &first_attempt,
+                    attempt,
+                    message: self.message(),
+                    latch_ttl_ms,
+                    mode: request.mode,
+                    attempt_ttl_ms,
+                    reentry,
+                    close_attempts,
+                    publish: config.publish,
+                    $($own)*
+                }
+                .call()
+            };
+        }
         let call = match self {
-            Kind::Reentrant => Release {
-                lock: &names.lock,
-                channel: &names.channel,
-                latch,
-                first_attempt: &first_attempt,
-                attempt,
-                message: self.message(),
+            Kind::Reentrant => release!(Release {
                 lease_ms: millis(request.lease),
                 owner,
-                latch_ttl_ms,
-                mode: request.mode,
-                attempt_ttl_ms,
-                reentry,
-                close_attempts,
-                publish: config.publish,
                 stale_latches,
-            }
-            .call(),
-            Kind::Fair { .. } => FairRelease {
-                lock: &names.lock,
-                channel: &names.channel,
-                latch,
-                first_attempt: &first_attempt,
-                attempt,
+            }),
+            Kind::Fair { .. } => release!(FairRelease {
                 queue: &names.queue(),
                 deadlines: &names.deadlines(),
-                message: self.message(),
                 lease_ms: millis(request.lease),
                 owner,
-                latch_ttl_ms,
-                mode: request.mode,
-                attempt_ttl_ms,
-                reentry,
-                close_attempts,
                 wait_ms: millis(config.fair_wait),
                 token: names.token(),
                 handoffs: &names.handoffs(),
                 token_ttl_ms: millis(token_ttl(request.lease)),
-                publish: config.publish,
                 stale_latches,
-            }
-            .call(),
-            Kind::Read { .. } => ReadRelease {
-                lock: &names.lock,
-                channel: &names.channel,
+            }),
+            Kind::Read { .. } => release!(ReadRelease {
                 timeouts: &names.timeouts(owner),
                 timeouts_prefix: &names.timeouts_prefix(),
-                latch,
-                first_attempt: &first_attempt,
-                attempt,
-                message: self.message(),
                 owner,
-                latch_ttl_ms,
-                mode: request.mode,
-                attempt_ttl_ms,
-                reentry,
-                close_attempts,
-                publish: config.publish,
-            }
-            .call(),
-            Kind::Write { .. } => WriteRelease {
-                lock: &names.lock,
-                channel: &names.channel,
-                latch,
-                first_attempt: &first_attempt,
-                attempt,
-                message: self.message(),
+            }),
+            Kind::Write { .. } => release!(WriteRelease {
                 lease_ms: millis(request.lease),
                 writer_field: &self.field(owner),
-                latch_ttl_ms,
-                mode: request.mode,
-                attempt_ttl_ms,
-                reentry,
-                close_attempts,
-                publish: config.publish,
-            }
-            .call(),
+            }),
         };
         if request.mode == ReleaseMode::Undo {
             // Nothing relies on an undo: it need not wait for replicas.
@@ -318,59 +267,37 @@ impl Kind {
     /// Runs the force-release script: whether something was broken.
     pub(crate) async fn force_release(
         self,
-        con: &mut Connection,
-        config: &Config,
+        shared: &Shared,
         names: &LockNames,
     ) -> RedisResult<bool> {
+        let config = &shared.config;
         // The counter outlives the lease a new holder gets by default.
         let token_ttl_ms = millis(token_ttl(config.watchdog_timeout));
-        let publish = config.publish;
-        let broken: bool = match self {
-            Kind::Reentrant => {
-                ForceRelease {
+        // The arguments every force-release script takes, and `$script`'s own.
+        macro_rules! force_release {
+            ($script:ident { $($own:tt)* }) => {
+                $script {
                     lock: &names.lock,
                     channel: &names.channel,
                     token: names.token(),
                     message: self.message(),
                     token_ttl_ms,
-                    publish,
+                    publish: config.publish,
+                    $($own)*
                 }
-                .invoke(con)
-                .await?
-            }
-            Kind::Fair { .. } => {
-                FairForceRelease {
-                    lock: &names.lock,
-                    channel: &names.channel,
-                    token: names.token(),
-                    queue: &names.queue(),
-                    deadlines: &names.deadlines(),
-                    message: self.message(),
-                    token_ttl_ms,
-                    wait_ms: millis(config.fair_wait),
-                    publish,
-                }
-                .invoke(con)
-                .await?
-            }
-            Kind::Read { .. } | Kind::Write { .. } => {
-                RwForceRelease {
-                    lock: &names.lock,
-                    channel: &names.channel,
-                    token: names.token(),
-                    message: self.message(),
-                    side: if matches!(self, Kind::Read { .. }) {
-                        Side::Read
-                    } else {
-                        Side::Write
-                    },
-                    token_ttl_ms,
-                    publish,
-                }
-                .invoke(con)
-                .await?
-            }
-        };
-        Ok(broken)
+                .invoke(&mut shared.con.clone())
+                .await
+            };
+        }
+        match self {
+            Kind::Reentrant => force_release!(ForceRelease {}),
+            Kind::Fair { .. } => force_release!(FairForceRelease {
+                queue: &names.queue(),
+                deadlines: &names.deadlines(),
+                wait_ms: millis(config.fair_wait),
+            }),
+            Kind::Read { .. } => force_release!(RwForceRelease { side: Side::Read }),
+            Kind::Write { .. } => force_release!(RwForceRelease { side: Side::Write }),
+        }
     }
 }

@@ -46,26 +46,24 @@
 //! entry evicted there arrives as an invalidation, which reads it again);
 //! one `PING` per second per node connection while it watches anything.
 
-use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT};
+use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT, Timeouts};
 use crate::base::error::{Failure, classify};
 use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::base::names::slot;
 use crate::holds::registry::Holds;
 use crate::observability::telemetry;
-use crate::transport::cluster_nodes::{SlotOwner, owner_of, read_slots};
+use crate::transport::cluster_nodes::{Nodes, SlotOwner, owner_of, read_slots};
 use crate::transport::tracking::{BatchDone, NodeConn, Opening, Reading, Via, open, read_batch};
 use futures_util::StreamExt;
-use futures_util::future::BoxFuture;
+use futures_util::future::{BoxFuture, OptionFuture};
 use futures_util::stream::FuturesUnordered;
-use redis::{AsyncConnectionConfig, PushInfo, PushKind, RedisResult, Value};
+use redis::{PushInfo, PushKind, RedisResult, Value};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
-
-pub(crate) use crate::transport::tracking::WatchTarget;
 
 /// How long after it was taken a hold is first read (and its key tracked).
 pub(crate) const WATCH_DELAY: Duration = Duration::from_millis(50);
@@ -86,23 +84,17 @@ const SERVER: &str = "";
 /// The loss watch of one client: its queue of new holds, and what starts
 /// its task.
 pub(crate) struct LossWatch {
-    target: WatchTarget,
-    connect_timeout: Duration,
-    response_timeout: Duration,
+    nodes: Nodes,
+    timeouts: Timeouts,
     /// The running task's queue; `None` before the first hold.
     queue: Mutex<Option<mpsc::UnboundedSender<HoldKey>>>,
 }
 
 impl LossWatch {
-    pub(crate) fn new(
-        target: WatchTarget,
-        connect_timeout: Duration,
-        response_timeout: Duration,
-    ) -> LossWatch {
+    pub(crate) fn new(nodes: Nodes, timeouts: Timeouts) -> LossWatch {
         LossWatch {
-            target,
-            connect_timeout,
-            response_timeout,
+            nodes,
+            timeouts,
             queue: Mutex::new(None),
         }
     }
@@ -127,15 +119,10 @@ impl LossWatch {
         let _ = sender.send(key);
         *queue = Some(sender);
         let (pushes_to, pushes) = mpsc::unbounded_channel();
-        let switches = match &self.target {
-            WatchTarget::Sentinel(sentinels) => Some(sentinels.switches()),
-            WatchTarget::Server(_) | WatchTarget::Cluster { .. } => None,
-        };
         let task = Watcher {
             registry: Arc::downgrade(holds),
-            target: self.target.clone(),
-            connect_timeout: self.connect_timeout,
-            response_timeout: self.response_timeout,
+            nodes: self.nodes.clone(),
+            timeouts: self.timeouts,
             new_holds: receiver,
             locks: HashMap::new(),
             queue: BinaryHeap::new(),
@@ -148,7 +135,7 @@ impl LossWatch {
             reading_slots: false,
             busy: HashSet::new(),
             pause: RETRY_MIN,
-            switches,
+            switches: self.nodes.switches(),
             off: false,
             tasks: FuturesUnordered::new(),
         };
@@ -168,6 +155,24 @@ struct Watched {
     armed_on: Option<u64>,
 }
 
+/// When each lock is due, earliest first; an entry that no longer matches
+/// its lock's `due` is stale and skipped.
+type Queue = BinaryHeap<Reverse<(Instant, Arc<str>)>>;
+
+impl Watched {
+    /// Reads it at `at`.
+    fn due_at(&mut self, queue: &mut Queue, lock: Arc<str>, at: Instant) {
+        self.due = Some(at);
+        queue.push(Reverse((at, lock)));
+    }
+
+    /// Reads it when it was due, but not before `at`.
+    fn due_no_sooner(&mut self, queue: &mut Queue, lock: Arc<str>, at: Instant) {
+        let due = self.due.map_or(at, |due| due.max(at));
+        self.due_at(queue, lock, due);
+    }
+}
+
 /// What a background step of the task ended with.
 enum Done {
     /// `CLUSTER SLOTS` was read.
@@ -182,14 +187,11 @@ enum Done {
 struct Watcher {
     /// The client's registry of holds: the task ends with it.
     registry: Weak<Mutex<Holds>>,
-    target: WatchTarget,
-    connect_timeout: Duration,
-    response_timeout: Duration,
+    nodes: Nodes,
+    timeouts: Timeouts,
     new_holds: mpsc::UnboundedReceiver<HoldKey>,
     locks: HashMap<Arc<str>, Watched>,
-    /// When each lock is due, earliest first; an entry that no longer
-    /// matches its lock's `due` is stale and skipped.
-    queue: BinaryHeap<Reverse<(Instant, Arc<str>)>>,
+    queue: Queue,
     /// Due locks whose node was busy (or a cluster's slots unknown): queued
     /// again when a step of the task ends.
     blocked: Vec<Arc<str>>,
@@ -222,7 +224,8 @@ impl Watcher {
             }
             self.start_due();
             let next = self.next_due();
-            let switches = &mut self.switches;
+            let switched = OptionFuture::from(self.switches.as_mut().map(|s| s.changed()));
+            // A branch whose future is `None` is off (its pattern fails).
             tokio::select! {
                 key = self.new_holds.recv() => match key {
                     Some(key) => self.add(key),
@@ -231,17 +234,9 @@ impl Watcher {
                 },
                 Some((conn, push)) = self.pushes.recv() => self.pushed(conn, push),
                 Some(done) = self.tasks.next(), if !self.tasks.is_empty() => self.finished(done),
-                () = sleep_until(next), if next.is_some() => {}
+                Some(()) = OptionFuture::from(next.map(tokio::time::sleep_until)) => {}
                 _ = pings.tick() => self.ping(),
-                () = async {
-                    let changed = match switches.as_mut() {
-                        Some(switches) => switches.changed().await.is_ok(),
-                        None => false,
-                    };
-                    if !changed {
-                        std::future::pending::<()>().await;
-                    }
-                } => self.reconnect_all(),
+                Some(Ok(())) = switched => self.reconnect_all(),
             }
         }
     }
@@ -264,9 +259,7 @@ impl Watcher {
             armed_on: None,
         });
         if watched.holds.is_empty() {
-            let at = Instant::now() + WATCH_DELAY;
-            watched.due = Some(at);
-            self.queue.push(Reverse((at, lock)));
+            watched.due_at(&mut self.queue, lock, Instant::now() + WATCH_DELAY);
         }
         if !watched.holds.contains(&key) {
             if watched.checking && watched.due.is_none() {
@@ -279,9 +272,9 @@ impl Watcher {
     /// The node whose connection watches `lock`; `None` while a cluster's
     /// slots are not known.
     fn node_of(&self, lock: &str) -> Option<String> {
-        match &self.target {
-            WatchTarget::Server(_) | WatchTarget::Sentinel(_) => Some(SERVER.to_owned()),
-            WatchTarget::Cluster { .. } => self
+        match &self.nodes {
+            Nodes::Server(_) | Nodes::Sentinel(_) => Some(SERVER.to_owned()),
+            Nodes::Cluster(_) => self
                 .slots
                 .as_ref()
                 .and_then(|slots| owner_of(slots, slot(lock)).map(str::to_owned)),
@@ -335,17 +328,14 @@ impl Watcher {
                     // likely): no loss can be told now; looked at again
                     // once the releases are done, when usually nothing is
                     // left to read.
-                    watched.due = Some(now + RELEASE_SETTLE);
-                    self.queue.push(Reverse((now + RELEASE_SETTLE, lock)));
+                    watched.due_at(&mut self.queue, lock, now + RELEASE_SETTLE);
                     continue;
                 }
                 watched
                     .holds
                     .iter()
-                    .filter_map(|key| {
-                        let (generation, shape) = registry.reading(key)?;
-                        Some((key.clone(), generation, shape))
-                    })
+                    .filter_map(|key| registry.entry(key))
+                    .map(|entry| (entry.key, entry.generation, entry.shape))
                     .collect()
             };
             if holds.is_empty() {
@@ -368,11 +358,8 @@ impl Watcher {
                     self.next_conn += 1;
                     let pushes = self.pushes_to.clone();
                     let tagged = move |push: PushInfo| pushes.send((id, push));
-                    let config = AsyncConnectionConfig::new()
-                        .set_connection_timeout(Some(self.connect_timeout))
-                        .set_response_timeout(Some(self.response_timeout))
-                        .set_push_sender(tagged);
-                    Via::New(id, open(self.target.clone(), node.clone(), config))
+                    let config = self.timeouts.config().set_push_sender(tagged);
+                    Via::New(id, open(self.nodes.clone(), node.clone(), config))
                 }
             };
             self.tasks.push(Box::pin(async move {
@@ -383,15 +370,15 @@ impl Watcher {
 
     /// Reads a cluster's slot owners, unless a read is under way.
     fn read_slots(&mut self) {
-        let WatchTarget::Cluster { template, con } = &self.target else {
+        let Nodes::Cluster(cluster) = &self.nodes else {
             return;
         };
         if std::mem::replace(&mut self.reading_slots, true) {
             return;
         }
-        let (template, con) = (template.clone(), con.clone());
+        let cluster = cluster.clone();
         self.tasks.push(Box::pin(async move {
-            Done::Slots(read_slots(&con, &template).await)
+            Done::Slots(read_slots(&cluster.con, &cluster.template).await)
         }));
     }
 
@@ -405,7 +392,7 @@ impl Watcher {
             }
             self.busy.insert(node.clone());
             let (node, id, mut con) = (node.clone(), conn.id, conn.con.clone());
-            let timeout = self.response_timeout.min(PUBSUB_PING_TIMEOUT);
+            let timeout = self.timeouts.response.min(PUBSUB_PING_TIMEOUT);
             self.tasks.push(Box::pin(async move {
                 let ping = redis::cmd("PING");
                 let pong = ping.query_async::<Value>(&mut con);
@@ -431,8 +418,7 @@ impl Watcher {
                             };
                             if let Some(watched) = self.locks.get_mut(&*name) {
                                 watched.armed_on = None;
-                                watched.due = Some(now);
-                                self.queue.push(Reverse((now, Arc::from(&*name))));
+                                watched.due_at(&mut self.queue, Arc::from(&*name), now);
                             }
                         }
                     }
@@ -463,8 +449,7 @@ impl Watcher {
         let now = Instant::now();
         for (lock, watched) in self.locks.iter_mut().filter(|(_, w)| which(w)) {
             watched.armed_on = None;
-            watched.due = Some(now);
-            self.queue.push(Reverse((now, lock.clone())));
+            watched.due_at(&mut self.queue, lock.clone(), now);
         }
     }
 
@@ -516,9 +501,7 @@ impl Watcher {
                         // The locks waiting for the slots try again then.
                         for lock in std::mem::take(&mut self.blocked) {
                             if let Some(watched) = self.locks.get_mut(&lock) {
-                                let due = watched.due.map_or(at, |due| due.max(at));
-                                watched.due = Some(due);
-                                self.queue.push(Reverse((due, lock)));
+                                watched.due_no_sooner(&mut self.queue, lock, at);
                             }
                         }
                     }
@@ -564,9 +547,7 @@ impl Watcher {
                         for (lock, _) in batch {
                             if let Some(watched) = self.locks.get_mut(&lock) {
                                 watched.checking = false;
-                                let due = watched.due.map_or(at, |due| due.max(at));
-                                watched.due = Some(due);
-                                self.queue.push(Reverse((due, lock)));
+                                watched.due_no_sooner(&mut self.queue, lock, at);
                             }
                         }
                     }
@@ -616,16 +597,13 @@ impl Watcher {
                     // slot being migrated, is tried again after a pause,
                     // below: the owner is the same until it is done.)
                     self.slots = None;
-                    let now = Instant::now();
-                    watched.due = Some(now);
-                    self.queue.push(Reverse((now, lock.clone())));
+                    watched.due_at(&mut self.queue, lock.clone(), Instant::now());
                     return;
                 }
                 telemetry::loss_watch_failed(&error);
                 let at = self.backoff();
                 if let Some(watched) = self.locks.get_mut(lock) {
-                    watched.due = Some(at);
-                    self.queue.push(Reverse((at, lock.clone())));
+                    watched.due_at(&mut self.queue, lock.clone(), at);
                 }
                 if classify(&error) == Failure::Unknown {
                     // The connection is in doubt: what it watched is read
@@ -656,12 +634,5 @@ impl Watcher {
         if watched.holds.is_empty() {
             self.locks.remove(lock);
         }
-    }
-}
-
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }

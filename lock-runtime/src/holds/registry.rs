@@ -215,13 +215,6 @@ impl Holds {
         self.holds.get(key).map(|hold| hold.generation)
     }
 
-    /// The generation and shape of `key`'s entry, if it is held.
-    pub(crate) fn reading(&self, key: &HoldKey) -> Option<(u64, HoldShape)> {
-        self.holds
-            .get(key)
-            .map(|hold| (hold.generation, hold.shape.clone()))
-    }
-
     /// Whether every hold of `key` is being released (none would be left
     /// if the releases under way succeed).
     pub(crate) fn all_releasing(&self, key: &HoldKey) -> bool {

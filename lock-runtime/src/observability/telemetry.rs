@@ -113,27 +113,21 @@ pub(crate) struct AcquireRecord<'a> {
 
 impl<'a> AcquireRecord<'a> {
     pub(crate) fn new(lock: &'a str, kind: Kind, reentry: bool) -> Self {
-        AcquireRecord {
-            lock,
-            kind: kind_label(kind),
-            permits: None,
-            reentry,
-            started: Instant::now(),
-            attempts: 0,
-            wakeups: 0,
-            handed_over: false,
-            done: false,
-        }
+        AcquireRecord::start(lock, kind_label(kind), None, reentry)
     }
 
     /// An acquire call of `permits` permits of `semaphore` (`kind`:
     /// [`SEMAPHORE`] or [`LEASED_SEMAPHORE`]).
     pub(crate) fn permits(semaphore: &'a str, kind: &'static str, permits: u64) -> Self {
+        AcquireRecord::start(semaphore, kind, Some(permits), false)
+    }
+
+    fn start(lock: &'a str, kind: &'static str, permits: Option<u64>, reentry: bool) -> Self {
         AcquireRecord {
-            lock: semaphore,
+            lock,
             kind,
-            permits: Some(permits),
-            reentry: false,
+            permits,
+            reentry,
             started: Instant::now(),
             attempts: 0,
             wakeups: 0,

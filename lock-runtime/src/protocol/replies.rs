@@ -150,15 +150,6 @@ pub(crate) enum Publish {
     Sharded,
 }
 
-impl ToRedisArgs for Publish {
-    fn write_redis_args<W: ?Sized + RedisWrite>(&self, out: &mut W) {
-        out.write_arg(match self {
-            Publish::Plain => b"publish",
-            Publish::Sharded => b"spublish",
-        });
-    }
-}
-
 /// What a release script is asked to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ReleaseMode {
@@ -168,24 +159,9 @@ pub(crate) enum ReleaseMode {
     Undo,
 }
 
-impl ToRedisArgs for ReleaseMode {
-    fn write_redis_args<W: ?Sized + RedisWrite>(&self, out: &mut W) {
-        out.write_arg(match self {
-            ReleaseMode::Release => b"release",
-            ReleaseMode::Undo => b"undo",
-        });
-    }
-}
-
 /// A yes/no argument, sent as `1` / `0`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Flag(pub bool);
-
-impl ToRedisArgs for Flag {
-    fn write_redis_args<W: ?Sized + RedisWrite>(&self, out: &mut W) {
-        out.write_arg(if self.0 { b"1" } else { b"0" });
-    }
-}
 
 /// The side of a read/write lock, as its `mode` field spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,13 +170,22 @@ pub(crate) enum Side {
     Write,
 }
 
-impl ToRedisArgs for Side {
-    fn write_redis_args<W: ?Sized + RedisWrite>(&self, out: &mut W) {
-        out.write_arg(match self {
-            Side::Read => b"read",
-            Side::Write => b"write",
-        });
-    }
+/// The word each value of an argument type is sent as.
+macro_rules! words {
+    ($($type:ty { $($value:pat => $word:literal),* $(,)? })*) => {$(
+        impl ToRedisArgs for $type {
+            fn write_redis_args<W: ?Sized + RedisWrite>(&self, out: &mut W) {
+                out.write_arg(match self { $($value => $word),* });
+            }
+        }
+    )*};
+}
+
+words! {
+    Publish { Publish::Plain => b"publish", Publish::Sharded => b"spublish" }
+    ReleaseMode { ReleaseMode::Release => b"release", ReleaseMode::Undo => b"undo" }
+    Flag { Flag(true) => b"1", Flag(false) => b"0" }
+    Side { Side::Read => b"read", Side::Write => b"write" }
 }
 
 /// A duration as the scripts take it: whole milliseconds, rounded up, at

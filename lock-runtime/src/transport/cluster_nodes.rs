@@ -1,15 +1,73 @@
-//! The nodes of a Redis Cluster as the client's side connections see them:
-//! which primary owns which slots (read with `CLUSTER SLOTS` through the
-//! command connection), and the settings of a connection of one's own to
-//! one node (the pub/sub hub's, the loss watch's).
+//! Where the client's side connections (the pub/sub hub's, the loss
+//! watch's) go ([`Nodes`]), and the nodes of a Redis Cluster as they see
+//! them: which primary owns which slots (read with `CLUSTER SLOTS` through
+//! the command connection), and the settings of a connection of one's own
+//! to one node.
 //!
 //! A map read here can be stale at once (a failover, a migration): its
 //! users read it again after any failure, and learn from a `MOVED`.
 
 use crate::transport::connection::Connection;
-use redis::{ConnectionAddr, ConnectionInfo, ErrorKind, RedisError, RedisResult, Value};
+use crate::transport::sentinel::Sentinels;
+use crate::transport::tls::with_addr;
+use redis::aio::MultiplexedConnection;
+use redis::{AsyncConnectionConfig, ConnectionAddr, ConnectionInfo, ErrorKind, ProtocolVersion};
+use redis::{RedisError, RedisResult, Value};
+use std::sync::{Arc, Mutex, PoisonError};
+use tokio::sync::watch;
+
+/// Where a client's side connections go.
+#[derive(Clone)]
+pub(crate) enum Nodes {
+    /// One server (pub/sub: one RESP2 connection, `SUBSCRIBE`).
+    Server(Box<redis::Client>),
+    /// The master of a Sentinel service, asked of the sentinels at each
+    /// connect; otherwise as `Server`.
+    Sentinel(Arc<Sentinels>),
+    /// A cluster: a RESP3 connection to each node that owns the slot of a
+    /// subscribed channel or a watched lock.
+    Cluster(Arc<ClusterNodes>),
+}
+
+impl Nodes {
+    /// A Sentinel client's changes of master (`None` elsewhere): each
+    /// connection to the old master ends.
+    pub(crate) fn switches(&self) -> Option<watch::Receiver<u64>> {
+        match self {
+            Nodes::Sentinel(sentinels) => Some(sentinels.switches()),
+            Nodes::Server(_) | Nodes::Cluster(_) => None,
+        }
+    }
+
+    /// A RESP3 connection (made with `config`) to `node`: the server, the
+    /// master the sentinels name, or the cluster node at `node`
+    /// (`host:port`, database 0).
+    pub(crate) async fn connect_resp3(
+        &self,
+        node: &str,
+        config: &AsyncConnectionConfig,
+    ) -> RedisResult<MultiplexedConnection> {
+        let info = match self {
+            Nodes::Server(client) => client.get_connection_info().clone(),
+            Nodes::Sentinel(sentinels) => sentinels
+                .master_client()
+                .await?
+                .get_connection_info()
+                .clone(),
+            Nodes::Cluster(cluster) => node_info(&cluster.template, node)?,
+        };
+        let resp3 = info
+            .redis_settings()
+            .clone()
+            .set_protocol(ProtocolVersion::RESP3);
+        redis::Client::open(info.set_redis_settings(resp3))?
+            .get_multiplexed_async_connection_with_config(config)
+            .await
+    }
+}
 
 /// Slots `first..=last` are served by the primary at `addr` (`host:port`).
+#[derive(Clone)]
 pub(crate) struct SlotOwner {
     pub first: u16,
     pub last: u16,
@@ -76,9 +134,9 @@ pub(crate) async fn read_slots(
     Ok(owners)
 }
 
-/// The settings of a RESP3 connection to the node at `addr` (`host:port`),
+/// The settings of a connection to the node at `addr` (`host:port`),
 /// database 0: `template`'s, its address aside.
-pub(crate) fn node_info(template: &ConnectionInfo, addr: &str) -> RedisResult<ConnectionInfo> {
+fn node_info(template: &ConnectionInfo, addr: &str) -> RedisResult<ConnectionInfo> {
     let bad = || {
         RedisError::from((
             ErrorKind::Client,
@@ -92,23 +150,80 @@ pub(crate) fn node_info(template: &ConnectionInfo, addr: &str) -> RedisResult<Co
         .trim_start_matches('[')
         .trim_end_matches(']')
         .to_owned();
-    let node = match template.addr() {
-        ConnectionAddr::TcpTls {
-            insecure,
-            tls_params,
-            ..
-        } => ConnectionAddr::TcpTls {
-            host,
-            port,
-            insecure: *insecure,
-            tls_params: tls_params.clone(),
-        },
-        _ => ConnectionAddr::Tcp(host, port),
-    };
-    let redis = template
-        .redis_settings()
-        .clone()
-        .set_protocol(redis::ProtocolVersion::RESP3)
-        .set_db(0);
-    Ok(template.clone().set_addr(node).set_redis_settings(redis))
+    let db0 = template.redis_settings().clone().set_db(0);
+    Ok(with_addr(template, host, port).set_redis_settings(db0))
+}
+
+/// How the side connections find and reach the nodes of a cluster.
+pub(crate) struct ClusterNodes {
+    /// Settings of the node connections (each gets its node's address).
+    pub(crate) template: ConnectionInfo,
+    /// Reads `CLUSTER SLOTS` (the client's command connection).
+    pub(crate) con: Connection,
+    /// `SSUBSCRIBE` (sharded pub/sub) rather than `SUBSCRIBE`.
+    pub(crate) sharded: bool,
+    /// The slot ranges last read and their primaries (`host:port`), first
+    /// match wins; `None` until read, and again after a failure.
+    pub(crate) slots: Mutex<Option<Arc<Vec<SlotOwner>>>>,
+}
+
+impl ClusterNodes {
+    /// The nodes of the cluster `con` is connected to, reached with
+    /// `template`'s settings; the slot map is read when first needed.
+    pub(crate) fn new(template: ConnectionInfo, con: Connection, sharded: bool) -> ClusterNodes {
+        ClusterNodes {
+            template,
+            con,
+            sharded,
+            slots: Mutex::new(None),
+        }
+    }
+
+    /// The `host:port` of the primary that owns `slot`, reading the slot
+    /// map if it is not known.
+    pub(crate) async fn owner(&self, slot: u16) -> RedisResult<String> {
+        let known = self
+            .slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let map = match known {
+            Some(map) => map,
+            None => {
+                let map = Arc::new(read_slots(&self.con, &self.template).await?);
+                *self.slots.lock().unwrap_or_else(PoisonError::into_inner) = Some(map.clone());
+                map
+            }
+        };
+        owner_of(&map, slot).map(str::to_owned).ok_or_else(|| {
+            RedisError::from((
+                ErrorKind::Server(redis::ServerErrorKind::ClusterDown),
+                "redlua: no node serves the slot of a lock's channel",
+                format!("slot {slot}"),
+            ))
+        })
+    }
+
+    /// Forgets the slot map: it is read again before the next subscribe.
+    pub(crate) fn forget_slots(&self) {
+        *self.slots.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    /// Learns from a failed subscribe: a `MOVED` names the slot's new
+    /// owner; anything else makes the map be read again.
+    pub(crate) fn failed(&self, error: &RedisError) {
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        match (error.redirect_node(), slots.as_ref()) {
+            (Some((addr, slot)), Some(map)) if error.code() == Some("MOVED") => {
+                let mut moved = vec![SlotOwner {
+                    first: slot,
+                    last: slot,
+                    addr: addr.to_owned(),
+                }];
+                moved.extend(map.iter().cloned());
+                *slots = Some(Arc::new(moved));
+            }
+            _ => *slots = None,
+        }
+    }
 }

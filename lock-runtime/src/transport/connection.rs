@@ -15,14 +15,13 @@
 //! connection is replaced too after a reply that did not come: the new one
 //! reads the topology afresh.
 
+use crate::base::config::Timeouts;
 use crate::base::error::{Failure, classify};
 use crate::transport::sentinel::Sentinels;
 use redis::aio::{ConnectionLike, ConnectionManager, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
 use redis::cluster_routing::{Route, SingleNodeRoutingInfo, SlotAddr};
-use redis::{
-    AsyncConnectionConfig, Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, RedisResult, Value,
-};
+use redis::{Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, RedisResult, Value};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -87,8 +86,7 @@ struct Healing {
     /// For a Sentinel source: the generation of the master the current
     /// connection was opened under.
     generation: AtomicU64,
-    connect_timeout: Duration,
-    response_timeout: Duration,
+    timeouts: Timeouts,
     /// How long a pipeline that ends with a `WAIT` may take: the response
     /// timeout plus the sync timeout (the `WAIT` blocks the connection
     /// that long when too few replicas acknowledge).
@@ -132,6 +130,16 @@ pub(crate) enum Source {
     Sentinel(Arc<Sentinels>),
 }
 
+impl Source {
+    /// How many times the sentinels named another master (0 for a server).
+    fn generation(&self) -> u64 {
+        match self {
+            Source::Sentinel(sentinels) => sentinels.generation(),
+            Source::Server(_) => 0,
+        }
+    }
+}
+
 /// The current connection of a healing connection, and its number: opened
 /// when first needed, dropped after a failure that leaves it in doubt.
 struct Current<C> {
@@ -162,21 +170,20 @@ struct Opened<C> {
 
 impl<C: Clone> Current<C> {
     fn new() -> Self {
-        Current {
-            slot: std::sync::Mutex::new(None),
-            connecting: Mutex::new(()),
-            opened: AtomicU64::new(0),
-            family: Arc::new(AtomicU64::new(0)),
-        }
+        Current::in_family(Arc::default())
     }
 
     /// A new one, in the same family.
     fn sibling(&self) -> Self {
+        Current::in_family(self.family.clone())
+    }
+
+    fn in_family(family: Arc<AtomicU64>) -> Self {
         Current {
             slot: std::sync::Mutex::new(None),
             connecting: Mutex::new(()),
             opened: AtomicU64::new(0),
-            family: self.family.clone(),
+            family,
         }
     }
 
@@ -295,6 +302,20 @@ macro_rules! healed {
     }};
 }
 
+/// One request on whichever connection `inner` is: a healing one's current
+/// connection ([`healed!`]), or the connection given by the user.
+macro_rules! on_connection {
+    ($inner:expr, |$con:ident| $request:expr) => {
+        match $inner {
+            Inner::Healing(healing) => healed!(healing, |$con| $request),
+            Inner::HealingCluster(healing) => healed!(healing, |$con| $request),
+            Inner::Manager($con) => $request,
+            Inner::Multiplexed($con) => $request,
+            Inner::Cluster($con) => $request,
+        }
+    };
+}
+
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.0 {
@@ -362,20 +383,14 @@ impl Connection {
     /// `sync_timeout` (zero when replica-synced mode is off).
     pub(crate) async fn healing(
         source: Source,
-        connect_timeout: Duration,
-        response_timeout: Duration,
+        timeouts: Timeouts,
         sync_timeout: Duration,
     ) -> RedisResult<Connection> {
-        let generation = match &source {
-            Source::Sentinel(sentinels) => sentinels.generation(),
-            Source::Server(_) => 0,
-        };
         let healing = Arc::new(Healing {
+            generation: AtomicU64::new(source.generation()),
             source,
-            generation: AtomicU64::new(generation),
-            connect_timeout,
-            response_timeout,
-            synced_timeout: response_timeout.saturating_add(sync_timeout),
+            timeouts,
+            synced_timeout: timeouts.response.saturating_add(sync_timeout),
             current: Current::new(),
         });
         healing.get().await?;
@@ -393,8 +408,7 @@ impl Connection {
             Inner::Healing(healing) => Connection(Inner::Healing(Arc::new(Healing {
                 source: healing.source.clone(),
                 generation: AtomicU64::new(healing.generation.load(Ordering::SeqCst)),
-                connect_timeout: healing.connect_timeout,
-                response_timeout: healing.response_timeout,
+                timeouts: healing.timeouts,
                 synced_timeout: healing.synced_timeout,
                 current: healing.current.sibling(),
             }))),
@@ -459,10 +473,7 @@ impl Connection {
     pub(crate) fn epoch(&self) -> Epoch {
         match &self.0 {
             Inner::Healing(healing) => Epoch {
-                master: match &healing.source {
-                    Source::Sentinel(sentinels) => sentinels.generation(),
-                    Source::Server(_) => 0,
-                },
+                master: healing.source.generation(),
                 failures: healing.current.family.load(Ordering::SeqCst),
             },
             Inner::HealingCluster(healing) => Epoch {
@@ -596,19 +607,19 @@ impl Healing {
         }
         self.current
             .get(
-                self.connect_timeout,
+                self.timeouts.connect,
                 "redlua: connecting to Redis timed out",
                 || async {
-                    let config = AsyncConnectionConfig::new()
-                        .set_connection_timeout(Some(self.connect_timeout))
-                        .set_response_timeout(Some(self.response_timeout));
+                    let config = self.timeouts.config();
                     match &self.source {
                         Source::Server(client) => {
                             client
                                 .get_multiplexed_async_connection_with_config(&config)
                                 .await
                         }
-                        Source::Sentinel(sentinels) => sentinels.connect_master(&config).await,
+                        Source::Sentinel(sentinels) => {
+                            Ok(sentinels.connect_master(&config).await?.1)
+                        }
                     }
                 },
             )
@@ -631,13 +642,7 @@ impl HealingCluster {
 
 impl ConnectionLike for Connection {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        match &mut self.0 {
-            Inner::Healing(healing) => healed!(healing, |con| con.req_packed_command(cmd)),
-            Inner::Manager(con) => con.req_packed_command(cmd),
-            Inner::Multiplexed(con) => con.req_packed_command(cmd),
-            Inner::Cluster(con) => con.req_packed_command(cmd),
-            Inner::HealingCluster(healing) => healed!(healing, |con| con.req_packed_command(cmd)),
-        }
+        on_connection!(&mut self.0, |con| con.req_packed_command(cmd))
     }
 
     fn req_packed_commands<'a>(
@@ -646,15 +651,8 @@ impl ConnectionLike for Connection {
         offset: usize,
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
-        match &mut self.0 {
-            Inner::Healing(healing) => healed!(healing, |con| con
-                .req_packed_commands(pipeline, offset, count)),
-            Inner::Manager(con) => con.req_packed_commands(pipeline, offset, count),
-            Inner::Multiplexed(con) => con.req_packed_commands(pipeline, offset, count),
-            Inner::Cluster(con) => con.req_packed_commands(pipeline, offset, count),
-            Inner::HealingCluster(healing) => healed!(healing, |con| con
-                .req_packed_commands(pipeline, offset, count)),
-        }
+        on_connection!(&mut self.0, |con| con
+            .req_packed_commands(pipeline, offset, count))
     }
 
     fn get_db(&self) -> i64 {

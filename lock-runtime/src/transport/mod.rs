@@ -6,7 +6,8 @@
 //!   hub, a subscription, the shared state, the driver of a connection;
 //! - `sentinel.rs`: the master of a Sentinel service, and its failovers;
 //! - `tls.rs`: the certificates every connection is opened with;
-//! - `cluster_nodes.rs`: a cluster's slot map, read from its nodes;
+//! - `cluster_nodes.rs`: where the side connections (pub/sub, the loss
+//!   watch) go, and a cluster's slot map, read from its nodes;
 //! - `tracking.rs`: key-tracking connections (one per node), on which
 //!   Redis says when a held key changed;
 //! - `replication.rs`: a script sent with `WAIT`/`WAITAOF`, and the

@@ -129,21 +129,18 @@ enum Place {
 
 impl Place {
     fn of(addr: &ConnectionAddr) -> Option<Place> {
-        let ip = |host: &str| host.trim_start_matches('[').trim_end_matches(']').parse();
-        match addr {
-            ConnectionAddr::Tcp(host, port) => Some(Place::Ip {
-                ip: ip(host).ok()?,
-                port: *port,
-                tls: false,
-            }),
-            ConnectionAddr::TcpTls { host, port, .. } => Some(Place::Ip {
-                ip: ip(host).ok()?,
-                port: *port,
-                tls: true,
-            }),
-            ConnectionAddr::Unix(path) => Some(Place::Unix(path.clone())),
-            _ => None,
-        }
+        let (host, port, tls) = match addr {
+            ConnectionAddr::Tcp(host, port) => (host, *port, false),
+            ConnectionAddr::TcpTls { host, port, .. } => (host, *port, true),
+            ConnectionAddr::Unix(path) => return Some(Place::Unix(path.clone())),
+            _ => return None,
+        };
+        let ip = host.trim_start_matches('[').trim_end_matches(']').parse();
+        Some(Place::Ip {
+            ip: ip.ok()?,
+            port,
+            tls,
+        })
     }
 }
 

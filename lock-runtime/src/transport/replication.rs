@@ -172,46 +172,24 @@ impl Replication {
             return Ok(Replication::off());
         }
         // Zero replicas are reached at once: these return without waiting.
-        let wait = redis::cmd("WAIT")
-            .arg(0)
-            .arg(0)
-            .query_async::<Value>(con)
-            .await;
-        match wait {
-            Err(error) if classify(&error) == Failure::Unknown => return Err(Error::Redis(error)),
-            Err(error) if refuses(&error) => {
-                return Err(Error::SyncUnavailable {
-                    reason: error.to_string(),
-                });
-            }
-            // It has WAIT (a replica, say, answers that it cannot use it:
-            // the scripts will meet its redirection).
-            Ok(_) | Err(_) => {}
-        }
-        let waitaof = match redis::cmd("WAITAOF")
-            .arg(0)
-            .arg(0)
-            .arg(0)
-            .query_async::<Value>(con)
-            .await
+        // A WAIT answered otherwise than refused is there (a replica, say,
+        // answers that it cannot use it: the scripts will meet its
+        // redirection).
+        if let Err(error) = probe_answer(con, redis::cmd("WAIT").arg(0).arg(0)).await?
+            && refuses(&error)
         {
-            Ok(_) => true,
-            Err(error) if classify(&error) == Failure::Unknown => return Err(Error::Redis(error)),
-            // Unknown (before Redis 7.2), or refused by an ACL: WAIT it is.
-            Err(_) => false,
-        };
+            let reason = error.to_string();
+            return Err(Error::SyncUnavailable { reason });
+        }
+        // WAITAOF unknown (before Redis 7.2), or refused by an ACL: WAIT it is.
+        let waitaof = probe_answer(con, redis::cmd("WAITAOF").arg(0).arg(0).arg(0))
+            .await?
+            .is_ok();
         if con.is_cluster() && (mode == SyncReplicas::Connected || waitaof) {
             // Replica counts on a cluster say which node they are of.
-            match NodeId::cmd().query_async::<Value>(con).await {
-                Err(error) if classify(&error) == Failure::Unknown => {
-                    return Err(Error::Redis(error));
-                }
-                Err(error) => {
-                    return Err(Error::SyncUnavailable {
-                        reason: format!("CLUSTER MYID: {error}"),
-                    });
-                }
-                Ok(_) => {}
+            if let Err(error) = probe_answer(con, &NodeId::cmd()).await? {
+                let reason = format!("CLUSTER MYID: {error}");
+                return Err(Error::SyncUnavailable { reason });
             }
         }
         let sections = if waitaof {
@@ -557,6 +535,15 @@ pub(crate) async fn unsynced<T: FromRedisValue>(
         reply,
         acked: Acked::NotAsked,
     })
+}
+
+/// What the server answered `cmd` at connect; [`Error::Redis`] when it
+/// could not be asked.
+async fn probe_answer(con: &mut Connection, cmd: &redis::Cmd) -> Result<RedisResult<Value>, Error> {
+    match cmd.query_async::<Value>(con).await {
+        Err(error) if classify(&error) == Failure::Unknown => Err(Error::Redis(error)),
+        answer => Ok(answer),
+    }
 }
 
 /// The server does not know the command (renamed away, or a proxy

@@ -19,12 +19,12 @@
 //! under an open connection) drops the connection too (see
 //! `error::classify`).
 
-use crate::base::config::SENTINEL_POLL_INTERVAL;
+use crate::base::config::{SENTINEL_POLL_INTERVAL, Timeouts};
+use crate::transport::tls::{masked, with_addr};
 use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, ConnectionAddr, ConnectionInfo, ErrorKind, RedisError};
+use redis::{AsyncConnectionConfig, ConnectionInfo, ErrorKind, RedisError};
 use redis::{RedisResult, Value};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
-use std::time::Duration;
 use tokio::sync::watch;
 
 /// A master's address as the sentinels give it.
@@ -40,10 +40,8 @@ pub(crate) struct Sentinels {
     /// How to connect to a master: TLS, credentials, database (its address
     /// is replaced by the one the sentinels name).
     master: ConnectionInfo,
-    /// Bounds opening each connection.
-    connect_timeout: Duration,
-    /// Bounds each reply.
-    response_timeout: Duration,
+    /// Bound opening each connection, and each reply.
+    timeouts: Timeouts,
     /// The master last named, if any.
     named: Mutex<Option<Addr>>,
     /// A connection to each sentinel, kept between questions (`None`:
@@ -60,16 +58,14 @@ impl Sentinels {
         sentinels: Vec<ConnectionInfo>,
         service: String,
         master: ConnectionInfo,
-        connect_timeout: Duration,
-        response_timeout: Duration,
+        timeouts: Timeouts,
     ) -> Sentinels {
         let count = sentinels.len();
         Sentinels {
             sentinels,
             service,
             master,
-            connect_timeout,
-            response_timeout,
+            timeouts,
             named: Mutex::new(None),
             connections: Mutex::new(vec![None; count]),
             switches: watch::channel(0).0,
@@ -128,55 +124,31 @@ impl Sentinels {
         &self.master
     }
 
-    fn config(&self) -> AsyncConnectionConfig {
-        AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(self.connect_timeout))
-            .set_response_timeout(Some(self.response_timeout))
+    /// A client of the current master, checked to be one (for the pub/sub
+    /// connection, which it opens next).
+    pub(crate) async fn master_client(&self) -> RedisResult<redis::Client> {
+        Ok(self.connect_master(&self.timeouts.config()).await?.0)
     }
 
-    /// A connection to the current master (made with `config`), checked to
-    /// be one.
+    /// A client of the current master and a connection to it (made with
+    /// `config`), refused unless the node answers `ROLE` as a master.
     pub(crate) async fn connect_master(
         &self,
         config: &AsyncConnectionConfig,
-    ) -> RedisResult<MultiplexedConnection> {
+    ) -> RedisResult<(redis::Client, MultiplexedConnection)> {
         let client = redis::Client::open(self.master_info().await?)?;
         let mut con = client
             .get_multiplexed_async_connection_with_config(config)
             .await?;
         check_master(&mut con, &client).await?;
-        Ok(con)
-    }
-
-    /// A client of the current master, checked to be one (for the pub/sub
-    /// connection, which it opens next).
-    pub(crate) async fn master_client(&self) -> RedisResult<redis::Client> {
-        let client = redis::Client::open(self.master_info().await?)?;
-        let mut con = client
-            .get_multiplexed_async_connection_with_config(&self.config())
-            .await?;
-        check_master(&mut con, &client).await?;
-        Ok(client)
+        Ok((client, con))
     }
 
     /// The connection settings of the master the first sentinel that
     /// answers names.
     async fn master_info(&self) -> RedisResult<ConnectionInfo> {
         let (host, port) = self.master_addr().await?;
-        let addr = match self.master.addr() {
-            ConnectionAddr::TcpTls {
-                insecure,
-                tls_params,
-                ..
-            } => ConnectionAddr::TcpTls {
-                host,
-                port,
-                insecure: *insecure,
-                tls_params: tls_params.clone(),
-            },
-            _ => ConnectionAddr::Tcp(host, port),
-        };
-        Ok(self.master.clone().set_addr(addr))
+        Ok(with_addr(&self.master, host, port))
     }
 
     /// Asks the sentinels in turn for the master's address (a change of
@@ -185,7 +157,7 @@ impl Sentinels {
         let mut last_error = None;
         let mut unknown = 0;
         for (i, sentinel) in self.sentinels.iter().enumerate() {
-            let limit = self.connect_timeout.saturating_add(self.response_timeout);
+            let limit = self.timeouts.connect.saturating_add(self.timeouts.response);
             let asked = tokio::time::timeout(limit, self.ask(i)).await;
             if !matches!(asked, Ok(Ok(_))) {
                 self.connections()[i] = None;
@@ -201,7 +173,7 @@ impl Sentinels {
                     last_error = Some(RedisError::from((
                         ErrorKind::Io,
                         "redlua: a sentinel did not answer",
-                        format!("{} within {limit:?}", describe(sentinel)),
+                        format!("{} within {limit:?}", masked(sentinel)),
                     )));
                 }
             }
@@ -236,7 +208,7 @@ impl Sentinels {
             Some(con) => con,
             None => {
                 let con = redis::Client::open(self.sentinels[i].clone())?
-                    .get_multiplexed_async_connection_with_config(&self.config())
+                    .get_multiplexed_async_connection_with_config(&self.timeouts.config())
                     .await?;
                 self.connections()[i] = Some(con.clone());
                 con
@@ -263,17 +235,7 @@ async fn check_master(con: &mut MultiplexedConnection, client: &redis::Client) -
         Err(RedisError::from((
             ErrorKind::Io,
             "redlua: the node the sentinels named is not a master (a failover is under way)",
-            describe(client.get_connection_info()),
+            masked(client.get_connection_info()),
         )))
-    }
-}
-
-/// `host:port` of a connection, without credentials.
-fn describe(info: &ConnectionInfo) -> String {
-    match info.addr() {
-        ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } => {
-            format!("{host}:{port}")
-        }
-        other => other.to_string(),
     }
 }

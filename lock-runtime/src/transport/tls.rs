@@ -112,6 +112,34 @@ impl TlsSettings {
 }
 
 /// Whether `info` connects with TLS.
+/// `template`'s settings (TLS included) for the server at `host:port`.
+pub(crate) fn with_addr(template: &ConnectionInfo, host: String, port: u16) -> ConnectionInfo {
+    let addr = match template.addr() {
+        ConnectionAddr::TcpTls {
+            insecure,
+            tls_params,
+            ..
+        } => ConnectionAddr::TcpTls {
+            host,
+            port,
+            insecure: *insecure,
+            tls_params: tls_params.clone(),
+        },
+        _ => ConnectionAddr::Tcp(host, port),
+    };
+    template.clone().set_addr(addr)
+}
+
+/// A server's address for messages (`redis://host:port`), without its
+/// password.
+pub(crate) fn masked(info: &ConnectionInfo) -> String {
+    match info.addr() {
+        ConnectionAddr::Tcp(host, port) => format!("redis://{host}:{port}"),
+        ConnectionAddr::TcpTls { host, port, .. } => format!("rediss://{host}:{port}"),
+        other => other.to_string(),
+    }
+}
+
 pub(crate) fn uses_tls(info: &ConnectionInfo) -> bool {
     matches!(info.addr(), ConnectionAddr::TcpTls { .. })
 }

@@ -10,30 +10,11 @@
 //! watch off, the second is tried again.
 
 use crate::base::hold_key::{HoldKey, HoldShape};
-use crate::transport::cluster_nodes::node_info;
-use crate::transport::connection::Connection;
-use crate::transport::sentinel::Sentinels;
+use crate::transport::cluster_nodes::Nodes;
 use futures_util::future::{BoxFuture, join_all};
 use redis::aio::MultiplexedConnection;
-use redis::{
-    AsyncConnectionConfig, ConnectionInfo, ProtocolVersion, RedisError, RedisResult, Value,
-};
+use redis::{AsyncConnectionConfig, RedisError, RedisResult, Value};
 use std::sync::Arc;
-
-/// Where the watch connects.
-#[derive(Clone)]
-pub(crate) enum WatchTarget {
-    /// One server (the client's own settings, database included).
-    Server(redis::Client),
-    /// The master of a Sentinel service, asked at each connect.
-    Sentinel(Arc<Sentinels>),
-    /// The primaries of a cluster: `CLUSTER SLOTS` read through `con`, each
-    /// node reached with `template`'s settings.
-    Cluster {
-        template: ConnectionInfo,
-        con: Connection,
-    },
-}
 
 /// A tracking connection to one node.
 pub(crate) struct NodeConn {
@@ -91,24 +72,11 @@ pub(crate) struct BatchDone {
     pub replies: BatchReplies,
 }
 
-/// Opens a connection to `node` of `target` with `config` (its
+/// Opens a connection to `node` of `nodes` with `config` (its
 /// timeouts, where its pushes go), with tracking on.
-pub(crate) fn open(target: WatchTarget, node: String, config: AsyncConnectionConfig) -> Opener {
+pub(crate) fn open(nodes: Nodes, node: String, config: AsyncConnectionConfig) -> Opener {
     Box::pin(async move {
-        let info = match &target {
-            WatchTarget::Server(client) => resp3(client.get_connection_info().clone()),
-            WatchTarget::Sentinel(sentinels) => resp3(
-                sentinels
-                    .master_client()
-                    .await?
-                    .get_connection_info()
-                    .clone(),
-            ),
-            WatchTarget::Cluster { template, .. } => node_info(template, &node)?,
-        };
-        let mut con = redis::Client::open(info)?
-            .get_multiplexed_async_connection_with_config(&config)
-            .await?;
+        let mut con = nodes.connect_resp3(&node, &config).await?;
         redis::cmd("CLIENT")
             .arg("TRACKING")
             .arg("ON")
@@ -180,13 +148,4 @@ pub(crate) async fn read_batch(node: String, via: Via, batch: Vec<Reading>) -> B
         conn,
         replies: Ok(batch.into_iter().zip(replies).collect()),
     }
-}
-
-/// `info` for a RESP3 connection (pushes on the connection itself).
-fn resp3(info: ConnectionInfo) -> ConnectionInfo {
-    let settings = info
-        .redis_settings()
-        .clone()
-        .set_protocol(ProtocolVersion::RESP3);
-    info.set_redis_settings(settings)
 }

@@ -4,7 +4,6 @@
 use super::lock::{FairLock, Lock, ReadWriteLock};
 use super::thread::ClientThread;
 use crate::api::inspect::LockInfo;
-use crate::base::config::DEFAULT_RESPONSE_TIMEOUT;
 use crate::base::error::Result;
 use redis::IntoConnectionInfo;
 use std::time::Duration;
@@ -64,7 +63,7 @@ impl LockClient {
     /// # Ok(()) }
     /// ```
     pub fn builder(url: impl IntoConnectionInfo) -> LockClientBuilder {
-        LockClientBuilder::new(crate::LockClient::builder(url))
+        LockClientBuilder(crate::LockClient::builder(url))
     }
 
     /// Connects to a Redis Cluster, seeded with the URLs of some of its
@@ -80,13 +79,13 @@ impl LockClient {
     pub fn cluster_builder<T: IntoConnectionInfo>(
         urls: impl IntoIterator<Item = T>,
     ) -> LockClientBuilder {
-        LockClientBuilder::new(crate::LockClient::cluster_builder(urls))
+        LockClientBuilder(crate::LockClient::cluster_builder(urls))
     }
 
     /// A builder for a client on an existing redis-rs [`redis::Client`]
     /// (which opens the connections, on the client's thread).
     pub fn from_client(client: redis::Client) -> LockClientBuilder {
-        LockClientBuilder::new(crate::LockClient::from_client(client))
+        LockClientBuilder(crate::LockClient::from_client(client))
     }
 
     /// A handle to the reentrant lock `name`. Cheap: nothing is sent to
@@ -167,47 +166,32 @@ impl LockClient {
 /// [`LockClientBuilder`](crate::LockClientBuilder).
 #[derive(Debug)]
 #[must_use = "a builder does nothing until `connect` is called"]
-pub struct LockClientBuilder {
-    inner: crate::LockClientBuilder,
-    response_timeout: Duration,
-}
+pub struct LockClientBuilder(crate::LockClientBuilder);
 
 impl LockClientBuilder {
-    fn new(inner: crate::LockClientBuilder) -> LockClientBuilder {
-        LockClientBuilder {
-            inner,
-            response_timeout: DEFAULT_RESPONSE_TIMEOUT,
-        }
-    }
-
     /// Sets the watchdog timeout (default 30 s): the lease of holds taken
     /// without an explicit lease, renewed every third of it while they are
     /// held. At least 30 ms.
-    pub fn watchdog_timeout(mut self, timeout: Duration) -> Self {
-        self.inner = self.inner.watchdog_timeout(timeout);
-        self
+    pub fn watchdog_timeout(self, timeout: Duration) -> Self {
+        LockClientBuilder(self.0.watchdog_timeout(timeout))
     }
 
     /// Sets the wait time of a fair lock's waiter (default 10 s); see
     /// [`LockClientBuilder::fair_lock_wait_timeout`](crate::LockClientBuilder::fair_lock_wait_timeout).
-    pub fn fair_lock_wait_timeout(mut self, wait: Duration) -> Self {
-        self.inner = self.inner.fair_lock_wait_timeout(wait);
-        self
+    pub fn fair_lock_wait_timeout(self, wait: Duration) -> Self {
+        LockClientBuilder(self.0.fair_lock_wait_timeout(wait))
     }
 
     /// Sets how long opening a connection may take (default 3 s).
-    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.inner = self.inner.connect_timeout(timeout);
-        self
+    pub fn connect_timeout(self, timeout: Duration) -> Self {
+        LockClientBuilder(self.0.connect_timeout(timeout))
     }
 
     /// Sets how long Redis may take to answer (default 3 s); a connection
     /// that lets it pass is replaced. It also bounds how long dropping a
     /// [`LockGuard`](super::LockGuard) waits for its release.
-    pub fn response_timeout(mut self, timeout: Duration) -> Self {
-        self.inner = self.inner.response_timeout(timeout);
-        self.response_timeout = timeout;
-        self
+    pub fn response_timeout(self, timeout: Duration) -> Self {
+        LockClientBuilder(self.0.response_timeout(timeout))
     }
 
     /// Checks the settings, starts the client's thread and connects on it.
@@ -215,7 +199,8 @@ impl LockClientBuilder {
     /// and [`Error::ClientThread`](crate::Error::ClientThread) when the
     /// thread cannot be started. On failure the thread has ended.
     pub fn connect(self) -> Result<LockClient> {
-        let (inner, thread) = ClientThread::connect(self.inner, self.response_timeout)?;
+        let drop_wait = self.0.response_timeout;
+        let (inner, thread) = ClientThread::connect(self.0, drop_wait)?;
         Ok(LockClient { inner, thread })
     }
 }

@@ -68,11 +68,7 @@ impl ClientThread {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let (sender, done) = mpsc::sync_channel(1);
-        self.handle.spawn(async move {
-            let _ = sender.send(future.await);
-        });
-        done.recv().map_err(|_| gone())
+        self.spawn(future).recv().map_err(|_| gone())
     }
 
     /// Runs a fallible operation on the client's thread.
@@ -91,11 +87,21 @@ impl ClientThread {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
+        let _ = self.spawn(future).recv_timeout(self.drop_wait);
+    }
+
+    /// Starts `future` on the client's thread; its output comes on the
+    /// receiver.
+    fn spawn<F>(&self, future: F) -> mpsc::Receiver<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
         let (sender, done) = mpsc::sync_channel(1);
         self.handle.spawn(async move {
             let _ = sender.send(future.await);
         });
-        let _ = done.recv_timeout(self.drop_wait);
+        done
     }
 }
 

@@ -27,7 +27,7 @@ pub struct LockClientBuilder {
     pub(super) watchdog_timeout: Duration,
     pub(super) fair_wait: Duration,
     pub(super) connect_timeout: Duration,
-    pub(super) response_timeout: Duration,
+    pub(crate) response_timeout: Duration,
     pub(super) sync_replicas: SyncReplicas,
     /// `None`: the default, cut to half the response timeout.
     pub(super) sync_timeout: Option<Duration>,

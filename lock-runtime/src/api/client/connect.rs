@@ -5,20 +5,22 @@
 //! Invariants: nothing is connected before every setting was checked;
 //! dropping the future drops the half-made connections.
 
-use crate::base::config::{Config, LATCH_TTL, MIN_WATCHDOG_TIMEOUT, check_lease};
+use crate::base::config::{Config, LATCH_TTL, MIN_WATCHDOG_TIMEOUT, Timeouts, check_lease};
 use crate::base::error::{Error, Failure, Result, classify};
 use crate::base::owner::Ids;
 use crate::base::sync_replicas::{DEFAULT_SYNC_TIMEOUT, SyncReplicas};
 use crate::holds::background;
 use crate::holds::latches::Latches;
-use crate::holds::loss_watch::{LossWatch, WatchTarget};
+use crate::holds::loss_watch::LossWatch;
 use crate::holds::registry::Holds;
 use crate::holds::shared::Shared;
 use crate::protocol::replies::Publish;
+use crate::transport::cluster_nodes::{ClusterNodes, Nodes};
 use crate::transport::connection::{Connection, Source};
 use crate::transport::pubsub::PubSubHub;
 use crate::transport::replication::Replication;
 use crate::transport::sentinel::Sentinels;
+use crate::transport::tls::masked;
 use redis::{ConnectionInfo, RedisConnectionInfo};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -69,6 +71,10 @@ impl LockClientBuilder {
             }
         }
         let (connect_timeout, response_timeout) = (self.connect_timeout, self.response_timeout);
+        let timeouts = Timeouts {
+            connect: connect_timeout,
+            response: response_timeout,
+        };
         // A synced pipeline's WAIT may block its connection this long.
         let synced_extra = if self.sync_replicas == SyncReplicas::Off {
             Duration::ZERO
@@ -83,10 +89,10 @@ impl LockClientBuilder {
                     .to_string(),
             ));
         }
-        let (con, hub, publish, watch) = match (seeds, self.connection) {
+        let (con, nodes, publish) = match (seeds, self.connection) {
             (Seeds::Server(client), Some(con)) if con.is_cluster() => {
                 let template = tls.apply(client.get_connection_info().clone())?;
-                cluster_parts(template, con, connect_timeout, response_timeout).await?
+                cluster_parts(template, con).await?
             }
             (Seeds::Server(client), con) => {
                 let client = redis::Client::open(tls.apply(client.get_connection_info().clone())?)
@@ -95,16 +101,13 @@ impl LockClientBuilder {
                     Some(con) => con,
                     None => Connection::healing(
                         Source::Server(Box::new(client.clone())),
-                        connect_timeout,
-                        response_timeout,
+                        timeouts,
                         synced_extra,
                     )
                     .await
                     .map_err(|e| Error::connect(masked(client.get_connection_info()), e))?,
                 };
-                let watch = WatchTarget::Server(client.clone());
-                let hub = PubSubHub::new(client, connect_timeout, response_timeout);
-                (con, hub, Publish::Plain, watch)
+                (con, Nodes::Server(Box::new(client)), Publish::Plain)
             }
             (Seeds::Cluster(nodes), Some(con)) => {
                 if !con.is_cluster() {
@@ -115,7 +118,7 @@ impl LockClientBuilder {
                     ));
                 }
                 let template = tls.apply(nodes[0].clone())?;
-                cluster_parts(template, con, connect_timeout, response_timeout).await?
+                cluster_parts(template, con).await?
             }
             (Seeds::Cluster(nodes), None) => {
                 let nodes = nodes
@@ -142,7 +145,7 @@ impl LockClientBuilder {
                 .await
                 .map_err(connect_error)?;
                 let template = nodes[0].clone();
-                cluster_parts(template, con, connect_timeout, response_timeout).await?
+                cluster_parts(template, con).await?
             }
             (Seeds::Sentinel { sentinels, service }, con) => {
                 // Sentinels and masters may differ: plain sentinels of
@@ -166,13 +169,7 @@ impl LockClientBuilder {
                     "the master of `{service}` (sentinels {})",
                     sentinels.iter().map(masked).collect::<Vec<_>>().join(", ")
                 );
-                let sentinels = Arc::new(Sentinels::new(
-                    sentinels,
-                    service,
-                    master,
-                    connect_timeout,
-                    response_timeout,
-                ));
+                let sentinels = Arc::new(Sentinels::new(sentinels, service, master, timeouts));
                 let con = match con {
                     Some(con) if con.is_cluster() => {
                         return Err(Error::Config(
@@ -182,17 +179,14 @@ impl LockClientBuilder {
                     Some(con) => con,
                     None => Connection::healing(
                         Source::Sentinel(sentinels.clone()),
-                        connect_timeout,
-                        response_timeout,
+                        timeouts,
                         synced_extra,
                     )
                     .await
                     .map_err(|e| Error::connect(addr, e))?,
                 };
                 sentinels.watch();
-                let watch = WatchTarget::Sentinel(sentinels.clone());
-                let hub = PubSubHub::sentinel(sentinels, connect_timeout, response_timeout);
-                (con, hub, Publish::Plain, watch)
+                (con, Nodes::Sentinel(sentinels), Publish::Plain)
             }
         };
         let mut probe_con = con.clone();
@@ -209,8 +203,8 @@ impl LockClientBuilder {
         let shared = Arc::new(Shared {
             id: uuid::Uuid::new_v4().to_string().into(),
             con,
-            hub,
-            losses: LossWatch::new(watch, connect_timeout, response_timeout),
+            hub: PubSubHub::new(nodes.clone(), timeouts),
+            losses: LossWatch::new(nodes, timeouts),
             config,
             sync,
             holds: Arc::new(Mutex::new(Holds::new(by_slot))),
@@ -225,15 +219,14 @@ impl LockClientBuilder {
     }
 }
 
-/// A cluster client's command connection, pub/sub hub, way of
-/// announcing releases (sharded pub/sub if the cluster has it: probed once,
-/// with `PUBSUB SHARDNUMSUB`, as Redisson does) and loss watch target.
+/// A cluster client's command connection, the nodes of its side
+/// connections (pub/sub, loss watch), and its way of announcing releases
+/// (sharded pub/sub if the cluster has it: probed once, with
+/// `PUBSUB SHARDNUMSUB`, as Redisson does).
 async fn cluster_parts(
     template: ConnectionInfo,
     mut con: Connection,
-    connect_timeout: Duration,
-    response_timeout: Duration,
-) -> Result<(Connection, PubSubHub, Publish, WatchTarget)> {
+) -> Result<(Connection, Nodes, Publish)> {
     let probe = redis::cmd("PUBSUB")
         .arg("SHARDNUMSUB")
         .query_async::<redis::Value>(&mut con)
@@ -249,32 +242,13 @@ async fn cluster_parts(
             });
         }
     };
-    let watch = WatchTarget::Cluster {
-        template: template.clone(),
-        con: con.clone(),
-    };
-    let hub = PubSubHub::cluster(
-        template,
-        con.clone(),
-        sharded,
-        connect_timeout,
-        response_timeout,
-    );
     let publish = if sharded {
         Publish::Sharded
     } else {
         Publish::Plain
     };
-    Ok((con, hub, publish, watch))
-}
-
-/// A node's address for messages, without its password.
-fn masked(info: &ConnectionInfo) -> String {
-    match info.addr() {
-        redis::ConnectionAddr::Tcp(host, port) => format!("redis://{host}:{port}"),
-        redis::ConnectionAddr::TcpTls { host, port, .. } => format!("rediss://{host}:{port}"),
-        other => other.to_string(),
-    }
+    let cluster = ClusterNodes::new(template, con.clone(), sharded);
+    Ok((con, Nodes::Cluster(Arc::new(cluster)), publish))
 }
 
 #[cfg(test)]

@@ -163,20 +163,8 @@ impl LockClient {
     pub fn cluster_builder<T: IntoConnectionInfo>(
         urls: impl IntoIterator<Item = T>,
     ) -> LockClientBuilder {
-        let nodes: Result<Vec<ConnectionInfo>> = urls
-            .into_iter()
-            .map(|url| url.into_connection_info().map_err(Error::from_url))
-            .collect();
-        let seeds = nodes.and_then(|nodes| {
-            if nodes.is_empty() {
-                Err(Error::Config(
-                    "a cluster client needs the URL of at least one node".to_string(),
-                ))
-            } else {
-                Ok(Seeds::Cluster(nodes))
-            }
-        });
-        LockClientBuilder::with_seeds(seeds)
+        let seeds = parse_urls(urls, "a cluster client needs the URL of at least one node");
+        LockClientBuilder::with_seeds(seeds.map(Seeds::Cluster))
     }
 
     /// Connects through Redis Sentinel to the master of `service`, with
@@ -254,16 +242,12 @@ impl LockClient {
         sentinels: impl IntoIterator<Item = T>,
         service: &str,
     ) -> LockClientBuilder {
-        let nodes: Result<Vec<ConnectionInfo>> = sentinels
-            .into_iter()
-            .map(|url| url.into_connection_info().map_err(Error::from_url))
-            .collect();
-        let seeds = nodes.and_then(|sentinels| {
-            if sentinels.is_empty() {
-                Err(Error::Config(
-                    "a Sentinel client needs the URL of at least one sentinel".to_string(),
-                ))
-            } else if service.is_empty() {
+        let sentinels = parse_urls(
+            sentinels,
+            "a Sentinel client needs the URL of at least one sentinel",
+        );
+        let seeds = sentinels.and_then(|sentinels| {
+            if service.is_empty() {
                 Err(Error::Config(
                     "a Sentinel client needs the name of the service (master)".to_string(),
                 ))
@@ -340,4 +324,20 @@ impl LockClient {
     pub fn watchdog_timeout(&self) -> Duration {
         self.shared.config.watchdog_timeout
     }
+}
+
+/// The connection settings of `urls`; [`Error::Config`] saying `none` when
+/// there is none.
+fn parse_urls<T: IntoConnectionInfo>(
+    urls: impl IntoIterator<Item = T>,
+    none: &str,
+) -> Result<Vec<ConnectionInfo>> {
+    let infos = urls
+        .into_iter()
+        .map(|url| url.into_connection_info().map_err(Error::from_url))
+        .collect::<Result<Vec<_>>>()?;
+    if infos.is_empty() {
+        return Err(Error::Config(none.to_string()));
+    }
+    Ok(infos)
 }

@@ -15,20 +15,21 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Weak};
-use std::time::Duration;
 
 use futures_util::StreamExt;
+use futures_util::future::OptionFuture;
 use redis::{ErrorKind, Msg, RedisError, RedisResult};
 use tokio::sync::{mpsc, watch};
 
 use super::PATTERN_LINGER;
-use super::link::{Connect, Incoming, Link};
-use super::state::{Command, RunningCommand, Shared, Signals, Status, Target};
-use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT};
+use super::link::{Incoming, Link, open};
+use super::state::{Command, RunningCommand, Shared, Signals, Status};
+use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT, Timeouts};
 use crate::observability::targets;
 use crate::protocol::counted_scripts::permits_message;
 use crate::protocol::handoff::{self};
 use crate::protocol::replies::WakeMessage;
+use crate::transport::cluster_nodes::Nodes;
 
 /// The most waiters of one client a semaphore's message wakes at once (the
 /// permits it announces, up to this; each that takes permits and leaves
@@ -89,26 +90,18 @@ pub(super) enum Event {
 impl Driver {
     /// Connects, then runs commands and dispatches messages until the
     /// connection is closed or the hub is dropped.
-    pub(super) async fn run(
-        mut self,
-        connect: Connect,
-        connect_timeout: Duration,
-        response_timeout: Duration,
-    ) {
+    pub(super) async fn run(mut self, nodes: Nodes, timeouts: Timeouts) {
         // The `node` of the events: a single server's key is empty.
-        let shown = match &connect {
-            Connect::Server(client) => client.get_connection_info().addr().to_string(),
-            Connect::Sentinel(_) => "master".to_owned(),
-            Connect::Node { .. } => self.node.clone(),
+        let shown = match &nodes {
+            Nodes::Server(client) => client.get_connection_info().addr().to_string(),
+            Nodes::Sentinel(_) => "master".to_owned(),
+            Nodes::Cluster(_) => self.node.clone(),
         };
-        let connect = tokio::time::timeout(
-            connect_timeout,
-            connect.open(connect_timeout, response_timeout),
-        );
+        let connect = tokio::time::timeout(timeouts.connect, open(&nodes, &self.node, timeouts));
         // A pub/sub link answers a ping at once unless it is dead (or the
         // server is stuck in a long script): waiting the full response
         // timeout for it would delay the waiters it wakes.
-        let ping_timeout = response_timeout.min(PUBSUB_PING_TIMEOUT);
+        let ping_timeout = timeouts.response.min(PUBSUB_PING_TIMEOUT);
         let connected = connect.await.unwrap_or_else(|_| {
             Err(RedisError::from((
                 ErrorKind::Io,
@@ -150,41 +143,19 @@ impl Driver {
             let event = {
                 let running = &mut self.running;
                 let queue = &mut self.queue;
-                let moved = &mut self.moved;
+                let moved = OptionFuture::from(self.moved.as_mut().map(|moved| moved.changed()));
                 let pinging = ping.is_some();
                 let ping_deadline = ping.as_ref().map(|(_, deadline)| *deadline);
+                // A branch whose future is `None` is off (its pattern fails).
                 tokio::select! {
                     _ = ticker.tick() => Event::Sweep,
                     () = &mut ping_timer, if !pinging => Event::Tick,
-                    answer = async {
-                        match ping.as_mut() {
-                            Some((pong, _)) => pong.await,
-                            None => std::future::pending().await,
-                        }
-                    }, if pinging => Event::Pong(answer),
-                    _ = async {
-                        match ping_deadline {
-                            Some(deadline) => tokio::time::sleep_until(deadline).await,
-                            None => std::future::pending().await,
-                        }
-                    }, if pinging => Event::Silent,
+                    Some(answer) = OptionFuture::from(ping.as_mut().map(|(pong, _)| pong)) => Event::Pong(answer),
+                    Some(()) = OptionFuture::from(ping_deadline.map(tokio::time::sleep_until)) => Event::Silent,
                     message = stream.next() => Event::Message(message),
-                    done = async {
-                        match running.as_mut() {
-                            Some(command) => command.await,
-                            None => std::future::pending().await,
-                        }
-                    }, if running.is_some() => Event::Done(done),
+                    Some(done) = OptionFuture::from(running.as_mut()) => Event::Done(done),
                     command = queue.recv(), if running.is_none() => Event::Command(command),
-                    () = async {
-                        let changed = match moved.as_mut() {
-                            Some(moved) => moved.changed().await.is_ok(),
-                            None => false,
-                        };
-                        if !changed {
-                            std::future::pending::<()>().await;
-                        }
-                    } => Event::Moved,
+                    Some(Ok(())) = moved => Event::Moved,
                 }
             };
             if matches!(
@@ -332,7 +303,7 @@ impl Driver {
             return;
         };
         let woken: Vec<Arc<Signals>> = {
-            if let Target::Cluster(cluster) = &shared.target {
+            if let Nodes::Cluster(cluster) = &shared.nodes {
                 cluster.forget_slots();
             }
             let mut state = shared.lock();
@@ -345,22 +316,13 @@ impl Driver {
             }
             // Idle patterns of this connection are gone with it.
             let id = self.id;
-            state.channels.retain(|_, entry| {
-                entry.waiters > 0
-                    || entry
-                        .attempt
-                        .as_ref()
-                        .is_none_or(|attempt| attempt.conn != id)
-            });
+            state
+                .channels
+                .retain(|_, entry| entry.waiters > 0 || !entry.subscribed_on(id));
             state
                 .channels
                 .values()
-                .filter(|entry| {
-                    entry
-                        .attempt
-                        .as_ref()
-                        .is_some_and(|attempt| attempt.conn == self.id)
-                })
+                .filter(|entry| entry.subscribed_on(id))
                 .flat_map(|entry| entry.all_signals().cloned())
                 .collect()
         };
@@ -389,10 +351,7 @@ impl Driver {
                     && entry
                         .idle_since
                         .is_some_and(|since| now.duration_since(since) >= PATTERN_LINGER)
-                    && entry
-                        .attempt
-                        .as_ref()
-                        .is_some_and(|attempt| attempt.conn == id)
+                    && entry.subscribed_on(id)
             })
             .map(|(pattern, _)| pattern.clone())
             .collect();

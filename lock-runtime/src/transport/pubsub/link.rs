@@ -1,4 +1,4 @@
-//! Opening a driver's connection (`Connect`), its sending half (`Link`:
+//! Opening a driver's connection (`open`), its sending half (`Link`:
 //! `SUBSCRIBE`, `SSUBSCRIBE`, `PSUBSCRIBE` and their opposites, and pings)
 //! and what arrives on it (`Incoming`).
 //!
@@ -6,27 +6,16 @@
 //! connection; a cluster node a RESP3 one, whose pushes are read for
 //! messages, unsubscribes the node did on its own, and disconnection.
 
-use std::sync::Arc;
-use std::time::Duration;
+use crate::base::config::Timeouts;
 
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use redis::aio::{MultiplexedConnection, PubSubSink};
-use redis::{AsyncConnectionConfig, ConnectionInfo, Msg, PushInfo, PushKind, RedisResult, Value};
+use redis::{Msg, PushInfo, PushKind, RedisResult, Value};
 use tokio::sync::mpsc;
 
 use super::driver::RunningPing;
-use crate::transport::sentinel::Sentinels;
-
-/// How a driver connects.
-pub(super) enum Connect {
-    /// A RESP2 pub/sub connection to the server.
-    Server(redis::Client),
-    /// A RESP2 pub/sub connection to the master the sentinels name.
-    Sentinel(Arc<Sentinels>),
-    /// A RESP3 connection to a cluster node.
-    Node { info: ConnectionInfo, sharded: bool },
-}
+use crate::transport::cluster_nodes::Nodes;
 
 /// The sending half of a driver's connection.
 #[derive(Clone)]
@@ -51,42 +40,30 @@ pub(super) enum Incoming {
     Closed,
 }
 
-impl Connect {
-    /// Opens the connection: its sending half and what it receives.
-    pub(super) async fn open(
-        self,
-        connect_timeout: Duration,
-        response_timeout: Duration,
-    ) -> RedisResult<(Link, BoxStream<'static, Incoming>)> {
-        match self {
-            Connect::Server(client) => {
-                let (sink, stream) = client.get_async_pubsub().await?.split();
-                Ok((Link::Server(sink), stream.map(Incoming::Message).boxed()))
-            }
-            Connect::Sentinel(sentinels) => {
-                let client = sentinels.master_client().await?;
-                let (sink, stream) = client.get_async_pubsub().await?.split();
-                Ok((Link::Server(sink), stream.map(Incoming::Message).boxed()))
-            }
-            Connect::Node { info, sharded } => {
-                let (pushes, received) = mpsc::unbounded_channel::<PushInfo>();
-                let config = AsyncConnectionConfig::new()
-                    .set_connection_timeout(Some(connect_timeout))
-                    .set_response_timeout(Some(response_timeout))
-                    .set_push_sender(pushes);
-                let con = redis::Client::open(info)?
-                    .get_multiplexed_async_connection_with_config(&config)
-                    .await?;
-                let stream = futures_util::stream::unfold(received, |mut received| async move {
-                    let push = received.recv().await?;
-                    Some((incoming(push), received))
-                })
-                .filter_map(std::future::ready)
+/// Opens a driver's connection to `node` of `nodes`: its sending half and
+/// what it receives. A single server or Sentinel master gets a RESP2
+/// pub/sub connection, a cluster node a RESP3 one.
+pub(super) async fn open(
+    nodes: &Nodes,
+    node: &str,
+    timeouts: Timeouts,
+) -> RedisResult<(Link, BoxStream<'static, Incoming>)> {
+    let client = match nodes {
+        Nodes::Server(client) => (**client).clone(),
+        Nodes::Sentinel(sentinels) => sentinels.master_client().await?,
+        Nodes::Cluster(cluster) => {
+            let (pushes, mut received) = mpsc::unbounded_channel::<PushInfo>();
+            let config = timeouts.config().set_push_sender(pushes);
+            let con = nodes.connect_resp3(node, &config).await?;
+            let stream = futures_util::stream::poll_fn(move |cx| received.poll_recv(cx))
+                .filter_map(|push| std::future::ready(incoming(push)))
                 .boxed();
-                Ok((Link::Node { con, sharded }, stream))
-            }
+            let sharded = cluster.sharded;
+            return Ok((Link::Node { con, sharded }, stream));
         }
-    }
+    };
+    let (sink, stream) = client.get_async_pubsub().await?.split();
+    Ok((Link::Server(sink), stream.map(Incoming::Message).boxed()))
 }
 
 /// What a RESP3 push means to a driver, if anything.

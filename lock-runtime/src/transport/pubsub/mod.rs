@@ -96,10 +96,8 @@
 //!   the commands queued for a driver;
 //! - `driver.rs`: the task that owns one connection;
 //! - `link.rs`: opening a connection, sending on it, what arrives on it;
-//! - `cluster.rs`: which node owns a channel's slot;
 //! - `tests.rs`: against real `redis-server` processes.
 
-mod cluster;
 mod driver;
 mod link;
 mod state;
@@ -107,19 +105,17 @@ mod subscription;
 #[cfg(test)]
 mod tests;
 
+use crate::base::config::Timeouts;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use redis::{ConnectionInfo, RedisResult};
+use redis::RedisResult;
 
-use crate::transport::connection::Connection;
-use crate::transport::sentinel::Sentinels;
-
-use cluster::ClusterTarget;
-use state::{ChannelEntry, Shared, Signals, State, Target};
+use crate::transport::cluster_nodes::Nodes;
+use state::{ChannelEntry, Shared, Signals, State};
 
 pub(crate) use subscription::Subscription;
 
@@ -155,65 +151,19 @@ pub(crate) struct PubSubHub {
 }
 
 impl PubSubHub {
-    /// Creates a hub that opens its pub/sub connection with `client`.
+    /// Creates a hub whose connections go to `nodes`: one to the server
+    /// (or the Sentinel master), or on a cluster one to each node that owns
+    /// the slot of a subscribed channel (with `SSUBSCRIBE` where the
+    /// cluster is sharded).
     ///
-    /// Nothing is connected yet: the connection is opened by the first
-    /// [`subscribe`](Self::subscribe), and opened again by the next one after
-    /// it was lost.
-    pub(crate) fn new(
-        client: redis::Client,
-        connect_timeout: Duration,
-        response_timeout: Duration,
-    ) -> PubSubHub {
-        PubSubHub::with_target(Target::Server(client), connect_timeout, response_timeout)
-    }
-
-    /// Creates a hub for a cluster: it subscribes each channel on the node
-    /// that owns its slot (asking `con` which one), connecting as
-    /// `template` says (its address is replaced by the node's), with
-    /// `SSUBSCRIBE` if `sharded`, else `SUBSCRIBE`. Nothing is connected
-    /// yet.
-    pub(crate) fn cluster(
-        template: ConnectionInfo,
-        con: Connection,
-        sharded: bool,
-        connect_timeout: Duration,
-        response_timeout: Duration,
-    ) -> PubSubHub {
-        let target = Target::Cluster(ClusterTarget {
-            template,
-            con,
-            sharded,
-            slots: Mutex::new(None),
-        });
-        PubSubHub::with_target(target, connect_timeout, response_timeout)
-    }
-
-    /// Creates a hub for the master of a Sentinel service: each connection
-    /// goes to the master the sentinels name when it is opened. Nothing is
-    /// connected yet.
-    pub(crate) fn sentinel(
-        sentinels: Arc<Sentinels>,
-        connect_timeout: Duration,
-        response_timeout: Duration,
-    ) -> PubSubHub {
-        PubSubHub::with_target(
-            Target::Sentinel(sentinels),
-            connect_timeout,
-            response_timeout,
-        )
-    }
-
-    fn with_target(
-        target: Target,
-        connect_timeout: Duration,
-        response_timeout: Duration,
-    ) -> PubSubHub {
+    /// Nothing is connected yet: a connection is opened by the first
+    /// [`subscribe`](Self::subscribe) that needs it, and opened again by the
+    /// next one after it was lost.
+    pub(crate) fn new(nodes: Nodes, timeouts: Timeouts) -> PubSubHub {
         PubSubHub {
             shared: Arc::new(Shared {
-                target,
-                connect_timeout,
-                response_timeout,
+                nodes,
+                timeouts,
                 state: Mutex::new(State {
                     conns: HashMap::new(),
                     next_conn_id: 0,
@@ -328,7 +278,7 @@ impl PubSubHub {
     /// already, a message published from now on reaches it; otherwise
     /// [`Subscription::confirm`] subscribes the pattern.
     pub(crate) fn member(&self, pattern: &str, channel: &str) -> Option<Subscription> {
-        if matches!(self.shared.target, Target::Cluster(_))
+        if matches!(self.shared.nodes, Nodes::Cluster(_))
             || self.shared.patterns_refused.load(Ordering::Relaxed)
         {
             return None;

@@ -1,4 +1,4 @@
-//! The hub's shared state: where connections go (`Target`), the live
+//! The hub's shared state: where connections go (`Nodes`), the live
 //! connection per node (`ConnHandle`), each channel's entry, its `SUBSCRIBE`
 //! attempt and wake-up signals, and the commands queued for a driver.
 //!
@@ -12,36 +12,21 @@
 //! - one driver per node at a time: `live_conn` starts a new one only when
 //!   the last is gone.
 
+use crate::base::config::Timeouts;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
 
 use redis::{ErrorKind, RedisError, RedisResult};
 use tokio::sync::{Notify, mpsc, watch};
 
 use super::SUBSCRIBE_ATTEMPTS;
-use super::cluster::ClusterTarget;
 use super::driver::Driver;
-use super::link::Connect;
 use crate::base::names::slot;
 use crate::protocol::handoff::Handoff;
-use crate::transport::cluster_nodes::node_info;
-use crate::transport::sentinel::Sentinels;
-
-/// Where a hub's connections go.
-pub(super) enum Target {
-    /// One server: one RESP2 pub/sub connection, `SUBSCRIBE`.
-    Server(redis::Client),
-    /// The master of a Sentinel service, asked of the sentinels at each
-    /// connect; otherwise as `Server`.
-    Sentinel(Arc<Sentinels>),
-    /// A cluster: a RESP3 connection to each node that owns the slot of a
-    /// subscribed channel.
-    Cluster(ClusterTarget),
-}
+use crate::transport::cluster_nodes::Nodes;
 
 /// The key of the single server's connection in [`State::conns`].
 pub(super) const SERVER: &str = "";
@@ -49,12 +34,10 @@ pub(super) const SERVER: &str = "";
 /// State shared by the hub, its subscriptions and (weakly) its driver task.
 pub(super) struct Shared {
     /// Where connections go.
-    pub(super) target: Target,
-    /// How long opening a connection may take.
-    pub(super) connect_timeout: Duration,
-    /// How long a ping may go unanswered before the connection counts as
-    /// dead.
-    pub(super) response_timeout: Duration,
+    pub(super) nodes: Nodes,
+    /// How long opening a connection may take, and a ping may go
+    /// unanswered before the connection counts as dead.
+    pub(super) timeouts: Timeouts,
     /// Everything mutable; never held across an `.await`.
     pub(super) state: Mutex<State>,
     /// The server refused a `PSUBSCRIBE` (an ACL that lists channels
@@ -167,6 +150,13 @@ impl ChannelEntry {
         }
     }
 
+    /// Whether its last `SUBSCRIBE` went on connection `conn`.
+    pub(super) fn subscribed_on(&self, conn: u64) -> bool {
+        self.attempt
+            .as_ref()
+            .is_some_and(|attempt| attempt.conn == conn)
+    }
+
     /// Every signal of the entry: its own, and its members'.
     pub(super) fn all_signals(&self) -> impl Iterator<Item = &Arc<Signals>> {
         std::iter::once(&self.signals).chain(self.members.values())
@@ -215,18 +205,18 @@ impl Shared {
                 .map(|status| status.clone());
             match outcome {
                 Ok(Status::Subscribed) => return Ok(()),
-                Ok(Status::Failed(err)) => match &self.target {
-                    Target::Server(_) | Target::Sentinel(_) => return Err(err),
+                Ok(Status::Failed(err)) => match &self.nodes {
+                    Nodes::Server(_) | Nodes::Sentinel(_) => return Err(err),
                     // The slot may have moved, the node may be down: ask
                     // the cluster again.
-                    Target::Cluster(cluster) => {
+                    Nodes::Cluster(cluster) => {
                         cluster.failed(&err);
                         last_error = Some(err);
                     }
                 },
                 // The connection died before it confirmed: try a new one.
                 Ok(Status::Pending) | Err(_) => {
-                    if let Target::Cluster(cluster) = &self.target {
+                    if let Nodes::Cluster(cluster) = &self.nodes {
                         cluster.forget_slots();
                     }
                 }
@@ -243,9 +233,9 @@ impl Shared {
     /// The node to subscribe `channel` on: the server, or the primary that
     /// owns the channel's slot.
     pub(super) async fn node_of(&self, channel: &str) -> RedisResult<String> {
-        match &self.target {
-            Target::Server(_) | Target::Sentinel(_) => Ok(SERVER.to_owned()),
-            Target::Cluster(cluster) => cluster.owner(slot(channel)).await,
+        match &self.nodes {
+            Nodes::Server(_) | Nodes::Sentinel(_) => Ok(SERVER.to_owned()),
+            Nodes::Cluster(cluster) => cluster.owner(slot(channel)).await,
         }
     }
 
@@ -304,14 +294,6 @@ pub(super) fn live_conn<'a>(
     if let Some(current) = conns.remove(node).filter(ConnHandle::is_alive) {
         return Ok(conns.entry(node.to_owned()).or_insert(current));
     }
-    let connect = match &shared.target {
-        Target::Server(client) => Connect::Server(client.clone()),
-        Target::Sentinel(sentinels) => Connect::Sentinel(sentinels.clone()),
-        Target::Cluster(cluster) => Connect::Node {
-            info: node_info(&cluster.template, node)?,
-            sharded: cluster.sharded,
-        },
-    };
     let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
         RedisError::from((
             ErrorKind::Client,
@@ -321,12 +303,8 @@ pub(super) fn live_conn<'a>(
     let id = *next_conn_id;
     *next_conn_id += 1;
     let (commands, queue) = mpsc::unbounded_channel();
-    let moved = match &shared.target {
-        Target::Sentinel(sentinels) => Some(sentinels.switches()),
-        Target::Server(_) | Target::Cluster(_) => None,
-    };
     let driver = Driver {
-        moved,
+        moved: shared.nodes.switches(),
         shared: Arc::downgrade(shared),
         node: node.to_owned(),
         id,
@@ -335,7 +313,7 @@ pub(super) fn live_conn<'a>(
         dead: false,
         unsubscribing: HashMap::new(),
     };
-    runtime.spawn(driver.run(connect, shared.connect_timeout, shared.response_timeout));
+    runtime.spawn(driver.run(shared.nodes.clone(), shared.timeouts));
     Ok(conns
         .entry(node.to_owned())
         .or_insert(ConnHandle { id, commands }))

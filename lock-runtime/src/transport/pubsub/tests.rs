@@ -9,7 +9,10 @@ use redlua_test_support::{RedisCluster, RedisServer};
 
 use super::subscription::Subscription;
 use super::{PATTERN_LINGER, PubSubHub};
+use crate::base::config::Timeouts;
+use crate::transport::cluster_nodes::{ClusterNodes, Nodes};
 use crate::transport::connection::Connection;
+use std::sync::Arc;
 use tokio::sync::mpsc::{self, UnboundedReceiver};
 use tokio::time::{Instant, sleep, timeout};
 
@@ -24,6 +27,11 @@ impl PubSubHub {
 
 /// How long a waiter that must not wake is watched.
 const QUIET: Duration = Duration::from_millis(200);
+/// The hubs' timeouts.
+const THREE_SECONDS: Timeouts = Timeouts {
+    connect: Duration::from_secs(3),
+    response: Duration::from_secs(3),
+};
 /// Upper bound for things that must happen (they take a few ms).
 const SOON: Duration = Duration::from_secs(5);
 
@@ -36,11 +44,7 @@ struct Env {
 
 async fn env() -> Env {
     let server = RedisServer::start();
-    let hub = PubSubHub::new(
-        server.client(),
-        Duration::from_secs(3),
-        Duration::from_secs(3),
-    );
+    let hub = PubSubHub::new(Nodes::Server(Box::new(server.client())), THREE_SECONDS);
     let conn = server
         .client()
         .get_multiplexed_async_connection()
@@ -246,9 +250,10 @@ fn types_are_send_and_sync() {
 async fn futures_are_send() {
     fn send<T: Send>(_: &T) {}
     let hub = PubSubHub::new(
-        redis::Client::open("redis://127.0.0.1:1/").unwrap(),
-        Duration::from_secs(3),
-        Duration::from_secs(3),
+        Nodes::Server(Box::new(
+            redis::Client::open("redis://127.0.0.1:1/").unwrap(),
+        )),
+        THREE_SECONDS,
     );
     let subscribe = hub.subscribe("ch");
     send(&subscribe);
@@ -515,11 +520,7 @@ async fn dropping_the_hub_closes_its_connection() {
     } = env;
     drop(hub);
     let mut env = Env {
-        hub: PubSubHub::new(
-            server.client(),
-            Duration::from_secs(3),
-            Duration::from_secs(3),
-        ),
+        hub: PubSubHub::new(Nodes::Server(Box::new(server.client())), THREE_SECONDS),
         server,
         conn: conn.clone(),
     };
@@ -544,12 +545,13 @@ async fn on_a_cluster_each_channel_is_subscribed_on_the_node_of_its_slot() {
         } else {
             ("NUMSUB", "PUBLISH")
         };
-        let hub = PubSubHub::cluster(
-            template.clone(),
-            con.clone(),
-            sharded,
-            Duration::from_secs(3),
-            Duration::from_secs(3),
+        let hub = PubSubHub::new(
+            Nodes::Cluster(Arc::new(ClusterNodes::new(
+                template.clone(),
+                con.clone(),
+                sharded,
+            ))),
+            THREE_SECONDS,
         );
         // Slots: "b" 3300 (node 0), "c" 7365 (node 1), "a" 15495 (node 2).
         for (channel, node) in [("ch{b}", 0), ("ch{c}", 1), ("ch{a}", 2)] {
@@ -587,7 +589,7 @@ async fn an_unreachable_server_is_an_error() {
     let server = RedisServer::start();
     let client = server.client();
     drop(server);
-    let hub = PubSubHub::new(client, Duration::from_secs(3), Duration::from_secs(3));
+    let hub = PubSubHub::new(Nodes::Server(Box::new(client)), THREE_SECONDS);
     let err = timeout(SOON, hub.subscribe("ch"))
         .await
         .expect("fails fast")
