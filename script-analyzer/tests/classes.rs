@@ -1226,6 +1226,80 @@ return 0",
             ),
         ],
     },
+    Class {
+        name: "a record's field (unpack of HMGET) compared with nil",
+        lint: Lint::NilComparison,
+        headers: &[],
+        not_claimed: &[],
+        cells: [
+            (
+                "local state, owner = unpack(redis.call('HMGET', KEYS[1], 'state', 'owner'))
+if owner == nil then --<
+  return 0
+end
+return state",
+                "local state, owner = unpack(redis.call('HMGET', KEYS[1], 'state', 'owner'))
+if not owner then
+  return 0
+end
+return state",
+            ),
+            (
+                "local job = {}
+job.state, job.owner = unpack(redis.call('HMGET', KEYS[1], 'state', 'owner'))
+if job.owner ~= nil then --<
+  return job.owner
+end
+return 0",
+                "local job = {}
+job.state, job.owner = unpack(redis.call('HMGET', KEYS[1], 'state', 'owner'))
+if job.owner then
+  return job.owner
+end
+return 0",
+            ),
+            (
+                "local held = 0
+for _, key in ipairs(KEYS) do
+  local state, owner = unpack(redis.call('HMGET', key, 'state', 'owner'))
+  if owner ~= nil then --<
+    held = held + 1
+  end
+end
+return held",
+                "local held = 0
+for _, key in ipairs(KEYS) do
+  local state, owner = unpack(redis.call('HMGET', key, 'state', 'owner'))
+  if owner ~= nil and owner ~= false then
+    held = held + 1
+  end
+end
+return held",
+            ),
+            (
+                "local state, owner
+if ARGV[1] == 'lock' then
+  state, owner = unpack(redis.call('HMGET', KEYS[1], 'state', 'owner'))
+else
+  state, owner = unpack(redis.call('HMGET', KEYS[2], 'state', 'owner'))
+end
+if owner == nil then --<
+  return 0
+end
+return 1",
+                "local state, owner
+if ARGV[1] == 'lock' then
+  state, owner = unpack(redis.call('HMGET', KEYS[1], 'state', 'owner'))
+else
+  state, owner = unpack(redis.call('HMGET', KEYS[2], 'state', 'owner'))
+end
+if owner == false then
+  return 0
+end
+return 1",
+            ),
+        ],
+    },
 ];
 
 /// The lines (1-based) where `lint` reports on `source`, read as a bare

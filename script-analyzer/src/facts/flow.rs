@@ -956,9 +956,13 @@ impl Flow<'_, '_> {
             .index(&value, Some(&Key::Number((position + 1) as f64)));
         // Named fields of a record (`local state, group = unpack(HMGET
         // ...)`): the script is taken to know they are there, so their
-        // nil reply does not explain a `false`; the types stay.
+        // nil reply does not explain a `false`; the types stay, and so
+        // does where they come from.
         if element.ty.intersects(Ty::FALSE) {
-            element.origin = None;
+            element.origin = match element.origin {
+                Some(Origin::Element { command }) => Some(Origin::Record { command }),
+                _ => None,
+            };
         }
         (!element.ty.is_any()).then_some(element)
     }

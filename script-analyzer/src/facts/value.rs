@@ -174,6 +174,14 @@ pub enum Origin {
         /// The command as messages show it: `HGETALL`.
         command: String,
     },
+    /// An element of a command's array reply that the script names as one
+    /// of a record's fields (`local state, queue = unpack(redis.call('HMGET',
+    /// ...))`): a reply's value, whose types stay (a string or `false`), but
+    /// taken to be there, so that its nil reply explains no `false`.
+    Record {
+        /// The command as messages show it: `HMGET`.
+        command: String,
+    },
     /// `math.floor` or `math.ceil` of a division, which small inputs
     /// round to 0.
     Rounded {

@@ -22,7 +22,11 @@ fn textual(value: &Inferred) -> bool {
 
 /// A string Redis gave: a reply, or an element of an array reply.
 fn from_redis(value: &Inferred) -> bool {
-    value.reply().is_some() || matches!(value.origin, Some(Origin::Element { .. }))
+    value.reply().is_some()
+        || matches!(
+            value.origin,
+            Some(Origin::Element { .. } | Origin::Record { .. })
+        )
 }
 
 /// `ARGV[n]` (also through locals), or a string literal holding a number.

@@ -30,11 +30,15 @@ pub(crate) fn describe(cx: &Context<'_>, expr: &Expression, value: &Inferred) ->
     match &value.origin {
         Some(Origin::Reply { command, shape, .. }) => format!("{command} returns {shape}"),
         Some(Origin::Cursor { command }) => format!("{command}'s cursor is a string"),
-        Some(Origin::Element { command }) if value.ty.intersects(Ty::FALSE) => format!(
-            "`{}`, an element of the {command} reply, is a string or `false` (a nil reply)",
-            text(cx, expr)
-        ),
-        Some(Origin::Element { command }) => format!(
+        Some(Origin::Element { command } | Origin::Record { command })
+            if value.ty.intersects(Ty::FALSE) =>
+        {
+            format!(
+                "`{}`, an element of the {command} reply, is a string or `false` (a nil reply)",
+                text(cx, expr)
+            )
+        }
+        Some(Origin::Element { command } | Origin::Record { command }) => format!(
             "`{}`, an element of the {command} reply, is a string",
             text(cx, expr)
         ),
