@@ -114,6 +114,9 @@ lints! {
     /// (`redis.call('GET', k) == nil`, `type(v) == 'nil'`): a nil reply
     /// arrives as `false`.
     NilComparison => "nil_comparison", Error,
+    /// A value compared with a table constructor (`v == {}`): a table is
+    /// equal only to itself, so the comparison never holds.
+    TableComparison => "table_comparison", Error,
     /// A status reply compared with a string, a number or `true`
     /// (`redis.call('SET', k, v) == 'OK'`): it is a table `{ok = 'OK'}`.
     StatusComparison => "status_comparison", Error,

@@ -1300,6 +1300,78 @@ return 1",
             ),
         ],
     },
+    Class {
+        name: "a value compared with a new table (`v == {}`)",
+        lint: Lint::TableComparison,
+        headers: &[],
+        not_claimed: &[],
+        cells: [
+            (
+                "local failure = redis.call('HGET', KEYS[1], 'failure')
+if failure == {} then --<
+  redis.call('HSET', KEYS[1], 'failure', ARGV[1])
+end
+return 1",
+                "local failure = redis.call('HGET', KEYS[1], 'failure')
+if not failure then
+  redis.call('HSET', KEYS[1], 'failure', ARGV[1])
+end
+return 1",
+            ),
+            (
+                "local job = cjson.decode(redis.call('GET', KEYS[1]) or '{}')
+if job.tags ~= {} then --<
+  redis.call('SADD', KEYS[2], unpack(job.tags))
+end
+return 1",
+                "local job = cjson.decode(redis.call('GET', KEYS[1]) or '{}')
+if job.tags and next(job.tags) ~= nil then
+  redis.call('SADD', KEYS[2], unpack(job.tags))
+end
+return 1",
+            ),
+            (
+                "local missing = 0
+for _, key in ipairs(KEYS) do
+  local members = redis.call('SMEMBERS', key)
+  if members == {} then --<
+    missing = missing + 1
+  end
+end
+return missing",
+                "local missing = 0
+for _, key in ipairs(KEYS) do
+  local members = redis.call('SMEMBERS', key)
+  if #members == 0 then
+    missing = missing + 1
+  end
+end
+return missing",
+            ),
+            (
+                "local found
+if ARGV[1] == 'set' then
+  found = redis.call('SMEMBERS', KEYS[1])
+else
+  found = redis.call('LRANGE', KEYS[1], 0, -1)
+end
+if found == {} then --<
+  return 0
+end
+return #found",
+                "local found
+if ARGV[1] == 'set' then
+  found = redis.call('SMEMBERS', KEYS[1])
+else
+  found = redis.call('LRANGE', KEYS[1], 0, -1)
+end
+if next(found) == nil then
+  return 0
+end
+return #found",
+            ),
+        ],
+    },
 ];
 
 /// The lines (1-based) where `lint` reports on `source`, read as a bare
