@@ -1372,6 +1372,202 @@ return #found",
             ),
         ],
     },
+    Class {
+        name: "an integer reply, given by a helper, used as a condition",
+        lint: Lint::IntegerCondition,
+        headers: &[],
+        not_claimed: &[],
+        cells: [
+            (
+                "local function locked(key)
+  return redis.call('EXISTS', key)
+end
+local busy = locked(KEYS[1])
+if busy then --<
+  return 0
+end
+return redis.call('SET', KEYS[1], ARGV[1], 'NX') and 1 or 0",
+                "local function locked(key)
+  return redis.call('EXISTS', key)
+end
+local busy = locked(KEYS[1])
+if busy == 1 then
+  return 0
+end
+return redis.call('SET', KEYS[1], ARGV[1], 'NX') and 1 or 0",
+            ),
+            (
+                "local function member(key, value)
+  return redis.call('SISMEMBER', key, value)
+end
+local seen = {}
+seen.first = member(KEYS[1], ARGV[1])
+if not seen.first then --<
+  redis.call('SADD', KEYS[1], ARGV[1])
+end
+return 1",
+                "local function member(key, value)
+  return redis.call('SISMEMBER', key, value)
+end
+local seen = {}
+seen.first = member(KEYS[1], ARGV[1])
+if seen.first == 0 then
+  redis.call('SADD', KEYS[1], ARGV[1])
+end
+return 1",
+            ),
+            (
+                "local function removed(key, id)
+  return redis.call('LREM', key, 0, id)
+end
+local requeued = 0
+for _, id in ipairs(ARGV) do
+  if removed(KEYS[1], id) then --<
+    redis.call('RPUSH', KEYS[2], id)
+    requeued = requeued + 1
+  end
+end
+return requeued",
+                "local function removed(key, id)
+  return redis.call('LREM', key, 0, id)
+end
+local requeued = 0
+for _, id in ipairs(ARGV) do
+  if removed(KEYS[1], id) > 0 then
+    redis.call('RPUSH', KEYS[2], id)
+    requeued = requeued + 1
+  end
+end
+return requeued",
+            ),
+            (
+                "local function exists(key)
+  return redis.call('HEXISTS', key, ARGV[1])
+end
+local found
+if ARGV[2] == 'primary' then
+  found = exists(KEYS[1])
+else
+  found = exists(KEYS[2])
+end
+if found then --<
+  return 1
+end
+return 0",
+                "local function exists(key)
+  return redis.call('HEXISTS', key, ARGV[1])
+end
+local found
+if ARGV[2] == 'primary' then
+  found = exists(KEYS[1])
+else
+  found = exists(KEYS[2])
+end
+if found == 1 then
+  return 1
+end
+return 0",
+            ),
+        ],
+    },
+    Class {
+        name: "a nil reply, given by a helper, compared with nil",
+        lint: Lint::NilComparison,
+        headers: &[],
+        not_claimed: &[],
+        cells: [
+            (
+                "local function lockOwner(key)
+  return redis.call('GET', key)
+end
+local owner = lockOwner(KEYS[1])
+if owner == nil then --<
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0",
+                "local function lockOwner(key)
+  return redis.call('GET', key)
+end
+local owner = lockOwner(KEYS[1])
+if not owner then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0",
+            ),
+            (
+                "local function field(key, name)
+  return redis.call('HGET', key, name)
+end
+local job = {}
+job.state = field(KEYS[1], 'state')
+if job.state ~= nil then --<
+  return job.state
+end
+return 'missing'",
+                "local function field(key, name)
+  return redis.call('HGET', key, name)
+end
+local job = {}
+job.state = field(KEYS[1], 'state')
+if job.state then
+  return job.state
+end
+return 'missing'",
+            ),
+            (
+                "local function scoreOf(member)
+  return redis.call('ZSCORE', KEYS[1], member)
+end
+local absent = 0
+for _, member in ipairs(ARGV) do
+  if scoreOf(member) == nil then --<
+    absent = absent + 1
+  end
+end
+return absent",
+                "local function scoreOf(member)
+  return redis.call('ZSCORE', KEYS[1], member)
+end
+local absent = 0
+for _, member in ipairs(ARGV) do
+  if scoreOf(member) == false then
+    absent = absent + 1
+  end
+end
+return absent",
+            ),
+            (
+                "local function peek(key)
+  return redis.call('LINDEX', key, 0)
+end
+local head
+if ARGV[1] == 'high' then
+  head = peek(KEYS[1])
+else
+  head = peek(KEYS[2])
+end
+if head == nil then --<
+  return 0
+end
+return head",
+                "local function peek(key)
+  return redis.call('LINDEX', key, 0)
+end
+local head
+if ARGV[1] == 'high' then
+  head = peek(KEYS[1])
+else
+  head = peek(KEYS[2])
+end
+if not head then
+  return 0
+end
+return head",
+            ),
+        ],
+    },
 ];
 
 /// The lines (1-based) where `lint` reports on `source`, read as a bare

@@ -571,7 +571,7 @@ impl Types<'_> {
                     // test of one call, `if held() == nil then`, covers
                     // the next), and a boolean it gives is meant as one.
                     let falsy = value.ty.intersects(Ty::FALSY);
-                    let origin = value.origin.filter(|o| {
+                    let origin = value.origin.and_then(|o| {
                         // A boolean it makes is its meant reply.
                         let hazard = matches!(
                             o,
@@ -581,7 +581,15 @@ impl Types<'_> {
                                 | Origin::Boolean { .. }
                         );
                         let why_false = falsy && o.explains_false();
-                        !(hazard || why_false)
+                        match o {
+                            _ if hazard => None,
+                            // Still a reply: its types stay what Redis gives.
+                            Origin::Reply { .. } | Origin::Element { .. } if why_false => {
+                                Some(Origin::Trusted { of: Box::new(o) })
+                            }
+                            _ if why_false => None,
+                            o => Some(o),
+                        }
                     });
                     Inferred {
                         ty: value.ty,

@@ -960,7 +960,7 @@ impl Flow<'_, '_> {
         // does where they come from.
         if element.ty.intersects(Ty::FALSE) {
             element.origin = match element.origin {
-                Some(Origin::Element { command }) => Some(Origin::Record { command }),
+                Some(o @ Origin::Element { .. }) => Some(Origin::Trusted { of: Box::new(o) }),
                 _ => None,
             };
         }

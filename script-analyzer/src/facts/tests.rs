@@ -640,14 +640,19 @@ fn a_call_of_the_scripts_own_function_gives_what_it_returns() {
         assert_eq!(found[0].ty, expected, "{source}: {found:?}");
     }
     // The reply it comes from is kept, but not as the reason it may be
-    // false; number hazards over parameters are not kept.
+    // false (it is trusted); number hazards over parameters are not kept.
     let found =
         probes("local function ids(k) return redis.call('SMEMBERS', k) end\nprobe(ids(KEYS[1]))");
     assert_eq!(found[0].reply().map(|r| r.0), Some("SMEMBERS"));
     let found =
         probes("local function get(k) return redis.call('GET', k) end\nprobe(get(KEYS[1]))");
     assert_eq!(found[0].ty, Ty::STRING.union(Ty::FALSE));
-    assert_eq!(found[0].origin, None);
+    assert!(
+        matches!(&found[0].origin, Some(Origin::Trusted { of }) if matches!(**of, Origin::Reply { .. })),
+        "{found:?}"
+    );
+    assert!(found[0].from_redis());
+    assert!(!found[0].origin.as_ref().is_some_and(Origin::explains_false));
     let found = probes("local function half(n) return n / 2 end\nprobe(half(ARGV[1]))");
     assert_eq!(found[0].origin, None);
 }

@@ -12,7 +12,7 @@
 
 use super::typed::{describe, each_comparison};
 use super::{Context, RedisCall};
-use crate::facts::{Origin, Ty, unparenthesized};
+use crate::facts::{Ty, unparenthesized};
 use crate::{Diagnostic, Lint, Report};
 use full_moon::ast::{BinOp, Call, Expression, FunctionArgs, Prefix, Suffix};
 use full_moon::visitors::Visitor;
@@ -39,12 +39,7 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             },
         };
         let inferred = cx.types.of(value);
-        let from_redis = inferred.reply().is_some()
-            || matches!(
-                inferred.origin,
-                Some(Origin::Element { .. } | Origin::Record { .. })
-            );
-        if !from_redis
+        if !inferred.from_redis()
             || inferred.ty.is_any()
             || inferred.ty == Ty::EMPTY
             || inferred.ty.intersects(Ty::NIL)
@@ -241,6 +236,23 @@ mod tests {
                 "{found:?}"
             );
         }
+    }
+
+    #[test]
+    fn what_the_scripts_own_function_returns_compared_with_nil() {
+        let helper = "local function owner(key)\n  return redis.call('HGET', key, 'owner')\nend\n";
+        for test in ["owner(KEYS[1]) == nil", "nil ~= owner(KEYS[1])"] {
+            let source = format!("{helper}if {test} then return 0 end\nreturn 1");
+            let found = errors(&source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(
+                found[0].starts_with("HGET returns a string or `false`"),
+                "{found:?}"
+            );
+        }
+        // A function that may give nil itself is fairly compared with nil.
+        let source = "local function owner(key)\n  if key == '' then return nil end\n  return redis.call('HGET', key, 'owner')\nend\nif owner(KEYS[1]) == nil then return 0 end\nreturn 1";
+        assert!(errors(source).is_empty(), "{:?}", errors(source));
     }
 
     #[test]
