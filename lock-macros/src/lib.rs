@@ -248,7 +248,7 @@ use proc_macro::TokenStream;
 /// | `pcall_unchecked` | (warning) a `redis.pcall` result used without checking `err` |
 /// | `fractional_argument` | (warning) a number that may be fractional where an integer is needed (`EXPIRE k ARGV[1] / 1000`) |
 /// | `return_shape` | a returned table Redis converts otherwise: `{a, nil, b}` is cut at the nil, `{count = n}` arrives empty |
-/// | `cjson_empty_table` | (warning) `cjson.encode({})` gives `{}`, not `[]`; so does a list that may be empty where it is encoded (filled in a loop, a command's list reply) |
+/// | `cjson_empty_table` | (warning) `cjson.encode({})` gives `{}`, not `[]`; so does a list that may be empty where it is encoded (filled in a loop, a command's list reply), and a document `cjson.decode` gave, encoded again |
 /// | `cjson_null_condition` | `cjson.null` as a condition (always true); (warning) a `cjson.decode` field tested as a condition or compared with `nil` (a JSON null is `cjson.null`) |
 /// | `argv_pattern` | (warning) `KEYS[n]` / `ARGV[n]` used as a Lua pattern (`string.find(s, ARGV[1])`) |
 /// | `unpack_reply` | (warning) `unpack` of a command's array reply, which may be empty or too long |

@@ -165,7 +165,8 @@ lints! {
     /// (`cjson.encode({})`), a table filled in a loop or a branch, or a
     /// command's list reply (LRANGE, SMEMBERS) written in place or held in
     /// a local or a table's field, with no `#t == 0` test on the path;
-    /// whole, or as a member of a table written in the call.
+    /// whole, or as a member of a table written in the call; a document
+    /// `cjson.decode` gave, encoded again (its empty arrays come back `{}`).
     CjsonEmptyTable => "cjson_empty_table", Warning,
     /// `cjson.null` used as a condition (always true), or a field of a
     /// `cjson.decode` result tested as a condition or compared with `nil`,

@@ -1568,6 +1568,76 @@ return head",
             ),
         ],
     },
+    Class {
+        name: "a decoded document encoded again (`[]` comes back `{}`)",
+        lint: Lint::CjsonEmptyTable,
+        headers: &[],
+        not_claimed: &[],
+        cells: [
+            (
+                "local raw = redis.call('GET', KEYS[1])
+if not raw then
+  return 0
+end
+local job = cjson.decode(raw)
+job.attempts = (tonumber(job.attempts) or 0) + 1
+redis.call('SET', KEYS[1], cjson.encode(job)) --<
+return job.attempts",
+                "local raw = redis.call('GET', KEYS[1])
+if not raw then
+  return 0
+end
+local attempts = redis.call('HINCRBY', KEYS[2], 'attempts', 1)
+redis.call('SET', KEYS[1], raw)
+return attempts",
+            ),
+            (
+                "local entry = {}
+entry.queue = ARGV[1]
+entry.payload = cjson.decode(ARGV[2])
+redis.call('SET', KEYS[1], cjson.encode(entry)) --<
+return 1",
+                "local entry = {}
+entry.queue = ARGV[1]
+entry.payload = ARGV[2]
+redis.call('SET', KEYS[1], cjson.encode(entry))
+return 1",
+            ),
+            (
+                "local moved = 0
+for _, raw in ipairs(redis.call('LRANGE', KEYS[1], 0, 99)) do
+  local job = cjson.decode(raw)
+  job.retried = true
+  redis.call('RPUSH', KEYS[2], cjson.encode(job)) --<
+  moved = moved + 1
+end
+return moved",
+                "local moved = 0
+for _, raw in ipairs(redis.call('LRANGE', KEYS[1], 0, 99)) do
+  redis.call('RPUSH', KEYS[2], raw)
+  redis.call('HSET', KEYS[3], raw, 'retried')
+  moved = moved + 1
+end
+return moved",
+            ),
+            (
+                "local doc
+if ARGV[1] == 'stored' then
+  doc = cjson.decode(redis.call('GET', KEYS[1]) or '{}')
+else
+  doc = cjson.decode(ARGV[2])
+end
+return cjson.encode({saved = ARGV[3], doc = doc}) --<",
+                "local text
+if ARGV[1] == 'stored' then
+  text = redis.call('GET', KEYS[1]) or '{}'
+else
+  text = ARGV[2]
+end
+return '{\"saved\":' .. cjson.encode(ARGV[3]) .. ',\"doc\":' .. text .. '}'",
+            ),
+        ],
+    },
 ];
 
 /// The lines (1-based) where `lint` reports on `source`, read as a bare

@@ -623,6 +623,10 @@ impl Types<'_> {
         let arg = |i: usize| args.get(i).unwrap_or(&nil);
         let all_int = || args.iter().all(|a| a.ty.subset(Ty::INT)) && !args.is_empty();
         match name {
+            "cjson.decode" => Inferred::any().with_origin(Origin::Decoded),
+            // What `assert` lets through is its argument (it raises on
+            // `false` and nil): a decoded document stays one.
+            "assert" if matches!(arg(0).origin, Some(Origin::Decoded)) => arg(0).clone(),
             "tonumber" => {
                 let x = arg(0);
                 if args.len() == 1 && x.ty.within(Ty::NUMBER) {

@@ -174,6 +174,10 @@ pub enum Origin {
         /// The command as messages show it: `HGETALL`.
         command: String,
     },
+    /// A document `cjson.decode` gives: JSON's empty
+    /// arrays and empty objects both become empty tables, so that
+    /// `cjson.encode` writes each empty array of it back as `{}`.
+    Decoded,
     /// A reply, or an element of one, that the script is taken to reason
     /// about: a record's field it names (`local state, queue =
     /// unpack(redis.call('HMGET', ...))`), what its own function returns.
