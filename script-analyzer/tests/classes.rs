@@ -1638,6 +1638,112 @@ return '{\"saved\":' .. cjson.encode(ARGV[3]) .. ',\"doc\":' .. text .. '}'",
             ),
         ],
     },
+    Class {
+        name: "a field of a map built from HGETALL is a string",
+        lint: Lint::NumberStringComparison,
+        headers: &[],
+        not_claimed: &[],
+        cells: [
+            (
+                "local raw = redis.call('HGETALL', KEYS[1])
+local job = {}
+for i = 1, #raw, 2 do
+  job[raw[i]] = raw[i + 1]
+end
+local attempts = job.attempts or 0
+if attempts >= tonumber(ARGV[1]) then --<
+  return 0
+end
+return 1",
+                "local raw = redis.call('HGETALL', KEYS[1])
+local job = {}
+for i = 1, #raw, 2 do
+  job[raw[i]] = raw[i + 1]
+end
+local attempts = tonumber(job.attempts) or 0
+if attempts >= tonumber(ARGV[1]) then
+  return 0
+end
+return 1",
+            ),
+            (
+                "local raw = redis.call('HGETALL', KEYS[1])
+local job = {}
+for i = 1, #raw, 2 do
+  job[raw[i]] = raw[i + 1]
+end
+if job.priority and job.priority > 5 then --<
+  return 1
+end
+return 0",
+                "local raw = redis.call('HGETALL', KEYS[1])
+local job = {}
+for i = 1, #raw, 2 do
+  job[raw[i]] = raw[i + 1]
+end
+if job.priority and tonumber(job.priority) > 5 then
+  return 1
+end
+return 0",
+            ),
+            (
+                "local expired = 0
+for _, key in ipairs(KEYS) do
+  local raw = redis.call('HGETALL', key)
+  local lease = {}
+  for i = 1, #raw, 2 do
+    lease[raw[i]] = raw[i + 1]
+  end
+  if lease.deadline and lease.deadline < tonumber(ARGV[1]) then --<
+    expired = expired + 1
+  end
+end
+return expired",
+                "local expired = 0
+for _, key in ipairs(KEYS) do
+  local raw = redis.call('HGETALL', key)
+  local lease = {}
+  for i = 1, #raw, 2 do
+    lease[raw[i]] = raw[i + 1]
+  end
+  if lease.deadline and tonumber(lease.deadline) < tonumber(ARGV[1]) then
+    expired = expired + 1
+  end
+end
+return expired",
+            ),
+            (
+                "local raw
+if ARGV[2] == 'primary' then
+  raw = redis.call('HGETALL', KEYS[1])
+else
+  raw = redis.call('HGETALL', KEYS[2])
+end
+local stats = {}
+for i = 1, #raw, 2 do
+  stats[raw[i]] = raw[i + 1]
+end
+if stats.hits == 0 then --<
+  return 0
+end
+return 1",
+                "local raw
+if ARGV[2] == 'primary' then
+  raw = redis.call('HGETALL', KEYS[1])
+else
+  raw = redis.call('HGETALL', KEYS[2])
+end
+local stats = {}
+for i = 1, #raw, 2 do
+  stats[raw[i]] = raw[i + 1]
+end
+if tonumber(stats.hits) == 0 then
+  return 0
+end
+return 1",
+            ),
+        ],
+    },
 ];
 
 /// The lines (1-based) where `lint` reports on `source`, read as a bare

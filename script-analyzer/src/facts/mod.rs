@@ -16,8 +16,10 @@
 //!   (`t.x = redis.call(...)`, `t[1]`, and every value stored at a
 //!   position, which `ipairs(t)` and `t[i]` give back; a name set on one
 //!   path only of a table whose names are all known is kept where paths
-//!   join, as maybe nil; the length of a command's list reply held in a
-//!   field, `#t.items`), `if` branches and
+//!   join, as maybe nil; a name such a table does not hold is nil or a
+//!   value stored at a key computed as a string, `t[raw[i]] = raw[i + 1]`;
+//!   the length of a command's list reply held in a field, `#t.items`),
+//!   `if` branches and
 //!   `and` / `or`
 //!   with narrowing (`if v then` removes `false` and nil from `v`, and
 //!   nothing else: a string stays a string), early exits (`return`,
@@ -177,6 +179,11 @@ pub(crate) enum FieldKey {
     /// set on one path only is kept, as maybe nil, when the other path
     /// holds this marker.
     NamesKnown,
+    /// Every value stored at a key surely a string but not written in the
+    /// script (`t[reply[i]] = reply[i + 1]`), joined: with
+    /// [`FieldKey::NamesKnown`], what a name the table does not hold may
+    /// be, besides nil.
+    Anywhere,
 }
 
 impl FieldKey {
@@ -419,7 +426,7 @@ impl<'a> Types<'a> {
                     table.filled_from = value.origin.clone();
                 }
                 FieldKey::LenOf(name) => table.list_lengths.push((name.clone(), value.range)),
-                FieldKey::Elements | FieldKey::NamesKnown => {}
+                FieldKey::Elements | FieldKey::NamesKnown | FieldKey::Anywhere => {}
             }
         }
         table.names.sort();

@@ -507,15 +507,56 @@ return r",
     )
     .expect("followed");
     assert_eq!(fields.names_with_values[0].1.ty, Ty::INT);
-    // A store at a computed key may add any name: the other path's names
-    // are not all known, so a name of one path only is dropped.
+    // A store at a key computed as a string may add any name: a name of
+    // one path only is nil on the other, or what that path stored there.
     let fields = returned_fields(
         "local r = {}
-if ARGV[1] == 'a' then r.n = 1 else r[ARGV[2]] = 2 end
+if ARGV[1] == 'a' then r.n = 1 else r[ARGV[2]] = 'x' end
+return r",
+    )
+    .expect("followed");
+    assert_eq!(fields.names, ["n"]);
+    assert_eq!(
+        fields.names_with_values[0].1.ty,
+        Ty::INT.union(Ty::NIL).union(Ty::STRING)
+    );
+    // At a key that may be a position, the names are no longer known.
+    let fields = returned_fields(
+        "local r = {}
+if ARGV[1] == 'a' then r.n = 1 else r[tonumber(ARGV[2])] = 2 end
 return r",
     )
     .expect("followed");
     assert!(fields.names.is_empty(), "{:?}", fields.names);
+}
+
+#[test]
+fn a_name_read_from_a_table_filled_at_computed_string_keys() {
+    // `HGETALL` made a table: a name is one of the values, or nil.
+    let found = probes(
+        "local raw = redis.call('HGETALL', KEYS[1])
+local job = {}
+for i = 1, #raw, 2 do
+  job[raw[i]] = raw[i + 1]
+end
+probe(job.attempts)
+if job.attempts then probe(job.attempts) end",
+    );
+    assert_eq!(found[0].ty, Ty::STRING.union(Ty::NIL));
+    assert!(matches!(&found[0].origin, Some(Origin::Element { command }) if command == "HGETALL"));
+    assert_eq!(found[1].ty, Ty::STRING);
+    // A name also set by the script keeps its own value too.
+    let found = probes(
+        "local t = {count = 1}
+for _, k in ipairs(ARGV) do t[k] = 'x' end
+probe(t.count)
+probe(t.other)",
+    );
+    assert_eq!(found[0].ty, Ty::INT.union(Ty::STRING));
+    assert_eq!(found[1].ty, Ty::STRING.union(Ty::NIL));
+    // Keys that may be positions leave names unknown.
+    let found = probes("local t = {}\nfor i, v in ipairs(ARGV) do t[i] = v end\nprobe(t.count)");
+    assert!(found[0].ty.is_any(), "{found:?}");
 }
 
 #[test]
