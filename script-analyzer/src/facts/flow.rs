@@ -6,8 +6,9 @@
 //!   superset of the values they may have at that point; a local it does
 //!   not hold has its summary value. A field it does not hold is unknown,
 //!   but for a table whose names are all held ([`FieldKey::NamesKnown`]):
-//!   a name it does not hold is nil there, and a join keeps a name set on
-//!   one path only, as maybe nil.
+//!   a name it does not hold is nil there (or a value stored at a key
+//!   computed as a string, [`FieldKey::Anywhere`]), and a join keeps a
+//!   name set on one path only, as maybe nil.
 //! - Branches are joined; a branch that ends in `return`, `error(...)` or
 //!   `break` adds nothing to what follows it (`break` adds to the loop's
 //!   exit).
