@@ -1744,6 +1744,110 @@ return 1",
             ),
         ],
     },
+    Class {
+        name: "a nil reply, given by a module's function, compared with nil",
+        lint: Lint::NilComparison,
+        headers: &[],
+        not_claimed: &[],
+        cells: [
+            (
+                "local Jobs = {}
+function Jobs.state(id)
+  return redis.call('HGET', KEYS[1] .. id, 'state')
+end
+local state = Jobs.state(ARGV[1])
+if state == nil then --<
+  return 'missing'
+end
+return state",
+                "local Jobs = {}
+function Jobs.state(id)
+  return redis.call('HGET', KEYS[1] .. id, 'state')
+end
+local state = Jobs.state(ARGV[1])
+if not state then
+  return 'missing'
+end
+return state",
+            ),
+            (
+                "local Jobs = {}
+function Jobs:owner(id)
+  return redis.call('HGET', KEYS[1] .. id, 'owner')
+end
+local job = {}
+job.owner = Jobs:owner(ARGV[1])
+if job.owner ~= nil then --<
+  return job.owner
+end
+return 0",
+                "local Jobs = {}
+function Jobs:owner(id)
+  return redis.call('HGET', KEYS[1] .. id, 'owner')
+end
+local job = {}
+job.owner = Jobs:owner(ARGV[1])
+if job.owner then
+  return job.owner
+end
+return 0",
+            ),
+            (
+                "local Queue = {}
+function Queue.next(key)
+  return redis.call('LINDEX', key, 0)
+end
+local idle = 0
+for _, key in ipairs(KEYS) do
+  if Queue.next(key) == nil then --<
+    idle = idle + 1
+  end
+end
+return idle",
+                "local Queue = {}
+function Queue.next(key)
+  return redis.call('LINDEX', key, 0)
+end
+local idle = 0
+for _, key in ipairs(KEYS) do
+  if not Queue.next(key) then
+    idle = idle + 1
+  end
+end
+return idle",
+            ),
+            (
+                "local Store = {}
+function Store:read(key)
+  return redis.call('GET', key)
+end
+local value
+if ARGV[1] == 'primary' then
+  value = Store:read(KEYS[1])
+else
+  value = Store:read(KEYS[2])
+end
+if value == nil then --<
+  return 0
+end
+return value",
+                "local Store = {}
+function Store:read(key)
+  return redis.call('GET', key)
+end
+local value
+if ARGV[1] == 'primary' then
+  value = Store:read(KEYS[1])
+else
+  value = Store:read(KEYS[2])
+end
+if value == false then
+  return 0
+end
+return value",
+            ),
+        ],
+    },
 ];
 
 /// The lines (1-based) where `lint` reports on `source`, read as a bare

@@ -27,11 +27,13 @@
 //!   numeric ranges). Each expression's value is recorded where it is
 //!   evaluated; [`Types::of`] reads it.
 //! - A call of the script's own function (`local function f`, `local f =
-//!   function`, a local assigned nothing else) gives what the function
-//!   returns, walked with unknown parameters: the types and the reply they
-//!   come from (not as the reason they may be `false`: the script is taken
-//!   to reason about what its functions give), not number hazards computed
-//!   over the parameters. A
+//!   function`, a local assigned nothing else; `function T.f` or `function
+//!   T:f` of a local table, its field set nowhere else) gives what the
+//!   function returns, walked with unknown parameters: the types and the
+//!   reply they come from (not as the reason they may be `false`: the
+//!   script is taken to reason about what its functions give, so that
+//!   reply is [`Origin::Trusted`]), not number hazards computed over the
+//!   parameters. A
 //!   function that may end without `return` gives nil too. When every
 //!   call of such a function is seen, its parameters receive what the
 //!   calls pass (`params`), and the script is walked again with them.
@@ -128,6 +130,10 @@ pub struct Types<'a> {
     /// The body (its address) of the one function each local holds, for
     /// locals assigned only that function.
     bodies: HashMap<usize, usize>,
+    /// The function each field of a local table always holds (`function
+    /// T.name(...)`, `function T:name(...)`, set once and never stored
+    /// into otherwise), by table and name: the body's address.
+    field_bodies: HashMap<(usize, String), usize>,
     /// The number of named parameters of each function, by body.
     parameter_counts: HashMap<usize, usize>,
     /// What the parameters of a function whose every call is seen
@@ -272,6 +278,7 @@ impl<'a> Types<'a> {
             foreign: HashSet::new(),
             functions: Vec::new(),
             bodies: HashMap::new(),
+            field_functions: HashMap::new(),
             parameter_counts: HashMap::new(),
             nested_changed: HashSet::new(),
             storing: false,
@@ -285,6 +292,7 @@ impl<'a> Types<'a> {
             escaping,
             foreign,
             bodies,
+            field_functions,
             parameter_counts,
             nested_changed,
             ..
@@ -297,6 +305,17 @@ impl<'a> Types<'a> {
         types.bodies = bodies
             .into_iter()
             .filter(|(var, _)| types.defs_count.get(var) == Some(&1))
+            .collect();
+        // A function a table's field always holds: set once, by a
+        // declaration, in a table a local always holds.
+        types.field_bodies = field_functions
+            .into_iter()
+            .filter_map(|((table, name), bodies)| match bodies[..] {
+                [body] if body != 0 && types.defs_count.get(&table) == Some(&1) => {
+                    Some(((table, name), body))
+                }
+                _ => None,
+            })
             .collect();
         types.parameter_counts = parameter_counts;
         types.tracked = uses

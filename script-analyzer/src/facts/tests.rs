@@ -815,3 +815,27 @@ fn unpack_gives_each_name_its_element() {
         assert_eq!(found[0].ty, expected, "{source}: {found:?}");
     }
 }
+
+#[test]
+fn a_call_of_a_function_a_tables_field_holds_gives_what_it_returns() {
+    for call in ["Store.get(KEYS[1])", "Store:fetch(KEYS[1])"] {
+        let source = format!(
+            "local Store = {{}}\nfunction Store.get(key)\n  return redis.call('GET', key)\nend\nfunction Store:fetch(key)\n  return redis.call('GET', key)\nend\nprobe({call})"
+        );
+        let found = probes(&source);
+        assert_eq!(found[0].ty, Ty::STRING.union(Ty::FALSE), "{source}");
+        assert!(found[0].from_redis(), "{source}: {found:?}");
+    }
+    // A field stored into otherwise, or a table a local does not always
+    // hold: not known.
+    for source in [
+        "local Store = {}\nfunction Store.get(key)\n  return redis.call('GET', key)\nend\nStore.get = function(key) return 1 end\nprobe(Store.get(KEYS[1]))",
+        "local Store = {}\nfunction Store.get(key)\n  return redis.call('GET', key)\nend\nif ARGV[1] then Store = {} end\nprobe(Store.get(KEYS[1]))",
+    ] {
+        assert!(
+            probes(source)[0].ty.is_any(),
+            "{source}: {:?}",
+            probes(source)
+        );
+    }
+}
