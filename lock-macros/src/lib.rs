@@ -237,6 +237,7 @@ use proc_macro::TokenStream;
 /// | `nil_return` | a nil reply (`return false`, `return nil`, a bare `return`) the `returns` type cannot hold (`i64`, not `Option<i64>`); (warning) a reply that may be nil (`return redis.call('GET', k)` with `returns = String`), or a returned `false` or boolean (`return redis.call('EXISTS', k) == 1`) without a declared type (nil, not 0) |
 /// | `integer_condition` | a command's integer reply used as a condition (`if redis.call('EXISTS', k) then`: 0 is true in Lua) |
 /// | `nil_comparison` | a reply compared with `nil` (`redis.call('GET', k) == nil`: a nil reply arrives as `false`) |
+/// | `table_comparison` | a value compared with a table constructor (`v == {}`: a table is equal only to itself) |
 /// | `status_comparison` | a status reply compared with a string (`redis.call('SET', k, v) == 'OK'`: it is a table `{ok = 'OK'}`) |
 /// | `number_string_comparison` | a number compared with a string (`redis.call('INCR', k) == '1'`, `tonumber(x) > ARGV[1]`) |
 /// | `scan_cursor` | a SCAN cursor compared with a number (`until cursor == 0`: the cursor is a string), or advanced only inside the loop over the page |
@@ -247,7 +248,7 @@ use proc_macro::TokenStream;
 /// | `pcall_unchecked` | (warning) a `redis.pcall` result used without checking `err` |
 /// | `fractional_argument` | (warning) a number that may be fractional where an integer is needed (`EXPIRE k ARGV[1] / 1000`) |
 /// | `return_shape` | a returned table Redis converts otherwise: `{a, nil, b}` is cut at the nil, `{count = n}` arrives empty |
-/// | `cjson_empty_table` | (warning) `cjson.encode({})` gives `{}`, not `[]`; so does a list that may be empty where it is encoded (filled in a loop, a command's list reply) |
+/// | `cjson_empty_table` | (warning) `cjson.encode({})` gives `{}`, not `[]`; so does a list that may be empty where it is encoded (filled in a loop, a command's list reply), and a document `cjson.decode` gave, encoded again |
 /// | `cjson_null_condition` | `cjson.null` as a condition (always true); (warning) a `cjson.decode` field tested as a condition or compared with `nil` (a JSON null is `cjson.null`) |
 /// | `argv_pattern` | (warning) `KEYS[n]` / `ARGV[n]` used as a Lua pattern (`string.find(s, ARGV[1])`) |
 /// | `unpack_reply` | (warning) `unpack` of a command's array reply, which may be empty or too long |

@@ -394,6 +394,8 @@ fn origin_words(origin: &Origin, ty: Ty) -> String {
         Origin::Missing { name } => format!("{name}, which the caller does not pass"),
         Origin::Concat { input } => format!("text built from {input}"),
         Origin::Element { command } => format!("an element of the {command} reply"),
+        Origin::Trusted { of } => origin_words(of, ty),
+        Origin::Decoded => "a document `cjson.decode` gives".to_string(),
         Origin::Rounded { .. } => "a rounded division, 0 for small inputs".to_string(),
         Origin::Difference { .. } => "a difference, which may be 0 or negative".to_string(),
         Origin::Fraction { why, .. } => why.clone(),

@@ -114,6 +114,9 @@ lints! {
     /// (`redis.call('GET', k) == nil`, `type(v) == 'nil'`): a nil reply
     /// arrives as `false`.
     NilComparison => "nil_comparison", Error,
+    /// A value compared with a table constructor (`v == {}`): a table is
+    /// equal only to itself, so the comparison never holds.
+    TableComparison => "table_comparison", Error,
     /// A status reply compared with a string, a number or `true`
     /// (`redis.call('SET', k, v) == 'OK'`): it is a table `{ok = 'OK'}`.
     StatusComparison => "status_comparison", Error,
@@ -162,7 +165,8 @@ lints! {
     /// (`cjson.encode({})`), a table filled in a loop or a branch, or a
     /// command's list reply (LRANGE, SMEMBERS) written in place or held in
     /// a local or a table's field, with no `#t == 0` test on the path;
-    /// whole, or as a member of a table written in the call.
+    /// whole, or as a member of a table written in the call; a document
+    /// `cjson.decode` gave, encoded again (its empty arrays come back `{}`).
     CjsonEmptyTable => "cjson_empty_table", Warning,
     /// `cjson.null` used as a condition (always true), or a field of a
     /// `cjson.decode` result tested as a condition or compared with `nil`,

@@ -436,7 +436,15 @@ impl Types<'_> {
                 path = None;
                 continue;
             }
-            let next = self.suffix(suffix, i, start, &current, &mut path, table, env);
+            // `T.name` before a call: the field whose function is called.
+            let member = match (i, suffixes.first()) {
+                (1, Some(Suffix::Index(index))) => match super::index_key(index) {
+                    Some(Key::Name(name)) => Some(name),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let next = self.suffix(suffix, i, start, &current, &mut path, (table, member), env);
             env.record(key, &next);
             steps.push(next);
         }
@@ -451,7 +459,7 @@ impl Types<'_> {
         start: usize,
         current: &Inferred,
         path: &mut Option<String>,
-        table: Option<usize>,
+        (table, member): (Option<usize>, Option<String>),
         env: &dyn Env,
     ) -> Inferred {
         match suffix {
@@ -562,32 +570,20 @@ impl Types<'_> {
                     && let Some(body) = self.bodies.get(&var)
                     && let Some(value) = env.returned(*body)
                 {
-                    // A call of the script's own function: the types it
-                    // returns and the reply they come from. Number hazards
-                    // (fractions, differences) were computed over unknown
-                    // parameters: they are not kept. Nor is a nil reply as
-                    // the reason it may be `false` or nil: the script is
-                    // taken to reason about what its function gives (a
-                    // test of one call, `if held() == nil then`, covers
-                    // the next), and a boolean it gives is meant as one.
-                    let falsy = value.ty.intersects(Ty::FALSY);
-                    let origin = value.origin.filter(|o| {
-                        // A boolean it makes is its meant reply.
-                        let hazard = matches!(
-                            o,
-                            Origin::Fraction { .. }
-                                | Origin::Rounded { .. }
-                                | Origin::Difference { .. }
-                                | Origin::Boolean { .. }
-                        );
-                        let why_false = falsy && o.explains_false();
-                        !(hazard || why_false)
-                    });
-                    Inferred {
-                        ty: value.ty,
-                        origin,
-                        range: Range::ANY,
+                    own_result(value)
+                } else if let Some(var) = table
+                    && let Some(name) = match call {
+                        Call::AnonymousCall(_) if i == 1 => member,
+                        Call::MethodCall(method) if i == 0 => {
+                            Some(method.name().token().to_string())
+                        }
+                        _ => None,
                     }
+                    && let Some(body) = self.field_bodies.get(&(var, name))
+                    && let Some(value) = env.returned(*body)
+                {
+                    // A function a table's field always holds.
+                    own_result(value)
                 } else if let Call::MethodCall(method) = call {
                     let name = method.name().token().to_string();
                     if current.ty.within(Ty::STRING) && STRING_RESULTS.contains(&name.as_str()) {
@@ -615,6 +611,10 @@ impl Types<'_> {
         let arg = |i: usize| args.get(i).unwrap_or(&nil);
         let all_int = || args.iter().all(|a| a.ty.subset(Ty::INT)) && !args.is_empty();
         match name {
+            "cjson.decode" => Inferred::any().with_origin(Origin::Decoded),
+            // What `assert` lets through is its argument (it raises on
+            // `false` and nil): a decoded document stays one.
+            "assert" if matches!(arg(0).origin, Some(Origin::Decoded)) => arg(0).clone(),
             "tonumber" => {
                 let x = arg(0);
                 if args.len() == 1 && x.ty.within(Ty::NUMBER) {
@@ -891,3 +891,41 @@ impl Types<'_> {
 
 /// String methods (`s:sub(...)`) that give a string.
 const STRING_RESULTS: &[&str] = &["sub", "lower", "upper", "rep", "reverse", "format"];
+
+/// What a call of the script's own function gives, from what it returns.
+fn own_result(value: Inferred) -> Inferred {
+    // A call of the script's own function: the types it
+    // returns and the reply they come from. Number hazards
+    // (fractions, differences) were computed over unknown
+    // parameters: they are not kept. Nor is a nil reply as
+    // the reason it may be `false` or nil: the script is
+    // taken to reason about what its function gives (a
+    // test of one call, `if held() == nil then`, covers
+    // the next), and a boolean it gives is meant as one.
+    let falsy = value.ty.intersects(Ty::FALSY);
+    let origin = value.origin.and_then(|o| {
+        // A boolean it makes is its meant reply.
+        let hazard = matches!(
+            o,
+            Origin::Fraction { .. }
+                | Origin::Rounded { .. }
+                | Origin::Difference { .. }
+                | Origin::Boolean { .. }
+        );
+        let why_false = falsy && o.explains_false();
+        match o {
+            _ if hazard => None,
+            // Still a reply: its types stay what Redis gives.
+            Origin::Reply { .. } | Origin::Element { .. } if why_false => {
+                Some(Origin::Trusted { of: Box::new(o) })
+            }
+            _ if why_false => None,
+            o => Some(o),
+        }
+    });
+    Inferred {
+        ty: value.ty,
+        origin,
+        range: Range::ANY,
+    }
+}

@@ -6,8 +6,9 @@
 //!   superset of the values they may have at that point; a local it does
 //!   not hold has its summary value. A field it does not hold is unknown,
 //!   but for a table whose names are all held ([`FieldKey::NamesKnown`]):
-//!   a name it does not hold is nil there, and a join keeps a name set on
-//!   one path only, as maybe nil.
+//!   a name it does not hold is nil there (or a value stored at a key
+//!   computed as a string, [`FieldKey::Anywhere`]), and a join keeps a
+//!   name set on one path only, as maybe nil.
 //! - Branches are joined; a branch that ends in `return`, `error(...)` or
 //!   `break` adds nothing to what follows it (`break` adds to the loop's
 //!   exit).
@@ -198,7 +199,11 @@ impl Places for Flow<'_, '_> {
         let key = match key {
             FieldKey::Name(name) => Key::Name(name.clone()),
             FieldKey::Index(i) => Key::Number(*i as f64),
-            FieldKey::Len | FieldKey::Elements | FieldKey::NamesKnown | FieldKey::LenOf(_) => {
+            FieldKey::Len
+            | FieldKey::Elements
+            | FieldKey::NamesKnown
+            | FieldKey::Anywhere
+            | FieldKey::LenOf(_) => {
                 return None;
             }
         };
@@ -236,7 +241,15 @@ impl Flow<'_, '_> {
         if !self.follows_fields(var) {
             return None;
         }
-        state.fields.get(&(var, key.clone())).cloned()
+        let held = state.fields.get(&(var, key.clone())).cloned();
+        if held.is_some() || !matches!(key, FieldKey::Name(_)) {
+            return held;
+        }
+        // A name not held, of a table whose names are known: nil, or what
+        // was stored at a key computed as a string.
+        state.fields.get(&(var, FieldKey::NamesKnown))?;
+        let stored = state.fields.get(&(var, FieldKey::Anywhere))?;
+        Some(stored.clone().merge(Inferred::of(Ty::NIL)))
     }
 
     fn eval(&self, expr: &Expression, state: &State) -> Inferred {
@@ -815,25 +828,42 @@ impl Flow<'_, '_> {
                     _ => false,
                 };
                 // A key surely a string is never a position (`t['1']` is
-                // not `t[1]`): it leaves the array part alone.
+                // not `t[1]`): it leaves the array part alone. (A nil key
+                // raises: a key that is a string or nil is a string here.)
                 let name = match index {
                     full_moon::ast::Index::Brackets { expression, .. } => self
                         .at
                         .borrow()
                         .get(&expr_key(expression))
-                        .is_some_and(|k| k.ty.within(Ty::STRING)),
+                        .is_some_and(|k| {
+                            let k = k.ty.minus(Ty::NIL);
+                            k != Ty::EMPTY && k.within(Ty::STRING)
+                        }),
                     _ => false,
                 };
                 // Any field (the elements too, unless the key is a name),
-                // or a new name.
+                // or a new name. A key surely a string keeps the names
+                // known, the value being what a name not held may be.
                 state.fields.retain(|(t, key), _| {
-                    *t != table || !matches!(key, FieldKey::NamesKnown | FieldKey::LenOf(_))
+                    *t != table
+                        || !matches!(key, FieldKey::LenOf(_))
+                            && (name || *key != FieldKey::NamesKnown)
                 });
                 for ((t, key), field) in state.fields.iter_mut() {
-                    let skip = *key == FieldKey::Len || (name && *key == FieldKey::Elements);
+                    let skip = matches!(
+                        key,
+                        FieldKey::Len | FieldKey::NamesKnown | FieldKey::Anywhere
+                    ) || (name && *key == FieldKey::Elements);
                     if *t == table && !skip {
                         *field = field.clone().merge(value.clone());
                     }
+                }
+                if name && state.fields.contains_key(&(table, FieldKey::NamesKnown)) {
+                    let anywhere = match state.fields.remove(&(table, FieldKey::Anywhere)) {
+                        Some(old) => old.merge(value.clone()),
+                        None => value.clone(),
+                    };
+                    state.fields.insert((table, FieldKey::Anywhere), anywhere);
                 }
                 if !name {
                     self.grow(state, table, may_be_nil, append);
@@ -956,9 +986,13 @@ impl Flow<'_, '_> {
             .index(&value, Some(&Key::Number((position + 1) as f64)));
         // Named fields of a record (`local state, group = unpack(HMGET
         // ...)`): the script is taken to know they are there, so their
-        // nil reply does not explain a `false`; the types stay.
+        // nil reply does not explain a `false`; the types stay, and so
+        // does where they come from.
         if element.ty.intersects(Ty::FALSE) {
-            element.origin = None;
+            element.origin = match element.origin {
+                Some(o @ Origin::Element { .. }) => Some(Origin::Trusted { of: Box::new(o) }),
+                _ => None,
+            };
         }
         (!element.ty.is_any()).then_some(element)
     }

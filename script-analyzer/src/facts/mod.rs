@@ -16,8 +16,10 @@
 //!   (`t.x = redis.call(...)`, `t[1]`, and every value stored at a
 //!   position, which `ipairs(t)` and `t[i]` give back; a name set on one
 //!   path only of a table whose names are all known is kept where paths
-//!   join, as maybe nil; the length of a command's list reply held in a
-//!   field, `#t.items`), `if` branches and
+//!   join, as maybe nil; a name such a table does not hold is nil or a
+//!   value stored at a key computed as a string, `t[raw[i]] = raw[i + 1]`;
+//!   the length of a command's list reply held in a field, `#t.items`),
+//!   `if` branches and
 //!   `and` / `or`
 //!   with narrowing (`if v then` removes `false` and nil from `v`, and
 //!   nothing else: a string stays a string), early exits (`return`,
@@ -25,11 +27,13 @@
 //!   numeric ranges). Each expression's value is recorded where it is
 //!   evaluated; [`Types::of`] reads it.
 //! - A call of the script's own function (`local function f`, `local f =
-//!   function`, a local assigned nothing else) gives what the function
-//!   returns, walked with unknown parameters: the types and the reply they
-//!   come from (not as the reason they may be `false`: the script is taken
-//!   to reason about what its functions give), not number hazards computed
-//!   over the parameters. A
+//!   function`, a local assigned nothing else; `function T.f` or `function
+//!   T:f` of a local table, its field set nowhere else) gives what the
+//!   function returns, walked with unknown parameters: the types and the
+//!   reply they come from (not as the reason they may be `false`: the
+//!   script is taken to reason about what its functions give, so that
+//!   reply is [`Origin::Trusted`]), not number hazards computed over the
+//!   parameters. A
 //!   function that may end without `return` gives nil too. When every
 //!   call of such a function is seen, its parameters receive what the
 //!   calls pass (`params`), and the script is walked again with them.
@@ -126,6 +130,10 @@ pub struct Types<'a> {
     /// The body (its address) of the one function each local holds, for
     /// locals assigned only that function.
     bodies: HashMap<usize, usize>,
+    /// The function each field of a local table always holds (`function
+    /// T.name(...)`, `function T:name(...)`, set once and never stored
+    /// into otherwise), by table and name: the body's address.
+    field_bodies: HashMap<(usize, String), usize>,
     /// The number of named parameters of each function, by body.
     parameter_counts: HashMap<usize, usize>,
     /// What the parameters of a function whose every call is seen
@@ -177,6 +185,11 @@ pub(crate) enum FieldKey {
     /// set on one path only is kept, as maybe nil, when the other path
     /// holds this marker.
     NamesKnown,
+    /// Every value stored at a key surely a string but not written in the
+    /// script (`t[reply[i]] = reply[i + 1]`), joined: with
+    /// [`FieldKey::NamesKnown`], what a name the table does not hold may
+    /// be, besides nil.
+    Anywhere,
 }
 
 impl FieldKey {
@@ -265,6 +278,7 @@ impl<'a> Types<'a> {
             foreign: HashSet::new(),
             functions: Vec::new(),
             bodies: HashMap::new(),
+            field_functions: HashMap::new(),
             parameter_counts: HashMap::new(),
             nested_changed: HashSet::new(),
             storing: false,
@@ -278,6 +292,7 @@ impl<'a> Types<'a> {
             escaping,
             foreign,
             bodies,
+            field_functions,
             parameter_counts,
             nested_changed,
             ..
@@ -290,6 +305,17 @@ impl<'a> Types<'a> {
         types.bodies = bodies
             .into_iter()
             .filter(|(var, _)| types.defs_count.get(var) == Some(&1))
+            .collect();
+        // A function a table's field always holds: set once, by a
+        // declaration, in a table a local always holds.
+        types.field_bodies = field_functions
+            .into_iter()
+            .filter_map(|((table, name), bodies)| match bodies[..] {
+                [body] if body != 0 && types.defs_count.get(&table) == Some(&1) => {
+                    Some(((table, name), body))
+                }
+                _ => None,
+            })
             .collect();
         types.parameter_counts = parameter_counts;
         types.tracked = uses
@@ -419,7 +445,7 @@ impl<'a> Types<'a> {
                     table.filled_from = value.origin.clone();
                 }
                 FieldKey::LenOf(name) => table.list_lengths.push((name.clone(), value.range)),
-                FieldKey::Elements | FieldKey::NamesKnown => {}
+                FieldKey::Elements | FieldKey::NamesKnown | FieldKey::Anywhere => {}
             }
         }
         table.names.sort();

@@ -70,9 +70,29 @@ impl State {
         };
         let (mine_known, theirs_known) = (known(&self.fields), known(&other.fields));
         // A name held on one side only is nil on the other when that side
-        // knows every name of the table.
+        // knows every name of the table, or one of the values it stored at
+        // keys it computed; those are nothing on a side that stored none.
         let one_sided = |(table, key): &(usize, FieldKey), other_known: &[usize]| {
-            matches!(key, FieldKey::Name(_)) && other_known.contains(table)
+            matches!(key, FieldKey::Name(_) | FieldKey::Anywhere) && other_known.contains(table)
+        };
+        let anywhere = |fields: &HashMap<(usize, FieldKey), Inferred>| -> HashMap<usize, Inferred> {
+            fields
+                .iter()
+                .filter(|((_, key), _)| *key == FieldKey::Anywhere)
+                .map(|((table, _), value)| (*table, value.clone()))
+                .collect()
+        };
+        let (mine_anywhere, theirs_anywhere) = (anywhere(&self.fields), anywhere(&other.fields));
+        // What a field held on one side only is on the other side.
+        let absent = |(table, key): &(usize, FieldKey), other: &HashMap<usize, Inferred>| {
+            if *key == FieldKey::Anywhere {
+                return Inferred::of(Ty::EMPTY);
+            }
+            let nil = Inferred::of(Ty::NIL);
+            match other.get(table) {
+                Some(stored) => nil.merge(stored.clone()),
+                None => nil,
+            }
         };
         let mut theirs = other.fields;
         for (key, value) in self.fields {
@@ -81,14 +101,16 @@ impl State {
                     fields.insert(key, value.merge(other));
                 }
                 None if one_sided(&key, &theirs_known) => {
-                    fields.insert(key, value.merge(Inferred::of(Ty::NIL)));
+                    let other = absent(&key, &theirs_anywhere);
+                    fields.insert(key, value.merge(other));
                 }
                 None => {}
             }
         }
         for (key, value) in theirs {
             if one_sided(&key, &mine_known) {
-                fields.insert(key, value.merge(Inferred::of(Ty::NIL)));
+                let other = absent(&key, &mine_anywhere);
+                fields.insert(key, value.merge(other));
             }
         }
         State {

@@ -76,6 +76,10 @@ pub(super) struct Walker<'t, 'a> {
     /// The body of the function each local is declared with
     /// (`local function f`, `local f = function`).
     pub bodies: HashMap<usize, usize>,
+    /// What each field of a local table is set to, by table and name: a
+    /// function body's address (`function T.name`), or 0 for any other
+    /// store (`T.name = v`).
+    pub field_functions: HashMap<(usize, String), Vec<usize>>,
     /// The number of named parameters of each function, by body.
     pub parameter_counts: HashMap<usize, usize>,
     /// The tables held in a named field of a local (`t.items`) that may
@@ -198,6 +202,16 @@ impl<'a> Walker<'_, 'a> {
                                 self.inputs_assigned = true;
                             }
                             let suffixes: Vec<&Suffix> = var.suffixes().collect();
+                            if let (Prefix::Name(table), [Suffix::Index(index)]) =
+                                (var.prefix(), suffixes.as_slice())
+                                && let Some(Key::Name(field)) = index_key(index)
+                                && let Some(table) = self.local(table)
+                            {
+                                self.field_functions
+                                    .entry((table, field))
+                                    .or_default()
+                                    .push(0);
+                            }
                             self.storing = true;
                             self.chain(var.prefix(), &suffixes, UseKind::Other);
                             self.storing = false;
@@ -225,6 +239,20 @@ impl<'a> Walker<'_, 'a> {
             }
             Stmt::FunctionDeclaration(decl) => {
                 let name = decl.name();
+                let path: Vec<&TokenReference> = name.names().iter().collect();
+                let member = match (path.as_slice(), name.method_name()) {
+                    ([table, field], None) => Some((*table, field.token().to_string())),
+                    ([table], Some(method)) => Some((*table, method.token().to_string())),
+                    _ => None,
+                };
+                if let Some((table, field)) = member
+                    && let Some(var) = self.local(table)
+                {
+                    self.field_functions
+                        .entry((var, field))
+                        .or_default()
+                        .push(std::ptr::from_ref(decl.body()) as usize);
+                }
                 let mut names = name.names().iter();
                 if let Some(first) = names.next() {
                     if name.names().len() == 1 && name.method_name().is_none() {

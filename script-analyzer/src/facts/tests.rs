@@ -507,15 +507,56 @@ return r",
     )
     .expect("followed");
     assert_eq!(fields.names_with_values[0].1.ty, Ty::INT);
-    // A store at a computed key may add any name: the other path's names
-    // are not all known, so a name of one path only is dropped.
+    // A store at a key computed as a string may add any name: a name of
+    // one path only is nil on the other, or what that path stored there.
     let fields = returned_fields(
         "local r = {}
-if ARGV[1] == 'a' then r.n = 1 else r[ARGV[2]] = 2 end
+if ARGV[1] == 'a' then r.n = 1 else r[ARGV[2]] = 'x' end
+return r",
+    )
+    .expect("followed");
+    assert_eq!(fields.names, ["n"]);
+    assert_eq!(
+        fields.names_with_values[0].1.ty,
+        Ty::INT.union(Ty::NIL).union(Ty::STRING)
+    );
+    // At a key that may be a position, the names are no longer known.
+    let fields = returned_fields(
+        "local r = {}
+if ARGV[1] == 'a' then r.n = 1 else r[tonumber(ARGV[2])] = 2 end
 return r",
     )
     .expect("followed");
     assert!(fields.names.is_empty(), "{:?}", fields.names);
+}
+
+#[test]
+fn a_name_read_from_a_table_filled_at_computed_string_keys() {
+    // `HGETALL` made a table: a name is one of the values, or nil.
+    let found = probes(
+        "local raw = redis.call('HGETALL', KEYS[1])
+local job = {}
+for i = 1, #raw, 2 do
+  job[raw[i]] = raw[i + 1]
+end
+probe(job.attempts)
+if job.attempts then probe(job.attempts) end",
+    );
+    assert_eq!(found[0].ty, Ty::STRING.union(Ty::NIL));
+    assert!(matches!(&found[0].origin, Some(Origin::Element { command }) if command == "HGETALL"));
+    assert_eq!(found[1].ty, Ty::STRING);
+    // A name also set by the script keeps its own value too.
+    let found = probes(
+        "local t = {count = 1}
+for _, k in ipairs(ARGV) do t[k] = 'x' end
+probe(t.count)
+probe(t.other)",
+    );
+    assert_eq!(found[0].ty, Ty::INT.union(Ty::STRING));
+    assert_eq!(found[1].ty, Ty::STRING.union(Ty::NIL));
+    // Keys that may be positions leave names unknown.
+    let found = probes("local t = {}\nfor i, v in ipairs(ARGV) do t[i] = v end\nprobe(t.count)");
+    assert!(found[0].ty.is_any(), "{found:?}");
 }
 
 #[test]
@@ -640,14 +681,19 @@ fn a_call_of_the_scripts_own_function_gives_what_it_returns() {
         assert_eq!(found[0].ty, expected, "{source}: {found:?}");
     }
     // The reply it comes from is kept, but not as the reason it may be
-    // false; number hazards over parameters are not kept.
+    // false (it is trusted); number hazards over parameters are not kept.
     let found =
         probes("local function ids(k) return redis.call('SMEMBERS', k) end\nprobe(ids(KEYS[1]))");
     assert_eq!(found[0].reply().map(|r| r.0), Some("SMEMBERS"));
     let found =
         probes("local function get(k) return redis.call('GET', k) end\nprobe(get(KEYS[1]))");
     assert_eq!(found[0].ty, Ty::STRING.union(Ty::FALSE));
-    assert_eq!(found[0].origin, None);
+    assert!(
+        matches!(&found[0].origin, Some(Origin::Trusted { of }) if matches!(**of, Origin::Reply { .. })),
+        "{found:?}"
+    );
+    assert!(found[0].from_redis());
+    assert!(!found[0].origin.as_ref().is_some_and(Origin::explains_false));
     let found = probes("local function half(n) return n / 2 end\nprobe(half(ARGV[1]))");
     assert_eq!(found[0].origin, None);
 }
@@ -767,5 +813,29 @@ fn unpack_gives_each_name_its_element() {
         let found = probes(source);
         assert_eq!(found.len(), 1, "{source}");
         assert_eq!(found[0].ty, expected, "{source}: {found:?}");
+    }
+}
+
+#[test]
+fn a_call_of_a_function_a_tables_field_holds_gives_what_it_returns() {
+    for call in ["Store.get(KEYS[1])", "Store:fetch(KEYS[1])"] {
+        let source = format!(
+            "local Store = {{}}\nfunction Store.get(key)\n  return redis.call('GET', key)\nend\nfunction Store:fetch(key)\n  return redis.call('GET', key)\nend\nprobe({call})"
+        );
+        let found = probes(&source);
+        assert_eq!(found[0].ty, Ty::STRING.union(Ty::FALSE), "{source}");
+        assert!(found[0].from_redis(), "{source}: {found:?}");
+    }
+    // A field stored into otherwise, or a table a local does not always
+    // hold: not known.
+    for source in [
+        "local Store = {}\nfunction Store.get(key)\n  return redis.call('GET', key)\nend\nStore.get = function(key) return 1 end\nprobe(Store.get(KEYS[1]))",
+        "local Store = {}\nfunction Store.get(key)\n  return redis.call('GET', key)\nend\nif ARGV[1] then Store = {} end\nprobe(Store.get(KEYS[1]))",
+    ] {
+        assert!(
+            probes(source)[0].ty.is_any(),
+            "{source}: {:?}",
+            probes(source)
+        );
     }
 }

@@ -174,6 +174,19 @@ pub enum Origin {
         /// The command as messages show it: `HGETALL`.
         command: String,
     },
+    /// A document `cjson.decode` gives: JSON's empty
+    /// arrays and empty objects both become empty tables, so that
+    /// `cjson.encode` writes each empty array of it back as `{}`.
+    Decoded,
+    /// A reply, or an element of one, that the script is taken to reason
+    /// about: a record's field it names (`local state, queue =
+    /// unpack(redis.call('HMGET', ...))`), what its own function returns.
+    /// Its types stay (a string or `false`), and where it comes from, but
+    /// its nil reply explains no `false`.
+    Trusted {
+        /// The reply or element ([`Origin::Reply`], [`Origin::Element`]).
+        of: Box<Origin>,
+    },
     /// `math.floor` or `math.ceil` of a division, which small inputs
     /// round to 0.
     Rounded {
@@ -439,6 +452,26 @@ impl Inferred {
 
     pub(crate) fn any() -> Inferred {
         Inferred::of(Ty::ANY)
+    }
+
+    /// Whether the value comes from Redis: a reply, an element of one, or
+    /// one of those the script is taken to reason about.
+    pub fn from_redis(&self) -> bool {
+        match &self.origin {
+            Some(Origin::Reply { .. } | Origin::Element { .. }) => true,
+            Some(Origin::Trusted { of }) => {
+                matches!(**of, Origin::Reply { .. } | Origin::Element { .. })
+            }
+            _ => false,
+        }
+    }
+
+    /// Where the value comes from, seen through [`Origin::Trusted`].
+    pub fn source(&self) -> Option<&Origin> {
+        match &self.origin {
+            Some(Origin::Trusted { of }) => Some(of),
+            other => other.as_ref(),
+        }
     }
 
     /// The command reply this is, if it is one.

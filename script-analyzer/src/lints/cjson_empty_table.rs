@@ -11,11 +11,14 @@
 //! `#t.items == 0`) or written in place
 //! (`cjson.encode(redis.call('LRANGE', ...))`). Whole or as a member of a
 //! table written in the call (`cjson.encode({items = out})`, nested
-//! tables too). A warning: `{}` may be meant.
+//! tables too). And on a document `cjson.decode` gave, encoded again,
+//! whole or as a member (of a table written in the call, or of a local
+//! table): JSON's empty arrays decode to empty tables, which encode back
+//! as `{}` (`[]` round-trips to `{}`). A warning: `{}` may be meant.
 
 use super::library_calls::each_library_call;
 use super::{Context, RedisCall};
-use crate::facts::{Origin, Range, unparenthesized};
+use crate::facts::{Inferred, Origin, Range, unparenthesized};
 use crate::{Diagnostic, Lint, Report, Span};
 use full_moon::ast::{Expression, Field, TableConstructor};
 
@@ -33,6 +36,18 @@ fn may_be_empty_array(cx: &Context<'_>, expr: &Expression) -> bool {
     }
     cx.types.inline_list_reply(expr).is_some()
 }
+
+/// Whether `expr` is a document `cjson.decode` gave.
+fn decoded(cx: &Context<'_>, expr: &Expression) -> bool {
+    is_decoded(&cx.types.of(expr))
+}
+
+fn is_decoded(value: &Inferred) -> bool {
+    matches!(value.origin, Some(Origin::Decoded))
+}
+
+/// The label of a decoded document encoded again.
+const DECODED: &str = "decoded by `cjson.decode`: its empty arrays are empty tables";
 
 /// Why the list `expr` may be empty.
 fn label(cx: &Context<'_>, expr: &Expression) -> String {
@@ -67,6 +82,13 @@ fn empty_members(
         };
         match unparenthesized(value) {
             Expression::TableConstructor(inner) => empty_members(cx, inner, found),
+            value if decoded(cx, value) => {
+                found.push((
+                    format!("`{name}` (`{}`)", value.to_string().trim()),
+                    cx.span_of(value),
+                    DECODED.to_string(),
+                ));
+            }
             value if may_be_empty_array(cx, value) => {
                 found.push((
                     format!("`{name}` (`{}`)", value.to_string().trim()),
@@ -87,6 +109,41 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         let Some(arg) = call.args.first().map(|a| unparenthesized(a)) else {
             return;
         };
+        if decoded(cx, arg) {
+            report.diagnostics.push(
+                Diagnostic::warning(
+                    Lint::CjsonEmptyTable,
+                    cx.span_of(call.call),
+                    "this is a document `cjson.decode` gave, encoded again: each empty array in it is written back as the object \"{}\", not \"[]\"",
+                )
+                .with_label(DECODED)
+                .with_help("store the JSON text as it came when it is not changed, or fix up its empty arrays"),
+            );
+            return;
+        }
+        if let Some(fields) = cx.types.table_fields(arg) {
+            let members = fields
+                .names_with_values
+                .iter()
+                .map(|(name, value)| (format!(".{name}"), value))
+                .chain(
+                    fields
+                        .elements
+                        .iter()
+                        .map(|(i, value)| (format!("[{i}]"), value)),
+                );
+            for (member, _) in members.filter(|(_, value)| is_decoded(value)) {
+                report.diagnostics.push(
+                    Diagnostic::warning(
+                        Lint::CjsonEmptyTable,
+                        cx.span_of(call.call),
+                        format!("the member `{member}` of this table is a document `cjson.decode` gave, encoded again: each empty array in it is written back as the object \"{{}}\", not \"[]\""),
+                    )
+                    .with_label(DECODED)
+                    .with_help("keep the member's JSON text as it came, or fix up its empty arrays"),
+                );
+            }
+        }
         let followed = cx.types.table_fields(arg).is_some()
             || cx.types.list_length(arg).is_some()
             || cx.types.inline_list_reply(arg).is_some();
@@ -113,12 +170,17 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             let mut members = Vec::new();
             empty_members(cx, table, &mut members);
             for (member, span, label) in members {
-                report.diagnostics.push(
-                    Diagnostic::warning(
-                        Lint::CjsonEmptyTable,
-                        span,
-                        format!("the member {member} is a list that may be empty here, and `cjson.encode` gives the object \"{{}}\" for an empty table, not the array \"[]\""),
+                let message = if label == DECODED {
+                    format!(
+                        "the member {member} is a document `cjson.decode` gave, encoded again: each empty array in it is written back as the object \"{{}}\", not \"[]\""
                     )
+                } else {
+                    format!(
+                        "the member {member} is a list that may be empty here, and `cjson.encode` gives the object \"{{}}\" for an empty table, not the array \"[]\""
+                    )
+                };
+                report.diagnostics.push(
+                    Diagnostic::warning(Lint::CjsonEmptyTable, span, message)
                     .with_label(label)
                     .with_help("encode the list yourself when it is empty (`#t == 0`), or have the reader accept `{}`"),
                 );
@@ -158,6 +220,39 @@ mod tests {
                 .is_empty()
         );
         assert!(warnings("redis.call('SET', KEYS[1], cjson.encode({a = 1})) return 1").is_empty());
+    }
+
+    #[test]
+    fn decoded_documents_encoded_again() {
+        for source in [
+            // Whole, through a local changed in place.
+            "local doc = cjson.decode(ARGV[1])\ndoc.seen = ARGV[2]\nreturn cjson.encode(doc)",
+            // Through `assert`, into a parameter.
+            "local function save(data)\n  data = assert(cjson.decode(data), 'not JSON')\n  redis.call('SET', KEYS[1], cjson.encode(data))\nend\nsave(ARGV[1])\nreturn 1",
+            // As a member of a local table.
+            "local out = {}\nout.at = ARGV[1]\nout.job = cjson.decode(ARGV[2])\nreturn cjson.encode(out)",
+            // As a member of a table written in the call.
+            "return cjson.encode({at = ARGV[1], job = cjson.decode(ARGV[2])})",
+        ] {
+            let found = warnings(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(
+                found[0].contains("`cjson.decode` gave, encoded again"),
+                "{found:?}"
+            );
+        }
+        for source in [
+            // A field of it, read as text, is no document.
+            "local doc = cjson.decode(ARGV[1])\nreturn cjson.encode({name = tostring(doc.name)})",
+            // A table built anew.
+            "local doc = cjson.decode(ARGV[1])\nlocal out = {}\nout.name = ARGV[2]\nreturn cjson.encode(out)",
+        ] {
+            assert!(
+                warnings(source).is_empty(),
+                "{source}: {:?}",
+                warnings(source)
+            );
+        }
     }
 
     #[test]

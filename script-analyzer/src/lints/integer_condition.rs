@@ -178,7 +178,12 @@ impl Conditions<'_, '_, '_> {
         let (call, through) = match expr {
             Expression::FunctionCall(_) => match call_of(self.cx, self.by_span, expr) {
                 Some(call) => (call, None),
-                None => return,
+                // A call of the script's own function: the reply the value
+                // facts say it gives.
+                None => match self.held_reply(expr) {
+                    Some(call) => (call, Some(text(self.cx, expr))),
+                    None => return,
+                },
             },
             Expression::Var(Var::Name(token))
                 if self
@@ -444,6 +449,27 @@ mod tests {
             "if redis.call('TYPE', KEYS[1]).ok == 'none' then return 0 end return 1",
             // Not redis.call.
             "local function exists() return 1 end if exists() then return 1 end return 0",
+        ] {
+            assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
+        }
+    }
+
+    #[test]
+    fn what_the_scripts_own_function_returns_as_a_condition() {
+        let helper = "local function held(key)\n  return redis.call('EXISTS', key)\nend\n";
+        for condition in [
+            "held(KEYS[1])",
+            "not held(KEYS[1])",
+            "held(KEYS[1]) and ARGV[1]",
+        ] {
+            let source = format!("{helper}if {condition} then return 1 end\nreturn 0");
+            assert_eq!(errors(&source).len(), 1, "{source}");
+        }
+        for source in [
+            // A boolean it makes is the condition it means.
+            "local function held(key)\n  return redis.call('EXISTS', key) == 1\nend\nif held(KEYS[1]) then return 1 end\nreturn 0",
+            // It may give nil: a condition is a fair test of that.
+            "local function held(key)\n  if key == '' then return nil end\n  return redis.call('EXISTS', key)\nend\nif held(KEYS[1]) then return 1 end\nreturn 0",
         ] {
             assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
         }

@@ -22,7 +22,7 @@ fn textual(value: &Inferred) -> bool {
 
 /// A string Redis gave: a reply, or an element of an array reply.
 fn from_redis(value: &Inferred) -> bool {
-    value.reply().is_some() || matches!(value.origin, Some(Origin::Element { .. }))
+    value.from_redis()
 }
 
 /// `ARGV[n]` (also through locals), or a string literal holding a number.

@@ -45,6 +45,7 @@ mod schedule;
 mod shebang_flag;
 mod sparse_stores;
 mod status_comparison;
+mod table_comparison;
 mod target_version;
 mod typed;
 mod undefined_global;
@@ -116,6 +117,7 @@ fn check_of(lint: Lint) -> Option<Check> {
         Lint::NilReturn => nil_return::check,
         Lint::IntegerCondition => integer_condition::check,
         Lint::NilComparison => nil_comparison::check,
+        Lint::TableComparison => table_comparison::check,
         Lint::StatusComparison => status_comparison::check,
         Lint::NumberStringComparison => number_string_comparison::check,
         Lint::ScanCursor => scan_cursor::check,

@@ -7,16 +7,26 @@
 //! of one that cannot be (MGET's and HMGET's within the keys or fields
 //! asked for, every value a loop over the reply gives); and on
 //! `type(v) == 'nil'` for such a value, which is `'boolean'` for `false`.
+//! A comparison with `nil` joined by `and`/`or` to the same comparison
+//! with `false` (`v ~= nil and v ~= false`) tests both and is left alone.
 
 use super::typed::{describe, each_comparison};
 use super::{Context, RedisCall};
-use crate::facts::{Origin, Ty, unparenthesized};
+use crate::facts::{Ty, unparenthesized};
 use crate::{Diagnostic, Lint, Report};
-use full_moon::ast::{Call, Expression, FunctionArgs, Prefix, Suffix};
+use full_moon::ast::{BinOp, Call, Expression, FunctionArgs, Prefix, Suffix};
+use full_moon::visitors::Visitor;
+use std::collections::HashSet;
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
+    let mut paired = PairedWithFalse {
+        cx,
+        nil_sides: HashSet::new(),
+    };
+    paired.visit_ast(cx.ast);
+    let paired = paired.nil_sides;
     each_comparison(cx, |cmp| {
-        if !cmp.is_equality() {
+        if !cmp.is_equality() || paired.contains(&std::ptr::from_ref(cmp.whole)) {
             return;
         }
         let (value, written) = match (is_nil(cmp.lhs), is_nil(cmp.rhs)) {
@@ -29,9 +39,7 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             },
         };
         let inferred = cx.types.of(value);
-        let from_redis =
-            inferred.reply().is_some() || matches!(inferred.origin, Some(Origin::Element { .. }));
-        if !from_redis
+        if !inferred.from_redis()
             || inferred.ty.is_any()
             || inferred.ty == Ty::EMPTY
             || inferred.ty.intersects(Ty::NIL)
@@ -59,6 +67,68 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
                 .with_help("test it as a condition (`if not v then`), or compare with `false`"),
         );
     });
+}
+
+/// The comparisons with `nil` that an `and`/`or` joins to the same
+/// comparison of the same value with `false` (`v == nil or v == false`).
+struct PairedWithFalse<'a, 'c> {
+    cx: &'c Context<'a>,
+    nil_sides: HashSet<*const Expression>,
+}
+
+impl Visitor for PairedWithFalse<'_, '_> {
+    fn visit_expression(&mut self, expr: &Expression) {
+        let Expression::BinaryOperator { lhs, binop, rhs } = expr else {
+            return;
+        };
+        if !matches!(binop, BinOp::And(_) | BinOp::Or(_)) {
+            return;
+        }
+        let (lhs, rhs) = (unparenthesized(lhs), unparenthesized(rhs));
+        for (nil_side, false_side) in [(lhs, rhs), (rhs, lhs)] {
+            if let (Some((subject, op)), Some((other, other_op))) = (
+                tested_against(nil_side, is_nil),
+                tested_against(false_side, is_false),
+            ) && op == other_op
+                && self.source(subject) == self.source(other)
+            {
+                self.nil_sides.insert(std::ptr::from_ref(nil_side));
+            }
+        }
+    }
+}
+
+impl PairedWithFalse<'_, '_> {
+    fn source(&self, expr: &Expression) -> Option<&str> {
+        let span = self.cx.span_of(expr);
+        self.cx.source.get(span.start.offset..span.end.offset)
+    }
+}
+
+/// `(v, op)` of `v == c`, `v ~= c`, `c == v` or `c ~= v`, where `c` is
+/// what `constant` accepts.
+fn tested_against(
+    expr: &Expression,
+    constant: fn(&Expression) -> bool,
+) -> Option<(&Expression, bool)> {
+    let Expression::BinaryOperator { lhs, binop, rhs } = expr else {
+        return None;
+    };
+    let equal = match binop {
+        BinOp::TwoEqual(_) => true,
+        BinOp::TildeEqual(_) => false,
+        _ => return None,
+    };
+    let (lhs, rhs) = (unparenthesized(lhs), unparenthesized(rhs));
+    match (constant(lhs), constant(rhs)) {
+        (false, true) => Some((lhs, equal)),
+        (true, false) => Some((rhs, equal)),
+        _ => None,
+    }
+}
+
+fn is_false(expr: &Expression) -> bool {
+    matches!(expr, Expression::Symbol(t) if t.token().to_string() == "false")
 }
 
 fn is_nil(expr: &Expression) -> bool {
@@ -151,6 +221,54 @@ mod tests {
         ] {
             assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
         }
+    }
+
+    #[test]
+    fn named_fields_of_an_unpacked_reply_compared_with_nil() {
+        for source in [
+            "local state, owner = unpack(redis.call('HMGET', KEYS[1], 'state', 'owner'))\nif owner == nil then return 0 end\nreturn 1",
+            "local job = {}\njob.state, job.owner = unpack(redis.call('HMGET', KEYS[1], 'state', 'owner'))\nif nil ~= job.owner then return job.owner end\nreturn 0",
+        ] {
+            let found = errors(source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(
+                found[0].contains("an element of the HMGET reply"),
+                "{found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn what_the_scripts_own_function_returns_compared_with_nil() {
+        let helper = "local function owner(key)\n  return redis.call('HGET', key, 'owner')\nend\n";
+        for test in ["owner(KEYS[1]) == nil", "nil ~= owner(KEYS[1])"] {
+            let source = format!("{helper}if {test} then return 0 end\nreturn 1");
+            let found = errors(&source);
+            assert_eq!(found.len(), 1, "{source}: {found:?}");
+            assert!(
+                found[0].starts_with("HGET returns a string or `false`"),
+                "{found:?}"
+            );
+        }
+        // A function that may give nil itself is fairly compared with nil.
+        let source = "local function owner(key)\n  if key == '' then return nil end\n  return redis.call('HGET', key, 'owner')\nend\nif owner(KEYS[1]) == nil then return 0 end\nreturn 1";
+        assert!(errors(source).is_empty(), "{:?}", errors(source));
+    }
+
+    #[test]
+    fn a_comparison_with_nil_joined_to_the_same_with_false_passes() {
+        for source in [
+            "local v = redis.call('LPOP', KEYS[1])\nif v ~= nil and v ~= false then return v end\nreturn 0",
+            "local v = redis.call('GET', KEYS[1])\nif (v == false) or (v == nil) then return 0 end\nreturn v",
+        ] {
+            assert!(errors(source).is_empty(), "{source}: {:?}", errors(source));
+        }
+        // A different value on each side is no such test.
+        assert_eq!(
+            errors("local v = redis.call('GET', KEYS[1])\nlocal w = redis.call('GET', KEYS[2])\nif v ~= nil and w ~= false then return v end\nreturn 0")
+                .len(),
+            1
+        );
     }
 
     #[test]

@@ -29,9 +29,7 @@ fn textual(value: &Inferred) -> bool {
 /// or 0`, a branch that sets 0 when the reply is `false`): a string
 /// whenever the reply is there.
 fn defaulted(value: &Inferred) -> bool {
-    let from_redis =
-        value.reply().is_some() || matches!(value.origin, Some(Origin::Element { .. }));
-    from_redis
+    value.from_redis()
         && value.ty.intersects(Ty::STRING)
         && value.ty.intersects(Ty::NUMBER)
         && value
@@ -47,7 +45,7 @@ fn reply_or_number(
     expr: &Expression,
     value: &Inferred,
 ) -> Diagnostic {
-    let source = match &value.origin {
+    let source = match value.source() {
         Some(Origin::Reply { command, .. }) => format!("{command}'s reply"),
         Some(Origin::Element { command }) => format!("an element of the {command} reply"),
         _ => "a reply".to_string(),

@@ -27,13 +27,15 @@ pub(crate) fn text(cx: &Context<'_>, expr: &Expression) -> String {
 
 /// "GET returns a string or `false` (a nil reply)", "`n` is a number".
 pub(crate) fn describe(cx: &Context<'_>, expr: &Expression, value: &Inferred) -> String {
-    match &value.origin {
+    match value.source() {
         Some(Origin::Reply { command, shape, .. }) => format!("{command} returns {shape}"),
         Some(Origin::Cursor { command }) => format!("{command}'s cursor is a string"),
-        Some(Origin::Element { command }) if value.ty.intersects(Ty::FALSE) => format!(
-            "`{}`, an element of the {command} reply, is a string or `false` (a nil reply)",
-            text(cx, expr)
-        ),
+        Some(Origin::Element { command }) if value.ty.intersects(Ty::FALSE) => {
+            format!(
+                "`{}`, an element of the {command} reply, is a string or `false` (a nil reply)",
+                text(cx, expr)
+            )
+        }
         Some(Origin::Element { command }) => format!(
             "`{}`, an element of the {command} reply, is a string",
             text(cx, expr)
