@@ -137,8 +137,8 @@ fn check_of(lint: Lint) -> Option<Check> {
     })
 }
 
-/// Runs every lint that is not allowed.
-pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
+/// Runs every lint that is not allowed; the inference they read.
+pub(crate) fn run_all<'a>(cx: &Context<'a>, report: &mut Report) -> Types<'a> {
     let (calls, escapes) = crate::calls::redis_calls_escaping(&cx.tree());
     let types = Types::build(cx.source, cx.ast, cx.model, &calls, cx.options.declared);
     let cx = &Context {
@@ -153,6 +153,7 @@ pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
         .filter_map(|&lint| Some((lint, check_of(lint)?)))
         .collect();
     schedule::run(cx, &calls, &checks, report);
+    types
 }
 
 #[cfg(test)]
