@@ -4,10 +4,11 @@
 //! Invariants:
 //! - a check reads the [`Context`] and the report's `info`, and appends to
 //!   the report's diagnostics (it reads none of them);
-//! - the checks that read no inferred types and none of the `info` made
-//!   from them ([`UNTYPED`]) run first, in order, on a thread of their own
-//!   while the types are inferred ([`beside`]), starting from the `info`
-//!   of the calls; the `info` they leave is the report's;
+//! - on a script large enough to pay for a thread, the checks that read
+//!   no inferred types and none of the `info` made from them ([`UNTYPED`])
+//!   run first, in order, on a thread of their own while the types are
+//!   inferred ([`beside`]), starting from the `info` of the calls; the
+//!   `info` they leave is the report's;
 //! - the checks that record into the report's `info` ([`RECORDING`]) are
 //!   among them, or run, with every check before them, in order on the
 //!   report itself;
@@ -44,8 +45,23 @@ const UNTYPED: &[Lint] = &[
     Lint::ShebangFlag,
 ];
 
+/// The smallest script whose untyped checks get a thread of their own:
+/// on a smaller one, starting a thread costs more than it saves (the
+/// tests run every script through the thread).
+#[cfg(not(test))]
+const BESIDE_MIN_BYTES: usize = 8 << 10;
+#[cfg(test)]
+const BESIDE_MIN_BYTES: usize = 0;
+
 /// At most this many threads run the checks.
 const MAX_THREADS: usize = 4;
+
+/// The machine's cores, as the standard library tells them (read once:
+/// asking reads the process's CPU quota from files).
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
 
 /// The diagnostics of each check run, allowed lints' included.
 pub(super) type Outputs = Vec<(Lint, Vec<Diagnostic>)>;
@@ -53,7 +69,9 @@ pub(super) type Outputs = Vec<(Lint, Vec<Diagnostic>)>;
 /// Infers the types with `infer` on this thread while the [`UNTYPED`]
 /// checks of `checks` run in order on another, on a report starting from
 /// `report`'s `info` (`cx`'s types are not read). The types and those
-/// checks' diagnostics; `report`'s `info` is the one they left.
+/// checks' diagnostics; `report`'s `info` is the one they left. On a
+/// script smaller than [`BESIDE_MIN_BYTES`], or when no thread can be
+/// had, only the types: the checks are left to [`run`].
 pub(super) fn beside<'a>(
     cx: &Context<'_>,
     calls: &[RedisCall],
@@ -65,6 +83,9 @@ pub(super) fn beside<'a>(
     if tests::IN_ORDER.get() {
         return (infer(), Vec::new());
     }
+    if cores() < 2 || cx.source.len() < BESIDE_MIN_BYTES {
+        return (infer(), Vec::new());
+    }
     let untyped: Vec<(Lint, Check)> = checks
         .iter()
         .filter(|(lint, _)| UNTYPED.contains(lint))
@@ -74,34 +95,25 @@ pub(super) fn beside<'a>(
         diagnostics: Vec::new(),
         info: report.info.clone(),
     };
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let (types, outputs) = std::thread::scope(|scope| {
-        let helper = (cores > 1)
-            .then(|| {
-                std::thread::Builder::new()
-                    .name("redlua-analyzer-lints".to_string())
-                    .stack_size(crate::STACK_SIZE)
-                    .spawn_scoped(scope, || {
-                        let outputs = in_order(cx, calls, &untyped, &mut own);
-                        (own, outputs)
-                    })
-                    .ok()
-            })
-            .flatten();
+    std::thread::scope(|scope| {
+        let helper = std::thread::Builder::new()
+            .name("redlua-analyzer-lints".to_string())
+            .stack_size(crate::STACK_SIZE)
+            .spawn_scoped(scope, || {
+                let outputs = in_order(cx, calls, &untyped, &mut own);
+                (own, outputs)
+            });
         let types = infer();
-        match helper {
-            Some(helper) => match helper.join() {
-                Ok((own, outputs)) => {
-                    report.info = own.info;
-                    (types, outputs)
-                }
-                Err(panic) => std::panic::resume_unwind(panic),
-            },
-            // No thread to be had: one after the other.
-            None => (types, in_order(cx, calls, &untyped, report)),
+        match helper.map(|helper| helper.join()) {
+            Ok(Ok((own, outputs))) => {
+                report.info = own.info;
+                (types, outputs)
+            }
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            // No thread to be had: the checks are left to `run`.
+            Err(_) => (types, Vec::new()),
         }
-    });
-    (types, outputs)
+    })
 }
 
 /// Runs `checks` (in [`Lint::ALL`]'s order) but those [`beside`] ran,
@@ -148,9 +160,7 @@ fn run_rest(
         .map_or(0, |i| i + 1);
     let (ordered, parallel) = checks.split_at(first_parallel);
     let mut outputs = in_order(cx, calls, ordered, report);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(MAX_THREADS);
+    let threads = cores().min(MAX_THREADS);
     if threads < 2 || parallel.len() < 2 {
         outputs.extend(in_order(cx, calls, parallel, report));
         return outputs;
