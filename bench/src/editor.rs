@@ -1,13 +1,16 @@
 //! The language server's diagnostics latency: the time from an edit of a
 //! 5,000-line script (the generated script of [`crate::expansion`]) to the
 //! diagnostics of the edited text, through the server's stdio transport
-//! (`redlua_lsp::transport::run`, on pipes), as an editor sees it. The
-//! quiet time the server waits after an edit (for a burst of edits to
-//! end) is part of it.
+//! (`redlua_lsp::transport::run`, on pipes), as an editor sees it: from
+//! before the change is written to the server's input until the
+//! diagnostics of that version are read back. The quiet time the server
+//! waits after an edit (for a burst of edits to end) is part of it.
 //!
 //! Each round edits one line in the middle of the script, alternately
 //! breaking and mending a command name, then waits for the diagnostics of
 //! that version; the rounds are 300 ms apart, as keystrokes after a pause.
+//! The load average when the rounds start and end is reported with the
+//! times: the figures are only as quiet as the machine.
 
 use crate::metrics::{Figure, Measured};
 use lsp_server::{Message, Notification, Request, RequestId};
@@ -18,7 +21,8 @@ use std::time::{Duration, Instant};
 const URI: &str = "file:///redlua-bench/editor/big.lua";
 const LINES: usize = 5_000;
 
-/// Runs `rounds` edits and reports the median and the slowest latency.
+/// Runs `rounds` edits and reports the median, 90th percentile and slowest
+/// latency.
 pub fn run(rounds: usize) -> Result<Measured, String> {
     let text = crate::expansion::generated(LINES);
     let (input, mut to_server) = std::io::pipe().map_err(|e| e.to_string())?;
@@ -33,11 +37,11 @@ pub fn run(rounds: usize) -> Result<Measured, String> {
         json!({ "capabilities": {} }),
     )))?;
     send(notification("initialized", json!({})))?;
+    let started = Instant::now();
     send(notification(
         "textDocument/didOpen",
         json!({ "textDocument": { "uri": URI, "languageId": "lua", "version": 1, "text": text } }),
     ))?;
-    let started = Instant::now();
     let (open_ms, _) = diagnostics_of(&mut from_server, 1, started)?;
     // The first line of the function in the middle of the script.
     let middle = format!("local function step_{}(", LINES / 20);
@@ -49,10 +53,12 @@ pub fn run(rounds: usize) -> Result<Measured, String> {
     let original = text.lines().nth(line).unwrap_or_default().to_string();
     let broken = original.replacen("redis.call('", "redis.call('X", 1);
     let mut times = Vec::with_capacity(rounds);
+    let load_before = load_average();
     for round in 0..rounds {
         std::thread::sleep(Duration::from_millis(300));
         let version = round as i32 + 2;
         let new = if round % 2 == 0 { &broken } else { &original };
+        let started = Instant::now();
         send(notification(
             "textDocument/didChange",
             json!({ "textDocument": { "uri": URI, "version": version }, "contentChanges": [{
@@ -60,7 +66,6 @@ pub fn run(rounds: usize) -> Result<Measured, String> {
                            "end": { "line": line, "character": 10_000 } },
                 "text": new }] }),
         ))?;
-        let started = Instant::now();
         let (ms, count) = diagnostics_of(&mut from_server, version, started)?;
         let expected = usize::from(round % 2 == 0);
         if count != expected {
@@ -70,6 +75,7 @@ pub fn run(rounds: usize) -> Result<Measured, String> {
         }
         times.push(ms);
     }
+    let load_after = load_average();
     send(Message::Request(Request::new(
         RequestId::from(2),
         "shutdown".into(),
@@ -93,12 +99,34 @@ pub fn run(rounds: usize) -> Result<Measured, String> {
                 "ms",
             ),
             Figure::new(
+                "diagnostics after an edit, p90",
+                percentile(&times, 0.9),
+                "ms",
+            ),
+            Figure::new(
                 "diagnostics after an edit, slowest",
                 times[times.len() - 1],
                 "ms",
             ),
+            Figure::new("load average (1 min) before the edits", load_before, ""),
+            Figure::new("load average (1 min) after the edits", load_after, ""),
         ],
     })
+}
+
+/// The `q` quantile of `sorted` (nearest rank).
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// The machine's load average over the last minute (0 where it cannot be
+/// read).
+fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|text| text.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0)
 }
 
 fn notification(method: &str, params: serde_json::Value) -> Message {

@@ -126,7 +126,7 @@ pub async fn run_all(url: &str, settings: &Settings) -> Vec<Outcome> {
         outcomes.push(outcome("redlua", "macro analysis", measured));
     }
     if settings.wants("editor") {
-        let rounds = if settings.seconds < 2.0 { 6 } else { 20 };
+        let rounds = if settings.seconds < 2.0 { 10 } else { 40 };
         let measured = crate::editor::run(rounds);
         outcomes.push(outcome("redlua-lsp", "editor, 5,000-line script", measured));
     }

@@ -59,34 +59,58 @@ impl Finding {
 
 /// The analyzer's findings on `source`, as `lockctl lint` reports them.
 pub fn findings(source: &str, settings: &Settings) -> Vec<Finding> {
-    let mut found = if settings.library {
+    let found = if settings.library {
         library_findings(source, settings)
     } else {
-        analyze(source, &settings.options)
-            .diagnostics
-            .into_iter()
-            .map(|diagnostic| Finding {
-                diagnostic,
-                function: None,
-            })
-            .collect()
+        undeclared(analyze(source, &settings.options).diagnostics)
     };
-    if found
+    first_syntax_error_only(found, source, settings)
+}
+
+/// [`findings`] and [`values`] of `source` from one inference where the
+/// analyzer makes both at once (a script; a library is analyzed twice):
+/// `deliver` takes the findings and says whether the values are still
+/// wanted. `None` when they are not.
+pub fn findings_then_values(
+    source: &str,
+    settings: &Settings,
+    deliver: impl FnOnce(Vec<Finding>) -> bool + Send,
+) -> Option<Option<redlua_analyzer::hover::Values>> {
+    if settings.library {
+        return deliver(findings(source, settings)).then(|| values(source, settings));
+    }
+    let mut wanted = false;
+    let values = redlua_analyzer::hover::analyze_then_values(source, &settings.options, |report| {
+        let found = first_syntax_error_only(undeclared(report.diagnostics), source, settings);
+        wanted = deliver(found);
+        wanted
+    });
+    wanted.then_some(values)
+}
+
+/// Findings checked against no function's declaration.
+fn undeclared(diagnostics: Vec<Diagnostic>) -> Vec<Finding> {
+    diagnostics
+        .into_iter()
+        .map(|diagnostic| Finding {
+            diagnostic,
+            function: None,
+        })
+        .collect()
+}
+
+/// `found`, or when the text does not parse, its first syntax error and
+/// what the lines before it give (no function's findings remain).
+fn first_syntax_error_only(found: Vec<Finding>, source: &str, settings: &Settings) -> Vec<Finding> {
+    if !found
         .iter()
         .any(|f| f.diagnostic.lint == redlua_analyzer::Lint::Syntax)
     {
-        // The text does not parse: no function's findings remain.
-        let mut diagnostics: Vec<Diagnostic> = found.into_iter().map(|f| f.diagnostic).collect();
-        first_error::first_syntax_error_only(&mut diagnostics, source, &settings.options);
-        found = diagnostics
-            .into_iter()
-            .map(|diagnostic| Finding {
-                diagnostic,
-                function: None,
-            })
-            .collect();
+        return found;
     }
-    found
+    let mut diagnostics: Vec<Diagnostic> = found.into_iter().map(|f| f.diagnostic).collect();
+    first_error::first_syntax_error_only(&mut diagnostics, source, &settings.options);
+    undeclared(diagnostics)
 }
 
 /// The findings on a Functions library: the library's own, and each

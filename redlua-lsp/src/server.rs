@@ -512,6 +512,25 @@ impl Job {
         }
     }
 
+    /// [`Job::run`], then [`Job::values`] from the same inference:
+    /// `deliver` takes the result, and says whether the values are still
+    /// wanted. `None` when they are not. `deliver` is called once, even
+    /// when the analysis fails (with the result it gives then).
+    pub fn run_then_values(&self, deliver: impl FnOnce(Analyzed) -> bool + Send) -> Option<Valued> {
+        let values = diagnostics::findings_then_values(&self.text, &self.settings, |findings| {
+            deliver(Analyzed {
+                findings,
+                key: self.key.clone(),
+                generation: self.generation,
+            })
+        })?;
+        Some(Valued {
+            values: Arc::new(values),
+            key: self.key.clone(),
+            generation: self.generation,
+        })
+    }
+
     /// The document's URI and the client's version of the text.
     pub fn document(&self) -> (&str, i32) {
         (&self.key, self.version)

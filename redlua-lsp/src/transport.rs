@@ -16,9 +16,9 @@
 //!
 //! A burst of edits is analyzed once: an analysis starts when no edit has
 //! come for [`QUIET`], and an analysis made stale by an edit while it ran
-//! is dropped. After the diagnostics, the same thread infers the values
-//! of the document's locals for hovers, unless an edit came meanwhile (the
-//! next analysis does not wait for it).
+//! is dropped. After the diagnostics, the same thread reads the values of
+//! the document's locals for hovers from the same inference, unless an
+//! edit came meanwhile (the next analysis does not wait for it).
 //! With `REDLUA_LSP_LOG` set (to anything), each analysis is logged on
 //! standard error: the document, its version, its time and whether it was
 //! dropped.
@@ -288,8 +288,8 @@ pub fn run(input: impl BufRead + Send + 'static, mut output: impl Write) -> u8 {
 }
 
 /// Runs `job` on a thread of its own, which sends its findings and
-/// [`Event::Done`], then its inferred values unless an edit came meanwhile
-/// (counted by `edits`). The job back when no thread can be had.
+/// [`Event::Done`], then its inferred values (of the same inference)
+/// unless an edit came meanwhile (counted by `edits`). The job back when no thread can be had.
 fn analyze_apart(job: Job, done: mpsc::Sender<Event>, edits: Arc<AtomicU64>) -> Option<Job> {
     let (key, generation) = job.id();
     let slot = Arc::new(Mutex::new(Some(job)));
@@ -300,15 +300,23 @@ fn analyze_apart(job: Job, done: mpsc::Sender<Event>, edits: Arc<AtomicU64>) -> 
         .spawn(move || {
             let job = taken.lock().ok().and_then(|mut slot| slot.take());
             if let Some(job) = job {
-                let analyzed = catch_unwind(AssertUnwindSafe(|| job.run()))
-                    .unwrap_or_else(|_| Job::failed(key, generation));
-                let _ = done.send(Event::Analyzed(analyzed));
-                // The next analysis may start: the values are inferred
-                // beside it.
-                let _ = done.send(Event::Done);
-                if edits.load(Ordering::SeqCst) == edits_before
-                    && let Ok(valued) = catch_unwind(AssertUnwindSafe(|| job.values()))
-                {
+                let mut delivered = false;
+                let valued = catch_unwind(AssertUnwindSafe(|| {
+                    job.run_then_values(|analyzed| {
+                        let _ = done.send(Event::Analyzed(analyzed));
+                        // The next analysis may start: the values are
+                        // inferred beside it, from the same inference,
+                        // unless an edit came meanwhile.
+                        let _ = done.send(Event::Done);
+                        delivered = true;
+                        edits.load(Ordering::SeqCst) == edits_before
+                    })
+                }));
+                if !delivered {
+                    let _ = done.send(Event::Analyzed(Job::failed(key, generation)));
+                    let _ = done.send(Event::Done);
+                }
+                if let Ok(Some(valued)) = valued {
                     let _ = done.send(Event::Valued(valued));
                 }
             } else {

@@ -80,21 +80,58 @@ fn value_here(source: &str, options: &Options, offset: usize) -> Option<ValueInf
 pub fn values(source: &str, options: &Options) -> Option<Values> {
     crate::on_large_stack(
         || {
-            let mut names = find(source, options, None)?;
-            // In the order of the text; at one place, the first found.
-            names.sort_by_key(|name| name.start);
-            Some(Values {
-                source: source.to_string(),
-                names,
-            })
+            let names = find(source, options, None)?;
+            Some(Values::of(source, names))
         },
         || None,
     )
 }
 
+/// [`crate::analyze`] and [`values`] of `source` from one inference, the
+/// report first: `report` takes it, and says whether the values are still
+/// wanted (`false` skips them). The report and the values are the same as
+/// those two functions give.
+///
+/// `report` is called once, whatever `source` holds; should the analyzer
+/// fail, with the report [`crate::analyze`] gives then. Never panics; the
+/// work runs on a thread with a large stack, as [`crate::analyze`] does.
+pub fn analyze_then_values(
+    source: &str,
+    options: &Options,
+    report: impl FnOnce(crate::Report) -> bool + Send,
+) -> Option<Values> {
+    let report = std::sync::Mutex::new(Some(report));
+    // Hands the report over, at most once.
+    let give = |given: crate::Report| {
+        let taken = report.lock().ok().and_then(|mut slot| slot.take());
+        taken.is_some_and(|report| report(given))
+    };
+    let values = crate::on_large_stack(
+        || {
+            crate::analyze_here_then(source, options, |analyzed, inference| {
+                if !give(analyzed) {
+                    return None;
+                }
+                let (ast, types) = inference?;
+                let mut finder = Finder {
+                    types,
+                    offset: None,
+                    found: Vec::new(),
+                };
+                finder.visit_ast(ast);
+                Some(Values::of(source, finder.found))
+            })
+        },
+        || None,
+    );
+    // The analysis failed before its report: the report of a failure.
+    give(crate::internal_error());
+    values
+}
+
 /// What [`values`] found: the names of locals and followed fields in a
 /// script, with their values.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Values {
     source: String,
     /// By start, then in the order [`Finder`] visits them.
@@ -102,6 +139,16 @@ pub struct Values {
 }
 
 impl Values {
+    /// The values of `names` found in `source`.
+    fn of(source: &str, mut names: Vec<Found>) -> Values {
+        // In the order of the text; at one place, the first found.
+        names.sort_by_key(|name| name.start);
+        Values {
+            source: source.to_string(),
+            names,
+        }
+    }
+
     /// What [`value_at`] gives for `offset` of the same script.
     pub fn at(&self, offset: usize) -> Option<ValueInfo> {
         // Names are tokens, which do not overlap: sorted by start, they
@@ -124,7 +171,7 @@ impl Values {
 }
 
 /// A name found, with its bytes (the span is made when it is asked for).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Found {
     start: usize,
     end: usize,
@@ -489,6 +536,52 @@ mod tests {
             }
         }
         assert!(names > 200, "{names} names");
+    }
+
+    #[test]
+    fn one_inference_gives_the_report_of_analyze_and_the_values_of_values_on_the_corpus() {
+        let dirs = [
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus"),
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../lock-runtime/scripts"),
+        ];
+        let options = Options {
+            declared: Some(Declared::exact(2, 3)),
+            ..Options::default()
+        };
+        fn add(dir: &std::path::Path, out: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).expect("the scripts' directory") {
+                let path = entry.expect("an entry").path();
+                if path.is_dir() {
+                    add(&path, out);
+                } else if path.extension().is_some_and(|e| e == "lua") {
+                    out.push(std::fs::read_to_string(&path).expect("a script"));
+                }
+            }
+        }
+        let mut sources = vec!["local v = 1 +".to_string(), String::new()];
+        for dir in dirs {
+            add(std::path::Path::new(dir), &mut sources);
+        }
+        assert!(sources.len() > 100, "{} scripts", sources.len());
+        for source in &sources {
+            let fresh = crate::analyze(source, &options);
+            let mut given = None;
+            let found = analyze_then_values(source, &options, |report| {
+                given = Some(report);
+                true
+            });
+            let given = given.expect("the report is given");
+            assert_eq!(given.diagnostics, fresh.diagnostics, "{source}");
+            assert_eq!(given.info, fresh.info, "{source}");
+            assert_eq!(found, values(source, &options), "{source}");
+            // Not wanted: the report still comes, no values.
+            let mut calls = 0;
+            let skipped = analyze_then_values(source, &options, |_| {
+                calls += 1;
+                false
+            });
+            assert_eq!((calls, skipped), (1, None));
+        }
     }
 
     #[test]

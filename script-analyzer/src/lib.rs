@@ -315,12 +315,23 @@ fn internal_error() -> Report {
 }
 
 pub(crate) fn analyze_here(source: &str, options: &Options) -> Report {
+    analyze_here_then(source, options, |report, _| report)
+}
+
+/// The analysis of [`analyze_here`], given to `then` with the inference
+/// it was made of (`None` when the script does not parse). The tree is
+/// dropped after `then` returns.
+pub(crate) fn analyze_here_then<R>(
+    source: &str,
+    options: &Options,
+    then: impl FnOnce(Report, Option<(&full_moon::ast::Ast, &facts::Types<'_>)>) -> R,
+) -> R {
     let mut report = Report::default();
     let ast = match parse::parse(source) {
         Ok(ast) => ast,
         Err(diagnostics) => {
             report.diagnostics = diagnostics;
-            return report;
+            return then(report, None);
         }
     };
     report.info.shebang_flags = parse::shebang_flags(source);
@@ -340,13 +351,13 @@ pub(crate) fn analyze_here(source: &str, options: &Options) -> Report {
         options,
         read_only,
     };
-    lints::run_all(&cx, &mut report);
+    let types = lints::run_all(&cx, &mut report);
     report.diagnostics.sort_by_key(|d| match d.primary_span() {
         // Places in the script first, in order; then the Rust side.
         Some(span) => (0, span.start.offset, span.end.offset),
         None => (1, 0, 0),
     });
-    report
+    then(report, Some((&ast, &types)))
 }
 
 /// The README's code blocks, compiled as doctests so that they stay true.

@@ -144,8 +144,9 @@ impl Env for FlowEnv<'_, '_, '_> {
     fn record(&self, at: NodeKey, value: &Inferred) {
         match self.flow.at.borrow_mut().entry(at) {
             Entry::Occupied(mut e) => {
-                let old = e.get().clone();
-                e.insert(old.merge(value.clone()));
+                let slot = e.get_mut();
+                let old = std::mem::replace(slot, Inferred::of(Ty::EMPTY));
+                *slot = old.merge(value.clone());
             }
             Entry::Vacant(e) => {
                 e.insert(value.clone());

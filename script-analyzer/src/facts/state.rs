@@ -252,8 +252,9 @@ impl Vars {
         for (var, value) in Rc::unwrap_or_clone(theirs.base) {
             match vars.entry(var) {
                 Entry::Occupied(mut e) => {
-                    let old = e.get().clone();
-                    e.insert(old.merge(value));
+                    let slot = e.get_mut();
+                    let old = std::mem::replace(slot, Inferred::of(Ty::EMPTY));
+                    *slot = old.merge(value);
                 }
                 Entry::Vacant(e) => {
                     e.insert(value);

@@ -139,22 +139,26 @@ fn check_of(lint: Lint) -> Option<Check> {
     })
 }
 
-/// Runs every lint that is not allowed.
-pub(crate) fn run_all(cx: &Context<'_>, report: &mut Report) {
+/// Runs every lint that is not allowed; the inference they read.
+pub(crate) fn run_all<'a>(cx: &Context<'a>, report: &mut Report) -> Types<'a> {
     let (calls, escapes) = crate::calls::redis_calls_escaping(&cx.tree());
-    let types = Types::build(cx.source, cx.ast, cx.model, &calls, cx.options.declared);
-    let cx = &Context {
-        types: &types,
-        ..*cx
-    };
     crate::calls::record_info(&calls, escapes, report);
-    report.info.returns = chunk_returns::reply_kinds(cx);
-    report.info.reply_codes = reply_codes::returned_codes(cx);
     let checks: Vec<(Lint, Check)> = Lint::ALL
         .iter()
         .filter_map(|&lint| Some((lint, check_of(lint)?)))
         .collect();
-    schedule::run(cx, &calls, &checks, report);
+    // The checks that read no types run while they are inferred.
+    let (types, done) = schedule::beside(cx, &calls, &checks, report, || {
+        Types::build(cx.source, cx.ast, cx.model, &calls, cx.options.declared)
+    });
+    let cx = &Context {
+        types: &types,
+        ..*cx
+    };
+    report.info.returns = chunk_returns::reply_kinds(cx);
+    report.info.reply_codes = reply_codes::returned_codes(cx);
+    schedule::run(cx, &calls, &checks, done, report);
+    types
 }
 
 #[cfg(test)]

@@ -4,16 +4,23 @@
 //! Invariants:
 //! - a check reads the [`Context`] and the report's `info`, and appends to
 //!   the report's diagnostics (it reads none of them);
-//! - the checks that record into the report's `info` ([`RECORDING`]) and
-//!   every check before them run first, in order, on the report itself;
+//! - on a script large enough to pay for a thread, the checks that read
+//!   no inferred types and none of the `info` made from them ([`UNTYPED`])
+//!   run first, in order, on a thread of their own while the types are
+//!   inferred ([`beside`]), starting from the `info` of the calls; the
+//!   `info` they leave is the report's;
+//! - the checks that record into the report's `info` ([`RECORDING`]) are
+//!   among them, or run, with every check before them, in order on the
+//!   report itself;
 //! - each later check runs on a report of its own, starting from the
-//!   `info` those left and no diagnostics; their diagnostics are appended
+//!   `info` those left and no diagnostics; all diagnostics are appended
 //!   in [`Lint::ALL`]'s order, those of an allowed lint dropped, as one
 //!   thread would have done;
 //! - should a later check change `info` after all, its work is dropped and
 //!   the later checks run again one after the other on the report.
 
 use super::{Check, Context, Lint, RedisCall};
+use crate::facts::Types;
 use crate::{Diagnostic, Report, ScriptInfo};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -21,17 +28,128 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// may read.
 const RECORDING: &[Lint] = &[Lint::Arity];
 
+/// The checks that read neither the inferred types nor the `info` made
+/// from them (the returns and their codes): they run while the types are
+/// inferred.
+const UNTYPED: &[Lint] = &[
+    Lint::Arity,
+    Lint::DynamicAccess,
+    Lint::GlobalAssignment,
+    Lint::UndefinedGlobal,
+    Lint::UnknownMember,
+    Lint::UnknownCommand,
+    Lint::CommandArity,
+    Lint::WriteInReadOnly,
+    Lint::LiteralKey,
+    Lint::TargetVersion,
+    Lint::ShebangFlag,
+];
+
+/// The smallest script whose untyped checks get a thread of their own:
+/// on a smaller one, starting a thread costs more than it saves (the
+/// tests run every script but the empty one through the thread).
+#[cfg(not(test))]
+const BESIDE_MIN_BYTES: usize = 8 << 10;
+#[cfg(test)]
+const BESIDE_MIN_BYTES: usize = 1;
+
 /// At most this many threads run the checks.
 const MAX_THREADS: usize = 4;
 
-/// Runs `checks` (in [`Lint::ALL`]'s order), appending their diagnostics
-/// to `report` as one thread running them in order would.
-pub(super) fn run(
+/// The machine's cores, as the standard library tells them (read once:
+/// asking reads the process's CPU quota from files).
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
+/// The diagnostics of each check run, allowed lints' included.
+pub(super) type Outputs = Vec<(Lint, Vec<Diagnostic>)>;
+
+/// Infers the types with `infer` on this thread while the [`UNTYPED`]
+/// checks of `checks` run in order on another, on a report starting from
+/// `report`'s `info` (`cx`'s types are not read). The types and those
+/// checks' diagnostics; `report`'s `info` is the one they left. On a
+/// script smaller than [`BESIDE_MIN_BYTES`], or when no thread can be
+/// had, only the types: the checks are left to [`run`].
+pub(super) fn beside<'a>(
     cx: &Context<'_>,
     calls: &[RedisCall],
     checks: &[(Lint, Check)],
     report: &mut Report,
+    infer: impl FnOnce() -> Types<'a>,
+) -> (Types<'a>, Outputs) {
+    #[cfg(test)]
+    if tests::IN_ORDER.get() {
+        return (infer(), Vec::new());
+    }
+    if cores() < 2 || cx.source.len() < BESIDE_MIN_BYTES {
+        return (infer(), Vec::new());
+    }
+    let untyped: Vec<(Lint, Check)> = checks
+        .iter()
+        .filter(|(lint, _)| UNTYPED.contains(lint))
+        .copied()
+        .collect();
+    let mut own = Report {
+        diagnostics: Vec::new(),
+        info: report.info.clone(),
+    };
+    std::thread::scope(|scope| {
+        let helper = std::thread::Builder::new()
+            .name("redlua-analyzer-lints".to_string())
+            .stack_size(crate::STACK_SIZE)
+            .spawn_scoped(scope, || {
+                let outputs = in_order(cx, calls, &untyped, &mut own);
+                (own, outputs)
+            });
+        let types = infer();
+        match helper.map(|helper| helper.join()) {
+            Ok(Ok((own, outputs))) => {
+                report.info = own.info;
+                (types, outputs)
+            }
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            // No thread to be had: the checks are left to `run`.
+            Err(_) => (types, Vec::new()),
+        }
+    })
+}
+
+/// Runs `checks` (in [`Lint::ALL`]'s order) but those [`beside`] ran,
+/// whose diagnostics are `done`, appending all their diagnostics to
+/// `report` as one thread running them in order would.
+pub(super) fn run(
+    cx: &Context<'_>,
+    calls: &[RedisCall],
+    checks: &[(Lint, Check)],
+    done: Outputs,
+    report: &mut Report,
 ) {
+    let rest: Vec<(Lint, Check)> = checks
+        .iter()
+        .filter(|(lint, _)| !done.iter().any(|(ran, _)| ran == lint))
+        .copied()
+        .collect();
+    let mut outputs = done;
+    outputs.extend(run_rest(cx, calls, &rest, report));
+    // In the order of `checks` (that of `Lint::ALL`).
+    outputs.sort_by_key(|(lint, _)| checks.iter().position(|(l, _)| l == lint));
+    for (lint, diagnostics) in outputs {
+        if !cx.allowed(lint) {
+            report.diagnostics.extend(diagnostics);
+        }
+    }
+}
+
+/// Runs `checks`: those up to the last [`RECORDING`] one in order on
+/// `report`, the others side by side. Their diagnostics, in order.
+fn run_rest(
+    cx: &Context<'_>,
+    calls: &[RedisCall],
+    checks: &[(Lint, Check)],
+    report: &mut Report,
+) -> Outputs {
     #[cfg(test)]
     if tests::IN_ORDER.get() {
         return in_order(cx, calls, checks, report);
@@ -41,35 +159,38 @@ pub(super) fn run(
         .rposition(|(lint, _)| RECORDING.contains(lint))
         .map_or(0, |i| i + 1);
     let (ordered, parallel) = checks.split_at(first_parallel);
-    in_order(cx, calls, ordered, report);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(MAX_THREADS);
+    let mut outputs = in_order(cx, calls, ordered, report);
+    let threads = cores().min(MAX_THREADS);
     if threads < 2 || parallel.len() < 2 {
-        in_order(cx, calls, parallel, report);
-        return;
+        outputs.extend(in_order(cx, calls, parallel, report));
+        return outputs;
     }
-    let outputs = apart(cx, calls, parallel, &report.info, threads);
-    if outputs.iter().any(|(info, _)| *info != report.info) {
-        in_order(cx, calls, parallel, report);
-        return;
+    let apart = apart(cx, calls, parallel, &report.info, threads);
+    if apart.iter().any(|(info, _)| *info != report.info) {
+        outputs.extend(in_order(cx, calls, parallel, report));
+        return outputs;
     }
-    for ((lint, _), (_, diagnostics)) in parallel.iter().zip(outputs) {
-        if !cx.allowed(*lint) {
-            report.diagnostics.extend(diagnostics);
-        }
+    for ((lint, _), (_, diagnostics)) in parallel.iter().zip(apart) {
+        outputs.push((*lint, diagnostics));
     }
+    outputs
 }
 
-/// Runs `checks` one after the other on `report`.
-fn in_order(cx: &Context<'_>, calls: &[RedisCall], checks: &[(Lint, Check)], report: &mut Report) {
+/// Runs `checks` one after the other on `report`'s `info`: the
+/// diagnostics of each (`report`'s diagnostics are left as they were).
+fn in_order(
+    cx: &Context<'_>,
+    calls: &[RedisCall],
+    checks: &[(Lint, Check)],
+    report: &mut Report,
+) -> Outputs {
+    let mut outputs = Vec::with_capacity(checks.len());
     for &(lint, check) in checks {
         let before = report.diagnostics.len();
         check(cx, calls, report);
-        if cx.allowed(lint) {
-            report.diagnostics.truncate(before);
-        }
+        outputs.push((lint, report.diagnostics.split_off(before)));
     }
+    outputs
 }
 
 /// Runs each of `checks` on a report of its own starting from `info`, on
