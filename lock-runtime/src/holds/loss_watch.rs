@@ -50,10 +50,13 @@ use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT, Timeouts};
 use crate::base::error::{Failure, classify};
 use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::base::names::slot;
+use crate::holds::read_budget::ReadBudget;
 use crate::holds::registry::Holds;
 use crate::observability::telemetry;
 use crate::transport::cluster_nodes::{Nodes, SlotOwner, owner_of, read_slots};
-use crate::transport::tracking::{BatchDone, NodeConn, Opening, Reading, Via, open, read_batch};
+use crate::transport::tracking::{
+    BatchDone, BatchError, NodeConn, Opening, Reading, Via, open, read_batch,
+};
 use futures_util::StreamExt;
 use futures_util::future::{BoxFuture, OptionFuture};
 use futures_util::stream::FuturesUnordered;
@@ -136,6 +139,7 @@ impl LossWatch {
             busy: HashSet::new(),
             pause: RETRY_MIN,
             switches: self.nodes.switches(),
+            budget: ReadBudget::new(Instant::now()),
             off: false,
             tasks: FuturesUnordered::new(),
         };
@@ -209,6 +213,8 @@ struct Watcher {
     pause: Duration,
     /// A Sentinel client's master changes.
     switches: Option<watch::Receiver<u64>>,
+    /// How many reads may start, and when.
+    budget: ReadBudget,
     /// The server refused tracking: nothing is watched.
     off: bool,
     tasks: FuturesUnordered<BoxFuture<'static, Done>>,
@@ -223,7 +229,7 @@ impl Watcher {
                 return;
             }
             self.start_due();
-            let next = self.next_due();
+            let next = self.next_due().map(|due| self.budget.ready_at(due));
             let switched = OptionFuture::from(self.switches.as_mut().map(|s| s.changed()));
             // A branch whose future is `None` is off (its pattern fails).
             tokio::select! {
@@ -281,12 +287,15 @@ impl Watcher {
         }
     }
 
-    /// Starts the reads that are due, one batch per node.
+    /// Starts the reads that are due, one batch per node, as many as the
+    /// budget allows (the earliest due first; the others stay queued).
     fn start_due(&mut self) {
         let now = Instant::now();
+        let allowed = self.budget.available(now);
         let mut due: Vec<Arc<str>> = Vec::new();
         let mut seen: HashSet<Arc<str>> = HashSet::new();
-        while let Some(Reverse((at, _))) = self.queue.peek()
+        while due.len() < allowed
+            && let Some(Reverse((at, _))) = self.queue.peek()
             && *at <= now
         {
             let Some(Reverse((at, lock))) = self.queue.pop() else {
@@ -303,6 +312,9 @@ impl Watcher {
             return;
         };
         let mut batches: HashMap<String, Vec<Reading>> = HashMap::new();
+        let mut reads = 0;
+        // One look at the registry for the whole batch.
+        let registry = holds.lock().unwrap_or_else(PoisonError::into_inner);
         for lock in due {
             let Some(node) = self.node_of(&lock) else {
                 self.read_slots();
@@ -316,28 +328,25 @@ impl Watcher {
             let Some(watched) = self.locks.get_mut(&lock) else {
                 continue;
             };
-            let holds: Vec<(HoldKey, u64, HoldShape)> = {
-                let registry = holds.lock().unwrap_or_else(PoisonError::into_inner);
-                watched
-                    .holds
-                    .retain(|key| registry.generation(key).is_some());
-                if !watched.holds.is_empty()
-                    && watched.holds.iter().all(|key| registry.all_releasing(key))
-                {
-                    // Being released (the change that was announced, most
-                    // likely): no loss can be told now; looked at again
-                    // once the releases are done, when usually nothing is
-                    // left to read.
-                    watched.due_at(&mut self.queue, lock, now + RELEASE_SETTLE);
-                    continue;
-                }
-                watched
-                    .holds
-                    .iter()
-                    .filter_map(|key| registry.entry(key))
-                    .map(|entry| (entry.key, entry.generation, entry.shape))
-                    .collect()
-            };
+            watched
+                .holds
+                .retain(|key| registry.generation(key).is_some());
+            if !watched.holds.is_empty()
+                && watched.holds.iter().all(|key| registry.all_releasing(key))
+            {
+                // Being released (the change that was announced, most
+                // likely): no loss can be told now; looked at again once
+                // the releases are done, when usually nothing is left to
+                // read.
+                watched.due_at(&mut self.queue, lock, now + RELEASE_SETTLE);
+                continue;
+            }
+            let holds: Vec<(HoldKey, u64, HoldShape)> = watched
+                .holds
+                .iter()
+                .filter_map(|key| registry.entry(key))
+                .map(|entry| (entry.key, entry.generation, entry.shape))
+                .collect();
             if holds.is_empty() {
                 // Released: nothing to watch (one more invalidation may
                 // come; it finds nothing).
@@ -346,8 +355,11 @@ impl Watcher {
             }
             watched.checking = true;
             watched.due = None;
+            reads += 1;
             batches.entry(node).or_default().push((lock, holds));
         }
+        drop(registry);
+        self.budget.spend(reads);
         drop(holds);
         for (node, batch) in batches {
             self.busy.insert(node.clone());
@@ -385,9 +397,10 @@ impl Watcher {
     /// Pings each connection that watches something (and is not busy): a
     /// silent one is replaced, and what it watched read again.
     fn ping(&mut self) {
-        let watching: HashSet<u64> = self.locks.values().filter_map(|w| w.armed_on).collect();
         for (node, conn) in &self.conns {
-            if !watching.contains(&conn.id) || self.busy.contains(node) {
+            if self.busy.contains(node)
+                || !self.locks.values().any(|w| w.armed_on == Some(conn.id))
+            {
                 continue;
             }
             self.busy.insert(node.clone());
@@ -416,9 +429,13 @@ impl Watcher {
                                 Value::SimpleString(text) => text.as_str().into(),
                                 _ => continue,
                             };
-                            if let Some(watched) = self.locks.get_mut(&*name) {
+                            let Some(lock) = self.locks.get_key_value(&*name).map(|(k, _)| k.clone())
+                            else {
+                                continue;
+                            };
+                            if let Some(watched) = self.locks.get_mut(&lock) {
                                 watched.armed_on = None;
-                                watched.due_at(&mut self.queue, Arc::from(&*name), now);
+                                watched.due_at(&mut self.queue, lock, now);
                             }
                         }
                     }
@@ -529,7 +546,7 @@ impl Watcher {
                             self.read(&lock, &holds, conn, reply);
                         }
                     }
-                    Err((Opening::Refused(error), _)) => {
+                    Err((BatchError::Opening(Opening::Refused(error)), _)) => {
                         // `CLIENT TRACKING` refused (an old server, an ACL):
                         // the lease clock and the watchdog find losses.
                         telemetry::loss_watch_refused(&error);
@@ -539,7 +556,24 @@ impl Watcher {
                         self.blocked.clear();
                         self.conns.clear();
                     }
-                    Err((Opening::Failed(error), batch)) => {
+                    Err((BatchError::Failed(error), batch)) => {
+                        telemetry::loss_watch_failed(&error);
+                        let at = self.backoff();
+                        for (lock, _) in batch {
+                            if let Some(watched) = self.locks.get_mut(&lock) {
+                                watched.checking = false;
+                                watched.due_no_sooner(&mut self.queue, lock, at);
+                            }
+                        }
+                        if classify(&error) == Failure::Unknown {
+                            // The connection is in doubt: what it watched
+                            // is read again on a new one, on the node that
+                            // owns the slot.
+                            self.slots = None;
+                            self.drop_conn(conn);
+                        }
+                    }
+                    Err((BatchError::Opening(Opening::Failed(error)), batch)) => {
                         telemetry::loss_watch_failed(&error);
                         // The node may be gone: ask the cluster again.
                         self.slots = None;
