@@ -291,7 +291,13 @@ impl Watcher {
     /// budget allows (the earliest due first; the others stay queued).
     fn start_due(&mut self) {
         let now = Instant::now();
-        let allowed = self.budget.available(now);
+        // The locks kept waiting for a busy node count too: however often
+        // this runs while a batch is under way, no more than a budget's
+        // worth of locks leave the queue.
+        let allowed = self
+            .budget
+            .available(now)
+            .saturating_sub(self.blocked.len());
         let mut due: Vec<Arc<str>> = Vec::new();
         let mut seen: HashSet<Arc<str>> = HashSet::new();
         while due.len() < allowed
