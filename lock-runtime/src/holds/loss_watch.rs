@@ -2,7 +2,7 @@
 //! (force unlocked by anyone, the key deleted or overwritten; a leased
 //! permit given back by someone else or removed from the permits taken)
 //! makes its guards lost within a round trip of the change, not at the next
-//! renewal.
+//! renewal (as long as the reads stay within their budget, below).
 //!
 //! How: Redis's own key tracking (client-side caching). One task per client
 //! keeps a RESP3 connection per node (the server, the Sentinel master, or
@@ -19,7 +19,10 @@
 //! holds and arms the next invalidation. A field gone (or the key holding
 //! something else) marks that hold's guards lost; a field present is a hold
 //! still there, so the holder's own re-entries and releases, other readers,
-//! and renewals are never losses.
+//! and renewals are never losses. (An invalidation that this client's own
+//! renewal caused is read again like any other: Redis forgets a key's
+//! tracking when it sends its invalidation, so a key left unread would
+//! bring no word of the next change.)
 //!
 //! Invariants:
 //! - Nothing on the caller's path: an acquire only queues its hold for the
@@ -30,6 +33,19 @@
 //!   is the registry's entry of the same generation, and no release of it
 //!   is under way ([`Holds::renewal_failed`](crate::holds::registry::Holds::renewal_failed)).
 //!   An invalidation only triggers a check; it never marks anything.
+//! - Bounded work, whatever the number of holds: at most
+//!   [`READS_PER_SECOND`](crate::holds::read_budget::READS_PER_SECOND)
+//!   locks read a second per client, in bursts of at most
+//!   [`BURST`](crate::holds::read_budget::BURST), each batch one pipeline
+//!   on its node and one look at the registry; as a read arms at most one
+//!   invalidation, invalidations are bounded alike. The watch is an early
+//!   notice: it never takes the runtime from the watchdog's renewals, which
+//!   with the lease clock are the guarantee. Beyond that rate (more held
+//!   keys changed a second: each renewal changes one, so more than 5,000
+//!   holds at a 3 s watchdog timeout, 50,000 at the default 30 s), a
+//!   changed lock waits its turn, the earliest changed first, and a hold
+//!   taken away meanwhile can take up to one renewal period to be noticed:
+//!   the next renewal finds it gone.
 //! - Never a missed change that the lease clock would not catch: a lost or
 //!   replaced connection (closed, silent past its ping, a Sentinel switch, a
 //!   `MOVED`) makes every lock armed on it be read again on a new one, and
@@ -41,7 +57,8 @@
 //!
 //! Cost: one idle connection per node once a hold outlived
 //! [`WATCH_DELAY`]; one `HMGET` per such hold, and one per change of its key
-//! while held (each renewal, re-entry, other reader); a tracking-table entry
+//! while held (each renewal, re-entry, other reader), within the budget of
+//! reads; a tracking-table entry
 //! on the server per held key (bounded by `tracking-table-max-keys`: an
 //! entry evicted there arrives as an invalidation, which reads it again);
 //! one `PING` per second per node connection while it watches anything.
@@ -404,8 +421,7 @@ impl Watcher {
     /// silent one is replaced, and what it watched read again.
     fn ping(&mut self) {
         for (node, conn) in &self.conns {
-            if self.busy.contains(node)
-                || !self.locks.values().any(|w| w.armed_on == Some(conn.id))
+            if self.busy.contains(node) || !self.locks.values().any(|w| w.armed_on == Some(conn.id))
             {
                 continue;
             }
@@ -435,7 +451,8 @@ impl Watcher {
                                 Value::SimpleString(text) => text.as_str().into(),
                                 _ => continue,
                             };
-                            let Some(lock) = self.locks.get_key_value(&*name).map(|(k, _)| k.clone())
+                            let Some(lock) =
+                                self.locks.get_key_value(&*name).map(|(k, _)| k.clone())
                             else {
                                 continue;
                             };

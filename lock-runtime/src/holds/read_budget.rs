@@ -49,7 +49,8 @@ impl ReadBudget {
     }
 
     fn refill(&mut self, now: Instant) {
-        let gained = now.saturating_duration_since(self.at).as_secs_f64() * f64::from(READS_PER_SECOND);
+        let gained =
+            now.saturating_duration_since(self.at).as_secs_f64() * f64::from(READS_PER_SECOND);
         self.tokens = (self.tokens + gained).min(f64::from(BURST));
         self.at = self.at.max(now);
     }
@@ -134,6 +135,9 @@ mod tests {
             total <= (BURST + READS_PER_SECOND) as usize,
             "{total} reads in a second"
         );
-        assert!(total >= READS_PER_SECOND as usize, "{total} reads in a second");
+        assert!(
+            total >= READS_PER_SECOND as usize,
+            "{total} reads in a second"
+        );
     }
 }
