@@ -335,16 +335,20 @@ impl Watcher {
             return;
         };
         let mut batches: HashMap<String, Vec<Reading>> = HashMap::new();
-        let mut reads = 0;
+        // Each lock looked at costs a token, read or not (released, being
+        // released): the work per second is bounded, not only the reads.
+        let mut looked = due.len();
         // One look at the registry for the whole batch.
         let registry = holds.lock().unwrap_or_else(PoisonError::into_inner);
         for lock in due {
             let Some(node) = self.node_of(&lock) else {
                 self.read_slots();
+                looked -= 1;
                 self.blocked.push(lock);
                 continue;
             };
             if self.busy.contains(&node) {
+                looked -= 1;
                 self.blocked.push(lock);
                 continue;
             }
@@ -378,11 +382,10 @@ impl Watcher {
             }
             watched.checking = true;
             watched.due = None;
-            reads += 1;
             batches.entry(node).or_default().push((lock, holds));
         }
         drop(registry);
-        self.budget.spend(reads);
+        self.budget.spend(looked);
         drop(holds);
         for (node, batch) in batches {
             self.busy.insert(node.clone());
