@@ -35,7 +35,8 @@
 //!   An invalidation only triggers a check; it never marks anything.
 //! - Bounded work, whatever the number of holds: at most
 //!   [`READS_PER_SECOND`](crate::holds::read_budget::READS_PER_SECOND)
-//!   locks read a second per client, in bursts of at most
+//!   locks looked at (read, or found released) a second per client, in
+//!   bursts of at most
 //!   [`BURST`](crate::holds::read_budget::BURST), each batch one pipeline
 //!   on its node and one look at the registry; as a read arms at most one
 //!   invalidation, invalidations are bounded alike. The watch is an early

@@ -4,7 +4,8 @@
 //! client's other tasks (the watchdog's renewals first) on its runtime.
 //!
 //! A token bucket: [`READS_PER_SECOND`] tokens a second, at most [`BURST`]
-//! saved up; a read costs one. Once the bucket runs low, reads wait until
+//! saved up; each lock the watch looks at costs one, read or not (found
+//! released, or being released). Once the bucket runs low, reads wait until
 //! [`RESUME`] tokens are back, so that they start again as one batch, not
 //! one by one.
 //!
