@@ -247,7 +247,14 @@ impl Watcher {
                 return;
             }
             self.start_due();
-            let next = self.next_due().map(|due| self.budget.ready_at(due));
+            // While locks wait for a busy node (or a cluster's slots), the
+            // step under way wakes the task when it ends: a lock due now
+            // would only wake it to wait again.
+            let next = if self.blocked.is_empty() {
+                self.next_due().map(|due| self.budget.ready_at(due))
+            } else {
+                None
+            };
             let switched = OptionFuture::from(self.switches.as_mut().map(|s| s.changed()));
             // A branch whose future is `None` is off (its pattern fails).
             tokio::select! {
