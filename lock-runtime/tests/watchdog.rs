@@ -285,7 +285,8 @@ async fn thousands_of_holds_on_a_single_threaded_client_are_never_starved_of_ren
     taken.await.expect("the holder thread ended early");
     reset_stats(&redis).await;
     let started = std::time::Instant::now();
-    // Five leases, every hold renewed five times a lease... or lost.
+    // Five leases (15 rounds of renewals): without them, every hold would
+    // have expired four times over.
     let mut lowest = i64::MAX;
     let mut samples = 0;
     while started.elapsed() < Duration::from_millis(5 * CROWD_LEASE_MS as u64) {
