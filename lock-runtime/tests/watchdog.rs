@@ -1,6 +1,7 @@
 //! The watchdog's mechanism: one batched renewal per round for all of a
 //! client's holds, no renewal once nothing is held, renewal that goes on
-//! after Redis errors, and thousands of holds all renewed every period.
+//! after Redis errors, thousands of holds all renewed every period, and
+//! never starved of renewals by the loss watch on a single-threaded client.
 
 mod common;
 
@@ -216,4 +217,100 @@ async fn renewals_do_not_wait_behind_the_clients_other_commands() {
     assert!(guard.valid_until() > std::time::Instant::now());
     guard.unlock().await.unwrap();
     assert!(!redis.exists("busy").await);
+}
+
+/// How many holds the single-threaded client takes (a chunk at a time),
+/// and their lease: rounds of renewals every 200 ms, 20,000 renewals a
+/// second, each a change of a key the loss watch tracks.
+const CROWD: usize = 4_000;
+const CROWD_LEASE_MS: i64 = 600;
+
+/// The loss watch's budget of reads (`HMGET`) per second and client, as
+/// its documentation gives it.
+const LOSS_WATCH_READS_PER_SECOND: u64 = 5_000;
+
+/// On a runtime of its own with one thread: takes `keys`, reports them
+/// taken, keeps them until `done`, then says whether any was lost.
+fn hold_on_one_thread(
+    url: String,
+    keys: Vec<String>,
+    taken: tokio::sync::oneshot::Sender<()>,
+    done: tokio::sync::oneshot::Receiver<()>,
+) -> std::thread::JoinHandle<usize> {
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let client = redlua_runtime::LockClient::builder(url)
+                .watchdog_timeout(Duration::from_millis(CROWD_LEASE_MS as u64))
+                .connect()
+                .await
+                .expect("connect");
+            let mut guards = Vec::new();
+            for chunk in keys.chunks(200) {
+                let locks: Vec<_> = chunk.iter().map(|k| client.lock(k)).collect();
+                let acquired =
+                    futures_util::future::join_all(locks.iter().map(|lock| lock.lock())).await;
+                guards.extend(acquired.into_iter().map(Result::unwrap));
+            }
+            let _ = taken.send(());
+            let _ = done.await;
+            let lost = guards.iter().filter(|g| g.is_lost()).count();
+            let mut guards = guards.into_iter();
+            loop {
+                let chunk: Vec<_> = guards.by_ref().take(200).collect();
+                if chunk.is_empty() {
+                    break;
+                }
+                futures_util::future::join_all(chunk.into_iter().map(|g| g.unlock())).await;
+            }
+            lost
+        })
+    })
+}
+
+/// The loss watch reads a held key again after each change of it, and a
+/// renewal is one: with one read after every renewal of every hold, its
+/// work would grow with the holds and, on a runtime of one thread, starve
+/// the watchdog's renewals until leases ran out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thousands_of_holds_on_a_single_threaded_client_are_never_starved_of_renewals() {
+    let redis = Redis::start().await;
+    let keys: Vec<String> = (0..CROWD).map(|i| format!("crowd:{i}")).collect();
+    let (taken_tx, taken) = tokio::sync::oneshot::channel();
+    let (done, done_rx) = tokio::sync::oneshot::channel();
+    let holder = hold_on_one_thread(redis.url(), keys.clone(), taken_tx, done_rx);
+    taken.await.expect("the holder thread ended early");
+    reset_stats(&redis).await;
+    let started = std::time::Instant::now();
+    // Five leases (15 rounds of renewals): without them, every hold would
+    // have expired four times over.
+    let mut lowest = i64::MAX;
+    let mut samples = 0;
+    while started.elapsed() < Duration::from_millis(5 * CROWD_LEASE_MS as u64) {
+        lowest = lowest.min(lowest_pttl(&redis, &keys).await);
+        samples += 1;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let elapsed = started.elapsed();
+    let reads = calls(&redis, "hmget").await;
+    let _ = done.send(());
+    let lost = tokio::task::spawn_blocking(move || holder.join().unwrap())
+        .await
+        .unwrap();
+    assert!(samples >= 10, "{samples} samples");
+    assert_eq!(lost, 0, "holds lost out of {CROWD}");
+    assert!(
+        lowest >= CROWD_LEASE_MS / 3,
+        "the lowest PTTL seen was {lowest} ms of a {CROWD_LEASE_MS} ms lease"
+    );
+    // The loss watch's reads stay within its budget, instead of one after
+    // each renewal of each hold (CROWD every 200 ms).
+    let budget = LOSS_WATCH_READS_PER_SECOND as f64 * elapsed.as_secs_f64();
+    assert!(
+        reads as f64 <= 2.0 * budget,
+        "{reads} loss watch reads in {elapsed:?}"
+    );
 }

@@ -49,7 +49,11 @@ use tracing::Instrument;
 ///   holds (Redis's `CLIENT TRACKING`, on a connection of its own per
 ///   node) and reads a hold again whenever Redis says its key changed; a
 ///   hold taken away in its first 50 ms is found 50 ms after the acquire.
-///   Nothing of this is on the acquire or release path.
+///   Nothing of this is on the acquire or release path. These reads are
+///   bounded (5,000 a second per client): a client whose held keys change
+///   more often than that (each renewal is a change: more than 5,000 holds
+///   at a 3 s watchdog timeout) reads them in turn, and a removal can then
+///   take until the next renewal to be found.
 ///
 /// Where the server refuses key tracking (before Redis 6, an ACL user
 /// without `+client|tracking`), a removal is found at the next renewal, or

@@ -2,7 +2,7 @@
 //! (force unlocked by anyone, the key deleted or overwritten; a leased
 //! permit given back by someone else or removed from the permits taken)
 //! makes its guards lost within a round trip of the change, not at the next
-//! renewal.
+//! renewal (as long as the reads stay within their budget, below).
 //!
 //! How: Redis's own key tracking (client-side caching). One task per client
 //! keeps a RESP3 connection per node (the server, the Sentinel master, or
@@ -19,7 +19,10 @@
 //! holds and arms the next invalidation. A field gone (or the key holding
 //! something else) marks that hold's guards lost; a field present is a hold
 //! still there, so the holder's own re-entries and releases, other readers,
-//! and renewals are never losses.
+//! and renewals are never losses. (An invalidation that this client's own
+//! renewal caused is read again like any other: Redis forgets a key's
+//! tracking when it sends its invalidation, so a key left unread would
+//! bring no word of the next change.)
 //!
 //! Invariants:
 //! - Nothing on the caller's path: an acquire only queues its hold for the
@@ -30,6 +33,20 @@
 //!   is the registry's entry of the same generation, and no release of it
 //!   is under way ([`Holds::renewal_failed`](crate::holds::registry::Holds::renewal_failed)).
 //!   An invalidation only triggers a check; it never marks anything.
+//! - Bounded work, whatever the number of holds: at most
+//!   [`READS_PER_SECOND`](crate::holds::read_budget::READS_PER_SECOND)
+//!   locks looked at (read, or found released) a second per client, in
+//!   bursts of at most
+//!   [`BURST`](crate::holds::read_budget::BURST), each batch one pipeline
+//!   on its node and one look at the registry; as a read arms at most one
+//!   invalidation, invalidations are bounded alike. The watch is an early
+//!   notice: it never takes the runtime from the watchdog's renewals, which
+//!   with the lease clock are the guarantee. Beyond that rate (more held
+//!   keys changed a second: each renewal changes one, so more than 5,000
+//!   holds at a 3 s watchdog timeout, 50,000 at the default 30 s), a
+//!   changed lock waits its turn, the earliest changed first, and a hold
+//!   taken away meanwhile can take up to one renewal period to be noticed:
+//!   the next renewal finds it gone.
 //! - Never a missed change that the lease clock would not catch: a lost or
 //!   replaced connection (closed, silent past its ping, a Sentinel switch, a
 //!   `MOVED`) makes every lock armed on it be read again on a new one, and
@@ -41,7 +58,8 @@
 //!
 //! Cost: one idle connection per node once a hold outlived
 //! [`WATCH_DELAY`]; one `HMGET` per such hold, and one per change of its key
-//! while held (each renewal, re-entry, other reader); a tracking-table entry
+//! while held (each renewal, re-entry, other reader), within the budget of
+//! reads; a tracking-table entry
 //! on the server per held key (bounded by `tracking-table-max-keys`: an
 //! entry evicted there arrives as an invalidation, which reads it again);
 //! one `PING` per second per node connection while it watches anything.
@@ -50,10 +68,13 @@ use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT, Timeouts};
 use crate::base::error::{Failure, classify};
 use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::base::names::slot;
+use crate::holds::read_budget::ReadBudget;
 use crate::holds::registry::Holds;
 use crate::observability::telemetry;
 use crate::transport::cluster_nodes::{Nodes, SlotOwner, owner_of, read_slots};
-use crate::transport::tracking::{BatchDone, NodeConn, Opening, Reading, Via, open, read_batch};
+use crate::transport::tracking::{
+    BatchDone, BatchError, NodeConn, Opening, Reading, Via, open, read_batch,
+};
 use futures_util::StreamExt;
 use futures_util::future::{BoxFuture, OptionFuture};
 use futures_util::stream::FuturesUnordered;
@@ -136,6 +157,7 @@ impl LossWatch {
             busy: HashSet::new(),
             pause: RETRY_MIN,
             switches: self.nodes.switches(),
+            budget: ReadBudget::new(Instant::now()),
             off: false,
             tasks: FuturesUnordered::new(),
         };
@@ -209,6 +231,8 @@ struct Watcher {
     pause: Duration,
     /// A Sentinel client's master changes.
     switches: Option<watch::Receiver<u64>>,
+    /// How many reads may start, and when.
+    budget: ReadBudget,
     /// The server refused tracking: nothing is watched.
     off: bool,
     tasks: FuturesUnordered<BoxFuture<'static, Done>>,
@@ -223,7 +247,14 @@ impl Watcher {
                 return;
             }
             self.start_due();
-            let next = self.next_due();
+            // While locks wait for a busy node (or a cluster's slots), the
+            // step under way wakes the task when it ends: a lock due now
+            // would only wake it to wait again.
+            let next = if self.blocked.is_empty() {
+                self.next_due().map(|due| self.budget.ready_at(due))
+            } else {
+                None
+            };
             let switched = OptionFuture::from(self.switches.as_mut().map(|s| s.changed()));
             // A branch whose future is `None` is off (its pattern fails).
             tokio::select! {
@@ -281,12 +312,21 @@ impl Watcher {
         }
     }
 
-    /// Starts the reads that are due, one batch per node.
+    /// Starts the reads that are due, one batch per node, as many as the
+    /// budget allows (the earliest due first; the others stay queued).
     fn start_due(&mut self) {
         let now = Instant::now();
+        // The locks kept waiting for a busy node count too: however often
+        // this runs while a batch is under way, no more than a budget's
+        // worth of locks leave the queue.
+        let allowed = self
+            .budget
+            .available(now)
+            .saturating_sub(self.blocked.len());
         let mut due: Vec<Arc<str>> = Vec::new();
         let mut seen: HashSet<Arc<str>> = HashSet::new();
-        while let Some(Reverse((at, _))) = self.queue.peek()
+        while due.len() < allowed
+            && let Some(Reverse((at, _))) = self.queue.peek()
             && *at <= now
         {
             let Some(Reverse((at, lock))) = self.queue.pop() else {
@@ -303,41 +343,45 @@ impl Watcher {
             return;
         };
         let mut batches: HashMap<String, Vec<Reading>> = HashMap::new();
+        // Each lock looked at costs a token, read or not (released, being
+        // released): the work per second is bounded, not only the reads.
+        let mut looked = due.len();
+        // One look at the registry for the whole batch.
+        let registry = holds.lock().unwrap_or_else(PoisonError::into_inner);
         for lock in due {
             let Some(node) = self.node_of(&lock) else {
                 self.read_slots();
+                looked -= 1;
                 self.blocked.push(lock);
                 continue;
             };
             if self.busy.contains(&node) {
+                looked -= 1;
                 self.blocked.push(lock);
                 continue;
             }
             let Some(watched) = self.locks.get_mut(&lock) else {
                 continue;
             };
-            let holds: Vec<(HoldKey, u64, HoldShape)> = {
-                let registry = holds.lock().unwrap_or_else(PoisonError::into_inner);
-                watched
-                    .holds
-                    .retain(|key| registry.generation(key).is_some());
-                if !watched.holds.is_empty()
-                    && watched.holds.iter().all(|key| registry.all_releasing(key))
-                {
-                    // Being released (the change that was announced, most
-                    // likely): no loss can be told now; looked at again
-                    // once the releases are done, when usually nothing is
-                    // left to read.
-                    watched.due_at(&mut self.queue, lock, now + RELEASE_SETTLE);
-                    continue;
-                }
-                watched
-                    .holds
-                    .iter()
-                    .filter_map(|key| registry.entry(key))
-                    .map(|entry| (entry.key, entry.generation, entry.shape))
-                    .collect()
-            };
+            watched
+                .holds
+                .retain(|key| registry.generation(key).is_some());
+            if !watched.holds.is_empty()
+                && watched.holds.iter().all(|key| registry.all_releasing(key))
+            {
+                // Being released (the change that was announced, most
+                // likely): no loss can be told now; looked at again once
+                // the releases are done, when usually nothing is left to
+                // read.
+                watched.due_at(&mut self.queue, lock, now + RELEASE_SETTLE);
+                continue;
+            }
+            let holds: Vec<(HoldKey, u64, HoldShape)> = watched
+                .holds
+                .iter()
+                .filter_map(|key| registry.entry(key))
+                .map(|entry| (entry.key, entry.generation, entry.shape))
+                .collect();
             if holds.is_empty() {
                 // Released: nothing to watch (one more invalidation may
                 // come; it finds nothing).
@@ -348,6 +392,8 @@ impl Watcher {
             watched.due = None;
             batches.entry(node).or_default().push((lock, holds));
         }
+        drop(registry);
+        self.budget.spend(looked);
         drop(holds);
         for (node, batch) in batches {
             self.busy.insert(node.clone());
@@ -385,9 +431,9 @@ impl Watcher {
     /// Pings each connection that watches something (and is not busy): a
     /// silent one is replaced, and what it watched read again.
     fn ping(&mut self) {
-        let watching: HashSet<u64> = self.locks.values().filter_map(|w| w.armed_on).collect();
         for (node, conn) in &self.conns {
-            if !watching.contains(&conn.id) || self.busy.contains(node) {
+            if self.busy.contains(node) || !self.locks.values().any(|w| w.armed_on == Some(conn.id))
+            {
                 continue;
             }
             self.busy.insert(node.clone());
@@ -416,9 +462,14 @@ impl Watcher {
                                 Value::SimpleString(text) => text.as_str().into(),
                                 _ => continue,
                             };
-                            if let Some(watched) = self.locks.get_mut(&*name) {
+                            let Some(lock) =
+                                self.locks.get_key_value(&*name).map(|(k, _)| k.clone())
+                            else {
+                                continue;
+                            };
+                            if let Some(watched) = self.locks.get_mut(&lock) {
                                 watched.armed_on = None;
-                                watched.due_at(&mut self.queue, Arc::from(&*name), now);
+                                watched.due_at(&mut self.queue, lock, now);
                             }
                         }
                     }
@@ -529,7 +580,7 @@ impl Watcher {
                             self.read(&lock, &holds, conn, reply);
                         }
                     }
-                    Err((Opening::Refused(error), _)) => {
+                    Err((BatchError::Opening(Opening::Refused(error)), _)) => {
                         // `CLIENT TRACKING` refused (an old server, an ACL):
                         // the lease clock and the watchdog find losses.
                         telemetry::loss_watch_refused(&error);
@@ -539,7 +590,24 @@ impl Watcher {
                         self.blocked.clear();
                         self.conns.clear();
                     }
-                    Err((Opening::Failed(error), batch)) => {
+                    Err((BatchError::Failed(error), batch)) => {
+                        telemetry::loss_watch_failed(&error);
+                        let at = self.backoff();
+                        for (lock, _) in batch {
+                            if let Some(watched) = self.locks.get_mut(&lock) {
+                                watched.checking = false;
+                                watched.due_no_sooner(&mut self.queue, lock, at);
+                            }
+                        }
+                        if classify(&error) == Failure::Unknown {
+                            // The connection is in doubt: what it watched
+                            // is read again on a new one, on the node that
+                            // owns the slot.
+                            self.slots = None;
+                            self.drop_conn(conn);
+                        }
+                    }
+                    Err((BatchError::Opening(Opening::Failed(error)), batch)) => {
                         telemetry::loss_watch_failed(&error);
                         // The node may be gone: ask the cluster again.
                         self.slots = None;

@@ -27,6 +27,7 @@ pub(crate) mod lease_clock;
 pub(crate) mod leased;
 pub(crate) mod loss_watch;
 pub(crate) mod permits;
+pub(crate) mod read_budget;
 pub(crate) mod registry;
 pub(crate) mod release;
 pub(crate) mod shared;

@@ -11,7 +11,7 @@
 
 use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::transport::cluster_nodes::Nodes;
-use futures_util::future::{BoxFuture, join_all};
+use futures_util::future::BoxFuture;
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, RedisError, RedisResult, Value};
 use std::sync::Arc;
@@ -27,9 +27,19 @@ pub(crate) struct NodeConn {
 /// sent.
 pub(crate) type Reading = (Arc<str>, Vec<(HoldKey, u64, HoldShape)>);
 
-/// Each lock's reply; or the error that kept a batch from being sent,
+/// Each lock's reply; or the error that kept a batch from being read,
 /// with the batch.
-pub(crate) type BatchReplies = Result<Vec<(Reading, RedisResult<Value>)>, (Opening, Vec<Reading>)>;
+pub(crate) type BatchReplies =
+    Result<Vec<(Reading, RedisResult<Value>)>, (BatchError, Vec<Reading>)>;
+
+/// Why a batch was not read.
+pub(crate) enum BatchError {
+    /// Its connection could not be opened.
+    Opening(Opening),
+    /// Its pipeline failed as a whole (a lost connection, a timeout): the
+    /// connection is in doubt.
+    Failed(RedisError),
+}
 
 /// Why a tracking connection could not be opened.
 pub(crate) enum Opening {
@@ -89,7 +99,8 @@ pub(crate) fn open(nodes: Nodes, node: String, config: AsyncConnectionConfig) ->
 
 /// Reads a batch of locks on one node (opening the connection first if
 /// `opener` is given): `HMGET` of each lock's fields (`ZSCORE` of each
-/// permit id), pipelined. Each key's reply is an array of one value per
+/// permit id), as one pipeline; a key's error (`WRONGTYPE`, `MOVED`) is
+/// that key's reply only. Each key's reply is an array of one value per
 /// member ([`HoldShape::members`]), in the holds' order: nil where it is
 /// gone.
 pub(crate) async fn read_batch(node: String, via: Via, batch: Vec<Reading>) -> BatchDone {
@@ -102,46 +113,81 @@ pub(crate) async fn read_batch(node: String, via: Via, batch: Vec<Reading>) -> B
                     node,
                     opened: None,
                     conn: id,
-                    replies: Err((error, batch)),
+                    replies: Err((BatchError::Opening(error), batch)),
                 };
             }
         },
     };
-    let reads = batch.iter().map(|(lock, holds)| {
-        let mut con = con.clone();
+    // One pipeline for the whole batch (one request, one reply to wait
+    // for), each key's commands in turn.
+    let mut pipe = redis::pipe();
+    pipe.ignore_errors();
+    let mut counts = Vec::with_capacity(batch.len());
+    for (lock, holds) in &batch {
         let fields = holds
             .iter()
             .all(|(_, _, shape)| matches!(shape, HoldShape::Lock { .. }));
-        let mut hmget = redis::cmd("HMGET");
-        let mut scores = redis::pipe();
         if fields {
-            hmget.arg(&**lock);
+            let hmget = pipe.cmd("HMGET").arg(&**lock);
             for (hold, _, _) in holds {
                 hmget.arg(&*hold.field);
             }
+            counts.push(None);
         } else {
+            let mut count = 0;
             for (hold, _, shape) in holds {
                 let read = match shape {
                     HoldShape::Lock { .. } => "HGET",
                     HoldShape::Permits { .. } => "ZSCORE",
                 };
                 for member in shape.members(hold) {
-                    scores.cmd(read).arg(&**lock).arg(member);
+                    pipe.cmd(read).arg(&**lock).arg(member);
+                    count += 1;
                 }
             }
+            counts.push(Some(count));
         }
-        async move {
-            if fields {
-                hmget.query_async::<Value>(&mut con).await
-            } else {
-                scores
-                    .query_async::<Vec<Value>>(&mut con)
-                    .await
-                    .map(Value::Array)
-            }
+    }
+    let mut con = con;
+    let replies = match pipe.query_async::<Vec<RedisResult<Value>>>(&mut con).await {
+        Ok(replies) if replies.len() == counts.iter().map(|c| c.unwrap_or(1)).sum::<usize>() => {
+            replies
         }
-    });
-    let replies = join_all(reads).await;
+        Ok(_) => {
+            let error = RedisError::from((
+                redis::ErrorKind::UnexpectedReturnType,
+                "a loss watch batch got a reply of the wrong length",
+            ));
+            return BatchDone {
+                node,
+                opened: opened.then_some(NodeConn { id: conn, con }),
+                conn,
+                replies: Err((BatchError::Failed(error), batch)),
+            };
+        }
+        Err(error) => {
+            return BatchDone {
+                node,
+                opened: opened.then_some(NodeConn { id: conn, con }),
+                conn,
+                replies: Err((BatchError::Failed(error), batch)),
+            };
+        }
+    };
+    let mut replies = replies.into_iter();
+    let replies: Vec<RedisResult<Value>> = counts
+        .iter()
+        .map(|count| match count {
+            // The `HMGET`'s array, as it came.
+            None => replies.next().unwrap_or(Ok(Value::Nil)),
+            // One value per member, as an array; the first error for all.
+            Some(count) => replies
+                .by_ref()
+                .take(*count)
+                .collect::<RedisResult<Vec<Value>>>()
+                .map(Value::Array),
+        })
+        .collect();
     BatchDone {
         node,
         opened: opened.then_some(NodeConn { id: conn, con }),
