@@ -25,9 +25,11 @@
 //! bring no word of the next change.)
 //!
 //! Invariants:
-//! - Nothing on the caller's path: an acquire only queues its hold for the
-//!   task (no round trip, no lock held across an await). A hold is first
-//!   read [`WATCH_DELAY`] after it was taken: one released sooner costs no
+//! - Nothing on the caller's path: an acquire only puts its hold in the
+//!   task's inbox (no round trip, no lock held across an await), and wakes
+//!   the task only if the inbox was empty: the task gathers new holds
+//!   [`GATHER`] after the first of them. A hold is first read
+//!   [`WATCH_DELAY`] after it was gathered: one released sooner costs no
 //!   command at all, and one taken away sooner is found by that first read.
 //! - Never a false loss: a check marks a hold lost only if the hold read
 //!   is the registry's entry of the same generation, and no release of it
@@ -99,16 +101,33 @@ const RETRY_MIN: Duration = Duration::from_millis(50);
 /// The longest pause between two tries after failures.
 const RETRY_MAX: Duration = Duration::from_secs(1);
 
+/// How long the task lets new holds gather before it takes them: one
+/// wake-up of the task per this much time, however many holds are taken
+/// (waking a task on another worker thread at every acquire would cost
+/// each acquire more than the watch saves).
+const GATHER: Duration = Duration::from_millis(20);
+
 /// The node key of a single server's (or Sentinel master's) connection.
 const SERVER: &str = "";
 
-/// The loss watch of one client: its queue of new holds, and what starts
+/// The loss watch of one client: its inbox of new holds, and what starts
 /// its task.
 pub(crate) struct LossWatch {
     nodes: Nodes,
     timeouts: Timeouts,
-    /// The running task's queue; `None` before the first hold.
-    queue: Mutex<Option<mpsc::UnboundedSender<HoldKey>>>,
+    inbox: Arc<Mutex<Inbox>>,
+}
+
+/// New holds on their way to the task.
+#[derive(Default)]
+struct Inbox {
+    /// Holds the task has not taken yet.
+    holds: Vec<HoldKey>,
+    /// Wakes the running task; `None` before the first hold. Sent to only
+    /// when `holds` was empty: the task takes everything at once.
+    wake: Option<mpsc::UnboundedSender<()>>,
+    /// How many wake-ups were sent.
+    woken: u64,
 }
 
 impl LossWatch {
@@ -116,35 +135,46 @@ impl LossWatch {
         LossWatch {
             nodes,
             timeouts,
-            queue: Mutex::new(None),
+            inbox: Arc::default(),
         }
     }
 
-    /// Watches the hold `key` from [`WATCH_DELAY`] on, for as long as the
-    /// registry `holds` has it. Never blocks and sends nothing itself;
-    /// starts the task (on the current Tokio runtime) if none runs.
+    /// Watches the hold `key` from [`WATCH_DELAY`] on (at most [`GATHER`]
+    /// later), for as long as the registry `holds` has it. Never blocks and
+    /// sends nothing itself; wakes the task only if no hold waits for it
+    /// already, and starts it (on the current Tokio runtime) if none runs.
     pub(crate) fn watch(&self, holds: &Arc<Mutex<Holds>>, key: HoldKey) {
-        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
-        let key = match queue.as_ref() {
-            Some(sender) => match sender.send(key) {
-                Ok(()) => return,
-                // The task is gone (its runtime shut down): a new one.
-                Err(mpsc::error::SendError(key)) => key,
-            },
-            None => key,
-        };
+        let mut inbox = self.inbox.lock().unwrap_or_else(PoisonError::into_inner);
+        let first = inbox.holds.is_empty();
+        inbox.holds.push(key);
+        if let Some(wake) = &inbox.wake {
+            // A hold waiting already means a wake-up is on its way; the
+            // task is gone (its runtime shut down) if the channel closed.
+            if !first && !wake.is_closed() {
+                return;
+            }
+            if wake.send(()).is_ok() {
+                inbox.woken += 1;
+                return;
+            }
+        }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            inbox.holds.clear();
+            inbox.wake = None;
             return;
         };
         let (sender, receiver) = mpsc::unbounded_channel();
-        let _ = sender.send(key);
-        *queue = Some(sender);
+        let _ = sender.send(());
+        inbox.woken += 1;
+        inbox.wake = Some(sender);
         let (pushes_to, pushes) = mpsc::unbounded_channel();
         let task = Watcher {
             registry: Arc::downgrade(holds),
             nodes: self.nodes.clone(),
             timeouts: self.timeouts,
-            new_holds: receiver,
+            inbox: Arc::downgrade(&self.inbox),
+            wakes: receiver,
+            gathered_at: None,
             locks: HashMap::new(),
             queue: BinaryHeap::new(),
             blocked: Vec::new(),
@@ -211,7 +241,12 @@ struct Watcher {
     registry: Weak<Mutex<Holds>>,
     nodes: Nodes,
     timeouts: Timeouts,
-    new_holds: mpsc::UnboundedReceiver<HoldKey>,
+    /// New holds, and the wake-ups that say some are there (the client's:
+    /// the task ends with it).
+    inbox: Weak<Mutex<Inbox>>,
+    wakes: mpsc::UnboundedReceiver<()>,
+    /// When the new holds are taken from the inbox (set by a wake-up).
+    gathered_at: Option<Instant>,
     locks: HashMap<Arc<str>, Watched>,
     queue: Queue,
     /// Due locks whose node was busy (or a cluster's slots unknown): queued
@@ -258,11 +293,17 @@ impl Watcher {
             let switched = OptionFuture::from(self.switches.as_mut().map(|s| s.changed()));
             // A branch whose future is `None` is off (its pattern fails).
             tokio::select! {
-                key = self.new_holds.recv() => match key {
-                    Some(key) => self.add(key),
+                wake = self.wakes.recv() => match wake {
+                    Some(()) => {
+                        self.gathered_at.get_or_insert_with(|| Instant::now() + GATHER);
+                    }
                     // The client is gone.
                     None => return,
                 },
+                Some(()) = OptionFuture::from(self.gathered_at.map(tokio::time::sleep_until)) => {
+                    self.gathered_at = None;
+                    self.gather();
+                }
                 Some((conn, push)) = self.pushes.recv() => self.pushed(conn, push),
                 Some(done) = self.tasks.next(), if !self.tasks.is_empty() => self.finished(done),
                 Some(()) = OptionFuture::from(next.map(tokio::time::sleep_until)) => {}
@@ -272,16 +313,28 @@ impl Watcher {
         }
     }
 
-    /// A new hold: read its lock [`WATCH_DELAY`] from now, unless its lock
-    /// is watched already (a change of the key made the hold, and brings
-    /// an invalidation that reads it) and no read of it is under way (one
-    /// under way reads the holds it started with, and arms the key only
-    /// when it runs: a change before that brings no invalidation, so the
-    /// lock is read again after it).
+    /// Takes the new holds from the inbox.
+    fn gather(&mut self) {
+        let Some(inbox) = self.inbox.upgrade() else {
+            return;
+        };
+        let new = std::mem::take(&mut inbox.lock().unwrap_or_else(PoisonError::into_inner).holds);
+        for key in new {
+            self.add(key);
+        }
+    }
+
+    /// A new hold: read its lock [`WATCH_DELAY`] from now if the lock is
+    /// new to the task. A lock watched already is read again at once if its
+    /// key is armed (the hold waited in the inbox: a change of the key since
+    /// it was taken may have been read without it), after the read under
+    /// way if there is one (that read started without it), and otherwise
+    /// by the read that is due anyway.
     fn add(&mut self, key: HoldKey) {
         if self.off {
             return;
         }
+        let now = Instant::now();
         let lock = key.lock.clone();
         let watched = self.locks.entry(lock.clone()).or_insert_with(|| Watched {
             holds: Vec::new(),
@@ -289,15 +342,20 @@ impl Watcher {
             checking: false,
             armed_on: None,
         });
+        if watched.holds.contains(&key) {
+            return;
+        }
         if watched.holds.is_empty() {
-            watched.due_at(&mut self.queue, lock, Instant::now() + WATCH_DELAY);
-        }
-        if !watched.holds.contains(&key) {
-            if watched.checking && watched.due.is_none() {
-                watched.due = Some(Instant::now() + WATCH_DELAY);
+            watched.due_at(&mut self.queue, lock, now + WATCH_DELAY);
+        } else if watched.checking {
+            if watched.due.is_none() {
+                watched.due = Some(now);
             }
-            watched.holds.push(key);
+        } else if watched.armed_on.is_some() || watched.due.is_none() {
+            watched.armed_on = None;
+            watched.due_at(&mut self.queue, lock, now);
         }
+        watched.holds.push(key);
     }
 
     /// The node whose connection watches `lock`; `None` while a cluster's
@@ -702,5 +760,42 @@ impl Watcher {
         if watched.holds.is_empty() {
             self.locks.remove(lock);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hold(i: usize) -> HoldKey {
+        HoldKey::new(Arc::from(format!("lock:{i}")), Arc::from("owner:1"))
+    }
+
+    #[tokio::test]
+    async fn a_burst_of_acquires_wakes_the_task_once() {
+        // No server answers here: nothing is read before the holds go.
+        let client = redis::Client::open("redis://127.0.0.1:1/").unwrap();
+        let watch = LossWatch::new(
+            Nodes::Server(Box::new(client)),
+            Timeouts {
+                connect: Duration::from_secs(1),
+                response: Duration::from_secs(1),
+            },
+        );
+        let registry = Arc::new(Mutex::new(Holds::new(false)));
+        for i in 0..1_000 {
+            watch.watch(&registry, hold(i));
+        }
+        let woken = |watch: &LossWatch| watch.inbox.lock().unwrap().woken;
+        let waiting = |watch: &LossWatch| watch.inbox.lock().unwrap().holds.len();
+        assert_eq!(woken(&watch), 1);
+        assert_eq!(waiting(&watch), 1_000);
+        // The task gathers them all at once, and the next hold wakes it again.
+        tokio::time::sleep(GATHER * 3).await;
+        assert_eq!(waiting(&watch), 0);
+        watch.watch(&registry, hold(1_000));
+        watch.watch(&registry, hold(1_001));
+        assert_eq!(woken(&watch), 2);
+        assert_eq!(waiting(&watch), 2);
     }
 }
