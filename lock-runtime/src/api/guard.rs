@@ -48,7 +48,8 @@ use tracing::Instrument;
 ///   trip of the change, well under 100 ms. The client tracks the keys it
 ///   holds (Redis's `CLIENT TRACKING`, on a connection of its own per
 ///   node) and reads a hold again whenever Redis says its key changed; a
-///   hold taken away in its first 50 ms is found 50 ms after the acquire.
+///   hold taken away in its first 50 ms is found 50 to 70 ms after the
+///   acquire.
 ///   Nothing of this is on the acquire or release path. These reads are
 ///   bounded (5,000 a second per client): a client whose held keys change
 ///   more often than that (each renewal is a change: more than 5,000 holds
