@@ -650,13 +650,7 @@ impl Watcher {
                     }
                     Err((BatchError::Failed(error), batch)) => {
                         telemetry::loss_watch_failed(&error);
-                        let at = self.backoff();
-                        for (lock, _) in batch {
-                            if let Some(watched) = self.locks.get_mut(&lock) {
-                                watched.checking = false;
-                                watched.due_no_sooner(&mut self.queue, lock, at);
-                            }
-                        }
+                        self.retry_later(batch);
                         if classify(&error) == Failure::Unknown {
                             // The connection is in doubt: what it watched
                             // is read again on a new one, on the node that
@@ -669,15 +663,21 @@ impl Watcher {
                         telemetry::loss_watch_failed(&error);
                         // The node may be gone: ask the cluster again.
                         self.slots = None;
-                        let at = self.backoff();
-                        for (lock, _) in batch {
-                            if let Some(watched) = self.locks.get_mut(&lock) {
-                                watched.checking = false;
-                                watched.due_no_sooner(&mut self.queue, lock, at);
-                            }
-                        }
+                        self.retry_later(batch);
                     }
                 }
+            }
+        }
+    }
+
+    /// A batch that failed as a whole: each of its locks is read again
+    /// after the failures' pause.
+    fn retry_later(&mut self, batch: Vec<Reading>) {
+        let at = self.backoff();
+        for (lock, _) in batch {
+            if let Some(watched) = self.locks.get_mut(&lock) {
+                watched.checking = false;
+                watched.due_no_sooner(&mut self.queue, lock, at);
             }
         }
     }
