@@ -11,7 +11,7 @@ mod common;
 mod redisson;
 
 use common::chaos::{self, Chaos, Holders};
-use common::{Redis, ms, within};
+use common::{Redis, ms, two_waiters, within};
 use redis::AsyncCommands;
 use redisson::{
     java_leased_try_acquire, java_leased_try_release, leased_timeouts, semaphore_channel,
@@ -767,17 +767,11 @@ async fn a_woken_waiter_cancelled_around_its_try_passes_its_wake_up_on() {
             .query_async(&mut redis.raw())
             .await
             .unwrap();
-        let first = tokio::spawn({
+        let (first, second) = two_waiters(|| {
             let sem = sem.clone();
             async move { sem.acquire(2).await.unwrap() }
-        });
-        // The first waiter waits longest: it is the one the message wakes.
-        tokio::time::sleep(ms(150)).await;
-        let second = tokio::spawn({
-            let sem = sem.clone();
-            async move { (sem.acquire(2).await.unwrap(), Instant::now()) }
-        });
-        tokio::time::sleep(ms(150)).await;
+        })
+        .await;
         // Given back without a message.
         let _: () = redis::pipe()
             .atomic()

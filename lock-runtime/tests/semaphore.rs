@@ -9,7 +9,7 @@ mod common;
 mod redisson;
 
 use common::chaos::{self, Chaos, Holders};
-use common::{Redis, ms, within};
+use common::{Redis, ms, two_waiters, within};
 use redis::AsyncCommands;
 use redisson::{
     java_semaphore_release, java_semaphore_try_acquire, java_semaphore_try_set_permits,
@@ -512,20 +512,11 @@ async fn a_woken_waiter_cancelled_around_its_try_never_strands_the_other() {
     sem.set_permits(0).await.unwrap();
     let mut cancelled_first = 0;
     for trial in 0..15u64 {
-        let first = tokio::spawn({
+        let (first, second) = two_waiters(|| {
             let sem = sem.clone();
             async move { sem.acquire(2).await.unwrap() }
-        });
-        // The first waiter waits longest: it is the one a message wakes.
-        tokio::time::sleep(ms(150)).await;
-        let second = tokio::spawn({
-            let sem = sem.clone();
-            async move {
-                sem.acquire(2).await.unwrap();
-                Instant::now()
-            }
-        });
-        tokio::time::sleep(ms(150)).await;
+        })
+        .await;
         listener.drain();
         let released = Instant::now();
         other.release(2).await.unwrap();
@@ -542,7 +533,7 @@ async fn a_woken_waiter_cancelled_around_its_try_never_strands_the_other() {
         } else {
             cancelled_first += 1;
         }
-        let got = within(ms(4000), "the second waiter", second).await.unwrap();
+        let ((), got) = within(ms(4000), "the second waiter", second).await.unwrap();
         assert!(
             got - released < ms(1500),
             "trial {trial}: the second waiter got the permits after {:?}",
@@ -724,20 +715,11 @@ async fn the_one_waiter_a_message_wakes_passes_its_wake_up_on_when_cancelled() {
     let mut cancelled_first = 0;
     for trial in 0..10u64 {
         let _: () = redis.raw().set("handover", 0).await.unwrap();
-        let first = tokio::spawn({
+        let (first, second) = two_waiters(|| {
             let sem = sem.clone();
             async move { sem.acquire(2).await.unwrap() }
-        });
-        // The first waiter waits longest: it is the one the message wakes.
-        tokio::time::sleep(ms(150)).await;
-        let second = tokio::spawn({
-            let sem = sem.clone();
-            async move {
-                sem.acquire(2).await.unwrap();
-                Instant::now()
-            }
-        });
-        tokio::time::sleep(ms(150)).await;
+        })
+        .await;
         // Given back without a message, then one announced.
         let _: () = redis.raw().set("handover", 2).await.unwrap();
         let published = Instant::now();
@@ -754,7 +736,7 @@ async fn the_one_waiter_a_message_wakes_passes_its_wake_up_on_when_cancelled() {
         } else {
             cancelled_first += 1;
         }
-        let got = within(ms(4000), "the second waiter", second).await.unwrap();
+        let ((), got) = within(ms(4000), "the second waiter", second).await.unwrap();
         assert!(
             got - published < ms(1500),
             "trial {trial}: the second waiter got the permits after {:?}",

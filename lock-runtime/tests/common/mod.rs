@@ -312,6 +312,28 @@ impl Drop for Listener {
     }
 }
 
+/// Two waiters for one wake-up, started 150 ms apart so that the first
+/// waits longest (it is the one a message wakes); `acquire` makes each
+/// one's wait, and the second also tells when it got through. Returns once
+/// both are waiting.
+pub async fn two_waiters<T, F>(
+    acquire: impl Fn() -> F,
+) -> (
+    tokio::task::JoinHandle<T>,
+    tokio::task::JoinHandle<(T, Instant)>,
+)
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let first = tokio::spawn(acquire());
+    tokio::time::sleep(ms(150)).await;
+    let second = acquire();
+    let second = tokio::spawn(async move { (second.await, Instant::now()) });
+    tokio::time::sleep(ms(150)).await;
+    (first, second)
+}
+
 /// Runs `fut`, failing the test if it takes longer than `limit` (a hang
 /// becomes a failure naming what hung).
 pub async fn within<T>(limit: Duration, what: &str, fut: impl Future<Output = T>) -> T {
