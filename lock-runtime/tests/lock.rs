@@ -11,7 +11,7 @@
 mod common;
 mod redisson;
 
-use common::{DROP_DELAYS, Redis, monitor, ms, within};
+use common::{DROP_DELAYS, InFlight, Redis, abandon_in_flight, monitor, ms, within};
 use redis::AsyncCommands;
 use redisson::{
     attempt_key, eval_redisson_release, java_acquire, java_release, latch, lock_channel as channel,
@@ -22,11 +22,9 @@ use redlua_runtime::{
 };
 use redlua_test_support::FaultProxy;
 use std::collections::HashMap;
-use std::future::Future;
 use std::io::BufRead;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -1320,21 +1318,15 @@ async fn dropped_in_flight_acquire_is_undone() {
     let mut took_effect = 0;
     let mut abandoned = 0;
     for delay in DROP_DELAYS {
-        {
-            // Outside tokio's cooperative budget: a task that spent its budget
-            // gets `Pending` from the send itself, and this one poll would
-            // then send nothing (the waker is a no-op).
-            let mut acquire = std::pin::pin!(tokio::task::unconstrained(lock.lock()));
-            let mut cx = Context::from_waker(Waker::noop());
-            if let Poll::Ready(result) = acquire.as_mut().poll(&mut cx) {
+        match abandon_in_flight(&redis, "in-flight", lock.lock(), delay).await {
+            InFlight::Finished(result) => {
                 result.unwrap().unlock().await.unwrap();
                 continue;
             }
-            // The acquire is on its way (or done), its reply unread.
-            if redis.exists_after("in-flight", delay).await {
-                took_effect += 1;
+            InFlight::Abandoned { took_effect: took } => {
+                took_effect += usize::from(took);
+                abandoned += 1;
             }
-            abandoned += 1;
         }
         assert!(
             redis.gone_within("in-flight", ms(1000)).await,

@@ -19,7 +19,7 @@
 mod common;
 mod redisson;
 
-use common::{DROP_DELAYS, Redis, ms, within};
+use common::{DROP_DELAYS, InFlight, Redis, abandon_in_flight, ms, within};
 use redis::AsyncCommands;
 use redisson::{
     attempt_key, java_read_acquire, java_read_release, java_write_acquire, java_write_release,
@@ -30,10 +30,8 @@ use redlua_runtime::{
     Error, Lock, LockClient, LockGuard, LockInfo, LockKind, MAX_LEASE, MIN_LEASE, Mode, Owner, Side,
 };
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -1563,19 +1561,12 @@ async fn dropped_pending_futures_hold_nothing() {
         // Dropped after a fixed delay, and last (`None`) once Redis shows
         // the acquire took effect, however loaded the machine is.
         for delay in DROP_DELAYS {
-            {
-                // Outside tokio's cooperative budget: a task that spent its budget
-                // gets `Pending` from the send itself, and this one poll would
-                // then send nothing (the waker is a no-op).
-                let mut acquire = std::pin::pin!(tokio::task::unconstrained(lock.lock()));
-                let mut cx = Context::from_waker(Waker::noop());
-                if let Poll::Ready(result) = acquire.as_mut().poll(&mut cx) {
+            match abandon_in_flight(&redis, name, lock.lock(), delay).await {
+                InFlight::Finished(result) => {
                     result.unwrap().unlock().await.unwrap();
                     continue;
                 }
-                if redis.exists_after(name, delay).await {
-                    took_effect += 1;
-                }
+                InFlight::Abandoned { took_effect: took } => took_effect += usize::from(took),
             }
             tombstones += 1;
             settles_with_tombstones(

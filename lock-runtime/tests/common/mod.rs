@@ -348,6 +348,57 @@ pub const fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
+/// What became of an acquire that [`abandon_in_flight`] polled by hand.
+pub enum InFlight<T> {
+    /// It finished within a poll (its reply was there already).
+    Finished(T),
+    /// It was dropped with its reply unread; `took_effect`: Redis showed
+    /// its hold before the drop.
+    Abandoned { took_effect: bool },
+}
+
+/// Polls `acquire` by hand, so that it sends its script, and drops it
+/// with the reply unread: after `delay`, or (`None`) once Redis shows its
+/// hold on `key`. In that last case it is polled again until then (at most
+/// 5 s): a first poll may stop before anything is sent, while the client's
+/// connection is opened anew for example, and nothing else would wake it.
+///
+/// Polled outside tokio's cooperative budget: a task that spent its
+/// budget gets `Pending` from the send itself, and a poll would then send
+/// nothing (the waker is a no-op).
+pub async fn abandon_in_flight<F: Future>(
+    redis: &Redis,
+    key: &str,
+    acquire: F,
+    delay: Option<Duration>,
+) -> InFlight<F::Output> {
+    use std::task::{Context, Poll, Waker};
+    let mut acquire = std::pin::pin!(tokio::task::unconstrained(acquire));
+    let mut cx = Context::from_waker(Waker::noop());
+    if let Poll::Ready(output) = acquire.as_mut().poll(&mut cx) {
+        return InFlight::Finished(output);
+    }
+    let took_effect = match delay {
+        Some(delay) => redis.exists_after(key, Some(delay)).await,
+        None => {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            loop {
+                if redis.exists(key).await {
+                    break true;
+                }
+                if Instant::now() >= deadline {
+                    break false;
+                }
+                if let Poll::Ready(output) = acquire.as_mut().poll(&mut cx) {
+                    return InFlight::Finished(output);
+                }
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+    };
+    InFlight::Abandoned { took_effect }
+}
+
 /// How long the cancellation tests let an abandoned acquire travel before
 /// dropping it: fixed delays, then (`None`) until it took effect
 /// ([`Redis::exists_after`]), so that some abandoned acquire surely reached
