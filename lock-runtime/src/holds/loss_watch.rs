@@ -167,30 +167,13 @@ impl LossWatch {
         let _ = sender.send(());
         inbox.woken += 1;
         inbox.wake = Some(sender);
-        let (pushes_to, pushes) = mpsc::unbounded_channel();
-        let task = Watcher {
-            registry: Arc::downgrade(holds),
-            nodes: self.nodes.clone(),
-            timeouts: self.timeouts,
-            inbox: Arc::downgrade(&self.inbox),
-            wakes: receiver,
-            gathered_at: None,
-            locks: HashMap::new(),
-            queue: BinaryHeap::new(),
-            blocked: Vec::new(),
-            conns: HashMap::new(),
-            next_conn: 0,
-            pushes_to,
-            pushes,
-            slots: None,
-            reading_slots: false,
-            busy: HashSet::new(),
-            pause: RETRY_MIN,
-            switches: self.nodes.switches(),
-            budget: ReadBudget::new(Instant::now()),
-            off: false,
-            tasks: FuturesUnordered::new(),
-        };
+        let task = Watcher::new(
+            holds,
+            self.nodes.clone(),
+            self.timeouts,
+            &self.inbox,
+            receiver,
+        );
         runtime.spawn(task.run());
     }
 }
@@ -274,6 +257,40 @@ struct Watcher {
 }
 
 impl Watcher {
+    /// A task for the registry `holds`, woken through `wakes`.
+    fn new(
+        holds: &Arc<Mutex<Holds>>,
+        nodes: Nodes,
+        timeouts: Timeouts,
+        inbox: &Arc<Mutex<Inbox>>,
+        wakes: mpsc::UnboundedReceiver<()>,
+    ) -> Watcher {
+        let (pushes_to, pushes) = mpsc::unbounded_channel();
+        Watcher {
+            registry: Arc::downgrade(holds),
+            switches: nodes.switches(),
+            nodes,
+            timeouts,
+            inbox: Arc::downgrade(inbox),
+            wakes,
+            gathered_at: None,
+            locks: HashMap::new(),
+            queue: BinaryHeap::new(),
+            blocked: Vec::new(),
+            conns: HashMap::new(),
+            next_conn: 0,
+            pushes_to,
+            pushes,
+            slots: None,
+            reading_slots: false,
+            busy: HashSet::new(),
+            pause: RETRY_MIN,
+            budget: ReadBudget::new(Instant::now()),
+            off: false,
+            tasks: FuturesUnordered::new(),
+        }
+    }
+
     async fn run(mut self) {
         let mut pings = tokio::time::interval(PUBSUB_PING_INTERVAL);
         pings.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -597,8 +614,9 @@ impl Watcher {
         at
     }
 
+    /// A step of the task ended; the locks it kept waiting are queued
+    /// again (after the failures' pause if the slots could not be read).
     fn finished(&mut self, done: Done) {
-        self.unblock();
         match done {
             Done::Slots(result) => {
                 self.reading_slots = false;
@@ -668,6 +686,7 @@ impl Watcher {
                 }
             }
         }
+        self.unblock();
     }
 
     /// A batch that failed as a whole: each of its locks is read again
@@ -769,6 +788,49 @@ mod tests {
 
     fn hold(i: usize) -> HoldKey {
         HoldKey::new(Arc::from(format!("lock:{i}")), Arc::from("owner:1"))
+    }
+
+    #[tokio::test]
+    async fn locks_waiting_for_a_cluster_slot_map_that_could_not_be_read_wait_for_the_pause() {
+        let client = redis::Client::open("redis://127.0.0.1:1/").unwrap();
+        let timeouts = Timeouts {
+            connect: Duration::from_secs(1),
+            response: Duration::from_secs(1),
+        };
+        let registry = Arc::new(Mutex::new(Holds::new(true)));
+        let (_wake, wakes) = mpsc::unbounded_channel();
+        let inbox = Arc::default();
+        let mut watcher = Watcher::new(
+            &registry,
+            Nodes::Server(Box::new(client)),
+            timeouts,
+            &inbox,
+            wakes,
+        );
+        let lock: Arc<str> = Arc::from("lock:1");
+        let was_due = Instant::now();
+        watcher.locks.insert(
+            lock.clone(),
+            Watched {
+                holds: vec![hold(1)],
+                due: Some(was_due),
+                checking: false,
+                armed_on: None,
+            },
+        );
+        watcher.blocked.push(lock.clone());
+        watcher.reading_slots = true;
+        let refused = redis::RedisError::from((redis::ErrorKind::Io, "refused"));
+        watcher.finished(Done::Slots(Err(refused)));
+        // Not due again at once (the task would read the slots again in a
+        // loop for as long as the cluster is out of reach), but after the
+        // pause, which grows.
+        let due = watcher.locks[&lock].due.unwrap();
+        assert!(due >= was_due + RETRY_MIN, "{:?}", due - was_due);
+        assert_eq!(watcher.next_due(), Some(due));
+        assert!(watcher.blocked.is_empty());
+        assert!(!watcher.reading_slots);
+        assert_eq!(watcher.pause, RETRY_MIN * 2);
     }
 
     #[tokio::test]
