@@ -2,7 +2,8 @@
 //! sentinels watching them, on free loopback ports, tuned for fast
 //! failovers.
 
-use crate::{Issued, RedisServer, clean_up_at_exit_too};
+use crate::server::{acknowledges, pick_free_port};
+use crate::{Issued, RedisServer};
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::thread;
@@ -100,7 +101,7 @@ impl RedisSentinel {
                 let extra: Vec<OsString> = match tls {
                     None => Vec::new(),
                     Some(cert) => {
-                        let port = crate::pick_free_port(false);
+                        let port = pick_free_port(false);
                         sentinel_tls_ports.push(port);
                         let port = port.to_string();
                         [
@@ -142,8 +143,10 @@ impl RedisSentinel {
     ///
     /// When the exit handler cannot be registered.
     pub fn until_exit(self) -> &'static RedisSentinel {
-        clean_up_at_exit_too(&self.servers);
-        clean_up_at_exit_too(&self.sentinels);
+        self.servers
+            .iter()
+            .chain(&self.sentinels)
+            .for_each(RedisServer::kill_at_exit);
         Box::leak(Box::new(self))
     }
 
@@ -350,7 +353,7 @@ impl RedisSentinel {
                 return Some(format!("replica {} not in sync: {info}", server.port()));
             }
         }
-        if !crate::acknowledges(master, self.servers.len() - 1) {
+        if !acknowledges(master, self.servers.len() - 1) {
             return Some("the replicas do not acknowledge writes (WAIT) yet".to_string());
         }
         None
