@@ -69,7 +69,8 @@
 //!   renewal (`leased.rs`);
 //! - `api/`: the public API: the client (`client/`), one lock handle
 //!   written once for every flavor (`lock.rs`, the flavors in `flavor.rs`),
-//!   `rwlock.rs`, `guard.rs`, `inspect.rs`, `identity.rs`; semaphores and
+//!   `rwlock.rs`, `guard.rs`, `inspect.rs`, `identity.rs`, what every
+//!   handle does alike (`handle.rs`); semaphores and
 //!   count-down latches (`semaphore.rs`, `leased.rs`,
 //!   `count_down_latch.rs`); and `blocking/`, the same handles for sync
 //!   code, run on a thread of the client's own.

@@ -2,7 +2,8 @@
 //! Redisson's `RCountDownLatch`.
 
 use crate::api::client::LockClient;
-use crate::api::semaphore::{checked_names, names_of, read_number};
+use crate::api::handle::{Named, at_most};
+use crate::api::semaphore::read_number;
 use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
 use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Result};
@@ -54,7 +55,7 @@ use tracing::Instrument;
 #[derive(Clone)]
 pub struct CountDownLatch {
     shared: Arc<Shared>,
-    names: std::result::Result<Arc<CountedNames>, (String, String)>,
+    names: Named<CountedNames>,
 }
 
 impl std::fmt::Debug for CountDownLatch {
@@ -74,7 +75,7 @@ impl LockClient {
     pub fn count_down_latch(&self, name: &str) -> CountDownLatch {
         CountDownLatch {
             shared: self.shared.clone(),
-            names: checked_names(CountedNames::latch(name), name),
+            names: Named::new(CountedNames::latch(name), name),
         }
     }
 }
@@ -82,18 +83,11 @@ impl LockClient {
 impl CountDownLatch {
     /// The latch's name (its Redis key).
     pub fn name(&self) -> &str {
-        match &self.names {
-            Ok(names) => &names.key,
-            Err((name, _)) => name,
-        }
-    }
-
-    fn names(&self) -> Result<&Arc<CountedNames>> {
-        names_of(&self.names)
+        self.names.name()
     }
 
     async fn change(&self, change: LatchChange, count: u64) -> Result<(bool, u64)> {
-        let names = self.names()?;
+        let names = self.names.get()?;
         let config = &self.shared.config;
         let changed: Changed = change_once(&self.shared, names, |request| {
             ChangeLatch {
@@ -161,7 +155,7 @@ impl CountDownLatch {
     ///
     /// Only reads: dropping the future changes nothing.
     pub async fn count(&self) -> Result<u64> {
-        let names = self.names()?;
+        let names = self.names.get()?;
         Ok(u64::try_from(read_number(&self.shared, &names.key).await?).unwrap_or(0))
     }
 
@@ -183,14 +177,11 @@ impl CountDownLatch {
     ///
     /// As for [`wait`](CountDownLatch::wait).
     pub async fn wait_for(&self, timeout: Duration) -> Result<bool> {
-        let deadline = tokio::time::Instant::now()
-            .checked_add(timeout)
-            .map_or(Wait::Forever, Wait::Until);
-        self.wait_until(deadline).await
+        self.wait_until(at_most(timeout)).await
     }
 
     async fn wait_until(&self, wait: Wait) -> Result<bool> {
-        let names = self.names()?;
+        let names = self.names.get()?;
         let span = telemetry::latch_wait_span(&names.key);
         self.waiting(names, wait).instrument(span).await
     }

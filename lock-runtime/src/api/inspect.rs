@@ -134,15 +134,11 @@ pub(crate) fn read_layout(
         "hash" => {}
         _ => return not_a_lock(info, format!("it holds a {key_type}, not a hash")),
     }
-    let pairs: Vec<(&str, &str)> = fields
-        .chunks(2)
-        .filter_map(|pair| match pair {
-            [field, value] => Some((field.as_str(), value.as_str())),
-            _ => None,
-        })
-        .collect();
+    let pairs = fields
+        .chunks_exact(2)
+        .map(|pair| (pair[0].as_str(), pair[1].as_str()));
     let mode = pairs
-        .iter()
+        .clone()
         .find(|(field, _)| *field == "mode")
         .map(|p| p.1);
     info.kind = match mode {

@@ -2,7 +2,8 @@
 //! Redisson's `RPermitExpirableSemaphore`, handed out as [`PermitGuard`]s.
 
 use crate::api::client::LockClient;
-use crate::api::semaphore::{addable, change_pool, checked_names, names_of, settable};
+use crate::api::handle::{Named, at_most, forever};
+use crate::api::semaphore::{addable, change_pool, settable};
 use crate::base::config::{check_lease, token_ttl};
 use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Result};
@@ -78,7 +79,7 @@ use tracing::Instrument;
 #[derive(Clone)]
 pub struct LeasedSemaphore {
     shared: Arc<Shared>,
-    names: std::result::Result<Arc<CountedNames>, (String, String)>,
+    names: Named<CountedNames>,
 }
 
 impl std::fmt::Debug for LeasedSemaphore {
@@ -98,7 +99,7 @@ impl LockClient {
     pub fn leased_semaphore(&self, name: &str) -> LeasedSemaphore {
         LeasedSemaphore {
             shared: self.shared.clone(),
-            names: checked_names(CountedNames::semaphore(name), name),
+            names: Named::new(CountedNames::semaphore(name), name),
         }
     }
 }
@@ -118,14 +119,7 @@ pub struct PermitInfo {
 impl LeasedSemaphore {
     /// The semaphore's name (its Redis key).
     pub fn name(&self) -> &str {
-        match &self.names {
-            Ok(names) => &names.key,
-            Err((name, _)) => name,
-        }
-    }
-
-    fn names(&self) -> Result<&Arc<CountedNames>> {
-        names_of(&self.names)
+        self.names.name()
     }
 
     fn invalid(&self, reason: String) -> Error {
@@ -149,7 +143,7 @@ impl LeasedSemaphore {
         if let Some(lease) = lease {
             check_lease("a lease", lease)?;
         }
-        let names = self.names()?;
+        let names = self.names.get()?;
         let shared = &self.shared;
         let watched = lease.is_none();
         let lease = lease.unwrap_or(shared.config.watchdog_timeout);
@@ -218,13 +212,7 @@ impl LeasedSemaphore {
     /// [`try_acquire`](Self::try_acquire); a waiter woken and dropped
     /// before it tried passes the wake-up on.
     pub async fn acquire(&self, permits: u64) -> Result<PermitGuard> {
-        let started = Instant::now();
-        self.take(permits, None, Wait::Forever)
-            .await?
-            .ok_or_else(|| Error::Timeout {
-                name: self.name().to_string(),
-                waited: started.elapsed(),
-            })
+        forever(self.name(), self.take(permits, None, Wait::Forever)).await
     }
 
     /// Takes `permits` with a fixed lease, waiting as long as it takes. No
@@ -235,13 +223,7 @@ impl LeasedSemaphore {
     ///
     /// As for [`acquire`](Self::acquire).
     pub async fn acquire_with_lease(&self, permits: u64, lease: Duration) -> Result<PermitGuard> {
-        let started = Instant::now();
-        self.take(permits, Some(lease), Wait::Forever)
-            .await?
-            .ok_or_else(|| Error::Timeout {
-                name: self.name().to_string(),
-                waited: started.elapsed(),
-            })
+        forever(self.name(), self.take(permits, Some(lease), Wait::Forever)).await
     }
 
     /// Takes `permits`, waiting at most `wait` (plus one round trip):
@@ -257,14 +239,11 @@ impl LeasedSemaphore {
         wait: Duration,
         lease: Option<Duration>,
     ) -> Result<Option<PermitGuard>> {
-        let deadline = tokio::time::Instant::now()
-            .checked_add(wait)
-            .map_or(Wait::Forever, Wait::Until);
-        self.take(permits, lease, deadline).await
+        self.take(permits, lease, at_most(wait)).await
     }
 
     async fn change(&self, change: SemaphoreChange, permits: i64) -> Result<(bool, i64)> {
-        change_pool(&self.shared, self.names()?, change, permits).await
+        change_pool(&self.shared, self.names.get()?, change, permits).await
     }
 
     /// Sets the pool to `permits` in all, permits taken included (Redisson's
@@ -313,7 +292,7 @@ impl LeasedSemaphore {
     /// If the future is dropped, expired permits may or may not have been
     /// brought back (each once).
     pub async fn available(&self) -> Result<i64> {
-        let names = self.names()?;
+        let names = self.names.get()?;
         release_ids(&self.shared, names, &[]).await?;
         crate::api::semaphore::read_number(&self.shared, &names.key).await
     }
@@ -325,7 +304,7 @@ impl LeasedSemaphore {
     ///
     /// Only reads: dropping the future changes nothing.
     pub async fn holders(&self) -> Result<Vec<PermitInfo>> {
-        let names = self.names()?;
+        let names = self.names.get()?;
         let mut con = self.shared.con.clone();
         let (time, taken): (ServerTime, Vec<(Vec<u8>, f64)>) = redis::pipe()
             .cmd("TIME")
@@ -363,7 +342,7 @@ impl LeasedSemaphore {
     pub async fn force_release(&self, id: &str) -> Result<bool> {
         let raw = from_hex(id)
             .ok_or_else(|| self.invalid(format!("`{id}` is not a permit id (hex digits)")))?;
-        let names = self.names()?;
+        let names = self.names.get()?;
         Ok(release_ids(&self.shared, names, &[&raw]).await?.0 == 1)
     }
 }

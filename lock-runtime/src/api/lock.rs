@@ -5,6 +5,7 @@
 
 use crate::api::flavor::{self, LockFlavor, Reentrant};
 use crate::api::guard::LockGuard;
+use crate::api::handle::{Named, at_most, forever};
 use crate::api::inspect::{LockInfo, LockKind, inspect};
 use crate::base::config::check_lease;
 use crate::base::error::{Error, Result};
@@ -74,7 +75,7 @@ use std::time::Duration;
 pub struct Lock<F: LockFlavor = Reentrant> {
     shared: Arc<Shared>,
     kind: Kind,
-    names: std::result::Result<Arc<LockNames>, (String, String)>,
+    names: Named<LockNames>,
     flavor: PhantomData<fn() -> F>,
 }
 
@@ -174,14 +175,10 @@ impl<F: LockFlavor> Lock<F> {
             Kind::Reentrant | Kind::Fair { .. } => LockNames::new(name),
             Kind::Read { .. } | Kind::Write { .. } => LockNames::read_write(name),
         };
-        let names = names.map(Arc::new).map_err(|e| match e {
-            Error::InvalidName { name, reason } => (name, reason),
-            other => (name.to_string(), other.to_string()),
-        });
         Lock {
             shared,
             kind,
-            names,
+            names: Named::new(names, name),
             flavor: PhantomData,
         }
     }
@@ -200,19 +197,7 @@ impl<F: LockFlavor> Lock<F> {
 
     /// The lock's name (its Redis key).
     pub fn name(&self) -> &str {
-        match &self.names {
-            Ok(names) => &names.lock,
-            Err((name, _)) => name,
-        }
-    }
-
-    fn names(&self) -> Result<&Arc<LockNames>> {
-        self.names
-            .as_ref()
-            .map_err(|(name, reason)| Error::InvalidName {
-                name: name.clone(),
-                reason: reason.clone(),
-            })
+        self.names.name()
     }
 
     fn request(&self, lease: Option<Duration>) -> Result<Request<'_>> {
@@ -222,7 +207,7 @@ impl<F: LockFlavor> Lock<F> {
         Ok(Request {
             shared: &self.shared,
             kind: self.kind,
-            names: self.names()?,
+            names: self.names.get()?,
             lease,
         })
     }
@@ -230,17 +215,6 @@ impl<F: LockFlavor> Lock<F> {
     async fn acquire(&self, lease: Option<Duration>, wait: Wait) -> Result<Option<LockGuard>> {
         let hold = self.request(lease)?.acquire(wait).await?;
         Ok(hold.map(|hold| LockGuard::new(self.shared.clone(), hold)))
-    }
-
-    /// [`Lock::acquire`] waiting as long as it takes.
-    async fn acquire_waiting(&self, lease: Option<Duration>) -> Result<LockGuard> {
-        let started = std::time::Instant::now();
-        self.acquire(lease, Wait::Forever)
-            .await?
-            .ok_or_else(|| Error::Timeout {
-                name: self.name().to_string(),
-                waited: started.elapsed(),
-            })
     }
 
     /// A re-entry for `owner`, with `lease` or the watchdog's.
@@ -266,7 +240,7 @@ impl<F: LockFlavor> Lock<F> {
     /// fair lock's waiter leaves the queue in the background, waking the
     /// next one if it was first and the lock is free.
     pub async fn lock(&self) -> Result<LockGuard> {
-        self.acquire_waiting(None).await
+        forever(self.name(), self.acquire(None, Wait::Forever)).await
     }
 
     /// Acquires the lock with a fixed lease, waiting as long as it takes. No
@@ -278,7 +252,7 @@ impl<F: LockFlavor> Lock<F> {
     ///
     /// Dropping the future leaves nothing held, as for [`Lock::lock`].
     pub async fn lock_with_lease(&self, lease: Duration) -> Result<LockGuard> {
-        self.acquire_waiting(Some(lease)).await
+        forever(self.name(), self.acquire(Some(lease), Wait::Forever)).await
     }
 
     /// Acquires the lock if it is free, without waiting: `None` when it is
@@ -307,10 +281,7 @@ impl<F: LockFlavor> Lock<F> {
         wait: Duration,
         lease: Option<Duration>,
     ) -> Result<Option<LockGuard>> {
-        let deadline = tokio::time::Instant::now()
-            .checked_add(wait)
-            .map_or(Wait::Forever, Wait::Until);
-        self.acquire(lease, deadline).await
+        self.acquire(lease, at_most(wait)).await
     }
 
     /// Re-enters the lock for `owner` (from [`LockGuard::owner`]): one more
@@ -351,7 +322,7 @@ impl<F: LockFlavor> Lock<F> {
     ///
     /// If the future is dropped, the lock may or may not have been broken.
     pub async fn force_unlock(&self) -> Result<bool> {
-        let names = self.names()?;
+        let names = self.names.get()?;
         self.kind
             .force_release(&self.shared, names)
             .await
@@ -365,7 +336,7 @@ impl<F: LockFlavor> Lock<F> {
     ///
     /// Only reads: dropping the future changes nothing.
     pub async fn inspect(&self) -> Result<LockInfo> {
-        let names = self.names()?;
+        let names = self.names.get()?;
         inspect(&self.shared, &names.lock).await
     }
 

@@ -8,6 +8,7 @@
 //!   write), each mapped to the protocol it runs;
 //! - `rwlock.rs`: a read/write lock, which hands out its two sides;
 //! - `guard.rs`: [`LockGuard`](crate::LockGuard), one hold;
+//! - `handle.rs`: what every handle does alike (its names, its waits);
 //! - `inspect.rs`: reading a lock without touching it;
 //! - `identity.rs`: holder identity (opt-in);
 //! - `semaphore.rs`, `leased.rs`, `count_down_latch.rs`: semaphores (plain and with
@@ -19,6 +20,7 @@ pub(crate) mod client;
 pub(crate) mod count_down_latch;
 pub mod flavor;
 pub(crate) mod guard;
+pub(crate) mod handle;
 pub mod identity;
 pub(crate) mod inspect;
 pub(crate) mod leased;

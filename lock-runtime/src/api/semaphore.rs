@@ -2,6 +2,7 @@
 //! stored as Redisson's `RSemaphore` (`permits.rs` takes and changes them).
 
 use crate::api::client::LockClient;
+use crate::api::handle::{Named, at_most, forever};
 use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Result};
 use crate::holds::acquire::Wait;
@@ -64,7 +65,7 @@ pub const MAX_PERMITS: u64 = (1 << 53) - 1;
 #[derive(Clone)]
 pub struct Semaphore {
     shared: Arc<Shared>,
-    names: std::result::Result<Arc<CountedNames>, (String, String)>,
+    names: Named<CountedNames>,
 }
 
 impl std::fmt::Debug for Semaphore {
@@ -83,44 +84,15 @@ impl LockClient {
     pub fn semaphore(&self, name: &str) -> Semaphore {
         Semaphore {
             shared: self.shared.clone(),
-            names: checked_names(CountedNames::semaphore(name), name),
+            names: Named::new(CountedNames::semaphore(name), name),
         }
     }
-}
-
-/// The names, or the reason they were refused (kept to be returned by
-/// every operation).
-pub(crate) fn checked_names(
-    names: Result<CountedNames>,
-    name: &str,
-) -> std::result::Result<Arc<CountedNames>, (String, String)> {
-    names.map(Arc::new).map_err(|e| match e {
-        Error::InvalidName { name, reason } => (name, reason),
-        other => (name.to_string(), other.to_string()),
-    })
-}
-
-/// The names of a handle, or its name's error.
-pub(crate) fn names_of(
-    names: &std::result::Result<Arc<CountedNames>, (String, String)>,
-) -> Result<&Arc<CountedNames>> {
-    names.as_ref().map_err(|(name, reason)| Error::InvalidName {
-        name: name.clone(),
-        reason: reason.clone(),
-    })
 }
 
 impl Semaphore {
     /// The semaphore's name (its Redis key).
     pub fn name(&self) -> &str {
-        match &self.names {
-            Ok(names) => &names.key,
-            Err((name, _)) => name,
-        }
-    }
-
-    fn names(&self) -> Result<&Arc<CountedNames>> {
-        names_of(&self.names)
+        self.names.name()
     }
 
     /// Checks a number of permits to take or give: 1 to [`MAX_PERMITS`].
@@ -136,7 +108,7 @@ impl Semaphore {
 
     async fn take(&self, permits: u64, wait: Wait) -> Result<bool> {
         let permits = self.checked(permits)?;
-        let names = self.names()?;
+        let names = self.names.get()?;
         let shared = &self.shared;
         let attempt = PermitRequest {
             names,
@@ -178,15 +150,8 @@ impl Semaphore {
     /// dropped before it tried passes the wake-up on to another waiter of
     /// this client.
     pub async fn acquire(&self, permits: u64) -> Result<()> {
-        let started = std::time::Instant::now();
-        if self.take(permits, Wait::Forever).await? {
-            Ok(())
-        } else {
-            Err(Error::Timeout {
-                name: self.name().to_string(),
-                waited: started.elapsed(),
-            })
-        }
+        let taken = self.take(permits, Wait::Forever);
+        forever(self.name(), async { Ok(taken.await?.then_some(())) }).await
     }
 
     /// Takes `permits`, waiting at most `wait` (plus one round trip):
@@ -197,14 +162,11 @@ impl Semaphore {
     /// Dropping the future takes nothing, as for
     /// [`acquire`](Semaphore::acquire).
     pub async fn try_acquire_for(&self, permits: u64, wait: Duration) -> Result<bool> {
-        let deadline = tokio::time::Instant::now()
-            .checked_add(wait)
-            .map_or(Wait::Forever, Wait::Until);
-        self.take(permits, deadline).await
+        self.take(permits, at_most(wait)).await
     }
 
     async fn change(&self, change: SemaphoreChange, permits: i64) -> Result<(bool, i64)> {
-        change_pool(&self.shared, self.names()?, change, permits).await
+        change_pool(&self.shared, self.names.get()?, change, permits).await
     }
 
     /// Gives `permits` back (whoever took them: they are nobody's), wakes
@@ -273,7 +235,7 @@ impl Semaphore {
     ///
     /// Only reads: dropping the future changes nothing.
     pub async fn available(&self) -> Result<i64> {
-        let names = self.names()?;
+        let names = self.names.get()?;
         read_number(&self.shared, &names.key).await
     }
 }

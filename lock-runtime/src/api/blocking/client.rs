@@ -2,11 +2,13 @@
 //! on a thread of its own.
 
 use super::lock::{FairLock, Lock, ReadWriteLock};
-use super::thread::ClientThread;
+use super::thread::{ClientThread, debug_as_blocking};
 use crate::api::inspect::LockInfo;
 use crate::base::error::Result;
 use redis::IntoConnectionInfo;
 use std::time::Duration;
+
+debug_as_blocking!(LockClient);
 
 /// A handle to Redis for locks, for blocking code. Cheap to clone; clones
 /// share everything.
@@ -29,14 +31,6 @@ use std::time::Duration;
 pub struct LockClient {
     inner: crate::LockClient,
     thread: ClientThread,
-}
-
-impl std::fmt::Debug for LockClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("blocking::LockClient")
-            .field(&self.inner)
-            .finish()
-    }
 }
 
 impl LockClient {
@@ -144,8 +138,7 @@ impl LockClient {
     /// One round trip, bounded by the response timeout
     /// ([`Error::Redis`](crate::Error::Redis) past it).
     pub fn inspect(&self, name: &str) -> Result<LockInfo> {
-        let client = self.inner.clone();
-        let name = name.to_string();
+        let (client, name) = (self.inner.clone(), name.to_string());
         self.thread.call(async move { client.inspect(&name).await })
     }
 

@@ -1,23 +1,11 @@
 //! [`Semaphore`] and [`CountDownLatch`] for blocking code: the async
 //! handles, each call run on the client's thread.
 
-use super::thread::ClientThread;
+use super::thread::{ClientThread, blocking, debug_as_blocking};
 use crate::base::error::Result;
 use std::time::Duration;
 
-/// Methods of a blocking handle (with fields `inner`, the async handle,
-/// and `thread`, the client's thread), each the async method of the same
-/// name run on the client's thread.
-macro_rules! blocking {
-    ($($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {$(
-        $(#[$doc])*
-        pub fn $name(&self, $($arg: $ty),*) -> Result<$ret> {
-            let inner = self.inner.clone();
-            self.thread.call(async move { inner.$name($($arg),*).await })
-        }
-    )*};
-}
-pub(super) use blocking;
+debug_as_blocking!(Semaphore, CountDownLatch);
 
 /// A handle to a semaphore for blocking code, made by
 /// [`LockClient::semaphore`](super::LockClient::semaphore). The async
@@ -46,14 +34,6 @@ pub(super) use blocking;
 pub struct Semaphore {
     inner: crate::Semaphore,
     thread: ClientThread,
-}
-
-impl std::fmt::Debug for Semaphore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("blocking::Semaphore")
-            .field(&self.inner)
-            .finish()
-    }
 }
 
 impl Semaphore {
@@ -115,14 +95,6 @@ impl Semaphore {
 pub struct CountDownLatch {
     inner: crate::CountDownLatch,
     thread: ClientThread,
-}
-
-impl std::fmt::Debug for CountDownLatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("blocking::CountDownLatch")
-            .field(&self.inner)
-            .finish()
-    }
 }
 
 impl CountDownLatch {

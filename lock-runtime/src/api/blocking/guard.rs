@@ -1,10 +1,12 @@
 //! [`LockGuard`] for blocking code: one hold, released by `unlock` or when
 //! dropped.
 
-use super::thread::ClientThread;
+use super::thread::{Blocking, ClientThread, debug_as_blocking};
 use crate::base::error::Result;
 use crate::base::owner::Owner;
 use std::time::{Duration, Instant};
+
+debug_as_blocking!(LockGuard);
 
 /// One hold of a lock, for blocking code. Owned (`Send + 'static`): it can
 /// move to another thread and be released there.
@@ -46,22 +48,17 @@ pub struct LockGuard {
     thread: ClientThread,
 }
 
-impl std::fmt::Debug for LockGuard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("blocking::LockGuard")
-            .field(&self.inner)
-            .finish()
+impl Blocking for crate::LockGuard {
+    type Output = LockGuard;
+    fn blocking(self, thread: &ClientThread) -> LockGuard {
+        LockGuard {
+            inner: Some(self),
+            thread: thread.clone(),
+        }
     }
 }
 
 impl LockGuard {
-    pub(crate) fn new(inner: crate::LockGuard, thread: ClientThread) -> LockGuard {
-        LockGuard {
-            inner: Some(inner),
-            thread,
-        }
-    }
-
     fn inner(&self) -> &crate::LockGuard {
         self.inner
             .as_ref()
@@ -119,9 +116,7 @@ impl LockGuard {
     /// [`Error::Redis`](crate::Error::Redis), and a re-entry that may have
     /// taken effect is undone in the background.
     pub fn reenter(&self) -> Result<LockGuard> {
-        let reenter = self.inner().reenter_owned();
-        let guard = self.thread.call(reenter)?;
-        Ok(LockGuard::new(guard, self.thread.clone()))
+        self.thread.call(self.inner().reenter_owned())
     }
 
     /// Releases this hold (the lock itself when it was the owner's last),

@@ -1,10 +1,11 @@
 //! [`LeasedSemaphore`] and [`PermitGuard`] for blocking code: the async
 //! handle and guard, each call run on the client's thread.
 
-use super::counted::blocking;
-use super::thread::ClientThread;
+use super::thread::{Blocking, ClientThread, blocking, debug_as_blocking};
 use crate::base::error::Result;
 use std::time::{Duration, Instant};
+
+debug_as_blocking!(LeasedSemaphore, PermitGuard);
 
 /// A handle to a leased semaphore for blocking code, made by
 /// [`LockClient::leased_semaphore`](super::LockClient::leased_semaphore).
@@ -28,14 +29,6 @@ pub struct LeasedSemaphore {
     thread: ClientThread,
 }
 
-impl std::fmt::Debug for LeasedSemaphore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("blocking::LeasedSemaphore")
-            .field(&self.inner)
-            .finish()
-    }
-}
-
 impl LeasedSemaphore {
     pub(crate) fn new(inner: crate::LeasedSemaphore, thread: ClientThread) -> LeasedSemaphore {
         LeasedSemaphore { inner, thread }
@@ -46,59 +39,27 @@ impl LeasedSemaphore {
         self.inner.name()
     }
 
-    fn guard(&self, guard: crate::PermitGuard) -> PermitGuard {
-        PermitGuard {
-            inner: Some(guard),
-            thread: self.thread.clone(),
-        }
-    }
-
-    /// [`LeasedSemaphore::try_acquire`](crate::LeasedSemaphore::try_acquire),
-    /// blocking.
-    pub fn try_acquire(&self, permits: u64) -> Result<Option<PermitGuard>> {
-        let inner = self.inner.clone();
-        let guard = self
-            .thread
-            .call(async move { inner.try_acquire(permits).await })?;
-        Ok(guard.map(|g| self.guard(g)))
-    }
-
-    /// [`LeasedSemaphore::acquire`](crate::LeasedSemaphore::acquire),
-    /// blocking as long as it takes.
-    pub fn acquire(&self, permits: u64) -> Result<PermitGuard> {
-        let inner = self.inner.clone();
-        let guard = self
-            .thread
-            .call(async move { inner.acquire(permits).await })?;
-        Ok(self.guard(guard))
-    }
-
-    /// [`LeasedSemaphore::acquire_with_lease`](crate::LeasedSemaphore::acquire_with_lease),
-    /// blocking as long as it takes.
-    pub fn acquire_with_lease(&self, permits: u64, lease: Duration) -> Result<PermitGuard> {
-        let inner = self.inner.clone();
-        let guard = self
-            .thread
-            .call(async move { inner.acquire_with_lease(permits, lease).await })?;
-        Ok(self.guard(guard))
-    }
-
-    /// [`LeasedSemaphore::try_acquire_for`](crate::LeasedSemaphore::try_acquire_for),
-    /// blocking at most `wait` (plus one round trip).
-    pub fn try_acquire_for(
-        &self,
-        permits: u64,
-        wait: Duration,
-        lease: Option<Duration>,
-    ) -> Result<Option<PermitGuard>> {
-        let inner = self.inner.clone();
-        let guard = self
-            .thread
-            .call(async move { inner.try_acquire_for(permits, wait, lease).await })?;
-        Ok(guard.map(|g| self.guard(g)))
-    }
-
     blocking! {
+        /// [`LeasedSemaphore::try_acquire`](crate::LeasedSemaphore::try_acquire),
+        /// blocking.
+        fn try_acquire(permits: u64) -> Option<PermitGuard>;
+
+        /// [`LeasedSemaphore::acquire`](crate::LeasedSemaphore::acquire),
+        /// blocking as long as it takes.
+        fn acquire(permits: u64) -> PermitGuard;
+
+        /// [`LeasedSemaphore::acquire_with_lease`](crate::LeasedSemaphore::acquire_with_lease),
+        /// blocking as long as it takes.
+        fn acquire_with_lease(permits: u64, lease: Duration) -> PermitGuard;
+
+        /// [`LeasedSemaphore::try_acquire_for`](crate::LeasedSemaphore::try_acquire_for),
+        /// blocking at most `wait` (plus one round trip).
+        fn try_acquire_for(
+            permits: u64,
+            wait: Duration,
+            lease: Option<Duration>
+        ) -> Option<PermitGuard>;
+
         /// [`LeasedSemaphore::set_permits`](crate::LeasedSemaphore::set_permits),
         /// blocking.
         fn set_permits(permits: u64) -> ();
@@ -123,8 +84,7 @@ impl LeasedSemaphore {
     /// [`LeasedSemaphore::force_release`](crate::LeasedSemaphore::force_release),
     /// blocking.
     pub fn force_release(&self, id: &str) -> Result<bool> {
-        let inner = self.inner.clone();
-        let id = id.to_string();
+        let (inner, id) = (self.inner.clone(), id.to_string());
         self.thread
             .call(async move { inner.force_release(&id).await })
     }
@@ -142,11 +102,13 @@ pub struct PermitGuard {
     thread: ClientThread,
 }
 
-impl std::fmt::Debug for PermitGuard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("blocking::PermitGuard")
-            .field(&self.inner)
-            .finish()
+impl Blocking for crate::PermitGuard {
+    type Output = PermitGuard;
+    fn blocking(self, thread: &ClientThread) -> PermitGuard {
+        PermitGuard {
+            inner: Some(self),
+            thread: thread.clone(),
+        }
     }
 }
 

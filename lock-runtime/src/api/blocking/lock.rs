@@ -3,13 +3,14 @@
 //! the async handle is.
 
 use super::guard::LockGuard;
-use super::thread::ClientThread;
+use super::thread::{ClientThread, blocking, debug_as_blocking};
 use crate::api::flavor::{self, LockFlavor, Reentrant};
 use crate::api::inspect::LockInfo;
 use crate::base::error::Result;
 use crate::base::owner::Owner;
-use std::future::Future;
 use std::time::Duration;
+
+debug_as_blocking!(Lock<F: LockFlavor>, ReadWriteLock);
 
 /// A handle to the lock of one name, for blocking code, made by
 /// [`LockClient::lock`](super::LockClient::lock),
@@ -61,12 +62,6 @@ impl<F: LockFlavor> Clone for Lock<F> {
     }
 }
 
-impl<F: LockFlavor> std::fmt::Debug for Lock<F> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("blocking::Lock").field(&self.inner).finish()
-    }
-}
-
 impl<F: LockFlavor> Lock<F> {
     pub(crate) fn new(inner: crate::Lock<F>, thread: ClientThread) -> Lock<F> {
         Lock { inner, thread }
@@ -83,73 +78,46 @@ impl<F: LockFlavor> Lock<F> {
         self.inner.name()
     }
 
-    fn guard(&self, guard: crate::LockGuard) -> LockGuard {
-        LockGuard::new(guard, self.thread.clone())
-    }
+    blocking! {
+        /// Acquires the lock as a new holder, blocking as long as it takes. The
+        /// lease is the watchdog timeout, renewed on the client's thread until
+        /// the guard is released. As [`Lock::lock`](crate::Lock::lock).
+        ///
+        /// # Timeouts
+        ///
+        /// It never gives up waiting for the lock (use [`Lock::try_lock_for`]
+        /// for a bound). Failures that leave the outcome unknown are retried;
+        /// others are returned, with nothing held.
+        fn lock() -> LockGuard;
 
-    /// Runs `op` on (a clone of) the async handle, on the client's thread.
-    fn run<T, Fut>(&self, op: impl FnOnce(crate::Lock<F>) -> Fut) -> Result<T>
-    where
-        Fut: Future<Output = Result<T>> + Send + 'static,
-        T: Send + 'static,
-    {
-        self.thread.call(op(self.inner.clone()))
-    }
+        /// Acquires the lock with a fixed lease, blocking as long as it takes.
+        /// No watchdog: Redis frees the lock when the lease ends, released or
+        /// not. As [`Lock::lock_with_lease`](crate::Lock::lock_with_lease).
+        ///
+        /// # Timeouts
+        ///
+        /// As for [`Lock::lock`].
+        fn lock_with_lease(lease: Duration) -> LockGuard;
 
-    /// Acquires the lock as a new holder, blocking as long as it takes. The
-    /// lease is the watchdog timeout, renewed on the client's thread until
-    /// the guard is released. As [`Lock::lock`](crate::Lock::lock).
-    ///
-    /// # Timeouts
-    ///
-    /// It never gives up waiting for the lock (use [`Lock::try_lock_for`]
-    /// for a bound). Failures that leave the outcome unknown are retried;
-    /// others are returned, with nothing held.
-    pub fn lock(&self) -> Result<LockGuard> {
-        let guard = self.run(|lock| async move { lock.lock().await })?;
-        Ok(self.guard(guard))
-    }
+        /// Acquires the lock if it is free, without waiting: `None` when it is
+        /// held. Watchdog lease.
+        ///
+        /// # Timeouts
+        ///
+        /// One round trip, bounded by the response timeout: past it,
+        /// [`Error::Redis`](crate::Error::Redis), with nothing held (an acquire
+        /// that may have taken effect is undone in the background).
+        fn try_lock() -> Option<LockGuard>;
 
-    /// Acquires the lock with a fixed lease, blocking as long as it takes.
-    /// No watchdog: Redis frees the lock when the lease ends, released or
-    /// not. As [`Lock::lock_with_lease`](crate::Lock::lock_with_lease).
-    ///
-    /// # Timeouts
-    ///
-    /// As for [`Lock::lock`].
-    pub fn lock_with_lease(&self, lease: Duration) -> Result<LockGuard> {
-        let guard = self.run(|lock| async move { lock.lock_with_lease(lease).await })?;
-        Ok(self.guard(guard))
-    }
-
-    /// Acquires the lock if it is free, without waiting: `None` when it is
-    /// held. Watchdog lease.
-    ///
-    /// # Timeouts
-    ///
-    /// One round trip, bounded by the response timeout: past it,
-    /// [`Error::Redis`](crate::Error::Redis), with nothing held (an acquire
-    /// that may have taken effect is undone in the background).
-    pub fn try_lock(&self) -> Result<Option<LockGuard>> {
-        let guard = self.run(|lock| async move { lock.try_lock().await })?;
-        Ok(guard.map(|guard| self.guard(guard)))
-    }
-
-    /// Acquires the lock, blocking at most `wait` (plus one round trip):
-    /// `None` when it could not be had in time. With `lease: None` the
-    /// watchdog keeps it; with `Some(lease)` Redis frees it after `lease`.
-    ///
-    /// # Timeouts
-    ///
-    /// When `wait` has passed it returns `Ok(None)`, with nothing held and
-    /// no waiter left behind.
-    pub fn try_lock_for(
-        &self,
-        wait: Duration,
-        lease: Option<Duration>,
-    ) -> Result<Option<LockGuard>> {
-        let guard = self.run(|lock| async move { lock.try_lock_for(wait, lease).await })?;
-        Ok(guard.map(|guard| self.guard(guard)))
+        /// Acquires the lock, blocking at most `wait` (plus one round trip):
+        /// `None` when it could not be had in time. With `lease: None` the
+        /// watchdog keeps it; with `Some(lease)` Redis frees it after `lease`.
+        ///
+        /// # Timeouts
+        ///
+        /// When `wait` has passed it returns `Ok(None)`, with nothing held and
+        /// no waiter left behind.
+        fn try_lock_for(wait: Duration, lease: Option<Duration>) -> Option<LockGuard>;
     }
 
     /// Re-enters the lock for `owner` (from [`LockGuard::owner`]), from any
@@ -162,9 +130,8 @@ impl<F: LockFlavor> Lock<F> {
     /// [`Error::Redis`](crate::Error::Redis), and a re-entry that may have
     /// taken effect is undone in the background.
     pub fn reenter(&self, owner: &Owner) -> Result<LockGuard> {
-        let owner = owner.clone();
-        let guard = self.run(|lock| async move { lock.reenter(&owner).await })?;
-        Ok(self.guard(guard))
+        let (lock, owner) = (self.inner.clone(), owner.clone());
+        self.thread.call(async move { lock.reenter(&owner).await })
     }
 
     /// [`Lock::reenter`] with a fixed lease for the new hold.
@@ -173,52 +140,46 @@ impl<F: LockFlavor> Lock<F> {
     ///
     /// As for [`Lock::reenter`].
     pub fn reenter_with_lease(&self, owner: &Owner, lease: Duration) -> Result<LockGuard> {
-        let owner = owner.clone();
-        let guard = self.run(|lock| async move { lock.reenter_with_lease(&owner, lease).await })?;
-        Ok(self.guard(guard))
+        let (lock, owner) = (self.inner.clone(), owner.clone());
+        self.thread
+            .call(async move { lock.reenter_with_lease(&owner, lease).await })
     }
 
-    /// Breaks the lock whoever holds it (Redisson's `forceUnlock`); returns
-    /// whether there was a lock. As
-    /// [`Lock::force_unlock`](crate::Lock::force_unlock).
-    ///
-    /// # Timeouts
-    ///
-    /// One round trip, bounded by the response timeout: past it,
-    /// [`Error::Redis`](crate::Error::Redis), and the lock may or may not
-    /// have been broken.
-    pub fn force_unlock(&self) -> Result<bool> {
-        self.run(|lock| async move { lock.force_unlock().await })
-    }
+    blocking! {
+        /// Breaks the lock whoever holds it (Redisson's `forceUnlock`); returns
+        /// whether there was a lock. As
+        /// [`Lock::force_unlock`](crate::Lock::force_unlock).
+        ///
+        /// # Timeouts
+        ///
+        /// One round trip, bounded by the response timeout: past it,
+        /// [`Error::Redis`](crate::Error::Redis), and the lock may or may not
+        /// have been broken.
+        fn force_unlock() -> bool;
 
-    /// Reads the lock: its kind, holders with their counts, TTL and fencing
-    /// token, changing nothing.
-    ///
-    /// # Timeouts
-    ///
-    /// Only reads; bounded by the response timeout.
-    pub fn inspect(&self) -> Result<LockInfo> {
-        self.run(|lock| async move { lock.inspect().await })
-    }
+        /// Reads the lock: its kind, holders with their counts, TTL and fencing
+        /// token, changing nothing.
+        ///
+        /// # Timeouts
+        ///
+        /// Only reads; bounded by the response timeout.
+        fn inspect() -> LockInfo;
 
-    /// Whether anyone holds the lock. As
-    /// [`Lock::is_locked`](crate::Lock::is_locked).
-    ///
-    /// # Timeouts
-    ///
-    /// Only reads; bounded by the response timeout.
-    pub fn is_locked(&self) -> Result<bool> {
-        self.run(|lock| async move { lock.is_locked().await })
-    }
+        /// Whether anyone holds the lock. As
+        /// [`Lock::is_locked`](crate::Lock::is_locked).
+        ///
+        /// # Timeouts
+        ///
+        /// Only reads; bounded by the response timeout.
+        fn is_locked() -> bool;
 
-    /// The lock's remaining lease: `None` when it is not locked. As
-    /// [`Lock::remaining_ttl`](crate::Lock::remaining_ttl).
-    ///
-    /// # Timeouts
-    ///
-    /// Only reads; bounded by the response timeout.
-    pub fn remaining_ttl(&self) -> Result<Option<Duration>> {
-        self.run(|lock| async move { lock.remaining_ttl().await })
+        /// The lock's remaining lease: `None` when it is not locked. As
+        /// [`Lock::remaining_ttl`](crate::Lock::remaining_ttl).
+        ///
+        /// # Timeouts
+        ///
+        /// Only reads; bounded by the response timeout.
+        fn remaining_ttl() -> Option<Duration>;
     }
 
     /// How many holds `owner` has of this lock (0 when none).
@@ -227,8 +188,9 @@ impl<F: LockFlavor> Lock<F> {
     ///
     /// Only reads; bounded by the response timeout.
     pub fn hold_count(&self, owner: &Owner) -> Result<u64> {
-        let owner = owner.clone();
-        self.run(|lock| async move { lock.hold_count(&owner).await })
+        let (lock, owner) = (self.inner.clone(), owner.clone());
+        self.thread
+            .call(async move { lock.hold_count(&owner).await })
     }
 }
 
@@ -251,14 +213,6 @@ impl<F: LockFlavor> Lock<F> {
 pub struct ReadWriteLock {
     inner: crate::ReadWriteLock,
     thread: ClientThread,
-}
-
-impl std::fmt::Debug for ReadWriteLock {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("blocking::ReadWriteLock")
-            .field(&self.inner)
-            .finish()
-    }
 }
 
 impl ReadWriteLock {

@@ -3,6 +3,8 @@
 //! client and everything made from it is gone.
 
 use crate::api::client::{LockClient, LockClientBuilder};
+use crate::api::inspect::LockInfo;
+use crate::api::leased::PermitInfo;
 use crate::base::error::{Error, Result};
 use std::future::Future;
 use std::sync::mpsc;
@@ -62,22 +64,18 @@ impl ClientThread {
         Ok((client, ClientThread { handle, drop_wait }))
     }
 
-    /// Runs `future` on the client's thread and waits for its output.
-    pub(crate) fn run<F>(&self, future: F) -> Result<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        self.spawn(future).recv().map_err(|_| gone())
-    }
-
-    /// Runs a fallible operation on the client's thread.
-    pub(crate) fn call<T, F>(&self, future: F) -> Result<T>
+    /// Runs a fallible operation on the client's thread and waits for its
+    /// output, handed out as a blocking call returns it (see [`Blocking`]).
+    pub(crate) fn call<T, F>(&self, future: F) -> Result<T::Output>
     where
         F: Future<Output = Result<T>> + Send + 'static,
-        T: Send + 'static,
+        T: Blocking,
     {
-        self.run(future)?
+        Ok(self
+            .spawn(future)
+            .recv()
+            .map_err(|_| gone())??
+            .blocking(self))
     }
 
     /// Runs `future` on the client's thread, waiting for it at most the
@@ -110,3 +108,61 @@ impl ClientThread {
 fn gone() -> Error {
     Error::ClientThread("has ended".to_string())
 }
+
+/// An output of the async API as a blocking call returns it: a value as it
+/// is, a guard as the blocking guard that releases it on the client's
+/// thread.
+pub(crate) trait Blocking: Send + 'static {
+    /// What the blocking call returns.
+    type Output;
+    /// `self`, handed out by a blocking call run on `thread`.
+    fn blocking(self, thread: &ClientThread) -> Self::Output;
+}
+
+impl<T: Blocking> Blocking for Option<T> {
+    type Output = Option<T::Output>;
+    fn blocking(self, thread: &ClientThread) -> Self::Output {
+        self.map(|value| value.blocking(thread))
+    }
+}
+
+/// The outputs that blocking calls return as they are.
+macro_rules! as_is {
+    ($($ty:ty),*) => {$(
+        impl Blocking for $ty {
+            type Output = $ty;
+            fn blocking(self, _: &ClientThread) -> $ty {
+                self
+            }
+        }
+    )*};
+}
+as_is!((), bool, u64, i64, Duration, LockInfo, Vec<PermitInfo>);
+
+/// Methods of a blocking handle (with fields `inner`, the async handle,
+/// and `thread`, the client's thread), each the async method of the same
+/// name, its arguments taken by value, run on the client's thread.
+macro_rules! blocking {
+    ($($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {$(
+        $(#[$doc])*
+        pub fn $name(&self, $($arg: $ty),*) -> Result<$ret> {
+            let inner = self.inner.clone();
+            self.thread.call(async move { inner.$name($($arg),*).await })
+        }
+    )*};
+}
+pub(super) use blocking;
+
+/// `Debug` of a blocking type (with the field `inner`): the async value's,
+/// named `blocking::<type>`.
+macro_rules! debug_as_blocking {
+    ($($ty:ident $(<$flavor:ident: $bound:path>)?),*) => {$(
+        impl$(<$flavor: $bound>)? std::fmt::Debug for $ty$(<$flavor>)? {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                let name = concat!("blocking::", stringify!($ty));
+                f.debug_tuple(name).field(&self.inner).finish()
+            }
+        }
+    )*};
+}
+pub(super) use debug_as_blocking;
