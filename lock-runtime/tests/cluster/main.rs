@@ -7,10 +7,9 @@
 //! lock's slot: the lock's hash lives there and nowhere else. Which node is
 //! a primary is asked of the cluster, never assumed.
 
-mod failover;
 mod locks;
-mod migration;
 mod setup;
+mod topology;
 mod wake_ups;
 
 use redis::AsyncCommands;
@@ -24,7 +23,6 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 const PRIMARIES: usize = 3;
-
 const NODES: usize = 2 * PRIMARIES;
 
 static CLUSTER: OnceLock<&'static RedisCluster> = OnceLock::new();
@@ -191,83 +189,6 @@ fn spawn_waiter(client: &LockClient, name: &str) -> tokio::task::JoinHandle<(Ins
         let guard = lock.lock().await.expect("the waiter's lock()");
         (Instant::now(), guard)
     })
-}
-
-/// Two locks of one slot (the slot of `{tag}`): `renewed` held by a client
-/// whose watchdog renews it every 300 ms, `waited` held by another client
-/// with a waiter of a third one subscribed on `node`, the slot's owner.
-struct Scene {
-    renewed_name: String,
-    waited_name: String,
-    channel: String,
-    renewed: LockGuard,
-    waited: LockGuard,
-    waiter: tokio::task::JoinHandle<(Instant, LockGuard)>,
-    _clients: [LockClient; 3],
-}
-
-/// The watchdog lease of a [`Scene`]'s renewed lock.
-const SCENE_LEASE: Duration = Duration::from_millis(900);
-
-impl Scene {
-    async fn start(tag: &str, node: usize) -> Scene {
-        let renewed_name = format!("{{{tag}}}:renewed");
-        let waited_name = format!("{{{tag}}}:waited");
-        let channel = format!("redisson_lock__channel:{{{tag}}}:waited");
-        let renewing = client_with_watchdog(SCENE_LEASE).await;
-        let holder = client().await;
-        let waiting = client().await;
-        let renewed = renewing.lock(&renewed_name).lock().await.unwrap();
-        let waited = holder.lock(&waited_name).lock().await.unwrap();
-        let waiter = spawn_waiter(&waiting, &waited_name);
-        eventually(ms(3000), "the waiter subscribes", || async {
-            subscribers(node, &channel).await == (1, 0)
-        })
-        .await;
-        Scene {
-            renewed_name,
-            waited_name,
-            channel,
-            renewed,
-            waited,
-            waiter,
-            _clients: [renewing, holder, waiting],
-        }
-    }
-
-    /// Three leases later the renewed lock is still held, on `node`, with a
-    /// lease the watchdog keeps renewing; the waiter still waits.
-    async fn renewals_went_on(&self, at: usize) {
-        tokio::time::sleep(SCENE_LEASE * 3).await;
-        assert!(!self.renewed.is_lost(), "the renewed lock was lost");
-        assert_eq!(
-            hgetall(at, &self.renewed_name).await,
-            HashMap::from([(self.renewed.owner().to_string(), "1".to_string())])
-        );
-        let pttl: i64 = node(at).await.pttl(&self.renewed_name).await.unwrap();
-        assert!(0 < pttl && pttl <= 900, "pttl {pttl}");
-        assert!(!self.waiter.is_finished(), "the waiter got a held lock");
-    }
-
-    /// The release, run by `node`, wakes the waiter at once (the holder's
-    /// lease is 30 s), whose token is higher; then nothing is left.
-    async fn release_wakes_the_waiter(self, node: usize) {
-        let released = Instant::now();
-        let waited_token = self.waited.token();
-        self.waited.unlock().await.unwrap();
-        let (acquired, guard) = within(ms(5000), "the waiter", self.waiter).await.unwrap();
-        let after = acquired.duration_since(released);
-        assert!(after < ms(500), "woke {after:?} after the release");
-        assert!(guard.token() > waited_token, "tokens increase");
-        assert_eq!(
-            hgetall(node, &self.waited_name).await,
-            HashMap::from([(guard.owner().to_string(), "1".to_string())])
-        );
-        guard.unlock().await.unwrap();
-        self.renewed.unlock().await.unwrap();
-        assert!(!exists_anywhere(&self.renewed_name).await);
-        assert!(!exists_anywhere(&self.waited_name).await);
-    }
 }
 
 /// A client like [`impatient_client`], without replica-synced mode.

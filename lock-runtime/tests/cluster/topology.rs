@@ -1,11 +1,12 @@
-//! Failovers: a held lock survives one, a hung primary fails cleanly, and without synced mode.
+//! Changes of topology: a slot migration, failovers, a hung primary, and without synced mode.
 
 use super::{
-    NODES, PRIMARIES, Scene, TOPOLOGY, client, cluster, eventually, exists_anywhere, hgetall, ms,
-    node, owner_of, primaries, role, spawn_waiter, subscribers, unsynced_client, within,
+    NODES, PRIMARIES, TOPOLOGY, client, client_with_watchdog, cluster, eventually, exists_anywhere,
+    hgetall, keyslot, ms, node, owner_of, primaries, role, spawn_waiter, subscribers,
+    unsynced_client, within,
 };
 use redis::AsyncCommands;
-use redlua_runtime::LockClient;
+use redlua_runtime::{LockClient, LockGuard};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -29,6 +30,16 @@ async fn replica_of(i: usize) -> usize {
         }
     }
     panic!("node {i} has no replica")
+}
+
+/// How many keys of `slot` node `i` holds.
+async fn keys_in_slot(i: usize, slot: u16) -> i64 {
+    redis::cmd("CLUSTER")
+        .arg("COUNTKEYSINSLOT")
+        .arg(slot)
+        .query_async(&mut node(i).await)
+        .await
+        .unwrap()
 }
 
 /// Another client trying to take `name` every 20 ms, through whatever
@@ -72,6 +83,198 @@ async fn hgetall_on_replica(i: usize, key: &str) -> HashMap<String, String> {
     let mut con = node(i).await;
     let _: () = redis::cmd("READONLY").query_async(&mut con).await.unwrap();
     con.hgetall(key).await.unwrap()
+}
+
+/// The node ids, in start order.
+async fn node_ids() -> Vec<String> {
+    let mut ids = Vec::new();
+    for i in 0..NODES {
+        let id: String = redis::cmd("CLUSTER")
+            .arg("MYID")
+            .query_async(&mut node(i).await)
+            .await
+            .unwrap();
+        ids.push(id);
+    }
+    ids
+}
+
+/// Moves `slot` from node `from` to node `to` as `redis-cli --cluster
+/// reshard` does: IMPORTING/MIGRATING, MIGRATE of its keys, SETSLOT NODE.
+async fn migrate_slot(slot: u16, from: usize, to: usize) {
+    let ids = node_ids().await;
+    let cluster = cluster().await;
+    let setslot = |state: &str, id: &str| {
+        let mut cmd = redis::cmd("CLUSTER");
+        cmd.arg("SETSLOT").arg(slot).arg(state).arg(id);
+        cmd
+    };
+    let _: () = setslot("IMPORTING", &ids[from])
+        .query_async(&mut node(to).await)
+        .await
+        .unwrap();
+    let _: () = setslot("MIGRATING", &ids[to])
+        .query_async(&mut node(from).await)
+        .await
+        .unwrap();
+    let keys: Vec<String> = redis::cmd("CLUSTER")
+        .arg("GETKEYSINSLOT")
+        .arg(slot)
+        .arg(1000)
+        .query_async(&mut node(from).await)
+        .await
+        .unwrap();
+    assert!(!keys.is_empty(), "the slot holds the lock");
+    let mut migrate = redis::cmd("MIGRATE");
+    migrate
+        .arg("127.0.0.1")
+        .arg(cluster.nodes()[to].port())
+        .arg("")
+        .arg(0)
+        .arg(5000)
+        .arg("KEYS")
+        .arg(&keys);
+    let _: () = migrate.query_async(&mut node(from).await).await.unwrap();
+    let others: Vec<usize> = primaries()
+        .await
+        .into_iter()
+        .filter(|i| *i != to && *i != from)
+        .collect();
+    for i in [to, from].into_iter().chain(others) {
+        let _: () = setslot("NODE", &ids[to])
+            .query_async(&mut node(i).await)
+            .await
+            .unwrap();
+    }
+}
+
+/// Two locks of one slot (the slot of `{tag}`): `renewed` held by a client
+/// whose watchdog renews it every 300 ms, `waited` held by another client
+/// with a waiter of a third one subscribed on `node`, the slot's owner.
+struct Scene {
+    renewed_name: String,
+    waited_name: String,
+    channel: String,
+    renewed: LockGuard,
+    waited: LockGuard,
+    waiter: tokio::task::JoinHandle<(Instant, LockGuard)>,
+    _clients: [LockClient; 3],
+}
+
+/// The watchdog lease of a [`Scene`]'s renewed lock.
+const SCENE_LEASE: Duration = Duration::from_millis(900);
+
+impl Scene {
+    async fn start(tag: &str, node: usize) -> Scene {
+        let renewed_name = format!("{{{tag}}}:renewed");
+        let waited_name = format!("{{{tag}}}:waited");
+        let channel = format!("redisson_lock__channel:{{{tag}}}:waited");
+        let renewing = client_with_watchdog(SCENE_LEASE).await;
+        let holder = client().await;
+        let waiting = client().await;
+        let renewed = renewing.lock(&renewed_name).lock().await.unwrap();
+        let waited = holder.lock(&waited_name).lock().await.unwrap();
+        let waiter = spawn_waiter(&waiting, &waited_name);
+        eventually(ms(3000), "the waiter subscribes", || async {
+            subscribers(node, &channel).await == (1, 0)
+        })
+        .await;
+        Scene {
+            renewed_name,
+            waited_name,
+            channel,
+            renewed,
+            waited,
+            waiter,
+            _clients: [renewing, holder, waiting],
+        }
+    }
+
+    /// Three leases later the renewed lock is still held, on `node`, with a
+    /// lease the watchdog keeps renewing; the waiter still waits.
+    async fn renewals_went_on(&self, at: usize) {
+        tokio::time::sleep(SCENE_LEASE * 3).await;
+        assert!(!self.renewed.is_lost(), "the renewed lock was lost");
+        assert_eq!(
+            hgetall(at, &self.renewed_name).await,
+            HashMap::from([(self.renewed.owner().to_string(), "1".to_string())])
+        );
+        let pttl: i64 = node(at).await.pttl(&self.renewed_name).await.unwrap();
+        assert!(0 < pttl && pttl <= 900, "pttl {pttl}");
+        assert!(!self.waiter.is_finished(), "the waiter got a held lock");
+    }
+
+    /// The release, run by `node`, wakes the waiter at once (the holder's
+    /// lease is 30 s), whose token is higher; then nothing is left.
+    async fn release_wakes_the_waiter(self, node: usize) {
+        let released = Instant::now();
+        let waited_token = self.waited.token();
+        self.waited.unlock().await.unwrap();
+        let (acquired, guard) = within(ms(5000), "the waiter", self.waiter).await.unwrap();
+        let after = acquired.duration_since(released);
+        assert!(after < ms(500), "woke {after:?} after the release");
+        assert!(guard.token() > waited_token, "tokens increase");
+        assert_eq!(
+            hgetall(node, &self.waited_name).await,
+            HashMap::from([(guard.owner().to_string(), "1".to_string())])
+        );
+        guard.unlock().await.unwrap();
+        self.renewed.unlock().await.unwrap();
+        assert!(!exists_anywhere(&self.renewed_name).await);
+        assert!(!exists_anywhere(&self.waited_name).await);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_lock_survives_a_slot_migration_and_waiters_follow_it() {
+    let _topology = TOPOLOGY.write().await;
+    let from = owner_of("{migrating}:renewed").await;
+    let to = *primaries()
+        .await
+        .iter()
+        .find(|i| **i != from)
+        .expect("another primary");
+    let scene = Scene::start("migrating", from).await;
+    let (renewed_name, channel) = (scene.renewed_name.as_str(), scene.channel.as_str());
+    // A hold of the slot that the loss watch follows (30 s watchdog).
+    let watched_client = client().await;
+    let watched = watched_client
+        .lock("{migrating}:watched")
+        .lock()
+        .await
+        .unwrap();
+    tokio::time::sleep(ms(200)).await;
+
+    migrate_slot(keyslot(renewed_name).await, from, to).await;
+    // `owner_of` asks node 0, which may be a replica by now (earlier
+    // failovers): it learns the new owner by gossip.
+    eventually(
+        ms(5000),
+        "the cluster sees the slot on its new node",
+        || async { owner_of(renewed_name).await == to },
+    )
+    .await;
+
+    // The subscription follows the slot to its new node.
+    eventually(
+        ms(5000),
+        "the waiter subscribes on the new node",
+        || async {
+            subscribers(to, channel).await == (1, 0) && subscribers(from, channel).await == (0, 0)
+        },
+    )
+    .await;
+    // Renewals follow it too, on the new node only.
+    scene.renewals_went_on(to).await;
+    assert_eq!(keys_in_slot(from, keyslot(renewed_name).await).await, 0);
+    // So does the loss watch: the migration was no loss, and a hold taken
+    // away on the new node is noticed at once.
+    assert!(!watched.is_lost(), "the migration was taken for a loss");
+    let deleted: i64 = node(to).await.del("{migrating}:watched").await.unwrap();
+    assert_eq!(deleted, 1);
+    within(ms(1000), "lost after a DEL on the new node", watched.lost()).await;
+    // A release on the new node wakes the waiter at once.
+    scene.release_wakes_the_waiter(to).await;
 }
 
 /// Subscribers of `channel` on every node: (sharded, plain), summed.
