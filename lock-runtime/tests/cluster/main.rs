@@ -102,32 +102,38 @@ async fn keyslot(key: &str) -> u16 {
         .unwrap()
 }
 
+/// The slot ranges node `i` names, each with its primary's port; `None`
+/// when the node does not answer.
+async fn slot_map(i: usize) -> Option<Vec<(i64, i64, u16)>> {
+    let raw: Vec<redis::Value> = redis::cmd("CLUSTER")
+        .arg("SLOTS")
+        .query_async(&mut node(i).await)
+        .await
+        .ok()?;
+    let mut ranges: Vec<(i64, i64, u16)> = raw
+        .into_iter()
+        .map(|range| {
+            let redis::Value::Array(items) = range else {
+                panic!("CLUSTER SLOTS: {range:?}")
+            };
+            let first: i64 = redis::from_redis_value(items[0].clone()).unwrap();
+            let last: i64 = redis::from_redis_value(items[1].clone()).unwrap();
+            let redis::Value::Array(primary) = &items[2] else {
+                panic!("CLUSTER SLOTS primary: {:?}", items[2])
+            };
+            let port: u16 = redis::from_redis_value(primary[1].clone()).unwrap();
+            (first, last, port)
+        })
+        .collect();
+    ranges.sort_unstable();
+    Some(ranges)
+}
+
 /// The node that owns `key`'s slot right now (asked of node 0).
 async fn owner_of(key: &str) -> usize {
     let slot = i64::from(keyslot(key).await);
-    let ranges: Vec<(i64, i64, (String, u16))> = {
-        let raw: Vec<redis::Value> = redis::cmd("CLUSTER")
-            .arg("SLOTS")
-            .query_async(&mut node(0).await)
-            .await
-            .unwrap();
-        raw.into_iter()
-            .map(|range| {
-                let redis::Value::Array(items) = range else {
-                    panic!("CLUSTER SLOTS: {range:?}")
-                };
-                let first: i64 = redis::from_redis_value(items[0].clone()).unwrap();
-                let last: i64 = redis::from_redis_value(items[1].clone()).unwrap();
-                let redis::Value::Array(primary) = &items[2] else {
-                    panic!("CLUSTER SLOTS primary: {:?}", items[2])
-                };
-                let host: String = redis::from_redis_value(primary[0].clone()).unwrap();
-                let port: u16 = redis::from_redis_value(primary[1].clone()).unwrap();
-                (first, last, (host, port))
-            })
-            .collect()
-    };
-    let (_, _, (_, port)) = ranges
+    let ranges = slot_map(0).await.expect("node 0 answers CLUSTER SLOTS");
+    let (_, _, port) = ranges
         .iter()
         .find(|(first, last, _)| *first <= slot && slot <= *last)
         .expect("every slot is served");
@@ -137,6 +143,38 @@ async fn owner_of(key: &str) -> usize {
         .iter()
         .position(|n| n.port() == *port)
         .expect("a known node")
+}
+
+/// Waits until the cluster has settled from what an earlier test did to
+/// it (a failover, a migration, a paused node): every node says
+/// `cluster_state:ok` and names the same primary for every slot, and every
+/// replica's link to its primary is up. A test that changes the topology
+/// starts from there.
+async fn settled() {
+    eventually(ms(30_000), "the cluster settles", || async {
+        let mut maps = Vec::with_capacity(NODES);
+        for i in 0..NODES {
+            let mut con = node(i).await;
+            let info: String = redis::cmd("CLUSTER")
+                .arg("INFO")
+                .query_async(&mut con)
+                .await
+                .unwrap_or_default();
+            let replication: String = redis::cmd("INFO")
+                .arg("replication")
+                .query_async(&mut con)
+                .await
+                .unwrap_or_default();
+            let linked = replication.contains("role:master")
+                || replication.contains("master_link_status:up");
+            match slot_map(i).await {
+                Some(map) if info.contains("cluster_state:ok") && linked => maps.push(map),
+                _ => return false,
+            }
+        }
+        maps.windows(2).all(|pair| pair[0] == pair[1])
+    })
+    .await;
 }
 
 async fn hgetall(node_index: usize, key: &str) -> HashMap<String, String> {

@@ -2,7 +2,7 @@
 
 use super::{
     NODES, PRIMARIES, TOPOLOGY, client, client_with_watchdog, cluster, eventually, exists_anywhere,
-    hgetall, keyslot, ms, node, owner_of, primaries, role, spawn_waiter, subscribers,
+    hgetall, keyslot, ms, node, owner_of, primaries, role, settled, spawn_waiter, subscribers,
     unsynced_client, within,
 };
 use redis::AsyncCommands;
@@ -228,6 +228,7 @@ impl Scene {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_lock_survives_a_slot_migration_and_waiters_follow_it() {
     let _topology = TOPOLOGY.write().await;
+    settled().await;
     let from = owner_of("{migrating}:renewed").await;
     let to = *primaries()
         .await
@@ -290,6 +291,7 @@ async fn subscribers_anywhere(channel: &str) -> (i64, i64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_lock_survives_a_primary_failover_and_waiters_still_wake() {
     let _topology = TOPOLOGY.write().await;
+    settled().await;
     let old = owner_of("{failover}:renewed").await;
     let new = replica_of(old).await;
     let scene = Scene::start("failover", old).await;
@@ -390,6 +392,7 @@ async fn wait_replica_in_sync(i: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_primary_fails_its_acquires_cleanly_and_leaves_nothing_held() {
     let _topology = TOPOLOGY.write().await;
+    settled().await;
     let name = "{hung}:lock";
     let hung = owner_of(name).await;
     // A lock on another primary, for comparison.
@@ -449,6 +452,7 @@ async fn a_hung_primary_fails_its_acquires_cleanly_and_leaves_nothing_held() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lock_survives_a_hung_primary_being_failed_over() {
     let _topology = TOPOLOGY.write().await;
+    settled().await;
     let renewed_name = "{dead}:renewed";
     let waited_name = "{dead}:waited";
     let old = owner_of(renewed_name).await;
@@ -547,6 +551,7 @@ async fn a_lock_survives_a_hung_primary_being_failed_over() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_synced_mode_a_failover_can_grant_the_lock_twice() {
     let _topology = TOPOLOGY.write().await;
+    settled().await;
     let name = "{unsynced}:lock";
     let old = owner_of(name).await;
     let new = replica_of(old).await;
