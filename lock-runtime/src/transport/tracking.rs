@@ -118,12 +118,29 @@ pub(crate) async fn read_batch(node: String, via: Via, batch: Vec<Reading>) -> B
             }
         },
     };
-    // One pipeline for the whole batch (one request, one reply to wait
-    // for), each key's commands in turn.
+    let replies = match read_on(con.clone(), &batch).await {
+        Ok(replies) => Ok(batch.into_iter().zip(replies).collect()),
+        Err(error) => Err((BatchError::Failed(error), batch)),
+    };
+    BatchDone {
+        node,
+        opened: opened.then_some(NodeConn { id: conn, con }),
+        conn,
+        replies,
+    }
+}
+
+/// Each lock's reply to one pipeline for the whole batch on `con` (one
+/// request, one reply to wait for), each key's commands in turn; an error
+/// when the pipeline failed as a whole.
+async fn read_on(
+    mut con: MultiplexedConnection,
+    batch: &[Reading],
+) -> RedisResult<Vec<RedisResult<Value>>> {
     let mut pipe = redis::pipe();
     pipe.ignore_errors();
     let mut counts = Vec::with_capacity(batch.len());
-    for (lock, holds) in &batch {
+    for (lock, holds) in batch {
         let fields = holds
             .iter()
             .all(|(_, _, shape)| matches!(shape, HoldShape::Lock { .. }));
@@ -148,34 +165,15 @@ pub(crate) async fn read_batch(node: String, via: Via, batch: Vec<Reading>) -> B
             counts.push(Some(count));
         }
     }
-    let mut con = con;
-    let replies = match pipe.query_async::<Vec<RedisResult<Value>>>(&mut con).await {
-        Ok(replies) if replies.len() == counts.iter().map(|c| c.unwrap_or(1)).sum::<usize>() => {
-            replies
-        }
-        Ok(_) => {
-            let error = RedisError::from((
-                redis::ErrorKind::UnexpectedReturnType,
-                "a loss watch batch got a reply of the wrong length",
-            ));
-            return BatchDone {
-                node,
-                opened: opened.then_some(NodeConn { id: conn, con }),
-                conn,
-                replies: Err((BatchError::Failed(error), batch)),
-            };
-        }
-        Err(error) => {
-            return BatchDone {
-                node,
-                opened: opened.then_some(NodeConn { id: conn, con }),
-                conn,
-                replies: Err((BatchError::Failed(error), batch)),
-            };
-        }
-    };
+    let replies = pipe.query_async::<Vec<RedisResult<Value>>>(&mut con).await?;
+    if replies.len() != counts.iter().map(|c| c.unwrap_or(1)).sum::<usize>() {
+        return Err(RedisError::from((
+            redis::ErrorKind::UnexpectedReturnType,
+            "a loss watch batch got a reply of the wrong length",
+        )));
+    }
     let mut replies = replies.into_iter();
-    let replies: Vec<RedisResult<Value>> = counts
+    Ok(counts
         .iter()
         .map(|count| match count {
             // The `HMGET`'s array, as it came.
@@ -187,11 +185,5 @@ pub(crate) async fn read_batch(node: String, via: Via, batch: Vec<Reading>) -> B
                 .collect::<RedisResult<Vec<Value>>>()
                 .map(Value::Array),
         })
-        .collect();
-    BatchDone {
-        node,
-        opened: opened.then_some(NodeConn { id: conn, con }),
-        conn,
-        replies: Ok(batch.into_iter().zip(replies).collect()),
-    }
+        .collect())
 }
