@@ -80,7 +80,7 @@ use crate::transport::tracking::{
 use futures_util::StreamExt;
 use futures_util::future::{BoxFuture, OptionFuture};
 use futures_util::stream::FuturesUnordered;
-use redis::{PushInfo, PushKind, RedisResult, Value};
+use redis::{PushInfo, PushKind, RedisError, RedisResult, Value};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -606,13 +606,9 @@ impl Watcher {
                     Ok(owners) => self.slots = Some(Arc::new(owners)),
                     Err(error) => {
                         telemetry::loss_watch_failed(&error);
-                        let at = self.backoff();
-                        // The locks waiting for the slots try again then.
-                        for lock in std::mem::take(&mut self.blocked) {
-                            if let Some(watched) = self.locks.get_mut(&lock) {
-                                watched.due_no_sooner(&mut self.queue, lock, at);
-                            }
-                        }
+                        // The locks that waited for the slots were queued
+                        // again (`unblock`); the next failure pauses longer.
+                        self.backoff();
                     }
                 }
             }
@@ -649,32 +645,41 @@ impl Watcher {
                         self.conns.clear();
                     }
                     Err((BatchError::Failed(error), batch)) => {
-                        telemetry::loss_watch_failed(&error);
-                        self.retry_later(batch);
-                        if classify(&error) == Failure::Unknown {
-                            // The connection is in doubt: what it watched
-                            // is read again on a new one, on the node that
-                            // owns the slot.
-                            self.slots = None;
-                            self.drop_conn(conn);
-                        }
+                        self.failed(&error, conn, batch.into_iter().map(|(lock, _)| lock));
                     }
                     Err((BatchError::Opening(Opening::Failed(error)), batch)) => {
                         telemetry::loss_watch_failed(&error);
                         // The node may be gone: ask the cluster again.
                         self.slots = None;
-                        self.retry_later(batch);
+                        self.retry_later(batch.into_iter().map(|(lock, _)| lock));
                     }
                 }
             }
         }
     }
 
-    /// A batch that failed as a whole: each of its locks is read again
-    /// after the failures' pause.
-    fn retry_later(&mut self, batch: Vec<Reading>) {
+    /// Reads that failed (`error`, on connection `conn`): their locks are
+    /// read again after the failures' pause; on a new connection, on the
+    /// node that owns the slot, when this one is in doubt.
+    fn failed(
+        &mut self,
+        error: &RedisError,
+        conn: u64,
+        locks: impl IntoIterator<Item = Arc<str>>,
+    ) {
+        telemetry::loss_watch_failed(error);
+        self.retry_later(locks);
+        if classify(error) == Failure::Unknown {
+            self.slots = None;
+            self.drop_conn(conn);
+        }
+    }
+
+    /// Reads that failed: each of their locks is read again after the
+    /// failures' pause.
+    fn retry_later(&mut self, locks: impl IntoIterator<Item = Arc<str>>) {
         let at = self.backoff();
-        for (lock, _) in batch {
+        for lock in locks {
             if let Some(watched) = self.locks.get_mut(&lock) {
                 watched.checking = false;
                 watched.due_no_sooner(&mut self.queue, lock, at);
@@ -726,17 +731,7 @@ impl Watcher {
                     watched.due_at(&mut self.queue, lock.clone(), Instant::now());
                     return;
                 }
-                telemetry::loss_watch_failed(&error);
-                let at = self.backoff();
-                if let Some(watched) = self.locks.get_mut(lock) {
-                    watched.due_at(&mut self.queue, lock.clone(), at);
-                }
-                if classify(&error) == Failure::Unknown {
-                    // The connection is in doubt: what it watched is read
-                    // again on a new one, on the node that owns the slot.
-                    self.slots = None;
-                    self.drop_conn(conn);
-                }
+                self.failed(&error, conn, [lock.clone()]);
                 return;
             }
             Ok(_) => Vec::new(),
