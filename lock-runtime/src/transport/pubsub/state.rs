@@ -46,6 +46,7 @@ pub(super) struct Shared {
 }
 
 /// The mutable part of [`Shared`].
+#[derive(Default)]
 pub(super) struct State {
     /// Per node (`host:port`, or [`SERVER`]): the current connection's
     /// driver, if one was started and not found dead.
