@@ -165,7 +165,9 @@ async fn read_on(
             counts.push(Some(count));
         }
     }
-    let replies = pipe.query_async::<Vec<RedisResult<Value>>>(&mut con).await?;
+    let replies = pipe
+        .query_async::<Vec<RedisResult<Value>>>(&mut con)
+        .await?;
     if replies.len() != counts.iter().map(|c| c.unwrap_or(1)).sum::<usize>() {
         return Err(RedisError::from((
             redis::ErrorKind::UnexpectedReturnType,

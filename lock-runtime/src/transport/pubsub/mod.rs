@@ -258,7 +258,9 @@ impl PubSubHub {
             Some(member) => {
                 entry.idle_since = None;
                 let signals: Arc<Signals> = Arc::default();
-                entry.members.insert(member.to_owned(), Arc::clone(&signals));
+                entry
+                    .members
+                    .insert(member.to_owned(), Arc::clone(&signals));
                 signals
             }
         };
