@@ -69,11 +69,10 @@
 use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT, Timeouts};
 use crate::base::error::{Failure, classify};
 use crate::base::hold_key::{HoldKey, HoldShape};
-use crate::base::names::slot;
 use crate::holds::read_budget::ReadBudget;
 use crate::holds::registry::Holds;
 use crate::observability::telemetry;
-use crate::transport::cluster_nodes::{Nodes, SlotOwner, owner_of, read_slots};
+use crate::transport::cluster_nodes::Nodes;
 use crate::transport::tracking::{
     BatchDone, BatchError, NodeConn, Opening, Reading, Via, open, read_batch,
 };
@@ -106,9 +105,6 @@ const RETRY_MAX: Duration = Duration::from_secs(1);
 /// (waking a task on another worker thread at every acquire would cost
 /// each acquire more than the watch saves).
 const GATHER: Duration = Duration::from_millis(20);
-
-/// The node key of a single server's (or Sentinel master's) connection.
-const SERVER: &str = "";
 
 /// The loss watch of one client: its inbox of new holds, and what starts
 /// its task.
@@ -182,7 +178,6 @@ impl LossWatch {
             next_conn: 0,
             pushes_to,
             pushes,
-            slots: None,
             reading_slots: false,
             busy: HashSet::new(),
             pause: RETRY_MIN,
@@ -227,8 +222,8 @@ impl Watched {
 
 /// What a background step of the task ended with.
 enum Done {
-    /// `CLUSTER SLOTS` was read.
-    Slots(RedisResult<Vec<SlotOwner>>),
+    /// `CLUSTER SLOTS` was read (into the cluster's slot map).
+    Slots(RedisResult<()>),
     /// A batch of reads on one node.
     Batch(BatchDone),
     /// A keep-alive ping of one connection.
@@ -257,8 +252,8 @@ struct Watcher {
     /// Pushes of every node connection, tagged with its id.
     pushes_to: mpsc::UnboundedSender<(u64, PushInfo)>,
     pushes: mpsc::UnboundedReceiver<(u64, PushInfo)>,
-    /// A cluster's slot owners, once read.
-    slots: Option<Arc<Vec<SlotOwner>>>,
+    /// A `CLUSTER SLOTS` is under way (the map is the cluster's, shared
+    /// with the pub/sub hub).
     reading_slots: bool,
     /// Nodes with a batch or ping under way (one at a time per node).
     busy: HashSet<String>,
@@ -358,18 +353,6 @@ impl Watcher {
         watched.holds.push(key);
     }
 
-    /// The node whose connection watches `lock`; `None` while a cluster's
-    /// slots are not known.
-    fn node_of(&self, lock: &str) -> Option<String> {
-        match &self.nodes {
-            Nodes::Server(_) | Nodes::Sentinel(_) => Some(SERVER.to_owned()),
-            Nodes::Cluster(_) => self
-                .slots
-                .as_ref()
-                .and_then(|slots| owner_of(slots, slot(lock)).map(str::to_owned)),
-        }
-    }
-
     /// Starts the reads that are due, one batch per node, as many as the
     /// budget allows (the earliest due first; the others stay queued).
     fn start_due(&mut self) {
@@ -407,7 +390,7 @@ impl Watcher {
         // One look at the registry for the whole batch.
         let registry = holds.lock().unwrap_or_else(PoisonError::into_inner);
         for lock in due {
-            let Some(node) = self.node_of(&lock) else {
+            let Some(node) = self.nodes.known_node_of(&lock) else {
                 self.read_slots();
                 looked -= 1;
                 self.blocked.push(lock);
@@ -482,7 +465,7 @@ impl Watcher {
         }
         let cluster = cluster.clone();
         self.tasks.push(Box::pin(async move {
-            Done::Slots(read_slots(&cluster.con, &cluster.template).await)
+            Done::Slots(cluster.read().await.map(drop))
         }));
     }
 
@@ -602,14 +585,11 @@ impl Watcher {
         match done {
             Done::Slots(result) => {
                 self.reading_slots = false;
-                match result {
-                    Ok(owners) => self.slots = Some(Arc::new(owners)),
-                    Err(error) => {
-                        telemetry::loss_watch_failed(&error);
-                        // The locks that waited for the slots were queued
-                        // again (`unblock`); the next failure pauses longer.
-                        self.backoff();
-                    }
+                if let Err(error) = result {
+                    telemetry::loss_watch_failed(&error);
+                    // The locks that waited for the slots were queued
+                    // again (`unblock`); the next failure pauses longer.
+                    self.backoff();
                 }
             }
             Done::Ping { node, conn, ok } => {
@@ -650,7 +630,7 @@ impl Watcher {
                     Err((BatchError::Opening(Opening::Failed(error)), batch)) => {
                         telemetry::loss_watch_failed(&error);
                         // The node may be gone: ask the cluster again.
-                        self.slots = None;
+                        self.nodes.forget_slots();
                         self.retry_later(batch.into_iter().map(|(lock, _)| lock));
                     }
                 }
@@ -661,16 +641,11 @@ impl Watcher {
     /// Reads that failed (`error`, on connection `conn`): their locks are
     /// read again after the failures' pause; on a new connection, on the
     /// node that owns the slot, when this one is in doubt.
-    fn failed(
-        &mut self,
-        error: &RedisError,
-        conn: u64,
-        locks: impl IntoIterator<Item = Arc<str>>,
-    ) {
+    fn failed(&mut self, error: &RedisError, conn: u64, locks: impl IntoIterator<Item = Arc<str>>) {
         telemetry::loss_watch_failed(error);
         self.retry_later(locks);
         if classify(error) == Failure::Unknown {
-            self.slots = None;
+            self.nodes.forget_slots();
             self.drop_conn(conn);
         }
     }
@@ -727,7 +702,7 @@ impl Watcher {
                     // The slot moved: read the owners again. (An `ASK`, a
                     // slot being migrated, is tried again after a pause,
                     // below: the owner is the same until it is done.)
-                    self.slots = None;
+                    self.nodes.forget_slots();
                     watched.due_at(&mut self.queue, lock.clone(), Instant::now());
                     return;
                 }

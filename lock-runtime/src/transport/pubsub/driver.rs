@@ -303,9 +303,7 @@ impl Driver {
             return;
         };
         let woken: Vec<Arc<Signals>> = {
-            if let Nodes::Cluster(cluster) = &shared.nodes {
-                cluster.forget_slots();
-            }
+            shared.nodes.forget_slots();
             let mut state = shared.lock();
             if state
                 .conns
