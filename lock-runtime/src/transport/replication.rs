@@ -121,16 +121,8 @@ impl WaitCommand {
         // WAIT's timeout 0 means forever; `millis` is at least 1.
         let ms = millis(timeout);
         match self {
-            WaitCommand::Wait => {
-                let mut cmd = redis::cmd("WAIT");
-                cmd.arg(wanted).arg(ms);
-                cmd
-            }
-            WaitCommand::WaitAof => {
-                let mut cmd = redis::cmd("WAITAOF");
-                cmd.arg(1).arg(wanted).arg(ms);
-                cmd
-            }
+            WaitCommand::Wait => redis::cmd("WAIT").arg(wanted).arg(ms).clone(),
+            WaitCommand::WaitAof => redis::cmd("WAITAOF").arg(1).arg(wanted).arg(ms).clone(),
         }
     }
 
