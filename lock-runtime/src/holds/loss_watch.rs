@@ -212,12 +212,6 @@ impl Watched {
         self.due = Some(at);
         queue.push(Reverse((at, lock)));
     }
-
-    /// Reads it when it was due, but not before `at`.
-    fn due_no_sooner(&mut self, queue: &mut Queue, lock: Arc<str>, at: Instant) {
-        let due = self.due.map_or(at, |due| due.max(at));
-        self.due_at(queue, lock, due);
-    }
 }
 
 /// What a background step of the task ended with.
@@ -657,7 +651,9 @@ impl Watcher {
         for lock in locks {
             if let Some(watched) = self.locks.get_mut(&lock) {
                 watched.checking = false;
-                watched.due_no_sooner(&mut self.queue, lock, at);
+                // When it was due, but not before `at`.
+                let due = watched.due.map_or(at, |due| due.max(at));
+                watched.due_at(&mut self.queue, lock, due);
             }
         }
     }
