@@ -73,9 +73,7 @@ use crate::holds::read_budget::ReadBudget;
 use crate::holds::registry::Holds;
 use crate::observability::telemetry;
 use crate::transport::cluster_nodes::Nodes;
-use crate::transport::tracking::{
-    BatchDone, BatchError, NodeConn, Opening, Reading, Via, open, read_batch,
-};
+use crate::transport::tracking::{BatchDone, BatchError, NodeConn, Reading, Via, open, read_batch};
 use futures_util::StreamExt;
 use futures_util::future::{BoxFuture, OptionFuture};
 use futures_util::stream::FuturesUnordered;
@@ -608,7 +606,7 @@ impl Watcher {
                             self.read(&lock, &holds, conn, reply);
                         }
                     }
-                    Err((BatchError::Opening(Opening::Refused(error)), _)) => {
+                    Err((BatchError::Refused(error), _)) => {
                         // `CLIENT TRACKING` refused (an old server, an ACL):
                         // the lease clock and the watchdog find losses.
                         telemetry::loss_watch_refused(&error);
@@ -621,7 +619,7 @@ impl Watcher {
                     Err((BatchError::Failed(error), batch)) => {
                         self.failed(&error, conn, batch.into_iter().map(|(lock, _)| lock));
                     }
-                    Err((BatchError::Opening(Opening::Failed(error)), batch)) => {
+                    Err((BatchError::Unopened(error), batch)) => {
                         telemetry::loss_watch_failed(&error);
                         // The node may be gone: ask the cluster again.
                         self.nodes.forget_slots();

@@ -34,35 +34,29 @@ pub(crate) type BatchReplies =
 
 /// Why a batch was not read.
 pub(crate) enum BatchError {
-    /// Its connection could not be opened.
-    Opening(Opening),
+    /// Its connection could not be opened: the server refuses
+    /// `CLIENT TRACKING`, and the watch goes off.
+    Refused(RedisError),
+    /// Its connection could not be opened otherwise (unreachable, loading,
+    /// timed out): tried again.
+    Unopened(RedisError),
     /// Its pipeline failed as a whole (a lost connection, a timeout): the
     /// connection is in doubt.
     Failed(RedisError),
 }
 
-/// Why a tracking connection could not be opened.
-pub(crate) enum Opening {
-    /// The server refuses `CLIENT TRACKING`: the watch goes off.
-    Refused(RedisError),
-    /// Anything else (unreachable, loading, timed out): tried again.
-    Failed(RedisError),
-}
-
-impl From<RedisError> for Opening {
-    /// A server's plain error (`ERR`: an unknown command, `HELLO` before
-    /// Redis 6, a proxy) or an ACL's (`NOPERM`) is for good; anything else
-    /// may pass.
-    fn from(error: RedisError) -> Opening {
-        match error.code() {
-            Some("ERR" | "NOPERM") => Opening::Refused(error),
-            _ => Opening::Failed(error),
-        }
+/// Why a tracking connection could not be opened: a server's plain error
+/// (`ERR`: an unknown command, `HELLO` before Redis 6, a proxy) or an
+/// ACL's (`NOPERM`) is for good; anything else may pass.
+fn unopened(error: RedisError) -> BatchError {
+    match error.code() {
+        Some("ERR" | "NOPERM") => BatchError::Refused(error),
+        _ => BatchError::Unopened(error),
     }
 }
 
 /// A connection being opened.
-pub(crate) type Opener = BoxFuture<'static, Result<MultiplexedConnection, Opening>>;
+pub(crate) type Opener = BoxFuture<'static, Result<MultiplexedConnection, BatchError>>;
 
 /// The connection a batch is read on.
 pub(crate) enum Via {
@@ -86,13 +80,16 @@ pub(crate) struct BatchDone {
 /// timeouts, where its pushes go), with tracking on.
 pub(crate) fn open(nodes: Nodes, node: String, config: AsyncConnectionConfig) -> Opener {
     Box::pin(async move {
-        let mut con = nodes.connect_resp3(&node, &config).await?;
+        let mut con = nodes
+            .connect_resp3(&node, &config)
+            .await
+            .map_err(unopened)?;
         redis::cmd("CLIENT")
             .arg("TRACKING")
             .arg("ON")
             .query_async::<()>(&mut con)
             .await
-            .map_err(Opening::from)?;
+            .map_err(unopened)?;
         Ok(con)
     })
 }
@@ -113,7 +110,7 @@ pub(crate) async fn read_batch(node: String, via: Via, batch: Vec<Reading>) -> B
                     node,
                     opened: None,
                     conn: id,
-                    replies: Err((BatchError::Opening(error), batch)),
+                    replies: Err((error, batch)),
                 };
             }
         },
