@@ -4,8 +4,13 @@
 //! the command connection), and the settings of a connection of one's own
 //! to one node.
 //!
-//! A map read here can be stale at once (a failover, a migration): its
-//! users read it again after any failure, and learn from a `MOVED`.
+//! Invariants:
+//! - a client has one slot map, which the hub and the loss watch share:
+//!   either's failure makes both read it again;
+//! - a map read here can be stale at once (a failover, a migration): its
+//!   users read it again after any failure, and learn from a `MOVED`;
+//! - a single server's (or Sentinel master's) side connection is keyed
+//!   [`SERVER`], a cluster node's by its `host:port`.
 
 use crate::base::names::slot;
 use crate::transport::connection::Connection;
