@@ -54,13 +54,18 @@ impl Shared {
         Owner::new(&self.id, id, token)
     }
 
+    /// The slot latches of `key`'s slot are grouped by: its slot on a
+    /// cluster, 0 on one server.
+    pub(crate) fn latch_slot(&self, key: &str) -> u16 {
+        if self.con.is_cluster() { slot(key) } else { 0 }
+    }
+
     /// Deletes `latch` with the next release script to its slot, or with
     /// a sweep (starting one if none is scheduled): the background worker
     /// is woken once per sweep, not per release.
     pub(crate) fn delete_latch(self: &Arc<Self>, latch: String) {
-        // Latches are grouped by slot on a cluster, all in 0 on one server.
-        let latch_slot = self.con.is_cluster().then(|| slot(&latch)).unwrap_or(0);
-        if self.latches.queue(latch, latch_slot) {
+        let slot = self.latch_slot(&latch);
+        if self.latches.queue(latch, slot) {
             self.submit(Job::SweepLatches);
         }
     }
