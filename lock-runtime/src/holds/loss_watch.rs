@@ -189,6 +189,7 @@ impl LossWatch {
 }
 
 /// One held lock as the task watches it.
+#[derive(Default)]
 struct Watched {
     /// This client's holds of it (lock and field).
     holds: Vec<HoldKey>,
@@ -323,12 +324,7 @@ impl Watcher {
         }
         let now = Instant::now();
         let lock = key.lock.clone();
-        let watched = self.locks.entry(lock.clone()).or_insert_with(|| Watched {
-            holds: Vec::new(),
-            due: None,
-            checking: false,
-            armed_on: None,
-        });
+        let watched = self.locks.entry(lock.clone()).or_default();
         if watched.holds.contains(&key) {
             return;
         }

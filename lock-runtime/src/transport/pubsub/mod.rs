@@ -251,7 +251,10 @@ impl PubSubHub {
         let entry = state
             .channels
             .entry(channel.to_owned())
-            .or_insert_with(|| ChannelEntry::new(member.is_some()));
+            .or_insert_with(|| ChannelEntry {
+                pattern: member.is_some(),
+                ..ChannelEntry::default()
+            });
         entry.waiters += 1;
         let signals = match member {
             None => Arc::clone(&entry.signals),

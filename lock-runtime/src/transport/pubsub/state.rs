@@ -63,6 +63,7 @@ pub(super) struct ConnHandle {
 }
 
 /// A subscribed (or being subscribed) channel, or pattern.
+#[derive(Default)]
 pub(super) struct ChannelEntry {
     /// Number of live [`Subscription`](super::Subscription)s of the channel.
     pub(super) waiters: usize,
@@ -136,18 +137,6 @@ pub(super) type RunningCommand =
     Pin<Box<dyn Future<Output = (RedisResult<()>, Option<watch::Sender<Status>>)> + Send>>;
 
 impl ChannelEntry {
-    pub(super) fn new(pattern: bool) -> ChannelEntry {
-        ChannelEntry {
-            waiters: 0,
-            pattern,
-            members: HashMap::new(),
-            idle_since: None,
-            signals: Arc::default(),
-            attempt: None,
-            turn_until: None,
-        }
-    }
-
     /// Whether its last `SUBSCRIBE` went on connection `conn`.
     pub(super) fn subscribed_on(&self, conn: u64) -> bool {
         self.attempt
