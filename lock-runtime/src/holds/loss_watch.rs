@@ -491,14 +491,9 @@ impl Watcher {
                                 Value::SimpleString(text) => text.as_str().into(),
                                 _ => continue,
                             };
-                            let Some(lock) =
-                                self.locks.get_key_value(&*name).map(|(k, _)| k.clone())
-                            else {
-                                continue;
-                            };
-                            if let Some(watched) = self.locks.get_mut(&lock) {
+                            if let Some(watched) = self.locks.get_mut(&*name) {
                                 watched.armed_on = None;
-                                watched.due_at(&mut self.queue, lock, now);
+                                watched.due_at(&mut self.queue, Arc::from(&*name), now);
                             }
                         }
                     }
