@@ -19,7 +19,7 @@
 //! name whose braces would split them is refused, as a lock's is.
 
 use crate::base::error::Error;
-use crate::base::names::{MAX_NAME_LEN, hash_tag, prefixed, suffixed};
+use crate::base::names::{check_name, prefixed, suffixed};
 use crate::protocol::counted_scripts::SEMAPHORE_CHANNEL_PREFIX;
 
 /// The keys of one semaphore or count-down latch.
@@ -54,16 +54,6 @@ impl CountedNames {
     }
 
     fn with_channel(name: &str, channel: String) -> Result<CountedNames, Error> {
-        let invalid = |reason: &str| Error::InvalidName {
-            name: name.chars().take(80).collect(),
-            reason: reason.to_string(),
-        };
-        if name.is_empty() {
-            return Err(invalid("a name must not be empty"));
-        }
-        if name.len() > MAX_NAME_LEN {
-            return Err(invalid("a name must be at most 1024 bytes"));
-        }
         let names = CountedNames {
             key: name.to_string(),
             channel,
@@ -79,12 +69,7 @@ impl CountedNames {
             names.attempt("0", 0),
             names.request_latch("0", 0),
         ];
-        if derived.iter().any(|key| hash_tag(key) != hash_tag(name)) {
-            return Err(invalid(
-                "its braces would put its keys in different Redis Cluster slots; \
-                 use at most one non-empty {...} hash tag",
-            ));
-        }
+        check_name(name, "a name", "its", &derived)?;
         Ok(names)
     }
 
@@ -102,6 +87,7 @@ impl CountedNames {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::names::MAX_NAME_LEN;
 
     #[test]
     fn names_are_redissons() {

@@ -51,6 +51,33 @@ pub(crate) fn suffixed(name: &str, suffix: &str) -> String {
     }
 }
 
+/// Checks a name (`what` it is, in messages) whose keys are `derived`:
+/// not empty, at most [`MAX_NAME_LEN`] bytes, and every key in the name's
+/// slot (`whose` keys, in the message).
+pub(crate) fn check_name(
+    name: &str,
+    what: &str,
+    whose: &str,
+    derived: &[String],
+) -> Result<(), Error> {
+    let reason = if name.is_empty() {
+        format!("{what} must not be empty")
+    } else if name.len() > MAX_NAME_LEN {
+        format!("{what} must be at most 1024 bytes")
+    } else if derived.iter().any(|key| hash_tag(key) != hash_tag(name)) {
+        format!(
+            "its braces would put {whose} keys in different Redis Cluster slots; \
+             use at most one non-empty {{...}} hash tag"
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidName {
+        name: name.chars().take(80).collect(),
+        reason,
+    })
+}
+
 /// The part of `key` that Redis Cluster hashes: the content of the first
 /// `{...}` when it is not empty, else the whole key.
 pub(crate) fn hash_tag(key: &str) -> &str {
@@ -101,16 +128,6 @@ impl LockNames {
     }
 
     fn with_channel(name: &str, channel: &str) -> Result<LockNames, Error> {
-        let invalid = |reason: &str| Error::InvalidName {
-            name: name.chars().take(80).collect(),
-            reason: reason.to_string(),
-        };
-        if name.is_empty() {
-            return Err(invalid("a lock name must not be empty"));
-        }
-        if name.len() > MAX_NAME_LEN {
-            return Err(invalid("a lock name must be at most 1024 bytes"));
-        }
         let names = LockNames {
             lock: name.into(),
             channel: prefixed(channel, name),
@@ -130,12 +147,7 @@ impl LockNames {
             names.waiter_channel("0:0"),
             names.handoffs(),
         ];
-        if derived.iter().any(|key| hash_tag(key) != hash_tag(name)) {
-            return Err(invalid(
-                "its braces would put the lock's keys in different Redis Cluster slots; \
-                 use at most one non-empty {...} hash tag",
-            ));
-        }
+        check_name(name, "a lock name", "the lock's", &derived)?;
         Ok(names)
     }
 

@@ -83,23 +83,16 @@ impl fmt::Debug for Owner {
 }
 
 /// Hands out a client's owner ids and re-entry sequence numbers: each once.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct Ids {
-    next: AtomicU64,
-}
-
-impl Default for Ids {
-    fn default() -> Self {
-        Ids {
-            next: AtomicU64::new(1),
-        }
-    }
+    /// How many were given out (the first is 1).
+    given: AtomicU64,
 }
 
 impl Ids {
     /// A number this client never gave out before.
     pub(crate) fn next(&self) -> u64 {
-        self.next.fetch_add(1, Ordering::Relaxed)
+        self.given.fetch_add(1, Ordering::Relaxed) + 1
     }
 }
 

@@ -26,7 +26,7 @@
 //! every 100 ms while they have no working subscription.
 
 use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
-use crate::base::error::{Error, Failure, Result, classify, connection_was_closed};
+use crate::base::error::{Error, Failure, Result, classify};
 use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::base::kind::Kind;
 use crate::base::names::LockNames;
@@ -34,6 +34,7 @@ use crate::base::owner::Owner;
 use crate::holds::job::{Job, LockTarget, ReleaseRequest, Target};
 use crate::holds::kind_scripts::{AcquireArgs, WRITER_RETRY};
 use crate::holds::lease_clock::LeaseClock;
+use crate::holds::permits::{Pacing, RESUBSCRIBE_EVERY, cap};
 use crate::holds::registry::NewHold;
 use crate::holds::release::release_once;
 use crate::holds::shared::Shared;
@@ -63,13 +64,6 @@ pub(crate) enum Wait {
     Until(tokio::time::Instant),
     Forever,
 }
-
-/// How long a subscribe may take before the waiter polls instead, and how
-/// often a waiter without a subscription tries to subscribe again.
-const RESUBSCRIBE_EVERY: Duration = Duration::from_secs(1);
-
-/// First pause after a try whose reply was lost; doubles up to 1 s.
-const RETRY_AFTER_ERROR: Duration = Duration::from_millis(50);
 
 /// A hold just acquired, before it becomes a guard.
 #[derive(Debug)]
@@ -225,11 +219,7 @@ impl Request<'_> {
             None
         };
         let mut subscription: Option<Subscription> = None;
-        let mut next_subscribe: Option<tokio::time::Instant> = None;
-        let mut error_pause = RETRY_AFTER_ERROR;
-        // A try that will not wait still gets a second send when the first
-        // met a connection that had been closed (see below).
-        let mut resent_on_new_connection = false;
+        let mut pacing = Pacing::new(wait);
         // Numbers this call's tries (a handoff message names the try it
         // answers).
         let mut tries: u64 = 0;
@@ -298,34 +288,16 @@ impl Request<'_> {
                         "redlua: the acquire script refused a live attempt",
                     ))));
                 }
-                Err(error) => match classify(&error) {
-                    Failure::Unknown => {
-                        // It may have taken effect: the next try (same
-                        // owner) finds out; an abandoned call undoes it.
-                        undo.uncertain = true;
-                        if matches!(wait, Wait::No)
-                            && !resent_on_new_connection
-                            && connection_was_closed(&error)
-                        {
-                            // Found closed (while idle, say): the healing
-                            // connection has been replaced; once more now.
-                            resent_on_new_connection = true;
-                            continue;
-                        }
-                        if matches!(wait, Wait::No) || past(wait) {
-                            return Err(Error::Redis(error));
-                        }
-                        tracing::debug!(target: targets::ACQUIRE, lock = %self.names.lock, %error, "acquire failed; trying again");
-                        let pause = cap(error_pause, wait);
-                        error_pause = (error_pause * 2).min(Duration::from_secs(1));
-                        tokio::time::sleep(pause).await;
-                        continue;
-                    }
-                    _ => return Err(Error::from_redis(&self.names.lock, error)),
-                },
+                Err(error) => {
+                    // It may have taken effect: the next try (same owner)
+                    // finds out; an abandoned call undoes it.
+                    undo.uncertain |= classify(&error) == Failure::Unknown;
+                    pacing.failed(&self.names.lock, error).await?;
+                    continue;
+                }
             };
-            error_pause = RETRY_AFTER_ERROR;
-            if matches!(wait, Wait::No) || past(wait) {
+            pacing.answered();
+            if pacing.over() {
                 undo.leave_queue().await;
                 return Ok(None);
             }
@@ -335,28 +307,19 @@ impl Request<'_> {
                 if live {
                     subscription = Some(sub);
                 } else {
-                    next_subscribe = Some(tokio::time::Instant::now() + RESUBSCRIBE_EVERY);
+                    pacing.subscribing();
                     subscription = self.confirm(sub, &channel, wait).await;
                     continue;
                 }
             }
             // Wait for a release message, or for the holder's lease to end.
             let Some(sub) = &mut subscription else {
-                // Not subscribed: subscribe (the first time at once, later
-                // at most every second), then try again; poll meanwhile.
-                if let Some(at) = next_subscribe {
-                    let now = tokio::time::Instant::now();
-                    if now < at {
-                        tokio::time::sleep(cap(POLL_WITHOUT_SUBSCRIPTION.min(at - now), wait))
-                            .await;
-                        continue;
-                    }
+                if pacing.may_subscribe().await {
+                    subscription = match self.member(&channel) {
+                        Some(sub) => self.confirm(sub, &channel, wait).await,
+                        None => self.subscribe(&channel, wait).await,
+                    };
                 }
-                next_subscribe = Some(tokio::time::Instant::now() + RESUBSCRIBE_EVERY);
-                subscription = match self.member(&channel) {
-                    Some(sub) => self.confirm(sub, &channel, wait).await,
-                    None => self.subscribe(&channel, wait).await,
-                };
                 continue;
             };
             let mut pause = ttl
@@ -546,21 +509,6 @@ impl Request<'_> {
                 None
             }
         }
-    }
-}
-
-/// Whether the deadline has passed.
-fn past(wait: Wait) -> bool {
-    matches!(wait, Wait::Until(deadline) if tokio::time::Instant::now() >= deadline)
-}
-
-/// `pause`, cut to what is left before the deadline.
-fn cap(pause: Duration, wait: Wait) -> Duration {
-    match wait {
-        Wait::Until(deadline) => {
-            pause.min(deadline.saturating_duration_since(tokio::time::Instant::now()))
-        }
-        Wait::No | Wait::Forever => pause,
     }
 }
 

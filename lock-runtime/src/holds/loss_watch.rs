@@ -69,18 +69,15 @@
 use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT, Timeouts};
 use crate::base::error::{Failure, classify};
 use crate::base::hold_key::{HoldKey, HoldShape};
-use crate::base::names::slot;
 use crate::holds::read_budget::ReadBudget;
 use crate::holds::registry::Holds;
 use crate::observability::telemetry;
-use crate::transport::cluster_nodes::{Nodes, SlotOwner, owner_of, read_slots};
-use crate::transport::tracking::{
-    BatchDone, BatchError, NodeConn, Opening, Reading, Via, open, read_batch,
-};
+use crate::transport::cluster_nodes::Nodes;
+use crate::transport::tracking::{BatchDone, BatchError, NodeConn, Reading, Via, open, read_batch};
 use futures_util::StreamExt;
 use futures_util::future::{BoxFuture, OptionFuture};
 use futures_util::stream::FuturesUnordered;
-use redis::{PushInfo, PushKind, RedisResult, Value};
+use redis::{PushInfo, PushKind, RedisError, RedisResult, Value};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -106,9 +103,6 @@ const RETRY_MAX: Duration = Duration::from_secs(1);
 /// (waking a task on another worker thread at every acquire would cost
 /// each acquire more than the watch saves).
 const GATHER: Duration = Duration::from_millis(20);
-
-/// The node key of a single server's (or Sentinel master's) connection.
-const SERVER: &str = "";
 
 /// The loss watch of one client: its inbox of new holds, and what starts
 /// its task.
@@ -179,6 +173,7 @@ impl LossWatch {
 }
 
 /// One held lock as the task watches it.
+#[derive(Default)]
 struct Watched {
     /// This client's holds of it (lock and field).
     holds: Vec<HoldKey>,
@@ -200,18 +195,12 @@ impl Watched {
         self.due = Some(at);
         queue.push(Reverse((at, lock)));
     }
-
-    /// Reads it when it was due, but not before `at`.
-    fn due_no_sooner(&mut self, queue: &mut Queue, lock: Arc<str>, at: Instant) {
-        let due = self.due.map_or(at, |due| due.max(at));
-        self.due_at(queue, lock, due);
-    }
 }
 
 /// What a background step of the task ended with.
 enum Done {
-    /// `CLUSTER SLOTS` was read.
-    Slots(RedisResult<Vec<SlotOwner>>),
+    /// `CLUSTER SLOTS` was read (into the cluster's slot map).
+    Slots(RedisResult<()>),
     /// A batch of reads on one node.
     Batch(BatchDone),
     /// A keep-alive ping of one connection.
@@ -240,8 +229,8 @@ struct Watcher {
     /// Pushes of every node connection, tagged with its id.
     pushes_to: mpsc::UnboundedSender<(u64, PushInfo)>,
     pushes: mpsc::UnboundedReceiver<(u64, PushInfo)>,
-    /// A cluster's slot owners, once read.
-    slots: Option<Arc<Vec<SlotOwner>>>,
+    /// A `CLUSTER SLOTS` is under way (the map is the cluster's, shared
+    /// with the pub/sub hub).
     reading_slots: bool,
     /// Nodes with a batch or ping under way (one at a time per node).
     busy: HashSet<String>,
@@ -281,7 +270,6 @@ impl Watcher {
             next_conn: 0,
             pushes_to,
             pushes,
-            slots: None,
             reading_slots: false,
             busy: HashSet::new(),
             pause: RETRY_MIN,
@@ -353,12 +341,7 @@ impl Watcher {
         }
         let now = Instant::now();
         let lock = key.lock.clone();
-        let watched = self.locks.entry(lock.clone()).or_insert_with(|| Watched {
-            holds: Vec::new(),
-            due: None,
-            checking: false,
-            armed_on: None,
-        });
+        let watched = self.locks.entry(lock.clone()).or_default();
         if watched.holds.contains(&key) {
             return;
         }
@@ -373,18 +356,6 @@ impl Watcher {
             watched.due_at(&mut self.queue, lock, now);
         }
         watched.holds.push(key);
-    }
-
-    /// The node whose connection watches `lock`; `None` while a cluster's
-    /// slots are not known.
-    fn node_of(&self, lock: &str) -> Option<String> {
-        match &self.nodes {
-            Nodes::Server(_) | Nodes::Sentinel(_) => Some(SERVER.to_owned()),
-            Nodes::Cluster(_) => self
-                .slots
-                .as_ref()
-                .and_then(|slots| owner_of(slots, slot(lock)).map(str::to_owned)),
-        }
     }
 
     /// Starts the reads that are due, one batch per node, as many as the
@@ -424,7 +395,7 @@ impl Watcher {
         // One look at the registry for the whole batch.
         let registry = holds.lock().unwrap_or_else(PoisonError::into_inner);
         for lock in due {
-            let Some(node) = self.node_of(&lock) else {
+            let Some(node) = self.nodes.known_node_of(&lock) else {
                 self.read_slots();
                 looked -= 1;
                 self.blocked.push(lock);
@@ -499,7 +470,7 @@ impl Watcher {
         }
         let cluster = cluster.clone();
         self.tasks.push(Box::pin(async move {
-            Done::Slots(read_slots(&cluster.con, &cluster.template).await)
+            Done::Slots(cluster.read().await.map(drop))
         }));
     }
 
@@ -537,14 +508,9 @@ impl Watcher {
                                 Value::SimpleString(text) => text.as_str().into(),
                                 _ => continue,
                             };
-                            let Some(lock) =
-                                self.locks.get_key_value(&*name).map(|(k, _)| k.clone())
-                            else {
-                                continue;
-                            };
-                            if let Some(watched) = self.locks.get_mut(&lock) {
+                            if let Some(watched) = self.locks.get_mut(&*name) {
                                 watched.armed_on = None;
-                                watched.due_at(&mut self.queue, lock, now);
+                                watched.due_at(&mut self.queue, Arc::from(&*name), now);
                             }
                         }
                     }
@@ -620,18 +586,12 @@ impl Watcher {
         match done {
             Done::Slots(result) => {
                 self.reading_slots = false;
-                match result {
-                    Ok(owners) => self.slots = Some(Arc::new(owners)),
-                    Err(error) => {
-                        telemetry::loss_watch_failed(&error);
-                        let at = self.backoff();
-                        // The locks waiting for the slots try again then.
-                        for lock in std::mem::take(&mut self.blocked) {
-                            if let Some(watched) = self.locks.get_mut(&lock) {
-                                watched.due_no_sooner(&mut self.queue, lock, at);
-                            }
-                        }
-                    }
+                if let Err(error) = result {
+                    telemetry::loss_watch_failed(&error);
+                    // The locks waiting for the slots try again after
+                    // the pause.
+                    let blocked = std::mem::take(&mut self.blocked);
+                    self.retry_later(blocked);
                 }
             }
             Done::Ping { node, conn, ok } => {
@@ -656,7 +616,7 @@ impl Watcher {
                             self.read(&lock, &holds, conn, reply);
                         }
                     }
-                    Err((BatchError::Opening(Opening::Refused(error)), _)) => {
+                    Err((BatchError::Refused(error), _)) => {
                         // `CLIENT TRACKING` refused (an old server, an ACL):
                         // the lease clock and the watchdog find losses.
                         telemetry::loss_watch_refused(&error);
@@ -667,21 +627,13 @@ impl Watcher {
                         self.conns.clear();
                     }
                     Err((BatchError::Failed(error), batch)) => {
-                        telemetry::loss_watch_failed(&error);
-                        self.retry_later(batch);
-                        if classify(&error) == Failure::Unknown {
-                            // The connection is in doubt: what it watched
-                            // is read again on a new one, on the node that
-                            // owns the slot.
-                            self.slots = None;
-                            self.drop_conn(conn);
-                        }
+                        self.failed(&error, conn, batch.into_iter().map(|(lock, _)| lock));
                     }
-                    Err((BatchError::Opening(Opening::Failed(error)), batch)) => {
+                    Err((BatchError::Unopened(error), batch)) => {
                         telemetry::loss_watch_failed(&error);
                         // The node may be gone: ask the cluster again.
-                        self.slots = None;
-                        self.retry_later(batch);
+                        self.nodes.forget_slots();
+                        self.retry_later(batch.into_iter().map(|(lock, _)| lock));
                     }
                 }
             }
@@ -689,14 +641,28 @@ impl Watcher {
         self.unblock();
     }
 
-    /// A batch that failed as a whole: each of its locks is read again
-    /// after the failures' pause.
-    fn retry_later(&mut self, batch: Vec<Reading>) {
+    /// Reads that failed (`error`, on connection `conn`): their locks are
+    /// read again after the failures' pause; on a new connection, on the
+    /// node that owns the slot, when this one is in doubt.
+    fn failed(&mut self, error: &RedisError, conn: u64, locks: impl IntoIterator<Item = Arc<str>>) {
+        telemetry::loss_watch_failed(error);
+        self.retry_later(locks);
+        if classify(error) == Failure::Unknown {
+            self.nodes.forget_slots();
+            self.drop_conn(conn);
+        }
+    }
+
+    /// Reads that failed: each of their locks is read again after the
+    /// failures' pause.
+    fn retry_later(&mut self, locks: impl IntoIterator<Item = Arc<str>>) {
         let at = self.backoff();
-        for (lock, _) in batch {
+        for lock in locks {
             if let Some(watched) = self.locks.get_mut(&lock) {
                 watched.checking = false;
-                watched.due_no_sooner(&mut self.queue, lock, at);
+                // When it was due, but not before `at`.
+                let due = watched.due.map_or(at, |due| due.max(at));
+                watched.due_at(&mut self.queue, lock, due);
             }
         }
     }
@@ -741,21 +707,11 @@ impl Watcher {
                     // The slot moved: read the owners again. (An `ASK`, a
                     // slot being migrated, is tried again after a pause,
                     // below: the owner is the same until it is done.)
-                    self.slots = None;
+                    self.nodes.forget_slots();
                     watched.due_at(&mut self.queue, lock.clone(), Instant::now());
                     return;
                 }
-                telemetry::loss_watch_failed(&error);
-                let at = self.backoff();
-                if let Some(watched) = self.locks.get_mut(lock) {
-                    watched.due_at(&mut self.queue, lock.clone(), at);
-                }
-                if classify(&error) == Failure::Unknown {
-                    // The connection is in doubt: what it watched is read
-                    // again on a new one, on the node that owns the slot.
-                    self.slots = None;
-                    self.drop_conn(conn);
-                }
+                self.failed(&error, conn, [lock.clone()]);
                 return;
             }
             Ok(_) => Vec::new(),

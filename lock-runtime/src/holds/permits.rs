@@ -43,7 +43,7 @@ use tracing::Instrument;
 
 /// How long a subscribe may take before the waiter polls instead, and how
 /// often a waiter without a subscription tries to subscribe again.
-const RESUBSCRIBE_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const RESUBSCRIBE_EVERY: Duration = Duration::from_secs(1);
 
 /// One try of an acquire, as a kind of semaphore makes it.
 pub(crate) enum Try<T> {
@@ -170,9 +170,7 @@ async fn trying<A: Attempt>(
     };
     let call = attempt.call();
     let mut subscription: Option<Subscription> = None;
-    let mut next_subscribe: Option<tokio::time::Instant> = None;
-    let mut error_pause = FIRST_PAUSE;
-    let mut resent_on_new_connection = false;
+    let mut pacing = Pacing::new(wait);
     loop {
         let mut con = shared.con.clone();
         undo.in_flight = true;
@@ -225,46 +223,22 @@ async fn trying<A: Attempt>(
                     ))));
                 }
             },
-            Err(error) => match classify(&error) {
-                Failure::Unknown => {
-                    // It may have taken effect: the next try (same
-                    // attempt) finds out; an abandoned call undoes it.
-                    undo.uncertain = true;
-                    if matches!(wait, Wait::No)
-                        && !resent_on_new_connection
-                        && connection_was_closed(&error)
-                    {
-                        resent_on_new_connection = true;
-                        continue;
-                    }
-                    if matches!(wait, Wait::No) || past(wait) {
-                        return Err(Error::Redis(error));
-                    }
-                    tracing::debug!(target: targets::ACQUIRE, lock = %names.key, %error, "acquire failed; trying again");
-                    let pause = cap(error_pause, wait);
-                    error_pause = (error_pause * 2).min(MAX_PAUSE);
-                    tokio::time::sleep(pause).await;
-                    continue;
-                }
-                _ => return Err(Error::from_redis(&names.key, error)),
-            },
+            Err(error) => {
+                // It may have taken effect: the next try (same attempt)
+                // finds out; an abandoned call undoes it.
+                undo.uncertain |= classify(&error) == Failure::Unknown;
+                pacing.failed(&names.key, error).await?;
+                continue;
+            }
         };
-        error_pause = FIRST_PAUSE;
-        if matches!(wait, Wait::No) || past(wait) {
+        pacing.answered();
+        if pacing.over() {
             return Ok(None);
         }
         let Some(sub) = &mut subscription else {
-            // Not subscribed: subscribe (the first time at once, later at
-            // most every second), then try again; poll meanwhile.
-            if let Some(at) = next_subscribe {
-                let now = tokio::time::Instant::now();
-                if now < at {
-                    tokio::time::sleep(cap(POLL_WITHOUT_SUBSCRIPTION.min(at - now), wait)).await;
-                    continue;
-                }
+            if pacing.may_subscribe().await {
+                subscription = subscribe(shared, &names.channel, wait).await;
             }
-            next_subscribe = Some(tokio::time::Instant::now() + RESUBSCRIBE_EVERY);
-            subscription = subscribe(shared, &names.channel, wait).await;
             continue;
         };
         // Until a message, a permit taken expires, or the next poll.
@@ -309,6 +283,86 @@ pub(crate) fn cap(pause: Duration, wait: Wait) -> Duration {
             pause.min(deadline.saturating_duration_since(tokio::time::Instant::now()))
         }
         Wait::No | Wait::Forever => pause,
+    }
+}
+
+/// The pace of an acquire's tries (a lock's or permits'): the pause after
+/// a try whose reply was lost, and how often a waiter without a
+/// subscription tries to subscribe.
+pub(crate) struct Pacing {
+    wait: Wait,
+    /// The pause after the next failed try: [`FIRST_PAUSE`], doubling up
+    /// to [`MAX_PAUSE`] while failures go on.
+    error_pause: Duration,
+    /// A try that will not wait still gets a second send when the first
+    /// met a connection that had been closed.
+    resent: bool,
+    /// When a waiter without a subscription may subscribe again.
+    next_subscribe: Option<tokio::time::Instant>,
+}
+
+impl Pacing {
+    pub(crate) fn new(wait: Wait) -> Pacing {
+        Pacing {
+            wait,
+            error_pause: FIRST_PAUSE,
+            resent: false,
+            next_subscribe: None,
+        }
+    }
+
+    /// Whether the call stops trying: it does not wait, or its deadline
+    /// passed.
+    pub(crate) fn over(&self) -> bool {
+        matches!(self.wait, Wait::No) || past(self.wait)
+    }
+
+    /// A try was answered: the next failure pauses [`FIRST_PAUSE`].
+    pub(crate) fn answered(&mut self) {
+        self.error_pause = FIRST_PAUSE;
+    }
+
+    /// A try of the acquire of `key` failed with `error`: `Ok` to try
+    /// again (after a pause, for a call that waits), else the error the
+    /// call ends with.
+    pub(crate) async fn failed(&mut self, key: &str, error: redis::RedisError) -> Result<()> {
+        if classify(&error) != Failure::Unknown {
+            return Err(Error::from_redis(key, error));
+        }
+        if matches!(self.wait, Wait::No) && !self.resent && connection_was_closed(&error) {
+            // Found closed (while idle, say): the healing connection has
+            // been replaced; once more now.
+            self.resent = true;
+            return Ok(());
+        }
+        if self.over() {
+            return Err(Error::Redis(error));
+        }
+        tracing::debug!(target: targets::ACQUIRE, lock = %key, %error, "acquire failed; trying again");
+        let pause = cap(self.error_pause, self.wait);
+        self.error_pause = (self.error_pause * 2).min(MAX_PAUSE);
+        tokio::time::sleep(pause).await;
+        Ok(())
+    }
+
+    /// Whether a waiter without a subscription subscribes now (the first
+    /// time at once, later at most every [`RESUBSCRIBE_EVERY`]); if not, it
+    /// polls: this sleeps until its next try.
+    pub(crate) async fn may_subscribe(&mut self) -> bool {
+        if let Some(at) = self.next_subscribe {
+            let now = tokio::time::Instant::now();
+            if now < at {
+                tokio::time::sleep(cap(POLL_WITHOUT_SUBSCRIPTION.min(at - now), self.wait)).await;
+                return false;
+            }
+        }
+        self.subscribing();
+        true
+    }
+
+    /// A subscribe starts: the next one not before [`RESUBSCRIBE_EVERY`].
+    pub(crate) fn subscribing(&mut self) {
+        self.next_subscribe = Some(tokio::time::Instant::now() + RESUBSCRIBE_EVERY);
     }
 }
 

@@ -179,14 +179,9 @@ impl Holds {
                 self.watched.remove(&hold.place());
             }
         }
-        if hold.count == 0 {
-            if let Some(hold) = self.holds.remove(key) {
-                self.watched.remove(&hold.place());
-                hold.clock.mark_lost();
-            }
-        } else if still_held != Some(true) {
-            // Redis has no hold left (or cannot say), yet other guards of
-            // this owner remain: theirs are lost.
+        // The last guard went; or Redis has no hold left (or cannot say),
+        // yet other guards of this owner remain: theirs are lost.
+        if hold.count == 0 || still_held != Some(true) {
             self.lost(key);
         }
     }
@@ -202,12 +197,7 @@ impl Holds {
 
     /// `key`'s hold as the watchdog renews it, if it is held.
     pub(crate) fn entry(&self, key: &HoldKey) -> Option<Watched> {
-        self.holds.get(key).map(|hold| Watched {
-            key: key.clone(),
-            generation: hold.generation,
-            shape: hold.shape.clone(),
-            clock: hold.clock.clone(),
-        })
+        self.holds.get(key).map(|hold| hold.watched(key))
     }
 
     /// The generation of `key`'s entry, if it is held.
@@ -270,13 +260,7 @@ impl Holds {
             .take(max)
             .filter_map(|(place, key)| {
                 last = Some(*place);
-                let hold = self.holds.get(key)?;
-                Some(Watched {
-                    key: key.clone(),
-                    generation: hold.generation,
-                    shape: hold.shape.clone(),
-                    clock: hold.clock.clone(),
-                })
+                self.holds.get(key).map(|hold| hold.watched(key))
             })
             .collect();
         (chunk, last)
@@ -295,6 +279,16 @@ impl Hold {
         RoundPlace {
             slot: self.slot,
             generation: self.generation,
+        }
+    }
+
+    /// What the watchdog and the loss watch are given of it.
+    fn watched(&self, key: &HoldKey) -> Watched {
+        Watched {
+            key: key.clone(),
+            generation: self.generation,
+            shape: self.shape.clone(),
+            clock: self.clock.clone(),
         }
     }
 }

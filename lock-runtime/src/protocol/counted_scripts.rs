@@ -17,8 +17,8 @@
 // The generated items these calls do not use (pipelines, `load`, ...).
 #![allow(dead_code)]
 
-use crate::protocol::replies::Publish;
-use redis::{FromRedisValue, ParsingError, RedisWrite, ToRedisArgs, Value};
+use crate::protocol::replies::{Publish, words};
+use redis::{FromRedisValue, ParsingError, Value};
 use redlua_macros::redis_script;
 
 /// What a semaphore acquire answered.
@@ -83,18 +83,6 @@ pub(crate) enum SemaphoreChange {
     SetTotal,
 }
 
-impl ToRedisArgs for SemaphoreChange {
-    fn write_redis_args<W: ?Sized + RedisWrite>(&self, out: &mut W) {
-        out.write_arg(match self {
-            SemaphoreChange::Release => b"release",
-            SemaphoreChange::Add => b"add",
-            SemaphoreChange::Set => b"set",
-            SemaphoreChange::TrySet => b"try_set",
-            SemaphoreChange::SetTotal => b"set_total",
-        });
-    }
-}
-
 /// How a count-down latch is changed (`count_down_latch_change.lua`'s `ARGV[1]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LatchChange {
@@ -106,13 +94,18 @@ pub(crate) enum LatchChange {
     Delete,
 }
 
-impl ToRedisArgs for LatchChange {
-    fn write_redis_args<W: ?Sized + RedisWrite>(&self, out: &mut W) {
-        out.write_arg(match self {
-            LatchChange::CountDown => b"count_down",
-            LatchChange::TrySet => b"try_set",
-            LatchChange::Delete => b"delete",
-        });
+words! {
+    SemaphoreChange {
+        SemaphoreChange::Release => b"release",
+        SemaphoreChange::Add => b"add",
+        SemaphoreChange::Set => b"set",
+        SemaphoreChange::TrySet => b"try_set",
+        SemaphoreChange::SetTotal => b"set_total",
+    }
+    LatchChange {
+        LatchChange::CountDown => b"count_down",
+        LatchChange::TrySet => b"try_set",
+        LatchChange::Delete => b"delete",
     }
 }
 
@@ -333,6 +326,7 @@ pub(crate) struct ChangeLatch<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use redis::ToRedisArgs;
 
     #[test]
     fn the_pool_error_is_the_one_the_script_answers() {

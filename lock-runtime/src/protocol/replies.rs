@@ -173,13 +173,14 @@ pub(crate) enum Side {
 /// The word each value of an argument type is sent as.
 macro_rules! words {
     ($($type:ty { $($value:pat => $word:literal),* $(,)? })*) => {$(
-        impl ToRedisArgs for $type {
-            fn write_redis_args<W: ?Sized + RedisWrite>(&self, out: &mut W) {
+        impl redis::ToRedisArgs for $type {
+            fn write_redis_args<W: ?Sized + redis::RedisWrite>(&self, out: &mut W) {
                 out.write_arg(match self { $($value => $word),* });
             }
         }
     )*};
 }
+pub(crate) use words;
 
 words! {
     Publish { Publish::Plain => b"publish", Publish::Sharded => b"spublish" }

@@ -4,9 +4,15 @@
 //! the command connection), and the settings of a connection of one's own
 //! to one node.
 //!
-//! A map read here can be stale at once (a failover, a migration): its
-//! users read it again after any failure, and learn from a `MOVED`.
+//! Invariants:
+//! - a client has one slot map, which the hub and the loss watch share:
+//!   either's failure makes both read it again;
+//! - a map read here can be stale at once (a failover, a migration): its
+//!   users read it again after any failure, and learn from a `MOVED`;
+//! - a single server's (or Sentinel master's) side connection is keyed
+//!   [`SERVER`], a cluster node's by its `host:port`.
 
+use crate::base::names::slot;
 use crate::transport::connection::Connection;
 use crate::transport::sentinel::Sentinels;
 use crate::transport::tls::with_addr;
@@ -15,6 +21,10 @@ use redis::{AsyncConnectionConfig, ConnectionAddr, ConnectionInfo, ErrorKind, Pr
 use redis::{RedisError, RedisResult, Value};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::watch;
+
+/// The node key of a single server's (or Sentinel master's) side
+/// connection, where the others are keyed by `host:port`.
+pub(crate) const SERVER: &str = "";
 
 /// Where a client's side connections go.
 #[derive(Clone)]
@@ -36,6 +46,33 @@ impl Nodes {
         match self {
             Nodes::Sentinel(sentinels) => Some(sentinels.switches()),
             Nodes::Server(_) | Nodes::Cluster(_) => None,
+        }
+    }
+
+    /// The node a side connection for `key` (a channel, a lock) goes to:
+    /// [`SERVER`], or the primary that owns the key's slot (`host:port`),
+    /// reading the slot map if it is not known.
+    pub(crate) async fn node_of(&self, key: &str) -> RedisResult<String> {
+        match self {
+            Nodes::Server(_) | Nodes::Sentinel(_) => Ok(SERVER.to_owned()),
+            Nodes::Cluster(cluster) => cluster.owner(slot(key)).await,
+        }
+    }
+
+    /// As [`Nodes::node_of`], reading nothing: `None` while a cluster's
+    /// slot map is not known (or names no owner of the slot).
+    pub(crate) fn known_node_of(&self, key: &str) -> Option<String> {
+        match self {
+            Nodes::Server(_) | Nodes::Sentinel(_) => Some(SERVER.to_owned()),
+            Nodes::Cluster(cluster) => owner_of(&cluster.known()?, slot(key)).map(str::to_owned),
+        }
+    }
+
+    /// Forgets a cluster's slot map (nothing elsewhere): it is read again
+    /// when next needed.
+    pub(crate) fn forget_slots(&self) {
+        if let Nodes::Cluster(cluster) = self {
+            cluster.forget_slots();
         }
     }
 
@@ -75,7 +112,7 @@ pub(crate) struct SlotOwner {
 }
 
 /// The node of `slot` in `owners` (first match wins).
-pub(crate) fn owner_of(owners: &[SlotOwner], slot: u16) -> Option<&str> {
+fn owner_of(owners: &[SlotOwner], slot: u16) -> Option<&str> {
     owners
         .iter()
         .find(|owner| owner.first <= slot && slot <= owner.last)
@@ -84,10 +121,7 @@ pub(crate) fn owner_of(owners: &[SlotOwner], slot: u16) -> Option<&str> {
 
 /// Reads `CLUSTER SLOTS` through the command connection `con`; a node
 /// that names no endpoint is at `template`'s host.
-pub(crate) async fn read_slots(
-    con: &Connection,
-    template: &ConnectionInfo,
-) -> RedisResult<Vec<SlotOwner>> {
+async fn read_slots(con: &Connection, template: &ConnectionInfo) -> RedisResult<Vec<SlotOwner>> {
     let mut con = con.clone();
     let ranges: Vec<Vec<Value>> = redis::cmd("CLUSTER")
         .arg("SLOTS")
@@ -182,18 +216,9 @@ impl ClusterNodes {
     /// The `host:port` of the primary that owns `slot`, reading the slot
     /// map if it is not known.
     pub(crate) async fn owner(&self, slot: u16) -> RedisResult<String> {
-        let known = self
-            .slots
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        let map = match known {
+        let map = match self.known() {
             Some(map) => map,
-            None => {
-                let map = Arc::new(read_slots(&self.con, &self.template).await?);
-                *self.slots.lock().unwrap_or_else(PoisonError::into_inner) = Some(map.clone());
-                map
-            }
+            None => self.read().await?,
         };
         owner_of(&map, slot).map(str::to_owned).ok_or_else(|| {
             RedisError::from((
@@ -204,7 +229,23 @@ impl ClusterNodes {
         })
     }
 
-    /// Forgets the slot map: it is read again before the next subscribe.
+    /// The slot map, if known.
+    fn known(&self) -> Option<Arc<Vec<SlotOwner>>> {
+        self.slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Reads the slot map, and keeps it.
+    pub(crate) async fn read(&self) -> RedisResult<Arc<Vec<SlotOwner>>> {
+        let map = Arc::new(read_slots(&self.con, &self.template).await?);
+        *self.slots.lock().unwrap_or_else(PoisonError::into_inner) = Some(map.clone());
+        Ok(map)
+    }
+
+    /// Forgets the slot map: it is read again before the next subscribe
+    /// (or the loss watch's next read).
     pub(crate) fn forget_slots(&self) {
         *self.slots.lock().unwrap_or_else(PoisonError::into_inner) = None;
     }

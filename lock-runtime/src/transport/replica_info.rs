@@ -64,9 +64,7 @@ impl NodeId {
 
     /// The command that asks a node its id.
     pub(crate) fn cmd() -> redis::Cmd {
-        let mut cmd = redis::cmd("CLUSTER");
-        cmd.arg("MYID");
-        cmd
+        redis::cmd("CLUSTER").arg("MYID").clone()
     }
 
     /// Reads the reply to [`NodeId::cmd`].
@@ -206,9 +204,8 @@ impl ReplicaCounts {
             return counts;
         }
         let counts = Arc::new(ReplicaCounts {
-            sections,
             scope: Scope::Process,
-            slots: Mutex::new(HashMap::new()),
+            ..ReplicaCounts::private(sections)
         });
         registry.insert(key, Arc::downgrade(&counts));
         counts

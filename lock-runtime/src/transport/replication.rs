@@ -121,16 +121,8 @@ impl WaitCommand {
         // WAIT's timeout 0 means forever; `millis` is at least 1.
         let ms = millis(timeout);
         match self {
-            WaitCommand::Wait => {
-                let mut cmd = redis::cmd("WAIT");
-                cmd.arg(wanted).arg(ms);
-                cmd
-            }
-            WaitCommand::WaitAof => {
-                let mut cmd = redis::cmd("WAITAOF");
-                cmd.arg(1).arg(wanted).arg(ms);
-                cmd
-            }
+            WaitCommand::Wait => redis::cmd("WAIT").arg(wanted).arg(ms).clone(),
+            WaitCommand::WaitAof => redis::cmd("WAITAOF").arg(1).arg(wanted).arg(ms).clone(),
         }
     }
 
@@ -206,11 +198,6 @@ impl Replication {
         })
     }
 
-    /// Whether writes are synced at all.
-    pub(crate) fn is_on(&self) -> bool {
-        self.mode != SyncReplicas::Off
-    }
-
     /// Whether a lock script on `lock`'s primary would now go without
     /// waiting for any replica or disk (synced mode off, or a fresh count
     /// of no replicas and no `WAITAOF`): only then may a fair lock's waiter
@@ -241,7 +228,7 @@ impl Replication {
         call: &ScriptCall,
         lock: &str,
     ) -> RedisResult<Synced<T>> {
-        if !self.is_on() {
+        if self.mode == SyncReplicas::Off {
             return unsynced(con, call).await;
         }
         let slot = self.slot_of(lock);
@@ -309,7 +296,9 @@ impl Replication {
                     call.def().load(con).await?;
                     loaded = true;
                 }
-                Err(error) if self.cluster && is_redirect(&error) => {
+                // A redirection: the slot is served elsewhere (now, or for
+                // this key).
+                Err(error) if self.cluster && matches!(error.code(), Some("MOVED" | "ASK")) => {
                     self.counts.forget(slot, &counted);
                     if redirects == REDIRECTS {
                         return Err(RedisError::from((
@@ -552,11 +541,6 @@ fn refuses(error: &RedisError) -> bool {
     error.kind() == ErrorKind::Server(ServerErrorKind::NoPerm)
         || error.code() == Some("NOPERM")
         || error.to_string().contains("unknown command")
-}
-
-/// A redirection: the slot is served elsewhere (now, or for this key).
-fn is_redirect(error: &RedisError) -> bool {
-    matches!(error.code(), Some("MOVED" | "ASK"))
 }
 
 #[cfg(test)]

@@ -136,19 +136,14 @@ impl Sentinels {
         &self,
         config: &AsyncConnectionConfig,
     ) -> RedisResult<(redis::Client, MultiplexedConnection)> {
-        let client = redis::Client::open(self.master_info().await?)?;
+        // The master the first sentinel that answers names.
+        let (host, port) = self.master_addr().await?;
+        let client = redis::Client::open(with_addr(&self.master, host, port))?;
         let mut con = client
             .get_multiplexed_async_connection_with_config(config)
             .await?;
         check_master(&mut con, &client).await?;
         Ok((client, con))
-    }
-
-    /// The connection settings of the master the first sentinel that
-    /// answers names.
-    async fn master_info(&self) -> RedisResult<ConnectionInfo> {
-        let (host, port) = self.master_addr().await?;
-        Ok(with_addr(&self.master, host, port))
     }
 
     /// Asks the sentinels in turn for the master's address (a change of

@@ -86,7 +86,12 @@ impl TlsSettings {
         }
         #[cfg(feature = "tls-rustls")]
         {
-            install_crypto_provider();
+            // `ring` is rustls's process-wide crypto provider, unless the
+            // program installed one (losing a race with another installer
+            // is fine: one is installed).
+            if rustls::crypto::CryptoProvider::get_default().is_none() {
+                let _ = rustls::crypto::ring::default_provider().install_default();
+            }
             if let Some(root) = &self.root {
                 use rustls::pki_types::CertificateDer;
                 use rustls::pki_types::pem::PemObject;
@@ -142,14 +147,4 @@ pub(crate) fn masked(info: &ConnectionInfo) -> String {
 
 pub(crate) fn uses_tls(info: &ConnectionInfo) -> bool {
     matches!(info.addr(), ConnectionAddr::TcpTls { .. })
-}
-
-/// Makes `ring` rustls's process-wide crypto provider, unless the program
-/// installed one (or another thread just did).
-#[cfg(feature = "tls-rustls")]
-fn install_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Losing a race with another installer is fine: one is installed.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
 }

@@ -34,35 +34,29 @@ pub(crate) type BatchReplies =
 
 /// Why a batch was not read.
 pub(crate) enum BatchError {
-    /// Its connection could not be opened.
-    Opening(Opening),
+    /// Its connection could not be opened: the server refuses
+    /// `CLIENT TRACKING`, and the watch goes off.
+    Refused(RedisError),
+    /// Its connection could not be opened otherwise (unreachable, loading,
+    /// timed out): tried again.
+    Unopened(RedisError),
     /// Its pipeline failed as a whole (a lost connection, a timeout): the
     /// connection is in doubt.
     Failed(RedisError),
 }
 
-/// Why a tracking connection could not be opened.
-pub(crate) enum Opening {
-    /// The server refuses `CLIENT TRACKING`: the watch goes off.
-    Refused(RedisError),
-    /// Anything else (unreachable, loading, timed out): tried again.
-    Failed(RedisError),
-}
-
-impl From<RedisError> for Opening {
-    /// A server's plain error (`ERR`: an unknown command, `HELLO` before
-    /// Redis 6, a proxy) or an ACL's (`NOPERM`) is for good; anything else
-    /// may pass.
-    fn from(error: RedisError) -> Opening {
-        match error.code() {
-            Some("ERR" | "NOPERM") => Opening::Refused(error),
-            _ => Opening::Failed(error),
-        }
+/// Why a tracking connection could not be opened: a server's plain error
+/// (`ERR`: an unknown command, `HELLO` before Redis 6, a proxy) or an
+/// ACL's (`NOPERM`) is for good; anything else may pass.
+fn unopened(error: RedisError) -> BatchError {
+    match error.code() {
+        Some("ERR" | "NOPERM") => BatchError::Refused(error),
+        _ => BatchError::Unopened(error),
     }
 }
 
 /// A connection being opened.
-pub(crate) type Opener = BoxFuture<'static, Result<MultiplexedConnection, Opening>>;
+pub(crate) type Opener = BoxFuture<'static, Result<MultiplexedConnection, BatchError>>;
 
 /// The connection a batch is read on.
 pub(crate) enum Via {
@@ -86,13 +80,16 @@ pub(crate) struct BatchDone {
 /// timeouts, where its pushes go), with tracking on.
 pub(crate) fn open(nodes: Nodes, node: String, config: AsyncConnectionConfig) -> Opener {
     Box::pin(async move {
-        let mut con = nodes.connect_resp3(&node, &config).await?;
+        let mut con = nodes
+            .connect_resp3(&node, &config)
+            .await
+            .map_err(unopened)?;
         redis::cmd("CLIENT")
             .arg("TRACKING")
             .arg("ON")
             .query_async::<()>(&mut con)
             .await
-            .map_err(Opening::from)?;
+            .map_err(unopened)?;
         Ok(con)
     })
 }
@@ -113,17 +110,34 @@ pub(crate) async fn read_batch(node: String, via: Via, batch: Vec<Reading>) -> B
                     node,
                     opened: None,
                     conn: id,
-                    replies: Err((BatchError::Opening(error), batch)),
+                    replies: Err((error, batch)),
                 };
             }
         },
     };
-    // One pipeline for the whole batch (one request, one reply to wait
-    // for), each key's commands in turn.
+    let replies = match read_on(con.clone(), &batch).await {
+        Ok(replies) => Ok(batch.into_iter().zip(replies).collect()),
+        Err(error) => Err((BatchError::Failed(error), batch)),
+    };
+    BatchDone {
+        node,
+        opened: opened.then_some(NodeConn { id: conn, con }),
+        conn,
+        replies,
+    }
+}
+
+/// Each lock's reply to one pipeline for the whole batch on `con` (one
+/// request, one reply to wait for), each key's commands in turn; an error
+/// when the pipeline failed as a whole.
+async fn read_on(
+    mut con: MultiplexedConnection,
+    batch: &[Reading],
+) -> RedisResult<Vec<RedisResult<Value>>> {
     let mut pipe = redis::pipe();
     pipe.ignore_errors();
     let mut counts = Vec::with_capacity(batch.len());
-    for (lock, holds) in &batch {
+    for (lock, holds) in batch {
         let fields = holds
             .iter()
             .all(|(_, _, shape)| matches!(shape, HoldShape::Lock { .. }));
@@ -148,34 +162,17 @@ pub(crate) async fn read_batch(node: String, via: Via, batch: Vec<Reading>) -> B
             counts.push(Some(count));
         }
     }
-    let mut con = con;
-    let replies = match pipe.query_async::<Vec<RedisResult<Value>>>(&mut con).await {
-        Ok(replies) if replies.len() == counts.iter().map(|c| c.unwrap_or(1)).sum::<usize>() => {
-            replies
-        }
-        Ok(_) => {
-            let error = RedisError::from((
-                redis::ErrorKind::UnexpectedReturnType,
-                "a loss watch batch got a reply of the wrong length",
-            ));
-            return BatchDone {
-                node,
-                opened: opened.then_some(NodeConn { id: conn, con }),
-                conn,
-                replies: Err((BatchError::Failed(error), batch)),
-            };
-        }
-        Err(error) => {
-            return BatchDone {
-                node,
-                opened: opened.then_some(NodeConn { id: conn, con }),
-                conn,
-                replies: Err((BatchError::Failed(error), batch)),
-            };
-        }
-    };
+    let replies = pipe
+        .query_async::<Vec<RedisResult<Value>>>(&mut con)
+        .await?;
+    if replies.len() != counts.iter().map(|c| c.unwrap_or(1)).sum::<usize>() {
+        return Err(RedisError::from((
+            redis::ErrorKind::UnexpectedReturnType,
+            "a loss watch batch got a reply of the wrong length",
+        )));
+    }
     let mut replies = replies.into_iter();
-    let replies: Vec<RedisResult<Value>> = counts
+    Ok(counts
         .iter()
         .map(|count| match count {
             // The `HMGET`'s array, as it came.
@@ -187,11 +184,5 @@ pub(crate) async fn read_batch(node: String, via: Via, batch: Vec<Reading>) -> B
                 .collect::<RedisResult<Vec<Value>>>()
                 .map(Value::Array),
         })
-        .collect();
-    BatchDone {
-        node,
-        opened: opened.then_some(NodeConn { id: conn, con }),
-        conn,
-        replies: Ok(batch.into_iter().zip(replies).collect()),
-    }
+        .collect())
 }

@@ -220,7 +220,21 @@ impl Driver {
                     {
                         *self.unsubscribing.entry(channel.clone()).or_default() += 1;
                     }
-                    self.running = Some(start_command(link.clone(), command));
+                    // Run on the connection; the outcome carries the
+                    // command's outcome sender back here.
+                    let mut link = link.clone();
+                    self.running = Some(Box::pin(async move {
+                        match command {
+                            Command::Subscribe {
+                                channel,
+                                pattern,
+                                done,
+                            } => (link.send(true, pattern, &channel).await, Some(done)),
+                            Command::Unsubscribe { channel, pattern } => {
+                                (link.send(false, pattern, &channel).await, None)
+                            }
+                        }
+                    }));
                 }
                 Event::Done((result, done)) => {
                     self.running = None;
@@ -303,9 +317,7 @@ impl Driver {
             return;
         };
         let woken: Vec<Arc<Signals>> = {
-            if let Nodes::Cluster(cluster) = &shared.nodes {
-                cluster.forget_slots();
-            }
+            shared.nodes.forget_slots();
             let mut state = shared.lock();
             if state
                 .conns
@@ -373,21 +385,4 @@ impl Drop for Driver {
     fn drop(&mut self) {
         self.mark_dead();
     }
-}
-
-/// Runs one command on the connection; the output carries the command's
-/// outcome sender back to the driver.
-pub(super) fn start_command(mut link: Link, command: Command) -> RunningCommand {
-    Box::pin(async move {
-        match command {
-            Command::Subscribe {
-                channel,
-                pattern,
-                done,
-            } => (link.send(true, pattern, &channel).await, Some(done)),
-            Command::Unsubscribe { channel, pattern } => {
-                (link.send(false, pattern, &channel).await, None)
-            }
-        }
-    })
 }

@@ -106,7 +106,6 @@ mod subscription;
 mod tests;
 
 use crate::base::config::Timeouts;
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -115,7 +114,7 @@ use std::time::Duration;
 use redis::RedisResult;
 
 use crate::transport::cluster_nodes::Nodes;
-use state::{ChannelEntry, Shared, Signals, State};
+use state::{ChannelEntry, Shared, Signals};
 
 pub(crate) use subscription::Subscription;
 
@@ -164,11 +163,7 @@ impl PubSubHub {
             shared: Arc::new(Shared {
                 nodes,
                 timeouts,
-                state: Mutex::new(State {
-                    conns: HashMap::new(),
-                    next_conn_id: 0,
-                    channels: HashMap::new(),
-                }),
+                state: Mutex::default(),
                 patterns_refused: AtomicBool::new(false),
             }),
         }
@@ -200,11 +195,10 @@ impl PubSubHub {
     /// channel ends up unsubscribed and no count leaks. Other waiters that
     /// share the same `SUBSCRIBE` are not affected.
     pub(crate) async fn subscribe(&self, channel: &str) -> RedisResult<Subscription> {
-        let mut subscription = self.register(channel);
-        self.shared.ensure_subscribed(channel).await?;
-        // Anything broadcast before this point is covered by the caller's
-        // next try of the lock.
-        subscription.seen = subscription.signals.epoch();
+        let mut subscription = self.register(channel, None);
+        // Anything broadcast before it is confirmed is covered by the
+        // caller's next try of the lock.
+        subscription.confirm().await?;
         Ok(subscription)
     }
 
@@ -249,20 +243,35 @@ impl PubSubHub {
         }
     }
 
-    /// Counts one more waiter on `channel` and returns its registration.
-    fn register(&self, channel: &str) -> Subscription {
+    /// Counts one more waiter on `channel` and returns its registration;
+    /// with `member`, `channel` is a pattern and the waiter is woken by
+    /// messages on `member` only.
+    fn register(&self, channel: &str, member: Option<&str>) -> Subscription {
         let mut state = self.shared.lock();
         let entry = state
             .channels
             .entry(channel.to_owned())
-            .or_insert_with(|| ChannelEntry::new(false));
+            .or_insert_with(|| ChannelEntry {
+                pattern: member.is_some(),
+                ..ChannelEntry::default()
+            });
         entry.waiters += 1;
-        let signals = Arc::clone(&entry.signals);
+        let signals = match member {
+            None => Arc::clone(&entry.signals),
+            Some(member) => {
+                entry.idle_since = None;
+                let signals: Arc<Signals> = Arc::default();
+                entry
+                    .members
+                    .insert(member.to_owned(), Arc::clone(&signals));
+                signals
+            }
+        };
         let seen = signals.epoch();
         Subscription {
             shared: Arc::clone(&self.shared),
             channel: channel.to_owned(),
-            member: None,
+            member: member.map(str::to_owned),
             signals,
             seen,
             owes: false,
@@ -283,26 +292,7 @@ impl PubSubHub {
         {
             return None;
         }
-        let mut state = self.shared.lock();
-        let entry = state
-            .channels
-            .entry(pattern.to_owned())
-            .or_insert_with(|| ChannelEntry::new(true));
-        entry.waiters += 1;
-        entry.idle_since = None;
-        let signals: Arc<Signals> = Arc::default();
-        entry
-            .members
-            .insert(channel.to_owned(), Arc::clone(&signals));
-        let seen = signals.epoch();
-        Some(Subscription {
-            shared: Arc::clone(&self.shared),
-            channel: pattern.to_owned(),
-            member: Some(channel.to_owned()),
-            signals,
-            seen,
-            owes: false,
-        })
+        Some(self.register(pattern, Some(channel)))
     }
 
     /// The server refused a pattern subscription: from now on

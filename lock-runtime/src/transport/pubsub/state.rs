@@ -24,12 +24,8 @@ use tokio::sync::{Notify, mpsc, watch};
 
 use super::SUBSCRIBE_ATTEMPTS;
 use super::driver::Driver;
-use crate::base::names::slot;
 use crate::protocol::handoff::Handoff;
 use crate::transport::cluster_nodes::Nodes;
-
-/// The key of the single server's connection in [`State::conns`].
-pub(super) const SERVER: &str = "";
 
 /// State shared by the hub, its subscriptions and (weakly) its driver task.
 pub(super) struct Shared {
@@ -46,9 +42,11 @@ pub(super) struct Shared {
 }
 
 /// The mutable part of [`Shared`].
+#[derive(Default)]
 pub(super) struct State {
-    /// Per node (`host:port`, or [`SERVER`]): the current connection's
-    /// driver, if one was started and not found dead.
+    /// Per node (`host:port`, or
+    /// [`SERVER`](crate::transport::cluster_nodes::SERVER)): the current
+    /// connection's driver, if one was started and not found dead.
     pub(super) conns: HashMap<String, ConnHandle>,
     /// Id of the next driver (ids tell connections apart).
     pub(super) next_conn_id: u64,
@@ -65,6 +63,7 @@ pub(super) struct ConnHandle {
 }
 
 /// A subscribed (or being subscribed) channel, or pattern.
+#[derive(Default)]
 pub(super) struct ChannelEntry {
     /// Number of live [`Subscription`](super::Subscription)s of the channel.
     pub(super) waiters: usize,
@@ -138,18 +137,6 @@ pub(super) type RunningCommand =
     Pin<Box<dyn Future<Output = (RedisResult<()>, Option<watch::Sender<Status>>)> + Send>>;
 
 impl ChannelEntry {
-    pub(super) fn new(pattern: bool) -> ChannelEntry {
-        ChannelEntry {
-            waiters: 0,
-            pattern,
-            members: HashMap::new(),
-            idle_since: None,
-            signals: Arc::default(),
-            attempt: None,
-            turn_until: None,
-        }
-    }
-
     /// Whether its last `SUBSCRIBE` went on connection `conn`.
     pub(super) fn subscribed_on(&self, conn: u64) -> bool {
         self.attempt
@@ -197,7 +184,7 @@ impl Shared {
     pub(super) async fn ensure_subscribed(self: &Arc<Self>, channel: &str) -> RedisResult<()> {
         let mut last_error = None;
         for _ in 0..SUBSCRIBE_ATTEMPTS {
-            let node = self.node_of(channel).await?;
+            let node = self.nodes.node_of(channel).await?;
             let mut status = self.start_subscribe(channel, &node)?;
             let outcome = status
                 .wait_for(|status| !matches!(status, Status::Pending))
@@ -215,11 +202,7 @@ impl Shared {
                     }
                 },
                 // The connection died before it confirmed: try a new one.
-                Ok(Status::Pending) | Err(_) => {
-                    if let Nodes::Cluster(cluster) = &self.nodes {
-                        cluster.forget_slots();
-                    }
-                }
+                Ok(Status::Pending) | Err(_) => self.nodes.forget_slots(),
             }
         }
         Err(last_error.unwrap_or_else(|| {
@@ -228,15 +211,6 @@ impl Shared {
                 "redlua: the pub/sub connection was lost while subscribing",
             ))
         }))
-    }
-
-    /// The node to subscribe `channel` on: the server, or the primary that
-    /// owns the channel's slot.
-    pub(super) async fn node_of(&self, channel: &str) -> RedisResult<String> {
-        match &self.nodes {
-            Nodes::Server(_) | Nodes::Sentinel(_) => Ok(SERVER.to_owned()),
-            Nodes::Cluster(cluster) => cluster.owner(slot(channel)).await,
-        }
     }
 
     /// Returns the outcome to wait for of `channel`'s `SUBSCRIBE` on the live

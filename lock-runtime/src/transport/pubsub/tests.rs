@@ -258,7 +258,7 @@ async fn futures_are_send() {
     let subscribe = hub.subscribe("ch");
     send(&subscribe);
     drop(subscribe);
-    let mut subscription = hub.register("ch");
+    let mut subscription = hub.register("ch", None);
     let wake = subscription.wake();
     send(&wake);
 }
