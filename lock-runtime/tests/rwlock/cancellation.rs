@@ -12,7 +12,7 @@ use tokio::time::Instant;
 /// token counter and `tombstones` closed attempt keys (`0`: an abandoned
 /// acquire, undone); panics with what is left otherwise.
 async fn settles_with_tombstones(redis: &Redis, name: &str, tombstones: usize, what: &str) {
-    let deadline = Instant::now() + ms(1000);
+    let deadline = Instant::now() + ms(5000);
     loop {
         let (keys, attempts) = split_attempts(name, settled_keys(redis).await);
         if keys == only_token(name) && attempts.len() == tombstones {
