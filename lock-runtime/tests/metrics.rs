@@ -8,6 +8,7 @@ mod common;
 
 use common::{Redis, ms, within};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+use redis::AsyncCommands;
 use redlua_runtime::observability::{labels, metric_names};
 use std::time::Duration;
 
@@ -205,4 +206,40 @@ async fn metrics_count_known_operations() {
     assert!(!kept.is_lost());
     kept.unlock().await.unwrap();
     assert_eq!(seen.gauge(metric_names::HOLDS), 0.0);
+}
+
+#[tokio::test]
+async fn a_leased_permit_guard_s_release_counts_as_a_release() {
+    let recorder = DebuggingRecorder::new();
+    let mut seen = Seen::new(recorder.snapshotter());
+    let _local = metrics::set_default_local_recorder(&recorder);
+    let redis = Redis::start().await;
+    let client = redis.client().await;
+    let semaphore = client.leased_semaphore("m:permits");
+    assert!(semaphore.try_set_permits(2).await.unwrap());
+    let kind = (labels::KIND, "leased_semaphore");
+    let freed = [kind, (labels::OUTCOME, "freed")];
+    let not_held = [kind, (labels::OUTCOME, "not_held")];
+    assert_eq!(seen.counter(metric_names::RELEASES, &freed), 0);
+
+    // Released by the holder: freed.
+    let guard = semaphore.acquire(2).await.unwrap();
+    assert_eq!(seen.gauge(metric_names::HOLDS), 1.0);
+    guard.release().await.unwrap();
+    assert_eq!(seen.counter(metric_names::RELEASES, &freed), 1);
+    assert_eq!(seen.gauge(metric_names::HOLDS), 0.0);
+
+    // Dropped: released in the background, counted the same.
+    let guard = semaphore.acquire(1).await.unwrap();
+    drop(guard);
+    let deadline = tokio::time::Instant::now() + ms(3_000);
+    while seen.counter(metric_names::RELEASES, &freed) < 2 {
+        assert!(tokio::time::Instant::now() < deadline, "no release counted");
+        tokio::time::sleep(ms(10)).await;
+    }
+    assert_eq!(seen.counter(metric_names::RELEASES, &freed), 2);
+    assert_eq!(seen.counter(metric_names::RELEASES, &not_held), 0);
+    // Locks' releases are counted apart.
+    let reentrant = [(labels::KIND, "reentrant"), (labels::OUTCOME, "freed")];
+    assert_eq!(seen.counter(metric_names::RELEASES, &reentrant), 0);
 }

@@ -95,7 +95,7 @@
 //! |---|---|---|---|
 //! | `redlua_acquire_wait_seconds` | histogram | `kind`, `outcome` | how long each acquire call took, to its outcome (as the `redlua::acquire` events; `outcome` is `acquired`, `busy`, `timed_out`, `failed` or `cancelled`), a semaphore's permits' too |
 //! | `redlua_holds` | gauge | | holds held now by this process's clients (re-entries count one each; a leased permit guard counts one) |
-//! | `redlua_releases_total` | counter | `kind`, `outcome` | releases of holds, by what Redis said (`freed`, `still_held`, `not_held`, `unknown`) |
+//! | `redlua_releases_total` | counter | `kind`, `outcome` | releases of holds, by what Redis said (`freed`, `still_held`, `not_held`, `unknown`); a leased permit guard's release is one (`kind` `leased_semaphore`) |
 //! | `redlua_renewals_total` | counter | | holds' leases renewed by the watchdog (a permit guard's: one) |
 //! | `redlua_renewal_failures_total` | counter | | renewal calls that failed (Redis error; the round is retried) |
 //! | `redlua_locks_lost_total` | counter | | holds found gone while held (expired, deleted, taken over; a leased permit taken away), by the watchdog or the loss watch |

@@ -315,6 +315,13 @@ pub(crate) fn permits_released(
         None => "unknown",
     };
     tracing::debug!(target: targets::RELEASE, semaphore = %semaphore, kind = LEASED_SEMAPHORE, permits, outcome, background, "permits released");
+    #[cfg(feature = "metrics")]
+    metrics::counter!(
+        metric_names::RELEASES,
+        labels::KIND => LEASED_SEMAPHORE,
+        labels::OUTCOME => outcome,
+    )
+    .increment(1);
 }
 
 /// A client started: every metric is described (its help text and unit)
@@ -362,7 +369,7 @@ pub(crate) fn client_started() {
         for connection in ["command", "pubsub"] {
             metrics::counter!(names::RECONNECTS, labels::CONNECTION => connection).increment(0);
         }
-        for kind in ["reentrant", "fair", "read", "write"] {
+        for kind in ["reentrant", "fair", "read", "write", LEASED_SEMAPHORE] {
             for outcome in ["freed", "still_held", "not_held", "unknown"] {
                 metrics::counter!(
                     names::RELEASES,
