@@ -8,7 +8,6 @@ mod common;
 
 use common::{Redis, ms, within};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
-use redis::AsyncCommands;
 use redlua_runtime::observability::{labels, metric_names};
 use std::time::Duration;
 
