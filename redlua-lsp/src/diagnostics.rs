@@ -23,6 +23,7 @@ use lsp_types::{
 };
 use redlua_analyzer::first_error;
 use redlua_analyzer::header::HeaderError;
+use redlua_analyzer::incremental::Session;
 use redlua_analyzer::{Diagnostic, LibraryOptions, Severity, Target, analyze, analyze_library};
 
 /// The source every diagnostic names.
@@ -70,22 +71,40 @@ pub fn findings(source: &str, settings: &Settings) -> Vec<Finding> {
 /// [`findings`] and [`values`] of `source` from one inference where the
 /// analyzer makes both at once (a script; a library is analyzed twice):
 /// `deliver` takes the findings and says whether the values are still
-/// wanted. `None` when they are not.
+/// wanted (`None` when they are not, unless they came anyway). A script is analyzed by the
+/// analyzer's editor sessions ([`redlua_analyzer::incremental`]): `session`
+/// is that of an earlier version of the document, and the session of
+/// `source` comes back for the next.
 pub fn findings_then_values(
+    session: Option<Session>,
     source: &str,
     settings: &Settings,
     deliver: impl FnOnce(Vec<Finding>) -> bool + Send,
-) -> Option<Option<redlua_analyzer::hover::Values>> {
+) -> (
+    Option<Option<redlua_analyzer::hover::Values>>,
+    Option<Session>,
+) {
     if settings.library {
-        return deliver(findings(source, settings)).then(|| values(source, settings));
+        let values = deliver(findings(source, settings)).then(|| values(source, settings));
+        return (values, None);
     }
     let mut wanted = false;
-    let values = redlua_analyzer::hover::analyze_then_values(source, &settings.options, |report| {
-        let found = first_syntax_error_only(undeclared(report.diagnostics), source, settings);
-        wanted = deliver(found);
-        wanted
-    });
-    wanted.then_some(values)
+    let (values, session) = redlua_analyzer::incremental::analyze_then_values(
+        session,
+        source,
+        &settings.options,
+        |diagnostics| {
+            let found = first_syntax_error_only(undeclared(diagnostics), source, settings);
+            wanted = deliver(found);
+            wanted
+        },
+    );
+    // The session's values come with it, wanted or not.
+    let values = match values {
+        Some(values) => Some(Some(values)),
+        None => wanted.then_some(None),
+    };
+    (values, session)
 }
 
 /// Findings checked against no function's declaration.

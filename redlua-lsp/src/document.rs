@@ -6,7 +6,9 @@
 //! crate as last read (on open and on save); `findings` and `values`,
 //! when present, are the analyzer's on `text` and `settings` as they are
 //! (every change drops them): hover, completion and code actions reuse
-//! them instead of analyzing again.
+//! them instead of analyzing again. The analyzer's session, when kept, is
+//! of the text last analyzed, whatever the text is now: the next analysis
+//! starts from it (`redlua_analyzer::incremental`).
 
 use crate::diagnostics::{self, Finding};
 use crate::lines::{Encoding, LineIndex};
@@ -14,6 +16,7 @@ use crate::rust_decl::{self, Declaration};
 use crate::settings::{self, CrateTarget, Settings};
 use lsp_types::TextDocumentContentChangeEvent;
 use redlua_analyzer::hover::Values;
+use redlua_analyzer::incremental::Session;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -36,6 +39,9 @@ pub struct Document {
     /// Counts the changes of the text and settings: an analysis made of an
     /// older generation is stale.
     generation: u64,
+    /// The analyzer's session of the text last analyzed (not necessarily
+    /// this one): the next analysis reuses what it can of it.
+    session: Option<Session>,
 }
 
 impl Document {
@@ -57,6 +63,7 @@ impl Document {
             values: None,
             version,
             generation: 0,
+            session: None,
         }
     }
 
@@ -136,6 +143,27 @@ impl Document {
     pub fn accept_values(&mut self, generation: u64, values: Arc<Option<Values>>) {
         if generation == self.generation {
             self.values = Some(values);
+        }
+    }
+
+    /// The analyzer's session for the next analysis, taken.
+    pub fn take_session(&mut self) -> Option<Session> {
+        self.session.take()
+    }
+
+    /// Keeps `session` (of any version of the text) for the next analysis.
+    pub fn keep_session(&mut self, session: Option<Session>) {
+        if session.is_some() {
+            self.session = session;
+        }
+    }
+
+    /// Whether the last analysis kept analyzed the changed function only
+    /// (or why it analyzed the whole script).
+    pub fn reused(&self) -> Result<(), &'static str> {
+        match &self.session {
+            Some(session) => session.anew().map_or(Ok(()), Err),
+            None => Err("no session"),
         }
     }
 

@@ -8,7 +8,10 @@
 //! of the same job, for hovers.
 //!
 //! A document's analysis is made once per change: diagnostics, hover,
-//! completion and code actions reuse it (see [`crate::document`]).
+//! completion and code actions reuse it (see [`crate::document`]). A job
+//! carries the analyzer's session of the document's last analysis, and
+//! [`Server::take_values`] keeps the new one: a change inside one
+//! function is analyzed in that function only.
 //!
 //! Lifecycle, as the protocol says: before `initialize`, a request gets
 //! `ServerNotInitialized` and a notification is dropped; a second
@@ -49,6 +52,7 @@ use lsp_types::{
     TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
     TextDocumentSyncSaveOptions, TextEdit, Uri, WorkspaceEdit,
 };
+use redlua_analyzer::incremental::Session;
 use serde::de::DeserializeOwned;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -121,8 +125,9 @@ impl Server {
     /// closed since the last call, analyzing them here.
     pub fn publish(&mut self, out: &mut Vec<Message>) {
         while let Some(job) = self.next_job(out) {
-            let analyzed = job.run();
+            let (analyzed, valued) = job.run();
             self.finish(analyzed, out);
+            self.take_values(valued);
         }
     }
 
@@ -132,7 +137,7 @@ impl Server {
     /// diagnostics cleared (appended to `out`).
     pub fn next_job(&mut self, out: &mut Vec<Message>) -> Option<Job> {
         while let Some(key) = self.changed.pop_first() {
-            match self.documents.get(&key) {
+            match self.documents.get_mut(&key) {
                 Some((_, document)) => {
                     return Some(Job {
                         key,
@@ -140,6 +145,7 @@ impl Server {
                         version: document.version(),
                         text: document.text().to_string(),
                         settings: document.settings().clone(),
+                        session: document.take_session(),
                     });
                 }
                 None => {
@@ -181,10 +187,25 @@ impl Server {
     }
 
     /// Takes a [`Job`]'s inferred values ([`Job::values`]), kept for
-    /// hovers unless the document changed or closed since.
+    /// hovers unless the document changed or closed since, and the
+    /// analyzer's session for the document's next analysis.
     pub fn take_values(&mut self, valued: Valued) {
         if let Some((_, document)) = self.documents.get_mut(&valued.key) {
-            document.accept_values(valued.generation, valued.values);
+            if let Some(values) = valued.values {
+                document.accept_values(valued.generation, values);
+            }
+            document.keep_session(valued.session);
+        }
+    }
+
+    /// Whether the last analysis of the document `uri` analyzed the
+    /// changed function only, or why it analyzed the whole script (for
+    /// tests and logs).
+    #[doc(hidden)]
+    pub fn reused(&self, uri: &str) -> Result<(), &'static str> {
+        match self.documents.get(uri) {
+            Some((_, document)) => document.reused(),
+            None => Err("no such document"),
         }
     }
 
@@ -481,8 +502,9 @@ impl Server {
     }
 }
 
-/// A document to analyze: a copy of its text and settings, and the
-/// generation they are of.
+/// A document to analyze: a copy of its text and settings, the
+/// generation they are of, and the analyzer's session of an earlier
+/// version, if kept.
 #[derive(Debug)]
 pub struct Job {
     key: String,
@@ -490,45 +512,63 @@ pub struct Job {
     version: i32,
     text: String,
     settings: Settings,
+    session: Option<Session>,
 }
 
 impl Job {
-    /// Analyzes the document (the slow part: it may run on any thread).
-    pub fn run(&self) -> Analyzed {
-        Analyzed {
-            findings: diagnostics::findings(&self.text, &self.settings),
-            key: self.key.clone(),
-            generation: self.generation,
-        }
+    /// Analyzes the document (the slow part: it may run on any thread):
+    /// its findings, then the analyzer's session (and the values of the
+    /// locals for hovers when they come with it), for [`Server::finish`]
+    /// and [`Server::take_values`].
+    pub fn run(self) -> (Analyzed, Valued) {
+        let mut analyzed = None;
+        let valued = self.run_then_values(|found| {
+            analyzed = Some(found);
+            false
+        });
+        let analyzed =
+            analyzed.unwrap_or_else(|| Job::failed(valued.key.clone(), valued.generation));
+        (analyzed, valued)
     }
 
     /// Infers the values of the document's locals, for hovers (as slow
     /// as [`Job::run`]; for [`Server::take_values`]).
     pub fn values(&self) -> Valued {
         Valued {
-            values: Arc::new(diagnostics::values(&self.text, &self.settings)),
+            values: Some(Arc::new(diagnostics::values(&self.text, &self.settings))),
             key: self.key.clone(),
             generation: self.generation,
+            session: None,
         }
     }
 
-    /// [`Job::run`], then [`Job::values`] from the same inference:
-    /// `deliver` takes the result, and says whether the values are still
-    /// wanted. `None` when they are not. `deliver` is called once, even
-    /// when the analysis fails (with the result it gives then).
-    pub fn run_then_values(&self, deliver: impl FnOnce(Analyzed) -> bool + Send) -> Option<Valued> {
-        let values = diagnostics::findings_then_values(&self.text, &self.settings, |findings| {
-            deliver(Analyzed {
-                findings,
-                key: self.key.clone(),
-                generation: self.generation,
-            })
-        })?;
-        Some(Valued {
-            values: Arc::new(values),
-            key: self.key.clone(),
-            generation: self.generation,
-        })
+    /// [`Job::run`], handing the findings to `deliver` as soon as they
+    /// are made: it says whether the values are still wanted (without
+    /// them, the result holds the session only). `deliver` is called once,
+    /// even when the analysis fails (with the result it gives then).
+    pub fn run_then_values(self, deliver: impl FnOnce(Analyzed) -> bool + Send) -> Valued {
+        let Job {
+            key,
+            generation,
+            text,
+            settings,
+            session,
+            ..
+        } = self;
+        let (values, session) =
+            diagnostics::findings_then_values(session, &text, &settings, |findings| {
+                deliver(Analyzed {
+                    findings,
+                    key: key.clone(),
+                    generation,
+                })
+            });
+        Valued {
+            values: values.map(Arc::new),
+            key,
+            generation,
+            session,
+        }
     }
 
     /// The document's URI and the client's version of the text.
@@ -559,12 +599,35 @@ pub struct Analyzed {
     findings: Vec<diagnostics::Finding>,
 }
 
-/// A [`Job`]'s inferred values ([`Job::values`]).
+/// A [`Job`]'s inferred values ([`Job::values`]), when still wanted, and
+/// the analyzer's session of the text analyzed.
 #[derive(Debug)]
 pub struct Valued {
     key: String,
     generation: u64,
-    values: Arc<Option<redlua_analyzer::hover::Values>>,
+    values: Option<Arc<Option<redlua_analyzer::hover::Values>>>,
+    session: Option<Session>,
+}
+
+impl Valued {
+    /// The same job's when its analysis failed: nothing.
+    pub fn failed(key: String, generation: u64) -> Valued {
+        Valued {
+            key,
+            generation,
+            values: None,
+            session: None,
+        }
+    }
+
+    /// Whether the analyzer reused the analysis of an earlier version
+    /// (see [`redlua_analyzer::incremental`]); why not, when it did not.
+    pub fn reused(&self) -> Result<(), &'static str> {
+        match &self.session {
+            Some(session) => session.anew().map_or(Ok(()), Err),
+            None => Err("no session"),
+        }
+    }
 }
 
 /// The files whose changes change what scripts are checked against.

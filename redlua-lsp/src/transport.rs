@@ -17,11 +17,15 @@
 //! A burst of edits is analyzed once: an analysis starts when no edit has
 //! come for [`QUIET`], and an analysis made stale by an edit while it ran
 //! is dropped. After the diagnostics, the same thread reads the values of
-//! the document's locals for hovers from the same inference, unless an
-//! edit came meanwhile (the next analysis does not wait for it).
+//! the document's locals for hovers from the same inference (unless an
+//! edit came meanwhile) and hands back the analyzer's session of the
+//! text, which the next analysis of the document reuses: a change inside
+//! one function is analyzed in that function only (see
+//! `redlua_analyzer::incremental`).
 //! With `REDLUA_LSP_LOG` set (to anything), each analysis is logged on
-//! standard error: the document, its version, its time and whether it was
-//! dropped.
+//! standard error: the document, its version, its time, whether it was
+//! dropped, and whether it analyzed the changed function only (or why the
+//! whole script).
 
 use crate::server::{Analyzed, Flow, Job, Server, Valued};
 use lsp_server::{ErrorCode, Message, RequestId, Response};
@@ -250,6 +254,16 @@ pub fn run(input: impl BufRead + Send + 'static, mut output: impl Write) -> u8 {
                     Flow::Continue
                 }
                 Event::Valued(valued) => {
+                    if log && let Some((uri, version, started)) = &analyzing {
+                        let how = match valued.reused() {
+                            Ok(()) => "the changed function checked alone".to_string(),
+                            Err(why) => format!("the whole script checked ({why})"),
+                        };
+                        eprintln!(
+                            "redlua-lsp: {uri} (version {version}): {how}; values and session ready after {:.1} ms",
+                            started.elapsed().as_secs_f64() * 1000.0,
+                        );
+                    }
                     let _ = catch_unwind(AssertUnwindSafe(|| server.take_values(valued)));
                     Flow::Continue
                 }
@@ -275,8 +289,11 @@ pub fn run(input: impl BufRead + Send + 'static, mut output: impl Write) -> u8 {
             analyzing = Some((uri.to_string(), version, Instant::now()));
             if let Some(job) = analyze_apart(job, sender.clone(), edits.clone()) {
                 // No thread to be had: the job runs here.
-                if let Ok(analyzed) = catch_unwind(AssertUnwindSafe(|| job.run())) {
-                    let _ = catch_unwind(AssertUnwindSafe(|| server.finish(analyzed, &mut out)));
+                if let Ok((analyzed, valued)) = catch_unwind(AssertUnwindSafe(|| job.run())) {
+                    let _ = catch_unwind(AssertUnwindSafe(|| {
+                        server.finish(analyzed, &mut out);
+                        server.take_values(valued);
+                    }));
                 }
                 analyzing = None;
             }
@@ -287,9 +304,11 @@ pub fn run(input: impl BufRead + Send + 'static, mut output: impl Write) -> u8 {
     }
 }
 
-/// Runs `job` on a thread of its own, which sends its findings and
-/// [`Event::Done`], then its inferred values (of the same inference)
-/// unless an edit came meanwhile (counted by `edits`). The job back when no thread can be had.
+/// Runs `job` on a thread of its own, which sends its findings, then its
+/// inferred values (of the same inference, unless an edit came meanwhile:
+/// counted by `edits`) with the analyzer's session, then [`Event::Done`]:
+/// the next analysis reuses the session. The job back when no thread can
+/// be had.
 fn analyze_apart(job: Job, done: mpsc::Sender<Event>, edits: Arc<AtomicU64>) -> Option<Job> {
     let (key, generation) = job.id();
     let slot = Arc::new(Mutex::new(Some(job)));
@@ -304,24 +323,17 @@ fn analyze_apart(job: Job, done: mpsc::Sender<Event>, edits: Arc<AtomicU64>) -> 
                 let valued = catch_unwind(AssertUnwindSafe(|| {
                     job.run_then_values(|analyzed| {
                         let _ = done.send(Event::Analyzed(analyzed));
-                        // The next analysis may start: the values are
-                        // inferred beside it, from the same inference,
-                        // unless an edit came meanwhile.
-                        let _ = done.send(Event::Done);
                         delivered = true;
                         edits.load(Ordering::SeqCst) == edits_before
                     })
                 }));
                 if !delivered {
-                    let _ = done.send(Event::Analyzed(Job::failed(key, generation)));
-                    let _ = done.send(Event::Done);
+                    let _ = done.send(Event::Analyzed(Job::failed(key.clone(), generation)));
                 }
-                if let Ok(Some(valued)) = valued {
-                    let _ = done.send(Event::Valued(valued));
-                }
-            } else {
-                let _ = done.send(Event::Done);
+                let valued = valued.unwrap_or_else(|_| Valued::failed(key, generation));
+                let _ = done.send(Event::Valued(valued));
             }
+            let _ = done.send(Event::Done);
         });
     match spawned {
         Ok(_) => None,

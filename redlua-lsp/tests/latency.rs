@@ -3,6 +3,10 @@
 //!
 //! - one analysis per change: hover (on a command or a local), completion
 //!   and code actions reuse it, taking a small part of an analysis's time;
+//! - a change inside one function of the main chunk is analyzed in that
+//!   function only, against what the analysis of the previous version
+//!   found for the rest (`redlua_analyzer::incremental`): a small part of
+//!   a full analysis's time;
 //! - over standard input and output, a burst of edits is analyzed once,
 //!   for its last version.
 //!
@@ -219,5 +223,103 @@ fn diagnostics_of_a_5000_line_script_after_each_change() {
         ms(requests),
         ms(first_local),
         ms(second_local / 2),
+    );
+}
+
+/// The benchmark's script (`bench/src/expansion.rs`): helper functions of
+/// ten lines each, all called from the main chunk.
+fn functions_script() -> String {
+    let mut out = String::from("local total = 0\n");
+    let functions = LINES / 10;
+    for f in 0..functions {
+        let key = f % 8 + 1;
+        let arg = f % 4 + 1;
+        out.push_str(&format!(
+            "local function step_{f}(n)\n\
+             \x20 local current = tonumber(redis.call('HGET', KEYS[{key}], 'f{f}') or '0')\n\
+             \x20 if current > n then\n\
+             \x20   redis.call('HSET', KEYS[{key}], 'f{f}', n)\n\
+             \x20 else\n\
+             \x20   redis.call('HINCRBY', KEYS[{key}], 'f{f}', tonumber(ARGV[{arg}]))\n\
+             \x20 end\n\
+             \x20 local t = {{current, n, 'f{f}'}}\n\
+             \x20 return #t + current\n\
+             end\n"
+        ));
+    }
+    for f in 0..functions {
+        out.push_str(&format!("total = total + step_{f}({f})\n"));
+    }
+    out.push_str("return total\n");
+    out
+}
+
+#[test]
+fn an_edit_inside_a_function_is_analyzed_in_that_function_only() {
+    let text = functions_script();
+    let mut server = Server::new();
+    let mut out = Vec::new();
+    let init = Request::new(
+        RequestId::from(1),
+        "initialize".into(),
+        json!({ "capabilities": {} }),
+    );
+    server.handle(Message::Request(init), &mut out);
+    let open = Notification::new(
+        "textDocument/didOpen".into(),
+        json!({ "textDocument": { "uri": URI, "languageId": "lua", "version": 1, "text": text } }),
+    );
+    let (opened, clean) = diagnostics_after(&mut server, Message::Notification(open));
+    assert_eq!(clean, 0, "the script is clean");
+    // The benchmark's edit: a command's name broken and mended, on the
+    // first line of the function in the middle of the script.
+    let line = text
+        .lines()
+        .position(|l| l.starts_with(&format!("local function step_{}(", LINES / 20)))
+        .unwrap()
+        + 1;
+    let original = text.lines().nth(line).unwrap().to_string();
+    let broken = original.replacen("redis.call('", "redis.call('X", 1);
+    let rounds = if cfg!(debug_assertions) { 6 } else { 40u32 };
+    let mut times = Vec::new();
+    for round in 0..rounds {
+        let new = if round % 2 == 0 { &broken } else { &original };
+        let change = Notification::new(
+            "textDocument/didChange".into(),
+            json!({ "textDocument": { "uri": URI, "version": round + 2 }, "contentChanges": [{
+                "range": { "start": { "line": line, "character": 0 }, "end": { "line": line, "character": 10_000 } },
+                "text": new }] }),
+        );
+        let (elapsed, count) = diagnostics_after(&mut server, Message::Notification(change));
+        assert_eq!(count, usize::from(round % 2 == 0), "round {round}");
+        assert_eq!(server.reused(URI), Ok(()), "round {round}");
+        times.push(elapsed);
+    }
+    times.sort();
+    let median = times[times.len() / 2];
+    // The analyzer alone on the whole text, for comparison.
+    let started = Instant::now();
+    let report = redlua_analyzer::analyze(&text, &redlua_analyzer::Options::default());
+    let analyzer = started.elapsed();
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+    // With a wide margin: in fact a few hundredths of a full analysis.
+    assert!(
+        median * 5 < analyzer,
+        "a change inside a function took {median:?} (median), a full analysis {analyzer:?}"
+    );
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "redlua-lsp diagnostics latency, {LINES}-line script of functions ({} build): open \
+         {:.1} ms; a change inside a function: median {:.2} ms, max {:.2} ms; \
+         redlua_analyzer::analyze alone {:.1} ms",
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
+        ms(opened),
+        ms(median),
+        ms(times[times.len() - 1]),
+        ms(analyzer),
     );
 }

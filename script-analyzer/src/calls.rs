@@ -139,6 +139,21 @@ pub(crate) fn redis_calls_escaping(cx: &Tree<'_>) -> (Vec<RedisCall>, bool) {
     (scan.calls, scan.escapes)
 }
 
+/// The sites in `stmt`, a statement of the script `cx` holds, in source
+/// order.
+pub(crate) fn redis_calls_in(cx: &Tree<'_>, stmt: &full_moon::ast::Stmt) -> Vec<RedisCall> {
+    let mut finder = CallFinder {
+        cx,
+        aliases: HashMap::new(),
+        followed: HashSet::new(),
+        calls: Vec::new(),
+        escapes: false,
+    };
+    full_moon::visitors::Visit::visit(stmt, &mut finder);
+    finder.calls.sort_by_key(|c| c.span.start.offset);
+    finder.calls
+}
+
 /// Fills `report.info.commands`, `report.info.command_lines` and
 /// `report.info.writes`, from the script's `calls` and whether
 /// `redis.call` `escapes` ([`redis_calls_escaping`]).

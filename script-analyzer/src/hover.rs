@@ -78,13 +78,13 @@ fn value_here(source: &str, options: &Options, offset: usize) -> Option<ValueInf
 /// parse. Never panics; the work runs on a thread with a large stack, as
 /// [`crate::analyze`] does.
 pub fn values(source: &str, options: &Options) -> Option<Values> {
-    crate::on_large_stack(
-        || {
-            let names = find(source, options, None)?;
-            Some(Values::of(source, names))
-        },
-        || None,
-    )
+    crate::on_large_stack(|| values_here(source, options), || None)
+}
+
+/// [`values`], on this thread.
+pub(crate) fn values_here(source: &str, options: &Options) -> Option<Values> {
+    let names = find(source, options, None)?;
+    Some(Values::of_names(source, names))
 }
 
 /// [`crate::analyze`] and [`values`] of `source` from one inference, the
@@ -119,7 +119,7 @@ pub fn analyze_then_values(
                     found: Vec::new(),
                 };
                 finder.visit_ast(ast);
-                Some(Values::of(source, finder.found))
+                Some(Values::of_names(source, finder.found))
             })
         },
         || None,
@@ -134,47 +134,128 @@ pub fn analyze_then_values(
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Values {
     source: String,
-    /// By start, then in the order [`Finder`] visits them.
-    names: Vec<Found>,
+    /// Runs of names, one after the other in the text; each by start,
+    /// then in the order [`Finder`] visits them.
+    parts: Vec<std::sync::Arc<[Found]>>,
+    /// Where the names' offsets are when they are not `source`'s: in the
+    /// padded copy of it that an editor's analysis works on.
+    layout: Option<std::sync::Arc<crate::padding::Layout>>,
 }
 
 impl Values {
     /// The values of `names` found in `source`.
-    fn of(source: &str, mut names: Vec<Found>) -> Values {
-        // In the order of the text; at one place, the first found.
-        names.sort_by_key(|name| name.start);
+    pub(crate) fn of_names(source: &str, names: Vec<Found>) -> Values {
         Values {
             source: source.to_string(),
-            names,
+            parts: vec![sorted(names).into()],
+            layout: None,
+        }
+    }
+
+    /// The values of `parts` (runs of names in order, each sorted by
+    /// [`sorted`]) found in the padded copy `layout` makes of `source`.
+    pub(crate) fn of_parts(
+        source: &str,
+        parts: Vec<std::sync::Arc<[Found]>>,
+        layout: std::sync::Arc<crate::padding::Layout>,
+    ) -> Values {
+        Values {
+            source: source.to_string(),
+            parts: parts.into_iter().filter(|part| !part.is_empty()).collect(),
+            layout: Some(layout),
         }
     }
 
     /// What [`value_at`] gives for `offset` of the same script.
     pub fn at(&self, offset: usize) -> Option<ValueInfo> {
-        // Names are tokens, which do not overlap: sorted by start, they
-        // are sorted by end too. Of those that cover `offset`, the first
-        // is the one a visit in order finds.
-        let started = &self.names[..self.names.partition_point(|name| name.start <= offset)];
+        let offset = match &self.layout {
+            Some(layout) => layout.to_padded(offset),
+            None => offset,
+        };
+        // The run the names at `offset` are in: the last that starts at or
+        // before it (names are tokens, which do not overlap).
+        let part = self
+            .parts
+            .partition_point(|part| part.first().is_none_or(|name| name.start <= offset));
+        let names = self.parts.get(part.checked_sub(1)?)?;
+        // Sorted by start, the names are sorted by end too. Of those that
+        // cover `offset`, the first is the one a visit in order finds.
+        let started = &names[..names.partition_point(|name| name.start <= offset)];
         let first = started.partition_point(|name| name.end < offset);
-        started.get(first).map(|found| found.info(&self.source))
+        let found = started.get(first)?;
+        Some(match &self.layout {
+            None => found.info(&self.source),
+            Some(layout) => {
+                let moved = |span: Span| {
+                    Span::from_offsets(
+                        &self.source,
+                        layout.to_text(span.start.offset),
+                        layout.to_text(span.end.offset),
+                    )
+                };
+                let mut value = found.value.clone();
+                value.origin = value.origin.map(|origin| origin.moved(&moved));
+                Found {
+                    start: layout.to_text(found.start),
+                    end: layout.to_text(found.end),
+                    name: found.name.clone(),
+                    value,
+                }
+                .info(&self.source)
+            }
+        })
     }
 
     /// How many names were found.
     pub fn len(&self) -> usize {
-        self.names.len()
+        self.parts.iter().map(|part| part.len()).sum()
     }
 
     /// Whether no name was found.
     pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
+        self.len() == 0
     }
+}
+
+/// `names` in the order of the text; at one place, the first found.
+pub(crate) fn sorted(names: Vec<Found>) -> Vec<Found> {
+    crate::padding::sorted(names)
+}
+
+impl crate::padding::Placed for Found {
+    fn start(&self) -> usize {
+        self.start
+    }
+}
+
+/// The names of locals and followed fields in `stmt` (of the script
+/// `types` are of), with their values, as [`values`] finds them.
+pub(crate) fn names_in(types: &Types<'_>, stmt: &full_moon::ast::Stmt) -> Vec<Found> {
+    let mut finder = Finder {
+        types,
+        offset: None,
+        found: Vec::new(),
+    };
+    full_moon::visitors::Visit::visit(stmt, &mut finder);
+    finder.found
+}
+
+/// The names of locals and followed fields in `ast`, with their values.
+pub(crate) fn names_of(types: &Types<'_>, ast: &full_moon::ast::Ast) -> Vec<Found> {
+    let mut finder = Finder {
+        types,
+        offset: None,
+        found: Vec::new(),
+    };
+    finder.visit_ast(ast);
+    finder.found
 }
 
 /// A name found, with its bytes (the span is made when it is asked for).
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Found {
-    start: usize,
-    end: usize,
+pub(crate) struct Found {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
     name: String,
     value: Inferred,
 }
@@ -510,8 +591,9 @@ mod tests {
                 // Bytes around the names, and some between (60 at most
                 // per script: each `value_at` is a whole inference).
                 let mut offsets: Vec<usize> = values
-                    .names
+                    .parts
                     .iter()
+                    .flat_map(|part| part.iter())
                     .flat_map(|name| {
                         [
                             name.start.saturating_sub(1),

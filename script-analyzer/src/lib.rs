@@ -32,11 +32,13 @@ pub mod first_error;
 pub mod globals;
 pub mod header;
 pub mod hover;
+pub mod incremental;
 pub mod library;
 mod lint;
 pub mod lints;
 pub mod manifest;
 mod node_range;
+mod padding;
 mod parse;
 pub mod replies;
 #[cfg(feature = "rust-types")]
@@ -350,8 +352,9 @@ pub(crate) fn analyze_here_then<R>(
         types: &no_types,
         options,
         read_only,
+        unit: None,
     };
-    let types = lints::run_all(&cx, &mut report);
+    let types = lints::run_all(&cx, &mut report).types;
     report.diagnostics.sort_by_key(|d| match d.primary_span() {
         // Places in the script first, in order; then the Rust side.
         Some(span) => (0, span.start.offset, span.end.offset),

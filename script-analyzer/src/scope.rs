@@ -72,6 +72,14 @@ pub struct Model {
     pub global_reads: Vec<GlobalUse>,
     /// Assignments to globals (`x = 1`, `function f() end`), in source order.
     pub global_writes: Vec<GlobalUse>,
+    /// The variables of the script, in the order they are declared, when
+    /// [`Model::variables`] holds others too (those of a statement an
+    /// editor replaced, see [`Model::replace_unit`]); `None`: all of them.
+    order: Option<Vec<usize>>,
+    /// For each statement of the main chunk, the first variable it
+    /// declares (or would: the number declared before it); then the
+    /// number declared by them all.
+    pub(crate) top_level_starts: Vec<usize>,
 }
 
 impl Model {
@@ -81,7 +89,25 @@ impl Model {
             model: Model::default(),
             scopes: vec![HashMap::new()],
         };
-        builder.block(ast.nodes());
+        // The main chunk's statements one by one, to note where each
+        // one's variables start.
+        let block = ast.nodes();
+        for stmt in block.stmts() {
+            builder
+                .model
+                .top_level_starts
+                .push(builder.model.variables.len());
+            builder.stmt(stmt);
+        }
+        builder
+            .model
+            .top_level_starts
+            .push(builder.model.variables.len());
+        if let Some(LastStmt::Return(ret)) = block.last_stmt() {
+            for expr in ret.returns() {
+                builder.expr(expr);
+            }
+        }
         let mut model = builder.model;
         model.global_reads.sort_by_key(|g| g.start);
         model.global_writes.sort_by_key(|g| g.start);
@@ -92,6 +118,11 @@ impl Model {
     /// or `None` when the token is no variable name (a field name, say).
     pub fn resolve(&self, token: &TokenReference) -> Option<Resolution> {
         self.resolutions.get(&offset(token)).copied()
+    }
+
+    /// What the name whose token starts at byte `offset` refers to.
+    pub(crate) fn resolve_offset(&self, offset: usize) -> Option<Resolution> {
+        self.resolutions.get(&offset).copied()
     }
 
     /// Whether the name `token` (a use of a variable) refers to a global.
@@ -105,6 +136,71 @@ impl Model {
             Resolution::Local(i) => self.variables.get(i),
             Resolution::Global => None,
         }
+    }
+
+    /// The names of the script's local variables, in the order they are
+    /// declared.
+    pub fn names(&self) -> Vec<&str> {
+        match &self.order {
+            None => self.variables.iter().map(|v| v.name.as_str()).collect(),
+            Some(order) => order
+                .iter()
+                .map(|&i| self.variables[i].name.as_str())
+                .collect(),
+        }
+    }
+
+    /// Replaces the names of a statement of the main chunk with those of
+    /// `stmt`, which takes its place (an editor's change inside it). The
+    /// old statement's names are those resolved at `old_offsets` (the
+    /// starts of its tokens), its globals those in `start..end`. `outer`
+    /// maps the names of the main chunk's locals in scope at the statement
+    /// to their variables; `own` is the variable `local function NAME`
+    /// declares, kept. The variables `stmt` declares: a run of new ids
+    /// (the old ones stay in [`Model::variables`], unused).
+    pub(crate) fn replace_unit(
+        &mut self,
+        stmt: &Stmt,
+        old_offsets: &[usize],
+        (start, end): (usize, usize),
+        outer: HashMap<String, usize>,
+        own: Option<usize>,
+    ) -> std::ops::Range<usize> {
+        for offset in old_offsets {
+            self.resolutions.remove(offset);
+        }
+        self.global_reads
+            .retain(|g| !(start <= g.start && g.start < end));
+        self.global_writes
+            .retain(|g| !(start <= g.start && g.start < end));
+        let first = self.variables.len();
+        let mut builder = Builder {
+            model: std::mem::take(self),
+            scopes: vec![outer],
+        };
+        match (stmt, own) {
+            (Stmt::LocalFunction(local), Some(own)) => {
+                builder
+                    .model
+                    .resolutions
+                    .insert(offset(local.name()), Resolution::Local(own));
+                if let Some(scope) = builder.scopes.last_mut() {
+                    scope.insert(local.name().token().to_string(), own);
+                }
+                builder.scoped(|b| b.function_body(local.body(), false));
+            }
+            _ => builder.stmt(stmt),
+        }
+        *self = builder.model;
+        self.global_reads.sort_by_key(|g| g.start);
+        self.global_writes.sort_by_key(|g| g.start);
+        first..self.variables.len()
+    }
+
+    /// Sets the order in which the live variables were declared (see
+    /// [`Model::names`]).
+    pub(crate) fn set_order(&mut self, order: Vec<usize>) {
+        self.order = Some(order);
     }
 }
 

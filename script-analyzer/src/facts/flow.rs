@@ -87,33 +87,85 @@ pub(super) struct Flow<'t, 'a> {
     over: RefCell<Vec<Option<Origin>>>,
     /// What each function walked returns (its first value), by body.
     returns: RefCell<HashMap<usize, Inferred>>,
+    /// When each function's walk started first and ended last, by body,
+    /// counting the starts and ends of every function's walk.
+    times: RefCell<HashMap<usize, (usize, usize)>>,
+    clock: Cell<usize>,
+}
+
+impl<'t, 'a> Flow<'t, 'a> {
+    fn new(types: &'t Types<'a>, returns: HashMap<usize, Inferred>) -> Flow<'t, 'a> {
+        Flow {
+            types,
+            at: RefCell::new(HashMap::new()),
+            fields_at: RefCell::new(HashMap::new()),
+            function: Cell::new(0),
+            budget: Cell::new(BUDGET),
+            breaks: RefCell::new(Vec::new()),
+            over: RefCell::new(Vec::new()),
+            returns: RefCell::new(returns),
+            times: RefCell::new(HashMap::new()),
+            clock: Cell::new(0),
+        }
+    }
+
+    fn tick(&self) -> usize {
+        let now = self.clock.get();
+        self.clock.set(now + 1);
+        now
+    }
 }
 
 /// Walks `ast`; `None` when the walk gave up.
 pub(super) fn walk(types: &Types<'_>, ast: &Ast) -> Option<Walked> {
-    let flow = Flow {
-        types,
-        at: RefCell::new(HashMap::new()),
-        fields_at: RefCell::new(HashMap::new()),
-        function: Cell::new(0),
-        budget: Cell::new(BUDGET),
-        breaks: RefCell::new(Vec::new()),
-        over: RefCell::new(Vec::new()),
-        returns: RefCell::new(HashMap::new()),
-    };
+    let flow = Flow::new(types, HashMap::new());
     flow.block(ast.nodes(), State::start());
+    let spent = BUDGET - flow.budget.get();
     (flow.budget.get() > 0).then(|| Walked {
         at: flow.at.into_inner(),
         fields_at: flow.fields_at.into_inner(),
+        returns: flow.returns.into_inner(),
+        times: flow.times.into_inner(),
+        spent,
     })
 }
 
+/// Walks the function `body`, written in the main chunk, as the walk of
+/// its script does when it gets there: `returns` holds what the functions
+/// walked before it return. What it found; its `spent` is its share of
+/// the budget (`None`: it alone used it up).
+pub(super) fn walk_function(
+    types: &Types<'_>,
+    body: &FunctionBody,
+    returns: HashMap<usize, Inferred>,
+) -> Option<Walked> {
+    let flow = Flow::new(types, returns);
+    flow.function(body);
+    let spent = BUDGET - flow.budget.get();
+    (flow.budget.get() > 0).then(|| Walked {
+        at: flow.at.into_inner(),
+        fields_at: flow.fields_at.into_inner(),
+        returns: flow.returns.into_inner(),
+        times: flow.times.into_inner(),
+        spent,
+    })
+}
+
+/// The budget of a walk.
+pub(super) const WALK_BUDGET: usize = BUDGET;
+
 /// What the walk found.
-pub(super) struct Walked {
+pub(crate) struct Walked {
     /// The value of each node where it is evaluated.
     pub at: HashMap<NodeKey, Inferred>,
     /// The followed fields of local tables where they are read as a whole.
     pub fields_at: HashMap<NodeKey, HashMap<FieldKey, Inferred>>,
+    /// What each function walked returns (its first value), by body.
+    pub returns: HashMap<usize, Inferred>,
+    /// When each function's walk started first and ended last, by body.
+    pub times: HashMap<usize, (usize, usize)>,
+    /// The statements the walk visited (its budget spent).
+    pub spent: usize,
 }
 
 /// The evaluation environment at one point.
@@ -345,7 +397,13 @@ impl Flow<'_, '_> {
 
     /// Walks the body of a function written at this point.
     pub fn function(&self, body: &FunctionBody) {
-        let saved = self.function.replace(std::ptr::from_ref(body) as usize);
+        let key = std::ptr::from_ref(body) as usize;
+        let started = self.tick();
+        self.times
+            .borrow_mut()
+            .entry(key)
+            .or_insert((started, started));
+        let saved = self.function.replace(key);
         let saved_breaks = self.breaks.take();
         let mut state = State::start();
         let received = self.types.params.get(&(std::ptr::from_ref(body) as usize));
@@ -371,6 +429,10 @@ impl Flow<'_, '_> {
         }
         self.breaks.replace(saved_breaks);
         self.function.set(saved);
+        let ended = self.tick();
+        if let Some(times) = self.times.borrow_mut().get_mut(&key) {
+            times.1 = ended;
+        }
     }
 
     /// The function being walked may return `value` (its first value).

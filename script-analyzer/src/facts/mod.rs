@@ -70,6 +70,7 @@ mod params;
 mod seeds;
 mod state;
 mod summary;
+pub(crate) mod unit;
 mod value;
 
 pub use summary::{Use, UseKind};
@@ -142,6 +143,189 @@ pub struct Types<'a> {
     /// Tables held in a named field of a local that may change where the
     /// walk does not see it (their length is not followed).
     nested_changed: HashSet<(usize, String)>,
+    /// How the values were found, for an editor's analysis of a change
+    /// (the `incremental` module).
+    walks: Walks,
+}
+
+/// The facts of [`Types`] without the text and names they were inferred
+/// from: what an editor's analysis keeps of a version of its script for
+/// the next (the `incremental` module). Keys that are node addresses stay
+/// valid while the trees are kept unmoved.
+pub(crate) struct Saved {
+    calls: HashMap<(usize, usize), RedisCall>,
+    vars: HashMap<usize, Inferred>,
+    defs_count: HashMap<usize, usize>,
+    uses: HashMap<usize, Vec<Use>>,
+    at: HashMap<NodeKey, Inferred>,
+    fields_at: HashMap<NodeKey, HashMap<FieldKey, Inferred>>,
+    declared_in: HashMap<usize, usize>,
+    escaping: HashSet<usize>,
+    tracked: HashSet<usize>,
+    protocol: Option<Protocol>,
+    inputs_assigned: bool,
+    declared: Option<crate::Declared>,
+    seeds: seeds::Seeds,
+    bodies: HashMap<usize, usize>,
+    field_bodies: HashMap<(usize, String), usize>,
+    parameter_counts: HashMap<usize, usize>,
+    params: HashMap<usize, Vec<Inferred>>,
+    nested_changed: HashSet<(usize, String)>,
+    walks: Walks,
+}
+
+impl<'a> Types<'a> {
+    /// The facts, without the text and names.
+    pub(crate) fn save(self) -> Saved {
+        let Types {
+            source: _,
+            model: _,
+            calls,
+            vars,
+            defs_count,
+            uses,
+            at,
+            fields_at,
+            declared_in,
+            escaping,
+            tracked,
+            protocol,
+            inputs_assigned,
+            declared,
+            seeds,
+            bodies,
+            field_bodies,
+            parameter_counts,
+            params,
+            nested_changed,
+            walks,
+        } = self;
+        Saved {
+            calls,
+            vars,
+            defs_count,
+            uses,
+            at,
+            fields_at,
+            declared_in,
+            escaping,
+            tracked,
+            protocol,
+            inputs_assigned,
+            declared,
+            seeds,
+            bodies,
+            field_bodies,
+            parameter_counts,
+            params,
+            nested_changed,
+            walks,
+        }
+    }
+
+    /// The facts `saved`, of `source` with the names `model`.
+    pub(crate) fn restore(saved: Saved, source: &'a str, model: &'a Model) -> Types<'a> {
+        let Saved {
+            calls,
+            vars,
+            defs_count,
+            uses,
+            at,
+            fields_at,
+            declared_in,
+            escaping,
+            tracked,
+            protocol,
+            inputs_assigned,
+            declared,
+            seeds,
+            bodies,
+            field_bodies,
+            parameter_counts,
+            params,
+            nested_changed,
+            walks,
+        } = saved;
+        Types {
+            source,
+            model: Some(model),
+            calls,
+            vars,
+            defs_count,
+            uses,
+            at,
+            fields_at,
+            declared_in,
+            escaping,
+            tracked,
+            protocol,
+            inputs_assigned,
+            declared,
+            seeds,
+            bodies,
+            field_bodies,
+            parameter_counts,
+            params,
+            nested_changed,
+            walks,
+        }
+    }
+
+    /// Replaces the `redis.call` sites in bytes `start..end` with `new`,
+    /// all the sites being then `all`, and the main chunk `ast`: whether
+    /// the protocol of the replies and the keys seeded stay as they were.
+    pub(crate) fn replace_calls(
+        &mut self,
+        (start, end): (usize, usize),
+        new: &[RedisCall],
+        all: &[RedisCall],
+        ast: &Ast,
+    ) -> bool {
+        self.calls.retain(|(s, _), _| !(start <= *s && *s < end));
+        self.calls.extend(
+            new.iter()
+                .map(|c| ((c.span.start.offset, c.span.end.offset), c.clone())),
+        );
+        let protocol = protocol(self.source, ast, all);
+        let seeds = seeds::Seeds::of(self.source, all);
+        protocol == self.protocol && seeds == self.seeds
+    }
+}
+
+/// How [`Types::build`] went.
+#[derive(Default)]
+pub(crate) struct Walks {
+    /// The summary's fixed point was reached (otherwise every local is
+    /// unknown).
+    pub settled: bool,
+    /// The first flow walk (the script's own functions' parameters
+    /// unknown), unless it gave up.
+    pub first: Option<WalkRecord>,
+    /// The second one (with what the parameters receive), when made and
+    /// it did not give up.
+    pub second: Option<WalkRecord>,
+    /// A second walk was made and gave up.
+    pub second_gave_up: bool,
+}
+
+/// What a flow walk found besides the values.
+pub(crate) struct WalkRecord {
+    /// What each function returns (its first value), by body.
+    pub returns: HashMap<usize, Inferred>,
+    /// When each function's walk started first and ended last, by body.
+    pub times: HashMap<usize, (usize, usize)>,
+    /// The statements it visited.
+    pub spent: usize,
+}
+
+impl WalkRecord {
+    fn of(walked: &mut flow::Walked) -> WalkRecord {
+        WalkRecord {
+            returns: std::mem::take(&mut walked.returns),
+            times: std::mem::take(&mut walked.times),
+            spent: walked.spent,
+        }
+    }
 }
 
 /// What is known of a local table where it is read ([`Types::table_fields`]).
@@ -211,12 +395,17 @@ const SCANS: &[&str] = &["SCAN", "SSCAN", "HSCAN", "ZSCAN"];
 /// Rounds of the summary's fixed point before giving up (then: unknown).
 const MAX_ROUNDS: usize = 40;
 
-/// The summary's view of the locals.
-struct SummaryEnv<'m>(&'m HashMap<usize, Inferred>);
+/// The summary's view of the locals: those being worked out, then the
+/// others, settled already.
+struct SummaryEnv<'m>(&'m HashMap<usize, Inferred>, &'m HashMap<usize, Inferred>);
 
 impl Env for SummaryEnv<'_> {
     fn local(&self, _types: &Types<'_>, _token: &TokenReference, var: usize) -> Inferred {
-        self.0.get(&var).cloned().unwrap_or_else(Inferred::any)
+        self.0
+            .get(&var)
+            .or_else(|| self.1.get(&var))
+            .cloned()
+            .unwrap_or_else(Inferred::any)
     }
 }
 
@@ -299,7 +488,9 @@ impl<'a> Types<'a> {
         } = walker;
         types.nested_changed = nested_changed;
         types.inputs_assigned = inputs_assigned;
-        types.vars = summary_values(&types, &defs);
+        let (vars, settled) = summary_values(&types, &defs, &HashMap::new());
+        types.vars = vars;
+        types.walks.settled = settled;
         types.defs_count = defs.iter().map(|(var, d)| (*var, d.len())).collect();
         // A function a local always holds: its calls give what it returns.
         types.bodies = bodies
@@ -351,19 +542,24 @@ impl<'a> Types<'a> {
         types.uses = uses;
         types.declared_in = declared_in;
         types.escaping = escaping;
-        if let Some(walked) = flow::walk(&types, ast) {
+        if let Some(mut walked) = flow::walk(&types, ast) {
             let params = params::of_calls(&types, ast, &walked.at);
+            types.walks.first = Some(WalkRecord::of(&mut walked));
             types.at = walked.at;
             types.fields_at = walked.fields_at;
             // Again, with what the script's own functions receive.
             if !params.is_empty() {
                 types.params = params;
                 match flow::walk(&types, ast) {
-                    Some(walked) => {
+                    Some(mut walked) => {
+                        types.walks.second = Some(WalkRecord::of(&mut walked));
                         types.at = walked.at;
                         types.fields_at = walked.fields_at;
                     }
-                    None => types.params.clear(),
+                    None => {
+                        types.params.clear();
+                        types.walks.second_gave_up = true;
+                    }
                 }
             }
         }
@@ -513,7 +709,8 @@ impl<'a> Types<'a> {
 fn summary_values(
     types: &Types<'_>,
     defs: &HashMap<usize, Vec<Def<'_>>>,
-) -> HashMap<usize, Inferred> {
+    others: &HashMap<usize, Inferred>,
+) -> (HashMap<usize, Inferred>, bool) {
     let mut env: HashMap<usize, Inferred> = defs
         .keys()
         .map(|&var| (var, Inferred::of(Ty::EMPTY)))
@@ -526,7 +723,7 @@ fn summary_values(
             let mut acc: Option<Inferred> = None;
             for def in &defs[var] {
                 let value = match def {
-                    Def::Expr(expr) => types.eval(expr, &SummaryEnv(&env)),
+                    Def::Expr(expr) => types.eval(expr, &SummaryEnv(&env, others)),
                     Def::Value(ty) => Inferred::of(*ty),
                 };
                 acc = Some(match acc {
@@ -548,11 +745,11 @@ fn summary_values(
             env.insert(*var, acc);
         }
         if !changed {
-            return env;
+            return (env, true);
         }
     }
     env.values_mut().for_each(|v| *v = Inferred::any());
-    env
+    (env, false)
 }
 
 /// Where a call suffix ends (its closing parenthesis, string or brace).

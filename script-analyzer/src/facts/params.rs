@@ -43,6 +43,39 @@ pub(super) fn of_calls(
     };
     calls.visit_ast(ast);
     let Calls { found, counts, .. } = calls;
+    received(types, found, &counts)
+}
+
+/// The calls of functions held by locals in `stmt` (a statement of the
+/// main chunk), as a walk that recorded `at` saw them: by local, the
+/// argument values of each call and whether the list ends open; and how
+/// many calls name each local.
+pub(super) fn calls_in(
+    types: &Types<'_>,
+    stmt: &full_moon::ast::Stmt,
+    at: &HashMap<NodeKey, Inferred>,
+) -> (Found, HashMap<usize, usize>) {
+    let mut calls = Calls {
+        types,
+        at,
+        found: HashMap::new(),
+        counts: HashMap::new(),
+    };
+    full_moon::visitors::Visit::visit(stmt, &mut calls);
+    (calls.found, calls.counts)
+}
+
+/// By local: the argument values of each call, and whether the list ends
+/// in a call or `...`.
+pub(super) type Found = HashMap<usize, Vec<(Vec<Inferred>, bool)>>;
+
+/// What the parameters of the functions whose every call is in `found`
+/// (`counts` of them) receive, by body.
+pub(super) fn received(
+    types: &Types<'_>,
+    found: Found,
+    counts: &HashMap<usize, usize>,
+) -> HashMap<usize, Vec<Inferred>> {
     found
         .into_iter()
         .filter(|(var, _)| counts.get(var).copied() == Some(types.uses(*var).len()))

@@ -19,7 +19,7 @@ use crate::calls::{CallArg, RedisCall};
 use std::collections::HashMap;
 
 /// The seeded keys of a script.
-#[derive(Default)]
+#[derive(Default, PartialEq)]
 pub(super) struct Seeds {
     /// By key (its text in the script) and field (`None` for a string key):
     /// the hull of the literals written, or `None` once something else is.

@@ -60,7 +60,7 @@ pub(super) enum Def<'a> {
 
 /// Collects the values assigned to each local and the uses of each.
 pub(super) struct Walker<'t, 'a> {
-    pub types: &'t Types<'a>,
+    pub types: &'t Types<'t>,
     pub defs: HashMap<usize, Vec<Def<'a>>>,
     pub uses: HashMap<usize, Vec<Use>>,
     pub inputs_assigned: bool,
@@ -167,7 +167,7 @@ impl<'a> Walker<'_, 'a> {
         self.functions.pop();
     }
 
-    fn stmt(&mut self, stmt: &'a Stmt) {
+    pub fn stmt(&mut self, stmt: &'a Stmt) {
         match stmt {
             Stmt::LocalAssignment(local) => {
                 let exprs: Vec<&Expression> = local.expressions().iter().collect();

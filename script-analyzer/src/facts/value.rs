@@ -218,6 +218,28 @@ pub enum Origin {
 }
 
 impl Origin {
+    /// The same, its places moved by `moved`.
+    pub(crate) fn moved(mut self, moved: &impl Fn(Span) -> Span) -> Origin {
+        match &mut self {
+            Origin::Reply { span, .. }
+            | Origin::Rounded { span }
+            | Origin::Difference { span }
+            | Origin::Boolean { span }
+            | Origin::Fraction { span, .. } => *span = moved(*span),
+            Origin::Tonumber { of: Some(of) } | Origin::Trusted { of } => {
+                **of = of.as_ref().clone().moved(moved);
+            }
+            Origin::Tonumber { of: None }
+            | Origin::Cursor { .. }
+            | Origin::Input { .. }
+            | Origin::Missing { .. }
+            | Origin::Concat { .. }
+            | Origin::Element { .. }
+            | Origin::Decoded => {}
+        }
+        self
+    }
+
     /// Whether a value from here may be `false` or nil because of where it
     /// comes from: a reply that may be nil, an element of one, an input the
     /// caller does not pass, or `tonumber` of one of those.

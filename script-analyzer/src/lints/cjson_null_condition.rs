@@ -31,13 +31,13 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         documents: HashSet::new(),
         fields: HashSet::new(),
     };
-    locals.visit_ast(cx.ast);
+    cx.visit(&mut locals);
     let mut conditions = Conditions {
         locals: &locals,
         reported: HashSet::new(),
         found: Vec::new(),
     };
-    conditions.visit_ast(cx.ast);
+    cx.visit(&mut conditions);
     each_comparison(cx, |cmp| {
         if !cmp.is_equality() {
             return;

@@ -35,7 +35,7 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         cx,
         found: Vec::new(),
     };
-    finder.visit_ast(cx.ast);
+    cx.visit(&mut finder);
     report.diagnostics.extend(finder.found);
 }
 

@@ -123,7 +123,7 @@ pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) 
         cx,
         found: Vec::new(),
     };
-    formats.visit_ast(cx.ast);
+    cx.visit(&mut formats);
     report.diagnostics.extend(formats.found);
 }
 

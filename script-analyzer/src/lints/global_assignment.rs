@@ -9,6 +9,9 @@ use crate::{Diagnostic, Lint, Report, Span, sandbox};
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
     for write in &cx.model.global_writes {
+        if !cx.in_scope(write.start) {
+            continue;
+        }
         let span = Span::from_offsets(cx.source, write.start, write.end);
         let name = &write.name;
         let function = is_function_declaration(cx.source, write.start);

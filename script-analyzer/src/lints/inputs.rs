@@ -58,13 +58,16 @@ pub(crate) fn uses(cx: &Context<'_>) -> Vec<Use> {
         uses: Vec::new(),
         seen: HashSet::new(),
     };
-    finder.visit_ast(cx.ast);
+    cx.visit(&mut finder);
     // What the visitor did not see indexed is a use of the whole table
     // (`#KEYS`, `unpack(ARGV)`, `local k = KEYS`).
     for read in &cx.model.global_reads {
         let Some(table) = Table::from_name(&read.name) else {
             continue;
         };
+        if !cx.in_scope(read.start) {
+            continue;
+        }
         if finder.seen.contains(&read.start) {
             continue;
         }

@@ -38,7 +38,7 @@ pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) 
         by_span: &by_span,
         initialized: HashMap::new(),
     };
-    locals.visit_ast(cx.ast);
+    cx.visit(&mut locals);
     let mut conditions = Conditions {
         cx,
         by_span: &by_span,
@@ -46,7 +46,7 @@ pub(crate) fn check(cx: &Context<'_>, calls: &[RedisCall], report: &mut Report) 
         reported: HashSet::new(),
         found: Vec::new(),
     };
-    conditions.visit_ast(cx.ast);
+    cx.visit(&mut conditions);
     report.diagnostics.extend(conditions.found);
     compared_with_booleans(cx, report);
 }
@@ -217,10 +217,12 @@ impl Conditions<'_, '_, '_> {
     }
 }
 
-impl<'r> Conditions<'_, '_, 'r> {
-    /// The `redis.call` whose reply `expr` surely is where it is tested.
-    fn held_reply(&self, expr: &Expression) -> Option<&'r RedisCall> {
-        let value = self.cx.types.of(expr);
+impl<'c> Conditions<'c, '_, '_> {
+    /// The `redis.call` whose reply `expr` surely is where it is tested
+    /// (anywhere in the script: a reply a function of the script gives).
+    fn held_reply(&self, expr: &Expression) -> Option<&'c RedisCall> {
+        let cx = self.cx;
+        let value = cx.types.of(expr);
         let Some(Origin::Reply { span, pcall, .. }) = &value.origin else {
             return None;
         };
@@ -232,9 +234,7 @@ impl<'r> Conditions<'_, '_, 'r> {
         if !value.ty.within(integer) {
             return None;
         }
-        self.by_span
-            .get(&(span.start.offset, span.end.offset))
-            .copied()
+        cx.types.call_at(span.start.offset, span.end.offset)
     }
 }
 

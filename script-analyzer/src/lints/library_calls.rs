@@ -20,7 +20,7 @@ pub(crate) struct LibraryCall<'a> {
 /// `unpack`, `table.unpack`) or a method (`s:find`).
 pub(crate) fn each_library_call(cx: &Context<'_>, f: impl FnMut(&LibraryCall<'_>)) {
     let mut finder = Finder { cx, f };
-    finder.visit_ast(cx.ast);
+    cx.visit(&mut finder);
 }
 
 struct Finder<'c, 'a, F> {

@@ -72,8 +72,46 @@ fn missing_input(value: &Inferred) -> Option<&str> {
 }
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
-    // One finding per local or field: once it raised, it was not false.
-    let mut reported = HashSet::new();
+    report.diagnostics.extend(candidates(cx).dedup());
+}
+
+/// A finding before the one-per-local rule: its diagnostic, and the local
+/// or field it is about (`None`: reported wherever it is found).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Candidate {
+    pub key: Option<String>,
+    pub diagnostic: Diagnostic,
+}
+
+/// Every finding of a script (or of the statement checked), in the order
+/// the rule takes them: the operands in tree order, then the method
+/// calls.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Candidates {
+    pub operands: Vec<Candidate>,
+    pub methods: Vec<Candidate>,
+}
+
+impl Candidates {
+    /// One finding per local or field: once it raised, it was not false.
+    pub fn dedup(&self) -> Vec<Diagnostic> {
+        let mut reported = HashSet::new();
+        self.operands
+            .iter()
+            .chain(&self.methods)
+            .filter(|c| {
+                c.key
+                    .as_ref()
+                    .is_none_or(|key| reported.insert(key.clone()))
+            })
+            .map(|c| c.diagnostic.clone())
+            .collect()
+    }
+}
+
+/// The findings of `cx`, before the one-per-local rule.
+pub(crate) fn candidates(cx: &Context<'_>) -> Candidates {
+    let mut found = Candidates::default();
     each_operand(cx, |expr, operand| {
         let value = cx.types.of(expr);
         let missing = missing_input(&value);
@@ -93,11 +131,6 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             Expression::FunctionCall(_) => None,
             _ => Some(text(cx, expr)),
         };
-        if let Some(place) = place
-            && !reported.insert(place)
-        {
-            return;
-        }
         let falsy = if missing.is_some() || matches!(value.origin, Some(Origin::Tonumber { .. })) {
             "nil"
         } else {
@@ -134,8 +167,9 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             },
             (_, None) => describe(cx, expr, &value),
         };
-        report.diagnostics.push(
-            Diagnostic::warning(
+        found.operands.push(Candidate {
+            key: place,
+            diagnostic: Diagnostic::warning(
                 Lint::MaybeFalse,
                 cx.span_of(expr),
                 format!("{subject}; {consequence}"),
@@ -144,14 +178,15 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             .with_help(
                 "give a default (`redis.call(...) or '0'`, `tonumber(...) or 0`), or test the value first",
             ),
-        );
+        });
     });
-    methods_of_false(cx, &mut reported, report);
+    found.methods = methods_of_false(cx);
+    found
 }
 
 /// A method called on a local that may be `false` (`job:sub(1, 3)`):
 /// "attempt to index a boolean value".
-fn methods_of_false(cx: &Context<'_>, reported: &mut HashSet<String>, report: &mut Report) {
+fn methods_of_false(cx: &Context<'_>) -> Vec<Candidate> {
     struct Finder<'c, 'a> {
         cx: &'c Context<'a>,
         found: Vec<(String, usize, crate::Span, Inferred, String)>,
@@ -187,7 +222,7 @@ fn methods_of_false(cx: &Context<'_>, reported: &mut HashSet<String>, report: &m
         cx,
         found: Vec::new(),
     };
-    finder.visit_ast(cx.ast);
+    cx.visit(&mut finder);
     // A method call is a use of its receiver like a call: handed to the
     // script's own functions or stored is something else.
     let receivers: HashSet<(usize, usize)> = finder
@@ -195,12 +230,13 @@ fn methods_of_false(cx: &Context<'_>, reported: &mut HashSet<String>, report: &m
         .iter()
         .map(|(_, _, span, _, _)| (span.start.offset, span.end.offset))
         .collect();
+    let mut found = Vec::new();
     for (name, var, span, value, method) in finder.found {
         let elsewhere = cx.types.uses(var).iter().any(|u| {
             u.kind == UseKind::Other
                 && !receivers.contains(&(u.span.start.offset, u.span.end.offset))
         });
-        if elsewhere || !reported.insert(name.clone()) {
+        if elsewhere {
             continue;
         }
         let subject = match &value.origin {
@@ -210,16 +246,19 @@ fn methods_of_false(cx: &Context<'_>, reported: &mut HashSet<String>, report: &m
             ),
             _ => format!("`{name}` may be `false` or nil"),
         };
-        report.diagnostics.push(
-            Diagnostic::warning(
-                Lint::MaybeFalse,
-                span,
-                format!("{subject}; `{name}:{method}(...)` on `false` raises \"attempt to index a boolean value\""),
-            )
-            .with_label("may be missing here")
-            .with_help("test the value first (`if v then`), or give a default: `(v or '')`"),
-        );
+        let diagnostic = Diagnostic::warning(
+            Lint::MaybeFalse,
+            span,
+            format!("{subject}; `{name}:{method}(...)` on `false` raises \"attempt to index a boolean value\""),
+        )
+        .with_label("may be missing here")
+        .with_help("test the value first (`if v then`), or give a default: `(v or '')`");
+        found.push(Candidate {
+            key: Some(name),
+            diagnostic,
+        });
     }
+    found
 }
 
 #[cfg(test)]

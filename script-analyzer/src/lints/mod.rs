@@ -24,13 +24,13 @@ mod dynamic_access;
 mod flat_reply_index;
 mod fractional_argument;
 mod global_assignment;
-mod inputs;
+pub(crate) mod inputs;
 mod integer_condition;
 mod invalid_expire;
 mod lexical_comparison;
 mod library_calls;
 mod literal_key;
-mod maybe_false;
+pub(crate) mod maybe_false;
 mod nil_comparison;
 mod nil_return;
 mod non_integer_return;
@@ -50,7 +50,7 @@ mod target_version;
 mod typed;
 mod undefined_global;
 mod unknown_command;
-mod unknown_member;
+pub(crate) mod unknown_member;
 mod unpack_reply;
 mod write_in_read_only;
 
@@ -70,9 +70,43 @@ pub struct Context<'a> {
     pub options: &'a Options,
     /// `options.read_only`, or a `no-writes` shebang.
     pub read_only: bool,
+    /// When the checks look at one statement of the main chunk only (an
+    /// editor's analysis of the statement it changed, in the
+    /// `incremental` module): that statement, and what the rest of the
+    /// script tells about it.
+    pub(crate) unit: Option<&'a Unit<'a>>,
+}
+
+/// One top-level statement checked on its own, as part of its script:
+/// the facts and names are the whole script's.
+pub(crate) struct Unit<'a> {
+    /// The statement.
+    pub stmt: &'a full_moon::ast::Stmt,
+    /// Its bytes in the source.
+    pub start: usize,
+    /// One past its last byte.
+    pub end: usize,
+    /// The library members the whole script tests for existence
+    /// (`unknown_member`).
+    pub tested_members: &'a std::collections::BTreeSet<(String, String)>,
 }
 
 impl Context<'_> {
+    /// Visits the tree: the whole script, or the one statement checked.
+    pub(crate) fn visit(&self, visitor: &mut impl full_moon::visitors::Visitor) {
+        match self.unit {
+            Some(unit) => full_moon::visitors::Visit::visit(unit.stmt, visitor),
+            None => visitor.visit_ast(self.ast),
+        }
+    }
+
+    /// Whether byte `offset` is in what is checked (the whole script, or
+    /// the one statement).
+    pub(crate) fn in_scope(&self, offset: usize) -> bool {
+        self.unit
+            .is_none_or(|unit| unit.start <= offset && offset < unit.end)
+    }
+
     /// The span of a node (or token) of the tree. Only a tree that failed
     /// to parse has nodes without a position, and no lint sees one.
     pub fn span_of(&self, node: &impl Node) -> Span {
@@ -139,8 +173,18 @@ fn check_of(lint: Lint) -> Option<Check> {
     })
 }
 
+/// What [`run_all`] worked out besides the report.
+pub(crate) struct Ran<'a> {
+    /// The inference the checks read.
+    pub types: Types<'a>,
+    /// The script's `redis.call` sites.
+    pub calls: Vec<RedisCall>,
+    /// The diagnostics of each lint not allowed, in [`Lint::ALL`]'s order.
+    pub outputs: Vec<(Lint, Vec<crate::Diagnostic>)>,
+}
+
 /// Runs every lint that is not allowed; the inference they read.
-pub(crate) fn run_all<'a>(cx: &Context<'a>, report: &mut Report) -> Types<'a> {
+pub(crate) fn run_all<'a>(cx: &Context<'a>, report: &mut Report) -> Ran<'a> {
     let (calls, escapes) = crate::calls::redis_calls_escaping(&cx.tree());
     crate::calls::record_info(&calls, escapes, report);
     let checks: Vec<(Lint, Check)> = Lint::ALL
@@ -157,8 +201,58 @@ pub(crate) fn run_all<'a>(cx: &Context<'a>, report: &mut Report) -> Types<'a> {
     };
     report.info.returns = chunk_returns::reply_kinds(cx);
     report.info.reply_codes = reply_codes::returned_codes(cx);
-    schedule::run(cx, &calls, &checks, done, report);
-    types
+    let outputs = schedule::run(cx, &calls, &checks, done, report);
+    Ran {
+        types,
+        calls,
+        outputs,
+    }
+}
+
+/// The lints that look at the main chunk's `return`s (and what they
+/// return) rather than at each statement: an editor's analysis of one
+/// changed statement keeps what they found.
+pub(crate) const MAIN_CHUNK: &[Lint] = &[
+    Lint::NonIntegerReturn,
+    Lint::ReturnType,
+    Lint::NilReturn,
+    Lint::ReturnShape,
+];
+
+/// Runs, on the one statement `cx` checks (its `unit`), every lint that
+/// is not allowed but those of [`MAIN_CHUNK`] and `maybe_false` (see
+/// [`maybe_false::candidates`]): the diagnostics of each, in
+/// [`Lint::ALL`]'s order, those in the statement only. `calls` are the
+/// statement's `redis.call` sites (a lint that reads the call a reply came
+/// from, which may be elsewhere, asks the facts: [`Types::call_at`]).
+pub(crate) fn run_unit(
+    cx: &Context<'_>,
+    calls: &[RedisCall],
+) -> Vec<(Lint, Vec<crate::Diagnostic>)> {
+    let Some(unit) = cx.unit else {
+        return Vec::new();
+    };
+    let mut outputs = Vec::new();
+    for &lint in Lint::ALL {
+        let Some(check) = check_of(lint) else {
+            continue;
+        };
+        if MAIN_CHUNK.contains(&lint) || lint == Lint::MaybeFalse || cx.allowed(lint) {
+            continue;
+        }
+        let mut report = Report::default();
+        check(cx, calls, &mut report);
+        // Only what is about the statement: a declared input the script
+        // never reads is the whole script's.
+        report.diagnostics.retain(|d| match d.target {
+            crate::Target::Script(span) => {
+                unit.start <= span.start.offset && span.end.offset <= unit.end
+            }
+            _ => false,
+        });
+        outputs.push((lint, report.diagnostics));
+    }
+    outputs
 }
 
 #[cfg(test)]

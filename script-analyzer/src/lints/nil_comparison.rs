@@ -23,7 +23,7 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         cx,
         nil_sides: HashSet::new(),
     };
-    paired.visit_ast(cx.ast);
+    cx.visit(&mut paired);
     let paired = paired.nil_sides;
     each_comparison(cx, |cmp| {
         if !cmp.is_equality() || paired.contains(&std::ptr::from_ref(cmp.whole)) {

@@ -272,7 +272,7 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         cx,
         found: Vec::new(),
     };
-    inexact.visit_ast(cx.ast);
+    cx.visit(&mut inexact);
     // Once where the rounding happens: not again for arithmetic on it.
     let spans: Vec<crate::Span> = inexact
         .found

@@ -71,7 +71,7 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
         cx,
         found: Vec::new(),
     };
-    tests.visit_ast(cx.ast);
+    cx.visit(&mut tests);
     report.diagnostics.extend(tests.found);
 }
 

@@ -99,7 +99,7 @@ fn advanced_only_in_an_inner_loop(cx: &Context<'_>, calls: &[RedisCall], report:
         cx,
         places: Places::default(),
     };
-    collector.visit_ast(cx.ast);
+    cx.visit(&mut collector);
     let places = collector.places;
     let within = |inner: (usize, usize), outer: (usize, usize)| {
         outer.0 <= inner.0 && inner.1 <= outer.1 && inner != outer

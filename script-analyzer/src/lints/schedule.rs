@@ -125,7 +125,7 @@ pub(super) fn run(
     checks: &[(Lint, Check)],
     done: Outputs,
     report: &mut Report,
-) {
+) -> Outputs {
     let rest: Vec<(Lint, Check)> = checks
         .iter()
         .filter(|(lint, _)| !done.iter().any(|(ran, _)| ran == lint))
@@ -135,11 +135,11 @@ pub(super) fn run(
     outputs.extend(run_rest(cx, calls, &rest, report));
     // In the order of `checks` (that of `Lint::ALL`).
     outputs.sort_by_key(|(lint, _)| checks.iter().position(|(l, _)| l == lint));
-    for (lint, diagnostics) in outputs {
-        if !cx.allowed(lint) {
-            report.diagnostics.extend(diagnostics);
-        }
+    outputs.retain(|(lint, _)| !cx.allowed(*lint));
+    for (_, diagnostics) in &outputs {
+        report.diagnostics.extend(diagnostics.iter().cloned());
     }
+    outputs
 }
 
 /// Runs `checks`: those up to the last [`RECORDING`] one in order on

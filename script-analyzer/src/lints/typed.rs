@@ -86,7 +86,7 @@ impl Comparison<'_> {
 /// Calls `f` on every comparison of the script, in source order.
 pub(crate) fn each_comparison(cx: &Context<'_>, f: impl FnMut(&Comparison<'_>)) {
     let mut finder = Finder { f };
-    finder.visit_ast(cx.ast);
+    cx.visit(&mut finder);
 }
 
 struct Finder<F> {
@@ -236,7 +236,7 @@ pub(crate) fn conversions(format: &str) -> Vec<char> {
 /// string, and every argument of a `redis.call`, in tree order.
 pub(crate) fn each_operand(cx: &Context<'_>, f: impl FnMut(&Expression, Operand)) {
     let mut finder = Operands { cx, f };
-    finder.visit_ast(cx.ast);
+    cx.visit(&mut finder);
 }
 
 struct Operands<'c, 'a, F> {

@@ -11,6 +11,9 @@ use crate::{Diagnostic, Lint, Report, Span, sandbox};
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
     for read in &cx.model.global_reads {
+        if !cx.in_scope(read.start) {
+            continue;
+        }
         let name = read.name.as_str();
         if sandbox::is_global(name) {
             continue;
@@ -31,7 +34,7 @@ pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report)
             .with_note(why)
         } else {
             let mut candidates: Vec<&str> = sandbox::globals().collect();
-            candidates.extend(cx.model.variables.iter().map(|v| v.name.as_str()));
+            candidates.extend(cx.model.names());
             let mut diagnostic = Diagnostic::error(
                 Lint::UndefinedGlobal,
                 span,

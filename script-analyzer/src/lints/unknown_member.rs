@@ -22,18 +22,35 @@ use full_moon::visitors::Visitor;
 use std::collections::BTreeSet;
 
 pub(crate) fn check(cx: &Context<'_>, _calls: &[RedisCall], report: &mut Report) {
-    let mut tests = Tested {
-        cx,
-        members: BTreeSet::new(),
+    // A statement checked on its own: what the whole script tests.
+    let tested = match cx.unit {
+        Some(unit) => unit.tested_members.clone(),
+        None => tested(cx),
     };
-    tests.visit_ast(cx.ast);
     let mut visitor = Members {
         cx,
-        tested: tests.members,
+        tested,
         found: Vec::new(),
     };
-    visitor.visit_ast(cx.ast);
+    cx.visit(&mut visitor);
     report.diagnostics.extend(visitor.found);
+}
+
+/// The `(library, member)` pairs the script (or the statement checked)
+/// tests for existence.
+fn tested(cx: &Context<'_>) -> BTreeSet<(String, String)> {
+    tests(cx).into_iter().collect()
+}
+
+/// Each test of a library member's existence in the script (or the
+/// statement checked): the `(library, member)` pair tested, in order.
+pub(crate) fn tests(cx: &Context<'_>) -> Vec<(String, String)> {
+    let mut tests = Tested {
+        cx,
+        members: Vec::new(),
+    };
+    cx.visit(&mut tests);
+    tests.members
 }
 
 struct Members<'c, 'a> {
@@ -110,7 +127,7 @@ fn member_name(index: &Index) -> Option<(String, &TokenReference)> {
 /// comparison with `nil`, the argument of `type(...)`.
 struct Tested<'c, 'a> {
     cx: &'c Context<'a>,
-    members: BTreeSet<(String, String)>,
+    members: Vec<(String, String)>,
 }
 
 impl Tested<'_, '_> {
@@ -128,7 +145,7 @@ impl Tested<'_, '_> {
         if let ([Suffix::Index(index)], true) = (&suffixes[..], self.cx.model.is_global(library))
             && let Some((member, _)) = member_name(index)
         {
-            self.members.insert((library.token().to_string(), member));
+            self.members.push((library.token().to_string(), member));
         }
     }
 }

@@ -65,7 +65,7 @@ fn spread_positions(cx: &Context<'_>) -> HashSet<(usize, usize)> {
         cx,
         found: HashSet::new(),
     };
-    finder.visit_ast(cx.ast);
+    cx.visit(&mut finder);
     finder.found
 }
 
