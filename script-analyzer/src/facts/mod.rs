@@ -67,28 +67,31 @@ mod eval;
 mod flow;
 mod narrow;
 mod params;
+mod protocol;
 mod seeds;
 mod state;
 mod summary;
+mod syntax;
 pub(crate) mod unit;
 mod value;
 
+pub use protocol::{EXPIRE_QUERIES, display_name};
 pub use summary::{Use, UseKind};
+pub use syntax::{Key, index_key, number, unparenthesized};
 pub use value::{Inferred, Origin, Range, Ty};
 
 use crate::Span;
-use crate::calls::{CallArg, RedisCall};
-use crate::commands::ArgShape;
-use crate::replies::{self, Protocol};
+use crate::calls::RedisCall;
+use crate::replies::Protocol;
 use crate::scope::{Model, Resolution};
 use eval::{Env, NodeKey, suffix_key};
-use full_moon::ast::{
-    Ast, Call, Expression, FunctionArgs, FunctionCall, Index, Prefix, Stmt, Suffix,
-};
+use full_moon::ast::{Ast, Expression, Prefix, Suffix};
 use full_moon::node::Node;
-use full_moon::tokenizer::{TokenReference, TokenType};
+use full_moon::tokenizer::TokenReference;
+use protocol::{protocol, reply_of};
 use std::collections::{HashMap, HashSet};
 use summary::{Def, Walker};
+use syntax::call_end;
 
 /// The values of a script's expressions and locals.
 #[derive(Default)]
@@ -750,149 +753,6 @@ fn summary_values(
     }
     env.values_mut().for_each(|v| *v = Inferred::any());
     (env, false)
-}
-
-/// Where a call suffix ends (its closing parenthesis, string or brace).
-fn call_end(call: &Call) -> usize {
-    let args = match call {
-        Call::AnonymousCall(args) => &**args,
-        Call::MethodCall(method) => method.args(),
-        #[allow(unreachable_patterns)]
-        _ => return 0,
-    };
-    args.end_position().map_or(0, |p| p.bytes())
-}
-
-/// The protocol of a script's replies (see the module's documentation).
-fn protocol(source: &str, ast: &Ast, calls: &[RedisCall]) -> Option<Protocol> {
-    let mentions = source.matches("setresp").count();
-    if mentions == 0 {
-        return Some(Protocol::Resp2);
-    }
-    let mut switches = Vec::new();
-    for stmt in ast.nodes().stmts() {
-        if let Stmt::FunctionCall(call) = stmt
-            && is_setresp_3(call)
-            && let Some((start, end)) = call.range()
-        {
-            switches.push((start.bytes(), end.bytes()));
-        }
-    }
-    let first_end = switches.first()?.1;
-    let all_before = calls.iter().all(|c| c.span.start.offset >= first_end);
-    (switches.len() == mentions && all_before).then_some(Protocol::Resp3)
-}
-
-/// `redis.setresp(3)`, exactly.
-fn is_setresp_3(call: &FunctionCall) -> bool {
-    let suffixes: Vec<&Suffix> = call.suffixes().collect();
-    let (
-        Prefix::Name(redis),
-        [
-            Suffix::Index(index),
-            Suffix::Call(Call::AnonymousCall(args)),
-        ],
-    ) = (call.prefix(), suffixes.as_slice())
-    else {
-        return false;
-    };
-    if redis.token().to_string() != "redis"
-        || index_key(index) != Some(Key::Name("setresp".to_string()))
-    {
-        return false;
-    }
-    let FunctionArgs::Parentheses { arguments, .. } = &**args else {
-        return false;
-    };
-    let arguments: Vec<&Expression> = arguments.iter().collect();
-    matches!(arguments.as_slice(), [Expression::Number(n)] if number(n) == Some(3.0))
-}
-
-/// The value a `redis.call` gives.
-fn reply_of(call: &RedisCall, protocol: Protocol) -> Inferred {
-    let shapes: Vec<ArgShape<'_>> = call.args.iter().map(CallArg::shape).collect();
-    let Some(lua) = replies::of_call_in(protocol, &shapes) else {
-        return Inferred::any();
-    };
-    let Some(command) = display_name(call) else {
-        return Inferred::any();
-    };
-    // -1: the key has no expire; -2: there is no key.
-    let range = if EXPIRE_QUERIES.contains(&command.as_str()) {
-        Range::new(-2.0, f64::INFINITY)
-    } else {
-        Range::ANY
-    };
-    Inferred::of(Ty::from_reply(lua, call.pcall))
-        .within(range)
-        .with_origin(Origin::Reply {
-            command,
-            shape: lua,
-            pcall: call.pcall,
-            span: call.span,
-        })
-}
-
-/// Commands that reply a time left (or a deadline), or -1 and -2 for a key
-/// without an expire and a missing key.
-pub const EXPIRE_QUERIES: &[&str] = &["TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"];
-
-/// The command's name as messages show it: `EXISTS`, `OBJECT FREQ`.
-pub fn display_name(call: &RedisCall) -> Option<String> {
-    let name = call.command_name()?;
-    let sub = call.args.get(1).and_then(CallArg::literal);
-    Some(match sub {
-        Some(sub) if replies::lookup(&format!("{name}|{sub}")).is_some() => {
-            format!("{name} {sub}").to_ascii_uppercase()
-        }
-        _ => name.to_ascii_uppercase(),
-    })
-}
-
-/// A literal index.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Key {
-    /// `.name` or `['name']`.
-    Name(String),
-    /// `[3]`.
-    Number(f64),
-}
-
-/// The literal key of an index, if it is one.
-pub fn index_key(index: &Index) -> Option<Key> {
-    match index {
-        Index::Dot { name, .. } => Some(Key::Name(name.token().to_string())),
-        Index::Brackets { expression, .. } => match &**expression {
-            Expression::String(token) => match token.token_type() {
-                TokenType::StringLiteral { literal, .. } => Some(Key::Name(literal.to_string())),
-                _ => None,
-            },
-            Expression::Number(token) => number(token).map(Key::Number),
-            _ => None,
-        },
-        #[allow(unreachable_patterns)]
-        _ => None,
-    }
-}
-
-/// A number literal's value.
-pub fn number(token: &TokenReference) -> Option<f64> {
-    let TokenType::Number { text } = token.token_type() else {
-        return None;
-    };
-    let text = text.as_str();
-    if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-        return u64::from_str_radix(hex, 16).ok().map(|n| n as f64);
-    }
-    text.parse().ok()
-}
-
-/// `expr` without its parentheses.
-pub fn unparenthesized(mut expr: &Expression) -> &Expression {
-    while let Expression::Parentheses { expression, .. } = expr {
-        expr = expression;
-    }
-    expr
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ mod values;
 use super::*;
 use crate::calls::{Tree, redis_calls};
 use crate::{parse, scope};
-use full_moon::ast::LastStmt;
+use full_moon::ast::{Call, FunctionArgs, FunctionCall, LastStmt, Prefix, Suffix};
 
 /// What the inference says about the main chunk's last `return`.
 fn returned(source: &str) -> Inferred {
