@@ -1,5 +1,5 @@
 //! The value-fact engine: what each expression of a script may be, where
-//! it is evaluated, on top of the reply table ([`replies`]).
+//! it is evaluated, on top of the reply table ([`replies`](crate::replies)).
 //!
 //! The engine is sound rather than clever: what it claims holds on every
 //! run, and what it does not know is [`Ty::ANY`], so that a lint that asks
