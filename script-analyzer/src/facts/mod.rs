@@ -514,33 +514,10 @@ impl<'a> Types<'a> {
         types.parameter_counts = parameter_counts;
         types.tracked = uses
             .iter()
-            .filter(|(var, uses)| {
-                !foreign.contains(var)
-                    && uses.iter().all(|u| {
-                        matches!(
-                            u.kind,
-                            UseKind::Index(_)
-                                | UseKind::Library(_)
-                                | UseKind::Returned
-                                | UseKind::CommandArg
-                                | UseKind::Tested
-                        )
-                    })
-            })
+            .filter(|(var, uses)| !foreign.contains(var) && only_read_as_a_table(uses))
             .map(|(var, _)| *var)
             .chain(defs.keys().filter(|v| !uses.contains_key(v)).copied())
-            .filter(|var| {
-                defs.get(var).is_some_and(|defs| {
-                    defs.iter().all(|d| match d {
-                        Def::Expr(e) => matches!(
-                            unparenthesized(e),
-                            Expression::TableConstructor(_) | Expression::FunctionCall(_)
-                        ),
-                        // `local t`, set on the paths that follow.
-                        Def::Value(ty) => *ty == Ty::NIL,
-                    })
-                })
-            })
+            .filter(|var| defs.get(var).is_some_and(|defs| made_as_a_table(defs)))
             .collect();
         types.uses = uses;
         types.declared_in = declared_in;
@@ -705,6 +682,34 @@ impl<'a> Types<'a> {
     fn span(&self, node: &impl Node) -> Span {
         crate::node_range::node_span(self.source, node)
     }
+}
+
+/// Whether a local's uses let its table be followed: it is only indexed,
+/// given to a library function or a command, returned or tested.
+fn only_read_as_a_table(uses: &[Use]) -> bool {
+    uses.iter().all(|u| {
+        matches!(
+            u.kind,
+            UseKind::Index(_)
+                | UseKind::Library(_)
+                | UseKind::Returned
+                | UseKind::CommandArg
+                | UseKind::Tested
+        )
+    })
+}
+
+/// Whether every definition of a local makes a table that can be
+/// followed: a constructor, a call's result, or `local t` (set on the
+/// paths that follow).
+fn made_as_a_table(defs: &[Def<'_>]) -> bool {
+    defs.iter().all(|d| match d {
+        Def::Expr(e) => matches!(
+            unparenthesized(e),
+            Expression::TableConstructor(_) | Expression::FunctionCall(_)
+        ),
+        Def::Value(ty) => *ty == Ty::NIL,
+    })
 }
 
 /// The summary: for each local, every value assigned to it anywhere, as a

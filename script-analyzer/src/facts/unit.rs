@@ -27,7 +27,10 @@
 use super::eval::{NodeKey, expr_key, suffix_key, token_key};
 use super::flow::{self, Walked};
 use super::summary::{Def, Walker};
-use super::{Inferred, Origin, Ty, Types, Use, UseKind, WalkRecord, params, summary_values};
+use super::{
+    Inferred, Origin, Ty, Types, Use, UseKind, WalkRecord, made_as_a_table, only_read_as_a_table,
+    params, summary_values,
+};
 use crate::calls::RedisCall;
 use crate::scope::Resolution;
 use full_moon::ast::{
@@ -529,36 +532,14 @@ impl<'a> Types<'a> {
             .collect();
         let tracked: Vec<usize> = inner_uses
             .iter()
-            .filter(|(var, uses)| {
-                !foreign.contains(var)
-                    && uses.iter().all(|u| {
-                        matches!(
-                            u.kind,
-                            UseKind::Index(_)
-                                | UseKind::Library(_)
-                                | UseKind::Returned
-                                | UseKind::CommandArg
-                                | UseKind::Tested
-                        )
-                    })
-            })
+            .filter(|(var, uses)| !foreign.contains(var) && only_read_as_a_table(uses))
             .map(|(var, _)| *var)
             .chain(
                 defs.keys()
                     .filter(|v| new.is_inner(**v) && !self.uses.contains_key(v))
                     .copied(),
             )
-            .filter(|var| {
-                defs.get(var).is_some_and(|defs| {
-                    defs.iter().all(|d| match d {
-                        Def::Expr(e) => matches!(
-                            super::unparenthesized(e),
-                            Expression::TableConstructor(_) | Expression::FunctionCall(_)
-                        ),
-                        Def::Value(ty) => *ty == Ty::NIL,
-                    })
-                })
-            })
+            .filter(|var| defs.get(var).is_some_and(|defs| made_as_a_table(defs)))
             .collect();
         self.tracked.extend(tracked);
         // The summary of its locals: the rest is settled, and what it
