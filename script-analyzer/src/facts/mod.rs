@@ -98,6 +98,17 @@ use syntax::call_end;
 pub struct Types<'a> {
     source: &'a str,
     model: Option<&'a Model>,
+    /// What was inferred (read through `Deref`).
+    facts: Saved,
+}
+
+/// The facts of [`Types`] without the text and names they were inferred
+/// from: what an editor's analysis keeps of a version of its script for
+/// the next (the `incremental` module). Keys that are node addresses stay
+/// valid while the trees are kept unmoved. Its fields are the analyzer's
+/// own: [`Types`] reads them, nothing else does.
+#[derive(Default)]
+pub struct Saved {
     calls: HashMap<(usize, usize), RedisCall>,
     /// Every value each local takes anywhere (the summary).
     vars: HashMap<usize, Inferred>,
@@ -151,126 +162,32 @@ pub struct Types<'a> {
     walks: Walks,
 }
 
-/// The facts of [`Types`] without the text and names they were inferred
-/// from: what an editor's analysis keeps of a version of its script for
-/// the next (the `incremental` module). Keys that are node addresses stay
-/// valid while the trees are kept unmoved.
-pub(crate) struct Saved {
-    calls: HashMap<(usize, usize), RedisCall>,
-    vars: HashMap<usize, Inferred>,
-    defs_count: HashMap<usize, usize>,
-    uses: HashMap<usize, Vec<Use>>,
-    at: HashMap<NodeKey, Inferred>,
-    fields_at: HashMap<NodeKey, HashMap<FieldKey, Inferred>>,
-    declared_in: HashMap<usize, usize>,
-    escaping: HashSet<usize>,
-    tracked: HashSet<usize>,
-    protocol: Option<Protocol>,
-    inputs_assigned: bool,
-    declared: Option<crate::Declared>,
-    seeds: seeds::Seeds,
-    bodies: HashMap<usize, usize>,
-    field_bodies: HashMap<(usize, String), usize>,
-    parameter_counts: HashMap<usize, usize>,
-    params: HashMap<usize, Vec<Inferred>>,
-    nested_changed: HashSet<(usize, String)>,
-    walks: Walks,
+impl std::ops::Deref for Types<'_> {
+    type Target = Saved;
+
+    fn deref(&self) -> &Saved {
+        &self.facts
+    }
+}
+
+impl std::ops::DerefMut for Types<'_> {
+    fn deref_mut(&mut self) -> &mut Saved {
+        &mut self.facts
+    }
 }
 
 impl<'a> Types<'a> {
     /// The facts, without the text and names.
     pub(crate) fn save(self) -> Saved {
-        let Types {
-            source: _,
-            model: _,
-            calls,
-            vars,
-            defs_count,
-            uses,
-            at,
-            fields_at,
-            declared_in,
-            escaping,
-            tracked,
-            protocol,
-            inputs_assigned,
-            declared,
-            seeds,
-            bodies,
-            field_bodies,
-            parameter_counts,
-            params,
-            nested_changed,
-            walks,
-        } = self;
-        Saved {
-            calls,
-            vars,
-            defs_count,
-            uses,
-            at,
-            fields_at,
-            declared_in,
-            escaping,
-            tracked,
-            protocol,
-            inputs_assigned,
-            declared,
-            seeds,
-            bodies,
-            field_bodies,
-            parameter_counts,
-            params,
-            nested_changed,
-            walks,
-        }
+        self.facts
     }
 
     /// The facts `saved`, of `source` with the names `model`.
-    pub(crate) fn restore(saved: Saved, source: &'a str, model: &'a Model) -> Types<'a> {
-        let Saved {
-            calls,
-            vars,
-            defs_count,
-            uses,
-            at,
-            fields_at,
-            declared_in,
-            escaping,
-            tracked,
-            protocol,
-            inputs_assigned,
-            declared,
-            seeds,
-            bodies,
-            field_bodies,
-            parameter_counts,
-            params,
-            nested_changed,
-            walks,
-        } = saved;
+    pub(crate) fn restore(facts: Saved, source: &'a str, model: &'a Model) -> Types<'a> {
         Types {
             source,
             model: Some(model),
-            calls,
-            vars,
-            defs_count,
-            uses,
-            at,
-            fields_at,
-            declared_in,
-            escaping,
-            tracked,
-            protocol,
-            inputs_assigned,
-            declared,
-            seeds,
-            bodies,
-            field_bodies,
-            parameter_counts,
-            params,
-            nested_changed,
-            walks,
+            facts,
         }
     }
 
@@ -448,18 +365,20 @@ impl<'a> Types<'a> {
         calls: &[RedisCall],
         declared: Option<crate::Declared>,
     ) -> Types<'a> {
-        let mut types = Types {
+        let mut types = Types::restore(
+            Saved {
+                declared,
+                calls: calls
+                    .iter()
+                    .map(|c| ((c.span.start.offset, c.span.end.offset), c.clone()))
+                    .collect(),
+                protocol: protocol(source, ast, calls),
+                seeds: seeds::Seeds::of(source, calls),
+                ..Saved::default()
+            },
             source,
-            model: Some(model),
-            declared,
-            calls: calls
-                .iter()
-                .map(|c| ((c.span.start.offset, c.span.end.offset), c.clone()))
-                .collect(),
-            protocol: protocol(source, ast, calls),
-            seeds: seeds::Seeds::of(source, calls),
-            ..Types::default()
-        };
+            model,
+        );
         let mut walker = Walker {
             types: &types,
             defs: HashMap::new(),

@@ -577,9 +577,10 @@ impl<'a> Types<'a> {
     pub(crate) fn take_walks(&mut self, unit: &Unit<'_>, old_bodies: &[usize], walks: Walks) {
         let Walks { first, second } = walks;
         let body = unit.body_key();
+        let kept = &mut self.walks;
         let records = [
-            (Some(&first), self.walks.first.as_mut()),
-            (second.as_ref(), self.walks.second.as_mut()),
+            (Some(&first), kept.first.as_mut()),
+            (second.as_ref(), kept.second.as_mut()),
         ];
         for (walked, record) in records {
             let (Some(walked), Some(record)) = (walked, record) else {
@@ -608,7 +609,8 @@ impl<'a> Types<'a> {
     /// place of `old` (their interfaces hold their shares): whether each
     /// walk stays within it.
     pub(crate) fn respend(&mut self, old: &Interface, new: &Interface) -> bool {
-        let records = [self.walks.first.as_mut(), self.walks.second.as_mut()];
+        let walks = &mut self.walks;
+        let records = [walks.first.as_mut(), walks.second.as_mut()];
         for (i, record) in records.into_iter().enumerate() {
             let Some(record) = record else {
                 continue;
