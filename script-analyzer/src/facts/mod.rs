@@ -379,21 +379,7 @@ impl<'a> Types<'a> {
             source,
             model,
         );
-        let mut walker = Walker {
-            types: &types,
-            defs: HashMap::new(),
-            uses: HashMap::new(),
-            inputs_assigned: false,
-            declared_in: HashMap::new(),
-            escaping: HashSet::new(),
-            foreign: HashSet::new(),
-            functions: Vec::new(),
-            bodies: HashMap::new(),
-            field_functions: HashMap::new(),
-            parameter_counts: HashMap::new(),
-            nested_changed: HashSet::new(),
-            storing: false,
-        };
+        let mut walker = Walker::new(&types);
         walker.block(ast.nodes());
         let Walker {
             defs,

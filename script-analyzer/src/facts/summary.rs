@@ -91,6 +91,27 @@ pub(super) struct Walker<'t, 'a> {
     pub storing: bool,
 }
 
+impl<'t, 'a> Walker<'t, 'a> {
+    /// A walker that has found nothing yet.
+    pub(super) fn new(types: &'t Types<'t>) -> Self {
+        Walker {
+            types,
+            defs: HashMap::new(),
+            uses: HashMap::new(),
+            inputs_assigned: false,
+            declared_in: HashMap::new(),
+            escaping: HashSet::new(),
+            foreign: HashSet::new(),
+            functions: Vec::new(),
+            bodies: HashMap::new(),
+            field_functions: HashMap::new(),
+            parameter_counts: HashMap::new(),
+            nested_changed: HashSet::new(),
+            storing: false,
+        }
+    }
+}
+
 impl<'a> Walker<'_, 'a> {
     fn local(&self, token: &TokenReference) -> Option<usize> {
         self.types.local(token)

@@ -234,21 +234,7 @@ impl<'a> Types<'a> {
 
     /// What the summary walker finds in the unit.
     pub(crate) fn contributions<'s>(&self, unit: &Unit<'s>) -> Contributions<'s> {
-        let mut walker = Walker {
-            types: self,
-            defs: HashMap::new(),
-            uses: HashMap::new(),
-            inputs_assigned: false,
-            declared_in: HashMap::new(),
-            escaping: HashSet::new(),
-            foreign: HashSet::new(),
-            functions: Vec::new(),
-            bodies: HashMap::new(),
-            field_functions: HashMap::new(),
-            parameter_counts: HashMap::new(),
-            nested_changed: HashSet::new(),
-            storing: false,
-        };
+        let mut walker = Walker::new(self);
         walker.stmt(unit.stmt);
         let Walker {
             defs,
