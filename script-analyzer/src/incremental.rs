@@ -265,12 +265,7 @@ fn full(
     let model = Model::build(&base);
     let mut report = Report::default();
     report.info.shebang_flags = parse::shebang_flags(&padded);
-    let read_only = options.read_only
-        || report
-            .info
-            .shebang_flags
-            .as_ref()
-            .is_some_and(|flags| flags.iter().any(|f| f == "no-writes"));
+    let read_only = crate::read_only(options, &report.info);
     let no_types = Types::default();
     let cx = Context {
         source: &padded,

@@ -258,6 +258,16 @@ impl Report {
 /// syntax level, and a debug build of full_moon needs over 10 KiB a level.
 const STACK_SIZE: usize = 64 << 20;
 
+/// Whether the script may not write: so declared, or run with the
+/// `no-writes` shebang flag.
+fn read_only(options: &Options, info: &ScriptInfo) -> bool {
+    options.read_only
+        || info
+            .shebang_flags
+            .as_ref()
+            .is_some_and(|flags| flags.iter().any(|f| f == "no-writes"))
+}
+
 /// Analyzes a Redis Lua script.
 ///
 /// Never panics, whatever `source` holds: input that cannot be parsed (or is
@@ -337,12 +347,7 @@ pub(crate) fn analyze_here_then<R>(
         }
     };
     report.info.shebang_flags = parse::shebang_flags(source);
-    let read_only = options.read_only
-        || report
-            .info
-            .shebang_flags
-            .as_ref()
-            .is_some_and(|flags| flags.iter().any(|f| f == "no-writes"));
+    let read_only = read_only(options, &report.info);
     let model = scope::Model::build(&ast);
     let no_types = facts::Types::default();
     let cx = lints::Context {
