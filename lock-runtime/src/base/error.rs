@@ -303,7 +303,7 @@ impl Error {
 /// command, from the lines the macro recorded for each lock script, in a
 /// `NOPERM` error. Other errors are returned as they are.
 pub(crate) fn name_refused_command(error: redis::RedisError) -> redis::RedisError {
-    name_refused_in(error, &crate::protocol::lock_scripts::ALL)
+    name_refused_in(error, crate::protocol::lock_scripts::ALL)
 }
 
 /// [`name_refused_command`] among the given scripts.

@@ -17,6 +17,7 @@
 // The generated items these calls do not use (pipelines, `load`, ...).
 #![allow(dead_code)]
 
+use crate::protocol::lock_scripts::scripts;
 use crate::protocol::replies::{Publish, words};
 use redis::{FromRedisValue, ParsingError, Value};
 use redlua_macros::redis_script;
@@ -126,60 +127,6 @@ pub(crate) fn permits_message(channel: &str, payload: &[u8]) -> Option<i64> {
     std::str::from_utf8(payload).ok()?.parse().ok()
 }
 
-/// Takes permits of a semaphore, once per attempt.
-#[redis_script("scripts/semaphore_acquire.lua", returns = Taken, crate = crate)]
-pub(crate) struct TakePermits<'a> {
-    #[key]
-    pub semaphore: &'a str,
-    #[key]
-    pub attempt: &'a str,
-    #[arg]
-    pub permits: u64,
-    #[arg]
-    pub attempt_ttl_ms: u64,
-}
-
-/// Gives an abandoned acquire's permits back if it took them, and closes
-/// the attempt: 1 when permits were given back.
-#[redis_script("scripts/semaphore_undo.lua", returns = i64, crate = crate)]
-pub(crate) struct UndoPermits<'a> {
-    #[key]
-    pub semaphore: &'a str,
-    #[key]
-    pub channel: &'a str,
-    #[key]
-    pub attempt: &'a str,
-    #[arg]
-    pub permits: u64,
-    #[arg]
-    pub attempt_ttl_ms: u64,
-    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
-    #[arg]
-    pub publish: Publish,
-}
-
-/// Releases, adds or sets a semaphore's permits, once per request.
-#[redis_script("scripts/semaphore_change.lua", returns = Changed, crate = crate)]
-pub(crate) struct ChangeSemaphore<'a> {
-    #[key]
-    pub semaphore: &'a str,
-    #[key]
-    pub channel: &'a str,
-    #[key]
-    pub latch: &'a str,
-    #[key]
-    pub timeouts: &'a str,
-    #[arg]
-    pub change: SemaphoreChange,
-    #[arg]
-    pub permits: i64,
-    #[arg]
-    pub latch_ttl_ms: u64,
-    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
-    #[arg]
-    pub publish: Publish,
-}
-
 /// What a leased acquire answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LeasedTaken {
@@ -218,109 +165,87 @@ impl FromRedisValue for LeasedTaken {
 /// the pool (available plus taken) is smaller than the permits asked for.
 pub(crate) const POOL_TOO_SMALL: &str = "redlua: more permits than the pool";
 
-/// Takes leased permits (`scripts/leased_acquire.lua`), once per attempt.
-#[redis_script("scripts/leased_acquire.lua", returns = LeasedTaken, crate = crate)]
-pub(crate) struct TakeLeased<'a> {
-    #[key]
-    pub semaphore: &'a str,
-    #[key]
-    pub timeouts: &'a str,
-    #[key]
-    pub channel: &'a str,
-    #[key]
-    pub attempt: &'a str,
-    #[key]
-    pub token: &'a str,
-    #[arg]
-    pub lease_ms: u64,
-    #[arg]
-    pub attempt_ttl_ms: u64,
-    #[arg]
-    pub token_ttl_ms: u64,
-    #[arg]
-    pub publish: Publish,
-    /// The permits' ids (16 bytes each).
-    #[arg(variadic)]
-    pub ids: Vec<&'a [u8]>,
-}
+scripts! {
+    /// Takes permits of a semaphore, once per attempt.
+    TakePermits("scripts/semaphore_acquire.lua", returns = Taken)
+    keys { semaphore, attempt }
+    args {
+        permits: u64,
+        attempt_ttl_ms: u64,
+    }
 
-/// Gives leased permits back (`scripts/leased_release.lua`), once per
-/// request: how many of the ids were still taken, and how many of those
-/// had expired.
-#[redis_script("scripts/leased_release.lua", returns = (i64, i64), crate = crate)]
-pub(crate) struct ReleaseLeased<'a> {
-    #[key]
-    pub semaphore: &'a str,
-    #[key]
-    pub timeouts: &'a str,
-    #[key]
-    pub channel: &'a str,
-    #[key]
-    pub latch: &'a str,
-    #[arg]
-    pub latch_ttl_ms: u64,
-    #[arg]
-    pub publish: Publish,
-    #[arg(variadic)]
-    pub ids: Vec<&'a [u8]>,
-}
+    /// Gives an abandoned acquire's permits back if it took them, and closes
+    /// the attempt: 1 when permits were given back.
+    UndoPermits("scripts/semaphore_undo.lua", returns = i64)
+    keys { semaphore, channel, attempt }
+    args {
+        permits: u64,
+        attempt_ttl_ms: u64,
+        publish: Publish,
+    }
 
-/// Renews leased permits (`scripts/leased_renew.lua`): 1 per id renewed,
-/// 0 per id gone.
-#[redis_script("scripts/leased_renew.lua", returns = Vec<i64>, crate = crate)]
-pub(crate) struct RenewLeased<'a> {
-    #[key]
-    pub semaphore: &'a str,
-    #[key]
-    pub timeouts: &'a str,
-    #[key]
-    pub channel: &'a str,
-    #[arg]
-    pub lease_ms: u64,
-    #[arg]
-    pub publish: Publish,
-    #[arg(variadic)]
-    pub ids: Vec<&'a [u8]>,
-}
+    /// Releases, adds or sets a semaphore's permits, once per request.
+    ChangeSemaphore("scripts/semaphore_change.lua", returns = Changed)
+    keys { semaphore, channel, latch, timeouts }
+    args {
+        change: SemaphoreChange,
+        permits: i64,
+        latch_ttl_ms: u64,
+        publish: Publish,
+    }
 
-/// Undoes an abandoned leased acquire (`scripts/leased_undo.lua`): how
-/// many permits came back.
-#[redis_script("scripts/leased_undo.lua", returns = i64, crate = crate)]
-pub(crate) struct UndoLeased<'a> {
-    #[key]
-    pub semaphore: &'a str,
-    #[key]
-    pub timeouts: &'a str,
-    #[key]
-    pub channel: &'a str,
-    #[key]
-    pub attempt: &'a str,
-    #[arg]
-    pub attempt_ttl_ms: u64,
-    #[arg]
-    pub publish: Publish,
-    #[arg(variadic)]
-    pub ids: Vec<&'a [u8]>,
-}
+    /// Takes leased permits (`scripts/leased_acquire.lua`), once per attempt;
+    /// `ids` are the permits' ids (16 bytes each).
+    TakeLeased("scripts/leased_acquire.lua", returns = LeasedTaken)
+    keys { semaphore, timeouts, channel, attempt, token }
+    args {
+        lease_ms: u64,
+        attempt_ttl_ms: u64,
+        token_ttl_ms: u64,
+        publish: Publish,
+        ..ids: Vec<&'a [u8]>,
+    }
 
-/// Counts a latch down, sets its count, or deletes it, once per request.
-#[redis_script("scripts/count_down_latch_change.lua", returns = Changed, crate = crate)]
-pub(crate) struct ChangeLatch<'a> {
-    #[key]
-    pub latch: &'a str,
-    #[key]
-    pub channel: &'a str,
-    #[key]
-    pub request: &'a str,
-    #[arg]
-    pub change: LatchChange,
-    #[arg]
-    pub count: u64,
-    #[arg]
-    pub latch_ttl_ms: u64,
-    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
-    #[arg]
-    pub publish: Publish,
+    /// Gives leased permits back (`scripts/leased_release.lua`), once per
+    /// request: how many of the ids were still taken, and how many of those
+    /// had expired.
+    ReleaseLeased("scripts/leased_release.lua", returns = (i64, i64))
+    keys { semaphore, timeouts, channel, latch }
+    args {
+        latch_ttl_ms: u64,
+        publish: Publish,
+        ..ids: Vec<&'a [u8]>,
+    }
+
+    /// Renews leased permits (`scripts/leased_renew.lua`): 1 per id renewed,
+    /// 0 per id gone.
+    RenewLeased("scripts/leased_renew.lua", returns = Vec<i64>)
+    keys { semaphore, timeouts, channel }
+    args {
+        lease_ms: u64,
+        publish: Publish,
+        ..ids: Vec<&'a [u8]>,
+    }
+
+    /// Undoes an abandoned leased acquire (`scripts/leased_undo.lua`): how
+    /// many permits came back.
+    UndoLeased("scripts/leased_undo.lua", returns = i64)
+    keys { semaphore, timeouts, channel, attempt }
+    args {
+        attempt_ttl_ms: u64,
+        publish: Publish,
+        ..ids: Vec<&'a [u8]>,
+    }
+
+    /// Counts a latch down, sets its count, or deletes it, once per request.
+    ChangeLatch("scripts/count_down_latch_change.lua", returns = Changed)
+    keys { latch, channel, request }
+    args {
+        change: LatchChange,
+        count: u64,
+        latch_ttl_ms: u64,
+        publish: Publish,
+    }
 }
 
 #[cfg(test)]
