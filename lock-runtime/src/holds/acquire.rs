@@ -49,14 +49,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::Instrument;
 
-/// Where a new hold's lease clock starts: when the script that made it a
-/// holder was sent, and the lease that script set (the lease, or a direct
-/// handoff's shorter expiry: see `handoff.rs`).
-struct ClockStart {
-    sent: Instant,
-    lease: Duration,
-}
-
 /// How long an acquire may wait.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Wait {
@@ -111,14 +103,16 @@ impl Request<'_> {
         self.lease.unwrap_or(self.shared.config.watchdog_timeout)
     }
 
-    /// Records the hold, whose lease clock runs as `clock` says, and starts
-    /// the watchdog if it needs one.
+    /// Records the hold, whose lease clock starts when the script that made
+    /// it a holder was `sent`, with the lease that script set (the lease, or
+    /// a direct handoff's shorter expiry: see `handoff.rs`).
     fn hold(
         &self,
         kind: Kind,
         owner: Owner,
         reentry: Option<u64>,
-        clock: ClockStart,
+        sent: Instant,
+        lease: Duration,
         close_attempts: bool,
     ) -> Hold {
         let watched = self.lease.is_none();
@@ -131,8 +125,8 @@ impl Request<'_> {
                 shape: HoldShape::Lock {
                     timeouts: kind.renewed_timeouts(self.names, owner.field()),
                 },
-                sent: clock.sent,
-                lease: clock.lease,
+                sent,
+                lease,
             },
         );
         Hold {
@@ -210,14 +204,7 @@ impl Request<'_> {
         // subscription for the lock, registered before the first try: if
         // it is subscribed already, no release after the try can be missed,
         // so the waiter need not try again once subscribed.
-        let mut early = if kind.queues() {
-            self.member(&channel).map(|sub| {
-                let live = sub.is_live();
-                (sub, live)
-            })
-        } else {
-            None
-        };
+        let mut early = self.member(kind, &channel).map(|sub| (sub.is_live(), sub));
         let mut subscription: Option<Subscription> = None;
         let mut pacing = Pacing::new(wait);
         // Numbers this call's tries (a handoff message names the try it
@@ -257,7 +244,7 @@ impl Request<'_> {
                 }) => {
                     // Fail closed: a failover now could lose it.
                     undo.now().await;
-                    return Err(self.not_replicated(acked, wanted));
+                    return Err(not_replicated(&self.names.lock, acked, wanted));
                 }
                 Ok(Synced {
                     reply: Acquired::Held { token },
@@ -268,11 +255,8 @@ impl Request<'_> {
                         mark.armed = false;
                     }
                     let owner = undo.owner.with_token(token);
-                    let clock = ClockStart {
-                        sent,
-                        lease: self.lease(),
-                    };
-                    return Ok(Some(self.hold(kind, owner, None, clock, undo.uncertain)));
+                    let hold = self.hold(kind, owner, None, sent, self.lease(), undo.uncertain);
+                    return Ok(Some(hold));
                 }
                 Ok(Synced {
                     reply: Acquired::Busy { ttl },
@@ -302,7 +286,7 @@ impl Request<'_> {
                 return Ok(None);
             }
             if subscription.is_none()
-                && let Some((sub, live)) = early.take()
+                && let Some((live, sub)) = early.take()
             {
                 if live {
                     subscription = Some(sub);
@@ -315,7 +299,7 @@ impl Request<'_> {
             // Wait for a release message, or for the holder's lease to end.
             let Some(sub) = &mut subscription else {
                 if pacing.may_subscribe().await {
-                    subscription = match self.member(&channel) {
+                    subscription = match self.member(kind, &channel) {
                         Some(sub) => self.confirm(sub, &channel, wait).await,
                         None => self.subscribe(&channel, wait).await,
                     };
@@ -353,11 +337,7 @@ impl Request<'_> {
                 undo.disarm();
                 record.handed_over();
                 let owner = undo.owner.with_token(handoff.token);
-                let clock = ClockStart {
-                    sent,
-                    lease: expiry,
-                };
-                let hold = self.hold(kind, owner, None, clock, undo.uncertain);
+                let hold = self.hold(kind, owner, None, sent, expiry, undo.uncertain);
                 if self.lease() > expiry {
                     watchdog::extend(self.shared, hold.key.clone(), self.lease());
                 }
@@ -403,15 +383,12 @@ impl Request<'_> {
         match reply.map(|synced| (synced.reply, synced.acked)) {
             Ok((Acquired::Held { .. }, Acked::Short { acked, wanted })) => {
                 undo.now().await;
-                Err(self.not_replicated(acked, wanted))
+                Err(not_replicated(&self.names.lock, acked, wanted))
             }
             Ok((Acquired::Held { .. }, _)) => {
                 undo.disarm();
-                let clock = ClockStart {
-                    sent,
-                    lease: self.lease(),
-                };
-                Ok(self.hold(kind, owner.clone(), Some(reentry), clock, false))
+                let owner = owner.clone();
+                Ok(self.hold(kind, owner, Some(reentry), sent, self.lease(), false))
             }
             Ok((Acquired::NotHeld | Acquired::Busy { .. } | Acquired::Abandoned, _)) => {
                 Err(Error::NotHeld {
@@ -420,9 +397,7 @@ impl Request<'_> {
                 })
             }
             Err(error) => {
-                if classify(&error) == Failure::Unknown {
-                    undo.uncertain = true;
-                }
+                undo.uncertain = classify(&error) == Failure::Unknown;
                 Err(Error::from_redis(&self.names.lock, error))
             }
         }
@@ -445,20 +420,10 @@ impl Request<'_> {
         }
     }
 
-    /// The error for an acquire that too few replicas acknowledged.
-    fn not_replicated(&self, acked: u32, wanted: u32) -> Error {
-        tracing::warn!(target: crate::observability::targets::ACQUIRE, lock = %self.names.lock, acked, wanted, "too few replicas acknowledged the acquire; undone");
-        Error::NotReplicated {
-            name: self.names.lock.to_string(),
-            acked,
-            wanted,
-        }
-    }
-
     /// A fair lock waiter's registration on its client's pattern for the
     /// lock (`None` on a cluster, or for other kinds: subscribe instead).
-    fn member(&self, channel: &str) -> Option<Subscription> {
-        if !self.kind.queues() {
+    fn member(&self, kind: Kind, channel: &str) -> Option<Subscription> {
+        if !kind.queues() {
             return None;
         }
         let pattern = self.names.waiter_pattern(&self.shared.id);
@@ -509,6 +474,17 @@ impl Request<'_> {
                 None
             }
         }
+    }
+}
+
+/// The error for an acquire of `name` (a lock's, or permits') that too few
+/// replicas acknowledged, and was undone.
+pub(crate) fn not_replicated(name: &str, acked: u32, wanted: u32) -> Error {
+    tracing::warn!(target: targets::ACQUIRE, lock = %name, acked, wanted, "too few replicas acknowledged the acquire; undone");
+    Error::NotReplicated {
+        name: name.to_string(),
+        acked,
+        wanted,
     }
 }
 

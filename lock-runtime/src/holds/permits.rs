@@ -26,7 +26,7 @@
 use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
 use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Failure, Result, classify, connection_was_closed};
-use crate::holds::acquire::Wait;
+use crate::holds::acquire::{Wait, not_replicated};
 use crate::holds::job::{Job, PermitUndo};
 use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE, release_once, replicated, until_answered};
 use crate::holds::shared::Shared;
@@ -184,12 +184,7 @@ async fn trying<A: Attempt>(
                 (Try::Took { .. }, Acked::Short { acked, wanted }) => {
                     // Fail closed: a failover now could lose the acquire.
                     undo.now().await;
-                    tracing::warn!(target: targets::ACQUIRE, lock = %names.key, acked, wanted, "too few replicas acknowledged the acquire; undone");
-                    return Err(Error::NotReplicated {
-                        name: names.key.clone(),
-                        acked,
-                        wanted,
-                    });
+                    return Err(not_replicated(&names.key, acked, wanted));
                 }
                 (Try::Took { value, available }, _) => {
                     undo.job = None;
