@@ -2,28 +2,26 @@
 //! waiting on pub/sub in between, and undone exactly if it is abandoned.
 //!
 //! Every plain acquire is a new owner (an id its client never used), and
-//! that owner is the attempt's identity. The acquire script is idempotent
-//! for it: a try whose reply was lost and a later try of the same call give
-//! one hold, not two. If the call is dropped (or fails) while a try may
-//! have taken effect, the background worker undoes exactly that attempt:
-//! it removes the owner's hold if there is one (nobody else can have added
-//! to it: the owner was never handed out) and closes the attempt, so that a
-//! copy of it still on its way to Redis does nothing when it arrives. A
-//! re-entry is an attempt of its own (`<owner>:<n>`), recorded in Redis
-//! when it takes effect, so that its undo removes that hold and no other.
+//! that owner is the attempt's identity: the acquire script is idempotent
+//! for it, so a try whose reply was lost and a later try give one hold. A
+//! call dropped (or failed) while a try may have taken effect has the
+//! background worker undo exactly that attempt: remove the owner's hold if
+//! there is one (nobody else can have added to it) and close the attempt,
+//! so that a copy still on its way to Redis does nothing. A re-entry is an
+//! attempt of its own (`<owner>:<n>`), recorded in Redis when it takes
+//! effect, so that its undo removes that hold and no other.
 //!
 //! Waiting follows Redisson: try; on failure subscribe to the lock's channel
 //! and try again (a release between the two is not missed); then wait for a
 //! release message, or for the holder's lease to end, and retry. A fair
-//! lock's waiter joins the lock's queue with its first try, subscribes to a
-//! channel of its own (only the head of the queue is woken), and leaves the
-//! queue when it stops waiting without the lock: at once when its wait
-//! runs out, in the background when it is dropped or fails (and then the
-//! next waiter is woken if it was first and the lock is free, so that a
-//! wake-up it did not use is passed on). Waiters
-//! never rely on one message or one connection: they try again at least
-//! every few seconds, at once when the pub/sub connection is replaced, and
-//! every 100 ms while they have no working subscription.
+//! lock's waiter joins the queue with its first try, is woken on a channel
+//! of its own (only the head is), and leaves the queue when it stops
+//! waiting without the lock: at once when its wait runs out, in the
+//! background when dropped or failed (then the next waiter is woken if it
+//! was first and the lock is free: an unused wake-up is passed on).
+//! Waiters never rely on one message or one connection: they try again at
+//! least every few seconds, at once when the pub/sub connection is
+//! replaced, and every 100 ms while they have no working subscription.
 
 use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
 use crate::base::error::{Error, Failure, Result, classify};
@@ -201,14 +199,12 @@ impl Request<'_> {
         };
         let channel = kind.wake_channel(self.names, &owner_name);
         // A fair waiter on one server is woken through its client's pattern
-        // subscription for the lock, registered before the first try: if
-        // it is subscribed already, no release after the try can be missed,
-        // so the waiter need not try again once subscribed.
+        // subscription, registered before the first try: if that is live, no
+        // release after the try can be missed, nor needs a second try.
         let mut early = self.member(kind, &channel).map(|sub| (sub.is_live(), sub));
         let mut subscription: Option<Subscription> = None;
         let mut pacing = Pacing::new(wait);
-        // Numbers this call's tries (a handoff message names the try it
-        // answers).
+        // A handoff message names the try it answers.
         let mut tries: u64 = 0;
         if !matches!(wait, Wait::No) && kind.gives_own_waiters_a_turn() {
             // This client's release just woke one of its own waiters: it
@@ -250,7 +246,7 @@ impl Request<'_> {
                     reply: Acquired::Held { token },
                     ..
                 }) => {
-                    undo.disarm();
+                    undo.done = true;
                     if let Some(mark) = &mut mark {
                         mark.armed = false;
                     }
@@ -334,7 +330,7 @@ impl Request<'_> {
                 // A release handed this waiter the lock, after this
                 // iteration's try (sent at `sent`) found it busy.
                 sub.settled();
-                undo.disarm();
+                undo.done = true;
                 record.handed_over();
                 let owner = undo.owner.with_token(handoff.token);
                 let hold = self.hold(kind, owner, None, sent, expiry, undo.uncertain);
@@ -386,7 +382,7 @@ impl Request<'_> {
                 Err(not_replicated(&self.names.lock, acked, wanted))
             }
             Ok((Acquired::Held { .. }, _)) => {
-                undo.disarm();
+                undo.done = true;
                 let owner = owner.clone();
                 Ok(self.hold(kind, owner, Some(reentry), sent, self.lease(), false))
             }
@@ -511,11 +507,6 @@ struct Undo<'a> {
 }
 
 impl Undo<'_> {
-    /// The call got its hold: nothing to undo.
-    fn disarm(&mut self) {
-        self.done = true;
-    }
-
     /// Undoes the attempt, which took effect, now; in the background if
     /// Redis does not answer (or the call is dropped meanwhile).
     async fn now(&mut self) {
@@ -525,10 +516,9 @@ impl Undo<'_> {
         }
     }
 
-    /// A fair lock's waiter that gives up (its wait ran out) leaves the
-    /// queue now, unless a copy of a try may still be on its way (then the
-    /// undo, in the background, leaves it); in the background if Redis does
-    /// not answer.
+    /// A fair lock's waiter whose wait ran out leaves the queue now (in the
+    /// background if Redis does not answer), unless a copy of a try may
+    /// still be on its way: then the undo, in the background, leaves it.
     async fn leave_queue(&mut self) {
         if !self.queued || self.uncertain || self.done {
             return;
@@ -578,9 +568,8 @@ impl Drop for Undo<'_> {
 }
 
 /// A waiting writer's mark, taken away by the background worker when the
-/// writer stops waiting without the lock (gives up, fails, is dropped) —
-/// unless disarmed because the writer got the lock (the acquire script
-/// removed it).
+/// writer stops waiting without the lock (gives up, fails, is dropped);
+/// disarmed once it got the lock (the acquire script removed the mark).
 struct WriterMark<'a> {
     shared: &'a Arc<Shared>,
     names: &'a Arc<LockNames>,

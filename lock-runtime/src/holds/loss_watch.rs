@@ -1,70 +1,56 @@
 //! Holds taken away, noticed at once: a hold removed or replaced while held
 //! (force unlocked by anyone, the key deleted or overwritten; a leased
-//! permit given back by someone else or removed from the permits taken)
-//! makes its guards lost within a round trip of the change, not at the next
-//! renewal (as long as the reads stay within their budget, below).
+//! permit given back by someone else) makes its guards lost within a round
+//! trip of the change, not at the next renewal (while the reads stay within
+//! their budget, below).
 //!
-//! How: Redis's own key tracking (client-side caching). One task per client
-//! keeps a RESP3 connection per node (the server, the Sentinel master, or
-//! each cluster primary that owns a held lock's slot) with
-//! `CLIENT TRACKING ON`, in the default mode: Redis remembers the keys that
-//! connection read, and pushes an `invalidate` message for a key as soon as
-//! anyone modifies it (a `DEL`, a `SET`, a script, a renewal), on any
-//! connection, with or without a pub/sub message. (An expiry is the lease
-//! clock's to tell.) A held lock is read
-//! there once (`HMGET` of this client's fields; for leased permits, the
-//! `ZSCORE` of each id in the semaphore's permits taken), which arms its
-//! tracking;
-//! each invalidation makes the task read it again, which both checks the
-//! holds and arms the next invalidation. A field gone (or the key holding
-//! something else) marks that hold's guards lost; a field present is a hold
-//! still there, so the holder's own re-entries and releases, other readers,
-//! and renewals are never losses. (An invalidation that this client's own
-//! renewal caused is read again like any other: Redis forgets a key's
-//! tracking when it sends its invalidation, so a key left unread would
-//! bring no word of the next change.)
+//! How: Redis's key tracking (client-side caching, default mode). One task
+//! per client keeps a RESP3 connection per node (the server, the Sentinel
+//! master, or each cluster primary that owns a held lock's slot) with
+//! `CLIENT TRACKING ON`: Redis pushes an `invalidate` for a key that
+//! connection read as soon as anyone modifies it. Each held lock is read
+//! there (`HMGET` of this client's fields; for leased permits, the `ZSCORE`
+//! of each id), which arms its tracking; each invalidation makes the task
+//! read it again, which checks the holds and arms the next one. A field
+//! gone (or the key holding something else) marks that hold's guards lost;
+//! a field present is a hold still there, so the holder's own re-entries,
+//! releases and renewals are never losses. (They are read again all the
+//! same: Redis forgets a key's tracking once it invalidates it. An expiry
+//! is the lease clock's to tell.)
 //!
 //! Invariants:
 //! - Nothing on the caller's path: an acquire only puts its hold in the
 //!   task's inbox (no round trip, no lock held across an await), and wakes
-//!   the task only if the inbox was empty: the task gathers new holds
-//!   [`GATHER`] after the first of them. A hold is first read
-//!   [`WATCH_DELAY`] after it was gathered: one released sooner costs no
-//!   command at all, and one taken away sooner is found by that first read.
+//!   the task only if the inbox was empty; the task gathers new holds
+//!   [`GATHER`] after the first. A hold is first read [`WATCH_DELAY`] after
+//!   it was gathered: one released sooner costs no command.
 //! - Never a false loss: a check marks a hold lost only if the hold read
 //!   is the registry's entry of the same generation, and no release of it
 //!   is under way ([`Holds::renewal_failed`](crate::holds::registry::Holds::renewal_failed)).
-//!   An invalidation only triggers a check; it never marks anything.
-//! - Bounded work, whatever the number of holds: at most
+//!   An invalidation only triggers a check.
+//! - Bounded work: at most
 //!   [`READS_PER_SECOND`](crate::holds::read_budget::READS_PER_SECOND)
 //!   locks looked at (read, or found released) a second per client, in
-//!   bursts of at most
-//!   [`BURST`](crate::holds::read_budget::BURST), each batch one pipeline
-//!   on its node and one look at the registry; as a read arms at most one
-//!   invalidation, invalidations are bounded alike. The watch is an early
-//!   notice: it never takes the runtime from the watchdog's renewals, which
-//!   with the lease clock are the guarantee. Beyond that rate (more held
-//!   keys changed a second: each renewal changes one, so more than 5,000
-//!   holds at a 3 s watchdog timeout, 50,000 at the default 30 s), a
-//!   changed lock waits its turn, the earliest changed first, and a hold
-//!   taken away meanwhile can take up to one renewal period to be noticed:
-//!   the next renewal finds it gone.
-//! - Never a missed change that the lease clock would not catch: a lost or
-//!   replaced connection (closed, silent past its ping, a Sentinel switch, a
-//!   `MOVED`) makes every lock armed on it be read again on a new one, and
-//!   that read sees any change made meanwhile.
+//!   bursts of at most [`BURST`](crate::holds::read_budget::BURST), each
+//!   batch one pipeline on its node and one look at the registry; a read
+//!   arms at most one invalidation. The watch is an early notice, never
+//!   taking the runtime from the watchdog's renewals, which with the lease
+//!   clock are the guarantee. Beyond that rate (each renewal changes a key:
+//!   more than 5,000 holds at a 3 s watchdog timeout, 50,000 at 30 s), a
+//!   changed lock waits its turn, earliest first, and a hold taken away
+//!   meanwhile is found by the next renewal.
+//! - No missed change the lease clock would not catch: a lost or replaced
+//!   connection (closed, silent past its ping, a Sentinel switch, a
+//!   `MOVED`) makes every lock armed on it be read again on a new one.
 //! - A server that refuses tracking (before Redis 6, an ACL user without
-//!   `+client|tracking`) leaves the watch off, with a warning: losses are
-//!   then found by the lease clock and the watchdog, as the guard's
-//!   documentation says.
+//!   `+client|tracking`) leaves the watch off, with a warning: the lease
+//!   clock and the watchdog find losses, as the guard's documentation says.
 //!
 //! Cost: one idle connection per node once a hold outlived
-//! [`WATCH_DELAY`]; one `HMGET` per such hold, and one per change of its key
-//! while held (each renewal, re-entry, other reader), within the budget of
-//! reads; a tracking-table entry
-//! on the server per held key (bounded by `tracking-table-max-keys`: an
-//! entry evicted there arrives as an invalidation, which reads it again);
-//! one `PING` per second per node connection while it watches anything.
+//! [`WATCH_DELAY`]; one read per such hold and per change of its key,
+//! within the budget; a tracking-table entry on the server per held key
+//! (one evicted there arrives as an invalidation); one `PING` a second per
+//! connection that watches anything.
 
 use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT, Timeouts};
 use crate::base::error::{Failure, classify};
@@ -392,7 +378,6 @@ impl Watcher {
         // Each lock looked at costs a token, read or not (released, being
         // released): the work per second is bounded, not only the reads.
         let mut looked = due.len();
-        // One look at the registry for the whole batch.
         let registry = holds.lock().unwrap_or_else(PoisonError::into_inner);
         for lock in due {
             let Some(node) = self.nodes.known_node_of(&lock) else {
@@ -415,10 +400,8 @@ impl Watcher {
             if !watched.holds.is_empty()
                 && watched.holds.iter().all(|key| registry.all_releasing(key))
             {
-                // Being released (the change that was announced, most
-                // likely): no loss can be told now; looked at again once
-                // the releases are done, when usually nothing is left to
-                // read.
+                // Being released (most likely the change announced): no
+                // loss can be told now; looked at again once it is done.
                 watched.due_at(&mut self.queue, lock, now + RELEASE_SETTLE);
                 continue;
             }
@@ -429,8 +412,7 @@ impl Watcher {
                 .map(|entry| (entry.key, entry.generation, entry.shape))
                 .collect();
             if holds.is_empty() {
-                // Released: nothing to watch (one more invalidation may
-                // come; it finds nothing).
+                // Released (a late invalidation finds nothing).
                 self.locks.remove(&lock);
                 continue;
             }
@@ -588,8 +570,6 @@ impl Watcher {
                 self.reading_slots = false;
                 if let Err(error) = result {
                     telemetry::loss_watch_failed(&error);
-                    // The locks waiting for the slots try again after
-                    // the pause.
                     let blocked = std::mem::take(&mut self.blocked);
                     self.retry_later(blocked);
                 }
@@ -617,8 +597,6 @@ impl Watcher {
                         }
                     }
                     Err((BatchError::Refused(error), _)) => {
-                        // `CLIENT TRACKING` refused (an old server, an ACL):
-                        // the lease clock and the watchdog find losses.
                         telemetry::loss_watch_refused(&error);
                         self.off = true;
                         self.locks.clear();
@@ -687,8 +665,7 @@ impl Watcher {
             Ok(Value::Array(fields)) => {
                 self.pause = RETRY_MIN;
                 watched.armed_on = Some(conn);
-                // Each hold's values (one per permit of a guard): gone if
-                // any is nil.
+                // A hold's values (one per permit): gone if any is nil.
                 let mut fields = fields.into_iter();
                 let mut gone = Vec::new();
                 for hold in holds {
@@ -704,9 +681,9 @@ impl Watcher {
             Err(error) if classify(&error) == Failure::WrongType => holds.iter().collect(),
             Err(error) => {
                 if error.redirect_node().is_some() && error.code() == Some("MOVED") {
-                    // The slot moved: read the owners again. (An `ASK`, a
-                    // slot being migrated, is tried again after a pause,
-                    // below: the owner is the same until it is done.)
+                    // The slot moved: read the owners again. (An `ASK` is
+                    // retried after the pause: the owner stays until the
+                    // migration is done.)
                     self.nodes.forget_slots();
                     watched.due_at(&mut self.queue, lock.clone(), Instant::now());
                     return;
