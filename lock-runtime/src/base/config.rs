@@ -70,7 +70,6 @@ pub(crate) const MAX_WAIT_BETWEEN_TRIES: Duration = Duration::from_secs(5);
 /// How often a waiter tries while it has no working subscription.
 pub(crate) const POLL_WITHOUT_SUBSCRIPTION: Duration = Duration::from_millis(100);
 
-/// Settings of a client.
 /// How long opening a connection, and a reply on it, may take: the
 /// client's settings, for every connection it opens.
 #[derive(Debug, Clone, Copy)]
@@ -88,6 +87,7 @@ impl Timeouts {
     }
 }
 
+/// Settings of a client.
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
     /// The lease of watched holds; renewed every third of it.
