@@ -173,8 +173,7 @@ impl PermitsTarget {
 }
 
 /// The registry key of the hold of `permits`: the semaphore's permits
-/// taken and the first permit's id (unique: each guard is a hold of its
-/// own).
+/// taken and the first permit's id (each guard is a hold of its own).
 fn hold_key(permits: &PermitsTarget) -> HoldKey {
     HoldKey::new(
         permits.names.timeouts.as_str().into(),
@@ -186,8 +185,7 @@ fn hold_key(permits: &PermitsTarget) -> HoldKey {
     )
 }
 
-/// A guard's permits as a new hold, renewed by the watchdog if
-/// `watched`.
+/// A guard's permits as a new hold, renewed by the watchdog if `watched`.
 pub(crate) fn new_hold(
     permits: &PermitsTarget,
     watched: bool,
