@@ -42,7 +42,7 @@ use crate::observability::telemetry::{self, AcquireRecord, NotAcquired};
 use crate::protocol::handoff::{self, Offer};
 use crate::protocol::replies::{Acquired, ReleaseMode};
 use crate::transport::pubsub::Subscription;
-use crate::transport::replication::{Acked, Synced};
+use crate::transport::replication::Acked;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::Instrument;
@@ -233,19 +233,13 @@ impl Request<'_> {
                 // on to another waiter when the subscription drops).
                 sub.settled();
             }
-            let ttl = match reply {
-                Ok(Synced {
-                    reply: Acquired::Held { .. },
-                    acked: Acked::Short { acked, wanted },
-                }) => {
+            let ttl = match reply.map(|synced| (synced.reply, synced.acked)) {
+                Ok((Acquired::Held { .. }, Acked::Short { acked, wanted })) => {
                     // Fail closed: a failover now could lose it.
                     undo.now().await;
                     return Err(not_replicated(&self.names.lock, acked, wanted));
                 }
-                Ok(Synced {
-                    reply: Acquired::Held { token },
-                    ..
-                }) => {
+                Ok((Acquired::Held { token }, _)) => {
                     undo.done = true;
                     if let Some(mark) = &mut mark {
                         mark.armed = false;
@@ -254,14 +248,8 @@ impl Request<'_> {
                     let hold = self.hold(kind, owner, None, sent, self.lease(), undo.uncertain);
                     return Ok(Some(hold));
                 }
-                Ok(Synced {
-                    reply: Acquired::Busy { ttl },
-                    ..
-                }) => ttl,
-                Ok(Synced {
-                    reply: Acquired::NotHeld | Acquired::Abandoned,
-                    ..
-                }) => {
+                Ok((Acquired::Busy { ttl }, _)) => ttl,
+                Ok((Acquired::NotHeld | Acquired::Abandoned, _)) => {
                     // Not answers to a new owner's live attempt.
                     return Err(Error::Redis(redis::RedisError::from((
                         redis::ErrorKind::UnexpectedReturnType,

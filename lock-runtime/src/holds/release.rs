@@ -49,13 +49,9 @@ pub(crate) async fn release_once(
                 carried.deleted();
             }
             // A release that found nothing to release wrote no latch.
-            let latched = matches!(
-                &reply,
-                Ok(Synced {
-                    reply: Released::Freed | Released::StillHeld,
-                    ..
-                })
-            );
+            let latched = reply
+                .as_ref()
+                .is_ok_and(|synced| matches!(synced.reply, Released::Freed | Released::StillHeld));
             (reply, latched)
         }
         Target::Permits(permits) => {
