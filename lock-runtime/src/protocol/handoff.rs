@@ -43,17 +43,15 @@
 use redis::{RedisWrite, ToRedisArgs};
 use std::time::{Duration, Instant};
 
-/// The shortest expiry a handoff gives the lock: a waiter whose lease or
-/// wait time is shorter takes no handoff (its clock would leave too little
-/// to extend the lease in).
+/// The shortest expiry a handoff gives the lock (a shorter one would leave
+/// too little of the clock to extend the lease in).
 pub(crate) const MIN_EXPIRY: Duration = Duration::from_secs(1);
 
-/// What a release publishes on the channel of a waiter it handed the lock
-/// to, before the token (`scripts/fair_release.lua`).
+/// What a handoff message starts with (`scripts/fair_release.lua`).
 const PREFIX: &[u8] = b"redlua:handoff:";
 
-/// The expiry a handoff gives a waiter with `lease` and `wait` (its wait
-/// time), or `None` when it takes no handoff.
+/// The expiry a handoff gives a waiter with `lease` and wait time `wait`,
+/// or `None` when it takes no handoff.
 pub(crate) fn expiry(lease: Duration, wait: Duration) -> Option<Duration> {
     let expiry = lease.min(wait);
     (expiry >= MIN_EXPIRY).then_some(expiry)
@@ -82,8 +80,7 @@ impl ToRedisArgs for Offer {
     }
 }
 
-/// A handoff message: the new holder's fencing token, and the number of
-/// the try whose offer the release took.
+/// A handoff message's token and try.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Handoff {
     pub token: u64,
@@ -106,8 +103,8 @@ pub(crate) fn parse(payload: &[u8]) -> Option<Handoff> {
     })
 }
 
-/// Whether a waiter whose last try that found the lock busy was sent at
-/// `sent` may use a handoff with `expiry`: at least half of it is left.
+/// Whether a handoff with `expiry` answering a try sent at `sent` is
+/// usable: at least half of it is left.
 pub(crate) fn usable(sent: Instant, expiry: Duration) -> bool {
     sent.elapsed() <= expiry / 2
 }
