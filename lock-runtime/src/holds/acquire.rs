@@ -32,7 +32,7 @@ use crate::base::owner::Owner;
 use crate::holds::job::{Job, LockTarget, ReleaseRequest, Target};
 use crate::holds::kind_scripts::{AcquireArgs, WRITER_RETRY};
 use crate::holds::lease_clock::LeaseClock;
-use crate::holds::permits::{Pacing, RESUBSCRIBE_EVERY, cap};
+use crate::holds::permits::{Pacing, RESUBSCRIBE_EVERY, cap, subscribe};
 use crate::holds::registry::NewHold;
 use crate::holds::release::release_once;
 use crate::holds::shared::Shared;
@@ -285,7 +285,9 @@ impl Request<'_> {
                 if pacing.may_subscribe().await {
                     subscription = match self.member(kind, &channel) {
                         Some(sub) => self.confirm(sub, &channel, wait).await,
-                        None => self.subscribe(&channel, wait).await,
+                        None => {
+                            subscribe(self.shared, &channel, wait, Some(&self.names.lock)).await
+                        }
                     };
                 }
                 continue;
@@ -434,25 +436,8 @@ impl Request<'_> {
                 tracing::debug!(target: targets::ACQUIRE, lock = %self.names.lock, %error, "pattern subscription refused; subscribing to the waiter's channel");
                 self.shared.hub.refuse_patterns();
                 drop(sub);
-                self.subscribe(channel, wait).await
+                subscribe(self.shared, channel, wait, Some(&self.names.lock)).await
             }
-            Err(error) => {
-                tracing::warn!(target: targets::ACQUIRE, lock = %self.names.lock, %error, %channel, "cannot subscribe; polling for the lock instead");
-                None
-            }
-        }
-    }
-
-    /// Subscribes to the waiter's channel, giving up at the deadline; `None`
-    /// (poll instead) when pub/sub fails.
-    async fn subscribe(&self, channel: &str, wait: Wait) -> Option<Subscription> {
-        let subscribe = self.shared.hub.subscribe(channel);
-        // Never wait long for it: trying the lock goes on meanwhile.
-        let result = tokio::time::timeout(cap(RESUBSCRIBE_EVERY, wait), subscribe)
-            .await
-            .ok()?;
-        match result {
-            Ok(subscription) => Some(subscription),
             Err(error) => {
                 tracing::warn!(target: targets::ACQUIRE, lock = %self.names.lock, %error, %channel, "cannot subscribe; polling for the lock instead");
                 None

@@ -226,7 +226,7 @@ async fn trying<A: Attempt>(
         }
         let Some(sub) = &mut subscription else {
             if pacing.may_subscribe().await {
-                subscription = subscribe(shared, &names.channel, wait).await;
+                subscription = subscribe(shared, &names.channel, wait, None).await;
             }
             continue;
         };
@@ -244,20 +244,30 @@ async fn trying<A: Attempt>(
     }
 }
 
-/// Subscribes to `channel`, giving up at the deadline; `None` (poll
-/// instead) when pub/sub fails.
-pub(crate) async fn subscribe(shared: &Shared, channel: &str, wait: Wait) -> Option<Subscription> {
+/// Subscribes to `channel` (of a waiter for the lock `lock`, or of a
+/// semaphore or latch), giving up at the deadline: trying goes on
+/// meanwhile. `None` (poll instead) when pub/sub fails.
+pub(crate) async fn subscribe(
+    shared: &Shared,
+    channel: &str,
+    wait: Wait,
+    lock: Option<&str>,
+) -> Option<Subscription> {
     let subscribe = shared.hub.subscribe(channel);
-    let result = tokio::time::timeout(cap(RESUBSCRIBE_EVERY, wait), subscribe)
-        .await
-        .ok()?;
-    match result {
-        Ok(subscription) => Some(subscription),
-        Err(error) => {
-            tracing::warn!(target: targets::ACQUIRE, %error, %channel, "cannot subscribe; polling instead");
-            None
+    let error = match tokio::time::timeout(cap(RESUBSCRIBE_EVERY, wait), subscribe).await {
+        Ok(Ok(subscription)) => return Some(subscription),
+        Ok(Err(error)) => error,
+        Err(_) => return None,
+    };
+    match lock {
+        Some(lock) => {
+            tracing::warn!(target: targets::ACQUIRE, %lock, %error, %channel, "cannot subscribe; polling for the lock instead")
+        }
+        None => {
+            tracing::warn!(target: targets::ACQUIRE, %error, %channel, "cannot subscribe; polling instead")
         }
     }
+    None
 }
 
 /// Whether the deadline has passed.
