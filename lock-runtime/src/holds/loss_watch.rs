@@ -74,8 +74,8 @@ use tokio::time::Instant;
 /// How long after it was taken a hold is first read (and its key tracked).
 pub(crate) const WATCH_DELAY: Duration = Duration::from_millis(50);
 
-/// How long a lock whose every hold is being released waits before it is
-/// looked at again.
+/// How long a lock whose every hold is being released waits to be looked
+/// at again.
 const RELEASE_SETTLE: Duration = Duration::from_millis(10);
 
 /// The first pause before reading again after a failure; it doubles while
@@ -84,14 +84,11 @@ const RETRY_MIN: Duration = Duration::from_millis(50);
 /// The longest pause between two tries after failures.
 const RETRY_MAX: Duration = Duration::from_secs(1);
 
-/// How long the task lets new holds gather before it takes them: one
-/// wake-up of the task per this much time, however many holds are taken
-/// (waking a task on another worker thread at every acquire would cost
-/// each acquire more than the watch saves).
+/// How long the task lets new holds gather before it takes them (waking it
+/// on another worker at every acquire would cost more than the watch saves).
 const GATHER: Duration = Duration::from_millis(20);
 
-/// The loss watch of one client: its inbox of new holds, and what starts
-/// its task.
+/// The loss watch of one client: its inbox, and what starts its task.
 pub(crate) struct LossWatch {
     nodes: Nodes,
     timeouts: Timeouts,
@@ -101,12 +98,11 @@ pub(crate) struct LossWatch {
 /// New holds on their way to the task.
 #[derive(Default)]
 struct Inbox {
-    /// Holds the task has not taken yet.
     holds: Vec<HoldKey>,
-    /// Wakes the running task; `None` before the first hold. Sent to only
-    /// when `holds` was empty: the task takes everything at once.
+    /// Wakes the running task (`None` before the first hold), only when
+    /// `holds` was empty: the task takes everything at once.
     wake: Option<mpsc::UnboundedSender<()>>,
-    /// How many wake-ups were sent.
+    /// Wake-ups sent.
     woken: u64,
 }
 
@@ -199,8 +195,8 @@ struct Watcher {
     registry: Weak<Mutex<Holds>>,
     nodes: Nodes,
     timeouts: Timeouts,
-    /// New holds, and the wake-ups that say some are there (the client's:
-    /// the task ends with it).
+    /// New holds, and the wake-ups that say some are there (the task ends
+    /// with the client).
     inbox: Weak<Mutex<Inbox>>,
     wakes: mpsc::UnboundedReceiver<()>,
     /// When the new holds are taken from the inbox (set by a wake-up).
@@ -215,8 +211,7 @@ struct Watcher {
     /// Pushes of every node connection, tagged with its id.
     pushes_to: mpsc::UnboundedSender<(u64, PushInfo)>,
     pushes: mpsc::UnboundedReceiver<(u64, PushInfo)>,
-    /// A `CLUSTER SLOTS` is under way (the map is the cluster's, shared
-    /// with the pub/sub hub).
+    /// A `CLUSTER SLOTS` is under way (the map is shared with the hub).
     reading_slots: bool,
     /// Nodes with a batch or ping under way (one at a time per node).
     busy: HashSet<String>,
