@@ -171,7 +171,7 @@ impl Request<'_> {
         };
         let id = self.shared.ids.next();
         // The token is known once the acquire succeeds.
-        let owner = self.shared.owner(id, 0);
+        let owner = Owner::new(&self.shared.id, id, 0);
         let owner_name = owner.field().clone();
         let mut undo = self.undo(kind, owner, None);
         // A waiting writer that prefers writers leaves a mark; whenever it
