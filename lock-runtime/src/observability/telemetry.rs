@@ -260,8 +260,7 @@ pub(crate) fn released(
         Some(Released::NotHeld | Released::NeverTook) => "not_held",
         None => "unknown",
     };
-    // "lock released" only for a hold that was released; a release that
-    // found nothing held, or whose outcome is unknown, says so.
+    // One literal message per outcome (the events table is checked against them).
     match outcome {
         Some(Released::Freed | Released::StillHeld) => tracing::debug!(
             target: targets::RELEASE,
