@@ -24,10 +24,10 @@ use redlua_macros::redis_script;
 /// answered releases' latches, deleted first (see `latches.rs`) instead of
 /// by a `DEL` of their own.
 macro_rules! scripts {
-    (all: $all:ident; $($(#[$doc:meta])* $name:ident($($attr:tt)*) keys $keys:tt args $args:tt)*) => {
+    (all: $all:ident; $($(#[$doc:meta])* $name:ident $attr:tt keys $k:tt args $a:tt)*) => {
         /// Every lock script, for naming the command of one that Redis refused.
         pub(crate) const $all: &[Listed] = &[$((&$name::SCRIPT, $name::CALLS)),*];
-        $crate::protocol::lock_scripts::scripts! { $($(#[$doc])* $name($($attr)*) keys $keys args $args)* }
+        scripts! { $($(#[$doc])* $name $attr keys $k args $a)* }
     };
     ($(
         $(#[$doc:meta])*
