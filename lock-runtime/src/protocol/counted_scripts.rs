@@ -1,14 +1,9 @@
 //! The scripts of the counted primitives (`scripts/semaphore_*.lua`,
-//! `scripts/count_down_latch_change.lua`) as typed calls, with their arguments and
-//! replies.
-//!
-//! A semaphore is Redisson's `RSemaphore`: a string at its name, the number
-//! of permits available; its channel `redisson_sc:{name}` carries that
-//! number after each change that leaves permits. A count-down latch is
-//! Redisson's `RCountDownLatch`: a string at its name, the count, deleted
-//! once it reaches zero; its channel
-//! `redisson_countdownlatch__channel__{name}` carries `0` when it opens and
-//! `1` when a new count is set.
+//! `leased_*.lua`, `count_down_latch_change.lua`) as typed calls, with
+//! their arguments and replies; their keys are Redisson's (see
+//! `counted_names.rs`). A semaphore's channel carries the permits available
+//! after each change that leaves some; a latch's carries `0` when it opens
+//! and `1` when a new count is set.
 //!
 //! Every write but an acquire carries a request latch, so that a retry
 //! after a lost reply returns the first result and changes nothing more;
@@ -194,8 +189,7 @@ scripts! {
         publish: Publish,
     }
 
-    /// Takes leased permits (`scripts/leased_acquire.lua`), once per attempt;
-    /// `ids` are the permits' ids (16 bytes each).
+    /// Takes leased permits `ids` (16 bytes each), once per attempt.
     TakeLeased("scripts/leased_acquire.lua", returns = LeasedTaken)
     keys { semaphore, timeouts, channel, attempt, token }
     args {
@@ -206,9 +200,8 @@ scripts! {
         ..ids: Vec<&'a [u8]>,
     }
 
-    /// Gives leased permits back (`scripts/leased_release.lua`), once per
-    /// request: how many of the ids were still taken, and how many of those
-    /// had expired.
+    /// Gives leased permits back, once per request: how many of the ids were
+    /// still taken, and how many of those had expired.
     ReleaseLeased("scripts/leased_release.lua", returns = (i64, i64))
     keys { semaphore, timeouts, channel, latch }
     args {
@@ -217,8 +210,7 @@ scripts! {
         ..ids: Vec<&'a [u8]>,
     }
 
-    /// Renews leased permits (`scripts/leased_renew.lua`): 1 per id renewed,
-    /// 0 per id gone.
+    /// Renews leased permits: 1 per id renewed, 0 per id gone.
     RenewLeased("scripts/leased_renew.lua", returns = Vec<i64>)
     keys { semaphore, timeouts, channel }
     args {
@@ -227,8 +219,7 @@ scripts! {
         ..ids: Vec<&'a [u8]>,
     }
 
-    /// Undoes an abandoned leased acquire (`scripts/leased_undo.lua`): how
-    /// many permits came back.
+    /// Undoes an abandoned leased acquire: how many permits came back.
     UndoLeased("scripts/leased_undo.lua", returns = i64)
     keys { semaphore, timeouts, channel, attempt }
     args {
