@@ -174,8 +174,6 @@ impl Request<'_> {
         let owner = Owner::new(&self.shared.id, id, 0);
         let owner_name = owner.field().clone();
         let mut undo = self.undo(kind, owner, None);
-        // A waiting writer that prefers writers leaves a mark; whenever it
-        // stops waiting without the lock, this takes the mark away.
         let mut mark = kind.marks_while_waiting().then(|| WriterMark {
             shared: self.shared,
             names: self.names,
@@ -207,8 +205,7 @@ impl Request<'_> {
         // A handoff message names the try it answers.
         let mut tries: u64 = 0;
         if !matches!(wait, Wait::No) && kind.gives_own_waiters_a_turn() {
-            // This client's release just woke one of its own waiters: it
-            // tries first.
+            // A waiter this client's release just woke tries first.
             self.shared.hub.await_turn(&channel).await;
         }
         loop {
@@ -257,8 +254,7 @@ impl Request<'_> {
                     ))));
                 }
                 Err(error) => {
-                    // It may have taken effect: the next try (same owner)
-                    // finds out; an abandoned call undoes it.
+                    // It may have taken effect: the next try, or the undo.
                     undo.uncertain |= classify(&error) == Failure::Unknown;
                     pacing.failed(&self.names.lock, error).await?;
                     continue;
@@ -317,8 +313,7 @@ impl Request<'_> {
                 && handoff.try_number == try_number
                 && handoff::usable(sent, expiry)
             {
-                // A release handed this waiter the lock, after this
-                // iteration's try (sent at `sent`) found it busy.
+                // A release handed this waiter the lock after this try.
                 sub.settled();
                 undo.done = true;
                 record.handed_over();

@@ -213,8 +213,7 @@ async fn trying<A: Attempt>(
                 }
             },
             Err(error) => {
-                // It may have taken effect: the next try (same attempt)
-                // finds out; an abandoned call undoes it.
+                // It may have taken effect: the next try, or the undo.
                 undo.uncertain |= classify(&error) == Failure::Unknown;
                 pacing.failed(&names.key, error).await?;
                 continue;
