@@ -254,7 +254,7 @@ impl Request<'_> {
                     ))));
                 }
                 Err(error) => {
-                    // It may have taken effect: the next try, or the undo.
+                    // It may have taken effect: the next try or the undo finds out.
                     undo.uncertain |= classify(&error) == Failure::Unknown;
                     pacing.failed(&self.names.lock, error).await?;
                     continue;

@@ -213,7 +213,7 @@ async fn trying<A: Attempt>(
                 }
             },
             Err(error) => {
-                // It may have taken effect: the next try, or the undo.
+                // It may have taken effect: the next try or the undo finds out.
                 undo.uncertain |= classify(&error) == Failure::Unknown;
                 pacing.failed(&names.key, error).await?;
                 continue;
