@@ -2,10 +2,9 @@
 //! head of the queue, so that the head need not try again.
 //!
 //! Under Redisson's protocol a fair lock changes hands in two round trips
-//! after the release is sent: the release script wakes the head of the
-//! queue on its channel, and the head runs the acquire script. A redlua
-//! waiter may instead be handed the lock by the release script itself
-//! (`scripts/fair_release.lua`): one message, and no second script.
+//! after the release: it wakes the head of the queue, which runs the
+//! acquire script. A redlua waiter may instead be handed the lock by the
+//! release script itself (`scripts/fair_release.lua`): one message.
 //!
 //! - **Who.** Each try of a waiter that joins the queue says whether it
 //!   takes a handoff, with what expiry, and which try it is ([`Offer`]),
@@ -25,11 +24,10 @@
 //!   trusts it only as the answer to its latest try, which found the lock
 //!   busy: a message that comes late, for an earlier try, is not used.
 //! - **The lease clock** of a handed-over hold runs from when that try was
-//!   *sent*: the handoff came after that try ran, so Redis's expiry is
-//!   later than the clock says. A waiter uses the message only while at
-//!   least half of the expiry is left by that clock ([`usable`]); otherwise
-//!   it tries the lock, and the acquire script, finding the lock handed to
-//!   it, gives it a full lease.
+//!   *sent* (the handoff came later, so Redis's expiry is later still). A
+//!   waiter uses the message only while at least half of the expiry is left
+//!   by that clock ([`usable`]); otherwise it tries the lock, and the
+//!   acquire script, finding the lock handed to it, gives it a full lease.
 //! - **The full lease** follows at once, off the caller's path: the new
 //!   holder extends the lease to its own in the background
 //!   ([`watchdog::extend`](crate::holds::watchdog::extend)).
