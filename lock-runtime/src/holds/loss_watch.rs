@@ -31,12 +31,10 @@
 //! - Bounded work: at most
 //!   [`READS_PER_SECOND`](crate::holds::read_budget::READS_PER_SECOND)
 //!   locks looked at (read, or found released) a second per client, in
-//!   bursts of at most [`BURST`](crate::holds::read_budget::BURST), each
-//!   batch one pipeline on its node and one look at the registry; a read
-//!   arms at most one invalidation. The watch is an early notice, never
-//!   taking the runtime from the watchdog's renewals, which with the lease
-//!   clock are the guarantee. Beyond that rate (each renewal changes a key:
-//!   more than 5,000 holds at a 3 s watchdog timeout, 50,000 at 30 s), a
+//!   bursts (see `read_budget.rs`), each batch one pipeline on its node and
+//!   one look at the registry; a read arms at most one invalidation. The
+//!   watch is an early notice, never taking the runtime from the watchdog's
+//!   renewals (with the lease clock, the guarantee): beyond that rate a
 //!   changed lock waits its turn, earliest first, and a hold taken away
 //!   meanwhile is found by the next renewal.
 //! - No missed change the lease clock would not catch: a lost or replaced
