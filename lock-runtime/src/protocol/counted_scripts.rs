@@ -5,6 +5,9 @@
 //! after each change that leaves some; a latch's carries `0` when it opens
 //! and `1` when a new count is set.
 //!
+//! A reply of codes is declared by one `codes!` line (as in `replies.rs`),
+//! and every `return` of its script is checked against it at compile time.
+//!
 //! Every write but an acquire carries a request latch, so that a retry
 //! after a lost reply returns the first result and changes nothing more;
 //! an acquire carries its attempt key instead (see `permits.rs`).
@@ -13,53 +16,55 @@
 #![allow(dead_code)]
 
 use crate::protocol::lock_scripts::scripts;
-use crate::protocol::replies::{Publish, words};
+use crate::protocol::replies::{Publish, codes, words};
 use redis::{FromRedisValue, ParsingError, Value};
 use redlua_macros::redis_script;
 
 /// What a semaphore acquire answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Taken {
-    /// The attempt holds its permits; `available` are left.
+    /// `{1, available}`: the attempt holds its permits; `available` are left.
     Yes { available: i64 },
-    /// Too few permits: `available` there are.
+    /// `{0, available}`: too few permits: `available` there are.
     No { available: i64 },
-    /// The attempt was abandoned (undone) before this copy of it ran.
+    /// `{3, 0}`: the attempt was abandoned (undone) before this copy of it ran.
     Abandoned,
 }
 
-/// The reply codes of `semaphore_acquire.lua`.
-const TAKEN_YES: i64 = 1;
-const TAKEN_NO: i64 = 0;
-const TAKEN_ABANDONED: i64 = 3;
+codes!(Taken: Pair { YES = 1, NO = 0, ABANDONED = 3 });
 
 impl FromRedisValue for Taken {
     fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
         let (code, available): (i64, i64) = FromRedisValue::from_redis_value(v)?;
         match code {
-            TAKEN_YES => Ok(Taken::Yes { available }),
-            TAKEN_NO => Ok(Taken::No { available }),
-            TAKEN_ABANDONED => Ok(Taken::Abandoned),
+            Taken::YES => Ok(Taken::Yes { available }),
+            Taken::NO => Ok(Taken::No { available }),
+            Taken::ABANDONED => Ok(Taken::Abandoned),
             other => Err(format!("unknown semaphore acquire reply code {other}").into()),
         }
     }
 }
 
-/// What a change script answered: whether it changed anything, and the
-/// value (permits available, or a latch's count) after.
+/// What a change script answered: whether it changed anything (`{1,
+/// value}`) or not (`{0, value}`), and the value (permits available, or a
+/// latch's count) after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Changed {
     pub changed: bool,
     pub value: i64,
 }
 
+codes!(Changed: Pair { CHANGED = 1, UNCHANGED = 0 });
+
 impl FromRedisValue for Changed {
     fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
-        let (changed, value): (i64, i64) = FromRedisValue::from_redis_value(v)?;
-        Ok(Changed {
-            changed: changed == 1,
-            value,
-        })
+        let (code, value): (i64, i64) = FromRedisValue::from_redis_value(v)?;
+        let changed = match code {
+            Changed::CHANGED => true,
+            Changed::UNCHANGED => false,
+            other => return Err(format!("unknown change reply code {other}").into()),
+        };
+        Ok(Changed { changed, value })
     }
 }
 
@@ -125,32 +130,35 @@ pub(crate) fn permits_message(channel: &str, payload: &[u8]) -> Option<i64> {
 /// What a leased acquire answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LeasedTaken {
-    /// The attempt holds its permits, with this fencing token; `available`
-    /// are left.
+    /// `{1, token, available}`: the attempt holds its permits, with this
+    /// fencing token; `available` are left.
     Yes { token: u64, available: i64 },
-    /// Too few permits; the first permit taken expires in `wait` (`None`:
-    /// none is taken).
+    /// `{0, wait, available}`: too few permits; the first permit taken
+    /// expires in `wait` (`None`, sent as -1: none is taken).
     No {
         wait: Option<std::time::Duration>,
         available: i64,
     },
-    /// The attempt was abandoned (undone) before this copy of it ran.
+    /// `{3, 0, 0}`: the attempt was abandoned (undone) before this copy of
+    /// it ran.
     Abandoned,
 }
+
+codes!(LeasedTaken: Triple { YES = 1, NO = 0, ABANDONED = 3 });
 
 impl FromRedisValue for LeasedTaken {
     fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
         let (code, a, available): (i64, i64, i64) = FromRedisValue::from_redis_value(v)?;
         match code {
-            TAKEN_YES => Ok(LeasedTaken::Yes {
+            LeasedTaken::YES => Ok(LeasedTaken::Yes {
                 token: u64::try_from(a).unwrap_or(0),
                 available,
             }),
-            TAKEN_NO => Ok(LeasedTaken::No {
+            LeasedTaken::NO => Ok(LeasedTaken::No {
                 wait: u64::try_from(a).ok().map(std::time::Duration::from_millis),
                 available,
             }),
-            TAKEN_ABANDONED => Ok(LeasedTaken::Abandoned),
+            LeasedTaken::ABANDONED => Ok(LeasedTaken::Abandoned),
             other => Err(format!("unknown leased acquire reply code {other}").into()),
         }
     }
@@ -162,7 +170,7 @@ pub(crate) const POOL_TOO_SMALL: &str = "redlua: more permits than the pool";
 
 scripts! {
     /// Takes permits of a semaphore, once per attempt.
-    TakePermits("scripts/semaphore_acquire.lua", returns = Taken)
+    TakePermits("scripts/semaphore_acquire.lua", returns = Taken, codes)
     keys { semaphore, attempt }
     args {
         permits: u64,
@@ -180,7 +188,7 @@ scripts! {
     }
 
     /// Releases, adds or sets a semaphore's permits, once per request.
-    ChangeSemaphore("scripts/semaphore_change.lua", returns = Changed)
+    ChangeSemaphore("scripts/semaphore_change.lua", returns = Changed, codes)
     keys { semaphore, channel, latch, timeouts }
     args {
         change: SemaphoreChange,
@@ -190,7 +198,7 @@ scripts! {
     }
 
     /// Takes leased permits `ids` (16 bytes each), once per attempt.
-    TakeLeased("scripts/leased_acquire.lua", returns = LeasedTaken)
+    TakeLeased("scripts/leased_acquire.lua", returns = LeasedTaken, codes)
     keys { semaphore, timeouts, channel, attempt, token }
     args {
         lease_ms: u64,
@@ -229,7 +237,7 @@ scripts! {
     }
 
     /// Counts a latch down, sets its count, or deletes it, once per request.
-    ChangeLatch("scripts/count_down_latch_change.lua", returns = Changed)
+    ChangeLatch("scripts/count_down_latch_change.lua", returns = Changed, codes)
     keys { latch, channel, request }
     args {
         change: LatchChange,
@@ -266,6 +274,22 @@ mod tests {
             Taken::Abandoned
         );
         assert!(Taken::from_redis_value(pair(2, 0)).is_err());
+        let triple = |a, b, c| Value::Array(vec![Value::Int(a), Value::Int(b), Value::Int(c)]);
+        assert_eq!(
+            LeasedTaken::from_redis_value(triple(1, 9, 2)).unwrap(),
+            LeasedTaken::Yes {
+                token: 9,
+                available: 2
+            }
+        );
+        assert_eq!(
+            LeasedTaken::from_redis_value(triple(0, -1, 0)).unwrap(),
+            LeasedTaken::No {
+                wait: None,
+                available: 0
+            }
+        );
+        assert!(LeasedTaken::from_redis_value(triple(2, 0, 0)).is_err());
         assert_eq!(
             Changed::from_redis_value(pair(0, 7)).unwrap(),
             Changed {
@@ -273,6 +297,7 @@ mod tests {
                 value: 7
             }
         );
+        assert!(Changed::from_redis_value(pair(2, 7)).is_err());
         assert_eq!(permits_message("redisson_sc:{s}", b"12"), Some(12));
         assert_eq!(permits_message("redisson_sc:{s}", b"1"), Some(1));
         assert_eq!(permits_message("redisson_sc:{s}", b"-1"), Some(-1));

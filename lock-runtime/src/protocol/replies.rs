@@ -6,22 +6,24 @@
 //! constants, and `#[redis_script(..., codes)]` (`lock_scripts.rs`) checks
 //! every `return` of the scripts against them at compile time.
 
-use crate::reply::{ReplyCode, ReplyCodes};
 use redis::{FromRedisValue, ParsingError, RedisWrite, ToRedisArgs, Value};
 use std::time::Duration;
 
 /// Declares the codes of a reply type: a constant for each, and its
-/// [`ReplyCodes`], every code in one shape (`Integer` or `Pair`).
+/// [`ReplyCodes`](crate::reply::ReplyCodes), every code in one shape
+/// (`Integer`, `Pair` or `Triple`).
 macro_rules! codes {
     ($type:ident: $shape:ident { $($name:ident = $code:expr),* $(,)? }) => {
         impl $type {
             $(const $name: i64 = $code;)*
         }
-        impl ReplyCodes for $type {
-            const CODES: &'static [ReplyCode] = &[$(ReplyCode::$shape($type::$name)),*];
+        impl $crate::reply::ReplyCodes for $type {
+            const CODES: &'static [$crate::reply::ReplyCode] =
+                &[$($crate::reply::ReplyCode::$shape($type::$name)),*];
         }
     };
 }
+pub(crate) use codes;
 
 /// What an acquire script answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
