@@ -1,12 +1,10 @@
 //! The scripts of the counted primitives (`scripts/semaphore_*.lua`,
 //! `leased_*.lua`, `count_down_latch_change.lua`) as typed calls, with
-//! their arguments and replies; their keys are Redisson's (see
-//! `counted_names.rs`). A semaphore's channel carries the permits available
-//! after each change that leaves some; a latch's carries `0` when it opens
-//! and `1` when a new count is set.
-//!
-//! A reply of codes is declared by one `codes!` line (as in `replies.rs`),
-//! and every `return` of its script is checked against it at compile time.
+//! their arguments and replies (their codes declared and checked as in
+//! `replies.rs`); their keys are Redisson's (see `counted_names.rs`). A
+//! semaphore's channel carries the permits available after each change
+//! that leaves some; a latch's carries `0` when it opens and `1` when a new
+//! count is set.
 //!
 //! Every write but an acquire carries a request latch, so that a retry
 //! after a lost reply returns the first result and changes nothing more;
