@@ -98,10 +98,11 @@ use proc_macro::TokenStream;
 /// - **`codes`** (with `returns = Type`): the reply is a set of codes
 ///   (`return {1, token}`, `return -1`), which `Type` lists with
 ///   `redlua::script::ReplyCodes`. Every `return` of the script is checked
-///   against them: a code, or a shape (an integer for a pair), that `Type`
-///   does not declare is a compile error naming the script's line, and so
-///   is a `return` whose code the analyzer cannot tell (a computed value);
-///   error replies (`redis.error_reply`) are not codes and pass.
+///   against them: a code, or a shape (an integer, a pair or a triple, as
+///   `redlua::script::ReplyCode` names them), that `Type` does not declare
+///   is a compile error naming the script's line, and so is a `return`
+///   whose code the analyzer cannot tell (a computed value); error replies
+///   (`redis.error_reply`) are not codes and pass.
 /// - **`read_only`**: the script only reads. It is invoked with `EVALSHA_RO`
 ///   (Redis 7 and later), so that it may run on replicas, and calling a
 ///   write command from it is a compile error (lint `write_in_read_only`).

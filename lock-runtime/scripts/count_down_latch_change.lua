@@ -18,7 +18,10 @@
 local done = redis.call('get', KEYS[3])
 if done then
   local changed, count = string.match(done, '^(%d):(%d+)$')
-  return {tonumber(changed) or 0, tonumber(count) or 0}
+  if changed == '1' then
+    return {1, tonumber(count) or 0}
+  end
+  return {0, tonumber(count) or 0}
 end
 local mode = ARGV[1]
 local kind = redis.call('type', KEYS[1])['ok']

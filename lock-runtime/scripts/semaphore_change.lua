@@ -25,7 +25,10 @@
 local done = redis.call('get', KEYS[3])
 if done then
   local changed, available = string.match(done, '^(%d):(-?%d+)$')
-  return {tonumber(changed) or 0, tonumber(available) or 0}
+  if changed == '1' then
+    return {1, tonumber(available) or 0}
+  end
+  return {0, tonumber(available) or 0}
 end
 local mode = ARGV[1]
 local permits = tonumber(ARGV[2])

@@ -16,6 +16,9 @@ pub enum ReplyCode {
     /// `return {n, value}`: a pair whose first element is the integer `n`
     /// (the second is the reply's value: a token, a TTL, ...).
     Pair(i64),
+    /// `return {n, a, b}`: a table of three elements whose first is the
+    /// integer `n` (the others are the reply's values).
+    Triple(i64),
 }
 
 /// A script reply whose Lua shape is a set of codes: a type with this
@@ -50,23 +53,20 @@ pub trait ReplyCodes {
 }
 
 /// Whether `codes` declares every code `lo..=hi` in the shape a `return`
-/// gives: an integer, or (`pair`) a table of `len` elements whose first is
+/// gives: an integer, or (`table`) a table of `len` elements whose first is
 /// the code. Called by the assertions `#[redis_script(..., codes)]` emits.
 #[doc(hidden)]
-pub const fn declares(codes: &[ReplyCode], pair: bool, lo: i64, hi: i64, len: usize) -> bool {
-    if pair && len != 2 {
-        return false;
-    }
+pub const fn declares(codes: &[ReplyCode], table: bool, lo: i64, hi: i64, len: usize) -> bool {
     let mut code = lo;
     while code <= hi {
         let mut found = false;
         let mut i = 0;
         while i < codes.len() {
-            match codes[i] {
-                ReplyCode::Integer(n) if !pair && n == code => found = true,
-                ReplyCode::Pair(n) if pair && n == code => found = true,
-                _ => {}
-            }
+            found |= match codes[i] {
+                ReplyCode::Integer(n) => !table && n == code,
+                ReplyCode::Pair(n) => table && len == 2 && n == code,
+                ReplyCode::Triple(n) => table && len == 3 && n == code,
+            };
             i += 1;
         }
         if !found {
@@ -98,6 +98,8 @@ mod tests {
         assert!(!declares(CODES, true, 2, 2, 2));
         assert!(!declares(CODES, false, 1, 1, 0));
         assert!(!declares(CODES, true, 1, 1, 3));
+        assert!(declares(&[ReplyCode::Triple(1)], true, 1, 1, 3));
+        assert!(!declares(&[ReplyCode::Triple(1)], true, 1, 1, 2));
         // One code of the range missing.
         assert!(!declares(CODES, false, -1, 0, 0));
         // The ends of i64 do not overflow.

@@ -166,6 +166,34 @@ async fn a_count_down_whose_reply_was_lost_counts_once() {
     assert_eq!(count, "4", "the count-down counted twice");
 }
 
+/// A change sent again with its request key answers what its first copy
+/// answered, changed or not, and changes nothing more.
+#[tokio::test]
+async fn a_change_sent_again_answers_its_first_reply() {
+    let redis = Redis::start().await;
+    let script = redis::Script::new(include_str!("../scripts/count_down_latch_change.lua"));
+    let change = async |request: &str, mode: &str| -> (i64, i64) {
+        script
+            .key("again")
+            .key(latch_channel("again"))
+            .key(request)
+            .arg(mode)
+            .arg(3)
+            .arg(30_000)
+            .arg("publish")
+            .invoke_async(&mut redis.raw())
+            .await
+            .unwrap()
+    };
+    for _ in 0..2 {
+        assert_eq!(change("{again}:set", "try_set").await, (1, 3));
+        assert_eq!(change("{again}:set_again", "try_set").await, (0, 3));
+        assert_eq!(change("{again}:down", "count_down").await, (1, 2));
+    }
+    let count: String = redis.raw().get("again").await.unwrap();
+    assert_eq!(count, "2");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn java_and_rust_count_down_and_wait_on_one_latch() {
     let redis = Redis::start().await;

@@ -202,7 +202,7 @@ impl CountDownLatch {
                 return Ok(false);
             }
             let Some(sub) = &mut subscription else {
-                subscription = subscribe(&self.shared, &names.channel, wait).await;
+                subscription = subscribe(&self.shared, &names.channel, wait, None).await;
                 if subscription.is_none() {
                     tokio::time::sleep(cap(POLL_WITHOUT_SUBSCRIPTION, wait)).await;
                 }

@@ -16,13 +16,12 @@ pub const DEFAULT_WATCHDOG_TIMEOUT: Duration = Duration::from_secs(30);
 /// whose deadline passed is dropped from the queue, so that a waiter that
 /// died holds the others up for at most about this long.
 ///
-/// Redisson's default is 5 minutes, because its waiters stay in the queue
-/// until their deadline passes. redlua's take themselves out when they
-/// stop waiting (cancelled, timed out, failed), and push their own
-/// deadline forward each time they ask again (at most every half of this),
-/// so only a waiter whose process died, or that lost Redis, relies on the
-/// deadline: 10 s bounds that, and leaves a live waiter that cannot reach
-/// Redis for a few seconds its place.
+/// Redisson's default is 5 minutes, as its waiters stay queued until their
+/// deadline. redlua's leave when they stop waiting (cancelled, timed out,
+/// failed) and push their deadline forward each time they ask again (at
+/// most every half of this): only a waiter that died or lost Redis relies
+/// on the deadline, and a live one that cannot reach Redis for a few
+/// seconds keeps its place.
 pub const DEFAULT_FAIR_LOCK_WAIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The default time allowed to open a connection to Redis.
@@ -53,10 +52,9 @@ pub(crate) const TOKEN_RETENTION: Duration = Duration::from_secs(3600);
 /// before it is pinged, to find out it died silently.
 pub(crate) const PUBSUB_PING_INTERVAL: Duration = Duration::from_secs(1);
 
-/// The longest a pub/sub connection's ping may go unanswered before the
-/// connection counts as dead (the response timeout, if shorter): a silent
-/// link is found within [`PUBSUB_PING_INTERVAL`] plus this of its last sign
-/// of life, whatever the response timeout.
+/// The longest a pub/sub connection's ping may go unanswered (the response
+/// timeout, if shorter): a silent link is found within
+/// [`PUBSUB_PING_INTERVAL`] plus this of its last sign of life.
 pub(crate) const PUBSUB_PING_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// How often a Sentinel client asks the sentinels which node is the
@@ -70,7 +68,6 @@ pub(crate) const MAX_WAIT_BETWEEN_TRIES: Duration = Duration::from_secs(5);
 /// How often a waiter tries while it has no working subscription.
 pub(crate) const POLL_WITHOUT_SUBSCRIPTION: Duration = Duration::from_millis(100);
 
-/// Settings of a client.
 /// How long opening a connection, and a reply on it, may take: the
 /// client's settings, for every connection it opens.
 #[derive(Debug, Clone, Copy)]
@@ -88,6 +85,7 @@ impl Timeouts {
     }
 }
 
+/// Settings of a client.
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
     /// The lease of watched holds; renewed every third of it.

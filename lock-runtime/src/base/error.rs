@@ -48,10 +48,8 @@ pub enum Error {
     },
     /// The lock's key holds a value that is not a lock of this kind (not a
     /// hash, a hash of another layout, the other kind of lock, or a hold
-    /// count that is not a number). It was left untouched. Every method that
-    /// reads or changes the lock returns it for such a key: acquires,
-    /// re-entries, releases, `hold_count` and the other queries, force
-    /// unlocks.
+    /// count that is not a number), as any method that reads or changes the
+    /// lock finds it. It was left untouched.
     #[error("key `{name}` holds a value that is not a lock of this kind; it was left untouched")]
     WrongType {
         /// The key's name.
@@ -157,9 +155,8 @@ pub enum Error {
         source: redis::RedisError,
     },
     /// The thread of a [`blocking::LockClient`](crate::blocking::LockClient)
-    /// could not be started, or has ended (only after a panic inside it).
-    /// Nothing is held: without the thread no lock can be acquired, and a
-    /// hold it had is freed by its lease.
+    /// could not be started, or has ended (only after a panic inside it):
+    /// nothing is held (a hold it had is freed by its lease).
     #[error("the lock client's thread {0}")]
     ClientThread(String),
     /// A number of permits (or a latch's count) that the call cannot take:
@@ -303,7 +300,7 @@ impl Error {
 /// command, from the lines the macro recorded for each lock script, in a
 /// `NOPERM` error. Other errors are returned as they are.
 pub(crate) fn name_refused_command(error: redis::RedisError) -> redis::RedisError {
-    name_refused_in(error, &crate::protocol::lock_scripts::ALL)
+    name_refused_in(error, crate::protocol::lock_scripts::ALL)
 }
 
 /// [`name_refused_command`] among the given scripts.

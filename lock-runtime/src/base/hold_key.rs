@@ -10,17 +10,15 @@ use std::sync::{Arc, OnceLock};
 
 /// The identity of a hold: the lock's key and the hash field that counts
 /// the owner's holds (`<owner>`, or `<owner>:write`); for leased permits,
-/// the semaphore's sorted set of permits taken and the guard's first
-/// permit id (hex). Hashed once, when made: the registry's lookups (every
-/// acquire and release makes some) use that hash.
+/// the semaphore's permits taken and the guard's first permit id (hex).
+/// Hashed once, for the registry's lookups.
 #[derive(Debug, Clone)]
 pub(crate) struct HoldKey {
     /// The lock's key.
     pub lock: Arc<str>,
     /// The field in the lock's hash.
     pub field: Arc<str>,
-    /// The hash of both, keyed at random once per process (as a
-    /// `HashMap`'s own would be).
+    /// The hash of both, keyed at random once per process.
     hash: u64,
 }
 

@@ -41,10 +41,9 @@ impl Kind {
         }
     }
 
-    /// The message a release publishes: one waiter per client for
-    /// Redisson's reentrant lock (the head of the queue, on its own
-    /// channel, for a fair lock), all of them for read/write locks (every
-    /// release of those may let several in).
+    /// The message a release publishes: one waiter per client (a fair
+    /// lock's head, on its own channel), or all of them for read/write
+    /// locks, whose releases may let several in.
     pub(crate) fn message(self) -> WakeMessage {
         match self {
             Kind::Reentrant | Kind::Fair { .. } => WakeMessage::One,
@@ -52,8 +51,7 @@ impl Kind {
         }
     }
 
-    /// The registry key of `owner`'s holds of this kind of the lock of
-    /// `names`.
+    /// The registry key of `owner`'s holds of this kind.
     pub(crate) fn hold_key(self, names: &LockNames, owner: &Arc<str>) -> HoldKey {
         HoldKey::new(
             names.lock.clone(),
@@ -92,13 +90,10 @@ impl Kind {
         matches!(self, Kind::Fair { enqueue: true })
     }
 
-    /// Whether a release by a client that has waiters of its own for the
-    /// lock holds the client's next acquires back until one of them has
-    /// tried (see `PubSubHub::expect_turn`): the reentrant lock, on a
-    /// current-thread runtime, where a task that releases and acquires
-    /// again would always be polled before the woken waiter. (The fair
-    /// lock has its queue; the read/write lock's waiters are woken
-    /// together.)
+    /// Whether a release by a client with waiters of its own for the lock
+    /// holds its next acquires back until one of them has tried (see
+    /// `PubSubHub::expect_turn`): a reentrant lock on a current-thread
+    /// runtime, where the releasing task would always be polled first.
     pub(crate) fn gives_own_waiters_a_turn(self) -> bool {
         matches!(self, Kind::Reentrant)
             && tokio::runtime::Handle::try_current().is_ok_and(|handle| {

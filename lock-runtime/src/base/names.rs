@@ -1,23 +1,21 @@
-//! The Redis keys and channels of a lock, named as Redisson names them.
+//! The Redis keys and channels of a lock, named as Redisson names them:
 //!
-//! - the lock itself: the name as given (`orders:42`);
+//! - the lock itself: the name as given (`orders:42`); its fencing token
+//!   counter (Redisson's `RFencedLock`): `redisson_lock_token:{orders:42}`;
 //! - its channel: `redisson_lock__channel:{orders:42}` for a reentrant lock,
 //!   `redisson_rwlock:{orders:42}` for a read/write lock;
 //! - a release's latch: `redisson_unlock_latch:{orders:42}:<request-id>`;
 //! - a read hold's timeout: `{orders:42}:<owner>:rwlock_timeout:<n>`;
-//! - its fencing token counter (Redisson's `RFencedLock`):
-//!   `redisson_lock_token:{orders:42}`;
-//! - the mark of a waiting writer (writer-preferring read/write locks, not a
-//!   Redisson key): `{orders:42}:redlua_writer_waiting`;
-//! - an acquire attempt's key (redlua's, short-lived: it stops a late copy
-//!   of an abandoned acquire): `{orders:42}:redlua_attempt:<owner>[:<n>]`;
 //! - a fair lock's queue and its waiters' deadlines (Redisson's
 //!   `RFairLock`): `redisson_lock_queue:{orders:42}` and
 //!   `redisson_lock_timeout:{orders:42}`, and each waiter's channel,
 //!   `redisson_lock__channel:{orders:42}:<owner>`;
-//! - the fair lock's waiters that take a direct handoff (redlua's, not a
-//!   Redisson key: owner -> `<expiry ms>:<try>`, see `handoff.rs`):
-//!   `{orders:42}:redlua_handoff`.
+//! - redlua's own keys: a waiting writer's mark (writer-preferring
+//!   read/write locks), `{orders:42}:redlua_writer_waiting`; an acquire
+//!   attempt's key (short-lived: it stops a late copy of an abandoned
+//!   acquire), `{orders:42}:redlua_attempt:<owner>[:<n>]`; a fair lock's
+//!   waiters that take a direct handoff (owner -> `<expiry ms>:<try>`, see
+//!   `handoff.rs`), `{orders:42}:redlua_handoff`.
 //!
 //! The braces are a Redis Cluster hash tag: every key of one lock lands in the
 //! slot of its name. A name that has braces of its own is used as it is

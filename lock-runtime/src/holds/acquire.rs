@@ -2,28 +2,26 @@
 //! waiting on pub/sub in between, and undone exactly if it is abandoned.
 //!
 //! Every plain acquire is a new owner (an id its client never used), and
-//! that owner is the attempt's identity. The acquire script is idempotent
-//! for it: a try whose reply was lost and a later try of the same call give
-//! one hold, not two. If the call is dropped (or fails) while a try may
-//! have taken effect, the background worker undoes exactly that attempt:
-//! it removes the owner's hold if there is one (nobody else can have added
-//! to it: the owner was never handed out) and closes the attempt, so that a
-//! copy of it still on its way to Redis does nothing when it arrives. A
-//! re-entry is an attempt of its own (`<owner>:<n>`), recorded in Redis
-//! when it takes effect, so that its undo removes that hold and no other.
+//! that owner is the attempt's identity: the acquire script is idempotent
+//! for it, so a try whose reply was lost and a later try give one hold. A
+//! call dropped (or failed) while a try may have taken effect has the
+//! background worker undo exactly that attempt: remove the owner's hold if
+//! there is one (nobody else can have added to it) and close the attempt,
+//! so that a copy still on its way to Redis does nothing. A re-entry is an
+//! attempt of its own (`<owner>:<n>`), recorded in Redis when it takes
+//! effect, so that its undo removes that hold and no other.
 //!
 //! Waiting follows Redisson: try; on failure subscribe to the lock's channel
 //! and try again (a release between the two is not missed); then wait for a
 //! release message, or for the holder's lease to end, and retry. A fair
-//! lock's waiter joins the lock's queue with its first try, subscribes to a
-//! channel of its own (only the head of the queue is woken), and leaves the
-//! queue when it stops waiting without the lock: at once when its wait
-//! runs out, in the background when it is dropped or fails (and then the
-//! next waiter is woken if it was first and the lock is free, so that a
-//! wake-up it did not use is passed on). Waiters
-//! never rely on one message or one connection: they try again at least
-//! every few seconds, at once when the pub/sub connection is replaced, and
-//! every 100 ms while they have no working subscription.
+//! lock's waiter joins the queue with its first try, is woken on a channel
+//! of its own (only the head is), and leaves the queue when it stops
+//! waiting without the lock: at once when its wait runs out, in the
+//! background when dropped or failed (then the next waiter is woken if it
+//! was first and the lock is free: an unused wake-up is passed on).
+//! Waiters never rely on one message or one connection: they try again at
+//! least every few seconds, at once when the pub/sub connection is
+//! replaced, and every 100 ms while they have no working subscription.
 
 use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
 use crate::base::error::{Error, Failure, Result, classify};
@@ -34,7 +32,7 @@ use crate::base::owner::Owner;
 use crate::holds::job::{Job, LockTarget, ReleaseRequest, Target};
 use crate::holds::kind_scripts::{AcquireArgs, WRITER_RETRY};
 use crate::holds::lease_clock::LeaseClock;
-use crate::holds::permits::{Pacing, RESUBSCRIBE_EVERY, cap};
+use crate::holds::permits::{Pacing, RESUBSCRIBE_EVERY, cap, subscribe};
 use crate::holds::registry::NewHold;
 use crate::holds::release::release_once;
 use crate::holds::shared::Shared;
@@ -44,18 +42,10 @@ use crate::observability::telemetry::{self, AcquireRecord, NotAcquired};
 use crate::protocol::handoff::{self, Offer};
 use crate::protocol::replies::{Acquired, ReleaseMode};
 use crate::transport::pubsub::Subscription;
-use crate::transport::replication::{Acked, Synced};
+use crate::transport::replication::Acked;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::Instrument;
-
-/// Where a new hold's lease clock starts: when the script that made it a
-/// holder was sent, and the lease that script set (the lease, or a direct
-/// handoff's shorter expiry: see `handoff.rs`).
-struct ClockStart {
-    sent: Instant,
-    lease: Duration,
-}
 
 /// How long an acquire may wait.
 #[derive(Debug, Clone, Copy)]
@@ -111,14 +101,16 @@ impl Request<'_> {
         self.lease.unwrap_or(self.shared.config.watchdog_timeout)
     }
 
-    /// Records the hold, whose lease clock runs as `clock` says, and starts
-    /// the watchdog if it needs one.
+    /// Records the hold, whose lease clock starts when the script that made
+    /// it a holder was `sent`, with the lease that script set (the lease, or
+    /// a direct handoff's shorter expiry: see `handoff.rs`).
     fn hold(
         &self,
         kind: Kind,
         owner: Owner,
         reentry: Option<u64>,
-        clock: ClockStart,
+        sent: Instant,
+        lease: Duration,
         close_attempts: bool,
     ) -> Hold {
         let watched = self.lease.is_none();
@@ -131,8 +123,8 @@ impl Request<'_> {
                 shape: HoldShape::Lock {
                     timeouts: kind.renewed_timeouts(self.names, owner.field()),
                 },
-                sent: clock.sent,
-                lease: clock.lease,
+                sent,
+                lease,
             },
         );
         Hold {
@@ -179,11 +171,9 @@ impl Request<'_> {
         };
         let id = self.shared.ids.next();
         // The token is known once the acquire succeeds.
-        let owner = self.shared.owner(id, 0);
+        let owner = Owner::new(&self.shared.id, id, 0);
         let owner_name = owner.field().clone();
         let mut undo = self.undo(kind, owner, None);
-        // A waiting writer that prefers writers leaves a mark; whenever it
-        // stops waiting without the lock, this takes the mark away.
         let mut mark = kind.marks_while_waiting().then(|| WriterMark {
             shared: self.shared,
             names: self.names,
@@ -207,25 +197,15 @@ impl Request<'_> {
         };
         let channel = kind.wake_channel(self.names, &owner_name);
         // A fair waiter on one server is woken through its client's pattern
-        // subscription for the lock, registered before the first try: if
-        // it is subscribed already, no release after the try can be missed,
-        // so the waiter need not try again once subscribed.
-        let mut early = if kind.queues() {
-            self.member(&channel).map(|sub| {
-                let live = sub.is_live();
-                (sub, live)
-            })
-        } else {
-            None
-        };
+        // subscription, registered before the first try: if that is live, no
+        // release after the try can be missed, nor needs a second try.
+        let mut early = self.member(kind, &channel).map(|sub| (sub.is_live(), sub));
         let mut subscription: Option<Subscription> = None;
         let mut pacing = Pacing::new(wait);
-        // Numbers this call's tries (a handoff message names the try it
-        // answers).
+        // A handoff message names the try it answers.
         let mut tries: u64 = 0;
         if !matches!(wait, Wait::No) && kind.gives_own_waiters_a_turn() {
-            // This client's release just woke one of its own waiters: it
-            // tries first.
+            // A waiter this client's release just woke tries first.
             self.shared.hub.await_turn(&channel).await;
         }
         loop {
@@ -250,38 +230,23 @@ impl Request<'_> {
                 // on to another waiter when the subscription drops).
                 sub.settled();
             }
-            let ttl = match reply {
-                Ok(Synced {
-                    reply: Acquired::Held { .. },
-                    acked: Acked::Short { acked, wanted },
-                }) => {
+            let ttl = match reply.map(|synced| (synced.reply, synced.acked)) {
+                Ok((Acquired::Held { .. }, Acked::Short { acked, wanted })) => {
                     // Fail closed: a failover now could lose it.
                     undo.now().await;
-                    return Err(self.not_replicated(acked, wanted));
+                    return Err(not_replicated(&self.names.lock, acked, wanted));
                 }
-                Ok(Synced {
-                    reply: Acquired::Held { token },
-                    ..
-                }) => {
-                    undo.disarm();
+                Ok((Acquired::Held { token }, _)) => {
+                    undo.done = true;
                     if let Some(mark) = &mut mark {
                         mark.armed = false;
                     }
                     let owner = undo.owner.with_token(token);
-                    let clock = ClockStart {
-                        sent,
-                        lease: self.lease(),
-                    };
-                    return Ok(Some(self.hold(kind, owner, None, clock, undo.uncertain)));
+                    let hold = self.hold(kind, owner, None, sent, self.lease(), undo.uncertain);
+                    return Ok(Some(hold));
                 }
-                Ok(Synced {
-                    reply: Acquired::Busy { ttl },
-                    ..
-                }) => ttl,
-                Ok(Synced {
-                    reply: Acquired::NotHeld | Acquired::Abandoned,
-                    ..
-                }) => {
+                Ok((Acquired::Busy { ttl }, _)) => ttl,
+                Ok((Acquired::NotHeld | Acquired::Abandoned, _)) => {
                     // Not answers to a new owner's live attempt.
                     return Err(Error::Redis(redis::RedisError::from((
                         redis::ErrorKind::UnexpectedReturnType,
@@ -289,8 +254,7 @@ impl Request<'_> {
                     ))));
                 }
                 Err(error) => {
-                    // It may have taken effect: the next try (same owner)
-                    // finds out; an abandoned call undoes it.
+                    // It may have taken effect: the next try or the undo finds out.
                     undo.uncertain |= classify(&error) == Failure::Unknown;
                     pacing.failed(&self.names.lock, error).await?;
                     continue;
@@ -302,7 +266,7 @@ impl Request<'_> {
                 return Ok(None);
             }
             if subscription.is_none()
-                && let Some((sub, live)) = early.take()
+                && let Some((live, sub)) = early.take()
             {
                 if live {
                     subscription = Some(sub);
@@ -315,9 +279,11 @@ impl Request<'_> {
             // Wait for a release message, or for the holder's lease to end.
             let Some(sub) = &mut subscription else {
                 if pacing.may_subscribe().await {
-                    subscription = match self.member(&channel) {
+                    subscription = match self.member(kind, &channel) {
                         Some(sub) => self.confirm(sub, &channel, wait).await,
-                        None => self.subscribe(&channel, wait).await,
+                        None => {
+                            subscribe(self.shared, &channel, wait, Some(&self.names.lock)).await
+                        }
                     };
                 }
                 continue;
@@ -347,17 +313,12 @@ impl Request<'_> {
                 && handoff.try_number == try_number
                 && handoff::usable(sent, expiry)
             {
-                // A release handed this waiter the lock, after this
-                // iteration's try (sent at `sent`) found it busy.
+                // A release handed this waiter the lock after this try.
                 sub.settled();
-                undo.disarm();
+                undo.done = true;
                 record.handed_over();
                 let owner = undo.owner.with_token(handoff.token);
-                let clock = ClockStart {
-                    sent,
-                    lease: expiry,
-                };
-                let hold = self.hold(kind, owner, None, clock, undo.uncertain);
+                let hold = self.hold(kind, owner, None, sent, expiry, undo.uncertain);
                 if self.lease() > expiry {
                     watchdog::extend(self.shared, hold.key.clone(), self.lease());
                 }
@@ -403,15 +364,12 @@ impl Request<'_> {
         match reply.map(|synced| (synced.reply, synced.acked)) {
             Ok((Acquired::Held { .. }, Acked::Short { acked, wanted })) => {
                 undo.now().await;
-                Err(self.not_replicated(acked, wanted))
+                Err(not_replicated(&self.names.lock, acked, wanted))
             }
             Ok((Acquired::Held { .. }, _)) => {
-                undo.disarm();
-                let clock = ClockStart {
-                    sent,
-                    lease: self.lease(),
-                };
-                Ok(self.hold(kind, owner.clone(), Some(reentry), clock, false))
+                undo.done = true;
+                let owner = owner.clone();
+                Ok(self.hold(kind, owner, Some(reentry), sent, self.lease(), false))
             }
             Ok((Acquired::NotHeld | Acquired::Busy { .. } | Acquired::Abandoned, _)) => {
                 Err(Error::NotHeld {
@@ -420,9 +378,7 @@ impl Request<'_> {
                 })
             }
             Err(error) => {
-                if classify(&error) == Failure::Unknown {
-                    undo.uncertain = true;
-                }
+                undo.uncertain = classify(&error) == Failure::Unknown;
                 Err(Error::from_redis(&self.names.lock, error))
             }
         }
@@ -445,20 +401,10 @@ impl Request<'_> {
         }
     }
 
-    /// The error for an acquire that too few replicas acknowledged.
-    fn not_replicated(&self, acked: u32, wanted: u32) -> Error {
-        tracing::warn!(target: crate::observability::targets::ACQUIRE, lock = %self.names.lock, acked, wanted, "too few replicas acknowledged the acquire; undone");
-        Error::NotReplicated {
-            name: self.names.lock.to_string(),
-            acked,
-            wanted,
-        }
-    }
-
     /// A fair lock waiter's registration on its client's pattern for the
     /// lock (`None` on a cluster, or for other kinds: subscribe instead).
-    fn member(&self, channel: &str) -> Option<Subscription> {
-        if !self.kind.queues() {
+    fn member(&self, kind: Kind, channel: &str) -> Option<Subscription> {
+        if !kind.queues() {
             return None;
         }
         let pattern = self.names.waiter_pattern(&self.shared.id);
@@ -485,7 +431,7 @@ impl Request<'_> {
                 tracing::debug!(target: targets::ACQUIRE, lock = %self.names.lock, %error, "pattern subscription refused; subscribing to the waiter's channel");
                 self.shared.hub.refuse_patterns();
                 drop(sub);
-                self.subscribe(channel, wait).await
+                subscribe(self.shared, channel, wait, Some(&self.names.lock)).await
             }
             Err(error) => {
                 tracing::warn!(target: targets::ACQUIRE, lock = %self.names.lock, %error, %channel, "cannot subscribe; polling for the lock instead");
@@ -493,22 +439,16 @@ impl Request<'_> {
             }
         }
     }
+}
 
-    /// Subscribes to the waiter's channel, giving up at the deadline; `None`
-    /// (poll instead) when pub/sub fails.
-    async fn subscribe(&self, channel: &str, wait: Wait) -> Option<Subscription> {
-        let subscribe = self.shared.hub.subscribe(channel);
-        // Never wait long for it: trying the lock goes on meanwhile.
-        let result = tokio::time::timeout(cap(RESUBSCRIBE_EVERY, wait), subscribe)
-            .await
-            .ok()?;
-        match result {
-            Ok(subscription) => Some(subscription),
-            Err(error) => {
-                tracing::warn!(target: targets::ACQUIRE, lock = %self.names.lock, %error, %channel, "cannot subscribe; polling for the lock instead");
-                None
-            }
-        }
+/// The error for an acquire of `name` (a lock's, or permits') that too few
+/// replicas acknowledged, and was undone.
+pub(crate) fn not_replicated(name: &str, acked: u32, wanted: u32) -> Error {
+    tracing::warn!(target: targets::ACQUIRE, lock = %name, acked, wanted, "too few replicas acknowledged the acquire; undone");
+    Error::NotReplicated {
+        name: name.to_string(),
+        acked,
+        wanted,
     }
 }
 
@@ -535,11 +475,6 @@ struct Undo<'a> {
 }
 
 impl Undo<'_> {
-    /// The call got its hold: nothing to undo.
-    fn disarm(&mut self) {
-        self.done = true;
-    }
-
     /// Undoes the attempt, which took effect, now; in the background if
     /// Redis does not answer (or the call is dropped meanwhile).
     async fn now(&mut self) {
@@ -549,10 +484,9 @@ impl Undo<'_> {
         }
     }
 
-    /// A fair lock's waiter that gives up (its wait ran out) leaves the
-    /// queue now, unless a copy of a try may still be on its way (then the
-    /// undo, in the background, leaves it); in the background if Redis does
-    /// not answer.
+    /// A fair lock's waiter whose wait ran out leaves the queue now (in the
+    /// background if Redis does not answer), unless a copy of a try may
+    /// still be on its way: then the undo, in the background, leaves it.
     async fn leave_queue(&mut self) {
         if !self.queued || self.uncertain || self.done {
             return;
@@ -602,9 +536,8 @@ impl Drop for Undo<'_> {
 }
 
 /// A waiting writer's mark, taken away by the background worker when the
-/// writer stops waiting without the lock (gives up, fails, is dropped) —
-/// unless disarmed because the writer got the lock (the acquire script
-/// removed it).
+/// writer stops waiting without the lock (gives up, fails, is dropped);
+/// disarmed once it got the lock (the acquire script removed the mark).
 struct WriterMark<'a> {
     shared: &'a Arc<Shared>,
     names: &'a Arc<LockNames>,

@@ -1,8 +1,7 @@
 //! The client's background worker: work that must not block or fail the
 //! caller (a guard dropped without `unlock`, an `unlock` whose reply was
 //! lost, an acquire abandoned mid-flight, a waiting writer's mark, a fair
-//! lock's waiter that stopped waiting), each
-//! job in a task of its own, retried until Redis answers.
+//! lock's waiter that stopped waiting), each job in a task of its own.
 
 use crate::base::kind::Kind;
 use crate::base::names::LockNames;
@@ -25,9 +24,8 @@ use tracing::Instrument;
 /// guard) is gone and its last job is done (each job's task holds the
 /// client's state, so the queue stays open until it ends).
 pub(crate) fn start(
-    queue: mpsc::UnboundedReceiver<(Arc<Shared>, Job)>,
+    mut queue: mpsc::UnboundedReceiver<(Arc<Shared>, Job)>,
 ) -> tokio::task::JoinHandle<()> {
-    let mut queue = queue;
     tokio::spawn(async move {
         while let Some((shared, job)) = queue.recv().await {
             tokio::spawn(run(shared, job));
@@ -39,11 +37,8 @@ pub(crate) fn start(
 const LATCHES_PER_DEL: usize = 256;
 
 /// Deletes the latches that no release script carried within
-/// [`LATCH_SWEEP_DELAY`] of being queued (see [`crate::holds::latches`]): one
-/// `DEL` per slot on a cluster (a command's keys must share one), one in
-/// all on a single server. Under steady contention every latch goes with
-/// the next release, and the sweep sends nothing; it ends when no latch
-/// waits.
+/// [`LATCH_SWEEP_DELAY`] (see [`crate::holds::latches`]): one `DEL` per
+/// slot on a cluster, one in all on a single server; ends when none waits.
 async fn sweep_latches(shared: &Shared) {
     let mut swept: Option<Instant> = None;
     while let Some(due) = shared.latches.next_due() {

@@ -22,9 +22,8 @@ pub(crate) struct ReleaseRequest {
     pub lease: Duration,
     /// Whether the hold is one the watchdog renews.
     pub watched: bool,
-    /// The release's latch: named once, before the first try, by a request
-    /// id of its own, so that a retry returns the first result. (An undo
-    /// writes none: its attempt key tells what it did.)
+    /// The release's latch, named once by a request id of its own: a retry
+    /// returns the first result. (An undo's attempt key serves instead.)
     pub latch: String,
     pub mode: ReleaseMode,
     /// A copy of this release was sent before and its reply lost: it may
@@ -86,13 +85,11 @@ pub(crate) struct PermitUndo {
 /// Work for the background worker.
 #[derive(Debug)]
 pub(crate) enum Job {
-    /// Release a hold (a guard dropped, an `unlock` or a permits' release
-    /// whose reply was lost), or undo an abandoned acquire; retried until
-    /// Redis answers.
+    /// Release a hold (a guard dropped, a release whose reply was lost),
+    /// or undo an abandoned acquire; retried until Redis answers.
     Release(ReleaseRequest),
     /// Delete, a little later and all at once, the latches of answered
-    /// releases collected in the client's state (a latch only serves
-    /// retries of its release).
+    /// releases (see `latches.rs`).
     SweepLatches,
     /// Take a fair lock's waiter that stopped waiting out of the queue
     /// (waking the next one if it was first and the lock is free).

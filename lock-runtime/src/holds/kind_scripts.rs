@@ -191,14 +191,7 @@ impl Kind {
         let owner = lock.owner.field();
         let latch = &request.latch;
         let first_attempt = names.attempt(owner, None);
-        let reentry_attempt;
-        let attempt = match lock.reentry {
-            None => &first_attempt,
-            Some(_) => {
-                reentry_attempt = names.attempt(owner, lock.reentry);
-                &reentry_attempt
-            }
-        };
+        let attempt = &names.attempt(owner, lock.reentry);
         let latch_ttl_ms = millis(config.latch_ttl);
         let attempt_ttl_ms = millis(config.attempt_ttl(request.lease));
         let reentry = Flag(lock.reentry.is_some());

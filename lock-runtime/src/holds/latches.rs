@@ -104,9 +104,8 @@ impl Latches {
         carried
     }
 
-    /// For the sweep: when the oldest latch waiting is due, or `None` when
-    /// none waits (the sweep then ends, and the next latch queued starts
-    /// another).
+    /// For the sweep: when the oldest latch waiting is due; `None` when none
+    /// waits (the sweep ends; the next latch queued starts another).
     pub(crate) fn next_due(&self) -> Option<Instant> {
         let mut state = self.state();
         let oldest = state.waiting.iter().map(|latch| latch.queued).min();

@@ -3,12 +3,11 @@
 //!
 //! It runs from when the acquire, or the last renewal that Redis confirmed,
 //! was *sent* (Redis set the expiry later than that, never earlier), minus a
-//! drift margin for the two clocks' rates: 1% of the lease plus 2 ms, as
-//! Redlock allows. It only moves forward, only on a confirmed reply, and
-//! never once it has passed. A
-//! guard is lost once the clock has passed, or once Redis was seen without
-//! the hold; [`LeaseClock::is_lost`] works that out when asked, so it is
-//! right even when no task could run (a blocked runtime).
+//! drift margin for the two clocks' rates (1% of the lease plus 2 ms, as
+//! Redlock allows). It only moves forward, only on a confirmed reply, and
+//! never once it has passed. A guard is lost once the clock has passed, or
+//! once Redis was seen without the hold; [`LeaseClock::is_lost`] works that
+//! out when asked, so it is right even when no task could run.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -5,13 +5,11 @@
 //! Invariants:
 //! - **Each permit has an id and an expiry in Redis**, and comes back to
 //!   the pool exactly once: released, undone, or expired (whichever script
-//!   removes it from the set of permits taken counts it back, in the same
-//!   step).
+//!   removes it from the permits taken counts it back, in the same step).
 //! - **A guard's permits are one hold** of the registry
 //!   ([`HoldShape::Permits`]), with everything a lock's hold has: its lease
-//!   clock, renewal by the watchdog's rounds, the loss watch (a permit
-//!   removed from the permits taken marks the guard lost within a round
-//!   trip), and the registry's release bookkeeping.
+//!   clock, the watchdog's renewal, the loss watch, and the registry's
+//!   release bookkeeping.
 //! - **They are released as a lock's hold is**: a [`ReleaseRequest`] whose
 //!   target is the permits, sent by `release.rs` (latched by request,
 //!   retried in the background), or, for an abandoned acquire, its undo.
@@ -173,8 +171,7 @@ impl PermitsTarget {
 }
 
 /// The registry key of the hold of `permits`: the semaphore's permits
-/// taken and the first permit's id (unique: each guard is a hold of its
-/// own).
+/// taken and the first permit's id (each guard is a hold of its own).
 fn hold_key(permits: &PermitsTarget) -> HoldKey {
     HoldKey::new(
         permits.names.timeouts.as_str().into(),
@@ -186,8 +183,7 @@ fn hold_key(permits: &PermitsTarget) -> HoldKey {
     )
 }
 
-/// A guard's permits as a new hold, renewed by the watchdog if
-/// `watched`.
+/// A guard's permits as a new hold, renewed by the watchdog if `watched`.
 pub(crate) fn new_hold(
     permits: &PermitsTarget,
     watched: bool,

@@ -1,70 +1,54 @@
 //! Holds taken away, noticed at once: a hold removed or replaced while held
 //! (force unlocked by anyone, the key deleted or overwritten; a leased
-//! permit given back by someone else or removed from the permits taken)
-//! makes its guards lost within a round trip of the change, not at the next
-//! renewal (as long as the reads stay within their budget, below).
+//! permit given back by someone else) makes its guards lost within a round
+//! trip of the change, not at the next renewal (while the reads stay within
+//! their budget, below).
 //!
-//! How: Redis's own key tracking (client-side caching). One task per client
-//! keeps a RESP3 connection per node (the server, the Sentinel master, or
-//! each cluster primary that owns a held lock's slot) with
-//! `CLIENT TRACKING ON`, in the default mode: Redis remembers the keys that
-//! connection read, and pushes an `invalidate` message for a key as soon as
-//! anyone modifies it (a `DEL`, a `SET`, a script, a renewal), on any
-//! connection, with or without a pub/sub message. (An expiry is the lease
-//! clock's to tell.) A held lock is read
-//! there once (`HMGET` of this client's fields; for leased permits, the
-//! `ZSCORE` of each id in the semaphore's permits taken), which arms its
-//! tracking;
-//! each invalidation makes the task read it again, which both checks the
-//! holds and arms the next invalidation. A field gone (or the key holding
-//! something else) marks that hold's guards lost; a field present is a hold
-//! still there, so the holder's own re-entries and releases, other readers,
-//! and renewals are never losses. (An invalidation that this client's own
-//! renewal caused is read again like any other: Redis forgets a key's
-//! tracking when it sends its invalidation, so a key left unread would
-//! bring no word of the next change.)
+//! How: Redis's key tracking (client-side caching, default mode). One task
+//! per client keeps a RESP3 connection per node (the server, the Sentinel
+//! master, or each cluster primary that owns a held lock's slot) with
+//! `CLIENT TRACKING ON`: Redis pushes an `invalidate` for a key that
+//! connection read as soon as anyone modifies it. Each held lock is read
+//! there (`HMGET` of this client's fields; for leased permits, the `ZSCORE`
+//! of each id), which arms its tracking; each invalidation makes the task
+//! read it again, which checks the holds and arms the next one. A field
+//! gone (or the key holding something else) marks that hold's guards lost;
+//! a field present is a hold still there, so the holder's own re-entries,
+//! releases and renewals are never losses. (They are read again all the
+//! same: Redis forgets a key's tracking once it invalidates it. An expiry
+//! is the lease clock's to tell.)
 //!
 //! Invariants:
 //! - Nothing on the caller's path: an acquire only puts its hold in the
 //!   task's inbox (no round trip, no lock held across an await), and wakes
-//!   the task only if the inbox was empty: the task gathers new holds
-//!   [`GATHER`] after the first of them. A hold is first read
-//!   [`WATCH_DELAY`] after it was gathered: one released sooner costs no
-//!   command at all, and one taken away sooner is found by that first read.
+//!   the task only if the inbox was empty; the task gathers new holds
+//!   [`GATHER`] after the first. A hold is first read [`WATCH_DELAY`] after
+//!   it was gathered: one released sooner costs no command.
 //! - Never a false loss: a check marks a hold lost only if the hold read
 //!   is the registry's entry of the same generation, and no release of it
 //!   is under way ([`Holds::renewal_failed`](crate::holds::registry::Holds::renewal_failed)).
-//!   An invalidation only triggers a check; it never marks anything.
-//! - Bounded work, whatever the number of holds: at most
+//!   An invalidation only triggers a check.
+//! - Bounded work: at most
 //!   [`READS_PER_SECOND`](crate::holds::read_budget::READS_PER_SECOND)
 //!   locks looked at (read, or found released) a second per client, in
-//!   bursts of at most
-//!   [`BURST`](crate::holds::read_budget::BURST), each batch one pipeline
-//!   on its node and one look at the registry; as a read arms at most one
-//!   invalidation, invalidations are bounded alike. The watch is an early
-//!   notice: it never takes the runtime from the watchdog's renewals, which
-//!   with the lease clock are the guarantee. Beyond that rate (more held
-//!   keys changed a second: each renewal changes one, so more than 5,000
-//!   holds at a 3 s watchdog timeout, 50,000 at the default 30 s), a
-//!   changed lock waits its turn, the earliest changed first, and a hold
-//!   taken away meanwhile can take up to one renewal period to be noticed:
-//!   the next renewal finds it gone.
-//! - Never a missed change that the lease clock would not catch: a lost or
-//!   replaced connection (closed, silent past its ping, a Sentinel switch, a
-//!   `MOVED`) makes every lock armed on it be read again on a new one, and
-//!   that read sees any change made meanwhile.
+//!   bursts (see `read_budget.rs`), each batch one pipeline on its node and
+//!   one look at the registry; a read arms at most one invalidation. The
+//!   watch is an early notice, never taking the runtime from the watchdog's
+//!   renewals (with the lease clock, the guarantee): beyond that rate a
+//!   changed lock waits its turn, earliest first, and a hold taken away
+//!   meanwhile is found by the next renewal.
+//! - No missed change the lease clock would not catch: a lost or replaced
+//!   connection (closed, silent past its ping, a Sentinel switch, a
+//!   `MOVED`) makes every lock armed on it be read again on a new one.
 //! - A server that refuses tracking (before Redis 6, an ACL user without
-//!   `+client|tracking`) leaves the watch off, with a warning: losses are
-//!   then found by the lease clock and the watchdog, as the guard's
-//!   documentation says.
+//!   `+client|tracking`) leaves the watch off, with a warning: the lease
+//!   clock and the watchdog find losses, as the guard's documentation says.
 //!
 //! Cost: one idle connection per node once a hold outlived
-//! [`WATCH_DELAY`]; one `HMGET` per such hold, and one per change of its key
-//! while held (each renewal, re-entry, other reader), within the budget of
-//! reads; a tracking-table entry
-//! on the server per held key (bounded by `tracking-table-max-keys`: an
-//! entry evicted there arrives as an invalidation, which reads it again);
-//! one `PING` per second per node connection while it watches anything.
+//! [`WATCH_DELAY`]; one read per such hold and per change of its key,
+//! within the budget; a tracking-table entry on the server per held key
+//! (one evicted there arrives as an invalidation); one `PING` a second per
+//! connection that watches anything.
 
 use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT, Timeouts};
 use crate::base::error::{Failure, classify};
@@ -88,8 +72,8 @@ use tokio::time::Instant;
 /// How long after it was taken a hold is first read (and its key tracked).
 pub(crate) const WATCH_DELAY: Duration = Duration::from_millis(50);
 
-/// How long a lock whose every hold is being released waits before it is
-/// looked at again.
+/// How long a lock whose every hold is being released waits to be looked
+/// at again.
 const RELEASE_SETTLE: Duration = Duration::from_millis(10);
 
 /// The first pause before reading again after a failure; it doubles while
@@ -98,14 +82,11 @@ const RETRY_MIN: Duration = Duration::from_millis(50);
 /// The longest pause between two tries after failures.
 const RETRY_MAX: Duration = Duration::from_secs(1);
 
-/// How long the task lets new holds gather before it takes them: one
-/// wake-up of the task per this much time, however many holds are taken
-/// (waking a task on another worker thread at every acquire would cost
-/// each acquire more than the watch saves).
+/// How long the task lets new holds gather before it takes them (waking it
+/// on another worker at every acquire would cost more than the watch saves).
 const GATHER: Duration = Duration::from_millis(20);
 
-/// The loss watch of one client: its inbox of new holds, and what starts
-/// its task.
+/// The loss watch of one client: its inbox, and what starts its task.
 pub(crate) struct LossWatch {
     nodes: Nodes,
     timeouts: Timeouts,
@@ -115,12 +96,11 @@ pub(crate) struct LossWatch {
 /// New holds on their way to the task.
 #[derive(Default)]
 struct Inbox {
-    /// Holds the task has not taken yet.
     holds: Vec<HoldKey>,
-    /// Wakes the running task; `None` before the first hold. Sent to only
-    /// when `holds` was empty: the task takes everything at once.
+    /// Wakes the running task (`None` before the first hold), only when
+    /// `holds` was empty: the task takes everything at once.
     wake: Option<mpsc::UnboundedSender<()>>,
-    /// How many wake-ups were sent.
+    /// Wake-ups sent.
     woken: u64,
 }
 
@@ -213,8 +193,8 @@ struct Watcher {
     registry: Weak<Mutex<Holds>>,
     nodes: Nodes,
     timeouts: Timeouts,
-    /// New holds, and the wake-ups that say some are there (the client's:
-    /// the task ends with it).
+    /// New holds, and the wake-ups that say some are there (the task ends
+    /// with the client).
     inbox: Weak<Mutex<Inbox>>,
     wakes: mpsc::UnboundedReceiver<()>,
     /// When the new holds are taken from the inbox (set by a wake-up).
@@ -229,8 +209,7 @@ struct Watcher {
     /// Pushes of every node connection, tagged with its id.
     pushes_to: mpsc::UnboundedSender<(u64, PushInfo)>,
     pushes: mpsc::UnboundedReceiver<(u64, PushInfo)>,
-    /// A `CLUSTER SLOTS` is under way (the map is the cluster's, shared
-    /// with the pub/sub hub).
+    /// A `CLUSTER SLOTS` is under way (the map is shared with the hub).
     reading_slots: bool,
     /// Nodes with a batch or ping under way (one at a time per node).
     busy: HashSet<String>,
@@ -392,7 +371,6 @@ impl Watcher {
         // Each lock looked at costs a token, read or not (released, being
         // released): the work per second is bounded, not only the reads.
         let mut looked = due.len();
-        // One look at the registry for the whole batch.
         let registry = holds.lock().unwrap_or_else(PoisonError::into_inner);
         for lock in due {
             let Some(node) = self.nodes.known_node_of(&lock) else {
@@ -415,10 +393,8 @@ impl Watcher {
             if !watched.holds.is_empty()
                 && watched.holds.iter().all(|key| registry.all_releasing(key))
             {
-                // Being released (the change that was announced, most
-                // likely): no loss can be told now; looked at again once
-                // the releases are done, when usually nothing is left to
-                // read.
+                // Being released (most likely the change announced): no
+                // loss can be told now; looked at again once it is done.
                 watched.due_at(&mut self.queue, lock, now + RELEASE_SETTLE);
                 continue;
             }
@@ -429,8 +405,7 @@ impl Watcher {
                 .map(|entry| (entry.key, entry.generation, entry.shape))
                 .collect();
             if holds.is_empty() {
-                // Released: nothing to watch (one more invalidation may
-                // come; it finds nothing).
+                // Released (a late invalidation finds nothing).
                 self.locks.remove(&lock);
                 continue;
             }
@@ -588,8 +563,6 @@ impl Watcher {
                 self.reading_slots = false;
                 if let Err(error) = result {
                     telemetry::loss_watch_failed(&error);
-                    // The locks waiting for the slots try again after
-                    // the pause.
                     let blocked = std::mem::take(&mut self.blocked);
                     self.retry_later(blocked);
                 }
@@ -617,8 +590,6 @@ impl Watcher {
                         }
                     }
                     Err((BatchError::Refused(error), _)) => {
-                        // `CLIENT TRACKING` refused (an old server, an ACL):
-                        // the lease clock and the watchdog find losses.
                         telemetry::loss_watch_refused(&error);
                         self.off = true;
                         self.locks.clear();
@@ -687,8 +658,7 @@ impl Watcher {
             Ok(Value::Array(fields)) => {
                 self.pause = RETRY_MIN;
                 watched.armed_on = Some(conn);
-                // Each hold's values (one per permit of a guard): gone if
-                // any is nil.
+                // A hold's values (one per permit): gone if any is nil.
                 let mut fields = fields.into_iter();
                 let mut gone = Vec::new();
                 for hold in holds {
@@ -704,9 +674,9 @@ impl Watcher {
             Err(error) if classify(&error) == Failure::WrongType => holds.iter().collect(),
             Err(error) => {
                 if error.redirect_node().is_some() && error.code() == Some("MOVED") {
-                    // The slot moved: read the owners again. (An `ASK`, a
-                    // slot being migrated, is tried again after a pause,
-                    // below: the owner is the same until it is done.)
+                    // The slot moved: read the owners again. (An `ASK` is
+                    // retried after the pause: the owner stays until the
+                    // migration is done.)
                     self.nodes.forget_slots();
                     watched.due_at(&mut self.queue, lock.clone(), Instant::now());
                     return;

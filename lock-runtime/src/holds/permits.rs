@@ -2,23 +2,20 @@
 //! latch exactly once.
 //!
 //! Invariants:
-//! - **One attempt per call.** An acquire call is one attempt, with a key of
-//!   its own (`{name}:redlua_permits:<client>:<n>`). The acquire script
-//!   takes the permits and marks the attempt in one step, so a try whose
-//!   reply was lost and a later try of the same call take the permits once.
-//! - **Exact undo.** A call that ends without its permits (dropped, failed,
-//!   gave up) while a try may have taken effect hands the undo of that
-//!   attempt to the background worker: it gives the permits back if and only
-//!   if the attempt took them, and closes the attempt, so that a copy of it
-//!   still on its way to Redis does nothing when it arrives. It is retried
-//!   until Redis answers, for as long as the attempt's key lives.
+//! - **One attempt per call**, with a key of its own
+//!   (`{name}:redlua_permits:<client>:<n>`): the acquire script takes the
+//!   permits and marks the attempt in one step, so a retry after a lost
+//!   reply takes them once.
+//! - **Exact undo**, as a lock's (see `acquire.rs`): the background worker
+//!   gives the permits back if and only if the attempt took them, and
+//!   closes the attempt; retried until Redis answers, while the attempt's
+//!   key lives.
 //! - **Waiters get in.** A waiter subscribes to the semaphore's channel and
-//!   tries again after subscribing; it then sleeps until a message, at most
-//!   [`MAX_WAIT_BETWEEN_TRIES`], and polls every
-//!   [`POLL_WITHOUT_SUBSCRIPTION`] while it has no working subscription. A
-//!   waiter woken by a message that took its permits and left some, or that
-//!   was dropped before it tried, passes the wake-up on to another waiter of
-//!   its client.
+//!   tries again; it then sleeps until a message, at most
+//!   [`MAX_WAIT_BETWEEN_TRIES`], polling every [`POLL_WITHOUT_SUBSCRIPTION`]
+//!   without a working subscription. A waiter woken by a message that took
+//!   its permits and left some, or dropped before it tried, passes the
+//!   wake-up on to another waiter of its client.
 //! - **Changes happen once.** A release, a change of the permits or of a
 //!   latch's count carries a request latch: a retry after a lost reply
 //!   returns the first result and changes nothing more.
@@ -26,7 +23,7 @@
 use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
 use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Failure, Result, classify, connection_was_closed};
-use crate::holds::acquire::Wait;
+use crate::holds::acquire::{Wait, not_replicated};
 use crate::holds::job::{Job, PermitUndo};
 use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE, release_once, replicated, until_answered};
 use crate::holds::shared::Shared;
@@ -127,8 +124,7 @@ impl Attempt for PermitRequest<'_> {
 /// the try that reported them held was sent (a lease counts from then: an
 /// earlier copy that took them had their lease renewed by this one).
 /// `attempt_key` is deleted once the call has its permits, unless a try's
-/// reply was lost (then a late copy of that try may still come, and the
-/// key, until it expires, makes it do nothing).
+/// reply was lost (until it expires, it makes a late copy do nothing).
 pub(crate) async fn take<A: Attempt>(
     shared: &Arc<Shared>,
     names: &CountedNames,
@@ -184,20 +180,13 @@ async fn trying<A: Attempt>(
                 (Try::Took { .. }, Acked::Short { acked, wanted }) => {
                     // Fail closed: a failover now could lose the acquire.
                     undo.now().await;
-                    tracing::warn!(target: targets::ACQUIRE, lock = %names.key, acked, wanted, "too few replicas acknowledged the acquire; undone");
-                    return Err(Error::NotReplicated {
-                        name: names.key.clone(),
-                        acked,
-                        wanted,
-                    });
+                    return Err(not_replicated(&names.key, acked, wanted));
                 }
                 (Try::Took { value, available }, _) => {
                     undo.job = None;
                     if !undo.uncertain {
                         // Every try was answered: no copy of one is still
-                        // on its way, the attempt key has served. (Else it
-                        // stays until it expires, so that a late copy finds
-                        // the attempt done and takes nothing.)
+                        // on its way, and the attempt key has served.
                         shared.delete_latch(attempt_key.to_string());
                     }
                     if let Some(sub) = &mut subscription
@@ -224,8 +213,7 @@ async fn trying<A: Attempt>(
                 }
             },
             Err(error) => {
-                // It may have taken effect: the next try (same attempt)
-                // finds out; an abandoned call undoes it.
+                // It may have taken effect: the next try or the undo finds out.
                 undo.uncertain |= classify(&error) == Failure::Unknown;
                 pacing.failed(&names.key, error).await?;
                 continue;
@@ -237,7 +225,7 @@ async fn trying<A: Attempt>(
         }
         let Some(sub) = &mut subscription else {
             if pacing.may_subscribe().await {
-                subscription = subscribe(shared, &names.channel, wait).await;
+                subscription = subscribe(shared, &names.channel, wait, None).await;
             }
             continue;
         };
@@ -255,20 +243,30 @@ async fn trying<A: Attempt>(
     }
 }
 
-/// Subscribes to `channel`, giving up at the deadline; `None` (poll
-/// instead) when pub/sub fails.
-pub(crate) async fn subscribe(shared: &Shared, channel: &str, wait: Wait) -> Option<Subscription> {
+/// Subscribes to `channel` (of a waiter for the lock `lock`, or of a
+/// semaphore or latch), giving up at the deadline: trying goes on
+/// meanwhile. `None` (poll instead) when pub/sub fails.
+pub(crate) async fn subscribe(
+    shared: &Shared,
+    channel: &str,
+    wait: Wait,
+    lock: Option<&str>,
+) -> Option<Subscription> {
     let subscribe = shared.hub.subscribe(channel);
-    let result = tokio::time::timeout(cap(RESUBSCRIBE_EVERY, wait), subscribe)
-        .await
-        .ok()?;
-    match result {
-        Ok(subscription) => Some(subscription),
-        Err(error) => {
-            tracing::warn!(target: targets::ACQUIRE, %error, %channel, "cannot subscribe; polling instead");
-            None
+    let error = match tokio::time::timeout(cap(RESUBSCRIBE_EVERY, wait), subscribe).await {
+        Ok(Ok(subscription)) => return Some(subscription),
+        Ok(Err(error)) => error,
+        Err(_) => return None,
+    };
+    match lock {
+        Some(lock) => {
+            tracing::warn!(target: targets::ACQUIRE, %lock, %error, %channel, "cannot subscribe; polling for the lock instead")
+        }
+        None => {
+            tracing::warn!(target: targets::ACQUIRE, %error, %channel, "cannot subscribe; polling instead")
         }
     }
+    None
 }
 
 /// Whether the deadline has passed.
@@ -366,9 +364,9 @@ impl Pacing {
     }
 }
 
-/// An acquire call's undo: armed while a try is in flight or after a try
-/// whose reply was lost, it hands the undo of the attempt to the background
-/// worker when the call ends without its permits.
+/// An acquire call's undo, as a lock's (`acquire.rs`): the attempt's undo
+/// job, handed to the background worker if the call ends without its
+/// permits while a try is in flight or after one whose reply was lost.
 struct Undo<'a> {
     shared: &'a Arc<Shared>,
     /// `None` once the call got its permits, or the undo was done.

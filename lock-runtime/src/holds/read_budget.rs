@@ -19,10 +19,9 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// The reads a client's loss watch may start per second, on all nodes
-/// together (the cost is the client's: its runtime parses each reply and
-/// each invalidation the read arms). With each held key changed once per
-/// renewal, this is as many holds as are re-read after every renewal: up
-/// to 5,000 holds at a 3 s watchdog timeout, 50,000 at the default 30 s.
+/// together (its runtime parses each reply and each invalidation the read
+/// arms): with each held key changed once per renewal, 5,000 holds at a
+/// 3 s watchdog timeout, 50,000 at the default 30 s.
 pub(crate) const READS_PER_SECOND: u32 = 5_000;
 
 /// The most reads saved up, hence the most in one burst.

@@ -1,18 +1,17 @@
 //! What this client holds: per lock and owner (or per guard of leased
 //! permits), the number of holds, how many of them the watchdog keeps
 //! alive, their shared lease clock, and what they are in Redis
-//! ([`HoldShape`]: what the watchdog renews, what the loss watch reads).
+//! ([`HoldShape`]).
 //!
-//! The holds the watchdog renews are also kept in round order, so that a
-//! renewal round walks them a chunk at a time ([`Holds::watched_after`]):
-//! the registry's mutex, which every acquire and release takes, is never
-//! held for work that grows with the number of holds. On a single server
-//! the order is that in which their entries were made: a hold taken during
-//! a round comes at its end and is renewed by it, and each hold keeps its
-//! place from round to round (renewed a period apart, however long a round
-//! takes). On a cluster it is by slot first, so that the holds of one slot
-//! come together, as one script call needs them; a hold taken behind a
-//! round's progress then waits for the next round.
+//! The watched holds are also kept in round order, so that a renewal round
+//! walks them a chunk at a time ([`Holds::watched_after`]) and never holds
+//! the registry's mutex (every acquire and release takes it) for work that
+//! grows with the number of holds. On a single server the order is that of
+//! their entries: a hold taken during a round is renewed at its end, and
+//! each keeps its place (renewed a period apart, however long a round
+//! takes). On a cluster it is by slot first, as one script call needs a
+//! slot's holds together; a hold taken behind a round's progress waits for
+//! the next round.
 
 use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::base::names::slot;
@@ -62,8 +61,7 @@ struct Hold {
     generation: u64,
     /// What the hold is in Redis.
     shape: HoldShape,
-    /// The cluster slot of the lock's key on a cluster, else 0 (its place
-    /// in the round order).
+    /// Its lock's slot on a cluster, else 0 (its place in the round order).
     slot: u16,
 }
 
@@ -110,8 +108,7 @@ pub(crate) struct NewHold {
 }
 
 impl Holds {
-    /// An empty registry; `by_slot` on a cluster (see the module's
-    /// documentation).
+    /// An empty registry; `by_slot` on a cluster.
     pub(crate) fn new(by_slot: bool) -> Holds {
         let mut holds = Holds::default();
         holds.by_slot = by_slot;

@@ -35,8 +35,7 @@ pub(crate) async fn release_once(
     let mut con = shared.con.clone();
     let (reply, latched) = match &request.target {
         Target::Lock(lock) => {
-            // Earlier releases' latches, deleted by this script (see
-            // `latches.rs`).
+            // Earlier releases' latches, deleted by this script.
             let carried = lock
                 .kind
                 .carries_latches()
@@ -50,13 +49,9 @@ pub(crate) async fn release_once(
                 carried.deleted();
             }
             // A release that found nothing to release wrote no latch.
-            let latched = matches!(
-                &reply,
-                Ok(Synced {
-                    reply: Released::Freed | Released::StillHeld,
-                    ..
-                })
-            );
+            let latched = reply
+                .as_ref()
+                .is_ok_and(|synced| matches!(synced.reply, Released::Freed | Released::StillHeld));
             (reply, latched)
         }
         Target::Permits(permits) => {
@@ -67,9 +62,8 @@ pub(crate) async fn release_once(
         }
     };
     if latched && request.mode == ReleaseMode::Release && !request.resent {
-        // The latch only serves copies of this release, and there is none:
-        // this was the first, and it was answered. (After a lost reply the
-        // latch stays until it expires: a late copy must find it.)
+        // The latch only serves copies of this release, and there is none.
+        // (After a lost reply it stays until it expires, for a late copy.)
         shared.delete_latch(request.latch.clone());
     }
     reply
@@ -211,8 +205,7 @@ pub(crate) fn replicated(name: &str, acked: Acked) -> crate::base::error::Result
     }
 }
 
-/// The span of one release of `target` (by its guard, or in the
-/// background).
+/// The span of one release of `target` (by its guard, or in the background).
 pub(crate) fn span(target: &Target) -> tracing::Span {
     match target {
         Target::Lock(lock) => telemetry::release_span(&lock.names.lock, &lock.owner),

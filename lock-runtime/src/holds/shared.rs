@@ -4,7 +4,7 @@
 
 use crate::base::config::Config;
 use crate::base::names::slot;
-use crate::base::owner::{Ids, Owner};
+use crate::base::owner::Ids;
 use crate::holds::job::Job;
 use crate::holds::latches::{Latch, Latches};
 use crate::holds::loss_watch::LossWatch;
@@ -46,12 +46,6 @@ impl Shared {
     /// kept consistent at every step).
     pub(crate) fn holds(&self) -> MutexGuard<'_, Holds> {
         self.holds.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The owner with a new id, never used before by this client, and the
-    /// fencing token its first hold got.
-    pub(crate) fn owner(&self, id: u64, token: u64) -> Owner {
-        Owner::new(&self.id, id, token)
     }
 
     /// The slot latches of `key`'s slot are grouped by: its slot on a

@@ -1,36 +1,27 @@
-//! Lease renewal: one task per client renews the leases of all of the
-//! client's holds that were taken without an explicit lease: locks' holds
-//! and leased permits alike, each shape by its own script
-//! ([`renewal`](crate::holds::kind_scripts::renewal)) in the same rounds.
+//! Lease renewal: one task per client renews the leases of all of its
+//! holds taken without an explicit lease (locks' and leased permits', each
+//! shape by its own script: [`renewal`](crate::holds::kind_scripts::renewal)).
 //!
-//! Rounds start every third of the watchdog timeout, counted from when
-//! each round *started* (a fixed period, not a pause after the previous
-//! round; a round that overran its period is followed by the next one at
-//! once, then the period again: [`MissedTickBehavior::Delay`], so late
-//! rounds are never sent in a burst). A round walks the holds a chunk of
-//! [`BATCH`] at a time ([`Holds::watched_after`](crate::holds::registry::Holds::watched_after)),
-//! so the registry's mutex is never held for work that grows with the
-//! number of holds, and yields to the runtime between chunks. Each chunk
-//! becomes script calls of at most [`BATCH`] locks (`scripts/lock_renew.lua`)
-//! or permit ids of one semaphore (`scripts/leased_renew.lua`),
-//! with up to [`IN_FLIGHT`] calls under way at once (pipelined on the
-//! multiplexed connections), on the watchdog's own connection
-//! ([`Shared::renewal_con`]): renewals never queue behind the client's other
-//! commands. On Redis Cluster a batch holds the locks of
-//! one slot only (a script's keys must share a slot: a mixed batch would
-//! fail with `CROSSSLOT`; the round order keeps a slot's holds together),
-//! so each goes to the node that owns its slot. A confirmed
-//! renewal moves the holds' lease clocks forward, from when it was sent (in
-//! replica-synced mode, only once enough replicas acknowledged it). A
-//! lock the script reports gone (expired, deleted, taken over) is marked
-//! lost: its guards see it through
-//! [`LockGuard::is_lost`](crate::LockGuard::is_lost), and a warning is
-//! logged. Each round is reported (see
-//! [`observability`](crate::observability)). A Redis error moves no clock; the round is retried soon (after
-//! 50 ms, doubling while it keeps failing, up to the normal period), so one
-//! failed round does not cost the leases. The task ends when the client
-//! holds nothing that needs renewing, and starts again with the next such
-//! hold.
+//! Rounds start every third of the watchdog timeout, counted from when each
+//! round *started*; one that overran its period is followed by the next at
+//! once, never by a burst ([`MissedTickBehavior::Delay`]). A round walks
+//! the holds [`BATCH`] at a time
+//! ([`Holds::watched_after`](crate::holds::registry::Holds::watched_after)),
+//! yielding between chunks, so the registry's mutex is never held for work
+//! that grows with the number of holds. Each chunk becomes script calls of
+//! at most [`BATCH`] locks, or permit ids of one semaphore (on a cluster,
+//! of one slot: a script's keys must share it), up to [`IN_FLIGHT`] under
+//! way at once on the watchdog's own connection ([`Shared::renewal_con`]),
+//! so that renewals never queue behind the client's other commands.
+//!
+//! A confirmed renewal moves the holds' lease clocks forward, from when it
+//! was sent (in replica-synced mode, only once enough replicas acknowledged
+//! it); a hold the script reports gone is marked lost
+//! ([`LockGuard::is_lost`](crate::LockGuard::is_lost)), with a warning. A
+//! Redis error moves no clock: the round is retried after 50 ms, doubling
+//! up to the period, so one failed round does not cost the leases. The
+//! task ends when nothing needs renewing, and starts again with the next
+//! such hold.
 
 use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::base::names::slot;
@@ -54,8 +45,7 @@ pub(crate) const BATCH: usize = 100;
 /// The most renewal calls of a round under way at once.
 pub(crate) const IN_FLIGHT: usize = 16;
 
-/// The first pause before retrying a round that failed; it doubles with
-/// each failed round, up to the normal period.
+/// The first pause before retrying a failed round (see the module's doc).
 const RETRY: Duration = Duration::from_millis(50);
 
 /// What a round found.
@@ -209,9 +199,9 @@ fn lock_batches(mut watched: Vec<Watched>, by_slot: bool) -> Vec<Vec<Watched>> {
 }
 
 /// Extends one hold's lease to `lease` at once, in the background: a fair
-/// lock's hold that a release handed over with a shorter expiry (see
-/// `handoff.rs`). Like a failed round, it is retried after 50 ms, doubling,
-/// until Redis answers, the hold is released, or its clock has passed.
+/// lock's hold handed over with a shorter expiry (see `handoff.rs`).
+/// Retried as a failed round is, until Redis answers, the hold is released,
+/// or its clock has passed.
 pub(crate) fn extend(shared: &Arc<Shared>, key: HoldKey, lease: Duration) {
     let shared = Arc::downgrade(shared);
     tokio::spawn(async move {
@@ -252,8 +242,7 @@ async fn renew(shared: &Arc<Shared>, batch: &[Watched], lease: Duration) -> Opti
             let (mut renewed, mut lost) = (0, 0);
             let mut flags = reply.into_iter();
             for watched in batch {
-                // A hold's flags (one per permit of a guard): renewed if
-                // all are 1.
+                // A hold's flags (one per permit): renewed if all are 1.
                 let parts = watched.shape.parts();
                 let own: Vec<i64> = flags.by_ref().take(parts).collect();
                 if own.len() < parts {

@@ -62,8 +62,6 @@
 //! | `redlua::connection` | info | `command connection failed; the next command opens a new one` | `error` |
 //! | `redlua::connection` | info | `command connection opened again` | `connection` (how many were opened before) |
 //! | `redlua::connection` | warn | `waiting for the replicas failed` | `error` (the `WAIT` after a state change) |
-//! | `redlua::connection` | warn | `a lock script ran on another node than the replicas were counted on (a failover); taken as not replicated` | `lock`, `acked` |
-//! | `redlua::connection` | debug | `a replica answered for the primary; reading the topology again` | `slot` |
 //! | `redlua::connection` | warn | `the sentinels name a new master; moving the connections to it` | `master` (`host:port`) |
 //! | `redlua::connection` | debug | `asking the sentinels for the master failed` | `error` |
 //! | `redlua::connection` | debug | `the master changed; replacing the connection` | |

@@ -51,8 +51,7 @@ pub(crate) fn release_span(lock: &str, owner: &Owner) -> tracing::Span {
 }
 
 /// The span of one release of a semaphore's permits (`kind`:
-/// [`SEMAPHORE`] or [`LEASED_SEMAPHORE`]): a `release`, or a leased
-/// guard's release in the background.
+/// [`SEMAPHORE`] or [`LEASED_SEMAPHORE`]), in the background too.
 pub(crate) fn release_permits_span(
     semaphore: &str,
     kind: &'static str,
@@ -261,8 +260,7 @@ pub(crate) fn released(
         Some(Released::NotHeld | Released::NeverTook) => "not_held",
         None => "unknown",
     };
-    // "lock released" only for a hold that was released; a release that
-    // found nothing held, or whose outcome is unknown, says so.
+    // One literal message per outcome (the events table is checked against them).
     match outcome {
         Some(Released::Freed | Released::StillHeld) => tracing::debug!(
             target: targets::RELEASE,
@@ -324,11 +322,9 @@ pub(crate) fn permits_released(
     .increment(1);
 }
 
-/// A client started: every metric is described (its help text and unit)
-/// and every counter and gauge series registered at zero, so that
-/// dashboards and alerts (on `redlua_renewal_failures_total`, say) find
-/// them before the first event. Registering adds nothing to a series other
-/// clients already count in.
+/// A client started: every metric is described and every counter and gauge
+/// series registered at zero (see [`observability`](crate::observability));
+/// registering adds nothing to a series other clients already count in.
 pub(crate) fn client_started() {
     #[cfg(feature = "metrics")]
     {

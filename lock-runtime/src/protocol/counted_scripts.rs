@@ -1,14 +1,10 @@
 //! The scripts of the counted primitives (`scripts/semaphore_*.lua`,
-//! `scripts/count_down_latch_change.lua`) as typed calls, with their arguments and
-//! replies.
-//!
-//! A semaphore is Redisson's `RSemaphore`: a string at its name, the number
-//! of permits available; its channel `redisson_sc:{name}` carries that
-//! number after each change that leaves permits. A count-down latch is
-//! Redisson's `RCountDownLatch`: a string at its name, the count, deleted
-//! once it reaches zero; its channel
-//! `redisson_countdownlatch__channel__{name}` carries `0` when it opens and
-//! `1` when a new count is set.
+//! `leased_*.lua`, `count_down_latch_change.lua`) as typed calls, with
+//! their arguments and replies (their codes declared and checked as in
+//! `replies.rs`); their keys are Redisson's (see `counted_names.rs`). A
+//! semaphore's channel carries the permits available after each change
+//! that leaves some; a latch's carries `0` when it opens and `1` when a new
+//! count is set.
 //!
 //! Every write but an acquire carries a request latch, so that a retry
 //! after a lost reply returns the first result and changes nothing more;
@@ -17,53 +13,56 @@
 // The generated items these calls do not use (pipelines, `load`, ...).
 #![allow(dead_code)]
 
-use crate::protocol::replies::{Publish, words};
+use crate::protocol::lock_scripts::scripts;
+use crate::protocol::replies::{Publish, codes, words};
 use redis::{FromRedisValue, ParsingError, Value};
 use redlua_macros::redis_script;
 
 /// What a semaphore acquire answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Taken {
-    /// The attempt holds its permits; `available` are left.
+    /// `{1, available}`: the attempt holds its permits; `available` are left.
     Yes { available: i64 },
-    /// Too few permits: `available` there are.
+    /// `{0, available}`: too few permits: `available` there are.
     No { available: i64 },
-    /// The attempt was abandoned (undone) before this copy of it ran.
+    /// `{3, 0}`: the attempt was abandoned (undone) before this copy of it ran.
     Abandoned,
 }
 
-/// The reply codes of `semaphore_acquire.lua`.
-const TAKEN_YES: i64 = 1;
-const TAKEN_NO: i64 = 0;
-const TAKEN_ABANDONED: i64 = 3;
+codes!(Taken: Pair { YES = 1, NO = 0, ABANDONED = 3 });
 
 impl FromRedisValue for Taken {
     fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
         let (code, available): (i64, i64) = FromRedisValue::from_redis_value(v)?;
         match code {
-            TAKEN_YES => Ok(Taken::Yes { available }),
-            TAKEN_NO => Ok(Taken::No { available }),
-            TAKEN_ABANDONED => Ok(Taken::Abandoned),
+            Taken::YES => Ok(Taken::Yes { available }),
+            Taken::NO => Ok(Taken::No { available }),
+            Taken::ABANDONED => Ok(Taken::Abandoned),
             other => Err(format!("unknown semaphore acquire reply code {other}").into()),
         }
     }
 }
 
-/// What a change script answered: whether it changed anything, and the
-/// value (permits available, or a latch's count) after.
+/// What a change script answered: whether it changed anything (`{1,
+/// value}`) or not (`{0, value}`), and the value (permits available, or a
+/// latch's count) after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Changed {
     pub changed: bool,
     pub value: i64,
 }
 
+codes!(Changed: Pair { CHANGED = 1, UNCHANGED = 0 });
+
 impl FromRedisValue for Changed {
     fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
-        let (changed, value): (i64, i64) = FromRedisValue::from_redis_value(v)?;
-        Ok(Changed {
-            changed: changed == 1,
-            value,
-        })
+        let (code, value): (i64, i64) = FromRedisValue::from_redis_value(v)?;
+        let changed = match code {
+            Changed::CHANGED => true,
+            Changed::UNCHANGED => false,
+            other => return Err(format!("unknown change reply code {other}").into()),
+        };
+        Ok(Changed { changed, value })
     }
 }
 
@@ -126,89 +125,38 @@ pub(crate) fn permits_message(channel: &str, payload: &[u8]) -> Option<i64> {
     std::str::from_utf8(payload).ok()?.parse().ok()
 }
 
-/// Takes permits of a semaphore, once per attempt.
-#[redis_script("scripts/semaphore_acquire.lua", returns = Taken, crate = crate)]
-pub(crate) struct TakePermits<'a> {
-    #[key]
-    pub semaphore: &'a str,
-    #[key]
-    pub attempt: &'a str,
-    #[arg]
-    pub permits: u64,
-    #[arg]
-    pub attempt_ttl_ms: u64,
-}
-
-/// Gives an abandoned acquire's permits back if it took them, and closes
-/// the attempt: 1 when permits were given back.
-#[redis_script("scripts/semaphore_undo.lua", returns = i64, crate = crate)]
-pub(crate) struct UndoPermits<'a> {
-    #[key]
-    pub semaphore: &'a str,
-    #[key]
-    pub channel: &'a str,
-    #[key]
-    pub attempt: &'a str,
-    #[arg]
-    pub permits: u64,
-    #[arg]
-    pub attempt_ttl_ms: u64,
-    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
-    #[arg]
-    pub publish: Publish,
-}
-
-/// Releases, adds or sets a semaphore's permits, once per request.
-#[redis_script("scripts/semaphore_change.lua", returns = Changed, crate = crate)]
-pub(crate) struct ChangeSemaphore<'a> {
-    #[key]
-    pub semaphore: &'a str,
-    #[key]
-    pub channel: &'a str,
-    #[key]
-    pub latch: &'a str,
-    #[key]
-    pub timeouts: &'a str,
-    #[arg]
-    pub change: SemaphoreChange,
-    #[arg]
-    pub permits: i64,
-    #[arg]
-    pub latch_ttl_ms: u64,
-    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
-    #[arg]
-    pub publish: Publish,
-}
-
 /// What a leased acquire answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LeasedTaken {
-    /// The attempt holds its permits, with this fencing token; `available`
-    /// are left.
+    /// `{1, token, available}`: the attempt holds its permits, with this
+    /// fencing token; `available` are left.
     Yes { token: u64, available: i64 },
-    /// Too few permits; the first permit taken expires in `wait` (`None`:
-    /// none is taken).
+    /// `{0, wait, available}`: too few permits; the first permit taken
+    /// expires in `wait` (`None`, sent as -1: none is taken).
     No {
         wait: Option<std::time::Duration>,
         available: i64,
     },
-    /// The attempt was abandoned (undone) before this copy of it ran.
+    /// `{3, 0, 0}`: the attempt was abandoned (undone) before this copy of
+    /// it ran.
     Abandoned,
 }
+
+codes!(LeasedTaken: Triple { YES = 1, NO = 0, ABANDONED = 3 });
 
 impl FromRedisValue for LeasedTaken {
     fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
         let (code, a, available): (i64, i64, i64) = FromRedisValue::from_redis_value(v)?;
         match code {
-            TAKEN_YES => Ok(LeasedTaken::Yes {
+            LeasedTaken::YES => Ok(LeasedTaken::Yes {
                 token: u64::try_from(a).unwrap_or(0),
                 available,
             }),
-            TAKEN_NO => Ok(LeasedTaken::No {
+            LeasedTaken::NO => Ok(LeasedTaken::No {
                 wait: u64::try_from(a).ok().map(std::time::Duration::from_millis),
                 available,
             }),
-            TAKEN_ABANDONED => Ok(LeasedTaken::Abandoned),
+            LeasedTaken::ABANDONED => Ok(LeasedTaken::Abandoned),
             other => Err(format!("unknown leased acquire reply code {other}").into()),
         }
     }
@@ -218,109 +166,83 @@ impl FromRedisValue for LeasedTaken {
 /// the pool (available plus taken) is smaller than the permits asked for.
 pub(crate) const POOL_TOO_SMALL: &str = "redlua: more permits than the pool";
 
-/// Takes leased permits (`scripts/leased_acquire.lua`), once per attempt.
-#[redis_script("scripts/leased_acquire.lua", returns = LeasedTaken, crate = crate)]
-pub(crate) struct TakeLeased<'a> {
-    #[key]
-    pub semaphore: &'a str,
-    #[key]
-    pub timeouts: &'a str,
-    #[key]
-    pub channel: &'a str,
-    #[key]
-    pub attempt: &'a str,
-    #[key]
-    pub token: &'a str,
-    #[arg]
-    pub lease_ms: u64,
-    #[arg]
-    pub attempt_ttl_ms: u64,
-    #[arg]
-    pub token_ttl_ms: u64,
-    #[arg]
-    pub publish: Publish,
-    /// The permits' ids (16 bytes each).
-    #[arg(variadic)]
-    pub ids: Vec<&'a [u8]>,
-}
+scripts! {
+    /// Takes permits of a semaphore, once per attempt.
+    TakePermits("scripts/semaphore_acquire.lua", returns = Taken, codes)
+    keys { semaphore, attempt }
+    args {
+        permits: u64,
+        attempt_ttl_ms: u64,
+    }
 
-/// Gives leased permits back (`scripts/leased_release.lua`), once per
-/// request: how many of the ids were still taken, and how many of those
-/// had expired.
-#[redis_script("scripts/leased_release.lua", returns = (i64, i64), crate = crate)]
-pub(crate) struct ReleaseLeased<'a> {
-    #[key]
-    pub semaphore: &'a str,
-    #[key]
-    pub timeouts: &'a str,
-    #[key]
-    pub channel: &'a str,
-    #[key]
-    pub latch: &'a str,
-    #[arg]
-    pub latch_ttl_ms: u64,
-    #[arg]
-    pub publish: Publish,
-    #[arg(variadic)]
-    pub ids: Vec<&'a [u8]>,
-}
+    /// Gives an abandoned acquire's permits back if it took them, and closes
+    /// the attempt: 1 when permits were given back.
+    UndoPermits("scripts/semaphore_undo.lua", returns = i64)
+    keys { semaphore, channel, attempt }
+    args {
+        permits: u64,
+        attempt_ttl_ms: u64,
+        publish: Publish,
+    }
 
-/// Renews leased permits (`scripts/leased_renew.lua`): 1 per id renewed,
-/// 0 per id gone.
-#[redis_script("scripts/leased_renew.lua", returns = Vec<i64>, crate = crate)]
-pub(crate) struct RenewLeased<'a> {
-    #[key]
-    pub semaphore: &'a str,
-    #[key]
-    pub timeouts: &'a str,
-    #[key]
-    pub channel: &'a str,
-    #[arg]
-    pub lease_ms: u64,
-    #[arg]
-    pub publish: Publish,
-    #[arg(variadic)]
-    pub ids: Vec<&'a [u8]>,
-}
+    /// Releases, adds or sets a semaphore's permits, once per request.
+    ChangeSemaphore("scripts/semaphore_change.lua", returns = Changed, codes)
+    keys { semaphore, channel, latch, timeouts }
+    args {
+        change: SemaphoreChange,
+        permits: i64,
+        latch_ttl_ms: u64,
+        publish: Publish,
+    }
 
-/// Undoes an abandoned leased acquire (`scripts/leased_undo.lua`): how
-/// many permits came back.
-#[redis_script("scripts/leased_undo.lua", returns = i64, crate = crate)]
-pub(crate) struct UndoLeased<'a> {
-    #[key]
-    pub semaphore: &'a str,
-    #[key]
-    pub timeouts: &'a str,
-    #[key]
-    pub channel: &'a str,
-    #[key]
-    pub attempt: &'a str,
-    #[arg]
-    pub attempt_ttl_ms: u64,
-    #[arg]
-    pub publish: Publish,
-    #[arg(variadic)]
-    pub ids: Vec<&'a [u8]>,
-}
+    /// Takes leased permits `ids` (16 bytes each), once per attempt.
+    TakeLeased("scripts/leased_acquire.lua", returns = LeasedTaken, codes)
+    keys { semaphore, timeouts, channel, attempt, token }
+    args {
+        lease_ms: u64,
+        attempt_ttl_ms: u64,
+        token_ttl_ms: u64,
+        publish: Publish,
+        ..ids: Vec<&'a [u8]>,
+    }
 
-/// Counts a latch down, sets its count, or deletes it, once per request.
-#[redis_script("scripts/count_down_latch_change.lua", returns = Changed, crate = crate)]
-pub(crate) struct ChangeLatch<'a> {
-    #[key]
-    pub latch: &'a str,
-    #[key]
-    pub channel: &'a str,
-    #[key]
-    pub request: &'a str,
-    #[arg]
-    pub change: LatchChange,
-    #[arg]
-    pub count: u64,
-    #[arg]
-    pub latch_ttl_ms: u64,
-    /// `PUBLISH` or `SPUBLISH` (last: the scripts' last argument).
-    #[arg]
-    pub publish: Publish,
+    /// Gives leased permits back, once per request: how many of the ids were
+    /// still taken, and how many of those had expired.
+    ReleaseLeased("scripts/leased_release.lua", returns = (i64, i64))
+    keys { semaphore, timeouts, channel, latch }
+    args {
+        latch_ttl_ms: u64,
+        publish: Publish,
+        ..ids: Vec<&'a [u8]>,
+    }
+
+    /// Renews leased permits: 1 per id renewed, 0 per id gone.
+    RenewLeased("scripts/leased_renew.lua", returns = Vec<i64>)
+    keys { semaphore, timeouts, channel }
+    args {
+        lease_ms: u64,
+        publish: Publish,
+        ..ids: Vec<&'a [u8]>,
+    }
+
+    /// Undoes an abandoned leased acquire: how many permits came back.
+    UndoLeased("scripts/leased_undo.lua", returns = i64)
+    keys { semaphore, timeouts, channel, attempt }
+    args {
+        attempt_ttl_ms: u64,
+        publish: Publish,
+        ..ids: Vec<&'a [u8]>,
+    }
+
+    /// Counts a latch down, sets its count, or deletes it, once per request.
+    ChangeLatch("scripts/count_down_latch_change.lua", returns = Changed, codes)
+    keys { latch, channel, request }
+    args {
+        change: LatchChange,
+        count: u64,
+        latch_ttl_ms: u64,
+        publish: Publish,
+    }
 }
 
 #[cfg(test)]
@@ -350,6 +272,22 @@ mod tests {
             Taken::Abandoned
         );
         assert!(Taken::from_redis_value(pair(2, 0)).is_err());
+        let triple = |a, b, c| Value::Array(vec![Value::Int(a), Value::Int(b), Value::Int(c)]);
+        assert_eq!(
+            LeasedTaken::from_redis_value(triple(1, 9, 2)).unwrap(),
+            LeasedTaken::Yes {
+                token: 9,
+                available: 2
+            }
+        );
+        assert_eq!(
+            LeasedTaken::from_redis_value(triple(0, -1, 0)).unwrap(),
+            LeasedTaken::No {
+                wait: None,
+                available: 0
+            }
+        );
+        assert!(LeasedTaken::from_redis_value(triple(2, 0, 0)).is_err());
         assert_eq!(
             Changed::from_redis_value(pair(0, 7)).unwrap(),
             Changed {
@@ -357,6 +295,7 @@ mod tests {
                 value: 7
             }
         );
+        assert!(Changed::from_redis_value(pair(2, 7)).is_err());
         assert_eq!(permits_message("redisson_sc:{s}", b"12"), Some(12));
         assert_eq!(permits_message("redisson_sc:{s}", b"1"), Some(1));
         assert_eq!(permits_message("redisson_sc:{s}", b"-1"), Some(-1));

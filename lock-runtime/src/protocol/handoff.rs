@@ -2,10 +2,9 @@
 //! head of the queue, so that the head need not try again.
 //!
 //! Under Redisson's protocol a fair lock changes hands in two round trips
-//! after the release is sent: the release script wakes the head of the
-//! queue on its channel, and the head runs the acquire script. A redlua
-//! waiter may instead be handed the lock by the release script itself
-//! (`scripts/fair_release.lua`): one message, and no second script.
+//! after the release: it wakes the head of the queue, which runs the
+//! acquire script. A redlua waiter may instead be handed the lock by the
+//! release script itself (`scripts/fair_release.lua`): one message.
 //!
 //! - **Who.** Each try of a waiter that joins the queue says whether it
 //!   takes a handoff, with what expiry, and which try it is ([`Offer`]),
@@ -25,11 +24,10 @@
 //!   trusts it only as the answer to its latest try, which found the lock
 //!   busy: a message that comes late, for an earlier try, is not used.
 //! - **The lease clock** of a handed-over hold runs from when that try was
-//!   *sent*: the handoff came after that try ran, so Redis's expiry is
-//!   later than the clock says. A waiter uses the message only while at
-//!   least half of the expiry is left by that clock ([`usable`]); otherwise
-//!   it tries the lock, and the acquire script, finding the lock handed to
-//!   it, gives it a full lease.
+//!   *sent* (the handoff came later, so Redis's expiry is later still). A
+//!   waiter uses the message only while at least half of the expiry is left
+//!   by that clock ([`usable`]); otherwise it tries the lock, and the
+//!   acquire script, finding the lock handed to it, gives it a full lease.
 //! - **The full lease** follows at once, off the caller's path: the new
 //!   holder extends the lease to its own in the background
 //!   ([`watchdog::extend`](crate::holds::watchdog::extend)).
@@ -43,17 +41,15 @@
 use redis::{RedisWrite, ToRedisArgs};
 use std::time::{Duration, Instant};
 
-/// The shortest expiry a handoff gives the lock: a waiter whose lease or
-/// wait time is shorter takes no handoff (its clock would leave too little
-/// to extend the lease in).
+/// The shortest expiry a handoff gives the lock (a shorter one would leave
+/// too little of the clock to extend the lease in).
 pub(crate) const MIN_EXPIRY: Duration = Duration::from_secs(1);
 
-/// What a release publishes on the channel of a waiter it handed the lock
-/// to, before the token (`scripts/fair_release.lua`).
+/// What a handoff message starts with (`scripts/fair_release.lua`).
 const PREFIX: &[u8] = b"redlua:handoff:";
 
-/// The expiry a handoff gives a waiter with `lease` and `wait` (its wait
-/// time), or `None` when it takes no handoff.
+/// The expiry a handoff gives a waiter with `lease` and wait time `wait`,
+/// or `None` when it takes no handoff.
 pub(crate) fn expiry(lease: Duration, wait: Duration) -> Option<Duration> {
     let expiry = lease.min(wait);
     (expiry >= MIN_EXPIRY).then_some(expiry)
@@ -82,8 +78,7 @@ impl ToRedisArgs for Offer {
     }
 }
 
-/// A handoff message: the new holder's fencing token, and the number of
-/// the try whose offer the release took.
+/// A handoff message's token and try.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Handoff {
     pub token: u64,
@@ -106,8 +101,8 @@ pub(crate) fn parse(payload: &[u8]) -> Option<Handoff> {
     })
 }
 
-/// Whether a waiter whose last try that found the lock busy was sent at
-/// `sent` may use a handoff with `expiry`: at least half of it is left.
+/// Whether a handoff with `expiry` answering a try sent at `sent` is
+/// usable: at least half of it is left.
 pub(crate) fn usable(sent: Instant, expiry: Duration) -> bool {
     sent.elapsed() <= expiry / 2
 }

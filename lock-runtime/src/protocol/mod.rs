@@ -1,16 +1,9 @@
 //! The lock scripts' side of the wire: the typed calls of
-//! `lock-runtime/scripts/*.lua` and what their arguments and replies mean.
-//! The bottom layer of the locks: it uses nothing of the crate but
+//! `lock-runtime/scripts/*.lua` (`lock_scripts.rs`; a semaphore's and a
+//! latch's in `counted_scripts.rs`), what their arguments and replies mean
+//! (`replies.rs`), and a fair lock's direct handoff (`handoff.rs`). The
+//! bottom layer of the locks: it uses nothing of the crate but
 //! [`script`](crate::script).
-//!
-//! - `lock_scripts.rs`: one typed call per script (`#[redis_script]`), and
-//!   the list of them all;
-//! - `replies.rs`: the scripts' arguments (flags, modes, durations in
-//!   milliseconds) and replies, decoded in one place;
-//! - `handoff.rs`: a fair lock's direct handoff, as the scripts offer and
-//!   announce it;
-//! - `counted_scripts.rs`: the scripts of semaphores and count-down
-//!   latches, with their arguments and replies.
 
 pub(crate) mod counted_scripts;
 pub(crate) mod handoff;

@@ -6,44 +6,42 @@
 //! constants, and `#[redis_script(..., codes)]` (`lock_scripts.rs`) checks
 //! every `return` of the scripts against them at compile time.
 
-use crate::reply::{ReplyCode, ReplyCodes};
 use redis::{FromRedisValue, ParsingError, RedisWrite, ToRedisArgs, Value};
 use std::time::Duration;
+
+/// Declares the codes of a reply type: a constant for each, and its
+/// [`ReplyCodes`](crate::reply::ReplyCodes), every code in one shape
+/// (`Integer`, `Pair` or `Triple`).
+macro_rules! codes {
+    ($type:ident: $shape:ident { $($name:ident = $code:expr),* $(,)? }) => {
+        impl $type {
+            $(const $name: i64 = $code;)*
+        }
+        impl $crate::reply::ReplyCodes for $type {
+            const CODES: &'static [$crate::reply::ReplyCode] =
+                &[$($crate::reply::ReplyCode::$shape($type::$name)),*];
+        }
+    };
+}
+pub(crate) use codes;
 
 /// What an acquire script answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Acquired {
-    /// The owner now holds the lock. `token` is the new fencing token, or 0
-    /// for a re-entry (which keeps the holder's token).
+    /// `{1, token}`: the owner now holds the lock. `token` is the new
+    /// fencing token, or 0 for a re-entry (which keeps the holder's token).
     Held { token: u64 },
-    /// Another owner holds it; `ttl` is its remaining lease (`None`: the
-    /// key has no expiry).
+    /// `{0, ttl}`: another owner holds it; `ttl` is its remaining lease
+    /// (`None`, sent as -1: the key has no expiry).
     Busy { ttl: Option<Duration> },
-    /// Re-entry refused: the owner holds nothing (any more).
+    /// `{2, 0}`: re-entry refused: the owner holds nothing (any more).
     NotHeld,
-    /// The attempt was abandoned (undone) before this copy of it ran.
+    /// `{3, 0}`: the attempt was abandoned (undone) before this copy of it
+    /// ran.
     Abandoned,
 }
 
-impl Acquired {
-    /// `{1, token}`: [`Acquired::Held`].
-    const HELD: i64 = 1;
-    /// `{0, ttl}`: [`Acquired::Busy`] (`ttl` -1: no expiry).
-    const BUSY: i64 = 0;
-    /// `{2, 0}`: [`Acquired::NotHeld`].
-    const NOT_HELD: i64 = 2;
-    /// `{3, 0}`: [`Acquired::Abandoned`].
-    const ABANDONED: i64 = 3;
-}
-
-impl ReplyCodes for Acquired {
-    const CODES: &'static [ReplyCode] = &[
-        ReplyCode::Pair(Acquired::HELD),
-        ReplyCode::Pair(Acquired::BUSY),
-        ReplyCode::Pair(Acquired::NOT_HELD),
-        ReplyCode::Pair(Acquired::ABANDONED),
-    ];
-}
+codes!(Acquired: Pair { HELD = 1, BUSY = 0, NOT_HELD = 2, ABANDONED = 3 });
 
 impl FromRedisValue for Acquired {
     fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
@@ -65,35 +63,17 @@ impl FromRedisValue for Acquired {
 /// What a release script answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Released {
-    /// The lock (or the write side) is free now; waiters were told.
+    /// `1`: the lock (or the write side) is free now; waiters were told.
     Freed,
-    /// The owner still holds it (other holds of the same owner remain).
+    /// `0`: the owner still holds it (other holds of the same owner remain).
     StillHeld,
-    /// The owner did not hold it: nothing changed.
+    /// `-1`: the owner did not hold it: nothing changed.
     NotHeld,
-    /// Undo only: the acquire never took effect, and now never will.
+    /// `-2`, undo only: the acquire never took effect, and now never will.
     NeverTook,
 }
 
-impl Released {
-    /// `1`: [`Released::Freed`].
-    const FREED: i64 = 1;
-    /// `0`: [`Released::StillHeld`].
-    const STILL_HELD: i64 = 0;
-    /// `-1`: [`Released::NotHeld`].
-    const NOT_HELD: i64 = -1;
-    /// `-2`: [`Released::NeverTook`].
-    const NEVER_TOOK: i64 = -2;
-}
-
-impl ReplyCodes for Released {
-    const CODES: &'static [ReplyCode] = &[
-        ReplyCode::Integer(Released::FREED),
-        ReplyCode::Integer(Released::STILL_HELD),
-        ReplyCode::Integer(Released::NOT_HELD),
-        ReplyCode::Integer(Released::NEVER_TOOK),
-    ];
-}
+codes!(Released: Integer { FREED = 1, STILL_HELD = 0, NOT_HELD = -1, NEVER_TOOK = -2 });
 
 impl FromRedisValue for Released {
     fn from_redis_value(v: Value) -> Result<Self, ParsingError> {

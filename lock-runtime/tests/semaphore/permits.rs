@@ -109,6 +109,34 @@ async fn bad_input_fails_before_anything_is_written() {
     assert_eq!(word, "many");
 }
 
+/// A change sent again with its request latch answers what its first copy
+/// answered, changed or not, and changes nothing more.
+#[tokio::test]
+async fn a_change_sent_again_answers_its_first_reply() {
+    let redis = Redis::start().await;
+    let script = redis::Script::new(include_str!("../../scripts/semaphore_change.lua"));
+    let change = async |request: &str, mode: &str, permits: i64| -> (i64, i64) {
+        script
+            .key("again")
+            .key("redisson_sc:{again}")
+            .key(request)
+            .key("{again}:timeout")
+            .arg(mode)
+            .arg(permits)
+            .arg(30_000)
+            .arg("publish")
+            .invoke_async(&mut redis.raw())
+            .await
+            .unwrap()
+    };
+    for _ in 0..2 {
+        assert_eq!(change("{again}:set", "try_set", 3).await, (1, 3));
+        assert_eq!(change("{again}:set_again", "try_set", 5).await, (0, 3));
+        assert_eq!(change("{again}:add", "add", -4).await, (1, -1));
+    }
+    assert_eq!(available(&redis, "again").await, Some(-1));
+}
+
 #[tokio::test]
 async fn try_acquire_for_gives_up_at_its_deadline_and_takes_nothing() {
     let redis = Redis::start().await;

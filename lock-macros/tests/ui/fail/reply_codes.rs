@@ -45,6 +45,16 @@ struct NoType<'a> {
     key: &'a str,
 }
 
+// A table of three (`take.lua`'s `{1, token, left}`) is not a pair: the
+// type declares its codes as `Triple`.
+#[redis_script("tests/ui/scripts/take.lua", returns = Claimed, codes)]
+struct Take<'a> {
+    #[key]
+    permits: &'a str,
+    #[key]
+    tokens: &'a str,
+}
+
 fn main() {
     let _ = (Claimed::Won, Claimed::Busy);
 }
