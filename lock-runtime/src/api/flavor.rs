@@ -54,7 +54,7 @@ mod sealed {
 /// Every flavor has the same methods, written once on
 /// [`Lock`](crate::Lock); the flavor decides only what is stored in Redis
 /// and how waiters are woken. Sealed: the flavors are those of this crate.
-pub trait LockFlavor: sealed::Sealed + Send + Sync + 'static {}
+pub trait LockFlavor: sealed::Sealed + Copy + Send + Sync + 'static {}
 
 /// The reentrant lock, Redisson's `RLock`: [`Lock`](crate::Lock) (the
 /// default flavor), made by [`LockClient::lock`](crate::LockClient::lock).

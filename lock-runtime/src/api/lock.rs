@@ -72,6 +72,7 @@ use std::time::Duration;
 /// }
 /// # Ok(()) }
 /// ```
+#[derive(Clone)]
 pub struct Lock<F: LockFlavor = Reentrant> {
     shared: Arc<Shared>,
     kind: Kind,
@@ -133,17 +134,6 @@ pub type ReadLock = Lock<flavor::Read>;
 /// The write side of a [`ReadWriteLock`](crate::ReadWriteLock), exclusive:
 /// a [`Lock`] of flavor [`Write`](flavor::Write).
 pub type WriteLock = Lock<flavor::Write>;
-
-impl<F: LockFlavor> Clone for Lock<F> {
-    fn clone(&self) -> Self {
-        Lock {
-            shared: self.shared.clone(),
-            kind: self.kind,
-            names: self.names.clone(),
-            flavor: PhantomData,
-        }
-    }
-}
 
 impl<F: LockFlavor> std::fmt::Debug for Lock<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -36,6 +36,7 @@ debug_as_blocking!(Lock<F: LockFlavor>, ReadWriteLock);
 /// }
 /// # Ok(()) }
 /// ```
+#[derive(Clone)]
 pub struct Lock<F: LockFlavor = Reentrant> {
     inner: crate::Lock<F>,
     thread: ClientThread,
@@ -52,15 +53,6 @@ pub type ReadLock = Lock<flavor::Read>;
 
 /// The write side of a blocking [`ReadWriteLock`], exclusive.
 pub type WriteLock = Lock<flavor::Write>;
-
-impl<F: LockFlavor> Clone for Lock<F> {
-    fn clone(&self) -> Self {
-        Lock {
-            inner: self.inner.clone(),
-            thread: self.thread.clone(),
-        }
-    }
-}
 
 impl<F: LockFlavor> Lock<F> {
     pub(crate) fn new(inner: crate::Lock<F>, thread: ClientThread) -> Lock<F> {
