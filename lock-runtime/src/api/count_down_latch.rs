@@ -2,7 +2,7 @@
 //! Redisson's `RCountDownLatch`.
 
 use crate::api::client::LockClient;
-use crate::api::handle::{Named, at_most};
+use crate::api::handle::{Named, at_most, named_handle};
 use crate::api::semaphore::read_number;
 use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
 use crate::base::counted_names::CountedNames;
@@ -58,13 +58,7 @@ pub struct CountDownLatch {
     names: Named<CountedNames>,
 }
 
-impl std::fmt::Debug for CountDownLatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CountDownLatch")
-            .field("name", &self.name())
-            .finish_non_exhaustive()
-    }
-}
+named_handle!(CountDownLatch);
 
 impl LockClient {
     /// A handle to the count-down latch `name` (Redisson's
@@ -81,11 +75,6 @@ impl LockClient {
 }
 
 impl CountDownLatch {
-    /// The latch's name (its Redis key).
-    pub fn name(&self) -> &str {
-        self.names.name()
-    }
-
     async fn change(&self, change: LatchChange, count: u64) -> Result<(bool, u64)> {
         let names = self.names.get()?;
         let config = &self.shared.config;

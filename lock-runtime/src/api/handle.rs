@@ -80,3 +80,24 @@ pub(crate) async fn forever<T>(
         waited: started.elapsed(),
     })
 }
+
+/// `name()` and a `Debug` that shows it, for handles whose names are in a
+/// `names: Named<_>` field.
+macro_rules! named_handle {
+    ($($ty:ident),*) => {$(
+        impl $ty {
+            /// The handle's name (its Redis key).
+            pub fn name(&self) -> &str {
+                self.names.name()
+            }
+        }
+
+        impl std::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                let name = self.name();
+                f.debug_struct(stringify!($ty)).field("name", &name).finish_non_exhaustive()
+            }
+        }
+    )*};
+}
+pub(crate) use named_handle;

@@ -2,8 +2,8 @@
 //! Redisson's `RPermitExpirableSemaphore`, handed out as [`PermitGuard`]s.
 
 use crate::api::client::LockClient;
-use crate::api::handle::{Named, at_most, forever};
-use crate::api::semaphore::{addable, change_pool, settable};
+use crate::api::handle::{Named, at_most, forever, named_handle};
+use crate::api::semaphore::{add_to_pool, set_pool};
 use crate::base::config::{check_lease, token_ttl};
 use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Result};
@@ -82,13 +82,7 @@ pub struct LeasedSemaphore {
     names: Named<CountedNames>,
 }
 
-impl std::fmt::Debug for LeasedSemaphore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LeasedSemaphore")
-            .field("name", &self.name())
-            .finish_non_exhaustive()
-    }
-}
+named_handle!(LeasedSemaphore);
 
 impl LockClient {
     /// A handle to the leased semaphore `name` (Redisson's
@@ -117,11 +111,6 @@ pub struct PermitInfo {
 }
 
 impl LeasedSemaphore {
-    /// The semaphore's name (its Redis key).
-    pub fn name(&self) -> &str {
-        self.names.name()
-    }
-
     fn invalid(&self, reason: String) -> Error {
         Error::InvalidPermits {
             name: self.name().to_string(),
@@ -242,10 +231,6 @@ impl LeasedSemaphore {
         self.take(permits, lease, at_most(wait)).await
     }
 
-    async fn change(&self, change: SemaphoreChange, permits: i64) -> Result<(bool, i64)> {
-        change_pool(&self.shared, self.names.get()?, change, permits).await
-    }
-
     /// Sets the pool to `permits` in all, permits taken included (Redisson's
     /// `setPermits`): the permits available become `permits` minus those
     /// taken, fewer than zero if more are taken; acquires then wait until
@@ -256,9 +241,13 @@ impl LeasedSemaphore {
     ///
     /// If the future is dropped, the pool may or may not have been set.
     pub async fn set_permits(&self, permits: u64) -> Result<()> {
-        let permits = settable(self.name(), permits)?;
-        self.change(SemaphoreChange::SetTotal, permits).await?;
-        Ok(())
+        let set = set_pool(
+            &self.shared,
+            &self.names,
+            SemaphoreChange::SetTotal,
+            permits,
+        );
+        set.await.map(drop)
     }
 
     /// Sets the permits available to `permits` if the semaphore does not
@@ -268,8 +257,7 @@ impl LeasedSemaphore {
     ///
     /// If the future is dropped, the permits may or may not have been set.
     pub async fn try_set_permits(&self, permits: u64) -> Result<bool> {
-        let permits = settable(self.name(), permits)?;
-        Ok(self.change(SemaphoreChange::TrySet, permits).await?.0)
+        set_pool(&self.shared, &self.names, SemaphoreChange::TrySet, permits).await
     }
 
     /// Adds `permits` to those available (negative: removes them), and
@@ -280,8 +268,7 @@ impl LeasedSemaphore {
     /// If the future is dropped, the permits may or may not have been
     /// added (at most once).
     pub async fn add_permits(&self, permits: i64) -> Result<i64> {
-        let permits = addable(self.name(), permits)?;
-        Ok(self.change(SemaphoreChange::Add, permits).await?.1)
+        add_to_pool(&self.shared, &self.names, permits).await
     }
 
     /// Brings expired permits back, then reads the permits available (as

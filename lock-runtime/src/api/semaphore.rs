@@ -2,7 +2,7 @@
 //! stored as Redisson's `RSemaphore` (`permits.rs` takes and changes them).
 
 use crate::api::client::LockClient;
-use crate::api::handle::{Named, at_most, forever};
+use crate::api::handle::{Named, at_most, forever, named_handle};
 use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Result};
 use crate::holds::acquire::Wait;
@@ -68,13 +68,7 @@ pub struct Semaphore {
     names: Named<CountedNames>,
 }
 
-impl std::fmt::Debug for Semaphore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Semaphore")
-            .field("name", &self.name())
-            .finish_non_exhaustive()
-    }
-}
+named_handle!(Semaphore);
 
 impl LockClient {
     /// A handle to the semaphore `name` (Redisson's `RSemaphore`): permits
@@ -90,11 +84,6 @@ impl LockClient {
 }
 
 impl Semaphore {
-    /// The semaphore's name (its Redis key).
-    pub fn name(&self) -> &str {
-        self.names.name()
-    }
-
     /// Checks a number of permits to take or give: 1 to [`MAX_PERMITS`].
     fn checked(&self, permits: u64) -> Result<u64> {
         if permits == 0 || permits > MAX_PERMITS {
@@ -165,10 +154,6 @@ impl Semaphore {
         self.take(permits, at_most(wait)).await
     }
 
-    async fn change(&self, change: SemaphoreChange, permits: i64) -> Result<(bool, i64)> {
-        change_pool(&self.shared, self.names.get()?, change, permits).await
-    }
-
     /// Gives `permits` back (whoever took them: they are nobody's), wakes
     /// waiters, and returns the permits available after. A reply lost is
     /// retried; the release takes effect once. In replica-synced mode, a
@@ -183,7 +168,7 @@ impl Semaphore {
         let permits = self.checked(permits)?;
         let span = telemetry::release_permits_span(self.name(), telemetry::SEMAPHORE, permits);
         let permits = i64::try_from(permits).unwrap_or(i64::MAX);
-        let change = self.change(SemaphoreChange::Release, permits);
+        let change = change_pool(&self.shared, &self.names, SemaphoreChange::Release, permits);
         Ok(change.instrument(span).await?.1)
     }
 
@@ -197,8 +182,7 @@ impl Semaphore {
     /// If the future is dropped, the permits may or may not have been added
     /// (at most once).
     pub async fn add_permits(&self, permits: i64) -> Result<i64> {
-        let permits = addable(self.name(), permits)?;
-        Ok(self.change(SemaphoreChange::Add, permits).await?.1)
+        add_to_pool(&self.shared, &self.names, permits).await
     }
 
     /// Sets the permits available to `permits`, whatever they were, and
@@ -210,9 +194,8 @@ impl Semaphore {
     ///
     /// If the future is dropped, the permits may or may not have been set.
     pub async fn set_permits(&self, permits: u64) -> Result<()> {
-        let permits = settable(self.name(), permits)?;
-        self.change(SemaphoreChange::Set, permits).await?;
-        Ok(())
+        let set = set_pool(&self.shared, &self.names, SemaphoreChange::Set, permits);
+        set.await.map(drop)
     }
 
     /// Sets the permits available to `permits` if the semaphore does not
@@ -223,8 +206,7 @@ impl Semaphore {
     ///
     /// If the future is dropped, the permits may or may not have been set.
     pub async fn try_set_permits(&self, permits: u64) -> Result<bool> {
-        let permits = settable(self.name(), permits)?;
-        Ok(self.change(SemaphoreChange::TrySet, permits).await?.0)
+        set_pool(&self.shared, &self.names, SemaphoreChange::TrySet, permits).await
     }
 
     /// The permits available now (0 when the semaphore does not exist;
@@ -240,16 +222,15 @@ impl Semaphore {
     }
 }
 
-/// Reads the integer at `key` (0 when absent): [`Error::WrongType`] for a
-/// key of another type, or a string that is not an integer.
 /// Changes a semaphore's pool (a release, an addition, setting it) once,
 /// through a request latch: `(whether it changed, the number after)`.
-pub(crate) async fn change_pool(
+async fn change_pool(
     shared: &Arc<Shared>,
-    names: &CountedNames,
+    names: &Named<CountedNames>,
     change: SemaphoreChange,
     permits: i64,
 ) -> Result<(bool, i64)> {
+    let names = names.get()?;
     let config = &shared.config;
     let changed: Changed = change_once(shared, names, |latch| {
         ChangeSemaphore {
@@ -268,29 +249,44 @@ pub(crate) async fn change_pool(
     Ok((changed.changed, changed.value))
 }
 
-/// Checks the size a pool is set to: 0 to [`MAX_PERMITS`].
-pub(crate) fn settable(name: &str, permits: u64) -> Result<i64> {
+/// Sets a pool (`change`: `Set`, `TrySet` or `SetTotal`) to 0 to
+/// [`MAX_PERMITS`] permits: whether it set them.
+pub(crate) async fn set_pool(
+    shared: &Arc<Shared>,
+    names: &Named<CountedNames>,
+    change: SemaphoreChange,
+    permits: u64,
+) -> Result<bool> {
     if permits > MAX_PERMITS {
         return Err(Error::InvalidPermits {
-            name: name.to_string(),
+            name: names.name().to_string(),
             reason: format!("{permits} permits: set 0 to {MAX_PERMITS}"),
         });
     }
-    Ok(i64::try_from(permits).unwrap_or(i64::MAX))
+    let permits = i64::try_from(permits).unwrap_or(i64::MAX);
+    Ok(change_pool(shared, names, change, permits).await?.0)
 }
 
-/// Checks a number of permits added to (or, negative, removed from) a pool:
-/// 1 to [`MAX_PERMITS`] either way.
-pub(crate) fn addable(name: &str, permits: i64) -> Result<i64> {
+/// Adds 1 to [`MAX_PERMITS`] permits to a pool, or (negative) removes
+/// them: the permits available after.
+pub(crate) async fn add_to_pool(
+    shared: &Arc<Shared>,
+    names: &Named<CountedNames>,
+    permits: i64,
+) -> Result<i64> {
     if permits == 0 || permits.unsigned_abs() > MAX_PERMITS {
         return Err(Error::InvalidPermits {
-            name: name.to_string(),
+            name: names.name().to_string(),
             reason: format!("{permits} permits: add or remove 1 to {MAX_PERMITS}"),
         });
     }
-    Ok(permits)
+    Ok(change_pool(shared, names, SemaphoreChange::Add, permits)
+        .await?
+        .1)
 }
 
+/// Reads the integer at `key` (0 when absent): [`Error::WrongType`] for a
+/// key of another type, or a string that is not an integer.
 pub(crate) async fn read_number(shared: &Shared, key: &str) -> Result<i64> {
     let mut con = shared.con.clone();
     let value: Option<String> = redis::cmd("GET")
