@@ -70,10 +70,9 @@ impl LockClientBuilder {
                 ));
             }
         }
-        let (connect_timeout, response_timeout) = (self.connect_timeout, self.response_timeout);
         let timeouts = Timeouts {
-            connect: connect_timeout,
-            response: response_timeout,
+            connect: self.connect_timeout,
+            response: self.response_timeout,
         };
         // A synced pipeline's WAIT may block its connection this long.
         let synced_extra = if self.sync_replicas == SyncReplicas::Off {
@@ -81,6 +80,7 @@ impl LockClientBuilder {
         } else {
             sync_timeout
         };
+        let healing = |source| Connection::healing(source, timeouts, synced_extra);
         let tls = &self.tls;
         let seeds = self.seeds?;
         if self.master.is_some() && !matches!(seeds, Seeds::Sentinel { .. }) {
@@ -89,7 +89,7 @@ impl LockClientBuilder {
                     .to_string(),
             ));
         }
-        let (con, nodes, publish) = match (seeds, self.connection) {
+        let (con, nodes) = match (seeds, self.connection) {
             (Seeds::Server(client), Some(con)) if con.is_cluster() => {
                 let template = tls.apply(client.get_connection_info().clone())?;
                 cluster_parts(template, con).await?
@@ -99,15 +99,11 @@ impl LockClientBuilder {
                     .map_err(Error::Redis)?;
                 let con = match con {
                     Some(con) => con,
-                    None => Connection::healing(
-                        Source::Server(Box::new(client.clone())),
-                        timeouts,
-                        synced_extra,
-                    )
-                    .await
-                    .map_err(|e| Error::connect(masked(client.get_connection_info()), e))?,
+                    None => healing(Source::Server(Box::new(client.clone())))
+                        .await
+                        .map_err(|e| Error::connect(masked(client.get_connection_info()), e))?,
                 };
-                (con, Nodes::Server(Box::new(client)), Publish::Plain)
+                (con, Nodes::Server(Box::new(client)))
             }
             (Seeds::Cluster(nodes), Some(con)) => {
                 if !con.is_cluster() {
@@ -126,24 +122,21 @@ impl LockClientBuilder {
                     .map(|node| tls.apply(node))
                     .collect::<Result<Vec<_>>>()?;
                 let connect_error = |error| Error::connect(masked(&nodes[0]), error);
+                // Synced pipelines may take this long (one response timeout
+                // for every request of a cluster client).
+                let response = timeouts.response.saturating_add(synced_extra);
                 let cluster = redis::cluster::ClusterClientBuilder::new(nodes.clone())
-                    .connection_timeout(connect_timeout)
-                    // Synced pipelines may take this long (one response
-                    // timeout for every request of a cluster client).
-                    .response_timeout(response_timeout.saturating_add(synced_extra));
+                    .connection_timeout(timeouts.connect)
+                    .response_timeout(response);
                 #[cfg(feature = "tls-rustls")]
                 let cluster = match tls.certificates() {
                     Some(certificates) => cluster.certs(certificates),
                     None => cluster,
                 };
                 let cluster = cluster.build().map_err(connect_error)?;
-                let con = Connection::healing_cluster(
-                    cluster,
-                    connect_timeout,
-                    response_timeout.saturating_add(synced_extra),
-                )
-                .await
-                .map_err(connect_error)?;
+                let con = Connection::healing_cluster(cluster, timeouts.connect, response)
+                    .await
+                    .map_err(connect_error)?;
                 let template = nodes[0].clone();
                 cluster_parts(template, con).await?
             }
@@ -177,16 +170,12 @@ impl LockClientBuilder {
                         ));
                     }
                     Some(con) => con,
-                    None => Connection::healing(
-                        Source::Sentinel(sentinels.clone()),
-                        timeouts,
-                        synced_extra,
-                    )
-                    .await
-                    .map_err(|e| Error::connect(addr, e))?,
+                    None => healing(Source::Sentinel(sentinels.clone()))
+                        .await
+                        .map_err(|e| Error::connect(addr, e))?,
                 };
                 sentinels.watch();
-                (con, Nodes::Sentinel(sentinels), Publish::Plain)
+                (con, Nodes::Sentinel(sentinels))
             }
         };
         let mut probe_con = con.clone();
@@ -195,7 +184,10 @@ impl LockClientBuilder {
             watchdog_timeout: self.watchdog_timeout,
             fair_wait: self.fair_wait,
             latch_ttl: LATCH_TTL,
-            publish,
+            publish: match &nodes {
+                Nodes::Cluster(cluster) if cluster.sharded => Publish::Sharded,
+                _ => Publish::Plain,
+            },
         };
         let (jobs, queue) = mpsc::unbounded_channel();
         let by_slot = con.is_cluster();
@@ -219,14 +211,13 @@ impl LockClientBuilder {
     }
 }
 
-/// A cluster client's command connection, the nodes of its side
-/// connections (pub/sub, loss watch), and its way of announcing releases
-/// (sharded pub/sub if the cluster has it: probed once, with
-/// `PUBSUB SHARDNUMSUB`, as Redisson does).
+/// A cluster client's command connection, and the nodes of its side
+/// connections (pub/sub, loss watch), sharded if the cluster has sharded
+/// pub/sub (probed once, with `PUBSUB SHARDNUMSUB`, as Redisson does).
 async fn cluster_parts(
     template: ConnectionInfo,
     mut con: Connection,
-) -> Result<(Connection, Nodes, Publish)> {
+) -> Result<(Connection, Nodes)> {
     let probe = redis::cmd("PUBSUB")
         .arg("SHARDNUMSUB")
         .query_async::<redis::Value>(&mut con)
@@ -242,13 +233,8 @@ async fn cluster_parts(
             });
         }
     };
-    let publish = if sharded {
-        Publish::Sharded
-    } else {
-        Publish::Plain
-    };
     let cluster = ClusterNodes::new(template, con.clone(), sharded);
-    Ok((con, Nodes::Cluster(Arc::new(cluster)), publish))
+    Ok((con, Nodes::Cluster(Arc::new(cluster))))
 }
 
 #[cfg(test)]
