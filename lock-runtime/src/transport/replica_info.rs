@@ -1,34 +1,23 @@
 //! The replica counts synced writes go by: what `INFO` said about a
 //! primary, when, and on which connection.
 //!
-//! One count at a time: the tasks that need a count while one is being
-//! asked wait for its answer instead of each sending an `INFO` of their own.
-//! A task that waits is cancellation-safe: the asking task holds a lock
-//! that dropping it releases, and the next waiter then asks. When the
-//! `INFO` fails, the tasks that waited for it ask on their own, at once
-//! (not one after another: a silent server would make each wait a whole
-//! response timeout behind the last), and the next task that needs a
-//! count asks again.
+//! One count at a time: tasks that need a count while one is asked wait
+//! for its answer (cancellation-safe: the asker holds a lock its drop
+//! releases, and the next waiter asks). When the `INFO` fails, those that
+//! waited ask on their own at once (not one after another: a silent server
+//! would cost each a whole response timeout), and the next task asks again.
 //!
-//! The clients of one process whose own connections go to the same server
-//! share their counts, kept under the server's address: each client
-//! counting for itself would ask the same server the same question. A count
-//! is used only on a connection that was open when the count was asked, to
-//! the same address: two connections open to one IP address (or Unix
-//! socket) at the same moment reach the same server, and a server that is
-//! restarted or replaced drops its connections, which their clients then
-//! replace; a count asked before a connection was opened is never used on
-//! it (it is asked again). (A proxy at that address that sends connections
-//! open at the same moment to different primaries would break this, as it
-//! breaks the lock itself: two clients could hold it on two primaries.)
-//! The other clients keep their counts to themselves, checked against
-//! their own connection's [`Epoch`] as before:
-//! a host name may resolve to another server at each connect (a DNS
-//! failover), a Sentinel client's connection follows the master that its
-//! own sentinels named at the time (two clients' sentinels see a failover
-//! at different moments), a cluster client counts per slot on its own view
-//! of the cluster, and the address behind a connection given by the user is
-//! not known.
+//! Clients of one process whose own connections go to one IP address (or
+//! Unix socket) share their counts, kept under the address: two
+//! connections open to it at the same moment reach the same server, and a
+//! server restarted or replaced drops its connections, so a count is used
+//! only on a connection opened before it was asked. (A proxy there that
+//! sends simultaneous connections to different primaries would break
+//! this, as it breaks the lock itself.) Other clients keep their counts,
+//! checked against their connection's [`Epoch`]: a host name may resolve
+//! elsewhere at each connect, Sentinel clients see failovers at different
+//! moments, a cluster client counts per slot on its own view, and the
+//! address behind a connection of the user's is not known.
 
 use crate::transport::connection::{Connection, Deadline, Epoch};
 use redis::{ConnectionAddr, RedisResult, Value};
