@@ -151,10 +151,6 @@ struct Opened<C> {
 }
 
 impl<C: Clone> Current<C> {
-    fn new() -> Self {
-        Current::in_family(Arc::default())
-    }
-
     /// A new one, in the same family.
     fn sibling(&self) -> Self {
         Current::in_family(self.family.clone())
@@ -235,11 +231,6 @@ impl<C: Clone> Current<C> {
     /// replaced whole).
     fn slot(&self) -> std::sync::MutexGuard<'_, Option<Opened<C>>> {
         self.slot.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Drops the current connection, whatever it is.
-    fn clear(&self) {
-        *self.slot() = None;
     }
 
     /// Drops the current connection (it goes to a node that is no longer
@@ -350,7 +341,7 @@ impl Connection {
         let healing = Arc::new(HealingCluster {
             client,
             connect_timeout: connect_timeout.saturating_add(response_timeout.saturating_mul(2)),
-            current: Current::new(),
+            current: Current::in_family(Arc::default()),
         });
         healing.get().await?;
         Ok(Connection(Inner::HealingCluster(healing)))
@@ -370,7 +361,7 @@ impl Connection {
             source,
             timeouts,
             synced_timeout: timeouts.response.saturating_add(sync_timeout),
-            current: Current::new(),
+            current: Current::in_family(Arc::default()),
         });
         healing.get().await?;
         Ok(Connection(Inner::Healing(healing)))
@@ -567,7 +558,7 @@ impl Healing {
             let generation = sentinels.generation();
             if self.generation.swap(generation, Ordering::SeqCst) != generation {
                 tracing::debug!(target: crate::observability::targets::CONNECTION, "the master changed; replacing the connection");
-                self.current.clear();
+                *self.current.slot() = None;
             }
         }
         self.current
