@@ -242,21 +242,15 @@ impl LockClient {
         sentinels: impl IntoIterator<Item = T>,
         service: &str,
     ) -> LockClientBuilder {
-        let sentinels = parse_urls(
-            sentinels,
-            "a Sentinel client needs the URL of at least one sentinel",
-        );
-        let seeds = sentinels.and_then(|sentinels| {
-            if service.is_empty() {
-                Err(Error::Config(
-                    "a Sentinel client needs the name of the service (master)".to_string(),
-                ))
-            } else {
-                Ok(Seeds::Sentinel {
-                    sentinels,
-                    service: service.to_string(),
-                })
-            }
+        let none = "a Sentinel client needs the URL of at least one sentinel";
+        let seeds = parse_urls(sentinels, none).and_then(|sentinels| match service {
+            "" => Err(Error::Config(
+                "a Sentinel client needs the name of the service (master)".to_string(),
+            )),
+            _ => Ok(Seeds::Sentinel {
+                sentinels,
+                service: service.to_string(),
+            }),
         });
         LockClientBuilder::with_seeds(seeds)
     }
