@@ -8,18 +8,11 @@ use std::time::Duration;
 debug_as_blocking!(Semaphore, CountDownLatch);
 
 /// A handle to a semaphore for blocking code, made by
-/// [`LockClient::semaphore`](super::LockClient::semaphore). The async
-/// [`Semaphore`](crate::Semaphore) documents it: Redisson's `RSemaphore`
-/// layout, permits owned by no one, exact acquires and changes. Each method
-/// here is the async method of the same name, run on the client's thread.
-///
-/// # Timeouts
-///
-/// A blocking call cannot be dropped half-way: [`acquire`](Self::acquire)
-/// waits as long as it takes, [`try_acquire_for`](Self::try_acquire_for)
-/// at most the time it is given (then `false`, nothing taken),
-/// [`try_acquire`](Self::try_acquire) not at all. Each command is bounded by
-/// the response timeout; an acquire that failed takes nothing.
+/// [`LockClient::semaphore`](super::LockClient::semaphore); the async
+/// [`Semaphore`](crate::Semaphore) documents it. Each method here is the
+/// async method of the same name, run on the client's thread, bounded as
+/// the [module](super#timeouts-instead-of-cancellation) says (an acquire
+/// that failed or gave up takes nothing).
 ///
 /// ```no_run
 /// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
@@ -77,11 +70,10 @@ impl Semaphore {
 }
 
 /// A handle to a count-down latch for blocking code, made by
-/// [`LockClient::count_down_latch`](super::LockClient::count_down_latch).
-/// The async [`CountDownLatch`](crate::CountDownLatch) documents it. Each
+/// [`LockClient::count_down_latch`](super::LockClient::count_down_latch);
+/// the async [`CountDownLatch`](crate::CountDownLatch) documents it. Each
 /// method here is the async method of the same name, run on the client's
-/// thread; [`wait`](Self::wait) blocks as long as it takes,
-/// [`wait_for`](Self::wait_for) at most the time it is given.
+/// thread.
 ///
 /// ```no_run
 /// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {

@@ -8,11 +8,10 @@ use std::time::{Duration, Instant};
 debug_as_blocking!(LeasedSemaphore, PermitGuard);
 
 /// A handle to a leased semaphore for blocking code, made by
-/// [`LockClient::leased_semaphore`](super::LockClient::leased_semaphore).
-/// The async [`LeasedSemaphore`](crate::LeasedSemaphore) documents it;
-/// each method here is the async method of the same name, run on the
-/// client's thread, which also renews the permits' leases whatever the
-/// caller's thread does.
+/// [`LockClient::leased_semaphore`](super::LockClient::leased_semaphore);
+/// the async [`LeasedSemaphore`](crate::LeasedSemaphore) documents it. Each
+/// method here is the async method of the same name, run on the client's
+/// thread (which renews the permits' leases).
 ///
 /// ```no_run
 /// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
@@ -91,11 +90,9 @@ impl LeasedSemaphore {
 }
 
 /// Permits of a leased semaphore, for blocking code: the async
-/// [`PermitGuard`](crate::PermitGuard) (its lease clock, token, ids),
-/// released by [`release`](Self::release), or when dropped: the drop gives
-/// the permits back on the client's thread and waits for Redis's answer, at
-/// most the response timeout (then it goes on in the background; failing
-/// that, the permits come back when their lease ends).
+/// [`PermitGuard`](crate::PermitGuard), released by
+/// [`release`](Self::release) or when dropped, as a blocking
+/// [`LockGuard`](super::LockGuard) is.
 #[must_use = "dropping the guard gives its permits back at once"]
 pub struct PermitGuard {
     inner: Option<crate::PermitGuard>,
