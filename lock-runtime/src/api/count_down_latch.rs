@@ -23,26 +23,23 @@ use tracing::Instrument;
 ///
 /// # What it is
 ///
-/// A count in Redis, stored as Redisson's `RCountDownLatch` stores it: a
-/// string at the name, deleted when it reaches zero; the channel
+/// A count stored as Redisson's `RCountDownLatch` (Java services share
+/// it): a string at the name, deleted at zero; the channel
 /// `redisson_countdownlatch__channel__{name}` carries `0` when the latch
-/// opens and `1` when a count is set. Java services using Redisson's latch
-/// of the same name count down, set and wait on the same latch.
+/// opens and `1` when a count is set.
 ///
 /// It promises:
-/// - [`wait`](CountDownLatch::wait) returns once the count is zero, woken
-///   through the channel within a round trip or so of the last
-///   [`count_down`](CountDownLatch::count_down), and at the latest within
-///   5 s whatever happens to pub/sub;
+/// - [`wait`](CountDownLatch::wait) returns once the count is zero, within
+///   a round trip or so of the last
+///   [`count_down`](CountDownLatch::count_down), at the latest within 5 s;
 /// - a count-down whose reply was lost is retried and counts once;
-/// - a latch that does not exist counts as open (zero), as in Redisson: a
-///   latch [deleted](CountDownLatch::delete) while waited on releases its
-///   waiters. A count set again after the latch opened starts a new round:
-///   waiters that had not yet seen it open wait for the new count, as in
-///   Redisson.
+/// - as in Redisson, a latch that does not exist is open (a
+///   [deleted](CountDownLatch::delete) one releases its waiters), and a
+///   count set again after it opened starts a new round for the waiters
+///   that had not seen it open.
 ///
-/// It cannot tell a latch that was never set from one that opened: both
-/// are zero. The count has no expiry (as in Redisson).
+/// A latch never set and one that opened are alike (zero). The count has no
+/// expiry.
 ///
 /// ```no_run
 /// # async fn demo(client: redlua::LockClient) -> Result<(), redlua::Error> {
@@ -62,10 +59,8 @@ named_handle!(CountDownLatch);
 
 impl LockClient {
     /// A handle to the count-down latch `name` (Redisson's
-    /// `RCountDownLatch`). See [`CountDownLatch`]. Nothing is sent to Redis
-    /// until it is used; an invalid name (one with braces of its own, which
-    /// Redisson's channel name would put in another cluster slot) makes
-    /// every operation fail with [`Error::InvalidName`].
+    /// `RCountDownLatch`). See [`CountDownLatch`]. A name with braces of its
+    /// own (Redisson's channel would be in another cluster slot) is invalid.
     pub fn count_down_latch(&self, name: &str) -> CountDownLatch {
         CountDownLatch {
             shared: self.shared.clone(),
@@ -153,8 +148,7 @@ impl CountDownLatch {
     /// # Cancellation
     ///
     /// Only reads and subscribes: dropping the future changes nothing in
-    /// Redis. A waiter woken by the latch opening and dropped before it
-    /// looked passes the wake-up on to another waiter of this client.
+    /// Redis (a wake-up it got passes to another waiter).
     pub async fn wait(&self) -> Result<()> {
         self.wait_until(Wait::Forever).await.map(|_| ())
     }
