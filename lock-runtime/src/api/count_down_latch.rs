@@ -3,7 +3,7 @@
 
 use crate::api::client::LockClient;
 use crate::api::handle::{Named, at_most, named_handle};
-use crate::api::semaphore::read_number;
+use crate::api::semaphore::{MAX_PERMITS, read_number};
 use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
 use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Result};
@@ -97,13 +97,10 @@ impl CountDownLatch {
     ///
     /// If the future is dropped, the count may or may not have been set.
     pub async fn try_set_count(&self, count: u64) -> Result<bool> {
-        if count == 0 || count > crate::api::semaphore::MAX_PERMITS {
+        if count == 0 || count > MAX_PERMITS {
             return Err(Error::InvalidPermits {
                 name: self.name().to_string(),
-                reason: format!(
-                    "a count of {count}: set 1 to {}",
-                    crate::api::semaphore::MAX_PERMITS
-                ),
+                reason: format!("a count of {count}: set 1 to {MAX_PERMITS}"),
             });
         }
         Ok(self.change(LatchChange::TrySet, count).await?.0)

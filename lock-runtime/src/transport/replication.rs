@@ -389,28 +389,25 @@ impl Replication {
     /// What the wait command's reply means for a write that wanted
     /// `wanted` replicas.
     fn count(&self, acked: RedisResult<u32>, wanted: u32, slot: u16, counted: &Counted) -> Acked {
-        match acked {
+        let acked = match acked {
             Ok(acked) => {
                 if self.mode == SyncReplicas::Connected && acked != wanted {
                     // More replicas than counted, or some missing: count
                     // them again next time.
                     self.counts.forget(slot, counted);
                 }
-                if acked >= wanted {
-                    Acked::Enough
-                } else {
-                    Acked::Short { acked, wanted }
-                }
+                acked
             }
             Err(error) => {
                 self.counts.forget(slot, counted);
                 tracing::warn!(target: crate::observability::targets::CONNECTION, %error, "waiting for the replicas failed");
-                if wanted == 0 {
-                    Acked::Enough
-                } else {
-                    Acked::Short { acked: 0, wanted }
-                }
+                0
             }
+        };
+        if acked >= wanted {
+            Acked::Enough
+        } else {
+            Acked::Short { acked, wanted }
         }
     }
 

@@ -238,21 +238,18 @@ impl Driver {
                 }
                 Event::Done((result, done)) => {
                     self.running = None;
-                    match result {
-                        Ok(()) => {
-                            if let Some(done) = done {
-                                done.send_replace(Status::Subscribed);
-                            }
-                        }
-                        Err(err) if err.is_connection_dropped() || err.is_unrecoverable_error() => {
-                            self.mark_dead();
-                            break;
-                        }
-                        Err(err) => {
-                            if let Some(done) = done {
-                                done.send_replace(Status::Failed(err));
-                            }
-                        }
+                    if let Err(err) = &result
+                        && (err.is_connection_dropped() || err.is_unrecoverable_error())
+                    {
+                        // Dead before `done` is dropped: its waiter then
+                        // subscribes on a new connection, not this one.
+                        self.mark_dead();
+                        break;
+                    }
+                    if let Some(done) = done {
+                        done.send_replace(
+                            result.map_or_else(Status::Failed, |()| Status::Subscribed),
+                        );
                     }
                 }
             }
@@ -342,9 +339,7 @@ impl Driver {
             signals.broadcast();
         }
     }
-}
 
-impl Driver {
     /// Unsubscribes the patterns of this connection that have had no
     /// member for [`PATTERN_LINGER`].
     pub(super) fn sweep_idle_patterns(&self) {
