@@ -3,14 +3,14 @@
 //! the async handle is.
 
 use super::guard::LockGuard;
-use super::thread::{ClientThread, blocking, debug_as_blocking};
+use super::thread::{ClientThread, blocking, blocking_handles, debug_as_blocking};
 use crate::api::flavor::{self, LockFlavor, Reentrant};
 use crate::api::inspect::LockInfo;
 use crate::base::error::Result;
 use crate::base::owner::Owner;
 use std::time::Duration;
 
-debug_as_blocking!(Lock<F: LockFlavor>, ReadWriteLock);
+debug_as_blocking!(Lock<F: LockFlavor>);
 
 /// A handle to the lock of one name, for blocking code, made by
 /// [`LockClient::lock`](super::LockClient::lock),
@@ -128,36 +128,25 @@ impl<F: LockFlavor> Lock<F> {
     }
 }
 
-/// A read/write lock for blocking code, made by
-/// [`LockClient::read_write_lock`](super::LockClient::read_write_lock), its
-/// sides blocking [`Lock`]s; the async
-/// [`ReadWriteLock`](crate::ReadWriteLock) documents it.
-///
-/// ```no_run
-/// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
-/// let rw = client.read_write_lock("catalog");
-/// let reading = rw.read().lock()?; // shared with other readers
-/// reading.unlock()?;
-/// let writing = rw.write().lock()?; // exclusive
-/// writing.unlock()?;
-/// # Ok(()) }
-/// ```
-#[derive(Clone)]
-pub struct ReadWriteLock {
-    inner: crate::ReadWriteLock,
-    thread: ClientThread,
+blocking_handles! {
+    /// A read/write lock for blocking code, made by
+    /// [`LockClient::read_write_lock`](super::LockClient::read_write_lock), its
+    /// sides blocking [`Lock`]s; the async
+    /// [`ReadWriteLock`](crate::ReadWriteLock) documents it.
+    ///
+    /// ```no_run
+    /// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
+    /// let rw = client.read_write_lock("catalog");
+    /// let reading = rw.read().lock()?; // shared with other readers
+    /// reading.unlock()?;
+    /// let writing = rw.write().lock()?; // exclusive
+    /// writing.unlock()?;
+    /// # Ok(()) }
+    /// ```
+    pub struct ReadWriteLock(crate::ReadWriteLock) {}
 }
 
 impl ReadWriteLock {
-    pub(crate) fn new(inner: crate::ReadWriteLock, thread: ClientThread) -> ReadWriteLock {
-        ReadWriteLock { inner, thread }
-    }
-
-    /// The lock's name (its Redis key).
-    pub fn name(&self) -> &str {
-        self.inner.name()
-    }
-
     /// [`ReadWriteLock::writer_preferring`](crate::ReadWriteLock::writer_preferring):
     /// a waiting writer makes new readers wait behind it.
     pub fn writer_preferring(self) -> ReadWriteLock {
