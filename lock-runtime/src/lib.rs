@@ -96,39 +96,28 @@ pub mod observability;
 mod protocol;
 #[cfg(feature = "locks")]
 mod transport;
+// The lock runtime's public items.
 #[cfg(feature = "locks")]
-pub use api::client::{LockClient, LockClientBuilder};
-#[cfg(feature = "locks")]
-pub use api::count_down_latch::CountDownLatch;
-#[cfg(feature = "locks")]
-pub use api::guard::LockGuard;
-#[cfg(feature = "locks")]
-pub use api::inspect::{Holder, LockInfo, LockKind, Mode, Side};
-#[cfg(feature = "locks")]
-pub use api::leased::{BATCH_PERMITS, LeasedSemaphore, PermitGuard, PermitInfo};
-#[cfg(feature = "locks")]
-pub use api::lock::{FairLock, Lock, ReadLock, WriteLock};
-#[cfg(feature = "locks")]
-pub use api::rwlock::ReadWriteLock;
-#[cfg(feature = "locks")]
-pub use api::semaphore::{MAX_PERMITS, Semaphore};
-#[cfg(feature = "locks")]
-pub use api::{blocking, flavor, identity};
-#[cfg(feature = "locks")]
-pub use base::config::{
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT,
-    DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE, MIN_LEASE,
+pub use crate::{
+    api::client::{LockClient, LockClientBuilder},
+    api::count_down_latch::CountDownLatch,
+    api::guard::LockGuard,
+    api::inspect::{Holder, LockInfo, LockKind, Mode, Side},
+    api::leased::{BATCH_PERMITS, LeasedSemaphore, PermitGuard, PermitInfo},
+    api::lock::{FairLock, Lock, ReadLock, WriteLock},
+    api::rwlock::ReadWriteLock,
+    api::semaphore::{MAX_PERMITS, Semaphore},
+    api::{blocking, flavor, identity},
+    base::config::{
+        DEFAULT_CONNECT_TIMEOUT, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT,
+        DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE, MIN_LEASE,
+    },
+    base::error::{Error, Result},
+    base::names::MAX_NAME_LEN,
+    base::owner::Owner,
+    base::sync_replicas::{DEFAULT_SYNC_TIMEOUT, SyncReplicas},
+    transport::connection::Connection,
 };
-#[cfg(feature = "locks")]
-pub use base::error::{Error, Result};
-#[cfg(feature = "locks")]
-pub use base::names::MAX_NAME_LEN;
-#[cfg(feature = "locks")]
-pub use base::owner::Owner;
-#[cfg(feature = "locks")]
-pub use base::sync_replicas::{DEFAULT_SYNC_TIMEOUT, SyncReplicas};
-#[cfg(feature = "locks")]
-pub use transport::connection::Connection;
 
 /// Paths used by code that `#[redis_script]` and `#[redis_function]` generate.
 /// Not a public API.
