@@ -185,16 +185,12 @@ impl<C: Clone> Current<C> {
             return Ok(current);
         }
         let failures = self.family.load(Ordering::SeqCst);
-        let con = match tokio::time::timeout(timeout, connect()).await {
-            Ok(con) => con?,
-            Err(_) => {
-                return Err(RedisError::from((
-                    ErrorKind::Io,
-                    timed_out,
-                    format!("no connection within {timeout:?}"),
-                )));
-            }
-        };
+        let con = tokio::time::timeout(timeout, connect())
+            .await
+            .map_err(|_| {
+                let within = format!("no connection within {timeout:?}");
+                RedisError::from((ErrorKind::Io, timed_out, within))
+            })??;
         let number = self.opened.fetch_add(1, Ordering::Relaxed);
         crate::observability::telemetry::connection_opened(number);
         *self.slot() = Some(Opened {
@@ -210,11 +206,6 @@ impl<C: Clone> Current<C> {
     /// family came after it was opened (as [`Current::with_valid`]).
     fn valid(&self) -> Option<(u64, C)> {
         self.with_valid(|opened| (opened.number, opened.con.clone()))
-    }
-
-    /// When the current connection was opened (as [`Current::with_valid`]).
-    fn opened_at(&self) -> Option<Instant> {
-        self.with_valid(|opened| opened.at)
     }
 
     /// `read` of the current connection, unless there is none or a failure
@@ -468,10 +459,16 @@ impl Connection {
     /// it is still to be opened, or for a connection given by the user or
     /// a cluster connection (not known).
     pub(crate) fn opened_at(&self) -> Option<Instant> {
-        match &self.0 {
-            Inner::Healing(healing) => healing.opened_at(),
-            _ => None,
+        let Inner::Healing(healing) = &self.0 else {
+            return None;
+        };
+        // A master changed since: replaced before the next request.
+        if let Source::Sentinel(sentinels) = &healing.source
+            && healing.generation.load(Ordering::SeqCst) != sentinels.generation()
+        {
+            return None;
         }
+        healing.current.with_valid(|opened| opened.at)
     }
 
     /// Makes the next request to the primary of `key`'s slot find it afresh,
@@ -540,17 +537,6 @@ impl Connection {
 }
 
 impl Healing {
-    /// When the current connection was opened: `None` if there is none, or
-    /// it is to be replaced before the next request.
-    fn opened_at(&self) -> Option<Instant> {
-        if let Source::Sentinel(sentinels) = &self.source
-            && self.generation.load(Ordering::SeqCst) != sentinels.generation()
-        {
-            return None;
-        }
-        self.current.opened_at()
-    }
-
     /// The current connection, opening one if there is none (or, for a
     /// Sentinel source, if the master changed since it was opened).
     async fn get(&self) -> RedisResult<(u64, MultiplexedConnection)> {
