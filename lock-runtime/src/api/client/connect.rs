@@ -20,7 +20,7 @@ use crate::transport::connection::{Connection, Source};
 use crate::transport::pubsub::PubSubHub;
 use crate::transport::replication::Replication;
 use crate::transport::sentinel::Sentinels;
-use crate::transport::tls::masked;
+use crate::transport::tls::{masked, uses_tls};
 use redis::{ConnectionInfo, RedisConnectionInfo};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -56,7 +56,8 @@ impl LockClientBuilder {
         let sync_timeout = self
             .sync_timeout
             .unwrap_or(DEFAULT_SYNC_TIMEOUT.min(self.response_timeout / 2));
-        if self.sync_replicas != SyncReplicas::Off {
+        let synced = self.sync_replicas != SyncReplicas::Off;
+        if synced {
             if sync_timeout.is_zero() || sync_timeout >= self.response_timeout {
                 return Err(Error::Config(format!(
                     "the sync timeout ({sync_timeout:?}) must be longer than zero and shorter than the response timeout ({:?})",
@@ -75,11 +76,7 @@ impl LockClientBuilder {
             response: self.response_timeout,
         };
         // A synced pipeline's WAIT may block its connection this long.
-        let synced_extra = if self.sync_replicas == SyncReplicas::Off {
-            Duration::ZERO
-        } else {
-            sync_timeout
-        };
+        let synced_extra = if synced { sync_timeout } else { Duration::ZERO };
         let healing = |source| Connection::healing(source, timeouts, synced_extra);
         let tls = &self.tls;
         let seeds = self.seeds?;
@@ -154,10 +151,7 @@ impl LockClientBuilder {
                         .set_redis_settings(RedisConnectionInfo::default()),
                 };
                 let master = tls.apply_where_tls(master)?;
-                tls.check_used(
-                    crate::transport::tls::uses_tls(&master)
-                        || sentinels.iter().any(crate::transport::tls::uses_tls),
-                )?;
+                tls.check_used(uses_tls(&master) || sentinels.iter().any(uses_tls))?;
                 let addr = format!(
                     "the master of `{service}` (sentinels {})",
                     sentinels.iter().map(masked).collect::<Vec<_>>().join(", ")
