@@ -1,8 +1,7 @@
 //! Where the client's side connections (the pub/sub hub's, the loss
-//! watch's) go ([`Nodes`]), and the nodes of a Redis Cluster as they see
-//! them: which primary owns which slots (read with `CLUSTER SLOTS` through
-//! the command connection), and the settings of a connection of one's own
-//! to one node.
+//! watch's) go ([`Nodes`]): on a cluster, the primary that owns a slot
+//! (`CLUSTER SLOTS`, read through the command connection), reached with
+//! the client's settings.
 //!
 //! Invariants:
 //! - a client has one slot map, which the hub and the loss watch share:
@@ -77,8 +76,7 @@ impl Nodes {
     }
 
     /// A RESP3 connection (made with `config`) to `node`: the server, the
-    /// master the sentinels name, or the cluster node at `node`
-    /// (`host:port`, database 0).
+    /// master the sentinels name, or the cluster node (database 0).
     pub(crate) async fn connect_resp3(
         &self,
         node: &str,
@@ -252,8 +250,8 @@ impl ClusterNodes {
         *self.slots() = None;
     }
 
-    /// Learns from a failed subscribe: a `MOVED` names the slot's new
-    /// owner; anything else makes the map be read again.
+    /// Learns from a failed subscribe: a `MOVED` names the slot's owner;
+    /// anything else forgets the map.
     pub(crate) fn failed(&self, error: &RedisError) {
         let mut slots = self.slots();
         match (error.redirect_node(), slots.as_ref()) {
