@@ -36,12 +36,8 @@ use crate::transport::cluster_nodes::Nodes;
 /// some wakes one more).
 const PERMITS_WOKEN_AT_MOST: i64 = 64;
 
-/// The task that owns one pub/sub connection.
-///
-/// Its `Drop` (the task ending, or being dropped with its runtime) marks the
-/// connection dead and wakes the waiters of its channels *before* the queued
-/// and running commands are dropped, so that waiters retrying a `SUBSCRIBE`
-/// start a new connection instead of queueing on this one.
+/// The task that owns one pub/sub connection; its `Drop` (the task ending,
+/// or dropped with its runtime) marks it dead first (see the invariants).
 pub(super) struct Driver {
     /// The hub's state; weak, so that dropping the hub ends the driver.
     pub(super) shared: Weak<Shared>,
@@ -55,12 +51,10 @@ pub(super) struct Driver {
     pub(super) running: Option<RunningCommand>,
     /// Whether [`Driver::mark_dead`] already ran.
     pub(super) dead: bool,
-    /// For the master of a Sentinel service: tells when the master
-    /// changed (the connection then ends, as a lost one).
+    /// A Sentinel master's changes (the connection then ends, as lost).
     pub(super) moved: Option<watch::Receiver<u64>>,
-    /// Unsubscribes sent and not yet seen confirmed, per channel: an
-    /// unsubscribe push beyond them was the server's own (a slot left the
-    /// node).
+    /// Unsubscribes sent and not yet confirmed, per channel: one pushed
+    /// beyond them was the server's own (a slot left the node).
     pub(super) unsubscribing: HashMap<String, usize>,
 }
 
