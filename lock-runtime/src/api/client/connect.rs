@@ -87,6 +87,16 @@ impl LockClientBuilder {
             ));
         }
         let (con, nodes) = match (seeds, self.connection) {
+            (Seeds::Cluster(_), Some(con)) if !con.is_cluster() => {
+                return Err(Error::Config(
+                    "a cluster client needs a cluster connection \
+                     (redis::cluster_async::ClusterConnection)"
+                        .to_string(),
+                ));
+            }
+            (Seeds::Cluster(nodes), Some(con)) => {
+                cluster_parts(tls.apply(nodes[0].clone())?, con).await?
+            }
             (Seeds::Server(client), Some(con)) if con.is_cluster() => {
                 let template = tls.apply(client.get_connection_info().clone())?;
                 cluster_parts(template, con).await?
@@ -101,17 +111,6 @@ impl LockClientBuilder {
                         .map_err(|e| Error::connect(masked(client.get_connection_info()), e))?,
                 };
                 (con, Nodes::Server(Box::new(client)))
-            }
-            (Seeds::Cluster(nodes), Some(con)) => {
-                if !con.is_cluster() {
-                    return Err(Error::Config(
-                        "a cluster client needs a cluster connection \
-                         (redis::cluster_async::ClusterConnection)"
-                            .to_string(),
-                    ));
-                }
-                let template = tls.apply(nodes[0].clone())?;
-                cluster_parts(template, con).await?
             }
             (Seeds::Cluster(nodes), None) => {
                 let nodes = nodes
