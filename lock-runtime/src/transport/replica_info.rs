@@ -231,17 +231,11 @@ impl ReplicaCounts {
         }
         let answer = self.ask(con, slot).await;
         let number = entry.ended.fetch_add(1, Ordering::SeqCst) + 1;
-        match answer {
-            Ok(counted) => {
-                self.keep(&entry, counted);
-                *asking = None;
-                Ok(counted)
-            }
-            Err(error) => {
-                *asking = Some(number);
-                Err(error)
-            }
+        if let Ok(counted) = &answer {
+            self.keep(&entry, *counted);
         }
+        *asking = answer.is_err().then_some(number);
+        answer
     }
 
     /// Forgets the count of `slot` if it is still `counted` (a count asked

@@ -255,13 +255,10 @@ impl Replication {
             } else {
                 Deadline::Response
             };
-            let values = match con.pipeline_on_primary(&pipe, slot, deadline).await {
-                Ok(values) => values,
-                Err(error) => {
-                    self.counts.forget(slot, &counted);
-                    return Err(error);
-                }
-            };
+            let values = con
+                .pipeline_on_primary(&pipe, slot, deadline)
+                .await
+                .inspect_err(|_| self.counts.forget(slot, &counted))?;
             if values.len() != pipe.len() {
                 return Err(RedisError::from((
                     ErrorKind::UnexpectedReturnType,

@@ -79,13 +79,9 @@ impl Sentinels {
     /// answer) bumps the generation.
     fn note(&self, addr: &Addr) {
         let mut named = self.named.lock().unwrap_or_else(PoisonError::into_inner);
-        if named.as_ref() == Some(addr) {
-            return;
-        }
-        let changed = named.is_some();
-        *named = Some(addr.clone());
+        let previous = named.replace(addr.clone());
         drop(named);
-        if changed {
+        if previous.is_some_and(|previous| previous != *addr) {
             tracing::warn!(target: crate::observability::targets::CONNECTION, master = %format!("{}:{}", addr.0, addr.1), "the sentinels name a new master; moving the connections to it");
             self.switches.send_modify(|generation| *generation += 1);
         }
