@@ -171,7 +171,10 @@ impl LockClientBuilder {
     }
 
     /// Checks the settings, starts the client's thread and connects on it.
-    /// Errors as for [`LockClient::connect`].
+    /// Errors as for
+    /// [`LockClientBuilder::connect`](crate::LockClientBuilder::connect), or
+    /// [`Error::ClientThread`](crate::Error::ClientThread); on failure the
+    /// thread has ended.
     pub fn connect(self) -> Result<LockClient> {
         let drop_wait = self.0.response_timeout;
         let (inner, thread) = ClientThread::connect(self.0, drop_wait)?;
