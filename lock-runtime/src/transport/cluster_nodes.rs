@@ -13,12 +13,13 @@
 
 use crate::base::names::slot;
 use crate::transport::connection::Connection;
+use crate::transport::locked;
 use crate::transport::sentinel::Sentinels;
 use crate::transport::tls::with_addr;
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, ConnectionAddr, ConnectionInfo, ErrorKind, ProtocolVersion};
 use redis::{RedisError, RedisResult, Value};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
 /// The node key of a single server's (or Sentinel master's) side
@@ -227,33 +228,27 @@ impl ClusterNodes {
         })
     }
 
-    /// The slot map (a poisoned lock is still usable: the map is only
-    /// ever replaced whole).
-    fn slots(&self) -> MutexGuard<'_, Option<Arc<Vec<SlotOwner>>>> {
-        self.slots.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// The slot map, if known.
     fn known(&self) -> Option<Arc<Vec<SlotOwner>>> {
-        self.slots().clone()
+        locked(&self.slots).clone()
     }
 
     /// Reads the slot map, and keeps it.
     pub(crate) async fn read(&self) -> RedisResult<Arc<Vec<SlotOwner>>> {
         let map = Arc::new(read_slots(&self.con, &self.template).await?);
-        *self.slots() = Some(map.clone());
+        *locked(&self.slots) = Some(map.clone());
         Ok(map)
     }
 
     /// Forgets the slot map: it is read again when next needed.
     pub(crate) fn forget_slots(&self) {
-        *self.slots() = None;
+        *locked(&self.slots) = None;
     }
 
     /// Learns from a failed subscribe: a `MOVED` names the slot's owner;
     /// anything else forgets the map.
     pub(crate) fn failed(&self, error: &RedisError) {
-        let mut slots = self.slots();
+        let mut slots = locked(&self.slots);
         match (error.redirect_node(), slots.as_ref()) {
             (Some((addr, slot)), Some(map)) if error.code() == Some("MOVED") => {
                 let mut moved = vec![SlotOwner {

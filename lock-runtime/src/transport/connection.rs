@@ -12,6 +12,7 @@
 
 use crate::base::config::Timeouts;
 use crate::base::error::{Failure, classify};
+use crate::transport::locked;
 use crate::transport::sentinel::Sentinels;
 use redis::aio::{ConnectionLike, ConnectionManager, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
@@ -221,7 +222,7 @@ impl<C: Clone> Current<C> {
     /// The slot (a poisoned lock is still usable: it is only ever
     /// replaced whole).
     fn slot(&self) -> std::sync::MutexGuard<'_, Option<Opened<C>>> {
-        self.slot.lock().unwrap_or_else(|e| e.into_inner())
+        locked(&self.slot)
     }
 
     /// Drops the current connection (it goes to a node that is no longer

@@ -20,12 +20,13 @@
 //! address behind a connection of the user's is not known.
 
 use crate::transport::connection::{Connection, Deadline, Epoch};
+use crate::transport::locked;
 use redis::{ConnectionAddr, RedisResult, Value};
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
 use std::time::Instant;
 
 /// What a node said about itself.
@@ -186,7 +187,7 @@ impl ReplicaCounts {
         let Some(place) = con.server_addr().and_then(Place::of) else {
             return Arc::new(ReplicaCounts::private(sections));
         };
-        let mut registry = lock(&REGISTRY);
+        let mut registry = locked(&REGISTRY);
         registry.retain(|_, counts| counts.strong_count() > 0);
         let key = (place, sections);
         if let Some(counts) = registry.get(&key).and_then(Weak::upgrade) {
@@ -218,7 +219,7 @@ impl ReplicaCounts {
     ) -> RedisResult<Counted> {
         let entry = self.slot(slot);
         let held = |con: &Connection| {
-            lock(&entry.counted).filter(|counted| self.holds_on(counted, con) && usable(counted))
+            locked(&entry.counted).filter(|counted| self.holds_on(counted, con) && usable(counted))
         };
         if let Some(counted) = held(con) {
             return Ok(counted);
@@ -249,7 +250,7 @@ impl ReplicaCounts {
     /// since stays).
     pub(crate) fn forget(&self, slot: u16, counted: &Counted) {
         let entry = self.slot(slot);
-        let mut kept = lock(&entry.counted);
+        let mut kept = locked(&entry.counted);
         if kept.as_ref() == Some(counted) {
             *kept = None;
         }
@@ -258,13 +259,13 @@ impl ReplicaCounts {
     /// The count of the primary of `slot` that holds on `con`, if there is
     /// one (never asked here).
     pub(crate) fn current(&self, con: &Connection, slot: u16) -> Option<Counted> {
-        lock(&self.slot(slot).counted).filter(|counted| self.holds_on(counted, con))
+        locked(&self.slot(slot).counted).filter(|counted| self.holds_on(counted, con))
     }
 
     /// The count of `slot`, whether it holds or not.
     #[cfg(test)]
     pub(crate) fn peek(&self, slot: u16) -> Option<Counted> {
-        *lock(&self.slot(slot).counted)
+        *locked(&self.slot(slot).counted)
     }
 
     /// Keeps `counted` as the count of `slot`.
@@ -328,21 +329,15 @@ impl ReplicaCounts {
 
     /// Keeps `counted` unless a count asked later is kept already.
     fn keep(&self, entry: &SlotCount, counted: Counted) {
-        let mut kept = lock(&entry.counted);
+        let mut kept = locked(&entry.counted);
         if kept.is_none_or(|kept| kept.at <= counted.at) {
             *kept = Some(counted);
         }
     }
 
     fn slot(&self, slot: u16) -> Arc<SlotCount> {
-        lock(&self.slots).entry(slot).or_default().clone()
+        locked(&self.slots).entry(slot).or_default().clone()
     }
-}
-
-/// A poisoned lock is still usable: what it guards is only ever replaced
-/// whole.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Reads `INFO replication` (and `persistence`): whether the node is a

@@ -15,11 +15,12 @@
 //! (`error::classify`).
 
 use crate::base::config::{SENTINEL_POLL_INTERVAL, Timeouts};
+use crate::transport::locked;
 use crate::transport::tls::{masked, with_addr};
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, ConnectionInfo, ErrorKind, RedisError};
 use redis::{RedisResult, Value};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::watch;
 
 /// A master's address as the sentinels give it.
@@ -78,9 +79,7 @@ impl Sentinels {
     /// Remembers the master the sentinels named; a change (not the first
     /// answer) bumps the generation.
     fn note(&self, addr: &Addr) {
-        let mut named = self.named.lock().unwrap_or_else(PoisonError::into_inner);
-        let previous = named.replace(addr.clone());
-        drop(named);
+        let previous = locked(&self.named).replace(addr.clone());
         if previous.is_some_and(|previous| previous != *addr) {
             tracing::warn!(target: crate::observability::targets::CONNECTION, master = %format!("{}:{}", addr.0, addr.1), "the sentinels name a new master; moving the connections to it");
             self.switches.send_modify(|generation| *generation += 1);
@@ -179,9 +178,7 @@ impl Sentinels {
 
     /// The kept sentinel connections.
     fn connections(&self) -> std::sync::MutexGuard<'_, Vec<Option<MultiplexedConnection>>> {
-        self.connections
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        locked(&self.connections)
     }
 
     /// Sentinel `i`'s answer: the master's address, or `None` if it knows

@@ -30,6 +30,7 @@ use crate::protocol::counted_scripts::permits_message;
 use crate::protocol::handoff::{self};
 use crate::protocol::replies::WakeMessage;
 use crate::transport::cluster_nodes::Nodes;
+use crate::transport::locked;
 
 /// The most waiters of one client a semaphore's message wakes at once (the
 /// permits it announces, up to this; each that takes permits and leaves
@@ -291,7 +292,7 @@ impl Driver {
             Some(WakeMessage::All) => signals.broadcast(),
             None => {
                 if let Some(handoff) = handoff::parse(payload) {
-                    *signals.handoff.lock().unwrap_or_else(|e| e.into_inner()) = Some(handoff);
+                    *locked(&signals.handoff) = Some(handoff);
                     signals.notify.notify_one();
                 }
             }

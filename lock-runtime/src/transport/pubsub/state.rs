@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use redis::{ErrorKind, RedisError, RedisResult};
 use tokio::sync::{Notify, mpsc, watch};
@@ -26,6 +26,7 @@ use super::SUBSCRIBE_ATTEMPTS;
 use super::driver::Driver;
 use crate::protocol::handoff::Handoff;
 use crate::transport::cluster_nodes::Nodes;
+use crate::transport::locked;
 
 /// State shared by the hub, its subscriptions and (weakly) its driver task.
 pub(super) struct Shared {
@@ -163,7 +164,7 @@ impl ChannelEntry {
 impl Shared {
     /// Locks the state, ignoring poisoning (no code panics while holding it).
     pub(super) fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        locked(&self.state)
     }
 
     /// Whether `channel`'s last `SUBSCRIBE` was confirmed on the live

@@ -21,6 +21,7 @@ use redis::RedisResult;
 use super::state::{Command, Shared, Signals, Status};
 use super::{RESUBSCRIBE_BACKOFF_MAX, RESUBSCRIBE_BACKOFF_MIN};
 use crate::protocol::handoff::Handoff;
+use crate::transport::locked;
 
 /// A waiter's registration on one channel, which stays subscribed while
 /// it lives (see the invariants above).
@@ -109,11 +110,7 @@ impl Subscription {
     /// The direct handoff of a fair lock to this waiter (`handoff.rs`) that
     /// came since the last call, if any.
     pub(crate) fn take_handoff(&self) -> Option<Handoff> {
-        self.signals
-            .handoff
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
+        locked(&self.signals.handoff).take()
     }
 
     /// The caller tried the lock after the last wake-up: it owes nobody,
