@@ -1,36 +1,20 @@
 //! Invocation of Redis Functions (Redis 7) with `FCALL`, loading the library
 //! when the server does not have it.
 //!
-//! A [`LibraryDef`] is the static description of one Lua library file (a file
-//! starting with `#!lua name=<library>` that registers functions with
-//! `redis.register_function`); a [`FunctionDef`] names one function of it and
-//! says whether it is read-only (registered with the `no-writes` flag).
-//! [`FunctionDef::call`] starts a [`FunctionCall`], to which keys and
-//! arguments are appended in order before it is sent with
-//! [`FunctionCall::invoke_async`], [`FunctionCall::invoke`] or
-//! [`FunctionCall::add_to_pipeline`]. The `#[redis_function]` macro emits
-//! these values; they can also be written by hand.
+//! A [`LibraryDef`] describes one Lua library file (`#!lua name=<library>`,
+//! registering functions with `redis.register_function`); a [`FunctionDef`]
+//! names one function of it, read-only if registered `no-writes`.
+//! [`FunctionDef::call`] starts a [`FunctionCall`]: a
+//! [`Call`], as a script's, sent as
+//! `FCALL <function> <numkeys> <key>... <arg>...` (`FCALL_RO` for a
+//! `no-writes` function). The `#[redis_function]` macro emits these values.
 //!
-//! # Wire protocol
-//!
-//! An invocation is sent as `FCALL <function> <numkeys> <key>... <arg>...`,
-//! or `FCALL_RO` for a `no-writes` function. The library's source is never
-//! sent with the call: when the server answers `ERR Function not found` (its
-//! functions were flushed, it restarted, it is a new node, or it has an older
-//! version of the library without this function), the library is loaded
-//! with `FUNCTION LOAD REPLACE <source>` and the call is retried exactly
-//! once — the same recovery [`ScriptCall`](crate::script::ScriptCall) has
-//! for `NOSCRIPT`.
-//!
-//! # Redis Cluster
-//!
-//! With redis-rs' cluster connections, `FCALL` and `FCALL_RO` are routed by
-//! their first key (`FCALL_RO` may go to a replica when the connection reads
-//! from replicas); a function called without keys goes to a random node.
-//! `FUNCTION LOAD` is sent to every primary, whose replicas receive the
-//! library by replication, so the retry after `Function not found` finds the
-//! function wherever it is routed. As always in a cluster, all keys of one
-//! call must hash to the same slot.
+//! When the server answers `ERR Function not found` (flushed, restarted, a
+//! new node, or an older version of the library), the library is loaded
+//! with `FUNCTION LOAD REPLACE <source>` and the call retried once, as a
+//! script after `NOSCRIPT`. On a cluster, calls are routed as scripts are
+//! ([`crate::script`]); `FUNCTION LOAD` goes to every primary, whose
+//! replicas get the library by replication.
 //!
 //! # Example
 //!
@@ -70,14 +54,10 @@ pub struct LibraryDef {
 }
 
 impl LibraryDef {
-    /// Loads (or replaces) the library with `FUNCTION LOAD REPLACE`, and
-    /// checks that the server answers the library's name.
-    ///
-    /// On a cluster connection, redis-rs sends `FUNCTION LOAD` to every
-    /// primary. Calling this is never required before
-    /// [`FunctionCall::invoke_async`], which loads the library when the
-    /// server lacks the function, but it is before sending a pipeline built
-    /// with [`FunctionCall::add_to_pipeline`].
+    /// Loads (or replaces) the library with `FUNCTION LOAD REPLACE` (on
+    /// every primary of a cluster), and checks that the server answers its
+    /// name. Needed only before a pipeline
+    /// ([`FunctionCall::add_to_pipeline`]).
     ///
     /// # Errors
     ///
@@ -214,9 +194,9 @@ impl sealed::Code for FunctionDef {
 }
 
 /// Whether `err` is the server's answer to `FCALL` of a function it does not
-/// have (`ERR Function not found`, the words of Redis 7), or, for the error
-/// of a pipeline or transaction, whether one of its commands got that answer:
-/// the pipeline was sent before the library was loaded.
+/// have (`ERR Function not found`), or a pipeline's (or transaction's) error
+/// one of whose commands got that answer: it was sent before the library
+/// was loaded.
 pub fn is_function_not_found(err: &RedisError) -> bool {
     let not_found =
         |code: Option<&str>, detail: Option<&str>| code == Some("ERR") && detail == Some(NOT_FOUND);

@@ -39,50 +39,12 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Where things are in `src/`, one folder per layer, bottom up (a layer
-//! uses only those below it; `tools/check-module-cycles` checks it;
-//! ARCHITECTURE.md at the repository's root tells more):
-//! - `script.rs`, `function.rs`, `reload.rs`, `reply.rs`: calling scripts
-//!   and functions, and replies declared by their codes, the whole of a
-//!   build without the `locks` feature;
-//! - `protocol/`: the lock scripts (`scripts/*.lua`) as typed calls
-//!   (`lock_scripts.rs`), their arguments and replies (`replies.rs`: each
-//!   reply's codes declared once, checked against the scripts at compile
-//!   time), a fair lock's handoff (`handoff.rs`), the scripts of semaphores
-//!   and latches (`counted_scripts.rs`): every state change is one of them;
-//! - `base/`: settings and limits (`config.rs`), errors and the one
-//!   classifier of Redis errors (`error.rs`), Redisson's key names
-//!   (`names.rs`), owners, the kinds of lock (`kind.rs`), a hold's key;
-//! - `observability/`: the names of the events and metrics, and where they
-//!   are emitted (`telemetry.rs`);
-//! - `transport/`: the healing command connection (`connection.rs`),
-//!   pub/sub wake-ups (`pubsub/`), Sentinel failovers (`sentinel.rs`),
-//!   TLS (`tls.rs`), replica-synced writes (`replication.rs`);
-//! - `holds/`: a hold's life: acquiring and waiting (`acquire.rs`), the
-//!   scripts each kind runs (`kind_scripts.rs`), the lease clock
-//!   (`lease_clock.rs`), renewal (`watchdog.rs`), where holds are released
-//!   (`release.rs`), the background worker (`background.rs`), the registry
-//!   of holds (`registry.rs`), what a client's parts share (`shared.rs`),
-//!   and holds taken away, noticed at once (`loss_watch.rs`, with its
-//!   key-tracking connections in `tracking.rs`); a semaphore's permits
-//!   taken and undone exactly (`permits.rs`), leased permits and their
-//!   renewal (`leased.rs`);
-//! - `api/`: the public API: the client (`client/`), one lock handle
-//!   written once for every flavor (`lock.rs`, the flavors in `flavor.rs`),
-//!   `rwlock.rs`, `guard.rs`, `inspect.rs`, `identity.rs`, what every
-//!   handle does alike (`handle.rs`); semaphores and
-//!   count-down latches (`semaphore.rs`, `leased.rs`,
-//!   `count_down_latch.rs`); and `blocking/`, the same handles for sync
-//!   code, run on a thread of the client's own.
-//!
 //! On Redis Cluster, [`LockClient::cluster`] (or
 //! [`LockClient::cluster_builder`]) makes the client: scripts go to the node
 //! that owns the lock's slot, waiters use sharded pub/sub where the cluster
-//! has it, and renewals are grouped by slot (see `pubsub/` and
-//! `watchdog.rs`). Through Redis Sentinel, [`LockClient::sentinel`] (or
-//! [`LockClient::sentinel_builder`]) connects to the master of a service
-//! and follows its failovers (see `sentinel.rs`). TLS settings live in
-//! `tls.rs`.
+//! has it, and renewals are grouped by slot. Through Redis Sentinel,
+//! [`LockClient::sentinel`] (or [`LockClient::sentinel_builder`]) connects
+//! to the master of a service and follows its failovers.
 //!
 //! Sync programs use [`blocking`]: the same locks as blocking calls, with
 //! no runtime of the caller's.
@@ -105,8 +67,8 @@
 //! - `metrics`: the locks' metrics through the `metrics` crate's facade;
 //!   [`observability`] lists them, and the `tracing` events the locks
 //!   always emit.
-//! - `tls-rustls`: `rediss://` URLs with rustls (see `tls.rs`); without it
-//!   a `rediss://` URL fails with `Error::TlsNotEnabled`.
+//! - `tls-rustls`: `rediss://` URLs with rustls; without it a `rediss://`
+//!   URL fails with `Error::TlsNotEnabled`.
 //! - `tls-rustls-webpki-roots`: as `tls-rustls`, with Mozilla's root
 //!   certificates instead of the platform's.
 #![warn(missing_docs)]
@@ -119,9 +81,9 @@ mod reload;
 mod reply;
 pub mod script;
 
-// The lock runtime: compiled with the `locks` feature (on by default)
-// only; a scripts-only build leaves it out. (Plain `cfg` attributes, not
-// a macro, so that rustfmt sees the modules.)
+// The lock runtime, with the `locks` feature only. (Plain `cfg`
+// attributes, not a macro, so that rustfmt sees the modules; the layers
+// are mapped in ARCHITECTURE.md.)
 #[cfg(feature = "locks")]
 mod api;
 #[cfg(feature = "locks")]
@@ -134,39 +96,28 @@ pub mod observability;
 mod protocol;
 #[cfg(feature = "locks")]
 mod transport;
+// The lock runtime's public items.
 #[cfg(feature = "locks")]
-pub use api::client::{LockClient, LockClientBuilder};
-#[cfg(feature = "locks")]
-pub use api::count_down_latch::CountDownLatch;
-#[cfg(feature = "locks")]
-pub use api::guard::LockGuard;
-#[cfg(feature = "locks")]
-pub use api::inspect::{Holder, LockInfo, LockKind, Mode, Side};
-#[cfg(feature = "locks")]
-pub use api::leased::{BATCH_PERMITS, LeasedSemaphore, PermitGuard, PermitInfo};
-#[cfg(feature = "locks")]
-pub use api::lock::{FairLock, Lock, ReadLock, WriteLock};
-#[cfg(feature = "locks")]
-pub use api::rwlock::ReadWriteLock;
-#[cfg(feature = "locks")]
-pub use api::semaphore::{MAX_PERMITS, Semaphore};
-#[cfg(feature = "locks")]
-pub use api::{blocking, flavor, identity};
-#[cfg(feature = "locks")]
-pub use base::config::{
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT,
-    DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE, MIN_LEASE,
+pub use crate::{
+    api::client::{LockClient, LockClientBuilder},
+    api::count_down_latch::CountDownLatch,
+    api::guard::LockGuard,
+    api::inspect::{Holder, LockInfo, LockKind, Mode, Side},
+    api::leased::{BATCH_PERMITS, LeasedSemaphore, PermitGuard, PermitInfo},
+    api::lock::{FairLock, Lock, ReadLock, WriteLock},
+    api::rwlock::ReadWriteLock,
+    api::semaphore::{MAX_PERMITS, Semaphore},
+    api::{blocking, flavor, identity},
+    base::config::{
+        DEFAULT_CONNECT_TIMEOUT, DEFAULT_FAIR_LOCK_WAIT_TIMEOUT, DEFAULT_RESPONSE_TIMEOUT,
+        DEFAULT_WATCHDOG_TIMEOUT, MAX_LEASE, MIN_LEASE,
+    },
+    base::error::{Error, Result},
+    base::names::MAX_NAME_LEN,
+    base::owner::Owner,
+    base::sync_replicas::{DEFAULT_SYNC_TIMEOUT, SyncReplicas},
+    transport::connection::Connection,
 };
-#[cfg(feature = "locks")]
-pub use base::error::{Error, Result};
-#[cfg(feature = "locks")]
-pub use base::names::MAX_NAME_LEN;
-#[cfg(feature = "locks")]
-pub use base::owner::Owner;
-#[cfg(feature = "locks")]
-pub use base::sync_replicas::{DEFAULT_SYNC_TIMEOUT, SyncReplicas};
-#[cfg(feature = "locks")]
-pub use transport::connection::Connection;
 
 /// Paths used by code that `#[redis_script]` and `#[redis_function]` generate.
 /// Not a public API.

@@ -1,35 +1,24 @@
 //! Invocation of Lua scripts by SHA1, with `NOSCRIPT` recovery.
 //!
-//! A [`ScriptDef`] is the static description of one Lua script: its source, its
-//! SHA1 (computed at compile time by `#[redis_script]`) and whether it is
-//! read-only. [`ScriptDef::call`] starts a [`ScriptCall`], to which keys and
-//! arguments are appended in order before it is sent with
-//! [`ScriptCall::invoke_async`], [`ScriptCall::invoke`] or
-//! [`ScriptCall::add_to_pipeline`]. A [`Call`] is the same for scripts and
-//! for Redis functions ([`crate::function`]): only what it calls differs.
-//!
-//! A reply that is a set of codes (`return {1, token}`, `return -1`) is
-//! declared by its Rust type with [`ReplyCodes`], and checked against the
-//! script's `return`s at compile time (`#[redis_script(..., codes)]`).
-//!
-//! # Wire protocol
-//!
-//! An invocation is sent as
-//! `EVALSHA <sha1> <numkeys> <key>... <arg>...`, or `EVALSHA_RO` (Redis 7.0
-//! and later) when the script is declared read-only. The source is never sent
-//! with the call itself: when the server answers `NOSCRIPT` (its script cache
-//! was flushed, it restarted, or it is a new node), the source is loaded with
-//! `SCRIPT LOAD` and the call is retried exactly once.
+//! A [`ScriptDef`] describes one Lua script: its source, its SHA1 (computed
+//! at compile time by `#[redis_script]`) and whether it is read-only.
+//! [`ScriptDef::call`] starts a [`ScriptCall`], a [`Call`] (the same for
+//! Redis functions, [`crate::function`]) sent as
+//! `EVALSHA <sha1> <numkeys> <key>... <arg>...`, or `EVALSHA_RO` (Redis 7+)
+//! for a read-only script. The source is never sent with the call: when
+//! the server answers `NOSCRIPT` (its cache flushed, restarted, a new
+//! node), it is loaded with `SCRIPT LOAD` and the call retried once. A
+//! reply that is a set of codes is declared with [`ReplyCodes`] and checked
+//! against the script's `return`s at compile time.
 //!
 //! # Redis Cluster
 //!
-//! With redis-rs' cluster connections, `EVALSHA` and `EVALSHA_RO` are routed by
-//! their first key (`EVALSHA_RO` is a read-only command, so it may go to a
-//! replica when the connection reads from replicas); a script without keys
-//! goes to a random node. `SCRIPT LOAD` is sent to every node of the cluster,
-//! so the retry after `NOSCRIPT` finds the script wherever it is routed. As
-//! always in a cluster, all keys of one invocation must hash to the same slot
-//! (use a hash tag such as `{user42}`), or the server answers `CROSSSLOT`.
+//! With redis-rs' cluster connections, a call is routed by its first key
+//! (a read-only one may go to a replica when the connection reads from
+//! replicas), one without keys to a random node; `SCRIPT LOAD` goes to
+//! every node, so the retry finds the script wherever it is routed. All
+//! keys of one call must hash to the same slot (a hash tag such as
+//! `{user42}`), or the server answers `CROSSSLOT`.
 
 use crate::reload::{self, ServerCode};
 pub use crate::reply::{ReplyCode, ReplyCodes};
@@ -65,13 +54,9 @@ impl ScriptDef {
         Call::new(self)
     }
 
-    /// Loads the script into the server's script cache with `SCRIPT LOAD`,
-    /// and checks that the SHA1 the server answers equals [`Self::sha1`].
-    ///
-    /// On a cluster connection, redis-rs sends `SCRIPT LOAD` to every node.
-    /// Calling this is never required before [`ScriptCall::invoke_async`]
-    /// (which recovers from `NOSCRIPT` by itself), but it is before sending a
-    /// pipeline built with [`ScriptCall::add_to_pipeline`].
+    /// Loads the script with `SCRIPT LOAD` (on every node of a cluster), and
+    /// checks that the SHA1 the server answers is [`Self::sha1`]. Needed
+    /// only before a pipeline ([`ScriptCall::add_to_pipeline`]).
     ///
     /// # Errors
     ///
@@ -257,19 +242,13 @@ impl<D: Callee> Call<D> {
         reload::call_cmd(self.def.command(), self.def.id(), &self.keys, &self.args)
     }
 
-    /// Sends the call (`EVALSHA` or `EVALSHA_RO` for a script, `FCALL` or
-    /// `FCALL_RO` for a function) and converts its reply to `T`.
+    /// Sends the call and converts its reply to `T`. If the server lacks
+    /// the code (`NOSCRIPT`, `ERR Function not found`), the code is loaded
+    /// and the call retried once.
     ///
-    /// If the server lacks the code (`NOSCRIPT`, or `ERR Function not found`:
-    /// its cache or functions were flushed, it restarted, or it is a new
-    /// node), the code is loaded ([`ScriptDef::load`],
-    /// [`LibraryDef::load`](crate::function::LibraryDef::load)) and the
-    /// call is retried exactly once.
-    ///
-    /// The returned future is `Send` whenever `C` is `Send` (as
-    /// `MultiplexedConnection` and `cluster_async::ClusterConnection` are), so
-    /// it can be passed to `tokio::spawn`; generic code that needs a `Send`
-    /// future must require `C: Send`.
+    /// The future is `Send` whenever `C` is (as `MultiplexedConnection` and
+    /// `cluster_async::ClusterConnection` are): generic code that spawns it
+    /// must require `C: Send`.
     ///
     /// # Errors
     ///
@@ -309,14 +288,12 @@ impl<D: Callee> Call<D> {
 
     /// Adds this call's command to `pipe`, and returns `pipe` for chaining.
     ///
-    /// A pipeline cannot load the code and retry: its commands are sent
-    /// together, and the server's answer that it lacks the code surfaces as
-    /// an error of the whole pipeline (or, in a transaction, aborts it),
-    /// after the other commands have run. Load the code on the same
-    /// connection (or cluster) first: [`ScriptDef::load`],
-    /// [`LibraryDef::load`](crate::function::LibraryDef::load);
-    /// [`is_function_not_found`](crate::function::is_function_not_found)
-    /// recognizes the error of a pipeline sent without the library.
+    /// A pipeline cannot load the code and retry: a server that lacks it
+    /// fails the whole pipeline (or aborts the transaction) after the other
+    /// commands ran. Load the code first: [`ScriptDef::load`],
+    /// [`LibraryDef::load`](crate::function::LibraryDef::load)
+    /// ([`is_function_not_found`](crate::function::is_function_not_found)
+    /// recognizes a pipeline's error without the library).
     pub fn add_to_pipeline<'p>(&self, pipe: &'p mut redis::Pipeline) -> &'p mut redis::Pipeline {
         pipe.add_command(self.cmd())
     }

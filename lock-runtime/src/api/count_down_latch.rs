@@ -2,8 +2,8 @@
 //! Redisson's `RCountDownLatch`.
 
 use crate::api::client::LockClient;
-use crate::api::handle::{Named, at_most};
-use crate::api::semaphore::read_number;
+use crate::api::handle::{Named, at_most, named_handle};
+use crate::api::semaphore::{MAX_PERMITS, read_number};
 use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
 use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Result};
@@ -23,26 +23,23 @@ use tracing::Instrument;
 ///
 /// # What it is
 ///
-/// A count in Redis, stored as Redisson's `RCountDownLatch` stores it: a
-/// string at the name, deleted when it reaches zero; the channel
+/// A count stored as Redisson's `RCountDownLatch` (Java services share
+/// it): a string at the name, deleted at zero; the channel
 /// `redisson_countdownlatch__channel__{name}` carries `0` when the latch
-/// opens and `1` when a count is set. Java services using Redisson's latch
-/// of the same name count down, set and wait on the same latch.
+/// opens and `1` when a count is set.
 ///
 /// It promises:
-/// - [`wait`](CountDownLatch::wait) returns once the count is zero, woken
-///   through the channel within a round trip or so of the last
-///   [`count_down`](CountDownLatch::count_down), and at the latest within
-///   5 s whatever happens to pub/sub;
+/// - [`wait`](CountDownLatch::wait) returns once the count is zero, within
+///   a round trip or so of the last
+///   [`count_down`](CountDownLatch::count_down), at the latest within 5 s;
 /// - a count-down whose reply was lost is retried and counts once;
-/// - a latch that does not exist counts as open (zero), as in Redisson: a
-///   latch [deleted](CountDownLatch::delete) while waited on releases its
-///   waiters. A count set again after the latch opened starts a new round:
-///   waiters that had not yet seen it open wait for the new count, as in
-///   Redisson.
+/// - as in Redisson, a latch that does not exist is open (a
+///   [deleted](CountDownLatch::delete) one releases its waiters), and a
+///   count set again after it opened starts a new round for the waiters
+///   that had not seen it open.
 ///
-/// It cannot tell a latch that was never set from one that opened: both
-/// are zero. The count has no expiry (as in Redisson).
+/// A latch never set and one that opened are alike (zero). The count has no
+/// expiry.
 ///
 /// ```no_run
 /// # async fn demo(client: redlua::LockClient) -> Result<(), redlua::Error> {
@@ -58,20 +55,12 @@ pub struct CountDownLatch {
     names: Named<CountedNames>,
 }
 
-impl std::fmt::Debug for CountDownLatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CountDownLatch")
-            .field("name", &self.name())
-            .finish_non_exhaustive()
-    }
-}
+named_handle!(CountDownLatch);
 
 impl LockClient {
     /// A handle to the count-down latch `name` (Redisson's
-    /// `RCountDownLatch`). See [`CountDownLatch`]. Nothing is sent to Redis
-    /// until it is used; an invalid name (one with braces of its own, which
-    /// Redisson's channel name would put in another cluster slot) makes
-    /// every operation fail with [`Error::InvalidName`].
+    /// `RCountDownLatch`). See [`CountDownLatch`]. A name with braces of its
+    /// own (Redisson's channel would be in another cluster slot) is invalid.
     pub fn count_down_latch(&self, name: &str) -> CountDownLatch {
         CountDownLatch {
             shared: self.shared.clone(),
@@ -81,11 +70,6 @@ impl LockClient {
 }
 
 impl CountDownLatch {
-    /// The latch's name (its Redis key).
-    pub fn name(&self) -> &str {
-        self.names.name()
-    }
-
     async fn change(&self, change: LatchChange, count: u64) -> Result<(bool, u64)> {
         let names = self.names.get()?;
         let config = &self.shared.config;
@@ -113,13 +97,10 @@ impl CountDownLatch {
     ///
     /// If the future is dropped, the count may or may not have been set.
     pub async fn try_set_count(&self, count: u64) -> Result<bool> {
-        if count == 0 || count > crate::api::semaphore::MAX_PERMITS {
+        if count == 0 || count > MAX_PERMITS {
             return Err(Error::InvalidPermits {
                 name: self.name().to_string(),
-                reason: format!(
-                    "a count of {count}: set 1 to {}",
-                    crate::api::semaphore::MAX_PERMITS
-                ),
+                reason: format!("a count of {count}: set 1 to {MAX_PERMITS}"),
             });
         }
         Ok(self.change(LatchChange::TrySet, count).await?.0)
@@ -164,8 +145,7 @@ impl CountDownLatch {
     /// # Cancellation
     ///
     /// Only reads and subscribes: dropping the future changes nothing in
-    /// Redis. A waiter woken by the latch opening and dropped before it
-    /// looked passes the wake-up on to another waiter of this client.
+    /// Redis (a wake-up it got passes to another waiter).
     pub async fn wait(&self) -> Result<()> {
         self.wait_until(Wait::Forever).await.map(|_| ())
     }

@@ -1,8 +1,7 @@
 //! The flavors of a [`Lock`](crate::Lock) handle: zero-sized markers that
-//! say, in the handle's type, which lock it locks. Each maps to the
-//! protocol it plugs in (`base::kind::Kind`: its hash field, wake message
-//! and channel; `holds/kind_scripts.rs`: the scripts it runs); the API is
-//! written once, in `api/lock.rs`, for every flavor.
+//! say, in the handle's type, which lock it locks, each mapped to its
+//! protocol (`base::kind::Kind`, `holds/kind_scripts.rs`); the API is
+//! written once, in `api/lock.rs`.
 //!
 //! Invariants:
 //! - a `Lock<F>` carries only a `Kind` that `F::admits`, checked where the
@@ -50,11 +49,9 @@ mod sealed {
 
 /// Which lock a [`Lock`](crate::Lock) handle locks: [`Reentrant`],
 /// [`Fair`], [`Read`], [`Write`], or [`Any`] of them chosen at run time.
-///
-/// Every flavor has the same methods, written once on
-/// [`Lock`](crate::Lock); the flavor decides only what is stored in Redis
-/// and how waiters are woken. Sealed: the flavors are those of this crate.
-pub trait LockFlavor: sealed::Sealed + Send + Sync + 'static {}
+/// Every flavor has the same methods; it decides only what is stored in
+/// Redis and how waiters are woken. Sealed: the flavors are this crate's.
+pub trait LockFlavor: sealed::Sealed + Copy + Send + Sync + 'static {}
 
 /// The reentrant lock, Redisson's `RLock`: [`Lock`](crate::Lock) (the
 /// default flavor), made by [`LockClient::lock`](crate::LockClient::lock).

@@ -19,57 +19,51 @@ use tracing::Instrument;
 /// task, and be released from there.
 ///
 /// Release it with [`LockGuard::unlock`], which reports the outcome. A guard
-/// dropped without `unlock` is released in the background by the client
-/// (the dropping thread never blocks); if that cannot be done (the tokio
-/// runtime is gone), Redis frees the lock when its lease ends.
+/// dropped without `unlock` is released in the background (the dropping
+/// thread never blocks); failing that (the runtime is gone), Redis frees
+/// the lock when its lease ends.
 ///
 /// # The lease clock
 ///
-/// A guard knows the latest instant at which Redis could still count it as
-/// the holder, [`LockGuard::valid_until`]: the lease measured from when the
-/// acquire (or the last renewal Redis confirmed) was *sent*, minus a drift
-/// margin of 1% of the lease plus 2 ms. [`LockGuard::is_lost`] is true once
-/// that instant has passed (unless a renewal confirmed a later one) or once
-/// the lock was seen gone. It is worked out when asked, so it is right even
-/// if no background task could run. No other client can hold the lock
-/// before that instant, unless Redis itself lost the write (a failover, a
-/// restart without persistence).
+/// [`LockGuard::valid_until`] is the latest instant at which Redis could
+/// still count the guard as the holder: the lease from when the acquire
+/// (or the last confirmed renewal) was *sent*, minus a drift margin of 1%
+/// of the lease plus 2 ms. No other client can hold the lock before it,
+/// unless Redis itself lost the write (a failover, a restart without
+/// persistence). [`LockGuard::is_lost`] is worked out when asked, so it is
+/// right even if no background task could run.
 ///
 /// # A hold taken away
 ///
-/// A hold can end while its guard is kept; the guard says lost
-/// ([`LockGuard::is_lost`] true, [`LockGuard::lost`] complete):
+/// The guard says lost ([`LockGuard::is_lost`] true, [`LockGuard::lost`]
+/// complete) when:
 ///
-/// - its lease ran out (no renewal confirmed in time): at
-///   [`LockGuard::valid_until`], from the lease clock alone;
-/// - removed with a message ([`Lock::force_unlock`](crate::Lock::force_unlock),
-///   `lockctl unlock --force`, a Java client's `forceUnlock`), or without
-///   one (the key deleted or overwritten by any client): within a round
-///   trip of the change, well under 100 ms. The client tracks the keys it
-///   holds (Redis's `CLIENT TRACKING`, on a connection of its own per
-///   node) and reads a hold again whenever Redis says its key changed; a
-///   hold taken away in its first 50 ms is found 50 to 70 ms after the
-///   acquire.
-///   Nothing of this is on the acquire or release path. These reads are
-///   bounded (5,000 a second per client): a client whose held keys change
-///   more often than that (each renewal is a change: more than 5,000 holds
-///   at a 3 s watchdog timeout) reads them in turn, and a removal can then
-///   take until the next renewal to be found.
+/// - its lease ran out (no renewal confirmed in time), at
+///   [`LockGuard::valid_until`];
+/// - it was removed, with a message
+///   ([`Lock::force_unlock`](crate::Lock::force_unlock), `lockctl unlock
+///   --force`, Redisson's `forceUnlock`) or without (the key deleted or
+///   overwritten): within a round trip, well under 100 ms (50 to 70 ms
+///   after the acquire for a hold taken away in its first 50 ms). The
+///   client tracks the keys it holds (`CLIENT TRACKING`, a connection per
+///   node, off the acquire and release paths) and reads a hold again when
+///   its key changed, at most 5,000 reads a second per client: past that
+///   (each renewal is a change: over 5,000 holds at a 3 s watchdog
+///   timeout), a removal may wait for the next renewal.
 ///
-/// Where the server refuses key tracking (before Redis 6, an ACL user
-/// without `+client|tracking`), a removal is found at the next renewal, or
-/// when a fixed lease ends; a lost or silent tracking connection is
-/// replaced within about 2 s, and every hold read again. The holder's own
-/// re-entries and releases, other readers and renewals are never taken for
-/// a loss. See the lock model's "A hold taken away" for the costs.
+/// Where the server refuses key tracking (before Redis 6, an ACL without
+/// `+client|tracking`), a removal is found at the next renewal, or when a
+/// fixed lease ends; a lost or silent tracking connection is replaced
+/// within about 2 s, and every hold read again. The holder's own
+/// re-entries and releases, readers and renewals are never taken for a
+/// loss. The lock model's "A hold taken away" gives the costs.
 ///
 /// # Fencing
 ///
-/// [`LockGuard::token`] is a fencing token: it grows strictly with every
-/// new holder of the lock's name, across clients and processes. Hand it to
-/// the resource the lock protects, and let the resource refuse a token lower
-/// than one it has seen: a holder that was paused past its lease then cannot
-/// overwrite the work of the next one.
+/// [`LockGuard::token`] grows strictly with every new holder of the lock's
+/// name, across clients and processes. Hand it to the resource the lock
+/// protects, which refuses a token lower than one it has seen: a holder
+/// paused past its lease cannot overwrite the next one's work.
 #[must_use = "dropping a guard releases the lock (in the background)"]
 pub struct LockGuard {
     shared: Arc<Shared>,
@@ -127,24 +121,20 @@ impl LockGuard {
         (!self.hold.watched).then_some(self.hold.lease)
     }
 
-    /// The latest instant at which Redis could still count this hold, as
-    /// far as this client knows (see the type's documentation). Renewals
-    /// move it forward; it never moves back.
+    /// The latest instant at which Redis could still count this hold (see
+    /// the type's documentation); renewals move it forward, never back.
     pub fn valid_until(&self) -> Instant {
         self.hold.clock.valid_until()
     }
 
-    /// Whether the hold may have ended: its lease clock has passed (see
-    /// [`LockGuard::valid_until`]), or the lock was found gone (deleted,
-    /// broken, taken over: within a round trip, see "A hold taken away"
-    /// above). Once true, it stays true.
+    /// Whether the hold may have ended: [`LockGuard::valid_until`] has
+    /// passed, or the hold was found taken away (see above). It stays true.
     pub fn is_lost(&self) -> bool {
         self.hold.clock.is_lost()
     }
 
-    /// Completes when the hold is lost (see [`LockGuard::is_lost`]); pending
-    /// for as long as it is kept. Use it to stop work that the lock
-    /// protects:
+    /// Completes when the hold is lost ([`LockGuard::is_lost`]); use it to
+    /// stop the work the lock protects:
     ///
     /// ```no_run
     /// # async fn demo(guard: redlua::LockGuard) {
@@ -163,15 +153,13 @@ impl LockGuard {
         self.hold.clock.lost().await
     }
 
-    /// Takes one more hold of the same lock for the same owner (re-entry),
-    /// with the same kind of lease: the watchdog's, or the same fixed one.
-    /// It never waits: the owner holds the lock. Each hold is released on
-    /// its own; the lock is free once all are.
+    /// Takes one more hold for the same owner (re-entry), with the same
+    /// kind of lease, without waiting. Each hold is released on its own;
+    /// the lock is free once all are.
     ///
-    /// Errors: [`Error::NotHeld`] when the owner no longer holds the lock
-    /// (its lease ended, it was broken), [`Error::WrongType`] when the key
-    /// now holds something else (its hold count not a number, say); it is
-    /// left untouched.
+    /// Errors: [`Error::NotHeld`] when the owner no longer holds the lock,
+    /// [`Error::WrongType`] when the key now holds something else (left
+    /// untouched).
     ///
     /// # Cancellation
     ///
@@ -228,19 +216,16 @@ impl LockGuard {
     /// Releases this hold (the lock itself when it was the owner's last),
     /// waking a waiter when the lock becomes free.
     ///
-    /// Errors: [`Error::LockLost`] when the hold had already ended (lease
-    /// expired, lock deleted), [`Error::NotOwner`] when meanwhile another
-    /// owner holds the lock (it is left untouched), [`Error::WrongType`] when
-    /// the key now holds something else (its hold count not a number, say;
-    /// it is left untouched), [`Error::Redis`] when Redis could
-    /// not be reached — the release then goes on in the background, with the
-    /// same request id, so that it happens once. (A connection found closed,
-    /// as a server's idle timeout or a proxy leaves it, is no error: the
-    /// release is sent once more at once, on a new connection.) In replica-synced mode,
-    /// [`Error::ReleaseNotReplicated`] when the release was done on the
-    /// primary but fewer replicas than wanted acknowledged it in time: the
-    /// client holds and renews nothing, but a failover to a replica that
-    /// missed it would keep the lock there until its lease ends.
+    /// Errors: [`Error::LockLost`] when the hold had already ended,
+    /// [`Error::NotOwner`] when another owner holds the lock now,
+    /// [`Error::WrongType`] when the key holds something else (both left
+    /// untouched), [`Error::Redis`] when Redis could not be reached: the
+    /// release goes on in the background with the same request id, so it
+    /// happens once (a connection found closed is no error: the release is
+    /// sent again at once on a new one). In replica-synced mode,
+    /// [`Error::ReleaseNotReplicated`] when too few replicas acknowledged a
+    /// release done on the primary: a failover to one that missed it would
+    /// keep the lock there until its lease ends.
     ///
     /// # Cancellation
     ///
@@ -259,9 +244,8 @@ impl LockGuard {
         if let Err(error) = &reply
             && connection_was_closed(error)
         {
-            // A connection that had been closed (while idle, say): once
-            // more at once, on the new one. The same request id: if the
-            // first copy ran after all, this one returns its result.
+            // Closed while idle, say: once more on the new connection, with
+            // the same request id (if the first copy ran, this one says so).
             request.resent = true;
             reply = release_once(&self.shared, &request).await;
         }

@@ -1,16 +1,13 @@
 //! Holder identity (opt-in): a holder says who it is, for operators.
 //!
-//! A lock's hash only names its holders by owner (`<client-uuid>:<n>`),
-//! which tells an operator nothing about which host or process holds it.
-//! A holder may describe itself — host, process id, program, since when —
-//! in a small hash of its own next to the lock,
-//! `{NAME}:redlua_holder:<owner>` (`NAME:redlua_holder:<owner>` when NAME
-//! has braces of its own): under the lock's hash tag (the same Redis Cluster
-//! slot) and with the lock's expiry, refreshed while the lock is held and
-//! deleted when it is released, so it never outlives the lock. `lockctl run`
-//! and `lockctl hold` write one; `lockctl status` and `lockctl ls` show it.
-//! Holders that write none (Java services, code that does not opt in) show
-//! their owner alone.
+//! A lock's hash names its holders by owner (`<client-uuid>:<n>`), which
+//! tells an operator nothing of the host or process. A holder may describe
+//! itself (host, process id, program, since when) in a small hash next to
+//! the lock, `{NAME}:redlua_holder:<owner>` (`NAME:redlua_holder:<owner>`
+//! when NAME has braces of its own): in the lock's cluster slot, with its
+//! expiry, refreshed while held and deleted at release, so it never
+//! outlives the lock. `lockctl run` and `lockctl hold` write one; `lockctl
+//! status` and `lockctl ls` show it; other holders show their owner alone.
 //!
 //! ```no_run
 //! # async fn demo(client: redlua::LockClient) -> Result<(), Box<dyn std::error::Error>> {
@@ -133,11 +130,10 @@ pub async fn read<C: ConnectionLike>(
 
 /// Keeps one guard's identity next to its lock: written before
 /// [`Announcer::start`] returns (waiting at most 1 s), refreshed with the
-/// lock's expiry every quarter of the guard's lease (the client's watchdog
-/// timeout when the watchdog renews it), deleted by [`Announcer::stop`].
-/// Best effort: failing to write it changes nothing about the lock.
-/// Dropping an announcer stops the refreshes; the identity then ends with
-/// the lock's expiry.
+/// lock's expiry every quarter of the guard's lease (or watchdog timeout),
+/// deleted by [`Announcer::stop`]. Best effort: a failed write changes
+/// nothing about the lock. Dropped, it stops refreshing, and the identity
+/// ends with the lock's expiry.
 #[derive(Debug)]
 pub struct Announcer<C> {
     task: tokio::task::JoinHandle<()>,

@@ -2,8 +2,8 @@
 //! Redisson's `RPermitExpirableSemaphore`, handed out as [`PermitGuard`]s.
 
 use crate::api::client::LockClient;
-use crate::api::handle::{Named, at_most, forever};
-use crate::api::semaphore::{addable, change_pool, settable};
+use crate::api::handle::{Named, at_most, forever, named_handle};
+use crate::api::semaphore::{add_to_pool, set_pool};
 use crate::base::config::{check_lease, token_ttl};
 use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Result};
@@ -27,45 +27,38 @@ use tracing::Instrument;
 ///
 /// # What it is
 ///
-/// A pool of permits stored as Redisson's `RPermitExpirableSemaphore`
-/// stores it: a string at the name, the permits available; a sorted set
+/// A pool stored as Redisson's `RPermitExpirableSemaphore` (Java services
+/// share it): a string at the name, the permits available; a sorted set
 /// `{name}:timeout` of the permits taken, each a 16-byte id scored by when
-/// its lease ends; the channel `redisson_sc:{name}`. Java services using
-/// Redisson's permit-expirable semaphore of the same name share the pool.
+/// its lease ends; the channel `redisson_sc:{name}`.
 ///
-/// Each acquire hands out a [`PermitGuard`]: its permits' ids, a lease
-/// kept alive by the client's watchdog (or a fixed lease), a lease clock
-/// that says how long the permits are surely held, a fencing token, and a
+/// Each acquire hands out a [`PermitGuard`]: the permits' ids, a lease kept
+/// by the watchdog (or a fixed one), a lease clock, a fencing token, and a
 /// release when it is dropped.
 ///
 /// It promises:
-/// - **A permit comes back exactly once**: released, dropped, undone, or
+/// - **a permit comes back exactly once**: released, dropped, undone, or
 ///   expired (brought back by the next script that touches the semaphore,
-///   this client's or Java's), never twice, so the count does not drift;
+///   this client's or Java's), so the count does not drift;
 /// - **a crashed holder's permits come back** when their lease ends;
 /// - **the holder knows first**: [`PermitGuard::is_lost`] turns true no
-///   later than the instant Redis may hand the permit to someone else;
-/// - **a permit taken away is noticed at once**: given back by someone
-///   else ([`force_release`](Self::force_release), `lockctl unlock --force
-///   --permit`) or removed from the permits taken, its guard says lost
-///   within a round trip or so, as a lock's guard does (on servers that
-///   allow `CLIENT TRACKING`; otherwise at the watchdog's next round);
-/// - **exact acquires**: a dropped or failed acquire holds nothing; what a
-///   try took is given back in the background;
-/// - **bad input fails first**: zero permits, more than the pool (the
-///   permits available plus those taken), an out-of-range lease, or keys
-///   of another type, before anything is written.
+///   later than Redis may hand the permit to someone else;
+/// - **a permit taken away is noticed at once**
+///   ([`force_release`](Self::force_release), `lockctl unlock --force
+///   --permit`, or removed): its guard says lost within a round trip or so,
+///   as a lock's does;
+/// - **exact acquires**: a dropped or failed acquire holds nothing;
+/// - **bad input fails first**: zero permits, more than the pool (available
+///   plus taken), an out-of-range lease, or keys of another type.
 ///
-/// It cannot stop a paused process (GC, `SIGSTOP`) from acting after its
-/// lease ended: the fencing token lets the protected resource refuse it.
-/// Expiry is Redis's clock for redlua's scripts and the caller's clock for
-/// Redisson's: a Java client whose clock runs ahead may bring permits back
-/// early.
+/// A paused process (GC, `SIGSTOP`) may act after its lease ended: the
+/// fencing token lets the resource refuse it. Expiry is Redis's clock for
+/// redlua's scripts and the caller's for Redisson's: a Java client whose
+/// clock runs ahead may bring permits back early.
 ///
-/// Changing the pool while permits are held follows Redisson:
-/// [`set_permits`](Self::set_permits) sets the total (available plus
-/// taken), which may leave fewer than zero available until enough come
-/// back; [`add_permits`](Self::add_permits) adds to what is available.
+/// As in Redisson, [`set_permits`](Self::set_permits) sets the total
+/// (available plus taken; fewer than zero may be left available), and
+/// [`add_permits`](Self::add_permits) adds to what is available.
 ///
 /// ```no_run
 /// # async fn demo(client: redlua::LockClient) -> Result<(), redlua::Error> {
@@ -82,20 +75,12 @@ pub struct LeasedSemaphore {
     names: Named<CountedNames>,
 }
 
-impl std::fmt::Debug for LeasedSemaphore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LeasedSemaphore")
-            .field("name", &self.name())
-            .finish_non_exhaustive()
-    }
-}
+named_handle!(LeasedSemaphore);
 
 impl LockClient {
     /// A handle to the leased semaphore `name` (Redisson's
     /// `RPermitExpirableSemaphore`): permits with an id and a lease each.
-    /// See [`LeasedSemaphore`]. Nothing is sent to Redis until it is used;
-    /// an invalid name makes every operation fail with
-    /// [`Error::InvalidName`].
+    /// See [`LeasedSemaphore`].
     pub fn leased_semaphore(&self, name: &str) -> LeasedSemaphore {
         LeasedSemaphore {
             shared: self.shared.clone(),
@@ -117,11 +102,6 @@ pub struct PermitInfo {
 }
 
 impl LeasedSemaphore {
-    /// The semaphore's name (its Redis key).
-    pub fn name(&self) -> &str {
-        self.names.name()
-    }
-
     fn invalid(&self, reason: String) -> Error {
         Error::InvalidPermits {
             name: self.name().to_string(),
@@ -187,24 +167,22 @@ impl LeasedSemaphore {
         }))
     }
 
-    /// Takes `permits` if that many are available, without waiting:
-    /// `None` when they are not. The lease is the watchdog timeout,
-    /// renewed until the guard is released. More permits than the pool
-    /// (available plus taken) is [`Error::InvalidPermits`], before
-    /// anything is written. In replica-synced mode an acquire too few
+    /// Takes `permits` if that many are available, without waiting (`None`
+    /// when not), with the watchdog's lease. More permits than the pool is
+    /// [`Error::InvalidPermits`]; in replica-synced mode an acquire too few
     /// replicas acknowledged is given back: [`Error::NotReplicated`].
     ///
     /// # Cancellation
     ///
-    /// Dropping the future holds nothing: if a try was under way, the
-    /// client gives back exactly what that try took, in the background.
+    /// Dropping the future holds nothing: what a try under way took is
+    /// given back exactly, in the background.
     pub async fn try_acquire(&self, permits: u64) -> Result<Option<PermitGuard>> {
         self.take(permits, None, Wait::No).await
     }
 
-    /// Takes `permits`, waiting as long as it takes: woken when permits
-    /// are given back, and at the latest when the first permit taken
-    /// expires (or every 5 s). Watchdog lease.
+    /// Takes `permits` with the watchdog's lease, waiting as long as it
+    /// takes: woken when permits come back, at the latest when the first
+    /// permit taken expires (or every 5 s).
     ///
     /// # Cancellation
     ///
@@ -215,9 +193,8 @@ impl LeasedSemaphore {
         forever(self.name(), self.take(permits, None, Wait::Forever)).await
     }
 
-    /// Takes `permits` with a fixed lease, waiting as long as it takes. No
-    /// watchdog: the permits come back when the lease ends, released or
-    /// not, and the guard then says lost.
+    /// Takes `permits` with a fixed lease (no watchdog: they come back when
+    /// it ends, and the guard says lost), waiting as long as it takes.
     ///
     /// # Cancellation
     ///
@@ -242,23 +219,21 @@ impl LeasedSemaphore {
         self.take(permits, lease, at_most(wait)).await
     }
 
-    async fn change(&self, change: SemaphoreChange, permits: i64) -> Result<(bool, i64)> {
-        change_pool(&self.shared, self.names.get()?, change, permits).await
-    }
-
-    /// Sets the pool to `permits` in all, permits taken included (Redisson's
-    /// `setPermits`): the permits available become `permits` minus those
-    /// taken, fewer than zero if more are taken; acquires then wait until
-    /// enough come back. Wakes waiters when some are available. Takes
-    /// effect once.
+    /// Sets the pool to `permits` in all, taken ones included (Redisson's
+    /// `setPermits`): available becomes `permits` minus those taken, maybe
+    /// below zero. Once; wakes waiters if some are available.
     ///
     /// # Cancellation
     ///
     /// If the future is dropped, the pool may or may not have been set.
     pub async fn set_permits(&self, permits: u64) -> Result<()> {
-        let permits = settable(self.name(), permits)?;
-        self.change(SemaphoreChange::SetTotal, permits).await?;
-        Ok(())
+        let set = set_pool(
+            &self.shared,
+            &self.names,
+            SemaphoreChange::SetTotal,
+            permits,
+        );
+        set.await.map(drop)
     }
 
     /// Sets the permits available to `permits` if the semaphore does not
@@ -268,20 +243,18 @@ impl LeasedSemaphore {
     ///
     /// If the future is dropped, the permits may or may not have been set.
     pub async fn try_set_permits(&self, permits: u64) -> Result<bool> {
-        let permits = settable(self.name(), permits)?;
-        Ok(self.change(SemaphoreChange::TrySet, permits).await?.0)
+        set_pool(&self.shared, &self.names, SemaphoreChange::TrySet, permits).await
     }
 
-    /// Adds `permits` to those available (negative: removes them), and
-    /// returns the permits available after. Takes effect once.
+    /// Adds `permits` to those available (negative: removes them), once,
+    /// and returns the permits available after.
     ///
     /// # Cancellation
     ///
     /// If the future is dropped, the permits may or may not have been
     /// added (at most once).
     pub async fn add_permits(&self, permits: i64) -> Result<i64> {
-        let permits = addable(self.name(), permits)?;
-        Ok(self.change(SemaphoreChange::Add, permits).await?.1)
+        add_to_pool(&self.shared, &self.names, permits).await
     }
 
     /// Brings expired permits back, then reads the permits available (as
@@ -331,8 +304,7 @@ impl LeasedSemaphore {
 
     /// Gives back the permit `id` (32 hex digits, from
     /// [`holders`](Self::holders)) whoever holds it, and wakes waiters:
-    /// whether it was taken. Its guard says lost within a round trip or so
-    /// (see [`LeasedSemaphore`]). An id that is not hex is
+    /// whether it was taken (its guard says lost). An id that is not hex is
     /// [`Error::InvalidPermits`].
     ///
     /// # Cancellation
@@ -353,11 +325,9 @@ type ServerTime = (u64, u64);
 /// The most permits one guard takes (one renewal call carries them all).
 pub const BATCH_PERMITS: u64 = crate::holds::watchdog::BATCH as u64;
 
-/// Runs the release script for `ids` once per request (a reply lost is
-/// retried with the same request latch, which returns the first result):
-/// (released, of which expired). In replica-synced mode a release too few
-/// replicas acknowledged is [`Error::ReleaseNotReplicated`] (it took
-/// effect on the primary).
+/// Runs the release script for `ids` once (a lost reply is retried with the
+/// same request latch): (released, of which expired); in replica-synced
+/// mode, [`Error::ReleaseNotReplicated`] if too few replicas acknowledged.
 async fn release_ids(
     shared: &Arc<Shared>,
     names: &CountedNames,
@@ -419,23 +389,20 @@ impl PermitGuard {
         self.permits.ids.len()
     }
 
-    /// The fencing token of this acquire: greater than every token of an
-    /// earlier acquire of this semaphore. Hand it to the resource the
-    /// permits protect, so that it can refuse a holder whose lease ended.
+    /// The fencing token of this acquire, greater than every earlier one of
+    /// this semaphore: the resource refuses a holder whose lease ended.
     pub fn token(&self) -> u64 {
         self.token
     }
 
-    /// The latest instant at which the permits are surely still held, as
-    /// this client knows without asking: the last confirmed acquire or
-    /// renewal, when it was sent, plus the lease, minus a drift margin.
+    /// The latest instant at which the permits are surely still held (as a
+    /// lock's [`LockGuard::valid_until`](crate::LockGuard::valid_until)).
     pub fn valid_until(&self) -> Instant {
         self.clock.valid_until()
     }
 
     /// Whether the permits may be gone: the lease clock passed, or they
-    /// were found gone (taken away, expired). Right even when no task
-    /// could run.
+    /// were found taken away or expired.
     pub fn is_lost(&self) -> bool {
         self.clock.is_lost()
     }
@@ -466,12 +433,11 @@ impl PermitGuard {
         }
     }
 
-    /// Gives the permits back and wakes waiters. [`Error::LockLost`] when a
-    /// permit had expired or been taken away before (it came back once,
-    /// then; someone else may have held it meanwhile). A reply lost is
-    /// retried; each permit comes back once. In replica-synced mode a
-    /// release too few replicas acknowledged is
-    /// [`Error::ReleaseNotReplicated`] (given back on the primary).
+    /// Gives the permits back, each once, and wakes waiters.
+    /// [`Error::LockLost`] when a permit had expired or been taken away
+    /// before (someone else may have held it meanwhile); in replica-synced
+    /// mode, [`Error::ReleaseNotReplicated`] if too few replicas
+    /// acknowledged.
     ///
     /// # Cancellation
     ///

@@ -31,33 +31,29 @@ use std::time::Duration;
 /// ([`Lock::into_any`]). Every flavor has these methods; what a flavor
 /// changes in them is on its marker.
 ///
-/// The reentrant lock is stored as Redisson's `RLock` is: a hash at the
-/// name, mapping `<client-uuid>:<owner-id>` to a hold count, with the lease
-/// as its TTL. Java services locking the same name with Redisson exclude,
-/// and are woken by, Rust services locking it with redlua.
+/// The reentrant lock is stored as Redisson's `RLock`: a hash at the name,
+/// mapping `<client-uuid>:<owner-id>` to a hold count, with the lease as
+/// its TTL; Java services locking the same name with Redisson exclude, and
+/// are woken by, Rust services locking it here.
 ///
 /// # Ownership
 ///
 /// Every acquire ([`lock`](Lock::lock), [`try_lock`](Lock::try_lock), ...)
-/// is a new holder, excluded by every other: two tasks, and also two futures
-/// of one task (`join!`, `select!`, `FuturesUnordered`), never hold the lock
-/// together. (Redisson's owner is the Java thread, and a lock owned by the
-/// current tokio task would let every future of that task in at once.)
-///
-/// Re-entry is explicit: [`LockGuard::reenter`], or [`Lock::reenter`] with
-/// the [`Owner`] of a guard, from any task. It adds a hold to that owner
-/// without waiting, and works only while the owner holds the lock.
+/// is a new holder: two tasks, and two futures of one task (`join!`,
+/// `select!`), never hold the lock together. (Redisson's owner is the Java
+/// thread; a lock owned by a tokio task would let all its futures in.)
+/// Re-entry is explicit: [`LockGuard::reenter`], or [`Lock::reenter`] with a
+/// guard's [`Owner`], from any task, without waiting, while the owner holds
+/// the lock.
 ///
 /// # Fairness
 ///
-/// As Redisson's `RLock`, the reentrant lock is not fair: a release wakes
-/// one waiter per client, and whoever tries first gets the lock, a
-/// newcomer included. On a current-thread runtime a task that releases and
-/// at once acquires again would always try before the waiter its release
-/// woke; there, a client's release that woke one of its own waiters holds
-/// the client's next acquires of the lock back until that waiter has tried
-/// (25 ms at most). For first-come, first-served order across clients and
-/// processes, use a [`FairLock`].
+/// As Redisson's `RLock`, it is not fair: a release wakes one waiter per
+/// client, and whoever tries first wins, a newcomer included. (A client's
+/// release that woke one of its own waiters holds its next acquires of the
+/// lock back until that waiter has tried, 25 ms at most, so that a task
+/// releasing and re-acquiring on a current-thread runtime cannot starve
+/// it.) For first-come, first-served order, use a [`FairLock`].
 ///
 /// ```no_run
 /// # async fn demo(client: redlua::LockClient) -> Result<(), redlua::Error> {
@@ -72,6 +68,7 @@ use std::time::Duration;
 /// }
 /// # Ok(()) }
 /// ```
+#[derive(Clone)]
 pub struct Lock<F: LockFlavor = Reentrant> {
     shared: Arc<Shared>,
     kind: Kind,
@@ -83,34 +80,28 @@ pub struct Lock<F: LockFlavor = Reentrant> {
 /// [`LockClient::fair_lock`](crate::LockClient::fair_lock): a [`Lock`] of
 /// flavor [`Fair`](flavor::Fair), Redisson's `RFairLock`.
 ///
-/// A fair lock is a reentrant lock whose waiters queue: they get it in the
-/// order they first asked, and a release wakes only the first of them (on
-/// a channel of its own), instead of one waiter per client racing every
-/// other. Use it when many clients contend for one lock and each should be
-/// served in turn, or when a release should cost one wake-up whatever the
-/// number of waiters; a lock that is seldom contended is cheaper as a plain
+/// Its waiters queue: they get it in the order they first asked, and a
+/// release wakes only the first (on a channel of its own) instead of one
+/// waiter per client racing the others. Use it when many clients contend
+/// and each should be served in turn, or a release should cost one wake-up
+/// whatever the waiters; a seldom contended lock is cheaper as a plain
 /// [`Lock`]. What the flavor changes in each method is on
-/// [`Fair`](flavor::Fair).
+/// [`Fair`](flavor::Fair); everything else is as for [`Lock`].
 ///
-/// It is stored as Redisson's `RFairLock`: the lock hash of a reentrant
-/// lock at the name, a list of waiting owners `redisson_lock_queue:{name}`,
-/// their deadlines `redisson_lock_timeout:{name}`, and each waiter's
-/// channel `redisson_lock__channel:{name}:<owner>`. Java services using
-/// `RFairLock` on the same name queue with Rust services using it here.
-/// A waiter first in line that stopped asking (its process died) is
-/// dropped from the queue once its deadline passes; see
-/// [`LockClientBuilder::fair_lock_wait_timeout`](crate::LockClientBuilder::fair_lock_wait_timeout).
+/// It is stored as Redisson's `RFairLock` (Java services queue with Rust
+/// ones): a reentrant lock's hash at the name, the waiting owners in
+/// `redisson_lock_queue:{name}`, their deadlines in
+/// `redisson_lock_timeout:{name}`, each waiter's channel
+/// `redisson_lock__channel:{name}:<owner>`. A waiter first in line that
+/// stopped asking (its process died) leaves the queue once its deadline
+/// passes
+/// ([`fair_lock_wait_timeout`](crate::LockClientBuilder::fair_lock_wait_timeout)).
 ///
-/// A release hands the lock directly to a redlua waiter first in line (it
-/// need not try again: the lock changes hands in one message), for at most
-/// the wait time, and the new holder extends the lease to its own at once.
-/// This adds one redlua key, `{name}:redlua_handoff`; Java waiters are
-/// woken as Redisson wakes them. The guide (`redlua::guide`, "Direct
-/// handoffs") says why the holder still knows first.
-///
-/// Everything else is as for [`Lock`]: a new holder per acquire, explicit
-/// re-entry, the watchdog, fencing tokens, replica-synced mode, exact
-/// cancellation, and the same [`LockGuard`].
+/// A release hands the lock directly to a redlua waiter first in line, in
+/// one message (the key `{name}:redlua_handoff`, for at most the wait
+/// time), and the new holder extends the lease to its own at once; Java
+/// waiters are woken as Redisson wakes them. The guide (`redlua::guide`,
+/// "Direct handoffs") says why the holder still knows first.
 ///
 /// ```no_run
 /// # async fn demo(client: redlua::LockClient) -> Result<(), redlua::Error> {
@@ -134,17 +125,6 @@ pub type ReadLock = Lock<flavor::Read>;
 /// a [`Lock`] of flavor [`Write`](flavor::Write).
 pub type WriteLock = Lock<flavor::Write>;
 
-impl<F: LockFlavor> Clone for Lock<F> {
-    fn clone(&self) -> Self {
-        Lock {
-            shared: self.shared.clone(),
-            kind: self.kind,
-            names: self.names.clone(),
-            flavor: PhantomData,
-        }
-    }
-}
-
 impl<F: LockFlavor> std::fmt::Debug for Lock<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct(F::NAME)
@@ -167,8 +147,7 @@ macro_rules! into_any {
 into_any!(Reentrant, Fair, Read, Write);
 
 impl<F: LockFlavor> Lock<F> {
-    /// The handle of `kind` for the lock `name`: where every handle is
-    /// made, and its kind chosen.
+    /// The handle of `kind` for the lock `name` (where a kind is chosen).
     pub(crate) fn new(shared: Arc<Shared>, name: &str, kind: Kind) -> Lock<F> {
         debug_assert!(F::admits(kind), "a {} handle made with {kind:?}", F::NAME);
         let names = match kind {
@@ -183,9 +162,8 @@ impl<F: LockFlavor> Lock<F> {
         }
     }
 
-    /// The same handle, its flavor chosen at run time: so that handles of
-    /// several flavors fit one variable (a `Vec`, a field). Every method
-    /// behaves as for the flavor it was made with.
+    /// The same handle, its flavor chosen at run time, so that handles of
+    /// several flavors fit one variable; it behaves as its flavor did.
     pub fn into_any(self) -> Lock<flavor::Any> {
         Lock {
             shared: self.shared,
@@ -223,30 +201,28 @@ impl<F: LockFlavor> Lock<F> {
         Ok(LockGuard::new(self.shared.clone(), hold))
     }
 
-    /// Acquires the lock as a new holder, waiting as long as it takes (a
-    /// fair lock's waiter, in its queue). The lease is the watchdog timeout, renewed by the watchdog until the
-    /// guard is released. Failures that leave the outcome unknown (a lost
-    /// reply, a dropped connection) are retried while waiting; others are
-    /// returned. In replica-synced mode (the default; see
-    /// [`SyncReplicas`](crate::SyncReplicas)) an acquire that too few
-    /// replicas acknowledged is undone and returned as
-    /// [`Error::NotReplicated`], as by every acquire and re-entry.
+    /// Acquires the lock as a new holder, waiting as long as it takes, with
+    /// the watchdog's lease, renewed until the guard is released. Failures
+    /// that leave the outcome unknown (a lost reply, a dropped connection)
+    /// are retried while waiting; others are returned. In replica-synced
+    /// mode (the default, [`SyncReplicas`](crate::SyncReplicas)) an acquire
+    /// or re-entry too few replicas acknowledged is undone:
+    /// [`Error::NotReplicated`].
     ///
     /// # Cancellation
     ///
-    /// Dropping the future gives up waiting and leaves nothing held: if an
-    /// acquire was under way, the client undoes exactly that acquire in the
-    /// background, as soon as Redis can be reached, if it took effect. A
-    /// fair lock's waiter leaves the queue in the background, waking the
-    /// next one if it was first and the lock is free.
+    /// Dropping the future leaves nothing held: an acquire under way is
+    /// undone in the background (exactly that one, once Redis answers) if
+    /// it took effect; a fair lock's waiter leaves the queue, waking the
+    /// next if it was first and the lock is free.
     pub async fn lock(&self) -> Result<LockGuard> {
         forever(self.name(), self.acquire(None, Wait::Forever)).await
     }
 
-    /// Acquires the lock with a fixed lease, waiting as long as it takes. No
-    /// watchdog: Redis frees the lock when the lease ends, released or not,
-    /// and the guard then reports it lost. A lease under 1 ms or beyond
-    /// Redis's range is [`Error::Config`], before anything is sent.
+    /// Acquires the lock with a fixed lease (no watchdog: Redis frees it
+    /// when the lease ends, and the guard says lost), waiting as long as it
+    /// takes. A lease under 1 ms or beyond Redis's range is
+    /// [`Error::Config`], before anything is sent.
     ///
     /// # Cancellation
     ///
@@ -255,11 +231,10 @@ impl<F: LockFlavor> Lock<F> {
         forever(self.name(), self.acquire(Some(lease), Wait::Forever)).await
     }
 
-    /// Acquires the lock if it is free, without waiting: `None` when it is
-    /// held (a fair lock: also when anyone waits for it; it never jumps the
-    /// queue, and never joins it). Watchdog lease. [`Error::Redis`] when Redis could not be
-    /// reached; a connection found closed (a server's idle timeout, a
-    /// proxy) is replaced and the attempt sent once more at once.
+    /// Acquires the lock if it is free, without waiting (watchdog lease):
+    /// `None` when it is held. [`Error::Redis`] when Redis could not be
+    /// reached; a connection found closed (an idle timeout) is replaced and
+    /// the attempt sent once more at once.
     ///
     /// # Cancellation
     ///
@@ -269,9 +244,8 @@ impl<F: LockFlavor> Lock<F> {
     }
 
     /// Acquires the lock, waiting at most `wait` (plus one round trip):
-    /// `None` when it could not be had in time (a fair lock's waiter has
-    /// then left the queue, in the background if Redis did not answer).
-    /// With `lease: None` the watchdog keeps it; with `Some(lease)` Redis frees it after `lease`.
+    /// `None` when it could not be had in time. With `lease: None` the
+    /// watchdog keeps it; with `Some(lease)` Redis frees it after `lease`.
     ///
     /// # Cancellation
     ///
@@ -285,14 +259,13 @@ impl<F: LockFlavor> Lock<F> {
     }
 
     /// Re-enters the lock for `owner` (from [`LockGuard::owner`]): one more
-    /// hold, with the watchdog's lease, without waiting. For the read side
-    /// of a read/write lock, the owner of a write hold may take a read hold
-    /// (a downgrade); the owner of a read hold asking for the write side
-    /// gets [`Error::Upgrade`].
+    /// hold, with the watchdog's lease, without waiting. A write hold's
+    /// owner may re-enter the read side (a downgrade); a read hold's owner
+    /// gets [`Error::Upgrade`] on the write side.
     ///
     /// Errors: [`Error::NotHeld`] when `owner` holds nothing of this lock,
-    /// [`Error::WrongType`] when the key holds something else (the owner's
-    /// hold count not a number, say; it is left untouched).
+    /// [`Error::WrongType`] when the key holds something else (left
+    /// untouched).
     ///
     /// # Cancellation
     ///
@@ -311,12 +284,11 @@ impl<F: LockFlavor> Lock<F> {
         self.reenter_for(owner, Some(lease)).await
     }
 
-    /// Breaks the lock whoever holds it (Redisson's `forceUnlock`), wakes
-    /// its waiters (a fair lock: the first of its queue) and advances its fencing token. Returns whether there was
-    /// a lock. The holders' guards say lost within a round trip
-    /// ([`LockGuard::is_lost`]; see "A hold taken away" there). A key that
-    /// holds something other
-    /// than a lock of this kind is left alone: [`Error::WrongType`].
+    /// Breaks the lock whoever holds it (Redisson's `forceUnlock`), wakes its
+    /// waiters and advances its fencing token: whether there was a lock.
+    /// The holders' guards say lost within a round trip
+    /// ([`LockGuard::is_lost`]). A key that holds something other than a
+    /// lock of this kind is left alone: [`Error::WrongType`].
     ///
     /// # Cancellation
     ///
@@ -359,8 +331,8 @@ impl<F: LockFlavor> Lock<F> {
         Ok(info)
     }
 
-    /// Whether anyone holds the lock. A key that holds something other
-    /// than a lock of this kind is [`Error::WrongType`].
+    /// Whether anyone holds the lock ([`Error::WrongType`] for a key that
+    /// is not a lock of this kind, as for the reads below).
     ///
     /// # Cancellation
     ///
@@ -370,8 +342,7 @@ impl<F: LockFlavor> Lock<F> {
     }
 
     /// The lock's remaining lease: `None` when it is not locked (or, set by
-    /// someone else, has no expiry). A key that holds something other than
-    /// a lock of this kind is [`Error::WrongType`].
+    /// someone else, has no expiry).
     ///
     /// # Cancellation
     ///

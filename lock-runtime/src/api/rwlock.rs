@@ -8,39 +8,31 @@ use std::sync::Arc;
 
 /// A read/write lock, made by
 /// [`LockClient::read_write_lock`](crate::LockClient::read_write_lock).
-/// Its two sides, [`ReadWriteLock::read`] and [`ReadWriteLock::write`], are
-/// [`Lock`](crate::Lock) handles ([`ReadLock`], [`WriteLock`]) with the
-/// whole lock API: waiting, leases, the watchdog,
-/// guards and their lost signal, force release, queries.
+/// Its sides, [`ReadWriteLock::read`] and [`ReadWriteLock::write`], are
+/// [`Lock`](crate::Lock)s ([`ReadLock`], [`WriteLock`]) with the whole lock
+/// API.
 ///
-/// - Many holders may hold the read lock at once; the write lock excludes
-///   readers and other writers. Each acquire is a new holder; re-entry is
-///   explicit ([`LockGuard::reenter`](crate::LockGuard::reenter),
-///   [`Lock::reenter`](crate::Lock::reenter)).
-/// - Downgrade: the owner of a write hold may take a read hold with
-///   `rw.read().reenter(write_guard.owner())`, then release the write hold,
-///   and keeps reading (other readers may then enter, and are woken).
-/// - Upgrade: the owner of read holds that asks to re-enter the write side
-///   gets [`Error::Upgrade`](crate::Error::Upgrade) at once (it would wait
-///   for itself forever; Redisson deadlocks there). A task that holds a
-///   read guard and calls `write().lock()` is a new writer: it waits for
-///   every reader, itself included — release the read guard first.
+/// - Many may hold the read side at once; the write side excludes readers
+///   and other writers. Each acquire is a new holder; re-entry is explicit.
+/// - Downgrade: a write hold's owner may take a read hold with
+///   `rw.read().reenter(write_guard.owner())`, release the write hold, and
+///   keep reading (other readers may then enter, and are woken).
+/// - Upgrade: a read hold's owner re-entering the write side gets
+///   [`Error::Upgrade`](crate::Error::Upgrade) at once (Redisson deadlocks
+///   there). A task holding a read guard that calls `write().lock()` is a
+///   new writer, waiting for every reader, itself included.
 /// - Every release that can let someone in wakes the waiters.
-/// - Each read hold has its own timeout key, renewed by the watchdog for
-///   its owner only: a reader that died stops blocking writers when its
-///   lease ends.
+/// - Each read hold has its own timeout key, renewed for its owner only: a
+///   dead reader stops blocking writers when its lease ends.
 ///
-/// **Writer starvation.** By default (Redisson's behaviour) readers enter
-/// whenever no writer holds the lock, so a steady stream of overlapping
-/// readers can keep a writer waiting forever.
-/// [`ReadWriteLock::writer_preferring`] makes a waiting writer leave a mark
-/// (`{name}:redlua_writer_waiting`) that new readers wait behind: the writer
-/// gets in once the current readers are done. The writer renews the mark
-/// every second while it waits and takes it away when it stops waiting; a
-/// writer that dies while waiting holds readers back for at most 3 s.
-/// Readers of services that do not honour the mark (Redisson's, or
-/// redlua's without this option) still enter. `try_lock` on the write side
-/// leaves no mark.
+/// **Writer starvation.** By default (as Redisson) readers enter whenever
+/// no writer holds the lock, so overlapping readers can keep a writer
+/// waiting forever. [`ReadWriteLock::writer_preferring`] makes a waiting
+/// writer leave a mark (`{name}:redlua_writer_waiting`, renewed every
+/// second, gone when it stops waiting, at most 3 s after it died) that new
+/// readers wait behind. Readers that do not honour it (Redisson's, or
+/// without this option) still enter; the write side's `try_lock` leaves no
+/// mark.
 ///
 /// The layout is Redisson's: a hash at the name with `mode` = `read` |
 /// `write`, readers as `<owner>` = hold count, the writer as

@@ -2,7 +2,7 @@
 //! stored as Redisson's `RSemaphore` (`permits.rs` takes and changes them).
 
 use crate::api::client::LockClient;
-use crate::api::handle::{Named, at_most, forever};
+use crate::api::handle::{Named, at_most, forever, named_handle};
 use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Result};
 use crate::holds::acquire::Wait;
@@ -24,34 +24,30 @@ pub const MAX_PERMITS: u64 = (1 << 53) - 1;
 ///
 /// # What it is
 ///
-/// A counter of permits in Redis, stored as Redisson's `RSemaphore` stores
-/// it: a string at the name, the number of permits available, and the
-/// channel `redisson_sc:{name}`, on which every change that leaves permits
-/// publishes how many there are. Java services using Redisson's
-/// `RSemaphore` of the same name share the permits with Rust services
-/// using this handle, and each wakes the other's waiters.
+/// A counter of permits stored as Redisson's `RSemaphore`: a string at the
+/// name, the permits available, and the channel `redisson_sc:{name}`, on
+/// which every change that leaves permits publishes how many. Java services
+/// using `RSemaphore` of the same name share the permits, and each wakes
+/// the other's waiters.
 ///
-/// The permits are owned by no one. An acquire takes them from the counter,
-/// a [`release`](Semaphore::release) puts permits back, whoever calls it:
-/// nothing ties a release to an acquire, and nothing gives back the permits
-/// of a process that died holding them. The counter has no expiry (it is
-/// the pool itself, as in Redisson); the count is exactly what callers
-/// made it. For permits that are given back when their holder dies, use a
-/// leased semaphore.
+/// The permits are owned by no one: an acquire takes them, a
+/// [`release`](Semaphore::release) puts permits back, whoever calls it, and
+/// nothing gives back those of a process that died holding them (use a
+/// [`LeasedSemaphore`](crate::LeasedSemaphore) for that). The counter has
+/// no expiry; the count is exactly what callers made it.
 ///
-/// What redlua adds to Redisson's semantics, without changing its layout:
+/// What redlua adds to Redisson's semantics, in its layout:
 /// - **Exact acquires.** A dropped or failed acquire never takes permits:
-///   if its try may have taken effect, the client gives back exactly what
-///   that try took, in the background (see `Cancellation` on each method).
-/// - **Exact changes.** A release, `add_permits` or `set_permits` whose
-///   reply was lost is retried, and takes effect once.
-/// - **Bad input fails first.** Zero permits to take or give, or more than
+///   what a try may have taken is given back exactly, in the background.
+/// - **Exact changes.** A release or change of the permits whose reply was
+///   lost is retried, and takes effect once.
+/// - **Bad input fails first.** Zero permits, or more than
 ///   [`MAX_PERMITS`], is [`Error::InvalidPermits`] before anything is sent;
-///   a key that is not a semaphore is [`Error::WrongType`] and left alone.
+///   a key that is not a semaphore is [`Error::WrongType`], left alone.
 ///
-/// It cannot refuse an acquire of more permits than the pool ever had: the
-/// pool's size is not stored (Redisson's layout keeps only the count), so
-/// such an acquire waits until someone adds permits.
+/// The pool's size is not stored (Redisson's layout keeps only the count),
+/// so an acquire of more permits than it ever had waits until someone adds
+/// permits.
 ///
 /// ```no_run
 /// # async fn demo(client: redlua::LockClient) -> Result<(), redlua::Error> {
@@ -68,19 +64,11 @@ pub struct Semaphore {
     names: Named<CountedNames>,
 }
 
-impl std::fmt::Debug for Semaphore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Semaphore")
-            .field("name", &self.name())
-            .finish_non_exhaustive()
-    }
-}
+named_handle!(Semaphore);
 
 impl LockClient {
     /// A handle to the semaphore `name` (Redisson's `RSemaphore`): permits
-    /// owned by no one. See [`Semaphore`]. Nothing is sent to Redis until
-    /// it is used; an invalid name makes every operation fail with
-    /// [`Error::InvalidName`].
+    /// owned by no one. See [`Semaphore`].
     pub fn semaphore(&self, name: &str) -> Semaphore {
         Semaphore {
             shared: self.shared.clone(),
@@ -90,11 +78,6 @@ impl LockClient {
 }
 
 impl Semaphore {
-    /// The semaphore's name (its Redis key).
-    pub fn name(&self) -> &str {
-        self.names.name()
-    }
-
     /// Checks a number of permits to take or give: 1 to [`MAX_PERMITS`].
     fn checked(&self, permits: u64) -> Result<u64> {
         if permits == 0 || permits > MAX_PERMITS {
@@ -122,33 +105,27 @@ impl Semaphore {
     }
 
     /// Takes `permits` if that many are available, without waiting: whether
-    /// it took them. A connection found closed is replaced and the try sent
-    /// once more at once. In replica-synced mode (see
-    /// [`SyncReplicas`](crate::SyncReplicas)) an acquire that too few
-    /// replicas acknowledged is given back and returned as
-    /// [`Error::NotReplicated`].
+    /// it took them. In replica-synced mode an acquire too few replicas
+    /// acknowledged is given back: [`Error::NotReplicated`].
     ///
     /// # Cancellation
     ///
-    /// Dropping the future takes nothing: if a try was under way, the
-    /// client gives back exactly what that try took, in the background, as
-    /// soon as Redis answers (within 30 s: the attempt's record lives that
-    /// long).
+    /// Dropping the future takes nothing: what a try under way took is
+    /// given back exactly, in the background, once Redis answers (within
+    /// 30 s: the attempt's record lives that long).
     pub async fn try_acquire(&self, permits: u64) -> Result<bool> {
         self.take(permits, Wait::No).await
     }
 
-    /// Takes `permits`, waiting as long as it takes. Waiters are woken
-    /// through the semaphore's channel when permits are added or given
-    /// back, and try again at least every 5 s whatever happens to pub/sub.
+    /// Takes `permits`, waiting as long as it takes: woken through the
+    /// channel when permits come back, trying again at least every 5 s.
     /// Failures that leave the outcome unknown are retried while waiting.
     ///
     /// # Cancellation
     ///
     /// Dropping the future takes nothing, as for
-    /// [`try_acquire`](Semaphore::try_acquire). A waiter that was woken and
-    /// dropped before it tried passes the wake-up on to another waiter of
-    /// this client.
+    /// [`try_acquire`](Semaphore::try_acquire); a waiter woken and dropped
+    /// before it tried passes the wake-up on.
     pub async fn acquire(&self, permits: u64) -> Result<()> {
         let taken = self.take(permits, Wait::Forever);
         forever(self.name(), async { Ok(taken.await?.then_some(())) }).await
@@ -165,15 +142,10 @@ impl Semaphore {
         self.take(permits, at_most(wait)).await
     }
 
-    async fn change(&self, change: SemaphoreChange, permits: i64) -> Result<(bool, i64)> {
-        change_pool(&self.shared, self.names.get()?, change, permits).await
-    }
-
-    /// Gives `permits` back (whoever took them: they are nobody's), wakes
-    /// waiters, and returns the permits available after. A reply lost is
-    /// retried; the release takes effect once. In replica-synced mode, a
-    /// release that too few replicas acknowledged is
-    /// [`Error::ReleaseNotReplicated`] (it took effect on the primary).
+    /// Gives `permits` back (whoever took them), wakes waiters, and returns
+    /// the permits available after; once, though a lost reply is retried.
+    /// In replica-synced mode a release too few replicas acknowledged is
+    /// [`Error::ReleaseNotReplicated`] (done on the primary).
     ///
     /// # Cancellation
     ///
@@ -183,36 +155,32 @@ impl Semaphore {
         let permits = self.checked(permits)?;
         let span = telemetry::release_permits_span(self.name(), telemetry::SEMAPHORE, permits);
         let permits = i64::try_from(permits).unwrap_or(i64::MAX);
-        let change = self.change(SemaphoreChange::Release, permits);
+        let change = change_pool(&self.shared, &self.names, SemaphoreChange::Release, permits);
         Ok(change.instrument(span).await?.1)
     }
 
-    /// Adds `permits` to the pool (a negative number takes them away,
-    /// which may leave fewer than zero available: acquires then wait until
-    /// enough are given back). Returns the permits available after; wakes
-    /// waiters when some are available. Takes effect once.
+    /// Adds `permits` to the pool (negative: takes them away, possibly
+    /// below zero, and acquires wait until enough come back), once, and
+    /// returns the permits available after; wakes waiters if any are.
     ///
     /// # Cancellation
     ///
     /// If the future is dropped, the permits may or may not have been added
     /// (at most once).
     pub async fn add_permits(&self, permits: i64) -> Result<i64> {
-        let permits = addable(self.name(), permits)?;
-        Ok(self.change(SemaphoreChange::Add, permits).await?.1)
+        add_to_pool(&self.shared, &self.names, permits).await
     }
 
-    /// Sets the permits available to `permits`, whatever they were, and
-    /// wakes waiters. Permits taken before and released after count on top
-    /// of it: the pool has no owner list to adjust (Redisson's semantics).
-    /// Takes effect once.
+    /// Sets the permits available to `permits`, whatever they were, once,
+    /// and wakes waiters. Permits taken before and released after count on
+    /// top of it (Redisson's semantics: no owner list to adjust).
     ///
     /// # Cancellation
     ///
     /// If the future is dropped, the permits may or may not have been set.
     pub async fn set_permits(&self, permits: u64) -> Result<()> {
-        let permits = settable(self.name(), permits)?;
-        self.change(SemaphoreChange::Set, permits).await?;
-        Ok(())
+        let set = set_pool(&self.shared, &self.names, SemaphoreChange::Set, permits);
+        set.await.map(drop)
     }
 
     /// Sets the permits available to `permits` if the semaphore does not
@@ -223,8 +191,7 @@ impl Semaphore {
     ///
     /// If the future is dropped, the permits may or may not have been set.
     pub async fn try_set_permits(&self, permits: u64) -> Result<bool> {
-        let permits = settable(self.name(), permits)?;
-        Ok(self.change(SemaphoreChange::TrySet, permits).await?.0)
+        set_pool(&self.shared, &self.names, SemaphoreChange::TrySet, permits).await
     }
 
     /// The permits available now (0 when the semaphore does not exist;
@@ -240,16 +207,15 @@ impl Semaphore {
     }
 }
 
-/// Reads the integer at `key` (0 when absent): [`Error::WrongType`] for a
-/// key of another type, or a string that is not an integer.
 /// Changes a semaphore's pool (a release, an addition, setting it) once,
 /// through a request latch: `(whether it changed, the number after)`.
-pub(crate) async fn change_pool(
+async fn change_pool(
     shared: &Arc<Shared>,
-    names: &CountedNames,
+    names: &Named<CountedNames>,
     change: SemaphoreChange,
     permits: i64,
 ) -> Result<(bool, i64)> {
+    let names = names.get()?;
     let config = &shared.config;
     let changed: Changed = change_once(shared, names, |latch| {
         ChangeSemaphore {
@@ -268,29 +234,44 @@ pub(crate) async fn change_pool(
     Ok((changed.changed, changed.value))
 }
 
-/// Checks the size a pool is set to: 0 to [`MAX_PERMITS`].
-pub(crate) fn settable(name: &str, permits: u64) -> Result<i64> {
+/// Sets a pool (`change`: `Set`, `TrySet` or `SetTotal`) to 0 to
+/// [`MAX_PERMITS`] permits: whether it set them.
+pub(crate) async fn set_pool(
+    shared: &Arc<Shared>,
+    names: &Named<CountedNames>,
+    change: SemaphoreChange,
+    permits: u64,
+) -> Result<bool> {
     if permits > MAX_PERMITS {
         return Err(Error::InvalidPermits {
-            name: name.to_string(),
+            name: names.name().to_string(),
             reason: format!("{permits} permits: set 0 to {MAX_PERMITS}"),
         });
     }
-    Ok(i64::try_from(permits).unwrap_or(i64::MAX))
+    let permits = i64::try_from(permits).unwrap_or(i64::MAX);
+    Ok(change_pool(shared, names, change, permits).await?.0)
 }
 
-/// Checks a number of permits added to (or, negative, removed from) a pool:
-/// 1 to [`MAX_PERMITS`] either way.
-pub(crate) fn addable(name: &str, permits: i64) -> Result<i64> {
+/// Adds 1 to [`MAX_PERMITS`] permits to a pool, or (negative) removes
+/// them: the permits available after.
+pub(crate) async fn add_to_pool(
+    shared: &Arc<Shared>,
+    names: &Named<CountedNames>,
+    permits: i64,
+) -> Result<i64> {
     if permits == 0 || permits.unsigned_abs() > MAX_PERMITS {
         return Err(Error::InvalidPermits {
-            name: name.to_string(),
+            name: names.name().to_string(),
             reason: format!("{permits} permits: add or remove 1 to {MAX_PERMITS}"),
         });
     }
-    Ok(permits)
+    Ok(change_pool(shared, names, SemaphoreChange::Add, permits)
+        .await?
+        .1)
 }
 
+/// Reads the integer at `key` (0 when absent): [`Error::WrongType`] for a
+/// key of another type, or a string that is not an integer.
 pub(crate) async fn read_number(shared: &Shared, key: &str) -> Result<i64> {
     let mut con = shared.con.clone();
     let value: Option<String> = redis::cmd("GET")

@@ -1,8 +1,7 @@
 //! Where the client's side connections (the pub/sub hub's, the loss
-//! watch's) go ([`Nodes`]), and the nodes of a Redis Cluster as they see
-//! them: which primary owns which slots (read with `CLUSTER SLOTS` through
-//! the command connection), and the settings of a connection of one's own
-//! to one node.
+//! watch's) go ([`Nodes`]): on a cluster, the primary that owns a slot
+//! (`CLUSTER SLOTS`, read through the command connection), reached with
+//! the client's settings.
 //!
 //! Invariants:
 //! - a client has one slot map, which the hub and the loss watch share:
@@ -14,12 +13,13 @@
 
 use crate::base::names::slot;
 use crate::transport::connection::Connection;
+use crate::transport::locked;
 use crate::transport::sentinel::Sentinels;
 use crate::transport::tls::with_addr;
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, ConnectionAddr, ConnectionInfo, ErrorKind, ProtocolVersion};
 use redis::{RedisError, RedisResult, Value};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
 /// The node key of a single server's (or Sentinel master's) side
@@ -77,8 +77,7 @@ impl Nodes {
     }
 
     /// A RESP3 connection (made with `config`) to `node`: the server, the
-    /// master the sentinels name, or the cluster node at `node`
-    /// (`host:port`, database 0).
+    /// master the sentinels name, or the cluster node (database 0).
     pub(crate) async fn connect_resp3(
         &self,
         node: &str,
@@ -231,29 +230,25 @@ impl ClusterNodes {
 
     /// The slot map, if known.
     fn known(&self) -> Option<Arc<Vec<SlotOwner>>> {
-        self.slots
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        locked(&self.slots).clone()
     }
 
     /// Reads the slot map, and keeps it.
     pub(crate) async fn read(&self) -> RedisResult<Arc<Vec<SlotOwner>>> {
         let map = Arc::new(read_slots(&self.con, &self.template).await?);
-        *self.slots.lock().unwrap_or_else(PoisonError::into_inner) = Some(map.clone());
+        *locked(&self.slots) = Some(map.clone());
         Ok(map)
     }
 
-    /// Forgets the slot map: it is read again before the next subscribe
-    /// (or the loss watch's next read).
+    /// Forgets the slot map: it is read again when next needed.
     pub(crate) fn forget_slots(&self) {
-        *self.slots.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        *locked(&self.slots) = None;
     }
 
-    /// Learns from a failed subscribe: a `MOVED` names the slot's new
-    /// owner; anything else makes the map be read again.
+    /// Learns from a failed subscribe: a `MOVED` names the slot's owner;
+    /// anything else forgets the map.
     pub(crate) fn failed(&self, error: &RedisError) {
-        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut slots = locked(&self.slots);
         match (error.redirect_node(), slots.as_ref()) {
             (Some((addr, slot)), Some(map)) if error.code() == Some("MOVED") => {
                 let mut moved = vec![SlotOwner {

@@ -1,22 +1,18 @@
 //! The command connection a [`LockClient`](crate::LockClient) sends its
 //! scripts on, and how it heals.
 //!
-//! The client's own connection is a multiplexed connection that is replaced
-//! whenever a command fails in a way that leaves it in doubt: an I/O error,
-//! a dropped connection, or a reply that did not come within the response
-//! timeout (a connection that went silent). Opening it is bounded by the
-//! connect timeout. The next command after a failure opens a new one.
-//!
-//! On Redis Cluster the connection is redis-rs's cluster connection, which
-//! routes each script by its first key (every key of one lock shares its
-//! slot), follows `MOVED`/`ASK`, and reconnects to a node whose connection
-//! dropped. It does not learn of a failover from a primary that went
-//! silent (it retries the silent node), so the client's own cluster
-//! connection is replaced too after a reply that did not come: the new one
-//! reads the topology afresh.
+//! Invariants: the client's own connection (to one server, a Sentinel
+//! master or a cluster) is dropped after a failure that leaves it in doubt
+//! (an I/O error, a dropped connection, a reply past the response timeout),
+//! and the next request opens a new one within the connect timeout; a
+//! failure of one connection of a family (the client's and the watchdog's)
+//! replaces its siblings too. redis-rs's cluster connection follows
+//! `MOVED`/`ASK` and reconnects dropped nodes but keeps retrying a silent
+//! one, so the client's own is replaced too, reading the topology afresh.
 
 use crate::base::config::Timeouts;
 use crate::base::error::{Failure, classify};
+use crate::transport::locked;
 use crate::transport::sentinel::Sentinels;
 use redis::aio::{ConnectionLike, ConnectionManager, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
@@ -29,20 +25,16 @@ use tokio::sync::Mutex;
 
 /// A multiplexed redis-rs connection for the lock client's commands.
 ///
-/// [`LockClient::connect`](crate::LockClient::connect) makes its own, which
-/// heals: it is replaced after an I/O error or a reply that did not come
-/// within the response timeout. You may give a client a
-/// [`ConnectionManager`] or a [`MultiplexedConnection`] of your own instead
-/// ([`LockClientBuilder::connection`](crate::LockClientBuilder::connection));
-/// those recover only as redis-rs makes them (a `MultiplexedConnection`
-/// never reconnects). On Redis Cluster it is a redis-rs
-/// [`ClusterConnection`]: [`LockClient::cluster`](crate::LockClient::cluster)
-/// makes its own, replaced (and so the cluster's topology read afresh) after
-/// a reply that did not come within the response timeout, as a primary that
-/// hangs until its replica takes over would leave it; one given with
-/// [`LockClientBuilder::connection`](crate::LockClientBuilder::connection)
-/// recovers only as redis-rs makes it (it follows `MOVED`/`ASK` and
-/// reconnects dropped nodes, but keeps retrying a silent one).
+/// The client's own ([`LockClient::connect`](crate::LockClient::connect),
+/// [`LockClient::cluster`](crate::LockClient::cluster)) heals: it is
+/// replaced after an I/O error or a reply that did not come within the
+/// response timeout (on a cluster, the new one reads the topology afresh,
+/// past a primary that hangs until its replica takes over). A
+/// [`ConnectionManager`], [`MultiplexedConnection`] or [`ClusterConnection`]
+/// of your own
+/// ([`LockClientBuilder::connection`](crate::LockClientBuilder::connection))
+/// recovers only as redis-rs makes it: a `MultiplexedConnection` never
+/// reconnects, a `ClusterConnection` keeps retrying a silent node.
 ///
 /// ```no_run
 /// # async fn demo() -> redlua::redis::RedisResult<()> {
@@ -67,20 +59,17 @@ enum Inner {
     HealingCluster(Arc<HealingCluster>),
 }
 
-/// The client's own cluster connection: one at a time, replaced after a
-/// failure that leaves it in doubt.
+/// The client's own cluster connection, healing.
 struct HealingCluster {
     client: redis::cluster::ClusterClient,
-    /// How long making a connection may take: connecting to the seed nodes
-    /// (each within the connect timeout, at once), then reading the slots
-    /// from one of them (each within the response timeout; a silent node
-    /// costs one).
+    /// How long making a connection may take: the seeds (each within the
+    /// connect timeout, at once), then the slots (within the response
+    /// timeout per node asked; a silent node costs one).
     connect_timeout: Duration,
     current: Current<ClusterConnection>,
 }
 
-/// The client's own connection: one multiplexed connection at a time,
-/// replaced after a failure.
+/// The client's own connection to one server (or Sentinel master), healing.
 struct Healing {
     source: Source,
     /// For a Sentinel source: the generation of the master the current
@@ -88,8 +77,7 @@ struct Healing {
     generation: AtomicU64,
     timeouts: Timeouts,
     /// How long a pipeline that ends with a `WAIT` may take: the response
-    /// timeout plus the sync timeout (the `WAIT` blocks the connection
-    /// that long when too few replicas acknowledge).
+    /// timeout plus the sync timeout.
     synced_timeout: Duration,
     current: Current<MultiplexedConnection>,
 }
@@ -101,23 +89,20 @@ struct Healing {
 pub(crate) enum Deadline {
     /// Plain commands: the response timeout.
     Response,
-    /// A lock script and its `WAIT`: on the client's own connection to one
-    /// server (or a Sentinel master), the response timeout plus the sync
-    /// timeout. The client's own cluster connection has that for every
-    /// request (redis-rs has one response timeout per cluster client); a
-    /// connection given by the user keeps its own.
+    /// A lock script and its `WAIT`: on the client's own connection, the
+    /// response timeout plus the sync timeout (its cluster connection has
+    /// that for every request; a connection of the user's keeps its own).
     Synced,
 }
 
 /// Which connection a reply came on, as far as the client can tell: it
-/// changes when the client's own connection is replaced (after a failure,
-/// or a Sentinel failover). A connection given by the user keeps one.
+/// changes when the client's own connection is replaced (a failure, a
+/// Sentinel failover).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Epoch {
     /// Changes of master seen by the sentinels' watcher (0 elsewhere).
     master: u64,
-    /// Failures that replaced a connection of the family (the client's and
-    /// the watchdog's connections to one place), so far.
+    /// Failures that replaced a connection of the family, so far.
     failures: u64,
 }
 
@@ -140,8 +125,7 @@ impl Source {
     }
 }
 
-/// The current connection of a healing connection, and its number: opened
-/// when first needed, dropped after a failure that leaves it in doubt.
+/// The current connection of a healing connection, and its number.
 struct Current<C> {
     /// The connection, its number, and the family's failures when it was
     /// opened (never held across an `.await`: every request reads it).
@@ -151,10 +135,9 @@ struct Current<C> {
     /// How many connections were opened (the next one's number).
     opened: AtomicU64,
     /// Failures seen by this connection and its siblings (the client's and
-    /// the watchdog's connections to one place): a failure of one makes
-    /// the others connect afresh too, before their next request, instead of
-    /// each finding out with a timeout of its own (a hung primary, a
-    /// failover: the watchdog's connection usually finds out first).
+    /// the watchdog's to one place): a failure of one makes the others
+    /// connect afresh before their next request, instead of each finding
+    /// out with a timeout of its own (a hung primary, a failover).
     family: Arc<AtomicU64>,
 }
 
@@ -169,10 +152,6 @@ struct Opened<C> {
 }
 
 impl<C: Clone> Current<C> {
-    fn new() -> Self {
-        Current::in_family(Arc::default())
-    }
-
     /// A new one, in the same family.
     fn sibling(&self) -> Self {
         Current::in_family(self.family.clone())
@@ -207,16 +186,12 @@ impl<C: Clone> Current<C> {
             return Ok(current);
         }
         let failures = self.family.load(Ordering::SeqCst);
-        let con = match tokio::time::timeout(timeout, connect()).await {
-            Ok(con) => con?,
-            Err(_) => {
-                return Err(RedisError::from((
-                    ErrorKind::Io,
-                    timed_out,
-                    format!("no connection within {timeout:?}"),
-                )));
-            }
-        };
+        let con = tokio::time::timeout(timeout, connect())
+            .await
+            .map_err(|_| {
+                let within = format!("no connection within {timeout:?}");
+                RedisError::from((ErrorKind::Io, timed_out, within))
+            })??;
         let number = self.opened.fetch_add(1, Ordering::Relaxed);
         crate::observability::telemetry::connection_opened(number);
         *self.slot() = Some(Opened {
@@ -229,15 +204,9 @@ impl<C: Clone> Current<C> {
     }
 
     /// The current connection, unless there is none or a failure of the
-    /// family came after it was opened.
+    /// family came after it was opened (as [`Current::with_valid`]).
     fn valid(&self) -> Option<(u64, C)> {
         self.with_valid(|opened| (opened.number, opened.con.clone()))
-    }
-
-    /// When the current connection was opened, unless there is none or a
-    /// failure of the family came after it was opened.
-    fn opened_at(&self) -> Option<Instant> {
-        self.with_valid(|opened| opened.at)
     }
 
     /// `read` of the current connection, unless there is none or a failure
@@ -253,16 +222,11 @@ impl<C: Clone> Current<C> {
     /// The slot (a poisoned lock is still usable: it is only ever
     /// replaced whole).
     fn slot(&self) -> std::sync::MutexGuard<'_, Option<Opened<C>>> {
-        self.slot.lock().unwrap_or_else(|e| e.into_inner())
+        locked(&self.slot)
     }
 
-    /// Drops the current connection, whatever it is.
-    fn clear(&self) {
-        *self.slot() = None;
-    }
-
-    /// Drops the current connection, and makes its siblings connect afresh
-    /// too: it goes to a node that is no longer the one it was meant for.
+    /// Drops the current connection (it goes to a node that is no longer
+    /// the one meant), and makes its siblings connect afresh too.
     fn discard(&self) {
         let mut current = self.slot();
         if current.take().is_some() {
@@ -358,11 +322,9 @@ impl Connection {
         matches!(self.0, Inner::Cluster(_) | Inner::HealingCluster(_))
     }
 
-    /// The client's own healing connection to the cluster of `client`,
-    /// whose response timeout is `response_timeout` (redis-rs has one for
-    /// every request of a cluster client: in replica-synced mode, the
-    /// response timeout plus the sync timeout); connects once now, so that
-    /// a cluster out of reach fails here.
+    /// The client's own healing connection to the cluster of `client`
+    /// (built with `response_timeout`, for every request); connects once
+    /// now, so that a cluster out of reach fails here.
     pub(crate) async fn healing_cluster(
         client: redis::cluster::ClusterClient,
         connect_timeout: Duration,
@@ -371,7 +333,7 @@ impl Connection {
         let healing = Arc::new(HealingCluster {
             client,
             connect_timeout: connect_timeout.saturating_add(response_timeout.saturating_mul(2)),
-            current: Current::new(),
+            current: Current::in_family(Arc::default()),
         });
         healing.get().await?;
         Ok(Connection(Inner::HealingCluster(healing)))
@@ -391,18 +353,17 @@ impl Connection {
             source,
             timeouts,
             synced_timeout: timeouts.response.saturating_add(sync_timeout),
-            current: Current::new(),
+            current: Current::in_family(Arc::default()),
         });
         healing.get().await?;
         Ok(Connection(Inner::Healing(healing)))
     }
 
-    /// Another connection of the same kind to the same place, with the same
-    /// settings, that heals on its own (opened when first used): the
-    /// watchdog's, so that renewals never queue behind the client's other
-    /// commands (a flood of acquires, a `WAIT` held up by a slow replica, a
-    /// blocking command of the user's). A connection given by the user
-    /// cannot be copied: its sibling is itself.
+    /// Another connection like this one, healing on its own (opened when
+    /// first used): the watchdog's, so that renewals never queue behind
+    /// the client's other commands (a flood of acquires, a slow `WAIT`, a
+    /// blocking command of the user's). A connection of the user's cannot
+    /// be copied: its sibling is itself.
     pub(crate) fn sibling(&self) -> Connection {
         match &self.0 {
             Inner::Healing(healing) => Connection(Inner::Healing(Arc::new(Healing {
@@ -422,9 +383,7 @@ impl Connection {
             Inner::Manager(_) | Inner::Multiplexed(_) | Inner::Cluster(_) => self.clone(),
         }
     }
-}
 
-impl Connection {
     /// Sends `pipeline` as one batch on one connection: on a cluster, to the
     /// primary that owns `slot` (whatever its commands are: a lone `WAIT`
     /// would go to every primary), elsewhere to the one server. Replies to
@@ -501,22 +460,25 @@ impl Connection {
     /// it is still to be opened, or for a connection given by the user or
     /// a cluster connection (not known).
     pub(crate) fn opened_at(&self) -> Option<Instant> {
-        match &self.0 {
-            Inner::Healing(healing) => healing.opened_at(),
-            _ => None,
+        let Inner::Healing(healing) = &self.0 else {
+            return None;
+        };
+        // A master changed since: replaced before the next request.
+        if let Source::Sentinel(sentinels) = &healing.source
+            && healing.generation.load(Ordering::SeqCst) != sentinels.generation()
+        {
+            return None;
         }
+        healing.current.with_valid(|opened| opened.at)
     }
 
-    /// Makes the next request to the primary of `key`'s slot find that
-    /// primary afresh, after a node it was routed to answered that it is a
-    /// replica (a failover the client had not caught up with): the
-    /// client's own cluster connection is replaced (the new one reads the
-    /// slots again), a cluster connection given by the user is sent a
-    /// keyed command that the replica redirects (redis-rs then reads the
-    /// slots again), and the client's own connection to a Sentinel master
-    /// is replaced (the sentinels are asked again). `false` where nothing
-    /// can be found afresh: a connection to one server (the client's own is
-    /// replaced all the same, so that a host name is resolved again).
+    /// Makes the next request to the primary of `key`'s slot find it afresh,
+    /// after a replica answered for it (a failover not caught up with): the
+    /// client's own connection is replaced (the new one reads the slots, or
+    /// asks the sentinels, or resolves the host name again); a cluster
+    /// connection of the user's is sent a keyed command that the replica
+    /// redirects (redis-rs then reads the slots). `false` where nothing can
+    /// be found afresh: a connection to one server.
     pub(crate) async fn refresh_topology(&mut self, key: &str) -> bool {
         match &mut self.0 {
             Inner::HealingCluster(healing) => {
@@ -528,9 +490,7 @@ impl Connection {
                 true
             }
             Inner::Healing(healing) => {
-                // A new connection asks the sentinels again, or resolves
-                // the server's host name again (a managed service's
-                // endpoint that moved to the new primary).
+                // A managed service's host name may have moved.
                 healing.current.discard();
                 matches!(healing.source, Source::Sentinel(_))
             }
@@ -538,10 +498,8 @@ impl Connection {
         }
     }
 
-    /// Drops the client's own connection after a reply that puts it in
-    /// doubt inside a pipeline (a write refused with `READONLY` by a
-    /// primary that was demoted): the next request opens a new one. Nothing
-    /// for a connection given by the user.
+    /// Drops the client's own connection after a reply inside a pipeline
+    /// that puts it in doubt (`READONLY` from a demoted primary).
     pub(crate) fn discard(&self) {
         match &self.0 {
             Inner::Healing(healing) => healing.current.discard(),
@@ -550,14 +508,11 @@ impl Connection {
         }
     }
 
-    /// Whether the node the next request goes to is still the primary of
-    /// its service, as far as can be asked: for the client's own
-    /// connection to a Sentinel master, the sentinels are asked now, and
-    /// the answer is `false` if they name another master than the one the
-    /// connection was opened to (a master that was replaced goes on taking
-    /// writes until the sentinels demote it, seconds later). `true` for
-    /// every other connection (a cluster node answers for itself). Fails
-    /// when no sentinel answers.
+    /// Whether the node the next request goes to is still its service's
+    /// primary: for the client's own connection to a Sentinel master, the
+    /// sentinels are asked now (a replaced master takes writes until they
+    /// demote it, seconds later), failing when none answers; `true` for
+    /// every other connection (a cluster node answers for itself).
     pub(crate) async fn confirm_primary(&self) -> RedisResult<bool> {
         match &self.0 {
             Inner::Healing(healing) => match &healing.source {
@@ -583,18 +538,6 @@ impl Connection {
 }
 
 impl Healing {
-    /// When the current connection was opened: `None` if there is none, or
-    /// if it is to be replaced before the next request (a failure of the
-    /// family, a Sentinel master changed since).
-    fn opened_at(&self) -> Option<Instant> {
-        if let Source::Sentinel(sentinels) = &self.source
-            && self.generation.load(Ordering::SeqCst) != sentinels.generation()
-        {
-            return None;
-        }
-        self.current.opened_at()
-    }
-
     /// The current connection, opening one if there is none (or, for a
     /// Sentinel source, if the master changed since it was opened).
     async fn get(&self) -> RedisResult<(u64, MultiplexedConnection)> {
@@ -602,7 +545,7 @@ impl Healing {
             let generation = sentinels.generation();
             if self.generation.swap(generation, Ordering::SeqCst) != generation {
                 tracing::debug!(target: crate::observability::targets::CONNECTION, "the master changed; replacing the connection");
-                self.current.clear();
+                *self.current.slot() = None;
             }
         }
         self.current

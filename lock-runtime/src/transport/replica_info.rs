@@ -1,42 +1,32 @@
 //! The replica counts synced writes go by: what `INFO` said about a
 //! primary, when, and on which connection.
 //!
-//! One count at a time: the tasks that need a count while one is being
-//! asked wait for its answer instead of each sending an `INFO` of their own.
-//! A task that waits is cancellation-safe: the asking task holds a lock
-//! that dropping it releases, and the next waiter then asks. When the
-//! `INFO` fails, the tasks that waited for it ask on their own, at once
-//! (not one after another: a silent server would make each wait a whole
-//! response timeout behind the last), and the next task that needs a
-//! count asks again.
+//! One count at a time: tasks that need a count while one is asked wait
+//! for its answer (cancellation-safe: the asker holds a lock its drop
+//! releases, and the next waiter asks). When the `INFO` fails, those that
+//! waited ask on their own at once (not one after another: a silent server
+//! would cost each a whole response timeout), and the next task asks again.
 //!
-//! The clients of one process whose own connections go to the same server
-//! share their counts, kept under the server's address: each client
-//! counting for itself would ask the same server the same question. A count
-//! is used only on a connection that was open when the count was asked, to
-//! the same address: two connections open to one IP address (or Unix
-//! socket) at the same moment reach the same server, and a server that is
-//! restarted or replaced drops its connections, which their clients then
-//! replace; a count asked before a connection was opened is never used on
-//! it (it is asked again). (A proxy at that address that sends connections
-//! open at the same moment to different primaries would break this, as it
-//! breaks the lock itself: two clients could hold it on two primaries.)
-//! The other clients keep their counts to themselves, checked against
-//! their own connection's [`Epoch`] as before:
-//! a host name may resolve to another server at each connect (a DNS
-//! failover), a Sentinel client's connection follows the master that its
-//! own sentinels named at the time (two clients' sentinels see a failover
-//! at different moments), a cluster client counts per slot on its own view
-//! of the cluster, and the address behind a connection given by the user is
-//! not known.
+//! Clients of one process whose own connections go to one IP address (or
+//! Unix socket) share their counts, kept under the address: two
+//! connections open to it at the same moment reach the same server, and a
+//! server restarted or replaced drops its connections, so a count is used
+//! only on a connection opened before it was asked. (A proxy there that
+//! sends simultaneous connections to different primaries would break
+//! this, as it breaks the lock itself.) Other clients keep their counts,
+//! checked against their connection's [`Epoch`]: a host name may resolve
+//! elsewhere at each connect, Sentinel clients see failovers at different
+//! moments, a cluster client counts per slot on its own view, and the
+//! address behind a connection of the user's is not known.
 
 use crate::transport::connection::{Connection, Deadline, Epoch};
+use crate::transport::locked;
 use redis::{ConnectionAddr, RedisResult, Value};
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
 use std::time::Instant;
 
 /// What a node said about itself.
@@ -197,7 +187,7 @@ impl ReplicaCounts {
         let Some(place) = con.server_addr().and_then(Place::of) else {
             return Arc::new(ReplicaCounts::private(sections));
         };
-        let mut registry = lock(&REGISTRY);
+        let mut registry = locked(&REGISTRY);
         registry.retain(|_, counts| counts.strong_count() > 0);
         let key = (place, sections);
         if let Some(counts) = registry.get(&key).and_then(Weak::upgrade) {
@@ -229,7 +219,7 @@ impl ReplicaCounts {
     ) -> RedisResult<Counted> {
         let entry = self.slot(slot);
         let held = |con: &Connection| {
-            lock(&entry.counted).filter(|counted| self.holds_on(counted, con) && usable(counted))
+            locked(&entry.counted).filter(|counted| self.holds_on(counted, con) && usable(counted))
         };
         if let Some(counted) = held(con) {
             return Ok(counted);
@@ -249,24 +239,18 @@ impl ReplicaCounts {
         }
         let answer = self.ask(con, slot).await;
         let number = entry.ended.fetch_add(1, Ordering::SeqCst) + 1;
-        match answer {
-            Ok(counted) => {
-                self.keep(&entry, counted);
-                *asking = None;
-                Ok(counted)
-            }
-            Err(error) => {
-                *asking = Some(number);
-                Err(error)
-            }
+        if let Ok(counted) = &answer {
+            self.keep(&entry, *counted);
         }
+        *asking = answer.is_err().then_some(number);
+        answer
     }
 
     /// Forgets the count of `slot` if it is still `counted` (a count asked
     /// since stays).
     pub(crate) fn forget(&self, slot: u16, counted: &Counted) {
         let entry = self.slot(slot);
-        let mut kept = lock(&entry.counted);
+        let mut kept = locked(&entry.counted);
         if kept.as_ref() == Some(counted) {
             *kept = None;
         }
@@ -275,13 +259,13 @@ impl ReplicaCounts {
     /// The count of the primary of `slot` that holds on `con`, if there is
     /// one (never asked here).
     pub(crate) fn current(&self, con: &Connection, slot: u16) -> Option<Counted> {
-        lock(&self.slot(slot).counted).filter(|counted| self.holds_on(counted, con))
+        locked(&self.slot(slot).counted).filter(|counted| self.holds_on(counted, con))
     }
 
     /// The count of `slot`, whether it holds or not.
     #[cfg(test)]
     pub(crate) fn peek(&self, slot: u16) -> Option<Counted> {
-        *lock(&self.slot(slot).counted)
+        *locked(&self.slot(slot).counted)
     }
 
     /// Keeps `counted` as the count of `slot`.
@@ -345,21 +329,15 @@ impl ReplicaCounts {
 
     /// Keeps `counted` unless a count asked later is kept already.
     fn keep(&self, entry: &SlotCount, counted: Counted) {
-        let mut kept = lock(&entry.counted);
+        let mut kept = locked(&entry.counted);
         if kept.is_none_or(|kept| kept.at <= counted.at) {
             *kept = Some(counted);
         }
     }
 
     fn slot(&self, slot: u16) -> Arc<SlotCount> {
-        lock(&self.slots).entry(slot).or_default().clone()
+        locked(&self.slots).entry(slot).or_default().clone()
     }
-}
-
-/// A poisoned lock is still usable: what it guards is only ever replaced
-/// whole.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Reads `INFO replication` (and `persistence`): whether the node is a

@@ -2,40 +2,31 @@
 //! `WAITAOF`) on one connection to the primary that runs it, and the
 //! replicas that acknowledged it counted.
 //!
-//! `WAIT n t` waits until `n` replicas have acknowledged every write that
-//! came before it *on the same connection*; sent after the script in one
-//! pipeline, on the connection to the node the script ran on, it counts the
-//! replicas that have the script's write (and maybe others: it never counts
-//! too many). A lone `WAIT` on a redis-rs cluster connection would go to
-//! every primary instead, and its smallest reply would say nothing about
-//! the script.
+//! `WAIT n t` counts the replicas that acknowledged every earlier write *of
+//! its connection*: sent after the script in one pipeline, to the node the
+//! script ran on, it counts those that have the script's write (never too
+//! many). A lone `WAIT` on a redis-rs cluster connection would go to every
+//! primary instead.
 //!
-//! What the servers offer is probed once, at connect: a server that refuses
-//! `WAIT` (a proxy, a managed service, an ACL without it) fails the connect
-//! with [`Error::SyncUnavailable`] — a safety setting that cannot work is
-//! not dropped silently. `WAITAOF` (Redis 7.2) is used where it exists and
-//! the primary keeps an append-only file. The number of connected replicas
-//! is read from `INFO replication` once per primary (per slot on a cluster)
-//! and read again when an acknowledgement shows it changed, the node's
-//! connection failed, or the client's own connection was replaced (a
-//! Sentinel failover: the new master's replicas are counted, not the old
-//! one's). A primary counted without replicas gets its lock scripts alone,
-//! without the `WAIT` that would return at once, and is counted again
-//! every second (a replica that came online since is waited for from
-//! then on). One `INFO` at a time asks for a count, and the clients of a
-//! process that talk to one server share its count (see
-//! `replica_info.rs`).
+//! What the servers offer is probed once, at connect: a server that
+//! refuses `WAIT` (a proxy, a managed service, an ACL) fails the connect
+//! with [`Error::SyncUnavailable`] rather than dropping a safety setting
+//! silently; `WAITAOF` (Redis 7.2) is used where it exists and the primary
+//! keeps an append-only file. The replicas online are read from
+//! `INFO replication` once per primary (per slot on a cluster), again when
+//! an acknowledgement shows a change, the node's connection failed or the
+//! client's own connection was replaced (a Sentinel failover), and every
+//! second while there are none (their scripts then go without `WAIT`).
+//! `replica_info.rs` keeps the counts.
 //!
 //! A `WAIT` blocks its connection until the replicas acknowledge or its
-//! timeout passes, and Redis runs a connection's commands in order: the
-//! client's other requests queued behind it wait too. So a synced pipeline
-//! on the client's own connection to one server (or Sentinel master) may
-//! take the response timeout plus the sync timeout; with the default sync
-//! timeout (at most half the response timeout) another lock operation can
-//! wait behind one whole `WAIT` and still finish in time. One that waits
-//! longer fails with a timeout, as any reply that did not come: the
-//! connection is replaced, an acquire is undone, a renewal retried, a
-//! release retried in the background.
+//! timeout passes, and the client's requests queued behind it wait too: a
+//! synced pipeline on the client's own connection may take the response
+//! timeout plus the sync timeout (by default at most half the response
+//! timeout), so one lock operation can wait behind one whole `WAIT` and
+//! still finish in time. One that waits longer fails as any reply that did
+//! not come: the connection is replaced, an acquire undone, a renewal or
+//! release retried.
 
 use crate::base::error::{Error, Failure, classify};
 use crate::base::names::slot;
@@ -48,9 +39,8 @@ use redis::{ErrorKind, FromRedisValue, RedisError, RedisResult, ServerErrorKind,
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How often a script that met a redirection (`MOVED`, `ASK`) is sent again
-/// after the cluster connection followed it, before the call gives up with
-/// `TRYAGAIN` (which the lock operations retry).
+/// How often a script that met a redirection (`MOVED`, `ASK`) is sent
+/// again before the call gives up with `TRYAGAIN` (which callers retry).
 const REDIRECTS: u32 = 3;
 
 /// The first pause before a script that met a redirection is sent again;
@@ -64,22 +54,17 @@ pub(crate) struct Replication {
     timeout: Duration,
     /// The server has `WAITAOF` (probed at connect).
     waitaof: bool,
-    /// Per slot on a cluster (slot 0 on one server): what `INFO` said, and
-    /// on which connection (a count read before the connection was
-    /// replaced, as after a Sentinel failover, is read again); shared by
-    /// the clients of the process that talk to the same server.
+    /// What `INFO` said, per slot (see `replica_info.rs`).
     counts: Arc<ReplicaCounts>,
     cluster: bool,
 }
 
 /// How often the topology is read again after a replica answered for the
-/// primary (a failover the client had not seen), before a lock write fails
-/// (closed, with `TRYAGAIN`, which waiting acquires retry).
+/// primary, before a lock write fails (with `TRYAGAIN`).
 const STALE_TOPOLOGY_RETRIES: u32 = 4;
 
-/// How often a primary counted without replicas is asked again (`INFO`,
-/// one round trip before a lock script): in between, its lock scripts go
-/// without `WAIT`.
+/// How often a primary counted without replicas is counted again; in
+/// between, its lock scripts go without `WAIT`.
 const RECOUNT_WITHOUT_REPLICAS: Duration = Duration::from_secs(1);
 
 /// How many replicas acknowledged a write.
@@ -198,11 +183,9 @@ impl Replication {
         })
     }
 
-    /// Whether a lock script on `lock`'s primary would now go without
-    /// waiting for any replica or disk (synced mode off, or a fresh count
-    /// of no replicas and no `WAITAOF`): only then may a fair lock's waiter
-    /// be handed the lock by another client's release, whose `WAIT` it
-    /// would not see.
+    /// Whether a lock script on `lock`'s primary would now wait for no
+    /// replica or disk: only then may a fair lock's waiter be handed the
+    /// lock by another client's release, whose `WAIT` it would not see.
     pub(crate) fn waits_for_nobody(&self, con: &Connection, lock: &str) -> bool {
         match self.mode {
             SyncReplicas::Off => true,
@@ -218,10 +201,9 @@ impl Replication {
         }
     }
 
-    /// Runs `call` (a lock script whose keys share the slot of `lock`) and,
-    /// in synced mode, waits for the replicas in the same pipeline. The
-    /// script runs at most once (a retry only follows `NOSCRIPT` or a
-    /// redirection, which mean it did not run).
+    /// Runs `call` (a lock script in the slot of `lock`) and, in synced
+    /// mode, waits for the replicas in the same pipeline. It runs at most
+    /// once: a retry only follows `NOSCRIPT` or a redirection.
     pub(crate) async fn run<T: FromRedisValue>(
         &self,
         con: &mut Connection,
@@ -258,9 +240,8 @@ impl Replication {
                     acked: Acked::Enough,
                 });
             }
-            // On a cluster, the script goes with the id of the node that
-            // runs it, in one pipeline: a count is used only on the node it
-            // is of, even if the slot map changed since it was asked.
+            // On a cluster, with the id of the node that runs it: a count
+            // holds only on the node it is of.
             let mut pipe = redis::pipe();
             if counted.node.is_some() {
                 pipe.add_command(NodeId::cmd());
@@ -274,13 +255,10 @@ impl Replication {
             } else {
                 Deadline::Response
             };
-            let values = match con.pipeline_on_primary(&pipe, slot, deadline).await {
-                Ok(values) => values,
-                Err(error) => {
-                    self.counts.forget(slot, &counted);
-                    return Err(error);
-                }
-            };
+            let values = con
+                .pipeline_on_primary(&pipe, slot, deadline)
+                .await
+                .inspect_err(|_| self.counts.forget(slot, &counted))?;
             if values.len() != pipe.len() {
                 return Err(RedisError::from((
                     ErrorKind::UnexpectedReturnType,
@@ -333,9 +311,9 @@ impl Replication {
         }
     }
 
-    /// How a script that ran was acknowledged: `ran_on` is the node that
-    /// ran it, where the count says which node it is of (`None` where it
-    /// does not), and `wait` the reply of the wait command, if one was sent.
+    /// How a script that ran was acknowledged: `ran_on`, the node that ran
+    /// it (asked where the count names its node), and `wait`, the wait
+    /// command's reply if one was sent.
     fn acked(
         &self,
         slot: u16,
@@ -354,11 +332,9 @@ impl Replication {
         }
     }
 
-    /// The script ran on a node other than the one counted (the slot map
-    /// changed between the count and the script): what its replicas have of
-    /// the write is not known, so it is taken as short of one replica more
-    /// than acknowledged it. An acquire is undone (it fails closed); a
-    /// release is counted again.
+    /// The script ran on another node than the one counted (the slot map
+    /// changed in between): taken as short of one replica more than
+    /// acknowledged it (an acquire is undone, a release counted again).
     fn ran_elsewhere(
         &self,
         slot: u16,
@@ -375,15 +351,12 @@ impl Replication {
         }
     }
 
-    /// A release that fewer replicas acknowledged than counted, checked
-    /// against a fresh count: the count may be older than a failover (a
-    /// cluster's new primary, found through redis-rs's own redirection,
-    /// has its own replicas) or than a replica leaving. When the primary
-    /// now has no more replicas online than acknowledged the release, it is
-    /// as replicated as a write can be there, as if counted first: `Enough`.
-    /// Only in [`SyncReplicas::Connected`] mode (a fixed number wanted stays
-    /// wanted), and only for releases: an acquire short of its count stays
-    /// undone (it fails closed). A failed count leaves `acked` as it was.
+    /// A release fewer replicas acknowledged than counted, checked against
+    /// a fresh count (the old one may predate a failover or a replica
+    /// leaving): `Enough` if the primary now has no more replicas online
+    /// than acknowledged it. Only in [`SyncReplicas::Connected`] mode and
+    /// for releases (a short acquire stays undone); a failed count leaves
+    /// `acked` as it was.
     pub(crate) async fn recount_release(
         &self,
         con: &mut Connection,
@@ -413,35 +386,30 @@ impl Replication {
     /// What the wait command's reply means for a write that wanted
     /// `wanted` replicas.
     fn count(&self, acked: RedisResult<u32>, wanted: u32, slot: u16, counted: &Counted) -> Acked {
-        match acked {
+        let acked = match acked {
             Ok(acked) => {
                 if self.mode == SyncReplicas::Connected && acked != wanted {
                     // More replicas than counted, or some missing: count
                     // them again next time.
                     self.counts.forget(slot, counted);
                 }
-                if acked >= wanted {
-                    Acked::Enough
-                } else {
-                    Acked::Short { acked, wanted }
-                }
+                acked
             }
             Err(error) => {
                 self.counts.forget(slot, counted);
                 tracing::warn!(target: crate::observability::targets::CONNECTION, %error, "waiting for the replicas failed");
-                if wanted == 0 {
-                    Acked::Enough
-                } else {
-                    Acked::Short { acked: 0, wanted }
-                }
+                0
             }
+        };
+        if acked >= wanted {
+            Acked::Enough
+        } else {
+            Acked::Short { acked, wanted }
         }
     }
 
-    /// What the primary of `slot` said about itself, and when; asked if
-    /// not known, if counted before `since`, or if counted without replicas
-    /// a second ago or more (when that means its scripts go without a
-    /// `WAIT`: a replica may have come online since).
+    /// What the primary of `lock`'s slot said about itself, and when; asked
+    /// if not known, counted before `since`, or due ([`Self::recount_due`]).
     async fn node_info(
         &self,
         con: &mut Connection,
@@ -473,9 +441,8 @@ impl Replication {
             if counted.info.primary {
                 return Ok(counted);
             }
-            // A replica answered: the request was routed by a topology
-            // older than a failover. Its count is never used; the primary
-            // is found afresh and asked.
+            // A replica answered (a topology older than a failover): its
+            // count is never used; the primary is found afresh.
             self.counts.forget(slot, &counted);
             tracing::debug!(target: crate::observability::targets::CONNECTION, slot, "a replica answered for the primary; reading the topology again");
             if !con.refresh_topology(lock).await {

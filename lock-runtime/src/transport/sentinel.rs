@@ -1,30 +1,26 @@
 //! The master of a Redis Sentinel service: asked of the sentinels whenever
 //! a connection to it is opened, and checked with `ROLE` before it is used.
 //!
-//! A client made with [`LockClient::sentinel`](crate::LockClient::sentinel)
-//! opens its command connection and its pub/sub connection through
-//! [`Sentinels`]: each time one is (re)opened, the sentinels are asked in
-//! turn (`SENTINEL GET-MASTER-ADDR-BY-NAME`) until one names the master,
-//! and a node that does not say it is a master (`ROLE`; a failover under
-//! way) is refused, so the connection is tried again later.
+//! Each connection a Sentinel client (re)opens asks the sentinels in turn
+//! (`SENTINEL GET-MASTER-ADDR-BY-NAME`) until one names the master, and
+//! refuses a node that does not answer `ROLE` as a master (a failover under
+//! way: tried again later).
 //!
-//! A failover does not close the connections to the old master at once:
-//! the sentinels demote it seconds later (and a master cut off from them
-//! goes on taking writes). So a watcher task asks the sentinels every
-//! [`SENTINEL_POLL_INTERVAL`] which node is the master; when the answer
-//! changes it bumps a counter, and the command connection and the pub/sub
-//! connection, which compare it with the one they were opened under, are
-//! replaced (the pub/sub one wakes its waiters, which subscribe again on
-//! the new master). A write refused with `READONLY` (a master demoted
-//! under an open connection) drops the connection too (see
-//! `error::classify`).
+//! The old master's connections do not close at a failover (the sentinels
+//! demote it seconds later; one cut off from them goes on taking writes),
+//! so a watcher asks the sentinels every [`SENTINEL_POLL_INTERVAL`]; a new
+//! answer bumps the generation, and the connections opened under an older
+//! one are replaced (pub/sub waiters subscribe again on the new master). A
+//! write refused with `READONLY` drops the connection too
+//! (`error::classify`).
 
 use crate::base::config::{SENTINEL_POLL_INTERVAL, Timeouts};
+use crate::transport::locked;
 use crate::transport::tls::{masked, with_addr};
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, ConnectionInfo, ErrorKind, RedisError};
 use redis::{RedisResult, Value};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::watch;
 
 /// A master's address as the sentinels give it.
@@ -37,15 +33,13 @@ pub(crate) struct Sentinels {
     sentinels: Vec<ConnectionInfo>,
     /// The service (master) name the sentinels monitor.
     service: String,
-    /// How to connect to a master: TLS, credentials, database (its address
-    /// is replaced by the one the sentinels name).
+    /// How to connect to a master, its address aside.
     master: ConnectionInfo,
     /// Bound opening each connection, and each reply.
     timeouts: Timeouts,
     /// The master last named, if any.
     named: Mutex<Option<Addr>>,
-    /// A connection to each sentinel, kept between questions (`None`:
-    /// none yet, or the last one failed).
+    /// A connection to each sentinel, kept (`None`: none yet, or failed).
     connections: Mutex<Vec<Option<MultiplexedConnection>>>,
     /// Counts the changes of master seen (the generation of the master).
     switches: watch::Sender<u64>,
@@ -85,14 +79,8 @@ impl Sentinels {
     /// Remembers the master the sentinels named; a change (not the first
     /// answer) bumps the generation.
     fn note(&self, addr: &Addr) {
-        let mut named = self.named.lock().unwrap_or_else(PoisonError::into_inner);
-        if named.as_ref() == Some(addr) {
-            return;
-        }
-        let changed = named.is_some();
-        *named = Some(addr.clone());
-        drop(named);
-        if changed {
+        let previous = locked(&self.named).replace(addr.clone());
+        if previous.is_some_and(|previous| previous != *addr) {
             tracing::warn!(target: crate::observability::targets::CONNECTION, master = %format!("{}:{}", addr.0, addr.1), "the sentinels name a new master; moving the connections to it");
             self.switches.send_modify(|generation| *generation += 1);
         }
@@ -190,9 +178,7 @@ impl Sentinels {
 
     /// The kept sentinel connections.
     fn connections(&self) -> std::sync::MutexGuard<'_, Vec<Option<MultiplexedConnection>>> {
-        self.connections
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        locked(&self.connections)
     }
 
     /// Sentinel `i`'s answer: the master's address, or `None` if it knows

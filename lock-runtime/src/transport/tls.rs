@@ -116,7 +116,6 @@ impl TlsSettings {
     }
 }
 
-/// Whether `info` connects with TLS.
 /// `template`'s settings (TLS included) for the server at `host:port`.
 pub(crate) fn with_addr(template: &ConnectionInfo, host: String, port: u16) -> ConnectionInfo {
     let addr = match template.addr() {
@@ -145,6 +144,7 @@ pub(crate) fn masked(info: &ConnectionInfo) -> String {
     }
 }
 
+/// Whether `info` connects with TLS.
 pub(crate) fn uses_tls(info: &ConnectionInfo) -> bool {
     matches!(info.addr(), ConnectionAddr::TcpTls { .. })
 }

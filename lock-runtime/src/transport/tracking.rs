@@ -1,9 +1,8 @@
-//! The loss watch's connections (see `loss_watch.rs`): where they go, how
-//! one is opened (RESP3, `CLIENT TRACKING ON`: Redis then pushes an
-//! invalidation on it for each key it read, when anyone changes the key),
-//! and how a batch of held locks is read on one (an `HMGET` of each lock's
-//! held fields; for leased permits a `ZSCORE` of each id in the
-//! semaphore's permits taken; pipelined), which arms their tracking.
+//! The loss watch's connections (`loss_watch.rs`): opened with RESP3 and
+//! `CLIENT TRACKING ON` (Redis then pushes an invalidation when a key read
+//! on it changes), and a batch of holds read on one in a pipeline (a
+//! lock's held fields with `HMGET`, leased permits with `ZSCORE`), which
+//! arms their tracking.
 //!
 //! A refusal that will not pass (an unknown command, an ACL) is told apart
 //! from one that may (unreachable, loading, timed out): the first turns the
@@ -94,12 +93,10 @@ pub(crate) fn open(nodes: Nodes, node: String, config: AsyncConnectionConfig) ->
     })
 }
 
-/// Reads a batch of locks on one node (opening the connection first if
-/// `opener` is given): `HMGET` of each lock's fields (`ZSCORE` of each
-/// permit id), as one pipeline; a key's error (`WRONGTYPE`, `MOVED`) is
-/// that key's reply only. Each key's reply is an array of one value per
-/// member ([`HoldShape::members`]), in the holds' order: nil where it is
-/// gone.
+/// Reads a batch of locks on one node (opening the connection first for
+/// [`Via::New`]) in one pipeline; a key's error (`WRONGTYPE`, `MOVED`) is
+/// its reply only. Each key's reply is an array of one value per member
+/// ([`HoldShape::members`]), in the holds' order: nil where it is gone.
 pub(crate) async fn read_batch(node: String, via: Via, batch: Vec<Reading>) -> BatchDone {
     let (conn, con, opened) = match via {
         Via::Open(id, con) => (id, con, false),

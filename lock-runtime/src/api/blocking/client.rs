@@ -13,11 +13,8 @@ debug_as_blocking!(LockClient);
 /// A handle to Redis for locks, for blocking code. Cheap to clone; clones
 /// share everything.
 ///
-/// It is the async [`LockClient`](crate::LockClient) (one uuid, one command
-/// connection, one pub/sub connection, one watchdog) running on a thread of
-/// its own, which does the client's background work and every call (see the
-/// [module documentation](super)). The thread ends once the client and
-/// every handle and guard made from it are gone.
+/// It is the async [`LockClient`](crate::LockClient) on a thread of its own
+/// (see the [module documentation](super)).
 ///
 /// ```no_run
 /// # fn demo() -> Result<(), redlua::Error> {
@@ -35,12 +32,10 @@ pub struct LockClient {
 
 impl LockClient {
     /// Starts the client's thread and connects to the Redis server at `url`
-    /// with default settings.
-    ///
-    /// Fails with [`Error::Connect`](crate::Error::Connect) when the server
-    /// cannot be reached within the connect timeout (3 s), and with
+    /// with default settings. Fails as
+    /// [`LockClient::connect`](crate::LockClient::connect) does, or with
     /// [`Error::ClientThread`](crate::Error::ClientThread) when the thread
-    /// cannot be started. On failure the thread has ended.
+    /// cannot be started; on failure the thread has ended.
     pub fn connect(url: impl IntoConnectionInfo) -> Result<LockClient> {
         LockClient::builder(url).connect()
     }
@@ -60,10 +55,8 @@ impl LockClient {
         LockClientBuilder(crate::LockClient::builder(url))
     }
 
-    /// Connects to a Redis Cluster, seeded with the URLs of some of its
-    /// nodes, with default settings; as
-    /// [`LockClient::cluster`](crate::LockClient::cluster) (same errors,
-    /// same routing), on the client's thread.
+    /// [`LockClient::cluster`](crate::LockClient::cluster), on the client's
+    /// thread.
     pub fn cluster<T: IntoConnectionInfo>(urls: impl IntoIterator<Item = T>) -> Result<LockClient> {
         LockClient::cluster_builder(urls).connect()
     }
@@ -82,18 +75,14 @@ impl LockClient {
         LockClientBuilder(crate::LockClient::from_client(client))
     }
 
-    /// A handle to the reentrant lock `name`. Cheap: nothing is sent to
-    /// Redis until it is used. An invalid name makes every operation of the
-    /// handle fail with [`Error::InvalidName`](crate::Error::InvalidName).
+    /// A handle to the reentrant lock `name`
+    /// ([`LockClient::lock`](crate::LockClient::lock)).
     pub fn lock(&self, name: &str) -> Lock {
         Lock::new(self.inner.lock(name), self.thread.clone())
     }
 
-    /// A handle to the fair (first come, first served) lock `name`: the
-    /// same blocking [`Lock`] methods, on a [`FairLock`](crate::FairLock)
-    /// (Redisson's `RFairLock`): waiters queue and get it in order, a
-    /// release wakes only the first, and [`Lock::try_lock`] never jumps
-    /// the queue.
+    /// A handle to the fair (first come, first served) lock `name`: a
+    /// blocking [`FairLock`](crate::FairLock).
     ///
     /// ```no_run
     /// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
@@ -130,13 +119,8 @@ impl LockClient {
         ReadWriteLock::new(self.inner.read_write_lock(name), self.thread.clone())
     }
 
-    /// Reads the lock `name`, of either kind, without touching it: its
-    /// kind, holders, counts, TTL and fencing token.
-    ///
-    /// # Timeouts
-    ///
-    /// One round trip, bounded by the response timeout
-    /// ([`Error::Redis`](crate::Error::Redis) past it).
+    /// [`LockClient::inspect`](crate::LockClient::inspect): reads the lock
+    /// `name` in one round trip.
     pub fn inspect(&self, name: &str) -> Result<LockInfo> {
         let (client, name) = (self.inner.clone(), name.to_string());
         self.thread.call(async move { client.inspect(&name).await })
@@ -162,9 +146,8 @@ impl LockClient {
 pub struct LockClientBuilder(crate::LockClientBuilder);
 
 impl LockClientBuilder {
-    /// Sets the watchdog timeout (default 30 s): the lease of holds taken
-    /// without an explicit lease, renewed every third of it while they are
-    /// held. At least 30 ms.
+    /// Sets the watchdog timeout (default 30 s; see
+    /// [`LockClientBuilder::watchdog_timeout`](crate::LockClientBuilder::watchdog_timeout)).
     pub fn watchdog_timeout(self, timeout: Duration) -> Self {
         LockClientBuilder(self.0.watchdog_timeout(timeout))
     }
@@ -188,9 +171,10 @@ impl LockClientBuilder {
     }
 
     /// Checks the settings, starts the client's thread and connects on it.
-    /// Errors as for [`LockClientBuilder::connect`](crate::LockClientBuilder::connect),
-    /// and [`Error::ClientThread`](crate::Error::ClientThread) when the
-    /// thread cannot be started. On failure the thread has ended.
+    /// Errors as for
+    /// [`LockClientBuilder::connect`](crate::LockClientBuilder::connect), or
+    /// [`Error::ClientThread`](crate::Error::ClientThread); on failure the
+    /// thread has ended.
     pub fn connect(self) -> Result<LockClient> {
         let drop_wait = self.0.response_timeout;
         let (inner, thread) = ClientThread::connect(self.0, drop_wait)?;

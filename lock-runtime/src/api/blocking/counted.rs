@@ -1,52 +1,28 @@
 //! [`Semaphore`] and [`CountDownLatch`] for blocking code: the async
 //! handles, each call run on the client's thread.
 
-use super::thread::{ClientThread, blocking, debug_as_blocking};
+use super::thread::{ClientThread, blocking, blocking_handles, debug_as_blocking};
 use crate::base::error::Result;
 use std::time::Duration;
 
-debug_as_blocking!(Semaphore, CountDownLatch);
-
-/// A handle to a semaphore for blocking code, made by
-/// [`LockClient::semaphore`](super::LockClient::semaphore). The async
-/// [`Semaphore`](crate::Semaphore) documents it: Redisson's `RSemaphore`
-/// layout, permits owned by no one, exact acquires and changes. Each method
-/// here is the async method of the same name, run on the client's thread.
-///
-/// # Timeouts
-///
-/// A blocking call cannot be dropped half-way: [`acquire`](Self::acquire)
-/// waits as long as it takes, [`try_acquire_for`](Self::try_acquire_for)
-/// at most the time it is given (then `false`, nothing taken),
-/// [`try_acquire`](Self::try_acquire) not at all. Each command is bounded by
-/// the response timeout; an acquire that failed takes nothing.
-///
-/// ```no_run
-/// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
-/// let pool = client.semaphore("render-slots");
-/// pool.try_set_permits(8)?;
-/// pool.acquire(1)?;
-/// // ... at most 8 renders at once ...
-/// pool.release(1)?;
-/// # Ok(()) }
-/// ```
-#[derive(Clone)]
-pub struct Semaphore {
-    inner: crate::Semaphore,
-    thread: ClientThread,
-}
-
-impl Semaphore {
-    pub(crate) fn new(inner: crate::Semaphore, thread: ClientThread) -> Semaphore {
-        Semaphore { inner, thread }
-    }
-
-    /// The semaphore's name (its Redis key).
-    pub fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    blocking! {
+blocking_handles! {
+    /// A handle to a semaphore for blocking code, made by
+    /// [`LockClient::semaphore`](super::LockClient::semaphore); the async
+    /// [`Semaphore`](crate::Semaphore) documents it. Each method here is the
+    /// async method of the same name, run on the client's thread, bounded as
+    /// the [module](super#timeouts-instead-of-cancellation) says (an acquire
+    /// that failed or gave up takes nothing).
+    ///
+    /// ```no_run
+    /// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
+    /// let pool = client.semaphore("render-slots");
+    /// pool.try_set_permits(8)?;
+    /// pool.acquire(1)?;
+    /// // ... at most 8 renders at once ...
+    /// pool.release(1)?;
+    /// # Ok(()) }
+    /// ```
+    pub struct Semaphore(crate::Semaphore) {
         /// [`Semaphore::try_acquire`](crate::Semaphore::try_acquire), blocking.
         fn try_acquire(permits: u64) -> bool;
 
@@ -76,38 +52,22 @@ impl Semaphore {
     }
 }
 
-/// A handle to a count-down latch for blocking code, made by
-/// [`LockClient::count_down_latch`](super::LockClient::count_down_latch).
-/// The async [`CountDownLatch`](crate::CountDownLatch) documents it. Each
-/// method here is the async method of the same name, run on the client's
-/// thread; [`wait`](Self::wait) blocks as long as it takes,
-/// [`wait_for`](Self::wait_for) at most the time it is given.
-///
-/// ```no_run
-/// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
-/// let started = client.count_down_latch("workers-ready");
-/// started.try_set_count(4)?;
-/// started.count_down()?; // each worker, once
-/// started.wait()?;
-/// # Ok(()) }
-/// ```
-#[derive(Clone)]
-pub struct CountDownLatch {
-    inner: crate::CountDownLatch,
-    thread: ClientThread,
-}
-
-impl CountDownLatch {
-    pub(crate) fn new(inner: crate::CountDownLatch, thread: ClientThread) -> CountDownLatch {
-        CountDownLatch { inner, thread }
-    }
-
-    /// The latch's name (its Redis key).
-    pub fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    blocking! {
+blocking_handles! {
+    /// A handle to a count-down latch for blocking code, made by
+    /// [`LockClient::count_down_latch`](super::LockClient::count_down_latch);
+    /// the async [`CountDownLatch`](crate::CountDownLatch) documents it. Each
+    /// method here is the async method of the same name, run on the client's
+    /// thread.
+    ///
+    /// ```no_run
+    /// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
+    /// let started = client.count_down_latch("workers-ready");
+    /// started.try_set_count(4)?;
+    /// started.count_down()?; // each worker, once
+    /// started.wait()?;
+    /// # Ok(()) }
+    /// ```
+    pub struct CountDownLatch(crate::CountDownLatch) {
         /// [`CountDownLatch::try_set_count`](crate::CountDownLatch::try_set_count),
         /// blocking.
         fn try_set_count(count: u64) -> bool;

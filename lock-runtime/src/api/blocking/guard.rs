@@ -11,21 +11,17 @@ debug_as_blocking!(LockGuard);
 /// One hold of a lock, for blocking code. Owned (`Send + 'static`): it can
 /// move to another thread and be released there.
 ///
-/// It is the async [`LockGuard`](crate::LockGuard), whose documentation
-/// explains the lease clock and fencing tokens: while it lives, the
-/// client's thread renews its lease (unless it was taken with a fixed one),
-/// whatever the thread that holds it does.
+/// It is the async [`LockGuard`](crate::LockGuard) (lease clock, fencing
+/// token), renewed on the client's thread whatever the holding thread does.
 ///
 /// # Release
 ///
 /// [`LockGuard::unlock`] releases it and reports the outcome. Dropping it
-/// releases it too: the drop sends the release on the client's thread and
-/// waits for Redis's answer, at most the response timeout (3 s by default),
-/// so the lock is normally free when the drop returns. If Redis does not
-/// answer in time the release goes on in the background, with the same
-/// request id (it happens once); if it cannot be done at all, Redis frees
-/// the lock when its lease ends. A guard outlives its client: dropping the
-/// [`LockClient`](super::LockClient) first changes nothing for it.
+/// releases it too, waiting for Redis's answer at most the response
+/// timeout (3 s by default), so the lock is normally free when the drop
+/// returns; past that the release goes on in the background, once, and
+/// failing that Redis frees the lock when its lease ends. A guard outlives
+/// its [`LockClient`](super::LockClient).
 ///
 /// ```no_run
 /// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
@@ -70,16 +66,14 @@ impl LockGuard {
         self.inner().name()
     }
 
-    /// The owner of this hold. Pass it to
-    /// [`Lock::reenter`](super::Lock::reenter) (from any thread) to add a
-    /// hold to it.
+    /// The owner of this hold, for [`Lock::reenter`](super::Lock::reenter)
+    /// from any thread.
     pub fn owner(&self) -> &Owner {
         self.inner().owner()
     }
 
-    /// The fencing token of this hold: strictly greater than the token of
-    /// every earlier holder of the lock's name. See
-    /// [`LockGuard::token`](crate::LockGuard::token).
+    /// The fencing token of this hold
+    /// ([`LockGuard::token`](crate::LockGuard::token)).
     pub fn token(&self) -> u64 {
         self.inner().token()
     }
@@ -90,47 +84,30 @@ impl LockGuard {
         self.inner().lease()
     }
 
-    /// The latest instant at which Redis could still count this hold, as
-    /// far as this client knows; renewals move it forward. See
-    /// [`LockGuard::valid_until`](crate::LockGuard::valid_until).
+    /// The latest instant at which Redis could still count this hold
+    /// ([`LockGuard::valid_until`](crate::LockGuard::valid_until)).
     pub fn valid_until(&self) -> Instant {
         self.inner().valid_until()
     }
 
-    /// Whether the hold may have ended: its lease clock has passed, or the
-    /// lock was found gone — a hold taken away (force unlocked, its key
-    /// deleted or overwritten) is found within a round trip, as
-    /// [`LockGuard::is_lost`](crate::LockGuard::is_lost) says. Once true, it
-    /// stays true. Check it between steps of the work the lock protects.
+    /// Whether the hold may have ended
+    /// ([`LockGuard::is_lost`](crate::LockGuard::is_lost)); check it between
+    /// steps of the work the lock protects.
     pub fn is_lost(&self) -> bool {
         self.inner().is_lost()
     }
 
-    /// Takes one more hold of the same lock for the same owner (re-entry),
-    /// with the same kind of lease, without waiting. As
-    /// [`LockGuard::reenter`](crate::LockGuard::reenter).
-    ///
-    /// # Timeouts
-    ///
-    /// One round trip, bounded by the response timeout: past it,
-    /// [`Error::Redis`](crate::Error::Redis), and a re-entry that may have
-    /// taken effect is undone in the background.
+    /// [`LockGuard::reenter`](crate::LockGuard::reenter): one more hold for
+    /// the same owner, in one round trip (past the response timeout, one
+    /// that may have taken effect is undone in the background).
     pub fn reenter(&self) -> Result<LockGuard> {
         self.thread.call(self.inner().reenter_owned())
     }
 
-    /// Releases this hold (the lock itself when it was the owner's last),
-    /// waking a waiter when the lock becomes free. Errors as for
-    /// [`LockGuard::unlock`](crate::LockGuard::unlock):
-    /// [`Error::LockLost`](crate::Error::LockLost) when the hold had
-    /// already ended, [`Error::NotOwner`](crate::Error::NotOwner) when
-    /// another owner holds the lock now.
-    ///
-    /// # Timeouts
-    ///
-    /// Bounded by the response timeout: past it,
+    /// [`LockGuard::unlock`](crate::LockGuard::unlock): releases this hold
+    /// and reports the outcome (past the response timeout,
     /// [`Error::Redis`](crate::Error::Redis), and the release goes on in the
-    /// background with the same request id (it happens once).
+    /// background, once).
     pub fn unlock(mut self) -> Result<()> {
         let Some(inner) = self.inner.take() else {
             return Ok(());

@@ -1,45 +1,29 @@
 //! [`LeasedSemaphore`] and [`PermitGuard`] for blocking code: the async
 //! handle and guard, each call run on the client's thread.
 
-use super::thread::{Blocking, ClientThread, blocking, debug_as_blocking};
+use super::thread::{Blocking, ClientThread, blocking, blocking_handles, debug_as_blocking};
 use crate::base::error::Result;
 use std::time::{Duration, Instant};
 
-debug_as_blocking!(LeasedSemaphore, PermitGuard);
+debug_as_blocking!(PermitGuard);
 
-/// A handle to a leased semaphore for blocking code, made by
-/// [`LockClient::leased_semaphore`](super::LockClient::leased_semaphore).
-/// The async [`LeasedSemaphore`](crate::LeasedSemaphore) documents it;
-/// each method here is the async method of the same name, run on the
-/// client's thread, which also renews the permits' leases whatever the
-/// caller's thread does.
-///
-/// ```no_run
-/// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
-/// let encoders = client.leased_semaphore("gpu-encoders");
-/// encoders.try_set_permits(4)?;
-/// let permit = encoders.acquire(1)?;
-/// // ... blocking work, while !permit.is_lost() ...
-/// permit.release()?;
-/// # Ok(()) }
-/// ```
-#[derive(Clone)]
-pub struct LeasedSemaphore {
-    inner: crate::LeasedSemaphore,
-    thread: ClientThread,
-}
-
-impl LeasedSemaphore {
-    pub(crate) fn new(inner: crate::LeasedSemaphore, thread: ClientThread) -> LeasedSemaphore {
-        LeasedSemaphore { inner, thread }
-    }
-
-    /// The semaphore's name (its Redis key).
-    pub fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    blocking! {
+blocking_handles! {
+    /// A handle to a leased semaphore for blocking code, made by
+    /// [`LockClient::leased_semaphore`](super::LockClient::leased_semaphore);
+    /// the async [`LeasedSemaphore`](crate::LeasedSemaphore) documents it. Each
+    /// method here is the async method of the same name, run on the client's
+    /// thread (which renews the permits' leases).
+    ///
+    /// ```no_run
+    /// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
+    /// let encoders = client.leased_semaphore("gpu-encoders");
+    /// encoders.try_set_permits(4)?;
+    /// let permit = encoders.acquire(1)?;
+    /// // ... blocking work, while !permit.is_lost() ...
+    /// permit.release()?;
+    /// # Ok(()) }
+    /// ```
+    pub struct LeasedSemaphore(crate::LeasedSemaphore) {
         /// [`LeasedSemaphore::try_acquire`](crate::LeasedSemaphore::try_acquire),
         /// blocking.
         fn try_acquire(permits: u64) -> Option<PermitGuard>;
@@ -80,7 +64,9 @@ impl LeasedSemaphore {
         /// blocking.
         fn holders() -> Vec<crate::PermitInfo>;
     }
+}
 
+impl LeasedSemaphore {
     /// [`LeasedSemaphore::force_release`](crate::LeasedSemaphore::force_release),
     /// blocking.
     pub fn force_release(&self, id: &str) -> Result<bool> {
@@ -91,11 +77,9 @@ impl LeasedSemaphore {
 }
 
 /// Permits of a leased semaphore, for blocking code: the async
-/// [`PermitGuard`](crate::PermitGuard) (its lease clock, token, ids),
-/// released by [`release`](Self::release), or when dropped: the drop gives
-/// the permits back on the client's thread and waits for Redis's answer, at
-/// most the response timeout (then it goes on in the background; failing
-/// that, the permits come back when their lease ends).
+/// [`PermitGuard`](crate::PermitGuard), released by
+/// [`release`](Self::release) or when dropped, as a blocking
+/// [`LockGuard`](super::LockGuard) is.
 #[must_use = "dropping the guard gives its permits back at once"]
 pub struct PermitGuard {
     inner: Option<crate::PermitGuard>,

@@ -3,26 +3,25 @@
 //! the async handle is.
 
 use super::guard::LockGuard;
-use super::thread::{ClientThread, blocking, debug_as_blocking};
+use super::thread::{ClientThread, blocking, blocking_handles, debug_as_blocking};
 use crate::api::flavor::{self, LockFlavor, Reentrant};
 use crate::api::inspect::LockInfo;
 use crate::base::error::Result;
 use crate::base::owner::Owner;
 use std::time::Duration;
 
-debug_as_blocking!(Lock<F: LockFlavor>, ReadWriteLock);
+debug_as_blocking!(Lock<F: LockFlavor>);
 
 /// A handle to the lock of one name, for blocking code, made by
 /// [`LockClient::lock`](super::LockClient::lock),
 /// [`LockClient::fair_lock`](super::LockClient::fair_lock) or one side of a
 /// [`ReadWriteLock`]. Cheap to clone; holds nothing by itself.
 ///
-/// The async [`Lock`](crate::Lock) documents the lock: its storage (that of
-/// Redisson's `RLock`), ownership (every acquire is a new holder, so two
-/// threads never hold it together), explicit re-entry, and its flavors
-/// ([`crate::flavor`]: what a fair lock or a side of a read/write lock
-/// changes). Each method here is the async method of the same name, run on
-/// the client's thread.
+/// The async [`Lock`](crate::Lock) documents the lock (storage, every
+/// acquire a new holder, explicit re-entry, [flavors](crate::flavor)); each
+/// method here is the async method of the same name, run on the client's
+/// thread, bounded as the [module](super#timeouts-instead-of-cancellation)
+/// says.
 ///
 /// ```no_run
 /// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
@@ -36,6 +35,7 @@ debug_as_blocking!(Lock<F: LockFlavor>, ReadWriteLock);
 /// }
 /// # Ok(()) }
 /// ```
+#[derive(Clone)]
 pub struct Lock<F: LockFlavor = Reentrant> {
     inner: crate::Lock<F>,
     thread: ClientThread,
@@ -52,15 +52,6 @@ pub type ReadLock = Lock<flavor::Read>;
 
 /// The write side of a blocking [`ReadWriteLock`], exclusive.
 pub type WriteLock = Lock<flavor::Write>;
-
-impl<F: LockFlavor> Clone for Lock<F> {
-    fn clone(&self) -> Self {
-        Lock {
-            inner: self.inner.clone(),
-            thread: self.thread.clone(),
-        }
-    }
-}
 
 impl<F: LockFlavor> Lock<F> {
     pub(crate) fn new(inner: crate::Lock<F>, thread: ClientThread) -> Lock<F> {
@@ -79,66 +70,31 @@ impl<F: LockFlavor> Lock<F> {
     }
 
     blocking! {
-        /// Acquires the lock as a new holder, blocking as long as it takes. The
-        /// lease is the watchdog timeout, renewed on the client's thread until
-        /// the guard is released. As [`Lock::lock`](crate::Lock::lock).
-        ///
-        /// # Timeouts
-        ///
-        /// It never gives up waiting for the lock (use [`Lock::try_lock_for`]
-        /// for a bound). Failures that leave the outcome unknown are retried;
-        /// others are returned, with nothing held.
+        /// [`Lock::lock`](crate::Lock::lock), blocking as long as it takes
+        /// (the client's thread renews the lease).
         fn lock() -> LockGuard;
 
-        /// Acquires the lock with a fixed lease, blocking as long as it takes.
-        /// No watchdog: Redis frees the lock when the lease ends, released or
-        /// not. As [`Lock::lock_with_lease`](crate::Lock::lock_with_lease).
-        ///
-        /// # Timeouts
-        ///
-        /// As for [`Lock::lock`].
+        /// [`Lock::lock_with_lease`](crate::Lock::lock_with_lease), blocking
+        /// as long as it takes.
         fn lock_with_lease(lease: Duration) -> LockGuard;
 
-        /// Acquires the lock if it is free, without waiting: `None` when it is
-        /// held. Watchdog lease.
-        ///
-        /// # Timeouts
-        ///
-        /// One round trip, bounded by the response timeout: past it,
-        /// [`Error::Redis`](crate::Error::Redis), with nothing held (an acquire
-        /// that may have taken effect is undone in the background).
+        /// [`Lock::try_lock`](crate::Lock::try_lock): one round trip.
         fn try_lock() -> Option<LockGuard>;
 
-        /// Acquires the lock, blocking at most `wait` (plus one round trip):
-        /// `None` when it could not be had in time. With `lease: None` the
-        /// watchdog keeps it; with `Some(lease)` Redis frees it after `lease`.
-        ///
-        /// # Timeouts
-        ///
-        /// When `wait` has passed it returns `Ok(None)`, with nothing held and
-        /// no waiter left behind.
+        /// [`Lock::try_lock_for`](crate::Lock::try_lock_for), blocking at
+        /// most `wait` (plus one round trip); `None` leaves nothing held and
+        /// no waiter behind.
         fn try_lock_for(wait: Duration, lease: Option<Duration>) -> Option<LockGuard>;
     }
 
-    /// Re-enters the lock for `owner` (from [`LockGuard::owner`]), from any
-    /// thread: one more hold, with the watchdog's lease, without waiting. As
-    /// [`Lock::reenter`](crate::Lock::reenter).
-    ///
-    /// # Timeouts
-    ///
-    /// One round trip, bounded by the response timeout: past it,
-    /// [`Error::Redis`](crate::Error::Redis), and a re-entry that may have
-    /// taken effect is undone in the background.
+    /// [`Lock::reenter`](crate::Lock::reenter) for `owner` (from
+    /// [`LockGuard::owner`]), from any thread: one round trip.
     pub fn reenter(&self, owner: &Owner) -> Result<LockGuard> {
         let (lock, owner) = (self.inner.clone(), owner.clone());
         self.thread.call(async move { lock.reenter(&owner).await })
     }
 
     /// [`Lock::reenter`] with a fixed lease for the new hold.
-    ///
-    /// # Timeouts
-    ///
-    /// As for [`Lock::reenter`].
     pub fn reenter_with_lease(&self, owner: &Owner, lease: Duration) -> Result<LockGuard> {
         let (lock, owner) = (self.inner.clone(), owner.clone());
         self.thread
@@ -146,47 +102,25 @@ impl<F: LockFlavor> Lock<F> {
     }
 
     blocking! {
-        /// Breaks the lock whoever holds it (Redisson's `forceUnlock`); returns
-        /// whether there was a lock. As
-        /// [`Lock::force_unlock`](crate::Lock::force_unlock).
-        ///
-        /// # Timeouts
-        ///
-        /// One round trip, bounded by the response timeout: past it,
-        /// [`Error::Redis`](crate::Error::Redis), and the lock may or may not
-        /// have been broken.
+        /// [`Lock::force_unlock`](crate::Lock::force_unlock): whether there
+        /// was a lock (past the response timeout, it may or may not have
+        /// been broken).
         fn force_unlock() -> bool;
 
-        /// Reads the lock: its kind, holders with their counts, TTL and fencing
-        /// token, changing nothing.
-        ///
-        /// # Timeouts
-        ///
-        /// Only reads; bounded by the response timeout.
+        /// [`Lock::inspect`](crate::Lock::inspect): reads the lock.
         fn inspect() -> LockInfo;
 
-        /// Whether anyone holds the lock. As
-        /// [`Lock::is_locked`](crate::Lock::is_locked).
-        ///
-        /// # Timeouts
-        ///
-        /// Only reads; bounded by the response timeout.
+        /// [`Lock::is_locked`](crate::Lock::is_locked): whether anyone holds
+        /// the lock.
         fn is_locked() -> bool;
 
-        /// The lock's remaining lease: `None` when it is not locked. As
-        /// [`Lock::remaining_ttl`](crate::Lock::remaining_ttl).
-        ///
-        /// # Timeouts
-        ///
-        /// Only reads; bounded by the response timeout.
+        /// [`Lock::remaining_ttl`](crate::Lock::remaining_ttl): the lock's
+        /// remaining lease.
         fn remaining_ttl() -> Option<Duration>;
     }
 
-    /// How many holds `owner` has of this lock (0 when none).
-    ///
-    /// # Timeouts
-    ///
-    /// Only reads; bounded by the response timeout.
+    /// [`Lock::hold_count`](crate::Lock::hold_count): how many holds
+    /// `owner` has of this lock.
     pub fn hold_count(&self, owner: &Owner) -> Result<u64> {
         let (lock, owner) = (self.inner.clone(), owner.clone());
         self.thread
@@ -194,40 +128,27 @@ impl<F: LockFlavor> Lock<F> {
     }
 }
 
-/// A read/write lock for blocking code, made by
-/// [`LockClient::read_write_lock`](super::LockClient::read_write_lock): many
-/// readers or one writer. Its sides are blocking [`Lock`]s. The async
-/// [`ReadWriteLock`](crate::ReadWriteLock) documents the lock (downgrade,
-/// upgrade, writer preference, Redisson's layout).
-///
-/// ```no_run
-/// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
-/// let rw = client.read_write_lock("catalog");
-/// let reading = rw.read().lock()?; // shared with other readers
-/// reading.unlock()?;
-/// let writing = rw.write().lock()?; // exclusive
-/// writing.unlock()?;
-/// # Ok(()) }
-/// ```
-#[derive(Clone)]
-pub struct ReadWriteLock {
-    inner: crate::ReadWriteLock,
-    thread: ClientThread,
+blocking_handles! {
+    /// A read/write lock for blocking code, made by
+    /// [`LockClient::read_write_lock`](super::LockClient::read_write_lock), its
+    /// sides blocking [`Lock`]s; the async
+    /// [`ReadWriteLock`](crate::ReadWriteLock) documents it.
+    ///
+    /// ```no_run
+    /// # fn demo(client: redlua::blocking::LockClient) -> Result<(), redlua::Error> {
+    /// let rw = client.read_write_lock("catalog");
+    /// let reading = rw.read().lock()?; // shared with other readers
+    /// reading.unlock()?;
+    /// let writing = rw.write().lock()?; // exclusive
+    /// writing.unlock()?;
+    /// # Ok(()) }
+    /// ```
+    pub struct ReadWriteLock(crate::ReadWriteLock) {}
 }
 
 impl ReadWriteLock {
-    pub(crate) fn new(inner: crate::ReadWriteLock, thread: ClientThread) -> ReadWriteLock {
-        ReadWriteLock { inner, thread }
-    }
-
-    /// The lock's name (its Redis key).
-    pub fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    /// This lock, preferring writers: a waiting writer makes new readers
-    /// wait behind it. See
-    /// [`ReadWriteLock::writer_preferring`](crate::ReadWriteLock::writer_preferring).
+    /// [`ReadWriteLock::writer_preferring`](crate::ReadWriteLock::writer_preferring):
+    /// a waiting writer makes new readers wait behind it.
     pub fn writer_preferring(self) -> ReadWriteLock {
         ReadWriteLock {
             inner: self.inner.writer_preferring(),

@@ -26,63 +26,41 @@
 //!
 //! # The client's thread
 //!
-//! [`LockClient::connect`] starts a thread of the client's own (named
-//! `redlua-locks`) running a single-threaded tokio runtime. Everything the
-//! async client does in the background runs there: the watchdog that renews
-//! leases, the pub/sub connection that wakes waiters, the releases of
-//! dropped guards and the undo of abandoned acquires. So a lease is renewed
-//! whatever the caller does between calls: sleep, compute, block on I/O.
-//! Each blocking call hands its operation to that thread and waits for the
-//! result. The lock logic is the async API's, unchanged: [`Lock`],
-//! [`LockGuard`] and the rest wrap their async counterparts.
+//! [`LockClient::connect`] starts a thread of the client's own
+//! (`redlua-locks`) running a single-threaded tokio runtime, which runs
+//! everything the async client does in the background (renewals, pub/sub,
+//! releases of dropped guards, undoing abandoned acquires), so a lease is
+//! renewed whatever the caller does between calls, and every blocking call
+//! (handed to it; the lock logic is the async API's, which [`Lock`],
+//! [`LockGuard`] and the rest wrap). Unlike the async client on a blocked
+//! current-thread runtime (see
+//! [`LockClient`](crate::LockClient#on-a-blocked-runtime)), nothing the
+//! caller does stops it.
 //!
-//! Every handle made from a client (its clones, [`Lock`]s,
-//! [`ReadWriteLock`]s, [`LockGuard`]s) keeps the thread alive. Dropping the
-//! client while guards are out is fine: they go on being renewed, and
-//! release normally. The thread ends by itself once the last handle is gone
-//! and the last background release has been answered; its connections are
-//! then closed.
+//! Every handle made from a client keeps the thread alive: guards outlive
+//! a dropped client, renewed, and release normally. The thread ends once
+//! the last handle is gone and the last background release answered.
 //!
 //! # Timeouts instead of cancellation
 //!
-//! A blocking call cannot be dropped half-way, so nothing is ever left
-//! behind by an interrupted call; calls are bounded instead:
+//! A blocking call cannot be dropped half-way, so an interrupted call
+//! leaves nothing behind; calls are bounded instead:
 //!
 //! - waiting for a lock: [`Lock::lock`] waits as long as it takes,
 //!   [`Lock::try_lock_for`] at most the time it is given (then `None`,
 //!   nothing held), [`Lock::try_lock`] not at all;
 //! - waiting for Redis: each command is bounded by the response timeout
-//!   (3 s by default, [`LockClientBuilder::response_timeout`]); a call whose
-//!   command fails returns [`Error::Redis`](crate::Error::Redis) with the
-//!   same guarantees as the async API (an acquire leaves nothing held, a
-//!   release goes on in the background), except that an acquire keeps
-//!   trying while it may wait;
+//!   (3 s by default, [`LockClientBuilder::response_timeout`]); a failed
+//!   one returns [`Error::Redis`](crate::Error::Redis) with the async API's
+//!   guarantees (an acquire leaves nothing held, a release goes on in the
+//!   background), and an acquire keeps trying while it may wait;
 //! - connecting: the connect timeout (3 s by default).
-//!
-//! A call never depends on the handle it was made from staying alive
-//! elsewhere: dropping another clone of the client while a call runs
-//! changes nothing for it.
 //!
 //! # In an async program
 //!
-//! The blocking API may be called from any thread, including a thread of
-//! some other tokio runtime (it does not panic there, unlike
-//! `Runtime::block_on`): the call blocks that thread until it completes,
-//! so, in async code, prefer the async API, or call the blocking one through
-//! `spawn_blocking`.
-//!
-//! # Compared with the async API on a blocked runtime
-//!
-//! The async [`LockClient`](crate::LockClient) runs its watchdog on the
-//! runtime it was made on. If that is a current-thread runtime (e.g.
-//! `#[tokio::main(flavor = "current_thread")]`) and the code holding a lock
-//! blocks its thread (`std::thread::sleep`, a blocking read), no task runs
-//! meanwhile: the lease is not renewed and ends after the watchdog timeout,
-//! and another client may take the lock. The guard tells:
-//! [`valid_until`](crate::LockGuard::valid_until) does not move and
-//! [`is_lost`](crate::LockGuard::is_lost) turns true when it passes, even
-//! with no task running. Sync code should use this module; async code that
-//! must block should do so in `spawn_blocking` or on a multi-thread runtime.
+//! A blocking call may come from any thread, a tokio runtime's included
+//! (it does not panic there, unlike `Runtime::block_on`), and blocks it:
+//! in async code, prefer the async API, or `spawn_blocking`.
 
 mod client;
 mod counted;

@@ -166,3 +166,33 @@ macro_rules! debug_as_blocking {
     )*};
 }
 pub(super) use debug_as_blocking;
+
+/// Blocking handles, each the async handle `inner` and the client's
+/// thread: the struct, `new`, `name()`, its `Debug`, and the methods
+/// listed in braces ([`blocking!`]).
+macro_rules! blocking_handles {
+    ($($(#[$doc:meta])* pub struct $ty:ident($inner:ty) { $($methods:tt)* })*) => {$(
+        $(#[$doc])*
+        #[derive(Clone)]
+        pub struct $ty {
+            inner: $inner,
+            thread: ClientThread,
+        }
+
+        impl $ty {
+            pub(crate) fn new(inner: $inner, thread: ClientThread) -> $ty {
+                $ty { inner, thread }
+            }
+
+            /// The handle's name (its Redis key).
+            pub fn name(&self) -> &str {
+                self.inner.name()
+            }
+
+            blocking! { $($methods)* }
+        }
+
+        debug_as_blocking!($ty);
+    )*};
+}
+pub(super) use blocking_handles;

@@ -71,15 +71,13 @@ impl LockClientBuilder {
         }
     }
 
-    /// Trusts the certificate authority (or authorities) in `pem` for
-    /// `rediss://` connections, *instead of* the platform's root
-    /// certificates: for a server whose certificate a private CA signed.
-    /// The server's certificate and name are verified against it, on every
-    /// connection of the client (command, pub/sub, cluster nodes, sentinels
-    /// and the master they name). With the `tls-rustls` feature.
-    ///
-    /// A PEM that cannot be parsed fails [`connect`](Self::connect) with
-    /// [`Error::Config`]; giving certificates for a `redis://` URL does too.
+    /// Trusts the certificate authorities in `pem`, *instead of* the
+    /// platform's root certificates, for every `rediss://` connection of
+    /// the client (a server whose certificate a private CA signed): the
+    /// server's certificate and name are verified against them. With the
+    /// `tls-rustls` feature. A PEM that cannot be parsed, or certificates
+    /// for a `redis://` URL, fail [`connect`](Self::connect) with
+    /// [`Error::Config`].
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -139,35 +137,31 @@ impl LockClientBuilder {
 
     /// Sets the wait time of a fair lock's waiter (default
     /// [`DEFAULT_FAIR_LOCK_WAIT_TIMEOUT`], 10 s; Redisson's
-    /// `fairLockWaitTimeout`, whose default is 5 minutes): how long a
-    /// waiter that stopped asking (its process died) keeps its place in a
-    /// [`FairLock`](crate::FairLock)'s queue, counted from the deadline of the waiter
-    /// before it. Live waiters keep their place whatever it is: they ask
-    /// again at least every half of it. At least 1 ms.
+    /// `fairLockWaitTimeout`, 5 minutes by default): how long a waiter that
+    /// stopped asking (its process died) keeps its place in a
+    /// [`FairLock`](crate::FairLock)'s queue, from the deadline of the one
+    /// before it; live waiters ask again every half of it. At least 1 ms.
     pub fn fair_lock_wait_timeout(mut self, wait: Duration) -> Self {
         self.fair_wait = wait;
         self
     }
 
-    /// Sets how long opening a connection may take (default 3 s); a dead
-    /// address fails with [`Error::Connect`] after that. On a cluster it
-    /// bounds each node's connection; making the cluster connection (which
-    /// also reads the slots from a node, and may first meet a silent one)
-    /// may take it plus twice the response timeout.
+    /// Sets how long opening a connection may take (default 3 s; then
+    /// [`Error::Connect`]). On a cluster it bounds each node's connection;
+    /// making the cluster connection (which also reads the slots) may take
+    /// it plus twice the response timeout.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
     }
 
-    /// Sets how long Redis may take to answer (default 3 s). A connection
-    /// that lets it pass is replaced; the pub/sub connection's pings use it
-    /// too. Keep it well above your slowest command (the lock scripts take
-    /// microseconds). In replica-synced mode a lock script and its `WAIT`
-    /// may take this plus the [sync timeout](Self::sync_timeout) on the
-    /// client's own connection (on its own cluster connection, every
-    /// request may: redis-rs has one response timeout per cluster client);
-    /// a connection given with [`connection`](Self::connection) keeps its
-    /// own timeout.
+    /// Sets how long Redis may take to answer (default 3 s); a connection
+    /// that lets it pass is replaced. Keep it well above your slowest
+    /// command (the lock scripts take microseconds). In replica-synced mode
+    /// a lock script and its `WAIT` may take this plus the
+    /// [sync timeout](Self::sync_timeout) (on the client's own cluster
+    /// connection, every request may); a connection given with
+    /// [`connection`](Self::connection) keeps its own timeout.
     pub fn response_timeout(mut self, timeout: Duration) -> Self {
         self.response_timeout = timeout;
         self
@@ -176,27 +170,23 @@ impl LockClientBuilder {
     /// Sets how many replicas must acknowledge every acquire, release and
     /// renewal (replica-synced mode; see [`SyncReplicas`]). The default,
     /// [`SyncReplicas::Connected`], waits for the replicas the primary
-    /// reports connected, as Redisson's `checkLockSyncedSlaves` does — but
+    /// reports connected, as Redisson's `checkLockSyncedSlaves` does, but
     /// fails an acquire when *any* of them did not acknowledge in time, not
-    /// only when none did. Where there is no replica, nothing is waited for.
+    /// only when none did. With no replica, nothing is waited for.
     ///
-    /// The cost: the `WAIT` goes in the same pipeline as the script, so a
-    /// lock operation takes the replicas' acknowledgement (about one more
-    /// round trip between primary and replica) and, while a replica is slow,
-    /// up to the sync timeout. `WAIT` holds up the commands sent after it on
-    /// the same connection: while a replica does not answer, every lock
-    /// operation of the client waits for the `WAIT`s queued before it, each
-    /// up to the sync timeout. A synced operation may take the response
-    /// timeout plus the sync timeout, so one queued behind one whole `WAIT`
-    /// still gets its answer; one queued behind more fails as a reply that
-    /// did not come (an acquire undone, a release retried), never as a
-    /// success. Renewals are not in that queue: the watchdog has a
-    /// connection of its own (except on a connection you gave the
-    /// client). A server that
-    /// refuses `WAIT` makes [`connect`](Self::connect) fail with
-    /// [`Error::SyncUnavailable`]. [`SyncReplicas::Off`] turns it off: the
-    /// lock is then as safe as Redis's asynchronous replication, and fencing
-    /// tokens are what protect the resource across a failover.
+    /// The cost: the `WAIT` goes in the script's pipeline, so an operation
+    /// takes the replicas' acknowledgement (about one more round trip) and,
+    /// while a replica is slow, up to the sync timeout; the client's other
+    /// operations queue behind it. One queued behind one whole `WAIT` still
+    /// gets its answer within the response timeout plus the sync timeout;
+    /// one queued behind more fails as a reply that did not come (an
+    /// acquire undone, a release retried), never as a success. Renewals
+    /// have a connection of their own (except on a connection you gave the
+    /// client). A server that refuses `WAIT` fails
+    /// [`connect`](Self::connect) with [`Error::SyncUnavailable`].
+    /// [`SyncReplicas::Off`] turns it off: the lock is then as safe as
+    /// Redis's asynchronous replication, and fencing tokens protect the
+    /// resource across a failover.
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), redlua::Error> {
@@ -213,25 +203,20 @@ impl LockClientBuilder {
     }
 
     /// Sets how long a lock operation waits for its replicas in synced mode
-    /// (default 1 s, as Redisson's `slavesSyncTimeout`); an acquire not
-    /// acknowledged by then is undone and fails with
+    /// (default 1 s, as Redisson's `slavesSyncTimeout`, or half a shorter
+    /// response timeout); an acquire not acknowledged by then is undone:
     /// [`Error::NotReplicated`]. Longer than zero and shorter than the
-    /// response timeout; left at its default, it is cut to half a shorter
-    /// response timeout. A lock script and its `WAIT` may take the response
-    /// timeout plus this on the client's own connection.
+    /// response timeout.
     pub fn sync_timeout(mut self, timeout: Duration) -> Self {
         self.sync_timeout = Some(timeout);
         self
     }
 
     /// Sends commands on this existing connection instead of the client's
-    /// own healing one (see [`Connection`]).
-    ///
-    /// A redis-rs cluster connection makes the client a cluster client (see
-    /// [`LockClient::cluster_builder`]), whichever builder it is given to:
-    /// the builder's URLs then only tell how to reach the nodes for pub/sub
-    /// (credentials, TLS). A cluster builder refuses a single-node
-    /// connection ([`Error::Config`]).
+    /// own healing one (see [`Connection`]). A redis-rs cluster connection
+    /// makes a cluster client, whichever builder it is given to (the URLs
+    /// then only tell how to reach the nodes for pub/sub); a cluster
+    /// builder refuses a single-node connection ([`Error::Config`]).
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -248,18 +233,17 @@ impl LockClientBuilder {
         self
     }
 
-    /// Checks the settings, connects and starts the client's background
-    /// worker on the current tokio runtime.
+    /// Checks the settings, connects and starts the client's tasks on the
+    /// current tokio runtime.
     ///
     /// Errors: [`Error::Config`] for a bad setting (nothing is sent),
     /// [`Error::Connect`] when Redis cannot be reached in time, and in
     /// replica-synced mode (the default) [`Error::SyncUnavailable`] when the
-    /// server refuses `WAIT` (probed once, here).
+    /// server refuses `WAIT` (probed here).
     ///
     /// # Cancellation
     ///
-    /// Dropping the future drops the half-made connections; nothing is left
-    /// behind.
+    /// As for [`LockClient::connect`].
     pub async fn connect(self) -> Result<LockClient> {
         let (client, _worker) = self.connect_with_worker().await?;
         Ok(client)

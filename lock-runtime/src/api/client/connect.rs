@@ -20,7 +20,7 @@ use crate::transport::connection::{Connection, Source};
 use crate::transport::pubsub::PubSubHub;
 use crate::transport::replication::Replication;
 use crate::transport::sentinel::Sentinels;
-use crate::transport::tls::masked;
+use crate::transport::tls::{masked, uses_tls};
 use redis::{ConnectionInfo, RedisConnectionInfo};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -56,7 +56,8 @@ impl LockClientBuilder {
         let sync_timeout = self
             .sync_timeout
             .unwrap_or(DEFAULT_SYNC_TIMEOUT.min(self.response_timeout / 2));
-        if self.sync_replicas != SyncReplicas::Off {
+        let synced = self.sync_replicas != SyncReplicas::Off;
+        if synced {
             if sync_timeout.is_zero() || sync_timeout >= self.response_timeout {
                 return Err(Error::Config(format!(
                     "the sync timeout ({sync_timeout:?}) must be longer than zero and shorter than the response timeout ({:?})",
@@ -70,17 +71,13 @@ impl LockClientBuilder {
                 ));
             }
         }
-        let (connect_timeout, response_timeout) = (self.connect_timeout, self.response_timeout);
         let timeouts = Timeouts {
-            connect: connect_timeout,
-            response: response_timeout,
+            connect: self.connect_timeout,
+            response: self.response_timeout,
         };
         // A synced pipeline's WAIT may block its connection this long.
-        let synced_extra = if self.sync_replicas == SyncReplicas::Off {
-            Duration::ZERO
-        } else {
-            sync_timeout
-        };
+        let synced_extra = if synced { sync_timeout } else { Duration::ZERO };
+        let healing = |source| Connection::healing(source, timeouts, synced_extra);
         let tls = &self.tls;
         let seeds = self.seeds?;
         if self.master.is_some() && !matches!(seeds, Seeds::Sentinel { .. }) {
@@ -89,7 +86,17 @@ impl LockClientBuilder {
                     .to_string(),
             ));
         }
-        let (con, nodes, publish) = match (seeds, self.connection) {
+        let (con, nodes) = match (seeds, self.connection) {
+            (Seeds::Cluster(_), Some(con)) if !con.is_cluster() => {
+                return Err(Error::Config(
+                    "a cluster client needs a cluster connection \
+                     (redis::cluster_async::ClusterConnection)"
+                        .to_string(),
+                ));
+            }
+            (Seeds::Cluster(nodes), Some(con)) => {
+                cluster_parts(tls.apply(nodes[0].clone())?, con).await?
+            }
             (Seeds::Server(client), Some(con)) if con.is_cluster() => {
                 let template = tls.apply(client.get_connection_info().clone())?;
                 cluster_parts(template, con).await?
@@ -99,26 +106,11 @@ impl LockClientBuilder {
                     .map_err(Error::Redis)?;
                 let con = match con {
                     Some(con) => con,
-                    None => Connection::healing(
-                        Source::Server(Box::new(client.clone())),
-                        timeouts,
-                        synced_extra,
-                    )
-                    .await
-                    .map_err(|e| Error::connect(masked(client.get_connection_info()), e))?,
+                    None => healing(Source::Server(Box::new(client.clone())))
+                        .await
+                        .map_err(|e| Error::connect(masked(client.get_connection_info()), e))?,
                 };
-                (con, Nodes::Server(Box::new(client)), Publish::Plain)
-            }
-            (Seeds::Cluster(nodes), Some(con)) => {
-                if !con.is_cluster() {
-                    return Err(Error::Config(
-                        "a cluster client needs a cluster connection \
-                         (redis::cluster_async::ClusterConnection)"
-                            .to_string(),
-                    ));
-                }
-                let template = tls.apply(nodes[0].clone())?;
-                cluster_parts(template, con).await?
+                (con, Nodes::Server(Box::new(client)))
             }
             (Seeds::Cluster(nodes), None) => {
                 let nodes = nodes
@@ -126,24 +118,21 @@ impl LockClientBuilder {
                     .map(|node| tls.apply(node))
                     .collect::<Result<Vec<_>>>()?;
                 let connect_error = |error| Error::connect(masked(&nodes[0]), error);
+                // Synced pipelines may take this long (one response timeout
+                // for every request of a cluster client).
+                let response = timeouts.response.saturating_add(synced_extra);
                 let cluster = redis::cluster::ClusterClientBuilder::new(nodes.clone())
-                    .connection_timeout(connect_timeout)
-                    // Synced pipelines may take this long (one response
-                    // timeout for every request of a cluster client).
-                    .response_timeout(response_timeout.saturating_add(synced_extra));
+                    .connection_timeout(timeouts.connect)
+                    .response_timeout(response);
                 #[cfg(feature = "tls-rustls")]
                 let cluster = match tls.certificates() {
                     Some(certificates) => cluster.certs(certificates),
                     None => cluster,
                 };
                 let cluster = cluster.build().map_err(connect_error)?;
-                let con = Connection::healing_cluster(
-                    cluster,
-                    connect_timeout,
-                    response_timeout.saturating_add(synced_extra),
-                )
-                .await
-                .map_err(connect_error)?;
+                let con = Connection::healing_cluster(cluster, timeouts.connect, response)
+                    .await
+                    .map_err(connect_error)?;
                 let template = nodes[0].clone();
                 cluster_parts(template, con).await?
             }
@@ -161,10 +150,7 @@ impl LockClientBuilder {
                         .set_redis_settings(RedisConnectionInfo::default()),
                 };
                 let master = tls.apply_where_tls(master)?;
-                tls.check_used(
-                    crate::transport::tls::uses_tls(&master)
-                        || sentinels.iter().any(crate::transport::tls::uses_tls),
-                )?;
+                tls.check_used(uses_tls(&master) || sentinels.iter().any(uses_tls))?;
                 let addr = format!(
                     "the master of `{service}` (sentinels {})",
                     sentinels.iter().map(masked).collect::<Vec<_>>().join(", ")
@@ -177,16 +163,12 @@ impl LockClientBuilder {
                         ));
                     }
                     Some(con) => con,
-                    None => Connection::healing(
-                        Source::Sentinel(sentinels.clone()),
-                        timeouts,
-                        synced_extra,
-                    )
-                    .await
-                    .map_err(|e| Error::connect(addr, e))?,
+                    None => healing(Source::Sentinel(sentinels.clone()))
+                        .await
+                        .map_err(|e| Error::connect(addr, e))?,
                 };
                 sentinels.watch();
-                (con, Nodes::Sentinel(sentinels), Publish::Plain)
+                (con, Nodes::Sentinel(sentinels))
             }
         };
         let mut probe_con = con.clone();
@@ -195,7 +177,10 @@ impl LockClientBuilder {
             watchdog_timeout: self.watchdog_timeout,
             fair_wait: self.fair_wait,
             latch_ttl: LATCH_TTL,
-            publish,
+            publish: match &nodes {
+                Nodes::Cluster(cluster) if cluster.sharded => Publish::Sharded,
+                _ => Publish::Plain,
+            },
         };
         let (jobs, queue) = mpsc::unbounded_channel();
         let by_slot = con.is_cluster();
@@ -219,14 +204,13 @@ impl LockClientBuilder {
     }
 }
 
-/// A cluster client's command connection, the nodes of its side
-/// connections (pub/sub, loss watch), and its way of announcing releases
-/// (sharded pub/sub if the cluster has it: probed once, with
-/// `PUBSUB SHARDNUMSUB`, as Redisson does).
+/// A cluster client's command connection, and the nodes of its side
+/// connections (pub/sub, loss watch), sharded if the cluster has sharded
+/// pub/sub (probed once, with `PUBSUB SHARDNUMSUB`, as Redisson does).
 async fn cluster_parts(
     template: ConnectionInfo,
     mut con: Connection,
-) -> Result<(Connection, Nodes, Publish)> {
+) -> Result<(Connection, Nodes)> {
     let probe = redis::cmd("PUBSUB")
         .arg("SHARDNUMSUB")
         .query_async::<redis::Value>(&mut con)
@@ -242,13 +226,8 @@ async fn cluster_parts(
             });
         }
     };
-    let publish = if sharded {
-        Publish::Sharded
-    } else {
-        Publish::Plain
-    };
     let cluster = ClusterNodes::new(template, con.clone(), sharded);
-    Ok((con, Nodes::Cluster(Arc::new(cluster)), publish))
+    Ok((con, Nodes::Cluster(Arc::new(cluster))))
 }
 
 #[cfg(test)]

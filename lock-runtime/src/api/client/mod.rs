@@ -1,11 +1,6 @@
-//! [`LockClient`]: one identity (a uuid), one command connection, one
-//! pub/sub connection (one per node on Redis Cluster), one watchdog and one
-//! background worker, shared by every lock made from it.
-//!
-//! - `mod.rs`: [`LockClient`], its entry points and the handles it makes;
-//! - `builder.rs`: [`LockClientBuilder`], the settings and where it connects;
-//! - `connect.rs`: connecting: checking the settings, then making the
-//!   connections, the watchdog and the background worker a client shares.
+//! [`LockClient`]: one identity, connections, watchdog and background
+//! worker, shared by every handle made from it; its entry points and
+//! handles here, its settings in `builder.rs`, connecting in `connect.rs`.
 
 mod builder;
 mod connect;
@@ -26,17 +21,13 @@ use std::time::Duration;
 
 /// A handle to Redis for locks. Cheap to clone; clones share everything.
 ///
-/// Each client has a random uuid (v4): the owners of its holds are
+/// Each client has a random uuid (v4): its holds' owners are
 /// `<uuid>:<owner-id>`, as Redisson writes them. It keeps one multiplexed
 /// command connection (replaced when it fails or goes silent), one pub/sub
-/// connection shared by every waiter (pinged after a second with nothing
-/// on it, replaced when it does not answer), and one watchdog task that
-/// renews all of its holds.
-/// On Redis Cluster ([`LockClient::cluster`]) the command connection is
-/// redis-rs's cluster connection, and there is one pub/sub connection per
-/// node that owns the slot of a lock someone waits for. Through Redis
-/// Sentinel ([`LockClient::sentinel`]) both connections go to the master
-/// the sentinels name, and move when they name another.
+/// connection shared by every waiter (one per node on Redis Cluster), and
+/// one watchdog task that renews all of its holds. Through Redis Sentinel
+/// ([`LockClient::sentinel`]) the connections go to the master the
+/// sentinels name, and move when they name another.
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), redlua::Error> {
@@ -50,15 +41,13 @@ use std::time::Duration;
 /// # On a blocked runtime
 ///
 /// The watchdog, the pub/sub connection and background releases are tasks
-/// of the runtime the client was made on. On a current-thread runtime
+/// of the client's runtime. On a current-thread runtime
 /// (`#[tokio::main(flavor = "current_thread")]`, `#[tokio::test]`), code
 /// that blocks the thread while holding a lock (`std::thread::sleep`, a
-/// blocking read, a long computation) stops them all: the lease is not
-/// renewed, Redis frees the lock after the watchdog timeout, and another
-/// client may take it. The guard shows it, even with no task running:
-/// [`LockGuard::valid_until`](crate::LockGuard::valid_until) does not move,
-/// and [`LockGuard::is_lost`](crate::LockGuard::is_lost) turns true when it
-/// passes. Blocking code should use [`blocking::LockClient`](crate::blocking::LockClient),
+/// long computation) stops them all: the lease is not renewed, and another
+/// client may take the lock once it ends. The guard shows it even so:
+/// [`LockGuard::is_lost`](crate::LockGuard::is_lost) turns true. Blocking
+/// code should use [`blocking::LockClient`](crate::blocking::LockClient),
 /// whose thread renews leases whatever the caller does; async code that
 /// must block should do it in `spawn_blocking` or on a multi-thread runtime.
 #[derive(Clone)]
@@ -78,14 +67,14 @@ impl std::fmt::Debug for LockClient {
 impl LockClient {
     /// Connects to the Redis server at `url` with default settings.
     ///
-    /// Must be called within a tokio runtime (the client starts its
-    /// background worker on it). Fails with [`Error::Connect`] when the
-    /// server cannot be reached within the connect timeout (3 s).
+    /// Within a tokio runtime (the client's tasks run on it). Fails with
+    /// [`Error::Connect`] when the server cannot be reached within the
+    /// connect timeout (3 s).
     ///
     /// # Cancellation
     ///
-    /// Dropping the future drops the half-made connections; nothing is left
-    /// behind.
+    /// Dropping the future drops the half-made connections (as for every
+    /// `connect` of the client and its builders).
     pub async fn connect(url: impl IntoConnectionInfo) -> Result<LockClient> {
         LockClient::builder(url).connect().await
     }
@@ -109,11 +98,10 @@ impl LockClient {
     /// Connects to a Redis Cluster, seeded with the URLs of some of its
     /// nodes, with default settings. See [`LockClient::cluster_builder`].
     ///
-    /// Must be called within a tokio runtime. Fails with
-    /// [`Error::Connect`] when the cluster cannot be reached in time (the
-    /// connect timeout plus twice the response timeout, 9 s by default),
-    /// [`Error::Config`] when `urls` is empty, and [`Error::Redis`] for a URL
-    /// that cannot be parsed.
+    /// Within a tokio runtime. Fails with [`Error::Connect`] when the
+    /// cluster cannot be reached in time (the connect timeout plus twice
+    /// the response timeout, 9 s by default), [`Error::Config`] when `urls`
+    /// is empty, [`Error::Redis`] for a URL that cannot be parsed.
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), redlua::Error> {
@@ -129,8 +117,7 @@ impl LockClient {
     ///
     /// # Cancellation
     ///
-    /// Dropping the future drops the half-made connections; nothing is left
-    /// behind.
+    /// As for [`LockClient::connect`].
     pub async fn cluster<T: IntoConnectionInfo>(
         urls: impl IntoIterator<Item = T>,
     ) -> Result<LockClient> {
@@ -140,16 +127,14 @@ impl LockClient {
     /// A builder for a client of a Redis Cluster, seeded with the URLs of
     /// some of its nodes (the others are found through them).
     ///
-    /// The client sends its scripts on a redis-rs cluster connection, which
-    /// routes each by the lock's slot (every key and the channel of one lock
-    /// share it) and follows `MOVED`/`ASK` and failovers. Waiters subscribe
-    /// on the node that owns the lock's slot: with sharded pub/sub
-    /// (`SSUBSCRIBE`, and the releases `SPUBLISH`) when the cluster has it
-    /// (Redis 7+; probed once, at connect), with plain pub/sub otherwise.
-    /// The watchdog renews the locks of one slot together, 100 per call.
-    /// The credentials (and TLS settings) of the first URL are used for
-    /// every node. To send commands on a cluster connection of your own,
-    /// give it with [`LockClientBuilder::connection`].
+    /// Scripts go on a redis-rs cluster connection, routed by the lock's
+    /// slot (all of one lock's keys and its channel share it), following
+    /// `MOVED`/`ASK` and failovers. Waiters subscribe on the node of the
+    /// slot, with sharded pub/sub where the cluster has it (Redis 7+,
+    /// probed at connect). The watchdog renews one slot's locks together,
+    /// 100 per call. The first URL's credentials and TLS settings serve
+    /// every node. A cluster connection of your own is given with
+    /// [`LockClientBuilder::connection`].
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), redlua::Error> {
@@ -170,10 +155,10 @@ impl LockClient {
     /// Connects through Redis Sentinel to the master of `service`, with
     /// default settings. See [`LockClient::sentinel_builder`].
     ///
-    /// Must be called within a tokio runtime. Fails with [`Error::Connect`]
-    /// when no sentinel names a master that answers as one within the
-    /// connect timeout, [`Error::Config`] when `sentinels` or `service` is
-    /// empty, and [`Error::Redis`] for a URL that cannot be parsed.
+    /// Within a tokio runtime. Fails with [`Error::Connect`] when no
+    /// sentinel names a master that answers as one within the connect
+    /// timeout, [`Error::Config`] when `sentinels` or `service` is empty,
+    /// [`Error::Redis`] for a URL that cannot be parsed.
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), redlua::Error> {
@@ -189,8 +174,7 @@ impl LockClient {
     ///
     /// # Cancellation
     ///
-    /// Dropping the future drops the half-made connections; nothing is left
-    /// behind.
+    /// As for [`LockClient::connect`].
     pub async fn sentinel<T: IntoConnectionInfo>(
         sentinels: impl IntoIterator<Item = T>,
         service: &str,
@@ -204,26 +188,21 @@ impl LockClient {
     /// `service`, found through the sentinels at `sentinels` (asked in
     /// this order).
     ///
-    /// Each time the client opens its command connection or its pub/sub
-    /// connection (at first, and again after a failure or a silence), it
-    /// asks the sentinels which node is the master now, and refuses a node
-    /// that does not answer `ROLE` as a master. An old master goes on
-    /// taking writes for seconds after a failover (the sentinels demote it
-    /// later), so the client also asks the sentinels every 500 ms, and
-    /// replaces both connections as soon as they name another master: the
-    /// watchdog renews on the new master, waiters subscribe there. A write
-    /// refused with `READONLY` (a demoted master) drops the connection too,
-    /// and an acquire retries it. Holds survive a failover as far as the
-    /// replica had their writes (replication is asynchronous): a hold whose
-    /// acquire the new master never saw is reported lost by the watchdog.
-    /// That asking stops once the client and every clone of its
-    /// [`connection`](LockClient::connection) are dropped.
+    /// Each time the client opens a connection (at first, and after a
+    /// failure or a silence), it asks the sentinels for the master, and
+    /// refuses a node that does not answer `ROLE` as one. An old master
+    /// takes writes for seconds after a failover, so the client also asks
+    /// every 500 ms (until it and every clone of its
+    /// [`connection`](LockClient::connection) are dropped), and moves its
+    /// connections as soon as the sentinels name another; a write refused
+    /// with `READONLY` drops the connection too, and an acquire retries it.
+    /// Holds survive a failover as far as the replica had their writes: one
+    /// the new master never saw is reported lost by the watchdog.
     ///
-    /// The master is reached with the TLS setting of the first sentinel
-    /// URL (`rediss://` for both), without credentials, on database 0,
-    /// unless [`LockClientBuilder::sentinel_master`] says otherwise. TLS
-    /// certificates given to the builder apply to every TLS connection,
-    /// sentinels' and masters'.
+    /// The master is reached with the first sentinel URL's TLS setting,
+    /// without credentials, on database 0, unless
+    /// [`LockClientBuilder::sentinel_master`] says otherwise. TLS
+    /// certificates given to the builder apply to sentinels and masters.
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), redlua::Error> {
@@ -242,21 +221,15 @@ impl LockClient {
         sentinels: impl IntoIterator<Item = T>,
         service: &str,
     ) -> LockClientBuilder {
-        let sentinels = parse_urls(
-            sentinels,
-            "a Sentinel client needs the URL of at least one sentinel",
-        );
-        let seeds = sentinels.and_then(|sentinels| {
-            if service.is_empty() {
-                Err(Error::Config(
-                    "a Sentinel client needs the name of the service (master)".to_string(),
-                ))
-            } else {
-                Ok(Seeds::Sentinel {
-                    sentinels,
-                    service: service.to_string(),
-                })
-            }
+        let none = "a Sentinel client needs the URL of at least one sentinel";
+        let seeds = parse_urls(sentinels, none).and_then(|sentinels| match service {
+            "" => Err(Error::Config(
+                "a Sentinel client needs the name of the service (master)".to_string(),
+            )),
+            _ => Ok(Seeds::Sentinel {
+                sentinels,
+                service: service.to_string(),
+            }),
         });
         LockClientBuilder::with_seeds(seeds)
     }
@@ -268,10 +241,10 @@ impl LockClient {
         LockClientBuilder::new(Ok(client))
     }
 
-    /// A handle to the reentrant lock `name`. Cheap: nothing is sent to
-    /// Redis until it is used. An invalid name (empty, too long, or with
-    /// braces that would split its keys across cluster slots) makes every
-    /// operation of the handle fail with [`Error::InvalidName`].
+    /// A handle to the reentrant lock `name`; nothing is sent until it is
+    /// used. An invalid name (empty, too long, or with braces that would
+    /// split its keys across cluster slots) makes every operation of the
+    /// handle fail with [`Error::InvalidName`] (as for every handle).
     pub fn lock(&self, name: &str) -> Lock {
         Lock::new(self.shared.clone(), name, Kind::Reentrant)
     }
@@ -289,9 +262,8 @@ impl LockClient {
         ReadWriteLock::new(self.shared.clone(), name)
     }
 
-    /// Reads the lock `name`, of either kind, without touching it: its
-    /// kind, holders, counts, TTL and fencing token (what `lockctl status`
-    /// shows).
+    /// Reads the lock `name`, of either kind, without touching it (what
+    /// `lockctl status` shows): see [`Lock::inspect`].
     ///
     /// # Cancellation
     ///
@@ -300,9 +272,8 @@ impl LockClient {
         inspect(&self.shared, name).await
     }
 
-    /// The client's command connection (a cheap clone of it), for your
-    /// own commands and scripts: it heals as the client's does, and on a
-    /// Sentinel client it follows the master through failovers.
+    /// The client's command connection (a cheap clone), for your own
+    /// commands and scripts: it heals, and follows a Sentinel master.
     ///
     /// ```no_run
     /// # async fn demo(client: redlua::LockClient) -> redlua::redis::RedisResult<()> {

@@ -30,18 +30,15 @@ use crate::protocol::counted_scripts::permits_message;
 use crate::protocol::handoff::{self};
 use crate::protocol::replies::WakeMessage;
 use crate::transport::cluster_nodes::Nodes;
+use crate::transport::locked;
 
 /// The most waiters of one client a semaphore's message wakes at once (the
 /// permits it announces, up to this; each that takes permits and leaves
 /// some wakes one more).
 const PERMITS_WOKEN_AT_MOST: i64 = 64;
 
-/// The task that owns one pub/sub connection.
-///
-/// Its `Drop` (the task ending, or being dropped with its runtime) marks the
-/// connection dead and wakes the waiters of its channels *before* the queued
-/// and running commands are dropped, so that waiters retrying a `SUBSCRIBE`
-/// start a new connection instead of queueing on this one.
+/// The task that owns one pub/sub connection; its `Drop` (the task ending,
+/// or dropped with its runtime) marks it dead first (see the invariants).
 pub(super) struct Driver {
     /// The hub's state; weak, so that dropping the hub ends the driver.
     pub(super) shared: Weak<Shared>,
@@ -55,12 +52,10 @@ pub(super) struct Driver {
     pub(super) running: Option<RunningCommand>,
     /// Whether [`Driver::mark_dead`] already ran.
     pub(super) dead: bool,
-    /// For the master of a Sentinel service: tells when the master
-    /// changed (the connection then ends, as a lost one).
+    /// A Sentinel master's changes (the connection then ends, as lost).
     pub(super) moved: Option<watch::Receiver<u64>>,
-    /// Unsubscribes sent and not yet seen confirmed, per channel: an
-    /// unsubscribe push beyond them was the server's own (a slot left the
-    /// node).
+    /// Unsubscribes sent and not yet confirmed, per channel: one pushed
+    /// beyond them was the server's own (a slot left the node).
     pub(super) unsubscribing: HashMap<String, usize>,
 }
 
@@ -238,21 +233,18 @@ impl Driver {
                 }
                 Event::Done((result, done)) => {
                     self.running = None;
-                    match result {
-                        Ok(()) => {
-                            if let Some(done) = done {
-                                done.send_replace(Status::Subscribed);
-                            }
-                        }
-                        Err(err) if err.is_connection_dropped() || err.is_unrecoverable_error() => {
-                            self.mark_dead();
-                            break;
-                        }
-                        Err(err) => {
-                            if let Some(done) = done {
-                                done.send_replace(Status::Failed(err));
-                            }
-                        }
+                    if let Err(err) = &result
+                        && (err.is_connection_dropped() || err.is_unrecoverable_error())
+                    {
+                        // Dead before `done` is dropped: its waiter then
+                        // subscribes on a new connection, not this one.
+                        self.mark_dead();
+                        break;
+                    }
+                    if let Some(done) = done {
+                        done.send_replace(
+                            result.map_or_else(Status::Failed, |()| Status::Subscribed),
+                        );
                     }
                 }
             }
@@ -300,7 +292,7 @@ impl Driver {
             Some(WakeMessage::All) => signals.broadcast(),
             None => {
                 if let Some(handoff) = handoff::parse(payload) {
-                    *signals.handoff.lock().unwrap_or_else(|e| e.into_inner()) = Some(handoff);
+                    *locked(&signals.handoff) = Some(handoff);
                     signals.notify.notify_one();
                 }
             }
@@ -342,9 +334,7 @@ impl Driver {
             signals.broadcast();
         }
     }
-}
 
-impl Driver {
     /// Unsubscribes the patterns of this connection that have had no
     /// member for [`PATTERN_LINGER`].
     pub(super) fn sweep_idle_patterns(&self) {

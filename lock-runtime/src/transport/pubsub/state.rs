@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use redis::{ErrorKind, RedisError, RedisResult};
 use tokio::sync::{Notify, mpsc, watch};
@@ -26,6 +26,7 @@ use super::SUBSCRIBE_ATTEMPTS;
 use super::driver::Driver;
 use crate::protocol::handoff::Handoff;
 use crate::transport::cluster_nodes::Nodes;
+use crate::transport::locked;
 
 /// State shared by the hub, its subscriptions and (weakly) its driver task.
 pub(super) struct Shared {
@@ -136,6 +137,16 @@ pub(super) enum Command {
 pub(super) type RunningCommand =
     Pin<Box<dyn Future<Output = (RedisResult<()>, Option<watch::Sender<Status>>)> + Send>>;
 
+impl Attempt {
+    /// Whether the server confirmed it, on the live connection of its node.
+    pub(super) fn confirmed_on(&self, conns: &HashMap<String, ConnHandle>) -> bool {
+        matches!(*self.status.borrow(), Status::Subscribed)
+            && conns
+                .get(&self.node)
+                .is_some_and(|conn| conn.is_alive() && conn.id == self.conn)
+    }
+}
+
 impl ChannelEntry {
     /// Whether its last `SUBSCRIBE` went on connection `conn`.
     pub(super) fn subscribed_on(&self, conn: u64) -> bool {
@@ -153,34 +164,22 @@ impl ChannelEntry {
 impl Shared {
     /// Locks the state, ignoring poisoning (no code panics while holding it).
     pub(super) fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        locked(&self.state)
     }
 
     /// Whether `channel`'s last `SUBSCRIBE` was confirmed on the live
     /// connection.
     pub(super) fn is_subscribed(&self, channel: &str) -> bool {
         let state = self.lock();
-        let Some(attempt) = state
-            .channels
-            .get(channel)
-            .and_then(|entry| entry.attempt.as_ref())
-        else {
-            return false;
-        };
-        state
-            .conns
-            .get(&attempt.node)
-            .is_some_and(|conn| conn.is_alive() && conn.id == attempt.conn)
-            && matches!(*attempt.status.borrow(), Status::Subscribed)
+        let entry = state.channels.get(channel);
+        let attempt = entry.and_then(|entry| entry.attempt.as_ref());
+        attempt.is_some_and(|attempt| attempt.confirmed_on(&state.conns))
     }
 
-    /// Makes sure `channel` (which has a registered waiter) is subscribed on
-    /// the live connection, opening one if needed, and waits for the server's
-    /// confirmation. A connection lost before confirming is replaced, up to
-    /// [`SUBSCRIBE_ATTEMPTS`] connections.
-    ///
-    /// Cancel-safe: the attempt stays recorded in the channel's entry, where
-    /// other waiters share it.
+    /// Subscribes `channel` (which has a registered waiter) on the live
+    /// connection, opening one if needed, and waits for the confirmation; a
+    /// connection lost first is replaced, up to [`SUBSCRIBE_ATTEMPTS`].
+    /// Cancel-safe: the attempt stays in the channel's entry, shared.
     pub(super) async fn ensure_subscribed(self: &Arc<Self>, channel: &str) -> RedisResult<()> {
         let mut last_error = None;
         for _ in 0..SUBSCRIBE_ATTEMPTS {
@@ -213,9 +212,8 @@ impl Shared {
         }))
     }
 
-    /// Returns the outcome to wait for of `channel`'s `SUBSCRIBE` on the live
-    /// connection: the pending or confirmed one, or else a new one queued now
-    /// (starting a connection first if there is none).
+    /// The outcome of `channel`'s `SUBSCRIBE` on the live connection to
+    /// `node`: the pending or confirmed one, else one queued now.
     pub(super) fn start_subscribe(
         self: &Arc<Self>,
         channel: &str,

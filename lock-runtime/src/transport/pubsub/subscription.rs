@@ -21,13 +21,10 @@ use redis::RedisResult;
 use super::state::{Command, Shared, Signals, Status};
 use super::{RESUBSCRIBE_BACKOFF_MAX, RESUBSCRIBE_BACKOFF_MIN};
 use crate::protocol::handoff::Handoff;
+use crate::transport::locked;
 
-/// A waiter's registration on one channel.
-///
-/// While it lives, the hub keeps the channel subscribed. Dropping it removes
-/// the registration; dropping the last one of a channel queues an
-/// `UNSUBSCRIBE` that the driver task sends in the background (the drop never
-/// blocks and needs no runtime).
+/// A waiter's registration on one channel, which stays subscribed while
+/// it lives (see the invariants above).
 pub(crate) struct Subscription {
     /// The hub's state (kept alive by the subscription).
     pub(super) shared: Arc<Shared>,
@@ -52,38 +49,25 @@ impl Subscription {
         self.shared.is_subscribed(&self.channel)
     }
 
-    /// Waits for a wake-up on the channel.
-    ///
-    /// Returns when:
-    /// - a `0` arrives and this subscription is the one chosen to wake (one
-    ///   pending `wake()` of this client per `0`, in the order they started
-    ///   waiting). A `0` that arrived while no `wake()` of the channel was
-    ///   pending is kept for the next `wake()` of the channel, which then
-    ///   returns at once;
-    /// - a `1` arrives (every waiter of the channel wakes), or arrived since
-    ///   the previous `wake()` of this subscription (or since `subscribe()`
-    ///   returned);
-    /// - the pub/sub connection was lost (closed, or silent): at once, so
-    ///   that the caller tries the lock (a message may have been missed);
-    /// - called while the channel is not subscribed on a live connection: once
-    ///   it is subscribed again, on a new connection, so that the caller's
-    ///   next try happens after no message can be missed any more. If that
-    ///   re-subscription fails (the server is unreachable), it is retried
-    ///   with a growing pause (50 ms up to 1 s) until it succeeds; callers
-    ///   bound the whole wait with their own timer, and poll meanwhile.
-    ///
-    /// A wake-up is a hint, not a promise: the caller tries the lock again and
-    /// calls `wake()` again if it is still taken.
+    /// Waits for a wake-up (a hint: the caller tries the lock, and waits
+    /// again if it is still taken). Returns when:
+    /// - a `0` chose this subscription (one pending `wake()` per `0`, in
+    ///   order; a `0` with none pending is kept for the next `wake()`);
+    /// - a `1` arrived, now or since this subscription's last `wake()`;
+    /// - the connection was lost (closed, or silent): a message may have
+    ///   been missed;
+    /// - called while the channel is not subscribed on a live connection:
+    ///   once it is subscribed again, so that the caller's next try misses
+    ///   nothing; a failed re-subscription is retried with a growing pause
+    ///   (50 ms up to 1 s), and callers bound the wait with their own timer.
     ///
     /// # Cancellation
     ///
-    /// Cancel-safe. If the future is dropped after a `0` chose it but before
-    /// it returned, the wake-up passes to another pending `wake()` of the
-    /// channel, or is kept for the next one. A `1` is never lost either: the
-    /// next `wake()` of this subscription sees it. The subscription itself
-    /// stays registered. A wake-up that *was* returned is owed to the other
-    /// waiters until the caller calls [`Subscription::settled`] (having
-    /// tried the lock): a subscription dropped before that passes it on.
+    /// Cancel-safe: a `0` that chose the dropped future passes to another
+    /// `wake()` of the channel (or the next one), and a `1` is seen by the
+    /// next `wake()`. A wake-up that was returned is owed to the other
+    /// waiters until [`Subscription::settled`]: dropped before that, the
+    /// subscription passes it on.
     pub(crate) async fn wake(&mut self) {
         let mut backoff = RESUBSCRIBE_BACKOFF_MIN;
         loop {
@@ -123,15 +107,10 @@ impl Subscription {
         }
     }
 
-    /// The latest direct handoff to this subscription's waiter (a fair
-    /// lock's release handed it the lock: see `handoff.rs`), if one came
-    /// since the last call.
+    /// The direct handoff of a fair lock to this waiter (`handoff.rs`) that
+    /// came since the last call, if any.
     pub(crate) fn take_handoff(&self) -> Option<Handoff> {
-        self.signals
-            .handoff
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
+        locked(&self.signals.handoff).take()
     }
 
     /// The caller tried the lock after the last wake-up: it owes nobody,
@@ -144,14 +123,13 @@ impl Subscription {
         }
     }
 
-    /// Makes sure the channel (or a member's pattern) is subscribed on a
-    /// live connection, and waits for the server's confirmation (see
-    /// [`PubSubHub::subscribe`](super::PubSubHub::subscribe)).
+    /// Subscribes the channel (or a member's pattern) on a live connection
+    /// if it is not, and waits for the server's confirmation.
     ///
     /// # Cancellation
     ///
     /// Cancel-safe: the `SUBSCRIBE` stays recorded, and the registration
-    /// is removed only when the subscription is dropped.
+    /// lives until the subscription is dropped.
     pub(crate) async fn confirm(&mut self) -> RedisResult<()> {
         self.shared.ensure_subscribed(&self.channel).await?;
         self.seen = self.signals.epoch();
@@ -189,11 +167,7 @@ impl Drop for Subscription {
         }
         if entry.get().pattern
             && let Some(attempt) = &entry.get().attempt
-            && matches!(*attempt.status.borrow(), Status::Subscribed)
-            && state
-                .conns
-                .get(&attempt.node)
-                .is_some_and(|conn| conn.is_alive() && conn.id == attempt.conn)
+            && attempt.confirmed_on(&state.conns)
         {
             // Kept subscribed for the next waiter; the driver sweeps it.
             entry.get_mut().idle_since = Some(tokio::time::Instant::now());
