@@ -29,67 +29,52 @@ pub(crate) fn call_cmd(command: &str, id: &str, keys: &[Vec<u8>], args: &[Vec<u8
     cmd
 }
 
-/// Loads `code` on `con` and checks the answer.
-#[cfg(feature = "aio")]
-pub(crate) async fn load<C>(code: &impl ServerCode, con: &mut C) -> RedisResult<()>
-where
-    C: redis::aio::ConnectionLike + ?Sized,
-{
-    let value = con.req_packed_command(&code.load_cmd()).await?;
-    code.check_loaded(value)
-}
+/// Writes `load` and `invoke` for one kind of connection: `$send` sends
+/// `$cmd` on `$con` (awaited, or blocking), the only difference between
+/// the async and the blocking faces.
+macro_rules! faces {
+    ($(#[$cfg:meta])* [$($async:tt)?] $load:ident, $invoke:ident, $con_like:path,
+     |$con:ident, $cmd:ident| $send:expr) => {
+        /// Loads `code` on the connection and checks the answer.
+        $(#[$cfg])*
+        pub(crate) $($async)? fn $load<C>(code: &impl ServerCode, $con: &mut C) -> RedisResult<()>
+        where
+            C: $con_like + ?Sized,
+        {
+            let $cmd = &code.load_cmd();
+            code.check_loaded($send?)
+        }
 
-/// Blocking twin of [`load`].
-pub(crate) fn load_blocking<C>(code: &impl ServerCode, con: &mut C) -> RedisResult<()>
-where
-    C: redis::ConnectionLike + ?Sized,
-{
-    let value = con.req_command(&code.load_cmd())?;
-    code.check_loaded(value)
-}
-
-/// Sends `cmd`; if the server lacks `code`, loads it and sends `cmd` once
-/// more (the first try did not run), then converts the reply to `T`.
-#[cfg(feature = "aio")]
-pub(crate) async fn invoke<T, C>(
-    code: &impl ServerCode,
-    cmd: &redis::Cmd,
-    con: &mut C,
-) -> RedisResult<T>
-where
-    T: redis::FromRedisValue,
-    C: redis::aio::ConnectionLike + ?Sized,
-{
-    match con
-        .req_packed_command(cmd)
-        .await
-        .and_then(Value::extract_error)
-    {
-        Err(err) if code.is_missing(&err) => {
-            load(code, con).await?;
-            let value = con.req_packed_command(cmd).await?.extract_error()?;
+        /// Sends `cmd`; if the server lacks `code`, loads it and sends
+        /// `cmd` once more (the first try did not run), then converts the
+        /// reply to `T`.
+        $(#[$cfg])*
+        pub(crate) $($async)? fn $invoke<T, C>(
+            code: &impl ServerCode,
+            $cmd: &redis::Cmd,
+            $con: &mut C,
+        ) -> RedisResult<T>
+        where
+            T: redis::FromRedisValue,
+            C: $con_like + ?Sized,
+        {
+            let value = match $send.and_then(Value::extract_error) {
+                Err(err) if code.is_missing(&err) => {
+                    let loaded = {
+                        let $cmd = &code.load_cmd();
+                        $send?
+                    };
+                    code.check_loaded(loaded)?;
+                    $send?.extract_error()?
+                }
+                result => result?,
+            };
             Ok(redis::from_redis_value(value)?)
         }
-        result => Ok(redis::from_redis_value(result?)?),
-    }
+    };
 }
 
-/// Blocking twin of [`invoke`].
-pub(crate) fn invoke_blocking<T, C>(
-    code: &impl ServerCode,
-    cmd: &redis::Cmd,
-    con: &mut C,
-) -> RedisResult<T>
-where
-    T: redis::FromRedisValue,
-    C: redis::ConnectionLike + ?Sized,
-{
-    match con.req_command(cmd).and_then(Value::extract_error) {
-        Err(err) if code.is_missing(&err) => {
-            load_blocking(code, con)?;
-            let value = con.req_command(cmd)?.extract_error()?;
-            Ok(redis::from_redis_value(value)?)
-        }
-        result => Ok(redis::from_redis_value(result?)?),
-    }
-}
+faces!(#[cfg(feature = "aio")] [async] load, invoke, redis::aio::ConnectionLike,
+    |con, cmd| con.req_packed_command(cmd).await);
+faces!([] load_blocking, invoke_blocking, redis::ConnectionLike,
+    |con, cmd| con.req_command(cmd));
