@@ -15,9 +15,12 @@ use crate::base::error::{Failure, classify};
 use crate::transport::locked;
 use crate::transport::sentinel::Sentinels;
 use redis::aio::{ConnectionLike, ConnectionManager, MultiplexedConnection};
+use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
 use redis::cluster_routing::{Route, SingleNodeRoutingInfo, SlotAddr};
-use redis::{Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, RedisResult, Value};
+use redis::{
+    AsyncConnectionConfig, Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, RedisResult, Value,
+};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -52,34 +55,53 @@ pub struct Connection(Inner);
 
 #[derive(Clone)]
 enum Inner {
-    Healing(Arc<Healing>),
+    Healing(Arc<Healing<Source>>),
     Manager(ConnectionManager),
     Multiplexed(MultiplexedConnection),
     Cluster(ClusterConnection),
-    HealingCluster(Arc<HealingCluster>),
+    HealingCluster(Arc<Healing<ClusterClient>>),
 }
 
-/// The client's own cluster connection, healing.
-struct HealingCluster {
-    client: redis::cluster::ClusterClient,
-    /// How long making a connection may take: the seeds (each within the
-    /// connect timeout, at once), then the slots (within the response
-    /// timeout per node asked; a silent node costs one).
-    connect_timeout: Duration,
-    current: Current<ClusterConnection>,
-}
-
-/// The client's own connection to one server (or Sentinel master), healing.
-struct Healing {
-    source: Source,
-    /// For a Sentinel source: the generation of the master the current
-    /// connection was opened under.
+/// The client's own connection, healing: to one server or Sentinel master
+/// (a [`Source`]), or to a cluster (a [`ClusterClient`]), which `dial`
+/// opens its connections to.
+struct Healing<D: Dial> {
+    dial: D,
+    /// The generation of the master the current connection was opened
+    /// under (a Sentinel source's; 0 elsewhere).
     generation: AtomicU64,
+    /// How long making a connection may take (a cluster's: the seeds, each
+    /// within the connect timeout, at once, then the slots, within the
+    /// response timeout per node asked; a silent node costs one), and a
+    /// server's connection's settings.
     timeouts: Timeouts,
-    /// How long a pipeline that ends with a `WAIT` may take: the response
-    /// timeout plus the sync timeout.
+    /// How long a pipeline that ends with a `WAIT` may take on a server:
+    /// the response timeout plus the sync timeout.
     synced_timeout: Duration,
-    current: Current<MultiplexedConnection>,
+    /// The connection, its number, and the family's failures when it was
+    /// opened (never held across an `.await`: every request reads it).
+    slot: std::sync::Mutex<Option<Opened<D::Con>>>,
+    /// Held while a connection is opened: one at a time.
+    connecting: Mutex<()>,
+    /// How many connections were opened (the next one's number).
+    opened: AtomicU64,
+    /// Failures seen by this connection and its siblings (the client's and
+    /// the watchdog's to one place): a failure of one makes the others
+    /// connect afresh before their next request, instead of each finding
+    /// out with a timeout of its own (a hung primary, a failover).
+    family: Arc<AtomicU64>,
+}
+
+/// Where a healing connection connects.
+trait Dial: Clone {
+    /// The connection it opens.
+    type Con: Clone;
+    /// What a connect that timed out says.
+    const TIMED_OUT: &'static str;
+    /// How many times the sentinels named another master (0 elsewhere).
+    fn generation(&self) -> u64;
+    /// Opens a connection (a server's made with `config`).
+    async fn open(&self, config: &AsyncConnectionConfig) -> RedisResult<Self::Con>;
 }
 
 /// What a pipeline sent with
@@ -115,33 +137,43 @@ pub(crate) enum Source {
     Sentinel(Arc<Sentinels>),
 }
 
-impl Source {
-    /// How many times the sentinels named another master (0 for a server).
+impl Dial for Source {
+    type Con = MultiplexedConnection;
+    const TIMED_OUT: &'static str = "redlua: connecting to Redis timed out";
+
     fn generation(&self) -> u64 {
         match self {
             Source::Sentinel(sentinels) => sentinels.generation(),
             Source::Server(_) => 0,
         }
     }
+
+    async fn open(&self, config: &AsyncConnectionConfig) -> RedisResult<MultiplexedConnection> {
+        match self {
+            Source::Server(client) => {
+                client
+                    .get_multiplexed_async_connection_with_config(config)
+                    .await
+            }
+            Source::Sentinel(sentinels) => Ok(sentinels.connect_master(config).await?.1),
+        }
+    }
 }
 
-/// The current connection of a healing connection, and its number.
-struct Current<C> {
-    /// The connection, its number, and the family's failures when it was
-    /// opened (never held across an `.await`: every request reads it).
-    slot: std::sync::Mutex<Option<Opened<C>>>,
-    /// Held while a connection is opened: one at a time.
-    connecting: Mutex<()>,
-    /// How many connections were opened (the next one's number).
-    opened: AtomicU64,
-    /// Failures seen by this connection and its siblings (the client's and
-    /// the watchdog's to one place): a failure of one makes the others
-    /// connect afresh before their next request, instead of each finding
-    /// out with a timeout of its own (a hung primary, a failover).
-    family: Arc<AtomicU64>,
+impl Dial for ClusterClient {
+    type Con = ClusterConnection;
+    const TIMED_OUT: &'static str = "redlua: connecting to the Redis Cluster timed out";
+
+    fn generation(&self) -> u64 {
+        0
+    }
+
+    async fn open(&self, _: &AsyncConnectionConfig) -> RedisResult<ClusterConnection> {
+        self.get_async_connection().await
+    }
 }
 
-/// A connection of a [`Current`], and what was true when it was opened.
+/// A connection of a [`Healing`], and what was true when it was opened.
 struct Opened<C> {
     number: u64,
     con: C,
@@ -151,32 +183,67 @@ struct Opened<C> {
     at: Instant,
 }
 
-impl<C: Clone> Current<C> {
-    /// A new one, in the same family.
-    fn sibling(&self) -> Self {
-        Current::in_family(self.family.clone())
+impl<D: Dial> Healing<D> {
+    /// A healing connection through `dial`, in a family of its own;
+    /// connects once now, so that a dead address fails here.
+    async fn start(
+        dial: D,
+        timeouts: Timeouts,
+        synced_timeout: Duration,
+    ) -> RedisResult<Arc<Self>> {
+        let healing = Healing::in_family(dial, timeouts, synced_timeout, Arc::default());
+        healing.get().await?;
+        Ok(healing)
     }
 
-    fn in_family(family: Arc<AtomicU64>) -> Self {
-        Current {
+    /// Another one like it, in its family (opened when first used).
+    fn sibling(&self) -> Arc<Self> {
+        let family = self.family.clone();
+        let sibling = Healing::in_family(
+            self.dial.clone(),
+            self.timeouts,
+            self.synced_timeout,
+            family,
+        );
+        let generation = self.generation.load(Ordering::SeqCst);
+        sibling.generation.store(generation, Ordering::SeqCst);
+        sibling
+    }
+
+    fn in_family(
+        dial: D,
+        timeouts: Timeouts,
+        synced_timeout: Duration,
+        family: Arc<AtomicU64>,
+    ) -> Arc<Self> {
+        Arc::new(Healing {
+            generation: AtomicU64::new(dial.generation()),
+            dial,
+            timeouts,
+            synced_timeout,
             slot: std::sync::Mutex::new(None),
             connecting: Mutex::new(()),
             opened: AtomicU64::new(0),
             family,
+        })
+    }
+
+    fn epoch(&self) -> Epoch {
+        Epoch {
+            master: self.dial.generation(),
+            failures: self.family.load(Ordering::SeqCst),
         }
     }
 
-    /// The current connection, opening one with `connect` (within
-    /// `timeout`, else an I/O error saying `timed_out`) if there is none.
-    async fn get<F>(
-        &self,
-        timeout: Duration,
-        timed_out: &'static str,
-        connect: impl FnOnce() -> F,
-    ) -> RedisResult<(u64, C)>
-    where
-        F: std::future::Future<Output = RedisResult<C>>,
-    {
+    /// The current connection, opening one (within the connect timeout,
+    /// else an I/O error saying [`Dial::TIMED_OUT`]) if there is none, or
+    /// if the master changed since it was opened (a Sentinel source).
+    async fn get(&self) -> RedisResult<(u64, D::Con)> {
+        let generation = self.dial.generation();
+        if self.generation.swap(generation, Ordering::SeqCst) != generation {
+            tracing::debug!(target: crate::observability::targets::CONNECTION, "the master changed; replacing the connection");
+            *self.slot() = None;
+        }
         if let Some(current) = self.valid() {
             return Ok(current);
         }
@@ -186,11 +253,12 @@ impl<C: Clone> Current<C> {
             return Ok(current);
         }
         let failures = self.family.load(Ordering::SeqCst);
-        let con = tokio::time::timeout(timeout, connect())
+        let timeout = self.timeouts.connect;
+        let con = tokio::time::timeout(timeout, self.dial.open(&self.timeouts.config()))
             .await
             .map_err(|_| {
                 let within = format!("no connection within {timeout:?}");
-                RedisError::from((ErrorKind::Io, timed_out, within))
+                RedisError::from((ErrorKind::Io, D::TIMED_OUT, within))
             })??;
         let number = self.opened.fetch_add(1, Ordering::Relaxed);
         crate::observability::telemetry::connection_opened(number);
@@ -204,14 +272,14 @@ impl<C: Clone> Current<C> {
     }
 
     /// The current connection, unless there is none or a failure of the
-    /// family came after it was opened (as [`Current::with_valid`]).
-    fn valid(&self) -> Option<(u64, C)> {
+    /// family came after it was opened (as [`Healing::with_valid`]).
+    fn valid(&self) -> Option<(u64, D::Con)> {
         self.with_valid(|opened| (opened.number, opened.con.clone()))
     }
 
     /// `read` of the current connection, unless there is none or a failure
     /// of the family came after it was opened.
-    fn with_valid<T>(&self, read: impl FnOnce(&Opened<C>) -> T) -> Option<T> {
+    fn with_valid<T>(&self, read: impl FnOnce(&Opened<D::Con>) -> T) -> Option<T> {
         let failures = self.family.load(Ordering::SeqCst);
         match &*self.slot() {
             Some(opened) if opened.failures == failures => Some(read(opened)),
@@ -221,7 +289,7 @@ impl<C: Clone> Current<C> {
 
     /// The slot (a poisoned lock is still usable: it is only ever
     /// replaced whole).
-    fn slot(&self) -> std::sync::MutexGuard<'_, Option<Opened<C>>> {
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<Opened<D::Con>>> {
         locked(&self.slot)
     }
 
@@ -259,7 +327,7 @@ macro_rules! healed {
             let (number, mut $con) = healing.get().await?;
             let reply = $request.await;
             if let Err(error) = &reply {
-                healing.current.failed(number, error);
+                healing.failed(number, error);
             }
             reply
         })
@@ -326,16 +394,15 @@ impl Connection {
     /// (built with `response_timeout`, for every request); connects once
     /// now, so that a cluster out of reach fails here.
     pub(crate) async fn healing_cluster(
-        client: redis::cluster::ClusterClient,
+        client: ClusterClient,
         connect_timeout: Duration,
         response_timeout: Duration,
     ) -> RedisResult<Connection> {
-        let healing = Arc::new(HealingCluster {
-            client,
-            connect_timeout: connect_timeout.saturating_add(response_timeout.saturating_mul(2)),
-            current: Current::in_family(Arc::default()),
-        });
-        healing.get().await?;
+        let timeouts = Timeouts {
+            connect: connect_timeout.saturating_add(response_timeout.saturating_mul(2)),
+            response: response_timeout,
+        };
+        let healing = Healing::start(client, timeouts, response_timeout).await?;
         Ok(Connection(Inner::HealingCluster(healing)))
     }
 
@@ -348,14 +415,8 @@ impl Connection {
         timeouts: Timeouts,
         sync_timeout: Duration,
     ) -> RedisResult<Connection> {
-        let healing = Arc::new(Healing {
-            generation: AtomicU64::new(source.generation()),
-            source,
-            timeouts,
-            synced_timeout: timeouts.response.saturating_add(sync_timeout),
-            current: Current::in_family(Arc::default()),
-        });
-        healing.get().await?;
+        let synced_timeout = timeouts.response.saturating_add(sync_timeout);
+        let healing = Healing::start(source, timeouts, synced_timeout).await?;
         Ok(Connection(Inner::Healing(healing)))
     }
 
@@ -366,20 +427,8 @@ impl Connection {
     /// be copied: its sibling is itself.
     pub(crate) fn sibling(&self) -> Connection {
         match &self.0 {
-            Inner::Healing(healing) => Connection(Inner::Healing(Arc::new(Healing {
-                source: healing.source.clone(),
-                generation: AtomicU64::new(healing.generation.load(Ordering::SeqCst)),
-                timeouts: healing.timeouts,
-                synced_timeout: healing.synced_timeout,
-                current: healing.current.sibling(),
-            }))),
-            Inner::HealingCluster(healing) => {
-                Connection(Inner::HealingCluster(Arc::new(HealingCluster {
-                    client: healing.client.clone(),
-                    connect_timeout: healing.connect_timeout,
-                    current: healing.current.sibling(),
-                })))
-            }
+            Inner::Healing(healing) => Connection(Inner::Healing(healing.sibling())),
+            Inner::HealingCluster(healing) => Connection(Inner::HealingCluster(healing.sibling())),
             Inner::Manager(_) | Inner::Multiplexed(_) | Inner::Cluster(_) => self.clone(),
         }
     }
@@ -431,14 +480,8 @@ impl Connection {
     /// tell (see [`Epoch`]).
     pub(crate) fn epoch(&self) -> Epoch {
         match &self.0 {
-            Inner::Healing(healing) => Epoch {
-                master: healing.source.generation(),
-                failures: healing.current.family.load(Ordering::SeqCst),
-            },
-            Inner::HealingCluster(healing) => Epoch {
-                master: 0,
-                failures: healing.current.family.load(Ordering::SeqCst),
-            },
+            Inner::Healing(healing) => healing.epoch(),
+            Inner::HealingCluster(healing) => healing.epoch(),
             Inner::Manager(_) | Inner::Multiplexed(_) | Inner::Cluster(_) => Epoch::default(),
         }
     }
@@ -448,7 +491,7 @@ impl Connection {
     /// the user (its address is not known).
     pub(crate) fn server_addr(&self) -> Option<&redis::ConnectionAddr> {
         match &self.0 {
-            Inner::Healing(healing) => match &healing.source {
+            Inner::Healing(healing) => match &healing.dial {
                 Source::Server(client) => Some(client.get_connection_info().addr()),
                 Source::Sentinel(_) => None,
             },
@@ -464,12 +507,10 @@ impl Connection {
             return None;
         };
         // A master changed since: replaced before the next request.
-        if let Source::Sentinel(sentinels) = &healing.source
-            && healing.generation.load(Ordering::SeqCst) != sentinels.generation()
-        {
+        if healing.generation.load(Ordering::SeqCst) != healing.dial.generation() {
             return None;
         }
-        healing.current.with_valid(|opened| opened.at)
+        healing.with_valid(|opened| opened.at)
     }
 
     /// Makes the next request to the primary of `key`'s slot find it afresh,
@@ -482,7 +523,7 @@ impl Connection {
     pub(crate) async fn refresh_topology(&mut self, key: &str) -> bool {
         match &mut self.0 {
             Inner::HealingCluster(healing) => {
-                healing.current.discard();
+                healing.discard();
                 true
             }
             Inner::Cluster(_) => {
@@ -491,8 +532,8 @@ impl Connection {
             }
             Inner::Healing(healing) => {
                 // A managed service's host name may have moved.
-                healing.current.discard();
-                matches!(healing.source, Source::Sentinel(_))
+                healing.discard();
+                matches!(healing.dial, Source::Sentinel(_))
             }
             Inner::Manager(_) | Inner::Multiplexed(_) => false,
         }
@@ -502,8 +543,8 @@ impl Connection {
     /// that puts it in doubt (`READONLY` from a demoted primary).
     pub(crate) fn discard(&self) {
         match &self.0 {
-            Inner::Healing(healing) => healing.current.discard(),
-            Inner::HealingCluster(healing) => healing.current.discard(),
+            Inner::Healing(healing) => healing.discard(),
+            Inner::HealingCluster(healing) => healing.discard(),
             Inner::Manager(_) | Inner::Multiplexed(_) | Inner::Cluster(_) => {}
         }
     }
@@ -515,7 +556,7 @@ impl Connection {
     /// every other connection (a cluster node answers for itself).
     pub(crate) async fn confirm_primary(&self) -> RedisResult<bool> {
         match &self.0 {
-            Inner::Healing(healing) => match &healing.source {
+            Inner::Healing(healing) => match &healing.dial {
                 Source::Sentinel(sentinels) => {
                     sentinels.master_addr().await?;
                     Ok(healing.generation.load(Ordering::SeqCst) == sentinels.generation())
@@ -537,52 +578,6 @@ impl Connection {
     }
 }
 
-impl Healing {
-    /// The current connection, opening one if there is none (or, for a
-    /// Sentinel source, if the master changed since it was opened).
-    async fn get(&self) -> RedisResult<(u64, MultiplexedConnection)> {
-        if let Source::Sentinel(sentinels) = &self.source {
-            let generation = sentinels.generation();
-            if self.generation.swap(generation, Ordering::SeqCst) != generation {
-                tracing::debug!(target: crate::observability::targets::CONNECTION, "the master changed; replacing the connection");
-                *self.current.slot() = None;
-            }
-        }
-        self.current
-            .get(
-                self.timeouts.connect,
-                "redlua: connecting to Redis timed out",
-                || async {
-                    let config = self.timeouts.config();
-                    match &self.source {
-                        Source::Server(client) => {
-                            client
-                                .get_multiplexed_async_connection_with_config(&config)
-                                .await
-                        }
-                        Source::Sentinel(sentinels) => {
-                            Ok(sentinels.connect_master(&config).await?.1)
-                        }
-                    }
-                },
-            )
-            .await
-    }
-}
-
-impl HealingCluster {
-    /// The current connection, opening one if there is none.
-    async fn get(&self) -> RedisResult<(u64, ClusterConnection)> {
-        self.current
-            .get(
-                self.connect_timeout,
-                "redlua: connecting to the Redis Cluster timed out",
-                || self.client.get_async_connection(),
-            )
-            .await
-    }
-}
-
 impl ConnectionLike for Connection {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         on_connection!(&mut self.0, |con| con.req_packed_command(cmd))
@@ -600,7 +595,7 @@ impl ConnectionLike for Connection {
 
     fn get_db(&self) -> i64 {
         match &self.0 {
-            Inner::Healing(healing) => match &healing.source {
+            Inner::Healing(healing) => match &healing.dial {
                 Source::Server(client) => client.get_connection_info().redis_settings().db(),
                 Source::Sentinel(sentinels) => sentinels.master_template().redis_settings().db(),
             },
