@@ -218,9 +218,7 @@ impl ReplicaCounts {
         usable: impl Fn(&Counted) -> bool,
     ) -> RedisResult<Counted> {
         let entry = self.slot(slot);
-        let held = |con: &Connection| {
-            locked(&entry.counted).filter(|counted| self.holds_on(counted, con) && usable(counted))
-        };
+        let held = |con: &Connection| self.current(con, slot).filter(&usable);
         if let Some(counted) = held(con) {
             return Ok(counted);
         }
