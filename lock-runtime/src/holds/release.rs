@@ -83,10 +83,7 @@ pub(crate) async fn retrying(
     };
     let name = request.target.name();
     let send = |resent: bool| {
-        let request = ReleaseRequest {
-            resent: request.resent || resent,
-            ..request.clone()
-        };
+        let request = request.clone().resent(resent);
         async move { release_once(shared, &request).await }
     };
     until_answered(give_up, send, |error| {
@@ -171,10 +168,7 @@ pub(crate) fn settle(
             record(shared, &request, Some(Released::NotHeld), false);
         }
         // `releasing` stays counted until the worker is done.
-        Err(_) => shared.submit(Job::Release(ReleaseRequest {
-            resent: true,
-            ..request
-        })),
+        Err(_) => shared.submit(Job::Release(request.resent(true))),
     }
     reply
 }
@@ -186,10 +180,7 @@ pub(crate) fn dropped(shared: &Arc<Shared>, request: ReleaseRequest, started: bo
     if !started {
         shared.holds().releasing(&request.key);
     }
-    shared.submit(Job::Release(ReleaseRequest {
-        resent: started,
-        ..request
-    }));
+    shared.submit(Job::Release(request.resent(started)));
 }
 
 /// A release that took effect: an error when too few replicas acknowledged
