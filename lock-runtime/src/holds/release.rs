@@ -122,14 +122,12 @@ where
     }
 }
 
-/// [`retrying`], for the background worker: what Redis said, `None` when
-/// nothing could be learned.
-pub(crate) async fn release_retrying(
-    shared: &Arc<Shared>,
-    request: &ReleaseRequest,
-) -> Option<Released> {
+/// [`retrying`], for the background worker: a release is recorded with
+/// what Redis said (nothing, when nothing could be learned), an undo only
+/// reported.
+pub(crate) async fn in_background(shared: &Arc<Shared>, request: &ReleaseRequest) {
     let name = request.target.name();
-    match retrying(shared, request).await {
+    let outcome = match retrying(shared, request).await {
         Ok(synced) => {
             if let (Acked::Short { acked, wanted }, ReleaseMode::Release) =
                 (synced.acked, request.mode)
@@ -146,6 +144,11 @@ pub(crate) async fn release_retrying(
             tracing::warn!(target: targets::RELEASE, lock = %name, %error, "release failed; the lock will be freed by its lease");
             None
         }
+    };
+    if request.mode == ReleaseMode::Release {
+        record(shared, request, outcome, true);
+    } else if let Some(Released::Freed | Released::StillHeld) = outcome {
+        tracing::debug!(target: targets::RELEASE, lock = %name, "undid an abandoned acquire");
     }
 }
 
