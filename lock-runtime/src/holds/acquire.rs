@@ -32,9 +32,8 @@ use crate::base::owner::Owner;
 use crate::holds::job::{Job, LockTarget, ReleaseRequest, Target};
 use crate::holds::kind_scripts::{AcquireArgs, WRITER_RETRY};
 use crate::holds::lease_clock::LeaseClock;
-use crate::holds::permits::{Pacing, RESUBSCRIBE_EVERY, cap, subscribe};
+use crate::holds::permits::{Pacing, RESUBSCRIBE_EVERY, Undo, cap, subscribe};
 use crate::holds::registry::NewHold;
-use crate::holds::release::release_once;
 use crate::holds::shared::Shared;
 use crate::holds::watchdog;
 use crate::observability::targets;
@@ -173,7 +172,7 @@ impl Request<'_> {
         // The token is known once the acquire succeeds.
         let owner = Owner::new(&self.shared.id, id, 0);
         let owner_name = owner.field().clone();
-        let mut undo = self.undo(kind, owner, None);
+        let mut undo = self.undo(kind, &owner, None);
         let mut mark = kind.marks_while_waiting().then(|| WriterMark {
             shared: self.shared,
             names: self.names,
@@ -237,11 +236,11 @@ impl Request<'_> {
                     return Err(not_replicated(&self.names.lock, acked, wanted));
                 }
                 Ok((Acquired::Held { token }, _)) => {
-                    undo.done = true;
+                    undo.done();
                     if let Some(mark) = &mut mark {
                         mark.armed = false;
                     }
-                    let owner = undo.owner.with_token(token);
+                    let owner = owner.with_token(token);
                     let hold = self.hold(kind, owner, None, sent, self.lease(), undo.uncertain);
                     return Ok(Some(hold));
                 }
@@ -315,9 +314,9 @@ impl Request<'_> {
             {
                 // A release handed this waiter the lock after this try.
                 sub.settled();
-                undo.done = true;
+                undo.done();
                 record.handed_over();
-                let owner = undo.owner.with_token(handoff.token);
+                let owner = owner.with_token(handoff.token);
                 let hold = self.hold(kind, owner, None, sent, expiry, undo.uncertain);
                 if self.lease() > expiry {
                     watchdog::extend(self.shared, hold.key.clone(), self.lease());
@@ -349,7 +348,7 @@ impl Request<'_> {
         let kind = self.kind.not_waiting();
         let reentry = self.shared.ids.next();
         let owner_name = owner.field().clone();
-        let mut undo = self.undo(kind, owner.clone(), Some(reentry));
+        let mut undo = self.undo(kind, owner, Some(reentry));
         let args = AcquireArgs {
             names: self.names,
             owner: &owner_name,
@@ -367,7 +366,7 @@ impl Request<'_> {
                 Err(not_replicated(&self.names.lock, acked, wanted))
             }
             Ok((Acquired::Held { .. }, _)) => {
-                undo.done = true;
+                undo.done();
                 let owner = owner.clone();
                 Ok(self.hold(kind, owner, Some(reentry), sent, self.lease(), false))
             }
@@ -386,19 +385,28 @@ impl Request<'_> {
 
     /// The undo of an attempt of `owner` (re-entry `reentry`), not armed
     /// yet; a fair lock's waiter's (`kind` queues) leaves the queue too.
-    fn undo(&self, kind: Kind, owner: Owner, reentry: Option<u64>) -> Undo<'_> {
-        Undo {
-            shared: self.shared,
+    fn undo(&self, kind: Kind, owner: &Owner, reentry: Option<u64>) -> Undo<'_> {
+        let target = Target::Lock(LockTarget {
             kind,
-            names: self.names,
-            owner,
+            names: self.names.clone(),
+            owner: owner.clone(),
             reentry,
+            close_attempts: true,
+        });
+        let request = ReleaseRequest {
+            target,
+            key: kind.hold_key(self.names, owner.field()),
             lease: self.lease(),
-            in_flight: false,
-            uncertain: false,
-            queued: kind.queues(),
-            done: false,
-        }
+            watched: false,
+            latch: self.names.latch(""),
+            mode: ReleaseMode::Undo,
+            resent: false,
+        };
+        let leave = kind.queues().then(|| Job::LeaveQueue {
+            names: self.names.clone(),
+            owner: owner.field().to_string(),
+        });
+        Undo::new(self.shared, Job::Release(request), leave)
     }
 
     /// A fair lock waiter's registration on its client's pattern for the
@@ -452,85 +460,23 @@ pub(crate) fn not_replicated(name: &str, acked: u32, wanted: u32) -> Error {
     }
 }
 
-/// An acquire call's undo: armed while a try is in flight or after a try
-/// whose reply was lost, it hands the undo of the attempt to the background
-/// worker when the call ends without a hold (dropped, failed, gave up).
-struct Undo<'a> {
-    shared: &'a Arc<Shared>,
-    kind: Kind,
-    names: &'a Arc<LockNames>,
-    owner: Owner,
-    reentry: Option<u64>,
-    lease: Duration,
-    /// A try is under way: dropped now, the call may leave a hold.
-    in_flight: bool,
-    /// A try's reply was lost: it may have taken effect, and a copy of it
-    /// may still reach Redis later.
-    uncertain: bool,
-    /// A fair lock's waiter: it may have a place in the queue to leave
-    /// (an undo leaves it too).
-    queued: bool,
-    /// The call got its hold: nothing to undo.
-    done: bool,
-}
-
 impl Undo<'_> {
-    /// Undoes the attempt, which took effect, now; in the background if
-    /// Redis does not answer (or the call is dropped meanwhile).
-    async fn now(&mut self) {
-        self.in_flight = true;
-        if release_once(self.shared, &self.request()).await.is_ok() {
-            self.done = true;
-        }
-    }
-
     /// A fair lock's waiter whose wait ran out leaves the queue now (in the
     /// background if Redis does not answer), unless a copy of a try may
     /// still be on its way: then the undo, in the background, leaves it.
     async fn leave_queue(&mut self) {
-        if !self.queued || self.uncertain || self.done {
+        let Some(Job::LeaveQueue { names, owner }) = &self.otherwise else {
+            return;
+        };
+        if self.uncertain || self.job.is_none() {
             return;
         }
         let mut con = self.shared.con.clone();
-        let owner = self.owner.field().clone();
-        let left = Kind::leave(&mut con, &self.shared.config, self.names, &owner).await;
-        if left.is_ok() {
-            self.done = true;
-        }
-    }
-
-    /// The release that undoes the attempt.
-    fn request(&self) -> ReleaseRequest {
-        ReleaseRequest {
-            target: Target::Lock(LockTarget {
-                kind: self.kind,
-                names: self.names.clone(),
-                owner: self.owner.clone(),
-                reentry: self.reentry,
-                close_attempts: true,
-            }),
-            key: self.kind.hold_key(self.names, self.owner.field()),
-            lease: self.lease,
-            watched: false,
-            latch: self.names.latch(""),
-            mode: ReleaseMode::Undo,
-            resent: false,
-        }
-    }
-}
-
-impl Drop for Undo<'_> {
-    fn drop(&mut self) {
-        if self.done {
-            return;
-        }
-        if self.in_flight || self.uncertain {
-            self.shared.submit(Job::Release(self.request()));
-        } else if self.queued {
-            self.shared.submit(Job::LeaveQueue {
-                names: self.names.clone(),
-                owner: self.owner.field().to_string(),
-            });
+        if Kind::leave(&mut con, &self.shared.config, names, owner)
+            .await
+            .is_ok()
+        {
+            self.done();
         }
     }
 }

@@ -158,12 +158,7 @@ async fn trying<A: Attempt>(
     wait: Wait,
     record: &mut AcquireRecord<'_>,
 ) -> Result<Option<(A::Value, Instant)>> {
-    let mut undo = Undo {
-        shared,
-        job: Some(attempt.undo()),
-        in_flight: false,
-        uncertain: false,
-    };
+    let mut undo = Undo::new(shared, attempt.undo(), None);
     let call = attempt.call();
     let mut subscription: Option<Subscription> = None;
     let mut pacing = Pacing::new(wait);
@@ -183,7 +178,7 @@ async fn trying<A: Attempt>(
                     return Err(not_replicated(&names.key, acked, wanted));
                 }
                 (Try::Took { value, available }, _) => {
-                    undo.job = None;
+                    undo.done();
                     if !undo.uncertain {
                         // Every try was answered: no copy of one is still
                         // on its way, and the attempt key has served.
@@ -364,21 +359,45 @@ impl Pacing {
     }
 }
 
-/// An acquire call's undo, as a lock's (`acquire.rs`): the attempt's undo
-/// job, handed to the background worker if the call ends without its
-/// permits while a try is in flight or after one whose reply was lost.
-struct Undo<'a> {
-    shared: &'a Arc<Shared>,
-    /// `None` once the call got its permits, or the undo was done.
-    job: Option<Job>,
-    in_flight: bool,
-    uncertain: bool,
+/// An acquire call's undo (a lock's, `acquire.rs`, or permits'): the
+/// attempt's undo job, handed to the background worker if the call ends
+/// without its hold while a try is in flight or after one whose reply was
+/// lost; otherwise, what is left to do all the same (a fair lock's waiter
+/// leaves the queue).
+pub(crate) struct Undo<'a> {
+    pub shared: &'a Arc<Shared>,
+    /// `None` once the call got its hold, or the undo was done.
+    pub job: Option<Job>,
+    /// A try is under way: dropped now, the call may leave a hold.
+    pub in_flight: bool,
+    /// A try's reply was lost: it may have taken effect, and a copy of it
+    /// may still reach Redis later.
+    pub uncertain: bool,
+    /// The job when no try may have taken effect.
+    pub otherwise: Option<Job>,
 }
 
-impl Undo<'_> {
-    /// Undoes the attempt now; in the background if Redis does not answer
-    /// (or the call is dropped meanwhile).
-    async fn now(&mut self) {
+impl<'a> Undo<'a> {
+    /// The undo `job` of an attempt not sent yet.
+    pub(crate) fn new(shared: &'a Arc<Shared>, job: Job, otherwise: Option<Job>) -> Undo<'a> {
+        Undo {
+            shared,
+            job: Some(job),
+            in_flight: false,
+            uncertain: false,
+            otherwise,
+        }
+    }
+
+    /// The call got its hold, or the undo was done: nothing is left to do.
+    pub(crate) fn done(&mut self) {
+        self.job = None;
+        self.otherwise = None;
+    }
+
+    /// Undoes the attempt, which took effect, now; in the background if
+    /// Redis does not answer (or the call is dropped meanwhile).
+    pub(crate) async fn now(&mut self) {
         self.in_flight = true;
         let done = match &self.job {
             Some(Job::UndoPermits(undo)) => undo_once(self.shared, undo).await.is_ok(),
@@ -386,7 +405,7 @@ impl Undo<'_> {
             _ => false,
         };
         if done {
-            self.job = None;
+            self.done();
         }
     }
 }
@@ -396,6 +415,8 @@ impl Drop for Undo<'_> {
         if let Some(job) = self.job.take()
             && (self.in_flight || self.uncertain)
         {
+            self.shared.submit(job);
+        } else if let Some(job) = self.otherwise.take() {
             self.shared.submit(job);
         }
     }
