@@ -23,7 +23,7 @@
 //! least every few seconds, at once when the pub/sub connection is
 //! replaced, and every 100 ms while they have no working subscription.
 
-use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
+use crate::base::config::MAX_WAIT_BETWEEN_TRIES;
 use crate::base::error::{Error, Failure, Result, classify};
 use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::base::kind::Kind;
@@ -287,9 +287,7 @@ impl Request<'_> {
                 }
                 continue;
             };
-            let mut pause = ttl
-                .unwrap_or(MAX_WAIT_BETWEEN_TRIES)
-                .min(MAX_WAIT_BETWEEN_TRIES);
+            let mut pause = ttl.unwrap_or(MAX_WAIT_BETWEEN_TRIES);
             if mark.is_some() {
                 // Come back (renewing the mark) before it expires.
                 pause = pause.min((self.lease() / 3).min(WRITER_RETRY));
@@ -299,14 +297,7 @@ impl Request<'_> {
                 // passes: a live waiter keeps its place.
                 pause = pause.min(self.shared.config.fair_wait / 2);
             }
-            if !sub.is_live() {
-                pause = pause.min(POLL_WITHOUT_SUBSCRIPTION);
-            }
-            let pause = cap(pause, wait);
-            tokio::select! {
-                _ = sub.wake() => record.woken(),
-                _ = tokio::time::sleep(pause) => {}
-            }
+            pacing.sleep(sub, pause, record).await;
             if let Some(handoff) = sub.take_handoff()
                 && let Offer::Take { expiry, try_number } = args.handoff
                 && handoff.try_number == try_number

@@ -225,16 +225,8 @@ async fn trying<A: Attempt>(
             continue;
         };
         // Until a message, a permit taken expires, or the next poll.
-        let mut pause = busy_wait
-            .unwrap_or(MAX_WAIT_BETWEEN_TRIES)
-            .min(MAX_WAIT_BETWEEN_TRIES);
-        if !sub.is_live() {
-            pause = pause.min(POLL_WITHOUT_SUBSCRIPTION);
-        }
-        tokio::select! {
-            _ = sub.wake() => record.woken(),
-            _ = tokio::time::sleep(cap(pause, wait)) => {}
-        }
+        let pause = busy_wait.unwrap_or(MAX_WAIT_BETWEEN_TRIES);
+        pacing.sleep(sub, pause, record).await;
     }
 }
 
@@ -351,6 +343,25 @@ impl Pacing {
         }
         self.subscribing();
         true
+    }
+
+    /// Waits for the next try: a wake-up on `sub`, or `pause` (at most
+    /// [`MAX_WAIT_BETWEEN_TRIES`]; [`POLL_WITHOUT_SUBSCRIPTION`] while `sub`
+    /// is not live), cut to the deadline.
+    pub(crate) async fn sleep(
+        &self,
+        sub: &mut Subscription,
+        pause: Duration,
+        record: &mut AcquireRecord<'_>,
+    ) {
+        let mut pause = pause.min(MAX_WAIT_BETWEEN_TRIES);
+        if !sub.is_live() {
+            pause = pause.min(POLL_WITHOUT_SUBSCRIPTION);
+        }
+        tokio::select! {
+            _ = sub.wake() => record.woken(),
+            _ = tokio::time::sleep(cap(pause, self.wait)) => {}
+        }
     }
 
     /// A subscribe starts: the next one not before [`RESUBSCRIBE_EVERY`].
