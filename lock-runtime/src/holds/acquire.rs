@@ -32,8 +32,9 @@ use crate::base::owner::Owner;
 use crate::holds::job::{Job, LockTarget, ReleaseRequest, Target};
 use crate::holds::kind_scripts::{AcquireArgs, WRITER_RETRY};
 use crate::holds::lease_clock::LeaseClock;
-use crate::holds::permits::{Pacing, RESUBSCRIBE_EVERY, Undo, cap, subscribe};
+use crate::holds::permits::{Pacing, RESUBSCRIBE_EVERY, cap, subscribe, undo_once};
 use crate::holds::registry::NewHold;
+use crate::holds::release::release_once;
 use crate::holds::shared::Shared;
 use crate::holds::watchdog;
 use crate::observability::targets;
@@ -451,7 +452,56 @@ pub(crate) fn not_replicated(name: &str, acked: u32, wanted: u32) -> Error {
     }
 }
 
-impl Undo<'_> {
+/// An acquire call's undo (a lock's, or permits', `permits.rs`): the
+/// attempt's undo job, handed to the background worker if the call ends
+/// without its hold while a try is in flight or after one whose reply was
+/// lost; otherwise, what is left to do all the same (a fair lock's waiter
+/// leaves the queue).
+pub(crate) struct Undo<'a> {
+    shared: &'a Arc<Shared>,
+    /// `None` once the call got its hold, or the undo was done.
+    job: Option<Job>,
+    /// A try is under way: dropped now, the call may leave a hold.
+    pub in_flight: bool,
+    /// A try's reply was lost: it may have taken effect, and a copy of it
+    /// may still reach Redis later.
+    pub uncertain: bool,
+    /// The job when no try may have taken effect.
+    otherwise: Option<Job>,
+}
+
+impl<'a> Undo<'a> {
+    /// The undo `job` of an attempt not sent yet.
+    pub(crate) fn new(shared: &'a Arc<Shared>, job: Job, otherwise: Option<Job>) -> Undo<'a> {
+        Undo {
+            shared,
+            job: Some(job),
+            in_flight: false,
+            uncertain: false,
+            otherwise,
+        }
+    }
+
+    /// The call got its hold, or the undo was done: nothing is left to do.
+    pub(crate) fn done(&mut self) {
+        self.job = None;
+        self.otherwise = None;
+    }
+
+    /// Undoes the attempt, which took effect, now; in the background if
+    /// Redis does not answer (or the call is dropped meanwhile).
+    pub(crate) async fn now(&mut self) {
+        self.in_flight = true;
+        let done = match &self.job {
+            Some(Job::UndoPermits(undo)) => undo_once(self.shared, undo).await.is_ok(),
+            Some(Job::Release(request)) => release_once(self.shared, request).await.is_ok(),
+            _ => false,
+        };
+        if done {
+            self.done();
+        }
+    }
+
     /// A fair lock's waiter whose wait ran out leaves the queue now (in the
     /// background if Redis does not answer), unless a copy of a try may
     /// still be on its way: then the undo, in the background, leaves it.
@@ -468,6 +518,18 @@ impl Undo<'_> {
             .is_ok()
         {
             self.done();
+        }
+    }
+}
+
+impl Drop for Undo<'_> {
+    fn drop(&mut self) {
+        if let Some(job) = self.job.take()
+            && (self.in_flight || self.uncertain)
+        {
+            self.shared.submit(job);
+        } else if let Some(job) = self.otherwise.take() {
+            self.shared.submit(job);
         }
     }
 }

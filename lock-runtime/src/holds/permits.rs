@@ -23,9 +23,9 @@
 use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
 use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Failure, Result, classify, connection_was_closed};
-use crate::holds::acquire::{Wait, not_replicated};
+use crate::holds::acquire::{Undo, Wait, not_replicated};
 use crate::holds::job::{Job, PermitUndo};
-use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE, release_once, replicated, until_answered};
+use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE, replicated, until_answered};
 use crate::holds::shared::Shared;
 use crate::observability::targets;
 use crate::observability::telemetry::{self, AcquireRecord, NotAcquired};
@@ -370,71 +370,8 @@ impl Pacing {
     }
 }
 
-/// An acquire call's undo (a lock's, `acquire.rs`, or permits'): the
-/// attempt's undo job, handed to the background worker if the call ends
-/// without its hold while a try is in flight or after one whose reply was
-/// lost; otherwise, what is left to do all the same (a fair lock's waiter
-/// leaves the queue).
-pub(crate) struct Undo<'a> {
-    pub shared: &'a Arc<Shared>,
-    /// `None` once the call got its hold, or the undo was done.
-    pub job: Option<Job>,
-    /// A try is under way: dropped now, the call may leave a hold.
-    pub in_flight: bool,
-    /// A try's reply was lost: it may have taken effect, and a copy of it
-    /// may still reach Redis later.
-    pub uncertain: bool,
-    /// The job when no try may have taken effect.
-    pub otherwise: Option<Job>,
-}
-
-impl<'a> Undo<'a> {
-    /// The undo `job` of an attempt not sent yet.
-    pub(crate) fn new(shared: &'a Arc<Shared>, job: Job, otherwise: Option<Job>) -> Undo<'a> {
-        Undo {
-            shared,
-            job: Some(job),
-            in_flight: false,
-            uncertain: false,
-            otherwise,
-        }
-    }
-
-    /// The call got its hold, or the undo was done: nothing is left to do.
-    pub(crate) fn done(&mut self) {
-        self.job = None;
-        self.otherwise = None;
-    }
-
-    /// Undoes the attempt, which took effect, now; in the background if
-    /// Redis does not answer (or the call is dropped meanwhile).
-    pub(crate) async fn now(&mut self) {
-        self.in_flight = true;
-        let done = match &self.job {
-            Some(Job::UndoPermits(undo)) => undo_once(self.shared, undo).await.is_ok(),
-            Some(Job::Release(request)) => release_once(self.shared, request).await.is_ok(),
-            _ => false,
-        };
-        if done {
-            self.done();
-        }
-    }
-}
-
-impl Drop for Undo<'_> {
-    fn drop(&mut self) {
-        if let Some(job) = self.job.take()
-            && (self.in_flight || self.uncertain)
-        {
-            self.shared.submit(job);
-        } else if let Some(job) = self.otherwise.take() {
-            self.shared.submit(job);
-        }
-    }
-}
-
 /// Runs a plain acquire's undo once: how many permits came back.
-async fn undo_once(shared: &Shared, undo: &PermitUndo) -> redis::RedisResult<i64> {
+pub(crate) async fn undo_once(shared: &Shared, undo: &PermitUndo) -> redis::RedisResult<i64> {
     let mut con = shared.con.clone();
     let gave_back: i64 = UndoPermits {
         semaphore: &undo.names.key,
