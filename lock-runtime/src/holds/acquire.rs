@@ -23,7 +23,7 @@
 //! least every few seconds, at once when the pub/sub connection is
 //! replaced, and every 100 ms while they have no working subscription.
 
-use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
+use crate::base::config::MAX_WAIT_BETWEEN_TRIES;
 use crate::base::error::{Error, Failure, Result, classify};
 use crate::base::hold_key::{HoldKey, HoldShape};
 use crate::base::kind::Kind;
@@ -32,7 +32,7 @@ use crate::base::owner::Owner;
 use crate::holds::job::{Job, LockTarget, ReleaseRequest, Target};
 use crate::holds::kind_scripts::{AcquireArgs, WRITER_RETRY};
 use crate::holds::lease_clock::LeaseClock;
-use crate::holds::permits::{Pacing, RESUBSCRIBE_EVERY, cap, subscribe};
+use crate::holds::permits::{Pacing, RESUBSCRIBE_EVERY, cap, subscribe, undo_once};
 use crate::holds::registry::NewHold;
 use crate::holds::release::release_once;
 use crate::holds::shared::Shared;
@@ -173,7 +173,7 @@ impl Request<'_> {
         // The token is known once the acquire succeeds.
         let owner = Owner::new(&self.shared.id, id, 0);
         let owner_name = owner.field().clone();
-        let mut undo = self.undo(kind, owner, None);
+        let mut undo = self.undo(kind, &owner, None);
         let mut mark = kind.marks_while_waiting().then(|| WriterMark {
             shared: self.shared,
             names: self.names,
@@ -237,11 +237,11 @@ impl Request<'_> {
                     return Err(not_replicated(&self.names.lock, acked, wanted));
                 }
                 Ok((Acquired::Held { token }, _)) => {
-                    undo.done = true;
+                    undo.done();
                     if let Some(mark) = &mut mark {
                         mark.armed = false;
                     }
-                    let owner = undo.owner.with_token(token);
+                    let owner = owner.with_token(token);
                     let hold = self.hold(kind, owner, None, sent, self.lease(), undo.uncertain);
                     return Ok(Some(hold));
                 }
@@ -288,9 +288,7 @@ impl Request<'_> {
                 }
                 continue;
             };
-            let mut pause = ttl
-                .unwrap_or(MAX_WAIT_BETWEEN_TRIES)
-                .min(MAX_WAIT_BETWEEN_TRIES);
+            let mut pause = ttl.unwrap_or(MAX_WAIT_BETWEEN_TRIES);
             if mark.is_some() {
                 // Come back (renewing the mark) before it expires.
                 pause = pause.min((self.lease() / 3).min(WRITER_RETRY));
@@ -300,14 +298,7 @@ impl Request<'_> {
                 // passes: a live waiter keeps its place.
                 pause = pause.min(self.shared.config.fair_wait / 2);
             }
-            if !sub.is_live() {
-                pause = pause.min(POLL_WITHOUT_SUBSCRIPTION);
-            }
-            let pause = cap(pause, wait);
-            tokio::select! {
-                _ = sub.wake() => record.woken(),
-                _ = tokio::time::sleep(pause) => {}
-            }
+            pacing.sleep(sub, pause, record).await;
             if let Some(handoff) = sub.take_handoff()
                 && let Offer::Take { expiry, try_number } = args.handoff
                 && handoff.try_number == try_number
@@ -315,9 +306,9 @@ impl Request<'_> {
             {
                 // A release handed this waiter the lock after this try.
                 sub.settled();
-                undo.done = true;
+                undo.done();
                 record.handed_over();
-                let owner = undo.owner.with_token(handoff.token);
+                let owner = owner.with_token(handoff.token);
                 let hold = self.hold(kind, owner, None, sent, expiry, undo.uncertain);
                 if self.lease() > expiry {
                     watchdog::extend(self.shared, hold.key.clone(), self.lease());
@@ -349,7 +340,7 @@ impl Request<'_> {
         let kind = self.kind.not_waiting();
         let reentry = self.shared.ids.next();
         let owner_name = owner.field().clone();
-        let mut undo = self.undo(kind, owner.clone(), Some(reentry));
+        let mut undo = self.undo(kind, owner, Some(reentry));
         let args = AcquireArgs {
             names: self.names,
             owner: &owner_name,
@@ -367,7 +358,7 @@ impl Request<'_> {
                 Err(not_replicated(&self.names.lock, acked, wanted))
             }
             Ok((Acquired::Held { .. }, _)) => {
-                undo.done = true;
+                undo.done();
                 let owner = owner.clone();
                 Ok(self.hold(kind, owner, Some(reentry), sent, self.lease(), false))
             }
@@ -386,19 +377,28 @@ impl Request<'_> {
 
     /// The undo of an attempt of `owner` (re-entry `reentry`), not armed
     /// yet; a fair lock's waiter's (`kind` queues) leaves the queue too.
-    fn undo(&self, kind: Kind, owner: Owner, reentry: Option<u64>) -> Undo<'_> {
-        Undo {
-            shared: self.shared,
+    fn undo(&self, kind: Kind, owner: &Owner, reentry: Option<u64>) -> Undo<'_> {
+        let target = Target::Lock(LockTarget {
             kind,
-            names: self.names,
-            owner,
+            names: self.names.clone(),
+            owner: owner.clone(),
             reentry,
+            close_attempts: true,
+        });
+        let request = ReleaseRequest {
+            target,
+            key: kind.hold_key(self.names, owner.field()),
             lease: self.lease(),
-            in_flight: false,
-            uncertain: false,
-            queued: kind.queues(),
-            done: false,
-        }
+            watched: false,
+            latch: self.names.latch(""),
+            mode: ReleaseMode::Undo,
+            resent: false,
+        };
+        let leave = kind.queues().then(|| Job::LeaveQueue {
+            names: self.names.clone(),
+            owner: owner.field().to_string(),
+        });
+        Undo::new(self.shared, Job::Release(request), leave)
     }
 
     /// A fair lock waiter's registration on its client's pattern for the
@@ -452,35 +452,53 @@ pub(crate) fn not_replicated(name: &str, acked: u32, wanted: u32) -> Error {
     }
 }
 
-/// An acquire call's undo: armed while a try is in flight or after a try
-/// whose reply was lost, it hands the undo of the attempt to the background
-/// worker when the call ends without a hold (dropped, failed, gave up).
-struct Undo<'a> {
+/// An acquire call's undo (a lock's, or permits', `permits.rs`): the
+/// attempt's undo job, handed to the background worker if the call ends
+/// without its hold while a try is in flight or after one whose reply was
+/// lost; otherwise, what is left to do all the same (a fair lock's waiter
+/// leaves the queue).
+pub(crate) struct Undo<'a> {
     shared: &'a Arc<Shared>,
-    kind: Kind,
-    names: &'a Arc<LockNames>,
-    owner: Owner,
-    reentry: Option<u64>,
-    lease: Duration,
+    /// `None` once the call got its hold, or the undo was done.
+    job: Option<Job>,
     /// A try is under way: dropped now, the call may leave a hold.
-    in_flight: bool,
+    pub in_flight: bool,
     /// A try's reply was lost: it may have taken effect, and a copy of it
     /// may still reach Redis later.
-    uncertain: bool,
-    /// A fair lock's waiter: it may have a place in the queue to leave
-    /// (an undo leaves it too).
-    queued: bool,
-    /// The call got its hold: nothing to undo.
-    done: bool,
+    pub uncertain: bool,
+    /// The job when no try may have taken effect.
+    otherwise: Option<Job>,
 }
 
-impl Undo<'_> {
+impl<'a> Undo<'a> {
+    /// The undo `job` of an attempt not sent yet.
+    pub(crate) fn new(shared: &'a Arc<Shared>, job: Job, otherwise: Option<Job>) -> Undo<'a> {
+        Undo {
+            shared,
+            job: Some(job),
+            in_flight: false,
+            uncertain: false,
+            otherwise,
+        }
+    }
+
+    /// The call got its hold, or the undo was done: nothing is left to do.
+    pub(crate) fn done(&mut self) {
+        self.job = None;
+        self.otherwise = None;
+    }
+
     /// Undoes the attempt, which took effect, now; in the background if
     /// Redis does not answer (or the call is dropped meanwhile).
-    async fn now(&mut self) {
+    pub(crate) async fn now(&mut self) {
         self.in_flight = true;
-        if release_once(self.shared, &self.request()).await.is_ok() {
-            self.done = true;
+        let done = match &self.job {
+            Some(Job::UndoPermits(undo)) => undo_once(self.shared, undo).await.is_ok(),
+            Some(Job::Release(request)) => release_once(self.shared, request).await.is_ok(),
+            _ => false,
+        };
+        if done {
+            self.done();
         }
     }
 
@@ -488,49 +506,30 @@ impl Undo<'_> {
     /// background if Redis does not answer), unless a copy of a try may
     /// still be on its way: then the undo, in the background, leaves it.
     async fn leave_queue(&mut self) {
-        if !self.queued || self.uncertain || self.done {
+        let Some(Job::LeaveQueue { names, owner }) = &self.otherwise else {
+            return;
+        };
+        if self.uncertain || self.job.is_none() {
             return;
         }
         let mut con = self.shared.con.clone();
-        let owner = self.owner.field().clone();
-        let left = Kind::leave(&mut con, &self.shared.config, self.names, &owner).await;
-        if left.is_ok() {
-            self.done = true;
-        }
-    }
-
-    /// The release that undoes the attempt.
-    fn request(&self) -> ReleaseRequest {
-        ReleaseRequest {
-            target: Target::Lock(LockTarget {
-                kind: self.kind,
-                names: self.names.clone(),
-                owner: self.owner.clone(),
-                reentry: self.reentry,
-                close_attempts: true,
-            }),
-            key: self.kind.hold_key(self.names, self.owner.field()),
-            lease: self.lease,
-            watched: false,
-            latch: self.names.latch(""),
-            mode: ReleaseMode::Undo,
-            resent: false,
+        if Kind::leave(&mut con, &self.shared.config, names, owner)
+            .await
+            .is_ok()
+        {
+            self.done();
         }
     }
 }
 
 impl Drop for Undo<'_> {
     fn drop(&mut self) {
-        if self.done {
-            return;
-        }
-        if self.in_flight || self.uncertain {
-            self.shared.submit(Job::Release(self.request()));
-        } else if self.queued {
-            self.shared.submit(Job::LeaveQueue {
-                names: self.names.clone(),
-                owner: self.owner.field().to_string(),
-            });
+        if let Some(job) = self.job.take()
+            && (self.in_flight || self.uncertain)
+        {
+            self.shared.submit(job);
+        } else if let Some(job) = self.otherwise.take() {
+            self.shared.submit(job);
         }
     }
 }

@@ -5,14 +5,13 @@
 
 use crate::base::kind::Kind;
 use crate::base::names::LockNames;
-use crate::holds::job::{Job, ReleaseRequest};
+use crate::holds::job::Job;
 use crate::holds::latches::LATCH_SWEEP_DELAY;
 use crate::holds::permits;
-use crate::holds::release::{record, release_retrying, span, until_answered};
+use crate::holds::release::{in_background, span, until_answered};
 use crate::holds::shared::Shared;
 use crate::observability::targets;
 use crate::protocol::lock_scripts::ClearWriterMark;
-use crate::protocol::replies::{ReleaseMode, Released};
 use redis::AsyncCommands;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -78,7 +77,7 @@ async fn run(shared: Arc<Shared>, job: Job) {
     match job {
         Job::Release(request) => {
             let span = span(&request.target);
-            release(&shared, &request).instrument(span).await;
+            in_background(&shared, &request).instrument(span).await;
         }
         Job::SweepLatches => sweep_latches(&shared).await,
         Job::LeaveQueue { names, owner } => leave_queue(&shared, &names, &owner).await,
@@ -93,17 +92,5 @@ async fn run(shared: Arc<Shared>, job: Job) {
                 tracing::warn!(target: targets::RELEASE, lock = %names.lock, %error, "could not clear a waiting writer's mark; it expires by itself");
             }
         }
-    }
-}
-
-/// A release or undo in the background, until Redis answers.
-async fn release(shared: &Arc<Shared>, request: &ReleaseRequest) {
-    let outcome = release_retrying(shared, request).await;
-    if request.mode == ReleaseMode::Undo {
-        if let Some(Released::Freed | Released::StillHeld) = outcome {
-            tracing::debug!(target: targets::RELEASE, lock = %request.target.name(), "undid an abandoned acquire");
-        }
-    } else {
-        record(shared, request, outcome, true);
     }
 }

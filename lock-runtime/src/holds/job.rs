@@ -31,6 +31,17 @@ pub(crate) struct ReleaseRequest {
     pub resent: bool,
 }
 
+impl ReleaseRequest {
+    /// This request sent again if `resent` (an earlier copy's reply was
+    /// lost, or may be).
+    pub(crate) fn resent(self, resent: bool) -> ReleaseRequest {
+        ReleaseRequest {
+            resent: self.resent || resent,
+            ..self
+        }
+    }
+}
+
 /// What a release gives back.
 #[derive(Debug, Clone)]
 pub(crate) enum Target {

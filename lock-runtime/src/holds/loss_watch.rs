@@ -373,17 +373,15 @@ impl Watcher {
         let mut looked = due.len();
         let registry = holds.lock().unwrap_or_else(PoisonError::into_inner);
         for lock in due {
-            let Some(node) = self.nodes.known_node_of(&lock) else {
+            let node = self.nodes.known_node_of(&lock);
+            if node.is_none() {
                 self.read_slots();
+            }
+            let Some(node) = node.filter(|node| !self.busy.contains(node)) else {
                 looked -= 1;
                 self.blocked.push(lock);
                 continue;
             };
-            if self.busy.contains(&node) {
-                looked -= 1;
-                self.blocked.push(lock);
-                continue;
-            }
             let Some(watched) = self.locks.get_mut(&lock) else {
                 continue;
             };
@@ -473,26 +471,24 @@ impl Watcher {
     /// at once; a disconnection reads everything it watched on a new one.
     fn pushed(&mut self, conn: u64, push: PushInfo) {
         match push.kind {
-            PushKind::Invalidate => {
-                let now = Instant::now();
-                match push.data.first() {
-                    Some(Value::Array(keys)) => {
-                        for key in keys {
-                            let name = match key {
-                                Value::BulkString(bytes) => String::from_utf8_lossy(bytes),
-                                Value::SimpleString(text) => text.as_str().into(),
-                                _ => continue,
-                            };
-                            if let Some(watched) = self.locks.get_mut(&*name) {
-                                watched.armed_on = None;
-                                watched.due_at(&mut self.queue, Arc::from(&*name), now);
-                            }
+            PushKind::Invalidate => match push.data.first() {
+                Some(Value::Array(keys)) => {
+                    let now = Instant::now();
+                    for key in keys {
+                        let name = match key {
+                            Value::BulkString(bytes) => String::from_utf8_lossy(bytes),
+                            Value::SimpleString(text) => text.as_str().into(),
+                            _ => continue,
+                        };
+                        if let Some(watched) = self.locks.get_mut(&*name) {
+                            watched.armed_on = None;
+                            watched.due_at(&mut self.queue, Arc::from(&*name), now);
                         }
                     }
-                    // A flush (or anything else): read everything.
-                    _ => self.all_due(|watched| watched.armed_on == Some(conn)),
                 }
-            }
+                // A flush (or anything else): read everything.
+                _ => self.all_due(|watched| watched.armed_on == Some(conn)),
+            },
             PushKind::Disconnection => self.drop_conn(conn),
             _ => {}
         }
@@ -546,13 +542,6 @@ impl Watcher {
                 self.queue.push(Reverse((due, lock)));
             }
         }
-    }
-
-    /// A failure: the next try after a growing pause.
-    fn backoff(&mut self) -> Instant {
-        let at = Instant::now() + self.pause;
-        self.pause = (self.pause * 2).min(RETRY_MAX);
-        at
     }
 
     /// A step of the task ended; the locks it kept waiting are queued
@@ -625,9 +614,10 @@ impl Watcher {
     }
 
     /// Reads that failed: each of their locks is read again after the
-    /// failures' pause.
+    /// failures' pause, which grows.
     fn retry_later(&mut self, locks: impl IntoIterator<Item = Arc<str>>) {
-        let at = self.backoff();
+        let at = Instant::now() + self.pause;
+        self.pause = (self.pause * 2).min(RETRY_MAX);
         for lock in locks {
             if let Some(watched) = self.locks.get_mut(&lock) {
                 watched.checking = false;

@@ -23,9 +23,9 @@
 use crate::base::config::{MAX_WAIT_BETWEEN_TRIES, POLL_WITHOUT_SUBSCRIPTION};
 use crate::base::counted_names::CountedNames;
 use crate::base::error::{Error, Failure, Result, classify, connection_was_closed};
-use crate::holds::acquire::{Wait, not_replicated};
+use crate::holds::acquire::{Undo, Wait, not_replicated};
 use crate::holds::job::{Job, PermitUndo};
-use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE, release_once, replicated, until_answered};
+use crate::holds::release::{FIRST_PAUSE, MAX_PAUSE, replicated, until_answered};
 use crate::holds::shared::Shared;
 use crate::observability::targets;
 use crate::observability::telemetry::{self, AcquireRecord, NotAcquired};
@@ -158,12 +158,7 @@ async fn trying<A: Attempt>(
     wait: Wait,
     record: &mut AcquireRecord<'_>,
 ) -> Result<Option<(A::Value, Instant)>> {
-    let mut undo = Undo {
-        shared,
-        job: Some(attempt.undo()),
-        in_flight: false,
-        uncertain: false,
-    };
+    let mut undo = Undo::new(shared, attempt.undo(), None);
     let call = attempt.call();
     let mut subscription: Option<Subscription> = None;
     let mut pacing = Pacing::new(wait);
@@ -183,7 +178,7 @@ async fn trying<A: Attempt>(
                     return Err(not_replicated(&names.key, acked, wanted));
                 }
                 (Try::Took { value, available }, _) => {
-                    undo.job = None;
+                    undo.done();
                     if !undo.uncertain {
                         // Every try was answered: no copy of one is still
                         // on its way, and the attempt key has served.
@@ -230,16 +225,8 @@ async fn trying<A: Attempt>(
             continue;
         };
         // Until a message, a permit taken expires, or the next poll.
-        let mut pause = busy_wait
-            .unwrap_or(MAX_WAIT_BETWEEN_TRIES)
-            .min(MAX_WAIT_BETWEEN_TRIES);
-        if !sub.is_live() {
-            pause = pause.min(POLL_WITHOUT_SUBSCRIPTION);
-        }
-        tokio::select! {
-            _ = sub.wake() => record.woken(),
-            _ = tokio::time::sleep(cap(pause, wait)) => {}
-        }
+        let pause = busy_wait.unwrap_or(MAX_WAIT_BETWEEN_TRIES);
+        pacing.sleep(sub, pause, record).await;
     }
 }
 
@@ -358,51 +345,33 @@ impl Pacing {
         true
     }
 
+    /// Waits for the next try: a wake-up on `sub`, or `pause` (at most
+    /// [`MAX_WAIT_BETWEEN_TRIES`]; [`POLL_WITHOUT_SUBSCRIPTION`] while `sub`
+    /// is not live), cut to the deadline.
+    pub(crate) async fn sleep(
+        &self,
+        sub: &mut Subscription,
+        pause: Duration,
+        record: &mut AcquireRecord<'_>,
+    ) {
+        let mut pause = pause.min(MAX_WAIT_BETWEEN_TRIES);
+        if !sub.is_live() {
+            pause = pause.min(POLL_WITHOUT_SUBSCRIPTION);
+        }
+        tokio::select! {
+            _ = sub.wake() => record.woken(),
+            _ = tokio::time::sleep(cap(pause, self.wait)) => {}
+        }
+    }
+
     /// A subscribe starts: the next one not before [`RESUBSCRIBE_EVERY`].
     pub(crate) fn subscribing(&mut self) {
         self.next_subscribe = Some(tokio::time::Instant::now() + RESUBSCRIBE_EVERY);
     }
 }
 
-/// An acquire call's undo, as a lock's (`acquire.rs`): the attempt's undo
-/// job, handed to the background worker if the call ends without its
-/// permits while a try is in flight or after one whose reply was lost.
-struct Undo<'a> {
-    shared: &'a Arc<Shared>,
-    /// `None` once the call got its permits, or the undo was done.
-    job: Option<Job>,
-    in_flight: bool,
-    uncertain: bool,
-}
-
-impl Undo<'_> {
-    /// Undoes the attempt now; in the background if Redis does not answer
-    /// (or the call is dropped meanwhile).
-    async fn now(&mut self) {
-        self.in_flight = true;
-        let done = match &self.job {
-            Some(Job::UndoPermits(undo)) => undo_once(self.shared, undo).await.is_ok(),
-            Some(Job::Release(request)) => release_once(self.shared, request).await.is_ok(),
-            _ => false,
-        };
-        if done {
-            self.job = None;
-        }
-    }
-}
-
-impl Drop for Undo<'_> {
-    fn drop(&mut self) {
-        if let Some(job) = self.job.take()
-            && (self.in_flight || self.uncertain)
-        {
-            self.shared.submit(job);
-        }
-    }
-}
-
 /// Runs a plain acquire's undo once: how many permits came back.
-async fn undo_once(shared: &Shared, undo: &PermitUndo) -> redis::RedisResult<i64> {
+pub(crate) async fn undo_once(shared: &Shared, undo: &PermitUndo) -> redis::RedisResult<i64> {
     let mut con = shared.con.clone();
     let gave_back: i64 = UndoPermits {
         semaphore: &undo.names.key,

@@ -83,10 +83,7 @@ pub(crate) async fn retrying(
     };
     let name = request.target.name();
     let send = |resent: bool| {
-        let request = ReleaseRequest {
-            resent: request.resent || resent,
-            ..request.clone()
-        };
+        let request = request.clone().resent(resent);
         async move { release_once(shared, &request).await }
     };
     until_answered(give_up, send, |error| {
@@ -125,14 +122,12 @@ where
     }
 }
 
-/// [`retrying`], for the background worker: what Redis said, `None` when
-/// nothing could be learned.
-pub(crate) async fn release_retrying(
-    shared: &Arc<Shared>,
-    request: &ReleaseRequest,
-) -> Option<Released> {
+/// [`retrying`], for the background worker: a release is recorded with
+/// what Redis said (nothing, when nothing could be learned), an undo only
+/// reported.
+pub(crate) async fn in_background(shared: &Arc<Shared>, request: &ReleaseRequest) {
     let name = request.target.name();
-    match retrying(shared, request).await {
+    let outcome = match retrying(shared, request).await {
         Ok(synced) => {
             if let (Acked::Short { acked, wanted }, ReleaseMode::Release) =
                 (synced.acked, request.mode)
@@ -149,6 +144,11 @@ pub(crate) async fn release_retrying(
             tracing::warn!(target: targets::RELEASE, lock = %name, %error, "release failed; the lock will be freed by its lease");
             None
         }
+    };
+    if request.mode == ReleaseMode::Release {
+        record(shared, request, outcome, true);
+    } else if let Some(Released::Freed | Released::StillHeld) = outcome {
+        tracing::debug!(target: targets::RELEASE, lock = %name, "undid an abandoned acquire");
     }
 }
 
@@ -171,10 +171,7 @@ pub(crate) fn settle(
             record(shared, &request, Some(Released::NotHeld), false);
         }
         // `releasing` stays counted until the worker is done.
-        Err(_) => shared.submit(Job::Release(ReleaseRequest {
-            resent: true,
-            ..request
-        })),
+        Err(_) => shared.submit(Job::Release(request.resent(true))),
     }
     reply
 }
@@ -186,10 +183,7 @@ pub(crate) fn dropped(shared: &Arc<Shared>, request: ReleaseRequest, started: bo
     if !started {
         shared.holds().releasing(&request.key);
     }
-    shared.submit(Job::Release(ReleaseRequest {
-        resent: started,
-        ..request
-    }));
+    shared.submit(Job::Release(request.resent(started)));
 }
 
 /// A release that took effect: an error when too few replicas acknowledged
