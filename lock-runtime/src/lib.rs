@@ -39,6 +39,42 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Where things are in `src/`, one folder per layer, bottom up (a layer
+//! uses only those below it; `tools/check-module-cycles` checks it;
+//! ARCHITECTURE.md at the repository's root tells more):
+//! - `script.rs`, `function.rs`, `reload.rs`, `reply.rs`: calling scripts
+//!   and functions, and replies declared by their codes, the whole of a
+//!   build without the `locks` feature;
+//! - `protocol/`: the lock scripts (`scripts/*.lua`) as typed calls
+//!   (`lock_scripts.rs`), their arguments and replies (`replies.rs`: each
+//!   reply's codes declared once, checked against the scripts at compile
+//!   time), a fair lock's handoff (`handoff.rs`), the scripts of semaphores
+//!   and latches (`counted_scripts.rs`): every state change is one of them;
+//! - `base/`: settings and limits (`config.rs`), errors and the one
+//!   classifier of Redis errors (`error.rs`), Redisson's key names
+//!   (`names.rs`), owners, the kinds of lock (`kind.rs`), a hold's key;
+//! - `observability/`: the names of the events and metrics, and where they
+//!   are emitted (`telemetry.rs`);
+//! - `transport/`: the healing command connection (`connection.rs`),
+//!   pub/sub wake-ups (`pubsub/`), Sentinel failovers (`sentinel.rs`),
+//!   TLS (`tls.rs`), replica-synced writes (`replication.rs`);
+//! - `holds/`: a hold's life: acquiring, waiting and undoing an abandoned
+//!   acquire (`acquire.rs`), the scripts each kind runs
+//!   (`kind_scripts.rs`), the lease clock (`lease_clock.rs`), renewal
+//!   (`watchdog.rs`), where holds are released (`release.rs`), the
+//!   background worker (`background.rs`), the registry of holds
+//!   (`registry.rs`), what a client's parts share (`shared.rs`), and holds
+//!   taken away, noticed at once (`loss_watch.rs`, with its key-tracking
+//!   connections in `tracking.rs`); a semaphore's permits taken exactly
+//!   (`permits.rs`), leased permits and their renewal (`leased.rs`);
+//! - `api/`: the public API: the client (`client/`), one lock handle
+//!   written once for every flavor (`lock.rs`, the flavors in `flavor.rs`),
+//!   `rwlock.rs`, `guard.rs`, `inspect.rs`, `identity.rs`, what every
+//!   handle does alike (`handle.rs`); semaphores and count-down latches
+//!   (`semaphore.rs`, `leased.rs`, `count_down_latch.rs`); and
+//!   `blocking/`, the same handles for sync code, run on a thread of the
+//!   client's own.
+//!
 //! On Redis Cluster, [`LockClient::cluster`] (or
 //! [`LockClient::cluster_builder`]) makes the client: scripts go to the node
 //! that owns the lock's slot, waiters use sharded pub/sub where the cluster
