@@ -11,8 +11,9 @@
 //! background (one `DEL` per slot); one that neither removes expires by
 //! itself.
 
+use crate::base::mutex::locked;
 use std::collections::VecDeque;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// How long a latch waits for a release script to carry it before a sweep
@@ -52,14 +53,10 @@ impl State {
 }
 
 impl Latches {
-    fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Queues `key` (in `slot`): true when a sweep must be started (none
     /// is scheduled).
     pub(crate) fn queue(&self, key: String, slot: u16) -> bool {
-        let mut state = self.state();
+        let mut state = locked(&self.state);
         state.waiting.push_back(Latch {
             key,
             slot,
@@ -74,7 +71,7 @@ impl Latches {
         if latches.is_empty() {
             return false;
         }
-        let mut state = self.state();
+        let mut state = locked(&self.state);
         state.waiting.extend(latches);
         state.start_sweep()
     }
@@ -82,7 +79,7 @@ impl Latches {
     /// Takes up to [`LATCHES_PER_SCRIPT`] latches for a script sent to
     /// `slot` (`None`: one server, where any latch can go).
     pub(crate) fn carry(&self, slot: Option<u16>) -> Vec<Latch> {
-        let mut state = self.state();
+        let mut state = locked(&self.state);
         let Some(slot) = slot else {
             // One server: the oldest ones.
             let n = state.waiting.len().min(LATCHES_PER_SCRIPT);
@@ -107,7 +104,7 @@ impl Latches {
     /// For the sweep: when the oldest latch waiting is due; `None` when none
     /// waits (the sweep ends; the next latch queued starts another).
     pub(crate) fn next_due(&self) -> Option<Instant> {
-        let mut state = self.state();
+        let mut state = locked(&self.state);
         let oldest = state.waiting.iter().map(|latch| latch.queued).min();
         if oldest.is_none() {
             state.sweeping = false;
@@ -118,7 +115,7 @@ impl Latches {
     /// For the sweep: takes the latches that waited [`LATCH_SWEEP_DELAY`]
     /// or more.
     pub(crate) fn take_due(&self, now: Instant) -> Vec<Latch> {
-        let mut state = self.state();
+        let mut state = locked(&self.state);
         let (due, kept) = std::mem::take(&mut state.waiting)
             .into_iter()
             .partition(|latch| latch.queued + LATCH_SWEEP_DELAY <= now);

@@ -53,6 +53,7 @@
 use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT, Timeouts};
 use crate::base::error::{Failure, classify};
 use crate::base::hold_key::{HoldKey, HoldShape};
+use crate::base::mutex::locked;
 use crate::holds::read_budget::ReadBudget;
 use crate::holds::registry::Holds;
 use crate::observability::telemetry;
@@ -64,7 +65,7 @@ use futures_util::stream::FuturesUnordered;
 use redis::{PushInfo, PushKind, RedisError, RedisResult, Value};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -118,7 +119,7 @@ impl LossWatch {
     /// sends nothing itself; wakes the task only if no hold waits for it
     /// already, and starts it (on the current Tokio runtime) if none runs.
     pub(crate) fn watch(&self, holds: &Arc<Mutex<Holds>>, key: HoldKey) {
-        let mut inbox = self.inbox.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut inbox = locked(&self.inbox);
         let first = inbox.holds.is_empty();
         inbox.holds.push(key);
         if let Some(wake) = &inbox.wake {
@@ -302,7 +303,7 @@ impl Watcher {
         let Some(inbox) = self.inbox.upgrade() else {
             return;
         };
-        let new = std::mem::take(&mut inbox.lock().unwrap_or_else(PoisonError::into_inner).holds);
+        let new = std::mem::take(&mut locked(&inbox).holds);
         for key in new {
             self.add(key);
         }
@@ -371,7 +372,7 @@ impl Watcher {
         // Each lock looked at costs a token, read or not (released, being
         // released): the work per second is bounded, not only the reads.
         let mut looked = due.len();
-        let registry = holds.lock().unwrap_or_else(PoisonError::into_inner);
+        let registry = locked(&holds);
         for lock in due {
             let node = self.nodes.known_node_of(&lock);
             if node.is_none() {
@@ -682,7 +683,7 @@ impl Watcher {
         let Some(holds) = self.registry.upgrade() else {
             return;
         };
-        let mut registry = holds.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut registry = locked(&holds);
         for (hold, generation, _) in &gone {
             // Not a loss if released meanwhile, or under release.
             if registry.renewal_failed(hold, *generation) {

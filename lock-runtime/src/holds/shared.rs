@@ -3,6 +3,7 @@
 //! the background worker's queue. Everything else builds on this.
 
 use crate::base::config::Config;
+use crate::base::mutex::locked;
 use crate::base::names::slot;
 use crate::base::owner::Ids;
 use crate::holds::job::Job;
@@ -45,7 +46,7 @@ impl Shared {
     /// The registry of holds (a poisoned lock is still usable: its data is
     /// kept consistent at every step).
     pub(crate) fn holds(&self) -> MutexGuard<'_, Holds> {
-        self.holds.lock().unwrap_or_else(|e| e.into_inner())
+        locked(&self.holds)
     }
 
     /// The slot latches of `key`'s slot are grouped by: its slot on a

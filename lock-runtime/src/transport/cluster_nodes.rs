@@ -11,9 +11,9 @@
 //! - a single server's (or Sentinel master's) side connection is keyed
 //!   [`SERVER`], a cluster node's by its `host:port`.
 
+use crate::base::mutex::locked;
 use crate::base::names::slot;
 use crate::transport::connection::Connection;
-use crate::transport::locked;
 use crate::transport::sentinel::Sentinels;
 use crate::transport::tls::with_addr;
 use redis::aio::MultiplexedConnection;

@@ -12,7 +12,7 @@
 
 use crate::base::config::Timeouts;
 use crate::base::error::{Failure, classify};
-use crate::transport::locked;
+use crate::base::mutex::locked;
 use crate::transport::sentinel::Sentinels;
 use redis::aio::{ConnectionLike, ConnectionManager, MultiplexedConnection};
 use redis::cluster::ClusterClient;

@@ -12,11 +12,3 @@ pub(crate) mod replication;
 pub(crate) mod sentinel;
 pub(crate) mod tls;
 pub(crate) mod tracking;
-
-/// Locks `mutex`; a poisoned one is still usable: what this layer's mutexes
-/// guard is only ever replaced or updated whole.
-pub(crate) fn locked<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}

@@ -19,8 +19,8 @@
 //! moments, a cluster client counts per slot on its own view, and the
 //! address behind a connection of the user's is not known.
 
+use crate::base::mutex::locked;
 use crate::transport::connection::{Connection, Deadline, Epoch};
-use crate::transport::locked;
 use redis::{ConnectionAddr, RedisResult, Value};
 use std::collections::HashMap;
 use std::net::IpAddr;

@@ -15,7 +15,7 @@
 //! (`error::classify`).
 
 use crate::base::config::{SENTINEL_POLL_INTERVAL, Timeouts};
-use crate::transport::locked;
+use crate::base::mutex::locked;
 use crate::transport::tls::{masked, with_addr};
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, ConnectionInfo, ErrorKind, RedisError};

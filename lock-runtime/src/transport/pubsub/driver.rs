@@ -25,12 +25,12 @@ use super::PATTERN_LINGER;
 use super::link::{Incoming, Link, open};
 use super::state::{Command, RunningCommand, Shared, Signals, Status};
 use crate::base::config::{PUBSUB_PING_INTERVAL, PUBSUB_PING_TIMEOUT, Timeouts};
+use crate::base::mutex::locked;
 use crate::observability::targets;
 use crate::protocol::counted_scripts::permits_message;
 use crate::protocol::handoff::{self};
 use crate::protocol::replies::WakeMessage;
 use crate::transport::cluster_nodes::Nodes;
-use crate::transport::locked;
 
 /// The most waiters of one client a semaphore's message wakes at once (the
 /// permits it announces, up to this; each that takes permits and leaves

@@ -24,9 +24,9 @@ use tokio::sync::{Notify, mpsc, watch};
 
 use super::SUBSCRIBE_ATTEMPTS;
 use super::driver::Driver;
+use crate::base::mutex::locked;
 use crate::protocol::handoff::Handoff;
 use crate::transport::cluster_nodes::Nodes;
-use crate::transport::locked;
 
 /// State shared by the hub, its subscriptions and (weakly) its driver task.
 pub(super) struct Shared {

@@ -20,8 +20,8 @@ use redis::RedisResult;
 
 use super::state::{Command, Shared, Signals, Status};
 use super::{RESUBSCRIBE_BACKOFF_MAX, RESUBSCRIBE_BACKOFF_MIN};
+use crate::base::mutex::locked;
 use crate::protocol::handoff::Handoff;
-use crate::transport::locked;
 
 /// A waiter's registration on one channel, which stays subscribed while
 /// it lives (see the invariants above).
